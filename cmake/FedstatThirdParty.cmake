@@ -1,0 +1,60 @@
+# Third-party code, all of it from Debian packages, none of it committed.
+#
+#   fedstat::mbedcrypto   mbedTLS's crypto library.
+#     hosted (posix):      Debian's libmbedtls-dev for the target architecture (amd64, or arm64 as
+#                          a multiarch package for the AArch64 cross build).
+#     bare metal:          built here from Debian's mbedtls source package with the project
+#                          config platform/baremetal/mbedtls_config.h (only what the SDK uses).
+#   fedstat_nanopb_runtime  nanopb's pb_common/pb_encode/pb_decode compiled from Debian's nanopb
+#                          source package for every target, so that the same runtime (no malloc)
+#                          is linked on x86-64, AArch64 and Cortex-M. The generator (protoc plugin)
+#                          comes from Debian's nanopb binary package.
+#
+# scripts/fetch-sources.sh unpacks the source packages into FEDSTAT_SOURCES_DIR.
+
+function(_fedstat_find_source_dir var pattern what)
+  file(GLOB _candidates LIST_DIRECTORIES true "${FEDSTAT_SOURCES_DIR}/${pattern}")
+  list(SORT _candidates)
+  list(LENGTH _candidates _n)
+  if(_n EQUAL 0)
+    message(FATAL_ERROR
+      "${what} sources not found in ${FEDSTAT_SOURCES_DIR}/${pattern}.\n"
+      "Run: bash scripts/fetch-sources.sh   (it runs 'apt-get source' into .deps/), or pass "
+      "-DFEDSTAT_SOURCES_DIR=<dir holding the unpacked source packages>.")
+  endif()
+  list(GET _candidates -1 _dir)
+  set(${var} "${_dir}" PARENT_SCOPE)
+endfunction()
+
+# ---- nanopb runtime --------------------------------------------------------
+_fedstat_find_source_dir(FEDSTAT_NANOPB_SOURCE_DIR "nanopb-*" "nanopb runtime")
+add_library(fedstat_nanopb_runtime OBJECT
+  ${FEDSTAT_NANOPB_SOURCE_DIR}/pb_common.c
+  ${FEDSTAT_NANOPB_SOURCE_DIR}/pb_encode.c
+  ${FEDSTAT_NANOPB_SOURCE_DIR}/pb_decode.c)
+target_include_directories(fedstat_nanopb_runtime SYSTEM PUBLIC ${FEDSTAT_NANOPB_SOURCE_DIR})
+# Messages carry their sizes statically (.options): PB_ENABLE_MALLOC is never defined.
+set_target_properties(fedstat_nanopb_runtime PROPERTIES POSITION_INDEPENDENT_CODE ON)
+
+# ---- mbedTLS ---------------------------------------------------------------
+if(FEDSTAT_PLATFORM STREQUAL "baremetal")
+  _fedstat_find_source_dir(FEDSTAT_MBEDTLS_SOURCE_DIR "mbedtls-*" "mbedTLS")
+  file(GLOB _mbedtls_sources "${FEDSTAT_MBEDTLS_SOURCE_DIR}/library/*.c")
+  add_library(fedstat_mbedcrypto STATIC ${_mbedtls_sources})
+  target_include_directories(fedstat_mbedcrypto SYSTEM PUBLIC
+    ${FEDSTAT_MBEDTLS_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/platform/baremetal)
+  target_include_directories(fedstat_mbedcrypto PRIVATE ${FEDSTAT_MBEDTLS_SOURCE_DIR}/library)
+  target_compile_definitions(fedstat_mbedcrypto PUBLIC MBEDTLS_CONFIG_FILE="fedstat_mbedtls_config.h")
+  add_library(fedstat::mbedcrypto ALIAS fedstat_mbedcrypto)
+else()
+  find_path(FEDSTAT_MBEDTLS_INCLUDE_DIR mbedtls/version.h)
+  find_library(FEDSTAT_MBEDCRYPTO_LIBRARY mbedcrypto)
+  if(NOT FEDSTAT_MBEDTLS_INCLUDE_DIR OR NOT FEDSTAT_MBEDCRYPTO_LIBRARY)
+    message(FATAL_ERROR "mbedTLS not found for ${CMAKE_SYSTEM_PROCESSOR}: install libmbedtls-dev "
+                        "(libmbedtls-dev:arm64 for the AArch64 cross build); scripts/setup.sh does.")
+  endif()
+  add_library(fedstat::mbedcrypto UNKNOWN IMPORTED)
+  set_target_properties(fedstat::mbedcrypto PROPERTIES
+    IMPORTED_LOCATION "${FEDSTAT_MBEDCRYPTO_LIBRARY}"
+    INTERFACE_INCLUDE_DIRECTORIES "${FEDSTAT_MBEDTLS_INCLUDE_DIR}")
+endif()

@@ -1,0 +1,91 @@
+// Arena: a bump allocator that carves typed arrays out of one buffer the caller owns.
+//
+// The SDK never touches the heap; a feature that needs working memory takes an Arena (or a plain
+// buffer) sized by the memory formula in its header. Allocation is O(1): align the cursor, check
+// the space, advance. There is no per-object free: rewind to a Mark, or reset() everything.
+// When a request does not fit, the arena returns kResourceExhausted and stays exactly as it was.
+// Objects are value-initialised (zeroed for arithmetic types); destructors are never run, so only
+// trivially destructible types may be placed here.
+//
+// Memory: exactly the caller's buffer. A request of n objects of T costs n*sizeof(T) plus at most
+// alignof(T)-1 bytes of padding; bytes_needed() computes that bound for sizing buffers.
+// Paper: none (infrastructure for every stage).
+#ifndef FEDSTAT_SDK_BASE_ARENA_H_
+#define FEDSTAT_SDK_BASE_ARENA_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <new>
+#include <type_traits>
+
+#include "sdk/base/result.h"
+#include "sdk/base/span.h"
+
+namespace fedstat {
+
+class Arena {
+ public:
+  // A position to rewind to (everything allocated after it is released).
+  struct Mark {
+    size_t offset = 0;
+  };
+
+  explicit Arena(MutableByteSpan memory) : memory_(memory) {}
+  Arena(const Arena&) = delete;
+  Arena& operator=(const Arena&) = delete;
+
+  // `count` value-initialised objects of T (count 0 gives an empty span). Fails with
+  // kResourceExhausted, leaving the arena untouched, when the remaining space is too small.
+  template <typename T>
+  Result<Span<T>> allocate_array(size_t count) {
+    static_assert(std::is_trivially_destructible<T>::value,
+                  "the arena never runs destructors: store trivially destructible types only");
+    if (count > SIZE_MAX / sizeof(T)) {
+      return resource_exhausted("arena: requested element count overflows the address space");
+    }
+    Result<void*> raw = allocate_bytes(count * sizeof(T), alignof(T));
+    if (!raw.ok()) return raw.status();
+    T* first = static_cast<T*>(raw.value());
+    for (size_t i = 0; i < count; ++i) new (first + i) T();
+    return Span<T>(first, count);
+  }
+
+  // One value-initialised T.
+  template <typename T>
+  Result<T*> allocate() {
+    Result<Span<T>> one = allocate_array<T>(1);
+    if (!one.ok()) return one.status();
+    return one.value().data();
+  }
+
+  // `size` raw bytes at an address that is a multiple of `alignment` (a power of two).
+  Result<void*> allocate_bytes(size_t size, size_t alignment);
+
+  Mark mark() const { return Mark{used_}; }
+  // Releases everything allocated since `mark`. A mark from the future (after a rewind to an
+  // earlier one) is refused with kInvalidArgument.
+  Status rewind(Mark mark);
+  void reset() { used_ = 0; }
+
+  size_t capacity() const { return memory_.size(); }
+  size_t used() const { return used_; }
+  size_t remaining() const { return memory_.size() - used_; }
+  // The most that was ever in use at once: size buffers from a real run's high-water mark.
+  size_t high_water() const { return high_water_; }
+
+  // Upper bound on the arena bytes `count` objects of T take, alignment padding included.
+  template <typename T>
+  static constexpr size_t bytes_needed(size_t count) {
+    return count * sizeof(T) + alignof(T) - 1;
+  }
+
+ private:
+  MutableByteSpan memory_;
+  size_t used_ = 0;
+  size_t high_water_ = 0;
+};
+
+}  // namespace fedstat
+
+#endif  // FEDSTAT_SDK_BASE_ARENA_H_

@@ -1,0 +1,113 @@
+// The crypto adapter: every mbedTLS call the SDK makes passes through this header's classes.
+//
+// Nothing else in the SDK includes an mbedTLS header, so moving from mbedTLS 2.28 (Debian 12) to
+// 3.6 LTS or 4.x (PSA, renamed entropy hooks) changes crypto.cpp alone. The classes hold the
+// mbedTLS contexts in fixed, aligned storage inside the object (sizes checked at compile time in
+// crypto.cpp) and never allocate. mbedTLS contexts point into themselves, so these objects can be
+// neither copied nor moved: construct them where they will live.
+//
+//   Sha256          FIPS 180-4 SHA-256 (incremental), and sha256() for one buffer.
+//   Aes256Ctr       AES-256 in counter mode (NIST SP 800-38A) as a keystream generator: a
+//                   16-byte initial counter block, incremented as a 128-bit big-endian integer.
+//   CtrDrbg         NIST SP 800-90A CTR_DRBG with AES-256 and the derivation function, seeded and
+//                   reseeded from an entropy callback (the platform's, in production).
+//
+// Memory (in the object): Sha256 kSha256StateBytes, Aes256Ctr kAesStateBytes + 36,
+// CtrDrbg kDrbgStateBytes. Paper: none (primitives for 002 §2.2 secure aggregation and all
+// randomness).
+#ifndef FEDSTAT_SDK_BASE_CRYPTO_H_
+#define FEDSTAT_SDK_BASE_CRYPTO_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sdk/base/status.h"
+#include "sdk/base/span.h"
+
+namespace fedstat {
+namespace crypto {
+
+constexpr size_t kSha256DigestBytes = 32;
+constexpr size_t kAes256KeyBytes = 32;
+constexpr size_t kAesBlockBytes = 16;
+
+// Upper bounds on mbedTLS's context sizes on every supported target (static_assert'ed).
+constexpr size_t kSha256StateBytes = 128;
+constexpr size_t kAesStateBytes = 320;
+constexpr size_t kDrbgStateBytes = 448;
+
+class Sha256 {
+ public:
+  Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+
+  Status update(ByteSpan data);
+  // Writes the digest and resets the object for a new message.
+  Status finish(Span<uint8_t> digest_out);  // digest_out.size() must be 32
+
+ private:
+  alignas(16) unsigned char state_[kSha256StateBytes];
+};
+
+// SHA-256 of one buffer. `digest_out` must hold 32 bytes.
+Status sha256(ByteSpan data, Span<uint8_t> digest_out);
+
+class Aes256Ctr {
+ public:
+  Aes256Ctr();
+  ~Aes256Ctr();
+  Aes256Ctr(const Aes256Ctr&) = delete;
+  Aes256Ctr& operator=(const Aes256Ctr&) = delete;
+
+  // Keys the cipher and sets the initial counter block; the stream position returns to 0.
+  Status start(ByteSpan key, ByteSpan initial_counter_block);
+  // Writes the next out.size() keystream bytes (the encryption of zeros).
+  Status keystream(MutableByteSpan out);
+  // XORs the next data.size() keystream bytes into `data` in place (encrypt = decrypt).
+  Status apply(MutableByteSpan data);
+
+ private:
+  alignas(16) unsigned char aes_[kAesStateBytes];
+  unsigned char counter_[kAesBlockBytes];
+  unsigned char stream_block_[kAesBlockBytes];
+  size_t offset_in_block_ = 0;
+  bool keyed_ = false;
+};
+
+// Where a CtrDrbg gets its entropy: fill all of `out` or return an error.
+using EntropyCallback = Status (*)(void* context, MutableByteSpan out);
+
+class CtrDrbg {
+ public:
+  CtrDrbg();
+  ~CtrDrbg();
+  CtrDrbg(const CtrDrbg&) = delete;
+  CtrDrbg& operator=(const CtrDrbg&) = delete;
+
+  // Instantiates the DRBG from `entropy` (kept for automatic reseeding) and an optional
+  // personalization string (at most 256 bytes, e.g. a device id). kUnavailable if the entropy
+  // source fails.
+  Status seed(EntropyCallback entropy, void* context, ByteSpan personalization);
+  // Any length; requests are split into the DRBG's 1 KiB maximum. kFailedPrecondition before
+  // seed(); kUnavailable if a due reseed could not get entropy.
+  Status generate(MutableByteSpan out);
+  // Forces a reseed from the entropy source now.
+  Status reseed();
+
+  struct EntropySource {
+    EntropyCallback callback = nullptr;
+    void* context = nullptr;
+  };
+
+ private:
+  alignas(16) unsigned char drbg_[kDrbgStateBytes];
+  EntropySource source_;  // mbedTLS keeps a pointer to it: the object never moves.
+  bool seeded_ = false;
+};
+
+}  // namespace crypto
+}  // namespace fedstat
+
+#endif  // FEDSTAT_SDK_BASE_CRYPTO_H_

@@ -1,0 +1,46 @@
+// RandomSource: where every random choice in the SDK comes from.
+//
+// Two implementations: Csprng (csprng.h), a CTR_DRBG seeded from the platform's entropy, for
+// everything secret (noise, masks, keys); and SeededStream (seeded_stream.h), a deterministic
+// AES-256-CTR keystream under a 256-bit seed, for tests and for public randomness that the task
+// fixes (hash seeds, query points, rotation signs), so that equal seeds give equal reports on
+// every architecture.
+//
+// Derived draws are exact: next_u64 reads 8 bytes little-endian; uniform_below(n) is exactly
+// uniform on [0, n) (rejection of the 2^64 mod n lowest values, at most 1 expected retry, < 2 in
+// the worst case); no floating point.
+//
+// Memory: the interface holds only a vtable pointer. Paper: infrastructure for 001 §4.7, 002
+// §2.3, 000 §5 (every sampler draws from here).
+#ifndef FEDSTAT_SDK_BASE_RANDOM_SOURCE_H_
+#define FEDSTAT_SDK_BASE_RANDOM_SOURCE_H_
+
+#include <stdint.h>
+
+#include "sdk/base/result.h"
+#include "sdk/base/span.h"
+
+namespace fedstat {
+
+class RandomSource {
+ public:
+  // Fills `out` with uniformly random bytes, or fails (e.g. kUnavailable when entropy fails).
+  virtual Status fill(MutableByteSpan out) = 0;
+
+  Result<uint32_t> next_u32();
+  Result<uint64_t> next_u64();
+  // Uniform on [0, bound); kInvalidArgument for bound == 0.
+  Result<uint64_t> uniform_below(uint64_t bound);
+
+ protected:
+  RandomSource() = default;
+  // Protected and non-virtual: a virtual destructor would emit a deleting destructor that pulls
+  // in operator delete, and the SDK never deletes through this interface.
+  ~RandomSource() = default;
+  RandomSource(const RandomSource&) = default;
+  RandomSource& operator=(const RandomSource&) = default;
+};
+
+}  // namespace fedstat
+
+#endif  // FEDSTAT_SDK_BASE_RANDOM_SOURCE_H_

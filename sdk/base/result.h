@@ -1,0 +1,98 @@
+// Result<T>: either a value of T or the error Status that explains why there is none.
+//
+// No heap and no exceptions: the value lives inside the Result. T must be default-constructible:
+// an error Result holds T{}, so reading the value of an error Result (a programming error, which
+// asserts in debug builds) yields T{} rather than undefined behaviour. Test ok() first, or use
+// FEDSTAT_ASSIGN_OR_RETURN.
+//
+// Memory: sizeof(Result<T>) = sizeof(T) + sizeof(Status) (plus alignment). Paper: none.
+#ifndef FEDSTAT_SDK_BASE_RESULT_H_
+#define FEDSTAT_SDK_BASE_RESULT_H_
+
+#include <assert.h>
+
+#include <new>
+#include <type_traits>
+#include <utility>
+
+#include "sdk/base/status.h"
+
+namespace fedstat {
+
+template <typename T>
+class [[nodiscard]] Result {
+  static_assert(!std::is_reference<T>::value, "Result<T&> is not supported: use Result<T*>");
+  static_assert(std::is_default_constructible<T>::value,
+                "Result<T> needs a default-constructible T");
+
+ public:
+  // Implicit on purpose: `return value;` and `return some_error;` both read naturally.
+  Result(const T& value) : status_() { new (&storage_) T(value); }  // NOLINT
+  Result(T&& value) : status_() { new (&storage_) T(std::move(value)); }  // NOLINT
+  Result(Status error) : status_(error) {  // NOLINT
+    if (status_.ok()) status_ = internal_error("Result built from an OK status without a value");
+    new (&storage_) T();
+  }
+
+  Result(const Result& other) : status_(other.status_) { new (&storage_) T(other.value_ref()); }
+  Result(Result&& other) noexcept : status_(other.status_) {
+    new (&storage_) T(std::move(other.value_ref()));
+  }
+  Result& operator=(const Result& other) {
+    if (this != &other) {
+      status_ = other.status_;
+      value_ref() = other.value_ref();
+    }
+    return *this;
+  }
+  Result& operator=(Result&& other) noexcept {
+    if (this != &other) {
+      status_ = other.status_;
+      value_ref() = std::move(other.value_ref());
+    }
+    return *this;
+  }
+  ~Result() { value_ref().~T(); }
+
+  bool ok() const { return status_.ok(); }
+  const Status& status() const { return status_; }
+
+  const T& value() const& {
+    assert(ok() && "value() of an error Result");
+    return value_ref();
+  }
+  T& value() & {
+    assert(ok() && "value() of an error Result");
+    return value_ref();
+  }
+  T&& value() && {
+    assert(ok() && "value() of an error Result");
+    return std::move(value_ref());
+  }
+  T value_or(T alternative) const { return ok() ? value_ref() : alternative; }
+
+  const T& operator*() const& { return value(); }
+  T& operator*() & { return value(); }
+  const T* operator->() const { return &value(); }
+  T* operator->() { return &value(); }
+
+ private:
+  T& value_ref() { return *std::launder(reinterpret_cast<T*>(&storage_)); }
+  const T& value_ref() const { return *std::launder(reinterpret_cast<const T*>(&storage_)); }
+  Status status_;
+  typename std::aligned_storage<sizeof(T), alignof(T)>::type storage_;
+};
+
+}  // namespace fedstat
+
+#define FEDSTAT_CONCAT_INNER_(a, b) a##b
+#define FEDSTAT_CONCAT_(a, b) FEDSTAT_CONCAT_INNER_(a, b)
+// FEDSTAT_ASSIGN_OR_RETURN(auto x, f()); declares/assigns x from f()'s value or returns its error.
+#define FEDSTAT_ASSIGN_OR_RETURN(lhs, expr) \
+  FEDSTAT_ASSIGN_OR_RETURN_IMPL_(FEDSTAT_CONCAT_(fedstat_result_, __LINE__), lhs, expr)
+#define FEDSTAT_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \
+  auto tmp = (expr);                                   \
+  if (!tmp.ok()) return tmp.status();                  \
+  lhs = std::move(tmp).value()
+
+#endif  // FEDSTAT_SDK_BASE_RESULT_H_

@@ -1,0 +1,86 @@
+// Status: the outcome of every fallible SDK call (the SDK has no exceptions).
+//
+// A Status is a code plus a message that says what went wrong and, where it can, what to do;
+// messages are string literals with static storage, so a Status is two words, never allocates,
+// and can be returned from anywhere. `[[nodiscard]]` makes ignoring one a compile error under
+// -Werror.
+//
+// Memory: sizeof(Status) = one pointer + one byte (rounded to 2 pointers). Paper: none
+// (infrastructure for every stage).
+#ifndef FEDSTAT_SDK_BASE_STATUS_H_
+#define FEDSTAT_SDK_BASE_STATUS_H_
+
+#include <stdint.h>
+
+namespace fedstat {
+
+enum class StatusCode : uint8_t {
+  kOk = 0,
+  kInvalidArgument,     // the caller passed a value the call can never accept
+  kOutOfRange,          // a value lies outside the documented range
+  kResourceExhausted,   // a buffer, arena, table or budget is full
+  kFailedPrecondition,  // the call is valid, but not in the object's current state
+  kNotFound,            // a named thing does not exist
+  kAlreadyExists,       // a thing that must be unique is already there
+  kDataLoss,            // stored or received bytes are corrupt or truncated
+  kUnavailable,         // a platform service (entropy, storage, network) failed or is absent
+  kDeadlineExceeded,    // a timeout expired
+  kPermissionDenied,    // authentication or authorisation failed
+  kAborted,             // a protocol round was abandoned
+  kUnimplemented,       // not provided on this platform or build
+  kInternal,            // a library the SDK calls failed in a way the SDK did not expect
+};
+
+// A stable, lower-case name for a code ("invalid_argument", ...).
+const char* status_code_name(StatusCode code);
+
+class [[nodiscard]] Status {
+ public:
+  constexpr Status() : message_(""), code_(StatusCode::kOk) {}
+  // `message` must be a string literal (or otherwise outlive every copy of the Status).
+  constexpr Status(StatusCode code, const char* message) : message_(message), code_(code) {}
+
+  static constexpr Status ok_status() { return Status(); }
+
+  constexpr bool ok() const { return code_ == StatusCode::kOk; }
+  constexpr StatusCode code() const { return code_; }
+  constexpr const char* message() const { return message_; }
+
+  // Explicitly discards a status the caller has decided not to act on; greppable.
+  constexpr void ignore() const {}
+
+ private:
+  const char* message_;
+  StatusCode code_;
+};
+
+constexpr bool operator==(const Status& a, const Status& b) {
+  return a.code() == b.code();
+}
+constexpr bool operator!=(const Status& a, const Status& b) { return !(a == b); }
+
+// Shorthands for the error constructors (they read well at the error site).
+constexpr Status invalid_argument(const char* m) { return {StatusCode::kInvalidArgument, m}; }
+constexpr Status out_of_range(const char* m) { return {StatusCode::kOutOfRange, m}; }
+constexpr Status resource_exhausted(const char* m) { return {StatusCode::kResourceExhausted, m}; }
+constexpr Status failed_precondition(const char* m) { return {StatusCode::kFailedPrecondition, m}; }
+constexpr Status not_found(const char* m) { return {StatusCode::kNotFound, m}; }
+constexpr Status already_exists(const char* m) { return {StatusCode::kAlreadyExists, m}; }
+constexpr Status data_loss(const char* m) { return {StatusCode::kDataLoss, m}; }
+constexpr Status unavailable(const char* m) { return {StatusCode::kUnavailable, m}; }
+constexpr Status deadline_exceeded(const char* m) { return {StatusCode::kDeadlineExceeded, m}; }
+constexpr Status permission_denied(const char* m) { return {StatusCode::kPermissionDenied, m}; }
+constexpr Status aborted(const char* m) { return {StatusCode::kAborted, m}; }
+constexpr Status unimplemented(const char* m) { return {StatusCode::kUnimplemented, m}; }
+constexpr Status internal_error(const char* m) { return {StatusCode::kInternal, m}; }
+
+}  // namespace fedstat
+
+// Returns the status of `expr` from the enclosing function if it is an error.
+#define FEDSTAT_RETURN_IF_ERROR(expr)                 \
+  do {                                                \
+    const ::fedstat::Status fedstat_status_ = (expr); \
+    if (!fedstat_status_.ok()) return fedstat_status_; \
+  } while (0)
+
+#endif  // FEDSTAT_SDK_BASE_STATUS_H_

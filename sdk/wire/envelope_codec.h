@@ -1,0 +1,57 @@
+// Envelope codec: nanopb encode/decode of fedstat.v1.Envelope (proto/fedstat/v1/envelope.proto)
+// into caller buffers, and the stream framing used on every transport.
+//
+// Framing is protobuf's standard length-delimited form (a varint byte count, then the message),
+// as written by nanopb's PB_ENCODE_DELIMITED and by other languages' writeDelimitedTo, so a host
+// in any language can read a device's stream.
+//
+// Checks on decode, each with its own status: malformed or truncated bytes (kDataLoss), a frame
+// longer than kMaxEnvelopeBytes (kOutOfRange), a missing protocol version or message body
+// (kInvalidArgument), a protocol version newer than this build (kUnimplemented).
+//
+// Memory: fedstat_v1_Envelope_size bytes of output buffer per message; decoding needs
+// sizeof(fedstat_v1_Envelope) for the result; no other state. Paper: none (transport for all).
+#ifndef FEDSTAT_SDK_WIRE_ENVELOPE_CODEC_H_
+#define FEDSTAT_SDK_WIRE_ENVELOPE_CODEC_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fedstat/v1/envelope.pb.h"
+#include "sdk/base/result.h"
+#include "sdk/base/span.h"
+
+namespace fedstat {
+namespace wire {
+
+using Envelope = fedstat_v1_Envelope;
+
+// The protocol version this build speaks and accepts (accepts 1..kProtocolVersion).
+constexpr uint32_t kProtocolVersion = 1;
+// Largest encoded Envelope (nanopb computes it from the .options limits).
+constexpr size_t kMaxEnvelopeBytes = fedstat_v1_Envelope_size;
+// Largest frame: the varint length prefix (≤ 5 bytes) plus the message.
+constexpr size_t kMaxFrameBytes = kMaxEnvelopeBytes + 5;
+
+// An empty envelope stamped with kProtocolVersion.
+Envelope make_envelope();
+
+// Encodes `envelope` (without framing) into `out`; returns the byte count.
+Result<size_t> encode_envelope(const Envelope& envelope, MutableByteSpan out);
+// Decodes and validates exactly `bytes` as one Envelope.
+Status decode_envelope(ByteSpan bytes, Envelope& out);
+
+// Encodes a frame (length prefix + message) into `out`; returns the byte count.
+Result<size_t> encode_frame(const Envelope& envelope, MutableByteSpan out);
+
+// Tries to take one frame from the front of `buffered` (bytes received so far).
+struct FrameResult {
+  bool complete = false;  // false: more bytes are needed; nothing was consumed
+  size_t consumed = 0;    // bytes of `buffered` the frame took (when complete)
+};
+Result<FrameResult> decode_frame(ByteSpan buffered, Envelope& out);
+
+}  // namespace wire
+}  // namespace fedstat
+
+#endif  // FEDSTAT_SDK_WIRE_ENVELOPE_CODEC_H_
