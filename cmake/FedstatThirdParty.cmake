@@ -10,6 +10,8 @@
 #                          is linked on x86-64, AArch64 and Cortex-M. The generator (protoc plugin)
 #                          comes from Debian's nanopb binary package.
 #
+include(FedstatHeapCheck)
+
 # scripts/fetch-sources.sh unpacks the source packages into FEDSTAT_SOURCES_DIR.
 
 function(_fedstat_find_source_dir var pattern what)
@@ -34,7 +36,6 @@ add_library(fedstat_nanopb_runtime OBJECT
   ${FEDSTAT_NANOPB_SOURCE_DIR}/pb_decode.c)
 target_include_directories(fedstat_nanopb_runtime SYSTEM PUBLIC ${FEDSTAT_NANOPB_SOURCE_DIR})
 # Messages carry their sizes statically (.options): PB_ENABLE_MALLOC is never defined.
-set_target_properties(fedstat_nanopb_runtime PROPERTIES POSITION_INDEPENDENT_CODE ON)
 
 # ---- mbedTLS ---------------------------------------------------------------
 if(FEDSTAT_PLATFORM STREQUAL "baremetal")
@@ -46,9 +47,13 @@ if(FEDSTAT_PLATFORM STREQUAL "baremetal")
   target_include_directories(fedstat_mbedcrypto PRIVATE ${FEDSTAT_MBEDTLS_SOURCE_DIR}/library)
   target_compile_definitions(fedstat_mbedcrypto PUBLIC MBEDTLS_CONFIG_FILE="fedstat_mbedtls_config.h")
   add_library(fedstat::mbedcrypto ALIAS fedstat_mbedcrypto)
+  # mbedTLS built here for the microcontroller must be heap-free too.
+  fedstat_forbid_heap(fedstat_mbedcrypto)
 else()
   find_path(FEDSTAT_MBEDTLS_INCLUDE_DIR mbedtls/version.h)
-  find_library(FEDSTAT_MBEDCRYPTO_LIBRARY mbedcrypto)
+  # The static archive first: a device links mbedTLS into its image, and static test programs
+  # (the AArch64 cross build) need it.
+  find_library(FEDSTAT_MBEDCRYPTO_LIBRARY NAMES libmbedcrypto.a mbedcrypto)
   if(NOT FEDSTAT_MBEDTLS_INCLUDE_DIR OR NOT FEDSTAT_MBEDCRYPTO_LIBRARY)
     message(FATAL_ERROR "mbedTLS not found for ${CMAKE_SYSTEM_PROCESSOR}: install libmbedtls-dev "
                         "(libmbedtls-dev:arm64 for the AArch64 cross build); scripts/setup.sh does.")

@@ -111,16 +111,18 @@ Status Aes256Ctr::keystream(MutableByteSpan out) {
 namespace {
 // mbedTLS wants `int f(void*, unsigned char*, size_t)`; the context is the CtrDrbg's bridge.
 int mbedtls_entropy_bridge(void* context, unsigned char* out, size_t length) {
-  const CtrDrbg::EntropySource* source = static_cast<const CtrDrbg::EntropySource*>(context);
-  return source->callback(source->context, MutableByteSpan(out, length)).ok()
-             ? 0
-             : MBEDTLS_ERR_CTR_DRBG_ENTROPY_SOURCE_FAILED;
+  CtrDrbg::EntropySource* source = static_cast<CtrDrbg::EntropySource*>(context);
+  source->last_status = source->callback(source->context, MutableByteSpan(out, length));
+  return source->last_status.ok() ? 0 : MBEDTLS_ERR_CTR_DRBG_ENTROPY_SOURCE_FAILED;
 }
 
-Status drbg_status(int rc, const char* what_failed) {
+// The entropy source's own error says best what is wrong (e.g. "no entropy hook: install ...").
+Status drbg_status(int rc, const CtrDrbg::EntropySource& source, const char* what_failed) {
   if (rc == 0) return Status();
   if (rc == MBEDTLS_ERR_CTR_DRBG_ENTROPY_SOURCE_FAILED) {
-    return unavailable("CTR_DRBG could not get entropy: the platform entropy source failed");
+    return source.last_status.ok()
+               ? unavailable("CTR_DRBG could not get entropy: the entropy source failed")
+               : source.last_status;
   }
   return internal_error(what_failed);
 }
@@ -138,11 +140,11 @@ Status CtrDrbg::seed(EntropyCallback entropy, void* context, ByteSpan personaliz
   mbedtls_ctr_drbg_free(drbg(drbg_));
   mbedtls_ctr_drbg_init(drbg(drbg_));
   seeded_ = false;
-  source_ = EntropySource{entropy, context};
+  source_ = EntropySource{entropy, context, Status()};
   FEDSTAT_RETURN_IF_ERROR(drbg_status(
       mbedtls_ctr_drbg_seed(drbg(drbg_), mbedtls_entropy_bridge, &source_, personalization.data(),
                             personalization.size()),
-      "CTR_DRBG seeding failed inside mbedTLS"));
+      source_, "CTR_DRBG seeding failed inside mbedTLS"));
   seeded_ = true;
   return Status();
 }
@@ -154,7 +156,7 @@ Status CtrDrbg::generate(MutableByteSpan out) {
     size_t chunk = out.size() - done;
     if (chunk > MBEDTLS_CTR_DRBG_MAX_REQUEST) chunk = MBEDTLS_CTR_DRBG_MAX_REQUEST;
     FEDSTAT_RETURN_IF_ERROR(drbg_status(
-        mbedtls_ctr_drbg_random(drbg(drbg_), out.data() + done, chunk),
+        mbedtls_ctr_drbg_random(drbg(drbg_), out.data() + done, chunk), source_,
         "CTR_DRBG generate failed inside mbedTLS"));
     done += chunk;
   }
@@ -163,7 +165,7 @@ Status CtrDrbg::generate(MutableByteSpan out) {
 
 Status CtrDrbg::reseed() {
   if (!seeded_) return failed_precondition("CTR_DRBG reseed() before seed()");
-  return drbg_status(mbedtls_ctr_drbg_reseed(drbg(drbg_), nullptr, 0),
+  return drbg_status(mbedtls_ctr_drbg_reseed(drbg(drbg_), nullptr, 0), source_,
                      "CTR_DRBG reseed failed inside mbedTLS");
 }
 

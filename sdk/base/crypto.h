@@ -87,8 +87,8 @@ class CtrDrbg {
   CtrDrbg& operator=(const CtrDrbg&) = delete;
 
   // Instantiates the DRBG from `entropy` (kept for automatic reseeding) and an optional
-  // personalization string (at most 256 bytes, e.g. a device id). kUnavailable if the entropy
-  // source fails.
+  // personalization string (at most 256 bytes, e.g. a device id). If the entropy source fails,
+  // its own Status is returned (e.g. kUnavailable "no entropy hook: ...").
   Status seed(EntropyCallback entropy, void* context, ByteSpan personalization);
   // Any length; requests are split into the DRBG's 1 KiB maximum. kFailedPrecondition before
   // seed(); kUnavailable if a due reseed could not get entropy.
@@ -99,6 +99,7 @@ class CtrDrbg {
   struct EntropySource {
     EntropyCallback callback = nullptr;
     void* context = nullptr;
+    Status last_status;  // the callback's last answer, returned when seeding or reseeding fails
   };
 
  private:

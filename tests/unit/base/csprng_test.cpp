@@ -55,7 +55,9 @@ TEST(CsprngTest, EntropyFailureIsReportedNotHidden) {
   TestEntropy e;
   e.fail = true;
   Csprng rng;
-  EXPECT_EQ(rng.init_with_entropy(TestEntropy::fill, &e).code(), StatusCode::kUnavailable);
+  const Status refused = rng.init_with_entropy(TestEntropy::fill, &e);
+  EXPECT_EQ(refused.code(), StatusCode::kUnavailable);
+  EXPECT_STREQ(refused.message(), "test entropy switched off");  // the source's own reason
   uint8_t x[8];
   EXPECT_EQ(rng.fill(MutableByteSpan(x)).code(), StatusCode::kFailedPrecondition);
 
