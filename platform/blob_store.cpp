@@ -50,7 +50,8 @@ Status save_blob(const char* name, ByteSpan payload) {
 static Status read_exactly(const char* name, size_t offset, MutableByteSpan out) {
   size_t done = 0;
   while (done < out.size()) {
-    FEDSTAT_ASSIGN_OR_RETURN(const size_t got, raw::read_at(name, offset + done, out.subspan(done)));
+    FEDSTAT_ASSIGN_OR_RETURN(const size_t got,
+                             raw::read_at(name, offset + done, out.subspan(done)));
     if (got == 0) return data_loss("stored blob is truncated: it ends before its declared length");
     done += got;
   }

@@ -80,15 +80,17 @@ struct LoopbackPeer {
       }
       if (!frame->complete) continue;
       char text[160];
-      std::snprintf(text, sizeof(text), "peer decoded a %zu-byte frame: ClientHello{client_id=%" PRIu64
-                    ", sdk_version=\"%s\"}", frame->consumed, in.body.client_hello.client_id,
-                    in.body.client_hello.sdk_version);
+      std::snprintf(
+          text, sizeof(text),
+          "peer decoded a %zu-byte frame: ClientHello{client_id=%" PRIu64 ", sdk_version=\"%s\"}",
+          frame->consumed, in.body.client_hello.client_id, in.body.client_hello.sdk_version);
       report = text;
       wire::Envelope answer = wire::make_envelope();
       answer.which_body = fedstat_v1_Envelope_server_error_tag;
       answer.body.server_error.status_code = static_cast<uint32_t>(StatusCode::kUnimplemented);
       std::snprintf(answer.body.server_error.detail, sizeof(answer.body.server_error.detail),
-                    "hello %" PRIu64 ": reports are not accepted yet", in.body.client_hello.client_id);
+                    "hello %" PRIu64 ": reports are not accepted yet",
+                    in.body.client_hello.client_id);
       uint8_t out[wire::kMaxFrameBytes];
       auto size = wire::encode_frame(answer, MutableByteSpan(out));
       if (size.ok()) send(fd, out, size.value(), 0);
@@ -127,13 +129,15 @@ int main(int argc, char** argv) {
   if (Status s = csprng.init(); !s.ok()) return fail("seeding the CSPRNG", s);
   uint8_t secret[8];
   if (Status s = csprng.fill(MutableByteSpan(secret)); !s.ok()) return fail("CSPRNG draw", s);
-  std::printf("1. CSPRNG (CTR_DRBG, seeded from getrandom): secret draw %02x%02x%02x%02x... "
-              "(different every run)\n",
-              secret[0], secret[1], secret[2], secret[3]);
+  std::printf(
+      "1. CSPRNG (CTR_DRBG, seeded from getrandom): secret draw %02x%02x%02x%02x... "
+      "(different every run)\n",
+      secret[0], secret[1], secret[2], secret[3]);
 
   // 2. Public, task-derived randomness.
   Seed256 task_seed;
-  for (int i = 0; i < 8; ++i) task_seed.bytes[i] = static_cast<uint8_t>(task_seed_number >> (8 * i));
+  for (int i = 0; i < 8; ++i)
+    task_seed.bytes[i] = static_cast<uint8_t>(task_seed_number >> (8 * i));
   SeededStream task_stream(task_seed, /*stream_id=*/0);
   auto query_point = task_stream.uniform_below(1000000);
   auto hash_key0 = task_stream.next_u64();

@@ -10,8 +10,12 @@ namespace {
 Hooks g_hooks;
 }  // namespace
 
-void install_hooks(const Hooks& hooks) { g_hooks = hooks; }
-const Hooks& installed_hooks() { return g_hooks; }
+void install_hooks(const Hooks& hooks) {
+  g_hooks = hooks;
+}
+const Hooks& installed_hooks() {
+  return g_hooks;
+}
 
 }  // namespace baremetal
 
@@ -19,8 +23,9 @@ using baremetal::g_hooks;
 
 Status fill_entropy(MutableByteSpan out) {
   if (g_hooks.fill_entropy == nullptr) {
-    return unavailable("no entropy hook: install Hooks::fill_entropy (a hardware TRNG driver) "
-                       "with platform::baremetal::install_hooks before seeding a Csprng");
+    return unavailable(
+        "no entropy hook: install Hooks::fill_entropy (a hardware TRNG driver) "
+        "with platform::baremetal::install_hooks before seeding a Csprng");
   }
   return g_hooks.fill_entropy(out);
 }

@@ -64,7 +64,8 @@ Status set_storage_directory(const char* directory) {
 const char* storage_directory() {
   if (g_directory_set) return g_directory;
   const char* from_env = getenv("FEDSTAT_STORAGE_DIR");
-  if (from_env != nullptr && from_env[0] != '\0' && strlen(from_env) <= kMaxStorageDirectoryLength) {
+  if (from_env != nullptr && from_env[0] != '\0' &&
+      strlen(from_env) <= kMaxStorageDirectoryLength) {
     return from_env;
   }
   return ".";
@@ -82,8 +83,9 @@ Status write_atomically(const char* name, const ByteSpan* parts, size_t part_cou
   }
   const int fd = open(temp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) {
-    return unavailable("cannot create a blob file: does the storage directory exist and is it "
-                       "writable? (platform::posix::set_storage_directory, FEDSTAT_STORAGE_DIR)");
+    return unavailable(
+        "cannot create a blob file: does the storage directory exist and is it "
+        "writable? (platform::posix::set_storage_directory, FEDSTAT_STORAGE_DIR)");
   }
   Status status;
   for (size_t i = 0; i < part_count && status.ok(); ++i) status = posix::write_all(fd, parts[i]);

@@ -73,7 +73,8 @@ Result<int> connect_one(const struct addrinfo* ai, uint32_t timeout_ms) {
       status = wait_for(fd, POLLOUT, timeout_ms);
       int error = 0;
       socklen_t length = sizeof(error);
-      if (status.ok() && (getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 || error != 0)) {
+      if (status.ok() &&
+          (getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 || error != 0)) {
         status = unavailable("transport: connection refused or unreachable");
       }
     }
@@ -118,8 +119,8 @@ Status transport_send(Connection connection, ByteSpan bytes) {
   if (connection.handle < 0) return failed_precondition("transport: send on a closed connection");
   size_t done = 0;
   while (done < bytes.size()) {
-    const ssize_t n = send(connection.handle, bytes.data() + done, bytes.size() - done,
-                           MSG_NOSIGNAL);
+    const ssize_t n =
+        send(connection.handle, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EINTR) continue;
       return unavailable("transport: send failed: the peer closed the connection or it broke");

@@ -37,7 +37,9 @@ Sha256::Sha256() {
   (void)mbedtls_sha256_starts_ret(sha(state_), /*is224=*/0);
 }
 
-Sha256::~Sha256() { mbedtls_sha256_free(sha(state_)); }
+Sha256::~Sha256() {
+  mbedtls_sha256_free(sha(state_));
+}
 
 Status Sha256::update(ByteSpan data) {
   if (mbedtls_sha256_update_ret(sha(state_), data.data(), data.size()) != 0) {
@@ -128,9 +130,13 @@ Status drbg_status(int rc, const CtrDrbg::EntropySource& source, const char* wha
 }
 }  // namespace
 
-CtrDrbg::CtrDrbg() { mbedtls_ctr_drbg_init(drbg(drbg_)); }
+CtrDrbg::CtrDrbg() {
+  mbedtls_ctr_drbg_init(drbg(drbg_));
+}
 
-CtrDrbg::~CtrDrbg() { mbedtls_ctr_drbg_free(drbg(drbg_)); }
+CtrDrbg::~CtrDrbg() {
+  mbedtls_ctr_drbg_free(drbg(drbg_));
+}
 
 Status CtrDrbg::seed(EntropyCallback entropy, void* context, ByteSpan personalization) {
   if (entropy == nullptr) return invalid_argument("CTR_DRBG needs an entropy callback");
@@ -141,10 +147,10 @@ Status CtrDrbg::seed(EntropyCallback entropy, void* context, ByteSpan personaliz
   mbedtls_ctr_drbg_init(drbg(drbg_));
   seeded_ = false;
   source_ = EntropySource{entropy, context, Status()};
-  FEDSTAT_RETURN_IF_ERROR(drbg_status(
-      mbedtls_ctr_drbg_seed(drbg(drbg_), mbedtls_entropy_bridge, &source_, personalization.data(),
-                            personalization.size()),
-      source_, "CTR_DRBG seeding failed inside mbedTLS"));
+  FEDSTAT_RETURN_IF_ERROR(
+      drbg_status(mbedtls_ctr_drbg_seed(drbg(drbg_), mbedtls_entropy_bridge, &source_,
+                                        personalization.data(), personalization.size()),
+                  source_, "CTR_DRBG seeding failed inside mbedTLS"));
   seeded_ = true;
   return Status();
 }
@@ -155,9 +161,9 @@ Status CtrDrbg::generate(MutableByteSpan out) {
   while (done < out.size()) {
     size_t chunk = out.size() - done;
     if (chunk > MBEDTLS_CTR_DRBG_MAX_REQUEST) chunk = MBEDTLS_CTR_DRBG_MAX_REQUEST;
-    FEDSTAT_RETURN_IF_ERROR(drbg_status(
-        mbedtls_ctr_drbg_random(drbg(drbg_), out.data() + done, chunk), source_,
-        "CTR_DRBG generate failed inside mbedTLS"));
+    FEDSTAT_RETURN_IF_ERROR(
+        drbg_status(mbedtls_ctr_drbg_random(drbg(drbg_), out.data() + done, chunk), source_,
+                    "CTR_DRBG generate failed inside mbedTLS"));
     done += chunk;
   }
   return Status();

@@ -21,8 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sdk/base/status.h"
 #include "sdk/base/span.h"
+#include "sdk/base/status.h"
 
 namespace fedstat {
 namespace crypto {

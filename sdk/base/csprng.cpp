@@ -18,6 +18,8 @@ Status Csprng::init_with_entropy(crypto::EntropyCallback entropy, void* context,
   return drbg_.seed(entropy, context, personalization);
 }
 
-Status Csprng::fill(MutableByteSpan out) { return drbg_.generate(out); }
+Status Csprng::fill(MutableByteSpan out) {
+  return drbg_.generate(out);
+}
 
 }  // namespace fedstat

@@ -5,7 +5,9 @@
 namespace fedstat {
 namespace {
 
-constexpr uint64_t rotl(uint64_t x, int b) { return (x << b) | (x >> (64 - b)); }
+constexpr uint64_t rotl(uint64_t x, int b) {
+  return (x << b) | (x >> (64 - b));
+}
 
 struct SipState {
   uint64_t v0, v1, v2, v3;
@@ -70,8 +72,8 @@ uint64_t ItemHasher::hash_bytes(ByteSpan data) const {
 
 uint64_t ItemHasher::hash_id(uint64_t item) const {
   SipState s(k0_, k1_);
-  s.absorb(item);             // the 8 bytes LE64(item) form exactly one word
-  s.absorb(8ULL << 56);       // empty tail, length 8
+  s.absorb(item);        // the 8 bytes LE64(item) form exactly one word
+  s.absorb(8ULL << 56);  // empty tail, length 8
   return s.finish();
 }
 

@@ -27,9 +27,9 @@ class [[nodiscard]] Result {
 
  public:
   // Implicit on purpose: `return value;` and `return some_error;` both read naturally.
-  Result(const T& value) : status_() { new (&storage_) T(value); }  // NOLINT
+  Result(const T& value) : status_() { new (&storage_) T(value); }        // NOLINT
   Result(T&& value) : status_() { new (&storage_) T(std::move(value)); }  // NOLINT
-  Result(Status error) : status_(error) {  // NOLINT
+  Result(Status error) : status_(error) {                                 // NOLINT
     if (status_.ok()) status_ = internal_error("Result built from an OK status without a value");
     new (&storage_) T();
   }

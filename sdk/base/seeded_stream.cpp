@@ -1,6 +1,5 @@
 #include "sdk/base/seeded_stream.h"
 
-
 namespace fedstat {
 
 SeededStream::SeededStream(const Seed256& seed, uint64_t stream_id) {

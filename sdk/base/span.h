@@ -37,9 +37,7 @@ class Span {
   // The first `n` elements, or an empty span if there are fewer than `n`.
   constexpr Span first(size_t n) const { return n <= size_ ? Span(data_, n) : Span(); }
   // The last `n` elements, or an empty span if there are fewer than `n`.
-  constexpr Span last(size_t n) const {
-    return n <= size_ ? Span(data_ + (size_ - n), n) : Span();
-  }
+  constexpr Span last(size_t n) const { return n <= size_ ? Span(data_ + (size_ - n), n) : Span(); }
   // `count` elements from `offset`, or an empty span if that range is not inside this span.
   constexpr Span subspan(size_t offset, size_t count) const {
     return (offset <= size_ && count <= size_ - offset) ? Span(data_ + offset, count) : Span();
@@ -60,7 +58,8 @@ using MutableByteSpan = Span<uint8_t>;
 // Views any object's or array's bytes (for trivially copyable types only).
 template <typename T>
 ByteSpan as_bytes(Span<T> s) {
-  static_assert(std::is_trivially_copyable<std::remove_const_t<T>>::value, "trivially copyable only");
+  static_assert(std::is_trivially_copyable<std::remove_const_t<T>>::value,
+                "trivially copyable only");
   return ByteSpan(reinterpret_cast<const uint8_t*>(s.data()), s.size_bytes());
 }
 template <typename T>

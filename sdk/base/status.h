@@ -57,29 +57,57 @@ class [[nodiscard]] Status {
 constexpr bool operator==(const Status& a, const Status& b) {
   return a.code() == b.code();
 }
-constexpr bool operator!=(const Status& a, const Status& b) { return !(a == b); }
+constexpr bool operator!=(const Status& a, const Status& b) {
+  return !(a == b);
+}
 
 // Shorthands for the error constructors (they read well at the error site).
-constexpr Status invalid_argument(const char* m) { return {StatusCode::kInvalidArgument, m}; }
-constexpr Status out_of_range(const char* m) { return {StatusCode::kOutOfRange, m}; }
-constexpr Status resource_exhausted(const char* m) { return {StatusCode::kResourceExhausted, m}; }
-constexpr Status failed_precondition(const char* m) { return {StatusCode::kFailedPrecondition, m}; }
-constexpr Status not_found(const char* m) { return {StatusCode::kNotFound, m}; }
-constexpr Status already_exists(const char* m) { return {StatusCode::kAlreadyExists, m}; }
-constexpr Status data_loss(const char* m) { return {StatusCode::kDataLoss, m}; }
-constexpr Status unavailable(const char* m) { return {StatusCode::kUnavailable, m}; }
-constexpr Status deadline_exceeded(const char* m) { return {StatusCode::kDeadlineExceeded, m}; }
-constexpr Status permission_denied(const char* m) { return {StatusCode::kPermissionDenied, m}; }
-constexpr Status aborted(const char* m) { return {StatusCode::kAborted, m}; }
-constexpr Status unimplemented(const char* m) { return {StatusCode::kUnimplemented, m}; }
-constexpr Status internal_error(const char* m) { return {StatusCode::kInternal, m}; }
+constexpr Status invalid_argument(const char* m) {
+  return {StatusCode::kInvalidArgument, m};
+}
+constexpr Status out_of_range(const char* m) {
+  return {StatusCode::kOutOfRange, m};
+}
+constexpr Status resource_exhausted(const char* m) {
+  return {StatusCode::kResourceExhausted, m};
+}
+constexpr Status failed_precondition(const char* m) {
+  return {StatusCode::kFailedPrecondition, m};
+}
+constexpr Status not_found(const char* m) {
+  return {StatusCode::kNotFound, m};
+}
+constexpr Status already_exists(const char* m) {
+  return {StatusCode::kAlreadyExists, m};
+}
+constexpr Status data_loss(const char* m) {
+  return {StatusCode::kDataLoss, m};
+}
+constexpr Status unavailable(const char* m) {
+  return {StatusCode::kUnavailable, m};
+}
+constexpr Status deadline_exceeded(const char* m) {
+  return {StatusCode::kDeadlineExceeded, m};
+}
+constexpr Status permission_denied(const char* m) {
+  return {StatusCode::kPermissionDenied, m};
+}
+constexpr Status aborted(const char* m) {
+  return {StatusCode::kAborted, m};
+}
+constexpr Status unimplemented(const char* m) {
+  return {StatusCode::kUnimplemented, m};
+}
+constexpr Status internal_error(const char* m) {
+  return {StatusCode::kInternal, m};
+}
 
 }  // namespace fedstat
 
 // Returns the status of `expr` from the enclosing function if it is an error.
-#define FEDSTAT_RETURN_IF_ERROR(expr)                 \
-  do {                                                \
-    const ::fedstat::Status fedstat_status_ = (expr); \
+#define FEDSTAT_RETURN_IF_ERROR(expr)                  \
+  do {                                                 \
+    const ::fedstat::Status fedstat_status_ = (expr);  \
     if (!fedstat_status_.ok()) return fedstat_status_; \
   } while (0)
 

@@ -60,7 +60,8 @@ void check_hash_and_crc() {
   for (int i = 0; i < 18; ++i) message[i] = static_cast<uint8_t>(i);
   const ItemHasher hasher = ItemHasher::from_key_bytes(key);
   bool all = true;
-  for (size_t n = 0; n < 18; ++n) all &= hasher.hash_bytes(ByteSpan(message, n)) == golden::kSipHash24[n];
+  for (size_t n = 0; n < 18; ++n)
+    all &= hasher.hash_bytes(ByteSpan(message, n)) == golden::kSipHash24[n];
   check(all, "item hash: 18 SipHash-2-4 reference vectors");
   check(hasher.hash_id(0x0706050403020100ULL) == golden::kSipHash24[8], "item hash: hash_id");
   const uint8_t digits[] = {'1', '2', '3', '4', '5', '6', '7', '8', '9'};
@@ -128,10 +129,9 @@ void check_platform() {
                                                             MutableByteSpan(header_and_garbage));
   header_and_garbage[50] ^= 0x01;
   const ByteSpan part(header_and_garbage);
-  const bool rewritten =
-      raw.ok() && platform::baremetal::installed_hooks()
-                      .write_atomically("cortex_m4_selftest.blob", &part, 1)
-                      .ok();
+  const bool rewritten = raw.ok() && platform::baremetal::installed_hooks()
+                                         .write_atomically("cortex_m4_selftest.blob", &part, 1)
+                                         .ok();
   n = platform::load_blob("cortex_m4_selftest.blob", MutableByteSpan(loaded));
   check(rewritten && n.status().code() == StatusCode::kDataLoss,
         "storage: a flipped byte is caught as kDataLoss");

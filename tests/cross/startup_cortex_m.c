@@ -25,7 +25,9 @@ void Reset_Handler(void) {
   exit(main());
 }
 
-static void Fault_Handler(void) { abort(); }
+static void Fault_Handler(void) {
+  abort();
+}
 
 /* Newlib's __libc_init_array calls _init/_fini, which -nostartfiles leaves undefined. */
 void _init(void) {}
@@ -41,7 +43,10 @@ __attribute__((section(".isr_vector"), used)) static const uintptr_t vector_tabl
     (uintptr_t)Fault_Handler, /* MemManage */
     (uintptr_t)Fault_Handler, /* BusFault */
     (uintptr_t)Fault_Handler, /* UsageFault */
-    0, 0, 0, 0,
+    0,
+    0,
+    0,
+    0,
     (uintptr_t)Fault_Handler, /* SVCall */
     (uintptr_t)Fault_Handler, /* DebugMon */
     0,

@@ -19,8 +19,7 @@ TEST(ArenaTest, CarvesAlignedZeroedArrays) {
   for (uint64_t w : words.value()) EXPECT_EQ(w, 0u);
   for (uint8_t b : bytes.value()) EXPECT_EQ(b, 0u);
   EXPECT_EQ(arena.used(), 8u + 4 * sizeof(uint64_t));  // 3 bytes + 5 of padding + 32
-  EXPECT_LE(arena.used(),
-            Arena::bytes_needed<uint8_t>(3) + Arena::bytes_needed<uint64_t>(4));
+  EXPECT_LE(arena.used(), Arena::bytes_needed<uint8_t>(3) + Arena::bytes_needed<uint64_t>(4));
 }
 
 TEST(ArenaTest, ExhaustionIsAClearErrorAndChangesNothing) {

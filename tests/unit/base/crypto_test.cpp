@@ -61,12 +61,12 @@ TEST(CryptoTest, AesCtrRefusesBadKeysAndUseBeforeStart) {
   Aes256Ctr ctr;
   uint8_t data[4] = {};
   EXPECT_EQ(ctr.apply(MutableByteSpan(data)).code(), StatusCode::kFailedPrecondition);
-  EXPECT_EQ(ctr.start(ByteSpan(golden::kAesCtrKey).first(16), ByteSpan(golden::kAesCtrCounter))
-                .code(),
-            StatusCode::kInvalidArgument);
-  EXPECT_EQ(ctr.start(ByteSpan(golden::kAesCtrKey), ByteSpan(golden::kAesCtrCounter).first(8))
-                .code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      ctr.start(ByteSpan(golden::kAesCtrKey).first(16), ByteSpan(golden::kAesCtrCounter)).code(),
+      StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      ctr.start(ByteSpan(golden::kAesCtrKey), ByteSpan(golden::kAesCtrCounter).first(8)).code(),
+      StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -26,12 +26,20 @@ TEST(StatusTest, ErrorCarriesCodeAndMessage) {
 }
 
 TEST(StatusTest, EveryCodeHasADistinctName) {
-  const StatusCode codes[] = {
-      StatusCode::kOk,          StatusCode::kInvalidArgument,    StatusCode::kOutOfRange,
-      StatusCode::kResourceExhausted, StatusCode::kFailedPrecondition, StatusCode::kNotFound,
-      StatusCode::kAlreadyExists, StatusCode::kDataLoss,         StatusCode::kUnavailable,
-      StatusCode::kDeadlineExceeded, StatusCode::kPermissionDenied, StatusCode::kAborted,
-      StatusCode::kUnimplemented, StatusCode::kInternal};
+  const StatusCode codes[] = {StatusCode::kOk,
+                              StatusCode::kInvalidArgument,
+                              StatusCode::kOutOfRange,
+                              StatusCode::kResourceExhausted,
+                              StatusCode::kFailedPrecondition,
+                              StatusCode::kNotFound,
+                              StatusCode::kAlreadyExists,
+                              StatusCode::kDataLoss,
+                              StatusCode::kUnavailable,
+                              StatusCode::kDeadlineExceeded,
+                              StatusCode::kPermissionDenied,
+                              StatusCode::kAborted,
+                              StatusCode::kUnimplemented,
+                              StatusCode::kInternal};
   for (size_t i = 0; i < std::size(codes); ++i) {
     EXPECT_STRNE(status_code_name(codes[i]), "unknown");
     for (size_t j = 0; j < i; ++j) {

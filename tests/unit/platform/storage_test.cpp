@@ -32,7 +32,8 @@ class StorageTest : public ::testing::Test {
   std::string path(const char* name) const { return directory_ + "/" + name; }
   std::vector<char> read_file(const char* name) const {
     std::ifstream in(path(name), std::ios::binary);
-    return std::vector<char>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return std::vector<char>((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
   }
   void write_file(const char* name, const std::vector<char>& bytes) const {
     std::ofstream out(path(name), std::ios::binary | std::ios::trunc);
@@ -91,7 +92,8 @@ TEST_F(StorageTest, TruncatedAndForeignFilesAreDataLoss) {
     EXPECT_EQ(load_blob("state", MutableByteSpan(out)).status().code(), StatusCode::kDataLoss)
         << "kept " << keep << " bytes";
   }
-  write_file("state", std::vector<char>{'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd', '!'});
+  write_file("state",
+             std::vector<char>{'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd', '!'});
   const auto r = load_blob("state", MutableByteSpan(out));
   EXPECT_EQ(r.status().code(), StatusCode::kDataLoss);
   EXPECT_NE(std::strstr(r.status().message(), "magic"), nullptr);

@@ -47,7 +47,8 @@ TEST(TransportTest, SendsAndReceivesThroughAnEchoPeer) {
     const int fd = listener.accept_one();
     char buffer[256];
     ssize_t n;
-    while ((n = recv(fd, buffer, sizeof(buffer), 0)) > 0) send(fd, buffer, static_cast<size_t>(n), 0);
+    while ((n = recv(fd, buffer, sizeof(buffer), 0)) > 0)
+      send(fd, buffer, static_cast<size_t>(n), 0);
     close(fd);
   });
   auto connection = transport_connect(listener.endpoint().c_str(), 2000);
@@ -95,8 +96,8 @@ TEST(TransportTest, RefusedConnectionIsUnavailable) {
 }
 
 TEST(TransportTest, MalformedEndpointsAreInvalidArguments) {
-  for (const char* bad : {"", "localhost", "localhost:", ":80", "host:80x", "host:123456",
-                          "[::1:80"}) {
+  for (const char* bad :
+       {"", "localhost", "localhost:", ":80", "host:80x", "host:123456", "[::1:80"}) {
     EXPECT_EQ(transport_connect(bad, 100).status().code(), StatusCode::kInvalidArgument) << bad;
   }
   EXPECT_EQ(transport_connect(nullptr, 100).status().code(), StatusCode::kInvalidArgument);

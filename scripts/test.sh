@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The test command: sets everything up and runs every test fedstat has.
+#   1. installs missing Debian packages and fetches the mbedtls/nanopb sources (scripts/setup.sh)
+#   2. format check (scripts/lint.sh)
+#   3. host (x86-64) build with ASan + UBSan: unit tests, heap-check tests, server and demo smoke
+#   4. AArch64 build: the same unit tests under qemu-aarch64
+#   5. Cortex-M4 build: the bare-metal self-test image under qemu-system-arm
+# Exits non-zero if any step fails. Ends with "tests: N passed, M failed".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CTEST_OUTPUT_ON_FAILURE=1
+
+start=$(date +%s)
+bash scripts/setup.sh all
+bash scripts/lint.sh
+
+passed=0
+failed=0
+run_preset() {  # configure, build and test one preset, adding its counts to the totals
+  local preset=$1 t0 log summary total fails
+  t0=$(date +%s)
+  echo "==== $preset: configure, build, test"
+  cmake --preset "$preset" >/dev/null
+  cmake --build --preset "$preset"
+  log=$(mktemp)
+  local rc=0
+  ctest --preset "$preset" 2>&1 | tee "$log" || rc=$?
+  summary=$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -n 1)
+  rm -f "$log"
+  if [ -z "$summary" ]; then
+    echo "==== $preset: ctest printed no summary (rc=$rc)" >&2
+    failed=$((failed + 1))
+    return
+  fi
+  total=$(sed -E 's/.* out of ([0-9]+).*/\1/' <<<"$summary")
+  fails=$(sed -E 's/.*passed, ([0-9]+) tests? failed.*/\1/' <<<"$summary")
+  passed=$((passed + total - fails))
+  failed=$((failed + fails))
+  if [ "$rc" -ne 0 ] && [ "$fails" -eq 0 ]; then failed=$((failed + 1)); fi
+  echo "==== $preset: $((total - fails)) passed, $fails failed in $(($(date +%s) - t0)) s"
+}
+
+run_preset host-asan
+run_preset aarch64
+run_preset cortex-m4
+
+echo "==== all presets done in $(($(date +%s) - start)) s"
+echo "tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
