@@ -1,0 +1,60 @@
+// Adding i.i.d. integer noise to vectors: the last step before a report is encoded.
+//
+// NoiseSampler holds one distribution (NoiseSpec) ready to draw from. add_noise writes
+// out[i] = in[i] + noise_i for int64 values, refusing (kOutOfRange, before writing that
+// element) a sum that would overflow; add_noise_mod writes out[i] = (in[i] + noise_i) mod 2^bits
+// for unsigned words, the form secure aggregation sums. `in` and `out` may be the same span; on
+// an error (a failing random source, an overflow) the elements before the failing index already
+// hold noise, so callers that work in place must discard the vector.
+//
+// Memory: sizeof(NoiseSampler) ≈ sizeof(SkellamSampler) + 32 bytes; nothing per element.
+// Paper: 002 Algorithm 4 (Skellam noise on the discretised update), 001 §4.7, 000 Algorithm 3.
+#ifndef FEDSTAT_SDK_NOISE_ADD_NOISE_H_
+#define FEDSTAT_SDK_NOISE_ADD_NOISE_H_
+
+#include <stdint.h>
+
+#include "sdk/base/random_bits.h"
+#include "sdk/base/span.h"
+#include "sdk/noise/poisson.h"
+#include "sdk/noise/rational.h"
+
+namespace fedstat {
+namespace noise {
+
+enum class NoiseKind : uint8_t {
+  kDiscreteLaplace,   // parameter: scale T, P(k) ∝ exp(−|k|/T)
+  kDiscreteGaussian,  // parameter: variance σ², P(k) ∝ exp(−k²/(2σ²))
+  kSkellam,           // parameter: λ, Poisson(λ) − Poisson(λ)
+  kPolyaShare,        // parameter: scale T of the summed discrete Laplace; `clients` shares
+};
+
+struct NoiseSpec {
+  NoiseKind kind = NoiseKind::kSkellam;
+  Rational parameter;
+  uint32_t clients = 1;  // kPolyaShare only
+};
+
+class NoiseSampler {
+ public:
+  Status init(const NoiseSpec& spec);
+  Result<int64_t> sample(RandomBits& bits) const;
+
+ private:
+  NoiseSpec spec_;
+  SkellamSampler skellam_;
+  bool ready_ = false;
+};
+
+Status add_noise(Span<const int64_t> in, Span<int64_t> out, const NoiseSampler& noise,
+                 RandomBits& bits);
+// bits_of_modulus in 1..32 (uint32 words) or 1..64 (uint64 words).
+Status add_noise_mod(Span<const uint32_t> in, Span<uint32_t> out, unsigned bits_of_modulus,
+                     const NoiseSampler& noise, RandomBits& bits);
+Status add_noise_mod(Span<const uint64_t> in, Span<uint64_t> out, unsigned bits_of_modulus,
+                     const NoiseSampler& noise, RandomBits& bits);
+
+}  // namespace noise
+}  // namespace fedstat
+
+#endif  // FEDSTAT_SDK_NOISE_ADD_NOISE_H_

@@ -1,0 +1,32 @@
+// Geometric and discrete Laplace samplers, exact, for a rational scale T = a/b > 0.
+//
+//   geometric(T):          P(k) ∝ exp(−k/T),   k = 0, 1, 2, ...
+//   discrete_laplace(T):   P(k) ∝ exp(−|k|/T), k ∈ Z   (the two-sided geometric)
+//   truncated_discrete_laplace(T, B): discrete_laplace conditioned on |k| ≤ B (rejection), for
+//                          stability-based histograms (001 §4.7)
+//
+// Algorithm (Canonne, Kamath & Steinke 2020, Algorithm 2, with t = a, s = b): draw U uniform in
+// {0..a−1} and keep it with probability exp(−U/a); V ← number of successes of exp(−1) trials
+// before the first failure; X = U + a·V has P(X = x) ∝ exp(−x/a); Y = ⌊X/b⌋ has
+// P(Y = y) ∝ exp(−y·b/a). The two-sided form draws a sign and rejects (−, 0) so 0 is not
+// counted twice. Expected cost O(1) exact Bernoulli trials for any T.
+//
+// Errors: kInvalidArgument for T ≤ 0; kOutOfRange if a·V overflows 64 bits (needs a ≳ 2^58).
+// Memory: stack only. Paper: CKS 2020 §5.2; 001 §4.7 (local/distributed DP on counts).
+#ifndef FEDSTAT_SDK_NOISE_DISCRETE_LAPLACE_H_
+#define FEDSTAT_SDK_NOISE_DISCRETE_LAPLACE_H_
+
+#include "sdk/base/random_bits.h"
+#include "sdk/noise/rational.h"
+
+namespace fedstat {
+namespace noise {
+
+Result<uint64_t> geometric(RandomBits& bits, Rational scale);
+Result<int64_t> discrete_laplace(RandomBits& bits, Rational scale);
+Result<int64_t> truncated_discrete_laplace(RandomBits& bits, Rational scale, uint64_t bound);
+
+}  // namespace noise
+}  // namespace fedstat
+
+#endif  // FEDSTAT_SDK_NOISE_DISCRETE_LAPLACE_H_

@@ -1,0 +1,70 @@
+// Exact Poisson(λ) and symmetric Skellam Sk(λ) = Poisson(λ) − Poisson(λ) for rational λ = p/q,
+// integer-only.
+//
+// Output distribution, proved: let m = ⌊λ⌋ and f(j) = P(m+j)/P(m), so f(j) = Π_{i≤j} r⁺_i for
+// j > 0 with r⁺_i = λ/(m+i), and f(j) = Π_{i≤|j|} r⁻_i for j < 0 with r⁻_i = (m−i+1)/λ; both
+// sequences are ≤ 1 and decreasing. Proposal: j from the two-sided geometric g(j) ∝ ρ^|j| with
+// the RATIONAL ratio ρ = (w−1)/w, w = max(2, ⌊√(2λ)⌋) (a sign bit, a geometric magnitude, and
+// (−,0) rejected so 0 is counted once). With i⁺ = #{i : r⁺_i > ρ}, i⁻ = #{i : r⁻_i > ρ},
+// M⁺ = Π_{i≤i⁺} r⁺_i/ρ ≥ 1 and M⁻ = Π_{i≤i⁻} r⁻_i/ρ ≥ 1, the bound M = M⁺M⁻ ≥ sup f/g, and for
+// j ≥ 0 the acceptance probability f(j)ρ^{−j}/M is
+//     Π_{j<i≤i⁺} (ρ/r⁺_i) · Π_{i⁺<i≤j} (r⁺_i/ρ) · Π_{i≤i⁻} (ρ/r⁻_i)
+// (and symmetrically for j < 0): a product of rationals each in [0, 1]. Its exact Bernoulli is
+// the conjunction of exact Bernoulli trials of the factors (bernoulli.h), multiplied together
+// in 128 bits while they fit. Rejection sampling then returns m + j with probability ∝ f(j),
+// i.e. exactly Poisson(λ). The geometric magnitude K (P(K ≥ k) = ρ^k) is drawn B trials at a
+// time: one trial of ρ^B per block, and within the block that fails, the first failure at l
+// with P = (1−ρ)/(1−ρ^{B−l}) given none before — again exact rationals.
+//
+// No floating point anywhere, so none of the attacks on floating-point samplers (Mironov 2012)
+// apply; the only inexactness left is the random source itself. Not constant-time: the number
+// of trials depends on the sample. Expected work O(√λ) factor products and O(√λ/g) Bernoulli
+// trials (g ≈ 128 / bits per factor), about 1.85 proposals per sample.
+//
+// Limits: p and q below 2^32 after reduction, λ ≤ 2^31 (kOutOfRange otherwise).
+// Memory: sizeof(PoissonSampler) ≈ 2·(kMaxBlock+1)·16 + 64 bytes; SkellamSampler one of them.
+// Paper: 002 §2.3 (Skellam mechanism, Agarwal, Kairouz & Liu 2021); 001 §4.7.
+#ifndef FEDSTAT_SDK_NOISE_POISSON_H_
+#define FEDSTAT_SDK_NOISE_POISSON_H_
+
+#include "sdk/base/random_bits.h"
+#include "sdk/noise/rational.h"
+#include "sdk/noise/uint128.h"
+
+namespace fedstat {
+namespace noise {
+
+class PoissonSampler {
+ public:
+  static constexpr unsigned kMaxBlock = 16;
+
+  Status init(Rational lambda);
+  Result<uint64_t> sample(RandomBits& bits) const;
+  Rational lambda() const { return Rational{p_, q_}; }
+
+ private:
+  Result<uint64_t> geometric_magnitude(RandomBits& bits) const;
+  Result<bool> accept(RandomBits& bits, bool negative, uint64_t k) const;
+
+  uint64_t p_ = 0, q_ = 1, m_ = 0, w_ = 2;
+  uint64_t i_plus_ = 0, i_minus_ = 0;
+  unsigned block_ = 1;
+  UInt128 w_pow_[kMaxBlock + 1];
+  UInt128 w_minus_1_pow_[kMaxBlock + 1];
+  bool ready_ = false;
+};
+
+class SkellamSampler {
+ public:
+  // Sk(λ): the difference of two independent Poisson(λ); variance 2λ.
+  Status init(Rational lambda) { return poisson_.init(lambda); }
+  Result<int64_t> sample(RandomBits& bits) const;
+
+ private:
+  PoissonSampler poisson_;
+};
+
+}  // namespace noise
+}  // namespace fedstat
+
+#endif  // FEDSTAT_SDK_NOISE_POISSON_H_

@@ -1,0 +1,137 @@
+// Sampler throughput, reported as a ratio against the baseline measured in the same run: one raw
+// 64-bit draw from the same random source (BM_RawDraw64). The "x raw draw" column says how many
+// raw draws one sample costs; items_per_second gives absolute samples per second.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include "sdk/base/random_bits.h"
+#include "sdk/base/seeded_stream.h"
+#include "sdk/noise/bernoulli.h"
+#include "sdk/noise/discrete_gaussian.h"
+#include "sdk/noise/discrete_laplace.h"
+#include "sdk/noise/poisson.h"
+#include "sdk/noise/polya.h"
+
+namespace fedstat {
+namespace noise {
+namespace {
+
+struct Bits {
+  Bits() : stream(Seed256{}, 7), bits(stream) {}
+  SeededStream stream;
+  RandomBits bits;
+};
+
+void BM_RawDraw64(benchmark::State& state) {
+  Bits b;
+  for (auto _ : state) benchmark::DoNotOptimize(b.bits.bits(64).value());
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_RawDraw64);
+
+void BM_BernoulliOneThird(benchmark::State& state) {
+  Bits b;
+  for (auto _ : state) benchmark::DoNotOptimize(bernoulli(b.bits, Rational{1, 3}).value());
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_BernoulliOneThird);
+
+void BM_BernoulliExpMinusHalf(benchmark::State& state) {
+  Bits b;
+  for (auto _ : state)
+    benchmark::DoNotOptimize(bernoulli_exp_minus(b.bits, Rational{1, 2}).value());
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_BernoulliExpMinusHalf);
+
+void BM_DiscreteLaplace(benchmark::State& state) {
+  Bits b;
+  const Rational scale{static_cast<uint64_t>(state.range(0)), 1};
+  for (auto _ : state) benchmark::DoNotOptimize(discrete_laplace(b.bits, scale).value());
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_DiscreteLaplace)->Arg(10)->Arg(1000);
+
+void BM_DiscreteGaussian(benchmark::State& state) {
+  Bits b;
+  const Rational sigma2{static_cast<uint64_t>(state.range(0)), 1};
+  for (auto _ : state) benchmark::DoNotOptimize(discrete_gaussian(b.bits, sigma2).value());
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_DiscreteGaussian)->Arg(100)->Arg(10000);
+
+void BM_Poisson(benchmark::State& state) {
+  Bits b;
+  PoissonSampler sampler;
+  if (!sampler.init(Rational{static_cast<uint64_t>(state.range(0)), 1}).ok()) {
+    state.SkipWithError("init failed");
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(sampler.sample(b.bits).value());
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_Poisson)->Arg(100)->Arg(10000)->Arg(1000000);
+
+void BM_Skellam(benchmark::State& state) {
+  Bits b;
+  SkellamSampler sampler;
+  if (!sampler.init(Rational{static_cast<uint64_t>(state.range(0)), 1}).ok()) {
+    state.SkipWithError("init failed");
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(sampler.sample(b.bits).value());
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_Skellam)->Arg(100)->Arg(10000)->Arg(1000000);
+
+void BM_PolyaShare(benchmark::State& state) {
+  Bits b;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(polya_share(b.bits, Rational{10, 1}, 10).value());
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_PolyaShare);
+
+// Adds a "x raw draw" column: this benchmark's time per item over the baseline's.
+class RatioReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& run : runs) {
+      const double per_item = run.GetAdjustedRealTime();
+      if (run.benchmark_name() == "BM_RawDraw64") baseline_ = per_item;
+      if (baseline_ > 0) {
+        char line[160];
+        std::snprintf(line, sizeof(line), "%-32s %10.1f x raw draw   %12.0f samples/s\n",
+                      run.benchmark_name().c_str(), per_item / baseline_,
+                      1e9 / (per_item * (run.time_unit == benchmark::kNanosecond ? 1.0 : 1.0)));
+        ratios_ += line;
+      }
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+  void Finalize() override {
+    ConsoleReporter::Finalize();
+    std::printf("\nratios against one raw 64-bit draw (BM_RawDraw64), same run:\n%s",
+                ratios_.c_str());
+  }
+
+ private:
+  double baseline_ = 0;
+  std::string ratios_;
+};
+
+}  // namespace
+}  // namespace noise
+}  // namespace fedstat
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  fedstat::noise::RatioReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  return 0;
+}

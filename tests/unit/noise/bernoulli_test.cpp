@@ -1,0 +1,102 @@
+// Exact Bernoulli trials: chi-square of {0, 1} counts against the exact probability (df = 1,
+// p = 1e-6), fixed seeds.
+#include "sdk/noise/bernoulli.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tests/unit/noise/sampler_test_util.h"
+
+namespace fedstat {
+namespace noise {
+namespace {
+
+using testing_util::SeededBits;
+
+void expect_rate(RandomBits& bits, const std::function<Result<bool>()>& trial, double p,
+                 const char* what) {
+  std::map<int64_t, uint64_t> counts;
+  for (int i = 0; i < 400000; ++i) {
+    auto r = trial();
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ++counts[r.value() ? 1 : 0];
+  }
+  (void)bits;
+  testing_util::expect_fits(
+      counts, [p](int64_t k) { return k == 1 ? p : 1 - p; }, 0, 1, what);
+}
+
+TEST(BernoulliTest, RationalProbabilitiesAreExact) {
+  SeededBits s(1);
+  // 3/8 has a finite binary expansion (the loop's end-of-expansion branch decides it).
+  const Rational cases[] = {{1, 3}, {3, 8}, {7, 10}, {1, 1000}, {999999, 1000000}};
+  for (const Rational& p : cases) {
+    expect_rate(
+        s.bits, [&] { return bernoulli(s.bits, p); }, p.to_double(), "bernoulli");
+  }
+  // A 128-bit denominator: (2^100 + 1) / 2^101 ≈ 1/2.
+  const UInt128 num(uint64_t{1} << 36, 1), den(uint64_t{1} << 37, 0);
+  expect_rate(
+      s.bits, [&] { return bernoulli(s.bits, num, den); }, 0.5, "128-bit bernoulli");
+}
+
+TEST(BernoulliTest, EdgesAndErrors) {
+  SeededBits s(2);
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_FALSE(bernoulli(s.bits, Rational{0, 5}).value());
+    EXPECT_TRUE(bernoulli(s.bits, Rational{5, 5}).value());
+  }
+  EXPECT_EQ(bernoulli(s.bits, Rational{6, 5}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(bernoulli(s.bits, Rational{1, 0}).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(BernoulliTest, ExpMinusGammaIsExact) {
+  SeededBits s(3);
+  const Rational cases[] = {{0, 1}, {1, 2}, {1, 1}, {5, 2}, {10, 1}, {1, 1000000}};
+  for (const Rational& g : cases) {
+    const double p = std::exp(-g.to_double());
+    if (p == 1.0) {
+      for (int i = 0; i < 1000; ++i) EXPECT_TRUE(bernoulli_exp_minus(s.bits, g).value());
+      continue;
+    }
+    expect_rate(
+        s.bits, [&] { return bernoulli_exp_minus(s.bits, g); }, p, "exp(-gamma)");
+  }
+}
+
+TEST(ProductTrialTest, ProductOfManyFactorsIsExact) {
+  // Π_{i=1..40} (i + 9)/(i + 10) = 10/50 = 0.2, spread over many 128-bit groups.
+  SeededBits s(4);
+  expect_rate(
+      s.bits,
+      [&]() -> Result<bool> {
+        ProductTrial trial(s.bits);
+        for (uint64_t i = 1; i <= 40; ++i) {
+          FEDSTAT_ASSIGN_OR_RETURN(const bool ok, trial.add(UInt128(i + 9), UInt128(i + 10)));
+          if (!ok) return false;
+        }
+        return trial.finish();
+      },
+      0.2, "product trial");
+}
+
+TEST(RationalTest, ParsesFractionsDecimalsAndIntegers) {
+  EXPECT_EQ(parse_rational("3/4").value().num, 3u);
+  const Rational d = parse_rational("0.125").value();
+  EXPECT_EQ(d.num, 1u);
+  EXPECT_EQ(d.den, 8u);
+  EXPECT_EQ(parse_rational("12").value().num, 12u);
+  EXPECT_EQ(parse_rational("10/4").value().den, 2u);
+  for (const char* bad : {"", "-1", "1/0", "abc", "1.", "1e5", "2/3x", "1.5/2"}) {
+    EXPECT_FALSE(parse_rational(bad).ok()) << bad;
+  }
+  EXPECT_EQ(integer_sqrt(0), 0u);
+  EXPECT_EQ(integer_sqrt(99), 9u);
+  EXPECT_EQ(integer_sqrt(100), 10u);
+  EXPECT_EQ(integer_sqrt(UINT64_MAX), 4294967295u);
+}
+
+}  // namespace
+}  // namespace noise
+}  // namespace fedstat
