@@ -53,6 +53,14 @@ constexpr uint8_t kSeededStream1[32] = {
     0x51, 0x1d, 0xd5, 0xef, 0x9a, 0x68, 0x2b, 0x7d, 0xa4, 0x9f, 0x91, 0xc8, 0x6c, 0x4f, 0x7a, 0xc3,
     0x40, 0xc5, 0x3c, 0xef, 0x92, 0xef, 0x2d, 0x64, 0x3f, 0x63, 0x8b, 0x82, 0x22, 0xdb, 0x1e, 0x85};
 
+// Sampler outputs pinned for cross-architecture equality (not a correctness oracle: the
+// statistical tests are). RandomBits over SeededStream(seed 00..1f, stream 7), drawn in this
+// order: 8 × Skellam(λ = 100), then 8 × discrete Gaussian(σ² = 10), then 8 × discrete
+// Laplace(T = 3). Recorded from the x86-64 build; AArch64 and Cortex-M must reproduce them.
+constexpr int64_t kSkellam100[8] = {-13, -31, -41, -4, 6, -9, 5, 5};
+constexpr int64_t kDiscreteGaussian10[8] = {0, -3, -4, -2, -4, 1, -3, 2};
+constexpr int64_t kDiscreteLaplace3[8] = {-6, -3, 7, 5, -2, -11, 1, 3};
+
 // CRC-32 check value (the catalogue's "check": crc32("123456789")).
 constexpr uint32_t kCrc32Check = 0xCBF43926u;
 

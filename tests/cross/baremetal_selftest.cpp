@@ -12,7 +12,11 @@
 #include "sdk/base/crypto.h"
 #include "sdk/base/csprng.h"
 #include "sdk/base/item_hash.h"
+#include "sdk/base/random_bits.h"
 #include "sdk/base/seeded_stream.h"
+#include "sdk/noise/discrete_gaussian.h"
+#include "sdk/noise/discrete_laplace.h"
+#include "sdk/noise/poisson.h"
 #include "sdk/wire/envelope_codec.h"
 #include "tests/common/golden_vectors.h"
 
@@ -95,6 +99,30 @@ void check_crypto_and_streams() {
   check(bounded, "seeded stream: uniform_below stays in range");
 }
 
+void check_noise() {
+  static SeededStream stream(counting_seed(), 7);
+  static RandomBits bits(stream);
+  static noise::SkellamSampler skellam;
+  bool same = skellam.init(noise::Rational{100, 1}).ok();
+  for (int64_t expected : golden::kSkellam100) {
+    auto v = skellam.sample(bits);
+    same &= v.ok() && v.value() == expected;
+  }
+  check(same, "exact Skellam(100): same draws as x86-64/AArch64");
+  same = true;
+  for (int64_t expected : golden::kDiscreteGaussian10) {
+    auto v = noise::discrete_gaussian(bits, noise::Rational{10, 1});
+    same &= v.ok() && v.value() == expected;
+  }
+  check(same, "exact discrete Gaussian(10): same draws (portable 128-bit arithmetic)");
+  same = true;
+  for (int64_t expected : golden::kDiscreteLaplace3) {
+    auto v = noise::discrete_laplace(bits, noise::Rational{3, 1});
+    same &= v.ok() && v.value() == expected;
+  }
+  check(same, "exact discrete Laplace(3): same draws");
+}
+
 void check_platform() {
   platform::baremetal::Hooks none;
   platform::baremetal::install_hooks(none);
@@ -174,14 +202,19 @@ int main() {
   check_status_and_arena();
   check_hash_and_crc();
   check_crypto_and_streams();
+  check_noise();
   check_platform();
   check_wire();
   printf("image sizes: .text %lu bytes, .data %lu bytes, .bss %lu bytes; stack %lu bytes\n",
          distance(&__text_start__, &__etext), distance(&__data_start__, &__data_end__),
          distance(&__bss_start__, &__bss_end__), distance(&__StackLimit, &__StackTop));
-  printf("object sizes: Csprng %u, SeededStream %u, Arena %u, Envelope %u bytes\n",
-         static_cast<unsigned>(sizeof(Csprng)), static_cast<unsigned>(sizeof(SeededStream)),
-         static_cast<unsigned>(sizeof(Arena)), static_cast<unsigned>(sizeof(wire::Envelope)));
+  printf(
+      "object sizes: Csprng %u, SeededStream %u, RandomBits %u, SkellamSampler %u, Arena %u, "
+      "Envelope %u bytes\n",
+      static_cast<unsigned>(sizeof(Csprng)), static_cast<unsigned>(sizeof(SeededStream)),
+      static_cast<unsigned>(sizeof(RandomBits)),
+      static_cast<unsigned>(sizeof(noise::SkellamSampler)), static_cast<unsigned>(sizeof(Arena)),
+      static_cast<unsigned>(sizeof(wire::Envelope)));
   printf("selftest: %u passed, %u failed\n", g_passed, g_failed);
   return static_cast<int>(g_failed);
 }

@@ -4,6 +4,9 @@
 
 #include <vector>
 
+#include "sdk/noise/discrete_gaussian.h"
+#include "sdk/noise/discrete_laplace.h"
+#include "tests/common/golden_vectors.h"
 #include "tests/unit/noise/sampler_test_util.h"
 
 namespace fedstat {
@@ -91,6 +94,22 @@ TEST(AddNoiseTest, EveryKindDraws) {
     int nonzero = 0;
     for (int i = 0; i < 200; ++i) nonzero += sampler.sample(a.bits).value() != 0;
     EXPECT_GT(nonzero, 20) << static_cast<int>(kind);
+  }
+}
+
+TEST(SamplerDeterminismTest, PinnedDrawsAreReproducedOnEveryArchitecture) {
+  Seed256 seed;
+  for (int i = 0; i < 32; ++i) seed.bytes[i] = static_cast<uint8_t>(i);
+  SeededStream stream(seed, 7);
+  RandomBits bits(stream);
+  SkellamSampler skellam;
+  ASSERT_TRUE(skellam.init(Rational{100, 1}).ok());
+  for (int64_t expected : golden::kSkellam100) EXPECT_EQ(skellam.sample(bits).value(), expected);
+  for (int64_t expected : golden::kDiscreteGaussian10) {
+    EXPECT_EQ(discrete_gaussian(bits, Rational{10, 1}).value(), expected);
+  }
+  for (int64_t expected : golden::kDiscreteLaplace3) {
+    EXPECT_EQ(discrete_laplace(bits, Rational{3, 1}).value(), expected);
   }
 }
 
