@@ -6,7 +6,7 @@
 #                            build/host-asan for compile_commands.json)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mapfile -t files < <(git ls-files '*.h' '*.cpp' '*.c' '*.h.in')
+mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.h' '*.cpp' '*.c' '*.h.in')
 if [ "${1:-}" = "--fix" ]; then
   clang-format -i "${files[@]}"
   exit 0
