@@ -38,6 +38,17 @@ class RandomBits {
   // Uniform on [0, bound) (bound ≥ 1), exactly, by rejection of out-of-range bit strings.
   Result<uint64_t> uniform_below(uint64_t bound);
 
+  // Bit-serial fast path (exact Bernoulli trials): ensure_bits() makes at least one bit
+  // available; word() holds the available() next bits, least significant first; consume(n)
+  // drops the n (≤ available()) that were used. Same bits, same order as bit().
+  Status ensure_bits() { return bits_left_ == 0 ? refill_word() : Status(); }
+  uint64_t word() const { return word_; }
+  unsigned available() const { return bits_left_; }
+  void consume(unsigned n) {
+    word_ = n >= 64 ? 0 : (word_ >> n);
+    bits_left_ -= n;
+  }
+
  private:
   Status refill_word();
 

@@ -9,6 +9,9 @@ Result<bool> bernoulli(RandomBits& bits, UInt128 num, UInt128 den) {
   if (num == den) return true;
   if (num.is_zero()) return false;
   UInt128 r = num;  // invariant: 0 < r < den; the expansion of num/den continues from r/den
+  FEDSTAT_RETURN_IF_ERROR(bits.ensure_bits());
+  uint64_t word = bits.word();
+  unsigned used = 0;
   for (;;) {
     const UInt128 gap = den - r;
     bool p_bit;
@@ -19,9 +22,22 @@ Result<bool> bernoulli(RandomBits& bits, UInt128 num, UInt128 den) {
       p_bit = false;
       r = r + r;
     }
-    FEDSTAT_ASSIGN_OR_RETURN(const bool u_bit, bits.bit());
-    if (u_bit != p_bit) return p_bit;  // first difference: U < p iff p has the 1
-    if (r.is_zero()) return false;     // p's expansion ended and U's prefix equals it: U ≥ p
+    if (used == bits.available()) {  // the buffered word is used up: take the next one
+      bits.consume(used);
+      FEDSTAT_RETURN_IF_ERROR(bits.ensure_bits());
+      word = bits.word();
+      used = 0;
+    }
+    const bool u_bit = ((word >> used) & 1u) != 0;
+    ++used;
+    if (u_bit != p_bit) {  // first difference: U < p iff p has the 1
+      bits.consume(used);
+      return p_bit;
+    }
+    if (r.is_zero()) {  // p's expansion ended and U's prefix equals it: U ≥ p
+      bits.consume(used);
+      return false;
+    }
   }
 }
 

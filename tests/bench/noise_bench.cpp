@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "sdk/base/random_bits.h"
 #include "sdk/base/seeded_stream.h"
@@ -86,6 +87,27 @@ void BM_Skellam(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_Skellam)->Arg(100)->Arg(10000)->Arg(1000000);
+
+// Skellam with the full factor cache (PoissonSampler::cache_groups_wanted()).
+void BM_SkellamCached(benchmark::State& state) {
+  Bits b;
+  const Rational lambda{static_cast<uint64_t>(state.range(0)), 1};
+  SkellamSampler probe;
+  if (!probe.init(lambda).ok()) {
+    state.SkipWithError("init failed");
+    return;
+  }
+  std::vector<FactorGroup> cache(probe.cache_groups_wanted());
+  SkellamSampler sampler;
+  if (!sampler.init(lambda, Span<FactorGroup>(cache.data(), cache.size())).ok()) {
+    state.SkipWithError("init failed");
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(sampler.sample(b.bits).value());
+  state.SetItemsProcessed(state.iterations());
+  state.counters["cache_bytes"] = static_cast<double>(cache.size() * sizeof(FactorGroup));
+}
+BENCHMARK(BM_SkellamCached)->Arg(100)->Arg(10000)->Arg(1000000);
 
 void BM_PolyaShare(benchmark::State& state) {
   Bits b;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "sdk/noise/poisson.h"
 #include "sdk/noise/polya.h"
@@ -14,10 +15,15 @@ namespace {
 
 using testing_util::SeededBits;
 
-void check_poisson(Rational lambda, size_t n, uint64_t salt) {
+// cache: 0 = none, 1 = full (cache_groups_wanted()), 2 = a third of it (partial coverage).
+void check_poisson(Rational lambda, size_t n, uint64_t salt, int cache_mode = 0) {
   SeededBits s(salt);
   PoissonSampler sampler;
   ASSERT_TRUE(sampler.init(lambda).ok());
+  std::vector<FactorGroup> cache(cache_mode == 0   ? 0
+                                 : cache_mode == 1 ? sampler.cache_groups_wanted()
+                                                   : sampler.cache_groups_wanted() / 3);
+  ASSERT_TRUE(sampler.init(lambda, Span<FactorGroup>(cache.data(), cache.size())).ok());
   const double l = lambda.to_double();
   auto h = testing_util::histogram(n, [&] {
     auto r = sampler.sample(s.bits);
@@ -43,6 +49,15 @@ TEST(PoissonTest, MediumMeans) {
 TEST(PoissonTest, LargeMeans) {
   check_poisson(Rational{10000, 1}, 200000, 25);
   check_poisson(Rational{1000000, 1}, 100000, 26);
+}
+
+TEST(PoissonTest, CachedFactorsKeepTheDistribution) {
+  check_poisson(Rational{7, 2}, 200000, 60, 1);
+  check_poisson(Rational{100, 1}, 200000, 61, 1);
+  check_poisson(Rational{100, 1}, 200000, 62, 2);
+  check_poisson(Rational{10000, 1}, 200000, 63, 1);
+  check_poisson(Rational{10000, 1}, 200000, 64, 2);
+  check_poisson(Rational{123457, 7}, 100000, 65, 1);  // a non-integer λ
 }
 
 TEST(PoissonTest, ZeroAndInvalidParameters) {
