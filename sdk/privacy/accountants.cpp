@@ -1,0 +1,195 @@
+#include "sdk/privacy/accountants.h"
+
+#include <math.h>
+
+namespace fedstat {
+namespace privacy {
+namespace {
+
+bool positive(double x) {
+  return x > 0 && isfinite(x);
+}
+
+Status check_delta(double delta) {
+  if (!(delta > 0 && delta < 1)) return invalid_argument("delta must lie strictly between 0 and 1");
+  return Status();
+}
+
+Status check_sensitivity(Sensitivity s) {
+  if (!(s.l1 >= 0 && s.l2 >= 0 && isfinite(s.l1) && isfinite(s.l2))) {
+    return invalid_argument("sensitivities must be finite and non-negative");
+  }
+  return Status();
+}
+
+struct SkellamCurve {
+  Sensitivity single;
+  Span<const Sensitivity> batches;
+  double mu;
+};
+
+Result<double> skellam_curve(uint32_t alpha, const void* context) {
+  const SkellamCurve* c = static_cast<const SkellamCurve*>(context);
+  return c->batches.empty() ? skellam_rdp(alpha, c->single, c->mu)
+                            : skellam_rdp_mixture(alpha, c->batches, c->mu);
+}
+
+// Φ(x), accurate in the tails (erfc).
+double normal_cdf(double x) {
+  return 0.5 * erfc(-x / sqrt(2.0));
+}
+
+}  // namespace
+
+Result<double> skellam_rdp(uint32_t alpha, Sensitivity s, double mu) {
+  if (alpha < 2) return invalid_argument("Renyi order alpha must be an integer of at least 2");
+  FEDSTAT_RETURN_IF_ERROR(check_sensitivity(s));
+  if (!positive(mu)) return invalid_argument("Skellam mu (total Poisson mean) must be positive");
+  const double a = static_cast<double>(alpha);
+  const double l22 = s.l2 * s.l2;
+  const double correction_1 = ((2 * a - 1) * l22 + 6 * s.l1) / (16 * mu * mu);
+  const double correction_2 = 3 * s.l1 / (4 * mu);
+  return a * l22 / (4 * mu) + (correction_1 < correction_2 ? correction_1 : correction_2);
+}
+
+Result<double> skellam_rdp_mixture(uint32_t alpha, Span<const Sensitivity> by_batch, double mu) {
+  if (by_batch.empty()) return invalid_argument("the sensitivity array has no batches");
+  // log((1/m)·Σ exp(x_j)) with x_j = (α−1)·ε_j, stably: two passes, nothing stored.
+  const double scale = static_cast<double>(alpha - 1);
+  double top = -INFINITY;
+  for (const Sensitivity& s : by_batch) {
+    FEDSTAT_ASSIGN_OR_RETURN(const double eps, skellam_rdp(alpha, s, mu));
+    top = scale * eps > top ? scale * eps : top;
+  }
+  double sum = 0;
+  for (const Sensitivity& s : by_batch) {
+    FEDSTAT_ASSIGN_OR_RETURN(const double eps, skellam_rdp(alpha, s, mu));
+    sum += exp(scale * eps - top);
+  }
+  return (top + log(sum / static_cast<double>(by_batch.size()))) / scale;
+}
+
+Result<double> rdp_to_dp(uint32_t alpha, double rdp, double delta) {
+  if (alpha < 2) return invalid_argument("Renyi order alpha must be at least 2");
+  FEDSTAT_RETURN_IF_ERROR(check_delta(delta));
+  if (!(rdp >= 0) || !isfinite(rdp)) return invalid_argument("RDP value must be finite, >= 0");
+  const double a = static_cast<double>(alpha);
+  const double eps = rdp + (log(1 / delta) + (a - 1) * log(1 - 1 / a) - log(a)) / (a - 1);
+  return eps > 0 ? eps : 0.0;
+}
+
+Result<DpFromRdp> best_dp(RdpCurve curve, const void* context, double delta) {
+  FEDSTAT_RETURN_IF_ERROR(check_delta(delta));
+  DpFromRdp best;
+  best.epsilon = INFINITY;
+  for (uint32_t alpha = 2; alpha <= kMaxOrder; ++alpha) {
+    FEDSTAT_ASSIGN_OR_RETURN(const double rdp, curve(alpha, context));
+    FEDSTAT_ASSIGN_OR_RETURN(const double eps, rdp_to_dp(alpha, rdp, delta));
+    if (eps < best.epsilon) {
+      best.epsilon = eps;
+      best.best_order = alpha;
+    }
+  }
+  return best;
+}
+
+Result<DpFromRdp> skellam_epsilon(double lambda_per_client, uint32_t clients, Sensitivity s,
+                                  double delta) {
+  if (clients == 0) return invalid_argument("at least one client is needed");
+  const SkellamCurve curve{s, Span<const Sensitivity>(), lambda_per_client * clients};
+  if (!positive(curve.mu)) return invalid_argument("lambda per client must be positive");
+  return best_dp(skellam_curve, &curve, delta);
+}
+
+Result<DpFromRdp> skellam_epsilon_mixture(double lambda_per_client, uint32_t clients,
+                                          Span<const Sensitivity> by_batch, double delta) {
+  if (clients == 0) return invalid_argument("at least one client is needed");
+  const SkellamCurve curve{Sensitivity{}, by_batch, lambda_per_client * clients};
+  if (!positive(curve.mu)) return invalid_argument("lambda per client must be positive");
+  return best_dp(skellam_curve, &curve, delta);
+}
+
+Result<double> skellam_lambda(double epsilon, double delta, Sensitivity s, uint32_t clients) {
+  if (!positive(epsilon)) return invalid_argument("target epsilon must be positive");
+  FEDSTAT_RETURN_IF_ERROR(check_delta(delta));
+  FEDSTAT_RETURN_IF_ERROR(check_sensitivity(s));
+  if (clients == 0) return invalid_argument("at least one client is needed");
+  // ε(λ) decreases in λ: bisection on log λ between 1e-9 and 1e15.
+  double lo = log(1e-9), hi = log(1e15);
+  FEDSTAT_ASSIGN_OR_RETURN(const DpFromRdp at_hi, skellam_epsilon(exp(hi), clients, s, delta));
+  if (at_hi.epsilon > epsilon) {
+    return out_of_range("no per-client lambda up to 1e15 reaches that epsilon: raise it");
+  }
+  for (int i = 0; i < 200 && hi - lo > 1e-10; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    FEDSTAT_ASSIGN_OR_RETURN(const DpFromRdp at, skellam_epsilon(exp(mid), clients, s, delta));
+    (at.epsilon <= epsilon ? hi : lo) = mid;
+  }
+  return exp(hi);  // the upper end always satisfies the target
+}
+
+Result<double> gaussian_sigma_classical(double epsilon, double delta, double l2_sensitivity) {
+  if (!positive(epsilon) || !positive(l2_sensitivity)) {
+    return invalid_argument("epsilon and sensitivity must be positive");
+  }
+  FEDSTAT_RETURN_IF_ERROR(check_delta(delta));
+  if (epsilon >= 1) {
+    return out_of_range(
+        "the classical Gaussian calibration holds only for epsilon < 1: use "
+        "gaussian_sigma_analytic");
+  }
+  return l2_sensitivity * sqrt(2 * log(1.25 / delta)) / epsilon;
+}
+
+Result<double> gaussian_delta(double epsilon, double sigma, double l2_sensitivity) {
+  if (!(epsilon >= 0) || !positive(sigma) || !positive(l2_sensitivity)) {
+    return invalid_argument("epsilon must be >= 0, sigma and sensitivity positive");
+  }
+  const double a = l2_sensitivity / (2 * sigma);
+  const double b = epsilon * sigma / l2_sensitivity;
+  const double d = normal_cdf(a - b) - exp(epsilon) * normal_cdf(-a - b);
+  return d > 0 ? d : 0.0;
+}
+
+Result<double> gaussian_sigma_analytic(double epsilon, double delta, double l2_sensitivity) {
+  if (!positive(epsilon) || !positive(l2_sensitivity)) {
+    return invalid_argument("epsilon and sensitivity must be positive");
+  }
+  FEDSTAT_RETURN_IF_ERROR(check_delta(delta));
+  // δ(σ) decreases monotonically in σ: bracket, then bisect on log σ.
+  double lo = log(l2_sensitivity) - 40, hi = log(l2_sensitivity) + 40;
+  FEDSTAT_ASSIGN_OR_RETURN(const double d_hi, gaussian_delta(epsilon, exp(hi), l2_sensitivity));
+  if (d_hi > delta) return out_of_range("analytic Gaussian: no sigma below e^40·sensitivity works");
+  for (int i = 0; i < 300 && hi - lo > 1e-13; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    FEDSTAT_ASSIGN_OR_RETURN(const double d, gaussian_delta(epsilon, exp(mid), l2_sensitivity));
+    (d <= delta ? hi : lo) = mid;
+  }
+  return exp(hi);
+}
+
+Result<double> discrete_laplace_epsilon(double scale, double l1_sensitivity) {
+  if (!positive(scale) || !(l1_sensitivity >= 0) || !isfinite(l1_sensitivity)) {
+    return invalid_argument("scale must be positive and sensitivity finite, >= 0");
+  }
+  return l1_sensitivity / scale;
+}
+
+Result<double> truncated_discrete_laplace_delta(double scale, uint64_t bound,
+                                                uint64_t l1_sensitivity) {
+  if (!positive(scale)) return invalid_argument("scale must be positive");
+  if (l1_sensitivity > bound) return 1.0;  // a neighbour's outputs can be entirely disjoint
+  const double q = exp(-1 / scale);
+  double total = 1, tail = 0;  // Σ_{|k|≤B} q^|k| and Σ_{k=B−Δ+1..B} q^k
+  double power = 1;
+  for (uint64_t k = 1; k <= bound; ++k) {
+    power *= q;
+    total += 2 * power;
+    if (k + l1_sensitivity > bound) tail += power;
+  }
+  if (l1_sensitivity == 0) return 0.0;
+  return tail / total;
+}
+
+}  // namespace privacy
+}  // namespace fedstat

@@ -1,0 +1,91 @@
+// Privacy accountants: how much privacy a noise level spends, and how much noise a target needs.
+// Double precision (these produce parameters and reports, not noise).
+//
+// Skellam (Agarwal, Kairouz & Liu, NeurIPS 2021; 002 Lemma 2). For Sk(μ) = Poisson(μ) −
+// Poisson(μ) — variance 2μ, μ the POISSON MEAN — added to an integer function with L1/L2
+// sensitivities Δ1, Δ2, for integer α > 1:
+//     ε(α) = α·Δ2²/(4μ) + min( ((2α − 1)·Δ2² + 6·Δ1)/(16·μ²), 3·Δ1/(4μ) ).
+// 002 prints this twice: Lemma 2 with 16μ² (used here, AKL21's form) and Eq. 3 with 4μ², which
+// is merely looser. Substituting the variance 2μ for μ would understate ε (unsafe). With n
+// clients each adding Sk(λ) under secure aggregation, the sum carries Sk(n·λ): μ = n·λ.
+// The bound is checked against the exact Rényi divergence of the Skellam pmf in the tests.
+//
+// Mixture (002 Lemma 3, after Chen, Lee & Kifer 2019): when the differing record's batch j is
+// uniform over m batches with sensitivities (Δ1[j], Δ2[j]) (Algorithm 4),
+//     ε(α) = 1/(α−1) · log( (1/m)·Σ_j exp((α−1)·ε_j(α)) ),
+// which follows from joint convexity of ∫p^α q^(1−α). Our copy of 002 omits the 1/(α−1); that
+// printed form is larger by a factor α−1 (looser, never tighter).
+//
+// RDP → (ε, δ) (002 Lemma 1, Canonne, Kamath & Steinke 2020):
+//     ε' = ε(α) + (log(1/δ) + (α−1)·log(1 − 1/α) − log α)/(α − 1), minimised over integer
+// α in [2, kMaxOrder].
+//
+// Gaussian: classical σ = Δ·√(2·ln(1.25/δ))/ε (Dwork & Roth Thm A.1, valid for ε < 1 only);
+// analytic (Balle & Wang 2018; 004 Algorithm 1): the smallest σ with
+//     Φ(Δ/(2σ) − εσ/Δ) − e^ε·Φ(−Δ/(2σ) − εσ/Δ) ≤ δ,
+// the exact condition for the Gaussian mechanism, found by bisection on log σ (monotone).
+//
+// Discrete Laplace P(k) ∝ exp(−|k|/T) on an integer function with L1 sensitivity Δ: ε = Δ/T
+// (pure). Truncated to |k| ≤ B: ε = Δ/T and δ = Σ_{k=B−Δ+1..B} q^k / Σ_{|k|≤B} q^|k|, q = e^(−1/T)
+// (the mass of outputs a neighbour cannot produce).
+//
+// Errors: kInvalidArgument for non-positive or NaN parameters, δ outside (0, 1), α < 2;
+// kOutOfRange where a formula does not apply (classical Gaussian with ε ≥ 1; no λ up to 10^15
+// reaches the target). Memory: stack only.
+// Papers: 002 §2.1, §2.3, §4.1; 004 §3.2 and Algorithm 1; 001 §4.7.
+#ifndef FEDSTAT_SDK_PRIVACY_ACCOUNTANTS_H_
+#define FEDSTAT_SDK_PRIVACY_ACCOUNTANTS_H_
+
+#include <stdint.h>
+
+#include "sdk/base/result.h"
+#include "sdk/base/span.h"
+
+namespace fedstat {
+namespace privacy {
+
+constexpr uint32_t kMaxOrder = 512;
+
+struct Sensitivity {
+  double l1 = 0;
+  double l2 = 0;
+};
+
+// ε(α) of Sk(mu) noise (mu = total Poisson mean, e.g. clients·λ).
+Result<double> skellam_rdp(uint32_t alpha, Sensitivity sensitivity, double mu);
+// The mixture over equally likely batches (002 Lemma 3, normalised as above).
+Result<double> skellam_rdp_mixture(uint32_t alpha, Span<const Sensitivity> by_batch, double mu);
+// (ε, δ) from an RDP value at one order.
+Result<double> rdp_to_dp(uint32_t alpha, double rdp, double delta);
+
+// A curve of RDP values at orders 2..kMaxOrder, minimised after conversion.
+struct DpFromRdp {
+  double epsilon = 0;
+  uint32_t best_order = 0;
+};
+// The function maps an order to that order's RDP value.
+using RdpCurve = Result<double> (*)(uint32_t alpha, const void* context);
+Result<DpFromRdp> best_dp(RdpCurve curve, const void* context, double delta);
+
+// ε for n clients each adding Sk(lambda_per_client).
+Result<DpFromRdp> skellam_epsilon(double lambda_per_client, uint32_t clients,
+                                  Sensitivity sensitivity, double delta);
+Result<DpFromRdp> skellam_epsilon_mixture(double lambda_per_client, uint32_t clients,
+                                          Span<const Sensitivity> by_batch, double delta);
+// The smallest per-client λ whose ε is at most `epsilon` (relative precision 1e-9, rounded up).
+Result<double> skellam_lambda(double epsilon, double delta, Sensitivity sensitivity,
+                              uint32_t clients);
+
+Result<double> gaussian_sigma_classical(double epsilon, double delta, double l2_sensitivity);
+Result<double> gaussian_sigma_analytic(double epsilon, double delta, double l2_sensitivity);
+// δ of the Gaussian mechanism at a given σ (the exact curve the analytic calibration inverts).
+Result<double> gaussian_delta(double epsilon, double sigma, double l2_sensitivity);
+
+Result<double> discrete_laplace_epsilon(double scale, double l1_sensitivity);
+Result<double> truncated_discrete_laplace_delta(double scale, uint64_t bound,
+                                                uint64_t l1_sensitivity);
+
+}  // namespace privacy
+}  // namespace fedstat
+
+#endif  // FEDSTAT_SDK_PRIVACY_ACCOUNTANTS_H_

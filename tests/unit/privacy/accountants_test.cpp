@@ -1,0 +1,155 @@
+// Accountants against reference values computed independently with scipy
+// (tests/vectors/privacy_reference.py → privacy_reference_vectors.h), plus the properties the
+// formulas must have.
+#include "sdk/privacy/accountants.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "tests/vectors/privacy_reference_vectors.h"
+
+namespace fedstat {
+namespace privacy {
+namespace {
+
+TEST(SkellamAccountantTest, RdpMatchesReference) {
+  for (const auto& v : reference::kSkellamRdp) {
+    const auto rdp = skellam_rdp(static_cast<uint32_t>(v[0]), Sensitivity{v[1], v[2]}, v[3]);
+    ASSERT_TRUE(rdp.ok());
+    EXPECT_NEAR(rdp.value(), v[4], 1e-12 * v[4]);
+  }
+}
+
+TEST(SkellamAccountantTest, BoundIsNeverBelowTheExactRenyiDivergence) {
+  // The exact D_α(Sk(μ) + Δ ‖ Sk(μ)) comes from scipy's Skellam pmf; a bound below it would be
+  // a privacy claim the mechanism does not meet.
+  for (const auto& v : reference::kSkellamExactRenyi) {
+    const auto bound =
+        skellam_rdp(static_cast<uint32_t>(v[0]), Sensitivity{v[2], v[2]}, v[1]).value();
+    EXPECT_GE(bound, v[3]) << "alpha " << v[0] << " mu " << v[1] << " shift " << v[2];
+    // And not vacuous where noise dominates the shift (μ ≥ 10): within 1.5× of the truth.
+    if (v[1] >= 10) {
+      EXPECT_LT(bound, 1.5 * v[3]) << "alpha " << v[0] << " mu " << v[1];
+    }
+  }
+}
+
+TEST(SkellamAccountantTest, SubstitutingTheVarianceWouldBeUnsafe) {
+  // Using the variance 2μ where the bound wants μ understates ε below the exact divergence.
+  bool understated_somewhere = false;
+  for (const auto& v : reference::kSkellamExactRenyi) {
+    const auto wrong =
+        skellam_rdp(static_cast<uint32_t>(v[0]), Sensitivity{v[2], v[2]}, 2 * v[1]).value();
+    understated_somewhere |= wrong < v[3];
+  }
+  EXPECT_TRUE(understated_somewhere);
+}
+
+TEST(SkellamAccountantTest, EpsilonMatchesReference) {
+  for (const auto& v : reference::kSkellamEpsilon) {
+    const auto e =
+        skellam_epsilon(v[0], static_cast<uint32_t>(v[1]), Sensitivity{v[2], v[3]}, v[4]);
+    ASSERT_TRUE(e.ok()) << e.status().message();
+    EXPECT_NEAR(e->epsilon, v[5], 1e-9 * v[5]);
+    EXPECT_GE(e->best_order, 2u);
+  }
+}
+
+TEST(SkellamAccountantTest, SmallestLambdaMatchesReferenceAndMeetsTheTarget) {
+  for (const auto& v : reference::kSkellamLambda) {
+    const Sensitivity s{v[2], v[3]};
+    const uint32_t clients = static_cast<uint32_t>(v[4]);
+    const auto lambda = skellam_lambda(v[0], v[1], s, clients);
+    ASSERT_TRUE(lambda.ok()) << lambda.status().message();
+    EXPECT_NEAR(lambda.value(), v[5], 1e-6 * v[5]);
+    EXPECT_LE(skellam_epsilon(lambda.value(), clients, s, v[1])->epsilon, v[0]);
+    EXPECT_GT(skellam_epsilon(lambda.value() * (1 - 1e-6), clients, s, v[1])->epsilon, v[0]);
+  }
+}
+
+TEST(SkellamAccountantTest, MixtureOfEqualBatchesIsTheSingleBoundAndLiesBetween) {
+  const std::vector<Sensitivity> same(5, Sensitivity{4, 2});
+  for (uint32_t alpha : {2u, 7u, 40u}) {
+    const double single = skellam_rdp(alpha, Sensitivity{4, 2}, 300).value();
+    const double mixed =
+        skellam_rdp_mixture(alpha, Span<const Sensitivity>(same.data(), same.size()), 300).value();
+    EXPECT_NEAR(mixed, single, 1e-12 * single);
+  }
+  const std::vector<Sensitivity> growing = {{1, 1}, {2, 2}, {4, 3}, {8, 5}};
+  const Span<const Sensitivity> span(growing.data(), growing.size());
+  const double mixed = skellam_rdp_mixture(9, span, 50).value();
+  EXPECT_GT(mixed, skellam_rdp(9, growing.front(), 50).value());
+  EXPECT_LT(mixed, skellam_rdp(9, growing.back(), 50).value());
+  EXPECT_LT(skellam_epsilon_mixture(1, 50, span, 1e-6)->epsilon,
+            skellam_epsilon(1, 50, growing.back(), 1e-6)->epsilon);
+}
+
+TEST(SkellamAccountantTest, MoreNoiseOrMoreClientsMeansLessEpsilon) {
+  double previous = INFINITY;
+  for (double lambda : {1.0, 10.0, 100.0, 1000.0}) {
+    const double e = skellam_epsilon(lambda, 10, Sensitivity{1, 1}, 1e-6)->epsilon;
+    EXPECT_LT(e, previous);
+    previous = e;
+  }
+  EXPECT_LT(skellam_epsilon(10, 100, Sensitivity{1, 1}, 1e-6)->epsilon,
+            skellam_epsilon(10, 10, Sensitivity{1, 1}, 1e-6)->epsilon);
+}
+
+TEST(GaussianAccountantTest, AnalyticAndClassicalMatchReference) {
+  for (const auto& v : reference::kGaussianSigma) {
+    const auto agm = gaussian_sigma_analytic(v[0], v[1], v[2]);
+    ASSERT_TRUE(agm.ok());
+    EXPECT_NEAR(agm.value(), v[3], 1e-7 * v[3]);
+    EXPECT_LE(gaussian_delta(v[0], agm.value(), v[2]).value(), v[1] * (1 + 1e-9));
+    const auto classical = gaussian_sigma_classical(v[0], v[1], v[2]);
+    if (v[4] > 0) {
+      ASSERT_TRUE(classical.ok());
+      EXPECT_NEAR(classical.value(), v[4], 1e-12 * v[4]);
+      EXPECT_LE(agm.value(), classical.value());  // AGM never needs more noise
+    } else {
+      EXPECT_EQ(classical.status().code(), StatusCode::kOutOfRange);
+    }
+  }
+}
+
+TEST(GaussianAccountantTest, AnalyticSigmaFallsAsEpsilonGrows) {
+  double previous = INFINITY;
+  for (double eps : {0.05, 0.1, 0.3, 1.0, 3.0, 10.0}) {
+    const double sigma = gaussian_sigma_analytic(eps, 1e-6, 1).value();
+    EXPECT_LT(sigma, previous) << eps;
+    previous = sigma;
+  }
+}
+
+TEST(LaplaceAccountantTest, PureAndTruncated) {
+  EXPECT_DOUBLE_EQ(discrete_laplace_epsilon(4, 2).value(), 0.5);
+  for (const auto& v : reference::kTruncatedDlapDelta) {
+    const auto d = truncated_discrete_laplace_delta(v[0], static_cast<uint64_t>(v[1]),
+                                                    static_cast<uint64_t>(v[2]));
+    ASSERT_TRUE(d.ok());
+    EXPECT_NEAR(d.value(), v[3], 1e-12);
+  }
+  EXPECT_EQ(truncated_discrete_laplace_delta(2, 3, 4).value(), 1.0);
+}
+
+TEST(AccountantErrorsTest, BadParametersAreRefused) {
+  EXPECT_EQ(skellam_rdp(1, Sensitivity{1, 1}, 10).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(skellam_rdp(2, Sensitivity{-1, 1}, 10).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(skellam_rdp(2, Sensitivity{1, 1}, 0).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(rdp_to_dp(2, 1, 0).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(rdp_to_dp(2, 1, 1).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(skellam_epsilon(1, 0, Sensitivity{1, 1}, 1e-5).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(skellam_lambda(1e-12, 1e-5, Sensitivity{1000, 1000}, 1).status().code(),
+            StatusCode::kOutOfRange);
+  EXPECT_EQ(gaussian_sigma_analytic(0, 1e-5, 1).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(gaussian_sigma_analytic(NAN, 1e-5, 1).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(skellam_rdp_mixture(2, Span<const Sensitivity>(), 5).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace privacy
+}  // namespace fedstat
