@@ -1,0 +1,93 @@
+// fedstat-privacy: the SDK's privacy accountants from the command line. Prints one number, or a
+// JSON object with --json.
+//
+//   fedstat-privacy skellam-epsilon --lambda L --clients N --l1 D1 --l2 D2 --delta D
+//       ε of n clients each adding Sk(L) (the sum carries Sk(N·L)); integer Rényi orders 2..512
+//   fedstat-privacy skellam-lambda --epsilon E --delta D --l1 D1 --l2 D2 --clients N
+//       the smallest per-client L that achieves (E, D)
+//   fedstat-privacy agm-sigma   --epsilon E --delta D --sensitivity S   (Balle & Wang 2018)
+//   fedstat-privacy gauss-sigma --epsilon E --delta D --sensitivity S   (classical, E < 1)
+#include <cstdio>
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "sdk/privacy/accountants.h"
+
+namespace {
+
+int fail(const fedstat::Status& status) {
+  std::fprintf(stderr, "fedstat-privacy: %s\n", status.message());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace fedstat::privacy;  // NOLINT: a small tool
+  CLI::App app{"fedstat-privacy: privacy accountants (Skellam RDP, analytic/classical Gaussian)"};
+  app.require_subcommand(1);
+  bool json = false;
+  app.add_flag("--json", json, "print a JSON object instead of one number");
+  double lambda = 0, epsilon = 0, delta = 0, l1 = 0, l2 = 0, sensitivity = 0;
+  uint32_t clients = 1;
+
+  auto* skellam_eps = app.add_subcommand("skellam-epsilon", "epsilon of distributed Skellam noise");
+  skellam_eps->add_option("--lambda", lambda, "per-client Poisson mean L")->required();
+  skellam_eps->add_option("--clients", clients, "number of clients N")->required();
+  skellam_eps->add_option("--l1", l1, "L1 sensitivity")->required();
+  skellam_eps->add_option("--l2", l2, "L2 sensitivity")->required();
+  skellam_eps->add_option("--delta", delta, "target delta")->required();
+
+  auto* skellam_lam = app.add_subcommand("skellam-lambda", "smallest per-client Skellam lambda");
+  skellam_lam->add_option("--epsilon", epsilon, "target epsilon")->required();
+  skellam_lam->add_option("--delta", delta, "target delta")->required();
+  skellam_lam->add_option("--l1", l1, "L1 sensitivity")->required();
+  skellam_lam->add_option("--l2", l2, "L2 sensitivity")->required();
+  skellam_lam->add_option("--clients", clients, "number of clients N")->required();
+
+  auto* agm = app.add_subcommand("agm-sigma", "analytic Gaussian mechanism sigma");
+  auto* gauss = app.add_subcommand("gauss-sigma", "classical Gaussian mechanism sigma (eps < 1)");
+  for (auto* sub : {agm, gauss}) {
+    sub->add_option("--epsilon", epsilon, "target epsilon")->required();
+    sub->add_option("--delta", delta, "target delta")->required();
+    sub->add_option("--sensitivity", sensitivity, "L2 sensitivity")->required();
+  }
+  CLI11_PARSE(app, argc, argv);
+
+  if (skellam_eps->parsed()) {
+    auto r = skellam_epsilon(lambda, clients, Sensitivity{l1, l2}, delta);
+    if (!r.ok()) return fail(r.status());
+    if (json) {
+      std::printf(
+          "{\"epsilon\": %.17g, \"best_order\": %u, \"lambda\": %.17g, \"clients\": %u, "
+          "\"delta\": %.17g}\n",
+          r->epsilon, r->best_order, lambda, clients, delta);
+    } else {
+      std::printf("%.17g\n", r->epsilon);
+    }
+    return 0;
+  }
+  if (skellam_lam->parsed()) {
+    auto r = skellam_lambda(epsilon, delta, Sensitivity{l1, l2}, clients);
+    if (!r.ok()) return fail(r.status());
+    if (json) {
+      std::printf("{\"lambda\": %.17g, \"epsilon\": %.17g, \"delta\": %.17g, \"clients\": %u}\n",
+                  r.value(), epsilon, delta, clients);
+    } else {
+      std::printf("%.17g\n", r.value());
+    }
+    return 0;
+  }
+  auto r = agm->parsed() ? gaussian_sigma_analytic(epsilon, delta, sensitivity)
+                         : gaussian_sigma_classical(epsilon, delta, sensitivity);
+  if (!r.ok()) return fail(r.status());
+  if (json) {
+    std::printf(
+        "{\"sigma\": %.17g, \"epsilon\": %.17g, \"delta\": %.17g, \"sensitivity\": %.17g, "
+        "\"calibration\": \"%s\"}\n",
+        r.value(), epsilon, delta, sensitivity, agm->parsed() ? "analytic" : "classical");
+  } else {
+    std::printf("%.17g\n", r.value());
+  }
+  return 0;
+}
