@@ -1,0 +1,214 @@
+#include "sdk/privacy/budget_ledger.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "platform/platform.h"
+#include "sdk/base/bytes.h"
+#include "sdk/privacy/accountants.h"
+
+namespace fedstat {
+namespace privacy {
+namespace {
+
+constexpr uint32_t kLedgerVersion = 1;
+
+uint64_t bits_of(double x) {
+  uint64_t b;
+  memcpy(&b, &x, sizeof(b));
+  return b;
+}
+double double_of(uint64_t b) {
+  double x;
+  memcpy(&x, &b, sizeof(x));
+  return x;
+}
+
+Status check_spend(const PrivacySpend& s) {
+  if (!(s.epsilon >= 0) || !isfinite(s.epsilon) || !(s.delta >= 0) || !(s.delta < 1)) {
+    return invalid_argument("a spend needs finite epsilon >= 0 and 0 <= delta < 1");
+  }
+  if (s.has_rdp) {
+    for (double r : s.rdp) {
+      if (!(r >= 0) || !isfinite(r)) return invalid_argument("RDP values must be finite, >= 0");
+    }
+  }
+  return Status();
+}
+
+}  // namespace
+
+Status BudgetLedger::init(const LedgerConfig& config, Span<PrivacySpend> entries,
+                          MutableByteSpan scratch) {
+  ready_ = false;
+  if (!(config.epsilon_budget > 0) || !(config.delta_budget > 0 && config.delta_budget < 1)) {
+    return invalid_argument("ledger budget needs epsilon > 0 and 0 < delta < 1");
+  }
+  if (entries.empty()) return invalid_argument("ledger needs room for at least one entry");
+  if (scratch.size() < blob_bytes(entries.size())) {
+    return resource_exhausted("ledger scratch buffer is smaller than blob_bytes(capacity)");
+  }
+  config_ = config;
+  entries_ = entries;
+  scratch_ = scratch;
+  count_ = 0;
+  locked_ = false;
+  ready_ = true;
+  return Status();
+}
+
+bool BudgetLedger::active(const PrivacySpend& s, uint64_t now_seconds) const {
+  return s.time_seconds + config_.window_seconds > now_seconds;
+}
+
+Result<Spent> BudgetLedger::compose(uint64_t now_seconds, const PrivacySpend* extra) const {
+  Spent basic;
+  double rdp[kLedgerOrderCount] = {};
+  bool any_rdp = false;
+  auto add = [&](const PrivacySpend& s) {
+    if (s.has_rdp) {
+      any_rdp = true;
+      for (size_t k = 0; k < kLedgerOrderCount; ++k) rdp[k] += s.rdp[k];
+    } else {
+      basic.epsilon += s.epsilon;
+      basic.delta += s.delta;
+    }
+  };
+  for (size_t i = 0; i < count_; ++i) {
+    if (active(entries_[i], now_seconds)) add(entries_[i]);
+  }
+  if (extra != nullptr) add(*extra);
+  if (!any_rdp) return basic;
+  const double delta_rdp = config_.delta_budget - basic.delta;
+  if (!(delta_rdp > 0)) return Spent{INFINITY, config_.delta_budget};
+  double best = INFINITY;
+  for (size_t k = 0; k < kLedgerOrderCount; ++k) {
+    FEDSTAT_ASSIGN_OR_RETURN(const double e, rdp_to_dp(kLedgerOrders[k], rdp[k], delta_rdp));
+    best = e < best ? e : best;
+  }
+  return Spent{basic.epsilon + best, config_.delta_budget};
+}
+
+Result<Spent> BudgetLedger::spent(uint64_t now_seconds) const {
+  if (!ready_) return failed_precondition("ledger used before init()");
+  return compose(now_seconds, nullptr);
+}
+
+Status BudgetLedger::charge(const PrivacySpend& spend, uint64_t now_seconds) {
+  if (!ready_) return failed_precondition("ledger used before init()");
+  if (locked_) {
+    return failed_precondition(
+        "the stored ledger was corrupt: no spend is allowed until "
+        "reset_after_data_loss() deliberately starts a new one");
+  }
+  FEDSTAT_RETURN_IF_ERROR(check_spend(spend));
+  PrivacySpend entry = spend;
+  entry.time_seconds = now_seconds;
+  FEDSTAT_ASSIGN_OR_RETURN(const Spent total, compose(now_seconds, &entry));
+  if (total.epsilon > config_.epsilon_budget || total.delta > config_.delta_budget) {
+    return resource_exhausted(
+        "privacy budget exceeded: this task would take the spend in the "
+        "window past the configured (epsilon, delta); run it later or "
+        "with less privacy cost");
+  }
+  // Keep the spends still in the window (and the new one); undo if persisting fails.
+  size_t kept = 0;
+  for (size_t i = 0; i < count_; ++i) {
+    if (active(entries_[i], now_seconds)) ++kept;
+  }
+  if (kept == entries_.size()) {
+    return resource_exhausted("privacy ledger is full: give it more entries or a shorter window");
+  }
+  // Move the spends still in the window to the front (expired ones are dropped), append.
+  size_t write = 0;
+  const size_t old_count = count_;
+  for (size_t i = 0; i < old_count; ++i) {
+    if (active(entries_[i], now_seconds)) {
+      if (write != i) {
+        const PrivacySpend moved = entries_[i];
+        entries_[i] = entries_[write];
+        entries_[write] = moved;
+      }
+      ++write;
+    }
+  }
+  entries_[write] = entry;
+  count_ = write + 1;
+  const Status saved = persist();
+  if (!saved.ok()) {
+    count_ = write;  // the new spend is not recorded; expired ones stay dropped (never counted)
+    return saved;
+  }
+  return Status();
+}
+
+Status BudgetLedger::persist() {
+  uint8_t* p = scratch_.data();
+  store_le32(p, kLedgerVersion);
+  store_le32(p + 4, static_cast<uint32_t>(count_));
+  p += 8;
+  for (size_t i = 0; i < count_; ++i) {
+    const PrivacySpend& s = entries_[i];
+    store_le64(p, s.time_seconds);
+    store_le32(p + 8, s.task_id);
+    store_le32(p + 12, s.has_rdp ? 1u : 0u);
+    store_le64(p + 16, bits_of(s.epsilon));
+    store_le64(p + 24, bits_of(s.delta));
+    for (size_t k = 0; k < kLedgerOrderCount; ++k) store_le64(p + 32 + 8 * k, bits_of(s.rdp[k]));
+    p += kEntryBytes;
+  }
+  return platform::save_blob(config_.blob_name, ByteSpan(scratch_.data(), blob_bytes(count_)));
+}
+
+Status BudgetLedger::load() {
+  if (!ready_) return failed_precondition("ledger used before init()");
+  auto loaded = platform::load_blob(config_.blob_name, scratch_);
+  if (loaded.status().code() == StatusCode::kNotFound) {
+    count_ = 0;
+    return Status();
+  }
+  if (loaded.status().code() == StatusCode::kResourceExhausted) {
+    locked_ = true;
+    return resource_exhausted("the stored ledger holds more entries than this ledger's capacity");
+  }
+  if (!loaded.ok()) {
+    locked_ = loaded.status().code() == StatusCode::kDataLoss;
+    return loaded.status();
+  }
+  const uint8_t* p = scratch_.data();
+  const size_t size = loaded.value();
+  const size_t stored = size >= 8 ? load_le32(p + 4) : 0;
+  if (size < 8 || load_le32(p) != kLedgerVersion || stored > entries_.size() ||
+      size != blob_bytes(stored)) {
+    locked_ = true;
+    return data_loss("the stored ledger has an unknown version or a wrong length");
+  }
+  p += 8;
+  for (size_t i = 0; i < stored; ++i) {
+    PrivacySpend& s = entries_[i];
+    s.time_seconds = load_le64(p);
+    s.task_id = load_le32(p + 8);
+    s.has_rdp = load_le32(p + 12) != 0;
+    s.epsilon = double_of(load_le64(p + 16));
+    s.delta = double_of(load_le64(p + 24));
+    for (size_t k = 0; k < kLedgerOrderCount; ++k) s.rdp[k] = double_of(load_le64(p + 32 + 8 * k));
+    if (!check_spend(s).ok()) {
+      locked_ = true;
+      return data_loss("the stored ledger holds an impossible spend");
+    }
+    p += kEntryBytes;
+  }
+  count_ = stored;
+  locked_ = false;
+  return Status();
+}
+
+Status BudgetLedger::reset_after_data_loss() {
+  if (!ready_) return failed_precondition("ledger used before init()");
+  count_ = 0;
+  locked_ = false;
+  return persist();
+}
+
+}  // namespace privacy
+}  // namespace fedstat
