@@ -9,8 +9,11 @@
 //     polya    --t T --clients N   one client's share; N shares sum to dlaplace --t T
 // Numbers are decimals ("0.25") or exact fractions ("1/3"). The seed S (an unsigned 64-bit
 // integer) keys the SeededStream: seed bytes 0..7 = S little-endian, 8..31 = 0, stream 0.
+// poisson and skellam take --method tabulated (default: TabulatedPoissonSampler, fast) or
+// integer (PoissonSampler, small memory); both are exact, and they draw different streams.
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "sdk/base/random_bits.h"
@@ -18,6 +21,7 @@
 #include "sdk/noise/add_noise.h"
 #include "sdk/noise/discrete_laplace.h"
 #include "sdk/noise/poisson.h"
+#include "sdk/noise/tabulated_poisson.h"
 
 using fedstat::noise::NoiseKind;
 using fedstat::noise::Rational;
@@ -43,6 +47,9 @@ int main(int argc, char** argv) {
   uint64_t seed = 0;
   std::string lambda, t, sigma2;
   uint32_t clients = 0;
+  std::string method = "tabulated";
+  app.add_option("--method", method, "poisson/skellam sampler: tabulated or integer")
+      ->check(CLI::IsMember({"tabulated", "integer"}));
   app.add_option("DIST", dist, "poisson | skellam | dlaplace | dgauss | polya")
       ->required()
       ->check(CLI::IsMember({"poisson", "skellam", "dlaplace", "dgauss", "polya"}));
@@ -84,19 +91,45 @@ int main(int argc, char** argv) {
   fedstat::RandomBits bits(stream);
   fedstat::noise::NoiseSampler sampler;
   fedstat::noise::PoissonSampler poisson_sampler;
-  const fedstat::Status init = poisson ? poisson_sampler.init(spec.parameter) : sampler.init(spec);
+  fedstat::noise::TabulatedPoissonSampler tabulated;
+  std::vector<fedstat::noise::PoissonThreshold> table;
+  std::vector<uint64_t> scratch;
+  const bool use_table = spec.kind == NoiseKind::kSkellam && method == "tabulated";
+  fedstat::Status init;
+  if (use_table) {
+    auto sizes = fedstat::noise::TabulatedPoissonSampler::sizes_for(spec.parameter);
+    init = sizes.status();
+    if (sizes.ok()) {
+      table.resize(sizes->table_entries);
+      scratch.resize(sizes->scratch_limbs);
+      init = tabulated.init(
+          spec.parameter,
+          fedstat::Span<fedstat::noise::PoissonThreshold>(table.data(), table.size()),
+          fedstat::Span<uint64_t>(scratch.data(), scratch.size()));
+    }
+  } else {
+    init = poisson ? poisson_sampler.init(spec.parameter) : sampler.init(spec);
+  }
   if (!init.ok()) {
     std::fprintf(stderr, "fedstat-noise: %s\n", init.message());
     return 2;
   }
+  auto draw_poisson = [&]() {
+    return use_table ? tabulated.sample(bits) : poisson_sampler.sample(bits);
+  };
   std::string out;
   out.reserve(1 << 16);
   for (uint64_t i = 0; i < count; ++i) {
     long long value;
-    if (poisson) {
-      auto r = poisson_sampler.sample(bits);
+    if (poisson || use_table) {
+      auto r = draw_poisson();
       if (!r.ok()) return std::fprintf(stderr, "fedstat-noise: %s\n", r.status().message()), 1;
       value = static_cast<long long>(r.value());
+      if (!poisson) {  // skellam: the difference of two draws
+        auto r2 = draw_poisson();
+        if (!r2.ok()) return std::fprintf(stderr, "fedstat-noise: %s\n", r2.status().message()), 1;
+        value -= static_cast<long long>(r2.value());
+      }
     } else {
       auto r = sampler.sample(bits);
       if (!r.ok()) return std::fprintf(stderr, "fedstat-noise: %s\n", r.status().message()), 1;

@@ -15,6 +15,7 @@
 #include "sdk/noise/discrete_laplace.h"
 #include "sdk/noise/poisson.h"
 #include "sdk/noise/polya.h"
+#include "sdk/noise/tabulated_poisson.h"
 
 namespace fedstat {
 namespace noise {
@@ -108,6 +109,31 @@ void BM_SkellamCached(benchmark::State& state) {
   state.counters["cache_bytes"] = static_cast<double>(cache.size() * sizeof(FactorGroup));
 }
 BENCHMARK(BM_SkellamCached)->Arg(100)->Arg(10000)->Arg(1000000);
+
+// The tabulated exact sampler (table + scratch from sizes_for()).
+void BM_SkellamTabulated(benchmark::State& state) {
+  Bits b;
+  const Rational lambda{static_cast<uint64_t>(state.range(0)), 1};
+  auto sizes = TabulatedSkellamSampler::sizes_for(lambda);
+  if (!sizes.ok()) {
+    state.SkipWithError("sizes_for failed");
+    return;
+  }
+  std::vector<PoissonThreshold> table(sizes->table_entries);
+  std::vector<uint64_t> scratch(sizes->scratch_limbs);
+  TabulatedSkellamSampler sampler;
+  if (!sampler
+           .init(lambda, Span<PoissonThreshold>(table.data(), table.size()),
+                 Span<uint64_t>(scratch.data(), scratch.size()))
+           .ok()) {
+    state.SkipWithError("init failed");
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(sampler.sample(b.bits).value());
+  state.SetItemsProcessed(state.iterations());
+  state.counters["table_bytes"] = static_cast<double>(table.size() * sizeof(PoissonThreshold));
+}
+BENCHMARK(BM_SkellamTabulated)->Arg(100)->Arg(10000)->Arg(1000000)->Arg(10000000);
 
 void BM_PolyaShare(benchmark::State& state) {
   Bits b;

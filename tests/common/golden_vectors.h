@@ -61,6 +61,11 @@ constexpr int64_t kSkellam100[8] = {12, -31, 7, -2, 3, 4, 10, 14};
 constexpr int64_t kDiscreteGaussian10[8] = {4, -3, -4, -2, -4, 1, -3, 2};
 constexpr int64_t kDiscreteLaplace3[8] = {-6, -3, 7, 5, -2, -11, 1, 3};
 
+// TabulatedSkellamSampler(λ = 100) over RandomBits(SeededStream(seed 00..1f, stream 8)): its
+// first 8 draws. Its decisions are exact events, so these do not depend on floating-point
+// details of the table; Cortex-M (software double) must reproduce them.
+constexpr int64_t kTabulatedSkellam100[8] = {0, -20, 14, -8, -16, 10, 1, -10};
+
 // CRC-32 check value (the catalogue's "check": crc32("123456789")).
 constexpr uint32_t kCrc32Check = 0xCBF43926u;
 

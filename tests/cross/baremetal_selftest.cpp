@@ -17,6 +17,7 @@
 #include "sdk/noise/discrete_gaussian.h"
 #include "sdk/noise/discrete_laplace.h"
 #include "sdk/noise/poisson.h"
+#include "sdk/noise/tabulated_poisson.h"
 #include "sdk/wire/envelope_codec.h"
 #include "tests/common/golden_vectors.h"
 
@@ -121,6 +122,24 @@ void check_noise() {
     same &= v.ok() && v.value() == expected;
   }
   check(same, "exact discrete Laplace(3): same draws");
+
+  // The tabulated sampler: a table built with software doubles, decisions still exact.
+  static noise::PoissonThreshold table[256];
+  static uint64_t scratch[768];
+  auto sizes = noise::TabulatedSkellamSampler::sizes_for(noise::Rational{100, 1});
+  static SeededStream stream8(counting_seed(), 8);
+  static RandomBits bits8(stream8);
+  static noise::TabulatedSkellamSampler tabulated;
+  same = sizes.ok() && sizes->table_entries <= 256 && sizes->scratch_limbs <= 768 &&
+         tabulated
+             .init(noise::Rational{100, 1}, Span<noise::PoissonThreshold>(table),
+                   Span<uint64_t>(scratch))
+             .ok();
+  for (int64_t expected : golden::kTabulatedSkellam100) {
+    auto v = tabulated.sample(bits8);
+    same &= v.ok() && v.value() == expected;
+  }
+  check(same, "tabulated exact Skellam(100): same draws (table from software doubles)");
 }
 
 void check_platform() {

@@ -8,7 +8,8 @@ function(run_tool out_var rc_var)
   set(${rc_var} "${rc}" PARENT_SCOPE)
 endfunction()
 
-foreach(args "skellam;--lambda;100" "poisson;--lambda;7/2" "dlaplace;--t;2.5" "dgauss;--sigma2;10"
+foreach(args "skellam;--lambda;100" "skellam;--lambda;100;--method;integer" "poisson;--lambda;7/2"
+             "poisson;--lambda;10000;--method;integer" "dlaplace;--t;2.5" "dgauss;--sigma2;10"
              "polya;--t;3;--clients;4")
   run_tool(a rc_a ${args} --n 500 --seed 42)
   run_tool(b rc_b ${args} --n 500 --seed 42)
