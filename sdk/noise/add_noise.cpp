@@ -37,18 +37,30 @@ Result<int64_t> NoiseSampler::sample(RandomBits& bits) const {
   return internal_error("unknown noise kind");
 }
 
-Status add_noise(Span<const int64_t> in, Span<int64_t> out, const NoiseSampler& noise,
+namespace {
+template <typename Value>
+Status add_plain(Span<const Value> in, Span<Value> out, const NoiseSampler& noise,
                  RandomBits& bits) {
   if (in.size() != out.size()) return invalid_argument("add_noise: in and out differ in length");
   for (size_t i = 0; i < in.size(); ++i) {
     FEDSTAT_ASSIGN_OR_RETURN(const int64_t z, noise.sample(bits));
-    int64_t sum;
+    Value sum;
     if (__builtin_add_overflow(in[i], z, &sum)) {
-      return out_of_range("add_noise: value + noise overflows int64: use add_noise_mod");
+      return out_of_range("add_noise: value + noise overflows the value type: use add_noise_mod");
     }
     out[i] = sum;
   }
   return Status();
+}
+}  // namespace
+
+Status add_noise(Span<const int64_t> in, Span<int64_t> out, const NoiseSampler& noise,
+                 RandomBits& bits) {
+  return add_plain<int64_t>(in, out, noise, bits);
+}
+Status add_noise(Span<const int32_t> in, Span<int32_t> out, const NoiseSampler& noise,
+                 RandomBits& bits) {
+  return add_plain<int32_t>(in, out, noise, bits);
 }
 
 namespace {

@@ -1,7 +1,7 @@
 // Adding i.i.d. integer noise to vectors: the last step before a report is encoded.
 //
 // NoiseSampler holds one distribution (NoiseSpec) ready to draw from. add_noise writes
-// out[i] = in[i] + noise_i for int64 values, refusing (kOutOfRange, before writing that
+// out[i] = in[i] + noise_i for int32 or int64 values, refusing (kOutOfRange, before writing that
 // element) a sum that would overflow; add_noise_mod writes out[i] = (in[i] + noise_i) mod 2^bits
 // for unsigned words, the form secure aggregation sums. `in` and `out` may be the same span; on
 // an error (a failing random source, an overflow) the elements before the failing index already
@@ -47,6 +47,8 @@ class NoiseSampler {
 };
 
 Status add_noise(Span<const int64_t> in, Span<int64_t> out, const NoiseSampler& noise,
+                 RandomBits& bits);
+Status add_noise(Span<const int32_t> in, Span<int32_t> out, const NoiseSampler& noise,
                  RandomBits& bits);
 // bits_of_modulus in 1..32 (uint32 words) or 1..64 (uint64 words).
 Status add_noise_mod(Span<const uint32_t> in, Span<uint32_t> out, unsigned bits_of_modulus,

@@ -1,6 +1,8 @@
 // TabulatedPoissonSampler: exact Poisson(λ) (and Skellam) at table-lookup speed, for devices and
 // hosts with memory for a table. Exact: floating point only decides which path runs; every
-// outcome has exactly the Poisson probability.
+// outcome has exactly the Poisson probability. So the low-order-bit leaks of samplers whose
+// OUTPUT is computed in floating point (Mironov 2012) do not arise: no output value depends on
+// a rounding, only the time taken does (not constant-time: a random number of proposals).
 //
 // Proposal: m = ⌊λ⌋, w = 2^⌊log2 √λ⌋; a sign bit, K = the number of 0-bits before the first
 // 1-bit, r = log2(w) uniform bits; j = ±(K·w + r), with (−, 0) rejected. So g(j) ∝ 2^−K(j),

@@ -168,6 +168,34 @@ Result<double> gaussian_sigma_analytic(double epsilon, double delta, double l2_s
   return exp(hi);
 }
 
+Status rsgd_ar_sensitivities(double convexity, double smoothness, uint32_t epochs, double eta0,
+                             double batch_size, double gradient_bound, Span<double> out) {
+  if (out.empty()) return invalid_argument("RSGD-AR sensitivities need at least one batch");
+  if (!(convexity >= 0) || !positive(smoothness) || epochs == 0 || !positive(eta0) ||
+      !positive(batch_size) || !(gradient_bound >= 0)) {
+    return invalid_argument("RSGD-AR sensitivity parameters must be positive (convexity >= 0)");
+  }
+  for (double& d : out) d = 0;
+  for (uint32_t s = 1; s <= epochs; ++s) {
+    const double eta = eta0 / s;
+    const double a = fabs(1 - eta * convexity), b = fabs(1 - eta * smoothness);
+    const double rho = a > b ? a : b;
+    for (size_t j = 0; j < out.size(); ++j) {
+      for (double& d : out) d *= rho;                   // contraction for all
+      out[j] += 2 * eta * gradient_bound / batch_size;  // expansion for the current batch
+    }
+  }
+  return Status();
+}
+
+Sensitivity discretised_sensitivity(double l2, double gamma, double beta, uint32_t dimension) {
+  const double root_d = sqrt(static_cast<double>(dimension));
+  const double l2_star = gamma * l2 + 2 * beta * root_d;
+  const double l1_star =
+      root_d * l2_star < l2_star * l2_star ? root_d * l2_star : l2_star * l2_star;
+  return Sensitivity{l1_star, l2_star};
+}
+
 Result<double> discrete_laplace_epsilon(double scale, double l1_sensitivity) {
   if (!positive(scale) || !(l1_sensitivity >= 0) || !isfinite(l1_sensitivity)) {
     return invalid_argument("scale must be positive and sensitivity finite, >= 0");

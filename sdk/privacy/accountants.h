@@ -81,6 +81,15 @@ Result<double> gaussian_sigma_analytic(double epsilon, double delta, double l2_s
 // δ of the Gaussian mechanism at a given σ (the exact curve the analytic calibration inverts).
 Result<double> gaussian_delta(double epsilon, double sigma, double l2_sensitivity);
 
+// 002 Algorithm 4 (Chen, Lee & Kifer 2019): the L2 sensitivity of RSGD-AR's model change when
+// the differing record is in batch j, for j = 1..m, written to out[0..m). Loss: convexity μ,
+// smoothness L; T epochs; step η_s = η0/s; batch size |B|; gradient norm bound R (after
+// clipping; 1 for unit-norm features in logistic regression). out.size() is m.
+Status rsgd_ar_sensitivities(double convexity, double smoothness, uint32_t epochs, double eta0,
+                             double batch_size, double gradient_bound, Span<double> out);
+// The discretised sensitivities of 002 §4.1: Δ2* = γ·Δ + 2β·√d and Δ1* = min(√d·Δ2*, Δ2*²).
+Sensitivity discretised_sensitivity(double l2, double gamma, double beta, uint32_t dimension);
+
 Result<double> discrete_laplace_epsilon(double scale, double l1_sensitivity);
 Result<double> truncated_discrete_laplace_delta(double scale, uint64_t bound,
                                                 uint64_t l1_sensitivity);

@@ -65,6 +65,27 @@ TEST(AddNoiseTest, PlainAdditionRefusesOverflow) {
                   .ok());
 }
 
+TEST(AddNoiseTest, Int32AdditionAddsTheDrawsAndRefusesOverflow) {
+  const NoiseSampler noise = skellam(100);
+  std::vector<int32_t> in = {0, -5, 1000000};
+  std::vector<int32_t> out(3);
+  SeededBits a(55), b(55);
+  ASSERT_TRUE(
+      add_noise(Span<const int32_t>(in.data(), 3), Span<int32_t>(out.data(), 3), noise, a.bits)
+          .ok());
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(out[i], in[i] + noise.sample(b.bits).value());
+  std::vector<int32_t> top = {INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX};
+  EXPECT_EQ(
+      add_noise(Span<const int32_t>(top.data(), 4), Span<int32_t>(out.data(), 3), noise, a.bits)
+          .code(),
+      StatusCode::kInvalidArgument);
+  std::vector<int32_t> top_out(4);
+  EXPECT_EQ(
+      add_noise(Span<const int32_t>(top.data(), 4), Span<int32_t>(top_out.data(), 4), noise, a.bits)
+          .code(),
+      StatusCode::kOutOfRange);
+}
+
 TEST(AddNoiseTest, BadArgumentsAreRefused) {
   const NoiseSampler noise = skellam(10);
   SeededBits a(53);

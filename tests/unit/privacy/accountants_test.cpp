@@ -123,6 +123,33 @@ TEST(GaussianAccountantTest, AnalyticSigmaFallsAsEpsilonGrows) {
   }
 }
 
+TEST(GaussianAccountantTest, DeltaFallsAsSigmaGrows) {
+  double previous = 1.0;
+  for (double sigma : {0.5, 1.0, 2.0, 4.0, 8.0}) {
+    const double d = gaussian_delta(1.0, sigma, 1.0).value();
+    EXPECT_LT(d, previous) << sigma;
+    previous = d;
+  }
+}
+
+TEST(RsgdArSensitivityTest, Algorithm4ByHandAndShape) {
+  // One epoch, two batches, η0 = 0.5, μ = 0.1, L = 1: ρ = max(|1 − 0.05|, |1 − 0.5|) = 0.95.
+  // j = 1: Δ = [0, 0]·ρ + [2·0.5·1/10, 0] = [0.1, 0]; j = 2: Δ = [0.095, 0] + [0, 0.1].
+  double out[2];
+  ASSERT_TRUE(rsgd_ar_sensitivities(0.1, 1, 1, 0.5, 10, 1, Span<double>(out)).ok());
+  EXPECT_NEAR(out[0], 0.095, 1e-15);
+  EXPECT_NEAR(out[1], 0.1, 1e-15);
+  // Later batches contract less: the last batch has the largest sensitivity.
+  double many[8];
+  ASSERT_TRUE(rsgd_ar_sensitivities(0.001, 0.25, 5, 1, 32, 1, Span<double>(many)).ok());
+  for (int j = 1; j < 8; ++j) EXPECT_GT(many[j], many[j - 1]);
+  const Sensitivity s = discretised_sensitivity(0.5, 100, 1, 16);  // Δ2* = 50 + 8
+  EXPECT_DOUBLE_EQ(s.l2, 58);
+  EXPECT_DOUBLE_EQ(s.l1, 4 * 58);  // min(√d·Δ2*, Δ2*²)
+  EXPECT_EQ(rsgd_ar_sensitivities(0.1, 1, 0, 0.5, 10, 1, Span<double>(out)).code(),
+            StatusCode::kInvalidArgument);
+}
+
 TEST(LaplaceAccountantTest, PureAndTruncated) {
   EXPECT_DOUBLE_EQ(discrete_laplace_epsilon(4, 2).value(), 0.5);
   for (const auto& v : reference::kTruncatedDlapDelta) {
