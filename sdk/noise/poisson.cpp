@@ -74,14 +74,19 @@ Status PoissonSampler::build_side(bool negative, Span<FactorGroup>& cache, bool 
   return Status();
 }
 
-Status PoissonSampler::init(Rational lambda, Span<FactorGroup> cache) {
-  ready_ = false;
+Result<Rational> checked_poisson_lambda(Rational lambda) {
   if (!lambda.valid()) return invalid_argument("Poisson lambda has a zero denominator");
   const Rational r = reduced(lambda);
   if (r.num >= kLimit32 || r.den >= kLimit32) {
     return out_of_range("Poisson lambda = p/q needs p and q below 2^32 (after reduction)");
   }
   if (r.floor() > (uint64_t{1} << 31)) return out_of_range("Poisson lambda must be at most 2^31");
+  return r;
+}
+
+Status PoissonSampler::init(Rational lambda, Span<FactorGroup> cache) {
+  ready_ = false;
+  FEDSTAT_ASSIGN_OR_RETURN(const Rational r, checked_poisson_lambda(lambda));
   p_ = r.num;
   q_ = r.den;
   m_ = r.floor();

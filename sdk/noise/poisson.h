@@ -46,6 +46,10 @@
 namespace fedstat {
 namespace noise {
 
+// λ in lowest terms if both Poisson samplers accept it: p, q < 2^32 and λ ≤ 2^31
+// (kInvalidArgument for a zero denominator, kOutOfRange past the limits).
+Result<Rational> checked_poisson_lambda(Rational lambda);
+
 // A cached product of consecutive acceptance factors.
 struct FactorGroup {
   UInt128 num;

@@ -2,13 +2,14 @@
 
 #include <math.h>
 
+#include "sdk/noise/poisson.h"
+
 namespace fedstat {
 namespace noise {
 namespace {
 
 constexpr double kNegligible = 0x1p-70;     // table ends where A < 2^−70 (< 2^−64 with margin)
 constexpr int64_t kMaxHalfWidth = 1 << 26;  // 64 M entries: far beyond any sensible λ
-constexpr uint64_t kLimit32 = uint64_t{1} << 32;
 
 unsigned bit_length(uint64_t v) {
   unsigned n = 0;
@@ -28,12 +29,7 @@ struct TabulatedPoissonSampler::Plan {
   double sup = 1;  // max f̃(j)·2^K(j)
 
   Status make(Rational r_in) {
-    if (!r_in.valid()) return invalid_argument("Poisson lambda has a zero denominator");
-    const Rational r = reduced(r_in);
-    if (r.num >= kLimit32 || r.den >= kLimit32) {
-      return out_of_range("Poisson lambda = p/q needs p and q below 2^32 (after reduction)");
-    }
-    if (r.floor() > (uint64_t{1} << 31)) return out_of_range("Poisson lambda must be <= 2^31");
+    FEDSTAT_ASSIGN_OR_RETURN(const Rational r, checked_poisson_lambda(r_in));
     p = r.num;
     q = r.den;
     m = r.floor();

@@ -24,17 +24,8 @@ void check_poisson(Rational lambda, size_t n, uint64_t salt, int cache_mode = 0)
                                  : cache_mode == 1 ? sampler.cache_groups_wanted()
                                                    : sampler.cache_groups_wanted() / 3);
   ASSERT_TRUE(sampler.init(lambda, Span<FactorGroup>(cache.data(), cache.size())).ok());
-  const double l = lambda.to_double();
-  auto h = testing_util::histogram(n, [&] {
-    auto r = sampler.sample(s.bits);
-    EXPECT_TRUE(r.ok()) << r.status().message();
-    return static_cast<int64_t>(r.value());
-  });
-  const int64_t lo = std::max<int64_t>(0, static_cast<int64_t>(l - 12 * std::sqrt(l) - 5));
-  const int64_t hi = static_cast<int64_t>(l + 12 * std::sqrt(l) + 15);
-  testing_util::expect_fits(
-      h, [l](int64_t k) { return testing_util::poisson_pmf(l, k); }, lo, hi, "Poisson");
-  testing_util::expect_moments(h, l, l, 1 / l, "Poisson");
+  testing_util::expect_poisson(
+      lambda.to_double(), n, [&] { return sampler.sample(s.bits); }, "Poisson");
 }
 
 TEST(PoissonTest, SmallMeans) {

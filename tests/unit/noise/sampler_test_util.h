@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -72,6 +73,22 @@ inline double poisson_pmf(double lambda, int64_t k) {
   if (lambda == 0) return k == 0 ? 1 : 0;
   const double kk = static_cast<double>(k);
   return std::exp(kk * std::log(lambda) - lambda - std::lgamma(kk + 1));
+}
+
+// n draws of a Poisson(λ) sampler checked against the exact pmf (chi-square) and moments.
+template <typename Draw>
+void expect_poisson(double lambda, size_t n, Draw draw, const char* what) {
+  auto h = histogram(n, [&] {
+    auto r = draw();
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return static_cast<int64_t>(r.value());
+  });
+  const int64_t lo =
+      std::max<int64_t>(0, static_cast<int64_t>(lambda - 12 * std::sqrt(lambda) - 5));
+  const int64_t hi = static_cast<int64_t>(lambda + 12 * std::sqrt(lambda) + 15);
+  expect_fits(
+      h, [lambda](int64_t k) { return poisson_pmf(lambda, k); }, lo, hi, what);
+  expect_moments(h, lambda, lambda, 1 / lambda, what);
 }
 
 inline double skellam_pmf(double lambda, int64_t d) {  // Σ_k P(k + |d|) P(k)

@@ -37,17 +37,8 @@ void check(Rational lambda, size_t n, uint64_t salt) {
   TabulatedPoissonSampler sampler;
   ASSERT_TRUE(sampler.init(lambda, memory.table_span(), memory.scratch_span()).ok());
   SeededBits s(salt);
-  const double l = lambda.to_double();
-  auto h = testing_util::histogram(n, [&] {
-    auto r = sampler.sample(s.bits);
-    EXPECT_TRUE(r.ok()) << r.status().message();
-    return static_cast<int64_t>(r.value());
-  });
-  const int64_t lo = std::max<int64_t>(0, static_cast<int64_t>(l - 12 * std::sqrt(l) - 5));
-  const int64_t hi = static_cast<int64_t>(l + 12 * std::sqrt(l) + 15);
-  testing_util::expect_fits(
-      h, [l](int64_t k) { return testing_util::poisson_pmf(l, k); }, lo, hi, "tabulated Poisson");
-  testing_util::expect_moments(h, l, l, 1 / l, "tabulated Poisson");
+  testing_util::expect_poisson(
+      lambda.to_double(), n, [&] { return sampler.sample(s.bits); }, "tabulated Poisson");
 }
 
 TEST(TabulatedPoissonTest, MatchesThePmf) {
