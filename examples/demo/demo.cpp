@@ -5,8 +5,10 @@
 //   3. hashes item ids into buckets with the seeded item hash;
 //   4. counts simulated observations in a table carved from a fixed buffer by an Arena, and shows
 //      the clear error when the buffer is too small;
-//   5. persists the table as an integrity-checked blob, reloads it, and shows corruption caught;
-//   6. sends a ClientHello Envelope over TCP (loopback) as a delimited nanopb frame to a peer
+//   5. calibrates Skellam noise for a target (ε, δ) and adds exact noise to the counts;
+//   6. persists the table as an integrity-checked blob, reloads it, and shows corruption caught;
+//   7. charges the privacy-budget ledger until it refuses a report;
+//   8. sends a ClientHello Envelope over TCP (loopback) as a delimited nanopb frame to a peer
 //      that decodes it and answers.
 // Usage: fedstat-demo [--seed N] [--storage-dir DIR]
 #include <arpa/inet.h>
@@ -15,6 +17,7 @@
 #include <unistd.h>
 
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -26,7 +29,11 @@
 #include "sdk/base/arena.h"
 #include "sdk/base/csprng.h"
 #include "sdk/base/item_hash.h"
+#include "sdk/base/random_bits.h"
 #include "sdk/base/seeded_stream.h"
+#include "sdk/noise/add_noise.h"
+#include "sdk/privacy/accountants.h"
+#include "sdk/privacy/budget_ledger.h"
 #include "sdk/version.h"
 #include "sdk/wire/envelope_codec.h"
 
@@ -178,7 +185,35 @@ int main(int argc, char** argv) {
   std::printf("   asking the same arena for 1000 more counters: [%s] %s\n",
               status_code_name(too_big.status().code()), too_big.status().message());
 
-  // 5. Persistence.
+  // 5. Privacy: calibrate Skellam noise for a target (ε, δ), noise the counts exactly, charge the
+  //    device's budget ledger (which refuses once the budget is spent).
+  const double target_epsilon = 1.0, target_delta = 1e-6;
+  constexpr uint32_t kClients = 100;
+  auto lambda =
+      privacy::skellam_lambda(target_epsilon, target_delta, privacy::Sensitivity{1, 1}, kClients);
+  if (!lambda.ok()) return fail("skellam_lambda", lambda.status());
+  const noise::Rational lambda_rational{static_cast<uint64_t>(std::ceil(lambda.value() * 1000)),
+                                        1000};  // rounded up: at least as private
+  noise::NoiseSampler skellam;
+  if (Status s = skellam.init(noise::NoiseSpec{noise::NoiseKind::kSkellam, lambda_rational, 1});
+      !s.ok()) {
+    return fail("Skellam sampler", s);
+  }
+  RandomBits noise_bits(csprng);  // privacy noise comes from the CSPRNG, never a public seed
+  uint32_t noised[kBuckets];
+  if (Status s = noise::add_noise_mod(Span<const uint32_t>(table.value()), Span<uint32_t>(noised),
+                                      32, skellam, noise_bits);
+      !s.ok()) {
+    return fail("add_noise_mod", s);
+  }
+  std::printf(
+      "5. per-client Skellam lambda %.3f gives (eps %.2f, delta %.0e) for %u clients "
+      "(counts: L1 = L2 = 1); noised counts mod 2^32:",
+      lambda_rational.to_double(), target_epsilon, target_delta, kClients);
+  for (uint32_t c : noised) std::printf(" %d", static_cast<int32_t>(c));
+  std::printf("\n");
+
+  // 6. Persistence.
   char temp_dir[] = "/tmp/fedstat-demo-XXXXXX";
   if (storage_dir.empty()) {
     if (mkdtemp(temp_dir) == nullptr) return fail("mkdtemp", unavailable("no temp dir"));
@@ -195,7 +230,7 @@ int main(int argc, char** argv) {
   auto loaded = platform::load_blob("demo-table", as_writable_bytes(Span<uint32_t>(reloaded)));
   if (!loaded.ok()) return fail("load_blob", loaded.status());
   const bool same = std::memcmp(reloaded, table.value().data(), sizeof(reloaded)) == 0;
-  std::printf("5. saved the table to %s/demo-table (%zu payload bytes), reloaded: %s\n",
+  std::printf("6. saved the table to %s/demo-table (%zu payload bytes), reloaded: %s\n",
               storage_dir.c_str(), loaded.value(), same ? "identical" : "DIFFERENT");
   if (!same) return 1;
   const std::string path = storage_dir + "/demo-table";
@@ -209,9 +244,40 @@ int main(int argc, char** argv) {
               status_code_name(loaded.status().code()), loaded.status().message());
   if (loaded.ok()) return 1;
   (void)platform::remove_blob("demo-table").ok();
+
+  // 7. The privacy-budget ledger, persisted next to the table: two reports of ε = 0.4 fit a
+  //    budget of 1.0, a third is refused, and nothing changes when it is.
+  {
+    static privacy::PrivacySpend entries[8];
+    static uint8_t scratch[privacy::BudgetLedger::blob_bytes(8)];
+    privacy::BudgetLedger ledger;
+    privacy::LedgerConfig config;
+    config.epsilon_budget = 1.0;
+    config.delta_budget = 1e-5;
+    config.blob_name = "demo-ledger";
+    if (Status s =
+            ledger.init(config, Span<privacy::PrivacySpend>(entries), MutableByteSpan(scratch));
+        !s.ok()) {
+      return fail("ledger init", s);
+    }
+    if (Status s = ledger.load(); !s.ok()) return fail("ledger load", s);
+    privacy::PrivacySpend report;
+    report.epsilon = 0.4;
+    report.delta = 1e-6;
+    const uint64_t now = 1795300000;  // wall-clock seconds from the app (an RTC, the network)
+    std::printf("7. privacy ledger (budget eps 1.0 per 30 days):");
+    for (uint32_t task = 1; task <= 3; ++task) {
+      report.task_id = task;
+      const Status s = ledger.charge(report, now + task);
+      std::printf(" report %u eps 0.4 -> %s;", task,
+                  s.ok() ? "charged" : status_code_name(s.code()));
+    }
+    std::printf(" spent eps %.2f\n", ledger.spent(now + 3).value().epsilon);
+    (void)platform::remove_blob("demo-ledger").ok();
+  }
   if (storage_dir == temp_dir) rmdir(temp_dir);
 
-  // 6. The wire.
+  // 8. The wire.
   LoopbackPeer peer;
   if (!peer.start()) return fail("loopback peer", unavailable("cannot listen on 127.0.0.1"));
   const std::string endpoint = "127.0.0.1:" + std::to_string(peer.port);
@@ -247,7 +313,7 @@ int main(int argc, char** argv) {
   }
   platform::transport_close(connection.value());
   peer.stop();
-  std::printf("6. sent a %zu-byte ClientHello frame over TCP; %s\n", frame_size.value(),
+  std::printf("8. sent a %zu-byte ClientHello frame over TCP; %s\n", frame_size.value(),
               peer.report.c_str());
   std::printf("   the peer answered: ServerError{%s, \"%s\"}\n",
               status_code_name(static_cast<StatusCode>(answer.body.server_error.status_code)),
