@@ -207,9 +207,11 @@ int main(int argc, char** argv) {
     return fail("add_noise_mod", s);
   }
   std::printf(
-      "5. per-client Skellam lambda %.3f gives (eps %.2f, delta %.0e) for %u clients "
-      "(counts: L1 = L2 = 1); noised counts mod 2^32:",
-      lambda_rational.to_double(), target_epsilon, target_delta, kClients);
+      "5. per-client Skellam lambda %.3f: this device's share of the noise; the secure sum of "
+      "%u clients carries Sk(%.1f), which gives (eps %.2f, delta %.0e) for counts "
+      "(L1 = L2 = 1). Noised counts mod 2^32:",
+      lambda_rational.to_double(), kClients, lambda_rational.to_double() * kClients, target_epsilon,
+      target_delta);
   for (uint32_t c : noised) std::printf(" %d", static_cast<int32_t>(c));
   std::printf("\n");
 
