@@ -1,5 +1,7 @@
 #include "sdk/noise/bernoulli.h"
 
+#include <math.h>
+
 namespace fedstat {
 namespace noise {
 
@@ -39,6 +41,32 @@ Result<bool> bernoulli(RandomBits& bits, UInt128 num, UInt128 den) {
       return false;
     }
   }
+}
+
+Result<bool> bernoulli_dyadic(RandomBits& bits, double p) {
+  if (!(p >= 0 && p <= 1)) return invalid_argument("Bernoulli probability must lie in [0, 1]");
+  if (p == 0) return false;
+  if (p == 1) return true;
+  int e = 0;
+  const double f = frexp(p, &e);  // p = f·2^e, f ∈ [0.5, 1), e ≤ 0
+  const uint64_t mantissa = static_cast<uint64_t>(ldexp(f, 53));  // exact: p = M·2^(e−53)
+  int zeros = -e;  // U < p needs U < 2^e: the first −e bits zero ...
+  if (zeros + 53 <= 127) {
+    UInt128 den(1);
+    for (int i = 0; i < zeros + 53; ++i) den = den + den;
+    return bernoulli(bits, UInt128(mantissa), den);
+  }
+  for (; zeros > 0; zeros -= 64) {
+    FEDSTAT_ASSIGN_OR_RETURN(const uint64_t prefix, bits.bits(zeros < 64 ? zeros : 64));
+    if (prefix != 0) return false;
+  }
+  // ... and then the next 53 bits, read as an integer, below the mantissa.
+  uint64_t u = 0;
+  for (int i = 0; i < 53; ++i) {
+    FEDSTAT_ASSIGN_OR_RETURN(const bool b, bits.bit());
+    u = (u << 1) | (b ? 1u : 0u);
+  }
+  return u < mantissa;
 }
 
 namespace {

@@ -31,6 +31,9 @@ Result<bool> bernoulli(RandomBits& bits, UInt128 num, UInt128 den);
 inline Result<bool> bernoulli(RandomBits& bits, Rational p) {
   return bernoulli(bits, UInt128(p.num), UInt128(p.den));
 }
+// P(true) = p exactly for a double p in [0, 1]: a double is a dyadic rational M·2^−k, so this
+// is bernoulli(M, 2^k) (about 2 random bits), with a zero-prefix test for k > 127.
+Result<bool> bernoulli_dyadic(RandomBits& bits, double p);
 // P(true) = exp(−num/den); requires den > 0.
 Result<bool> bernoulli_exp_minus(RandomBits& bits, UInt128 num, UInt128 den);
 inline Result<bool> bernoulli_exp_minus(RandomBits& bits, Rational gamma) {

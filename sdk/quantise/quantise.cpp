@@ -1,0 +1,135 @@
+#include "sdk/quantise/quantise.h"
+
+#include <math.h>
+
+#include <type_traits>
+
+#include "sdk/noise/bernoulli.h"
+#include "sdk/quantise/rotation.h"
+
+namespace fedstat {
+namespace quantise {
+namespace {
+
+uint64_t mask_of(unsigned bits) {
+  return bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+}
+
+Status check_config(size_t d, const QuantiseConfig& c, unsigned word_bits) {
+  if (d == 0 || d > kMaxDimension) return invalid_argument("update dimension must be 1..2^24");
+  if (!(c.clip_norm > 0) || !(c.gamma > 0) || !isfinite(c.clip_norm) || !isfinite(c.gamma)) {
+    return invalid_argument("clip norm and gamma must be positive and finite");
+  }
+  if (!(c.beta > 0 && c.beta <= 1)) return invalid_argument("beta must lie in (0, 1]");
+  if (c.modulus_bits == 0 || c.modulus_bits > word_bits) {
+    return invalid_argument("modulus bits must be 1..32 for uint32 words, 1..64 for uint64");
+  }
+  if (c.max_rounding_tries == 0) return invalid_argument("max_rounding_tries must be >= 1");
+  return Status();
+}
+
+template <typename Word>
+Status quantise_impl(Span<float> update, size_t d, const QuantiseConfig& c,
+                     const noise::NoiseSampler* noise, RandomBits& bits, Span<Word> out) {
+  FEDSTAT_RETURN_IF_ERROR(check_config(d, c, sizeof(Word) * 8));
+  const size_t length = encoded_length(d, c);
+  if (update.size() < length) return invalid_argument("update buffer is shorter than D");
+  if (out.size() != length) return invalid_argument("output must hold exactly D words");
+  Span<float> x = update.first(length);
+  for (size_t i = d; i < length; ++i) x[i] = 0;
+  // 1. Clip.
+  double norm2 = 0;
+  for (float v : x) norm2 += static_cast<double>(v) * v;
+  const double norm = sqrt(norm2);
+  if (!isfinite(norm)) return invalid_argument("update holds a NaN or an infinity");
+  if (norm > c.clip_norm) {
+    const float factor = static_cast<float>(c.clip_norm / norm);
+    for (float& v : x) v *= factor;
+  }
+  // 2. Rotate.
+  if (c.rotate) FEDSTAT_RETURN_IF_ERROR(rotate(x, c.rotation_seed, c.rotation_stream));
+  // 3. Scale: every scaled value (plus rounding) must fit the signed range of the modulus.
+  const double limit = ldexp(1.0, static_cast<int>(c.modulus_bits) - 1) - 2;
+  for (float v : x) {
+    if (fabs(c.gamma * v) > limit) {
+      return out_of_range("gamma * clipped value exceeds the modulus: lower gamma or raise bits");
+    }
+  }
+  // 4. Conditional stochastic rounding into out (two's complement words), then 5–6.
+  const double bound2 = c.beta * c.beta * static_cast<double>(length);
+  const uint64_t mask = mask_of(c.modulus_bits);
+  for (uint32_t attempt = 0;; ++attempt) {
+    if (attempt == c.max_rounding_tries) {
+      return aborted("conditional rounding missed the beta bound every try: raise beta");
+    }
+    double error2 = 0;
+    for (size_t i = 0; i < length; ++i) {
+      const double scaled = c.gamma * x[i];
+      const double low = floor(scaled);
+      FEDSTAT_ASSIGN_OR_RETURN(const bool up, noise::bernoulli_dyadic(bits, scaled - low));
+      const double rounded = low + (up ? 1 : 0);
+      error2 += (rounded - scaled) * (rounded - scaled);
+      out[i] = static_cast<Word>(static_cast<uint64_t>(static_cast<int64_t>(rounded)));
+    }
+    if (error2 <= bound2) break;
+  }
+  for (size_t i = 0; i < length; ++i) {
+    uint64_t word = static_cast<uint64_t>(
+        static_cast<int64_t>(static_cast<typename std::make_signed<Word>::type>(out[i])));
+    if (noise != nullptr) {
+      FEDSTAT_ASSIGN_OR_RETURN(const int64_t z, noise->sample(bits));
+      word += static_cast<uint64_t>(z);
+    }
+    out[i] = static_cast<Word>(word & mask);
+  }
+  return Status();
+}
+
+}  // namespace
+
+size_t encoded_length(size_t d, const QuantiseConfig& config) {
+  return config.rotate ? padded_dimension(d) : d;
+}
+
+Status quantise(Span<float> update, size_t d, const QuantiseConfig& config,
+                const noise::NoiseSampler* noise, RandomBits& private_bits, Span<uint32_t> out) {
+  return quantise_impl<uint32_t>(update, d, config, noise, private_bits, out);
+}
+Status quantise(Span<float> update, size_t d, const QuantiseConfig& config,
+                const noise::NoiseSampler* noise, RandomBits& private_bits, Span<uint64_t> out) {
+  return quantise_impl<uint64_t>(update, d, config, noise, private_bits, out);
+}
+
+Status add_mod(Span<uint64_t> accumulator, Span<const uint64_t> words, unsigned modulus_bits) {
+  if (accumulator.size() != words.size()) return invalid_argument("add_mod: lengths differ");
+  if (modulus_bits == 0 || modulus_bits > 64) return invalid_argument("modulus bits: 1..64");
+  const uint64_t mask = mask_of(modulus_bits);
+  for (size_t i = 0; i < words.size(); ++i) accumulator[i] = (accumulator[i] + words[i]) & mask;
+  return Status();
+}
+
+Status dequantise(Span<const uint64_t> sum, size_t d, const QuantiseConfig& c, Span<double> work,
+                  Span<double> out) {
+  FEDSTAT_RETURN_IF_ERROR(check_config(d, c, 64));
+  const size_t length = encoded_length(d, c);
+  if (sum.size() != length || work.size() < length || out.size() != d) {
+    return invalid_argument("dequantise: sum must hold D words, work D doubles, out d doubles");
+  }
+  const uint64_t mask = mask_of(c.modulus_bits);
+  const uint64_t half = uint64_t{1} << (c.modulus_bits - 1);
+  for (size_t i = 0; i < length; ++i) {
+    const uint64_t w = sum[i] & mask;
+    // Centre: [0, 2^b) → [−2^(b−1), 2^(b−1)).
+    const double centred =
+        w >= half ? -static_cast<double>((mask - w) + 1) : static_cast<double>(w);
+    work[i] = centred / c.gamma;
+  }
+  if (c.rotate) {
+    FEDSTAT_RETURN_IF_ERROR(unrotate(work.first(length), c.rotation_seed, c.rotation_stream));
+  }
+  for (size_t i = 0; i < d; ++i) out[i] = work[i];
+  return Status();
+}
+
+}  // namespace quantise
+}  // namespace fedstat

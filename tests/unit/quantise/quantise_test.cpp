@@ -1,0 +1,224 @@
+#include "sdk/quantise/quantise.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "sdk/noise/bernoulli.h"
+#include "sdk/quantise/rotation.h"
+#include "tests/unit/noise/sampler_test_util.h"
+
+namespace fedstat {
+namespace quantise {
+namespace {
+
+using noise::testing_util::SeededBits;
+
+Seed256 task_seed() {
+  Seed256 s;
+  s.bytes[0] = 42;
+  return s;
+}
+
+TEST(RotationTest, OrthonormalAndInvertible) {
+  constexpr size_t kD = 8;
+  // Columns of R: rotate each basis vector; they must be orthonormal.
+  std::vector<std::vector<float>> columns;
+  for (size_t i = 0; i < kD; ++i) {
+    std::vector<float> e(kD, 0.0f);
+    e[i] = 1;
+    ASSERT_TRUE(rotate(Span<float>(e.data(), kD), task_seed(), 3).ok());
+    columns.push_back(e);
+  }
+  for (size_t i = 0; i < kD; ++i) {
+    for (size_t j = 0; j < kD; ++j) {
+      double dot = 0;
+      for (size_t k = 0; k < kD; ++k) dot += columns[i][k] * columns[j][k];
+      EXPECT_NEAR(dot, i == j ? 1.0 : 0.0, 1e-6) << i << "," << j;
+    }
+  }
+  std::vector<float> x(1024);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(static_cast<float>(i)) * 3;
+  const std::vector<float> original = x;
+  double before = 0, after = 0;
+  for (float v : x) before += v * v;
+  ASSERT_TRUE(rotate(Span<float>(x.data(), x.size()), task_seed(), 0).ok());
+  for (float v : x) after += v * v;
+  EXPECT_NEAR(after, before, 1e-5 * before);
+  ASSERT_TRUE(unrotate(Span<float>(x.data(), x.size()), task_seed(), 0).ok());
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(x[i], original[i], 1e-5);
+  std::vector<float> odd(6);
+  EXPECT_EQ(rotate(Span<float>(odd.data(), 6), task_seed(), 0).code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST(BernoulliDyadicTest, DoubleProbabilitiesAreExact) {
+  SeededBits s(90);
+  for (double p : {0.3, 0.5, 0.875, 1.0 / 3, 1e-3}) {
+    std::map<int64_t, uint64_t> counts;
+    for (int i = 0; i < 300000; ++i) ++counts[noise::bernoulli_dyadic(s.bits, p).value() ? 1 : 0];
+    noise::testing_util::expect_fits(
+        counts, [p](int64_t k) { return k == 1 ? p : 1 - p; }, 0, 1, "bernoulli_dyadic");
+  }
+  for (int i = 0; i < 1000; ++i) EXPECT_FALSE(noise::bernoulli_dyadic(s.bits, 1e-300).value());
+  EXPECT_EQ(noise::bernoulli_dyadic(s.bits, 1.5).status().code(), StatusCode::kInvalidArgument);
+}
+
+QuantiseConfig plain_config() {
+  QuantiseConfig c;
+  c.rotate = false;
+  c.gamma = 1;
+  c.beta = 1;  // ‖v* − v̂‖² < D always holds: plain (unbiased) stochastic rounding
+  c.clip_norm = 100;
+  return c;
+}
+
+TEST(QuantiseTest, StochasticRoundingIsUnbiasedWhenTheBoundNeverBinds) {
+  // Mean of 20000 roundings per coordinate within 5.3 standard errors of the value (two-sided
+  // p ≈ 1e-7 per coordinate; s.e. = √(f(1−f)/n) for fractional part f).
+  const float values[4] = {0.3f, -1.7f, 2.25f, 0.999f};
+  SeededBits s(91);
+  std::vector<double> sums(4, 0);
+  constexpr int kRuns = 20000;
+  for (int run = 0; run < kRuns; ++run) {
+    float update[4] = {values[0], values[1], values[2], values[3]};
+    uint32_t out[4];
+    ASSERT_TRUE(
+        quantise(Span<float>(update), 4, plain_config(), nullptr, s.bits, Span<uint32_t>(out))
+            .ok());
+    for (int i = 0; i < 4; ++i) sums[i] += static_cast<int32_t>(out[i]);
+  }
+  for (int i = 0; i < 4; ++i) {
+    const double v = values[i], f = v - std::floor(v);
+    EXPECT_LT(std::fabs(sums[i] / kRuns - v), 5.3 * std::sqrt(f * (1 - f) / kRuns) + 1e-9) << i;
+  }
+}
+
+TEST(QuantiseTest, ConditionalRoundingRespectsTheBetaBoundOrGivesUp) {
+  QuantiseConfig c = plain_config();
+  c.beta = 0.4;
+  SeededBits s(92);
+  std::vector<float> values(64);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = 0.5f + static_cast<float>(i % 7) * 0.1f;
+  for (int run = 0; run < 200; ++run) {
+    std::vector<float> update = values;
+    std::vector<uint32_t> out(64);
+    ASSERT_TRUE(quantise(Span<float>(update.data(), 64), 64, c, nullptr, s.bits,
+                         Span<uint32_t>(out.data(), 64))
+                    .ok());
+    double error2 = 0;
+    for (size_t i = 0; i < 64; ++i) {
+      const double e = static_cast<int32_t>(out[i]) - static_cast<double>(values[i]);
+      EXPECT_LE(std::fabs(e), 1.0);
+      error2 += e * e;
+    }
+    EXPECT_LE(error2, c.beta * c.beta * 64 + 1e-9);
+  }
+  c.beta = 1e-6;  // impossible for values with fractional part 0.5
+  c.max_rounding_tries = 50;
+  std::vector<float> update = values;
+  std::vector<uint32_t> out(64);
+  EXPECT_EQ(quantise(Span<float>(update.data(), 64), 64, c, nullptr, s.bits,
+                     Span<uint32_t>(out.data(), 64))
+                .code(),
+            StatusCode::kAborted);
+}
+
+template <typename Word>
+void round_trip(unsigned bits, uint64_t salt) {
+  QuantiseConfig c;
+  c.rotation_seed = task_seed();
+  c.gamma = 4096;
+  c.clip_norm = 2;
+  c.modulus_bits = bits;
+  constexpr size_t kD = 100, kClients = 10;
+  const size_t length = encoded_length(kD, c);
+  ASSERT_EQ(length, 128u);
+  SeededBits s(salt);
+  std::vector<uint64_t> sum(length, 0);
+  std::vector<double> expected(kD, 0);
+  for (size_t client = 0; client < kClients; ++client) {
+    std::vector<float> update(length);
+    double norm2 = 0;
+    for (size_t i = 0; i < kD; ++i) {
+      update[i] = std::cos(static_cast<float>(client * 31 + i)) * 0.3f;
+      norm2 += update[i] * update[i];
+    }
+    const double clip = std::min(1.0, c.clip_norm / std::sqrt(norm2));
+    for (size_t i = 0; i < kD; ++i) expected[i] += update[i] * clip;
+    std::vector<Word> out(length);
+    ASSERT_TRUE(quantise(Span<float>(update.data(), length), kD, c, nullptr, s.bits,
+                         Span<Word>(out.data(), length))
+                    .ok());
+    std::vector<uint64_t> words(out.begin(), out.end());
+    ASSERT_TRUE(add_mod(Span<uint64_t>(sum.data(), length),
+                        Span<const uint64_t>(words.data(), length), bits)
+                    .ok());
+  }
+  std::vector<double> work(length), decoded(kD);
+  ASSERT_TRUE(dequantise(Span<const uint64_t>(sum.data(), length), kD, c,
+                         Span<double>(work.data(), length), Span<double>(decoded.data(), kD))
+                  .ok());
+  // Each client's rounding error is at most β·√D/γ in L2; the sum's at most kClients times that.
+  double error2 = 0;
+  for (size_t i = 0; i < kD; ++i) error2 += (decoded[i] - expected[i]) * (decoded[i] - expected[i]);
+  EXPECT_LE(std::sqrt(error2), kClients * c.beta * std::sqrt(128.0) / c.gamma + 1e-4);
+}
+
+TEST(QuantiseTest, ModularSumOfTenClientsDecodesToTheSumOfUpdates) {
+  round_trip<uint32_t>(32, 93);
+  round_trip<uint64_t>(64, 94);
+  round_trip<uint32_t>(20, 95);  // a small modulus with room for the sum
+}
+
+TEST(QuantiseTest, NoiseIsAddedInsideTheModulus) {
+  QuantiseConfig c = plain_config();
+  c.gamma = 1;
+  noise::NoiseSampler skellam;
+  ASSERT_TRUE(skellam.init({noise::NoiseKind::kSkellam, noise::Rational{50, 1}, 1}).ok());
+  SeededBits s(96);
+  std::vector<float> zeros(1000, 0.0f);
+  std::vector<uint32_t> out(1000);
+  ASSERT_TRUE(quantise(Span<float>(zeros.data(), 1000), 1000, c, &skellam, s.bits,
+                       Span<uint32_t>(out.data(), 1000))
+                  .ok());
+  double sum2 = 0;
+  for (uint32_t w : out)
+    sum2 += static_cast<double>(static_cast<int32_t>(w)) * static_cast<int32_t>(w);
+  EXPECT_NEAR(sum2 / 1000, 100, 5.3 * 100 * std::sqrt(2.0 / 1000));  // Var Sk(50) = 100
+}
+
+TEST(QuantiseTest, BadInputsAreRefused) {
+  SeededBits s(97);
+  QuantiseConfig c;
+  c.gamma = 1e12;  // γ·c far beyond 2^31
+  std::vector<float> update(8, 0.5f);
+  std::vector<uint32_t> out(8);
+  EXPECT_EQ(
+      quantise(Span<float>(update.data(), 8), 8, c, nullptr, s.bits, Span<uint32_t>(out.data(), 8))
+          .code(),
+      StatusCode::kOutOfRange);
+  c = QuantiseConfig();
+  c.modulus_bits = 40;  // does not fit uint32 words
+  EXPECT_EQ(
+      quantise(Span<float>(update.data(), 8), 8, c, nullptr, s.bits, Span<uint32_t>(out.data(), 8))
+          .code(),
+      StatusCode::kInvalidArgument);
+  c = QuantiseConfig();
+  update[3] = NAN;
+  EXPECT_EQ(
+      quantise(Span<float>(update.data(), 8), 8, c, nullptr, s.bits, Span<uint32_t>(out.data(), 8))
+          .code(),
+      StatusCode::kInvalidArgument);
+  std::vector<uint32_t> wrong(5);
+  update[3] = 0;
+  EXPECT_EQ(quantise(Span<float>(update.data(), 8), 8, c, nullptr, s.bits,
+                     Span<uint32_t>(wrong.data(), 5))
+                .code(),
+            StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace quantise
+}  // namespace fedstat
