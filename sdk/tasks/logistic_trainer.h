@@ -1,0 +1,60 @@
+// The local trainer of Sk-RSGD-AR: RSGD-AR (002 Algorithm 2, after Chen, Lee & Kifer 2019) for
+// L2-regularised logistic regression, f(w; x, y) = log(1 + e^{−y·w·x}) + (μ/2)·‖w‖².
+//
+// Algorithm: shuffle the n examples (Fisher–Yates with the given random bits), cut them into m
+// batches of ⌊n/m⌋ (the n mod m left over are not used: the sensitivity analysis needs equal
+// batches); for s = 1..T: h ← h + 1, η = η0/h, one gradient step per batch; every τ epochs the
+// model becomes the average of the m·τ iterates since the last averaging and h resets to 0.
+// Features must have L2 norm ≤ 1 and labels be ±1 (checked); then the loss is μ-strongly convex
+// and (1/4 + μ)-smooth and a gradient's norm is at most 1 (R = 1), which is what 002
+// Algorithm 4 (privacy/accountants.h rsgd_ar_sensitivities) needs.
+//
+// Memory (from the caller's Arena): n·4 bytes (the permutation) + 3·d·8 bytes (gradient, sum
+// of iterates, working model) = memory_bytes(n, d) plus alignment. Deterministic given the bits.
+// Paper: 002 §3.2 and Algorithm 2.
+#ifndef FEDSTAT_SDK_TASKS_LOGISTIC_TRAINER_H_
+#define FEDSTAT_SDK_TASKS_LOGISTIC_TRAINER_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sdk/base/arena.h"
+#include "sdk/base/random_bits.h"
+#include "sdk/base/span.h"
+
+namespace fedstat {
+namespace tasks {
+
+// n examples of d features, row-major; labels −1 or +1.
+struct Examples {
+  Span<const float> features;
+  Span<const int8_t> labels;
+  size_t dimension = 0;
+  size_t count() const { return labels.size(); }
+};
+
+struct TrainerConfig {
+  uint32_t epochs = 10;              // T
+  uint32_t batches = 4;              // m
+  uint32_t averaging_interval = 10;  // τ (epochs)
+  double eta0 = 1.0;                 // initial step size (≤ 2/(1/4 + μ) keeps steps contractive)
+  double mu = 0.001;                 // L2 regularisation (strong convexity)
+};
+
+constexpr size_t trainer_memory_bytes(size_t n, size_t d) {
+  return n * 4 + 3 * d * 8 + 16;
+}
+
+// Trains from `start` and writes the local model to `out` (both d values).
+Status train_logistic(const Examples& examples, Span<const double> start,
+                      const TrainerConfig& config, RandomBits& shuffle_bits, Arena& scratch,
+                      Span<double> out);
+
+// Mean logistic loss (with the regulariser) and accuracy, for tests and examples.
+double logistic_loss(const Examples& examples, Span<const double> w, double mu);
+double accuracy(const Examples& examples, Span<const double> w);
+
+}  // namespace tasks
+}  // namespace fedstat
+
+#endif  // FEDSTAT_SDK_TASKS_LOGISTIC_TRAINER_H_
