@@ -192,8 +192,9 @@ int main(int argc, char** argv) {
   auto lambda =
       privacy::skellam_lambda(target_epsilon, target_delta, privacy::Sensitivity{1, 1}, kClients);
   if (!lambda.ok()) return fail("skellam_lambda", lambda.status());
-  const noise::Rational lambda_rational{static_cast<uint64_t>(std::ceil(lambda.value() * 1000)),
-                                        1000};  // rounded up: at least as private
+  auto lambda_at_least = noise::rational_at_least(lambda.value());  // never rounded down
+  if (!lambda_at_least.ok()) return fail("lambda as a rational", lambda_at_least.status());
+  const noise::Rational lambda_rational = lambda_at_least.value();
   noise::NoiseSampler skellam;
   if (Status s = skellam.init(noise::NoiseSpec{noise::NoiseKind::kSkellam, lambda_rational, 1});
       !s.ok()) {

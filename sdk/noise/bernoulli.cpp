@@ -52,8 +52,8 @@ Result<bool> bernoulli_dyadic(RandomBits& bits, double p) {
   const uint64_t mantissa = static_cast<uint64_t>(ldexp(f, 53));  // exact: p = M·2^(e−53)
   int zeros = -e;  // U < p needs U < 2^e: the first −e bits zero ...
   if (zeros + 53 <= 127) {
-    UInt128 den(1);
-    for (int i = 0; i < zeros + 53; ++i) den = den + den;
+    const int k = zeros + 53;  // 2^k as a 128-bit value
+    const UInt128 den = k < 64 ? UInt128(uint64_t{1} << k) : UInt128(uint64_t{1} << (k - 64), 0);
     return bernoulli(bits, UInt128(mantissa), den);
   }
   for (; zeros > 0; zeros -= 64) {

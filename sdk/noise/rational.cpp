@@ -1,5 +1,7 @@
 #include "sdk/noise/rational.h"
 
+#include <math.h>
+
 namespace fedstat {
 namespace noise {
 
@@ -49,6 +51,18 @@ bool read_digits(const char*& c, uint64_t& value, uint64_t* scale) {
   return c != start;
 }
 }  // namespace
+
+Result<Rational> rational_at_least(double x) {
+  if (!(x >= 0)) return invalid_argument("rational_at_least: x must be >= 0");
+  if (!(x < 2147483648.0)) return out_of_range("rational_at_least: x must be below 2^31");
+  uint64_t q = 1000000;
+  while (q > 1 && x * static_cast<double>(q) >= 4294967295.0) q /= 10;
+  const double scaled = ceil(x * static_cast<double>(q));
+  uint64_t p = static_cast<uint64_t>(scaled);
+  // ceil in double can only be exact or too low by rounding of x·q: step up until p/q ≥ x.
+  while (static_cast<double>(p) / static_cast<double>(q) < x) ++p;
+  return reduced(Rational{p, q});
+}
 
 Result<Rational> parse_rational(const char* text) {
   if (text == nullptr || *text == '\0') return invalid_argument("empty number");

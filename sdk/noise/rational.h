@@ -27,6 +27,10 @@ uint64_t gcd(uint64_t a, uint64_t b);
 // num/den in lowest terms (den must be non-zero).
 Rational reduced(Rational r);
 Result<Rational> parse_rational(const char* text);
+// The smallest p/q ≥ x with p, q < 2^32 and q a power of ten (≤ 10^6): for turning an
+// accountant's λ or σ² (a double) into a sampler parameter without ever rounding it down.
+// kOutOfRange for x ≥ 2^31 or not finite; kInvalidArgument for x < 0.
+Result<Rational> rational_at_least(double x);
 // ⌊√n⌋ exactly.
 uint64_t integer_sqrt(uint64_t n);
 

@@ -128,6 +128,26 @@ Result<double> skellam_lambda(double epsilon, double delta, Sensitivity s, uint3
   return exp(hi);  // the upper end always satisfies the target
 }
 
+Result<double> skellam_lambda_mixture(double epsilon, double delta,
+                                      Span<const Sensitivity> by_batch, uint32_t clients) {
+  if (!positive(epsilon)) return invalid_argument("target epsilon must be positive");
+  FEDSTAT_RETURN_IF_ERROR(check_delta(delta));
+  if (clients == 0) return invalid_argument("at least one client is needed");
+  double lo = log(1e-9), hi = log(1e15);
+  FEDSTAT_ASSIGN_OR_RETURN(const DpFromRdp at_hi,
+                           skellam_epsilon_mixture(exp(hi), clients, by_batch, delta));
+  if (at_hi.epsilon > epsilon) {
+    return out_of_range("no per-client lambda up to 1e15 reaches that epsilon: raise it");
+  }
+  for (int i = 0; i < 200 && hi - lo > 1e-10; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    FEDSTAT_ASSIGN_OR_RETURN(const DpFromRdp at,
+                             skellam_epsilon_mixture(exp(mid), clients, by_batch, delta));
+    (at.epsilon <= epsilon ? hi : lo) = mid;
+  }
+  return exp(hi);
+}
+
 Result<double> gaussian_sigma_classical(double epsilon, double delta, double l2_sensitivity) {
   if (!positive(epsilon) || !positive(l2_sensitivity)) {
     return invalid_argument("epsilon and sensitivity must be positive");
@@ -168,14 +188,38 @@ Result<double> gaussian_sigma_analytic(double epsilon, double delta, double l2_s
   return exp(hi);
 }
 
+namespace {
+Status rsgd_ar(double convexity, double smoothness, uint32_t epochs, double eta0, double batch_size,
+               double gradient_bound, Span<double> out, Span<double> peak);
+}  // namespace
+
 Status rsgd_ar_sensitivities(double convexity, double smoothness, uint32_t epochs, double eta0,
                              double batch_size, double gradient_bound, Span<double> out) {
+  return rsgd_ar(convexity, smoothness, epochs, eta0, batch_size, gradient_bound, out,
+                 Span<double>());
+}
+
+Status rsgd_ar_average_sensitivities(double convexity, double smoothness, uint32_t epochs,
+                                     double eta0, double batch_size, double gradient_bound,
+                                     Span<double> out) {
+  constexpr size_t kMaxBatches = 1024;
+  if (out.size() > kMaxBatches) return invalid_argument("at most 1024 batches");
+  double current[kMaxBatches];
+  return rsgd_ar(convexity, smoothness, epochs, eta0, batch_size, gradient_bound,
+                 Span<double>(current, out.size()), out);
+}
+
+namespace {
+// Algorithm 4 on `out`; with a non-empty `peak`, also the running maximum of each entry.
+Status rsgd_ar(double convexity, double smoothness, uint32_t epochs, double eta0, double batch_size,
+               double gradient_bound, Span<double> out, Span<double> peak) {
   if (out.empty()) return invalid_argument("RSGD-AR sensitivities need at least one batch");
   if (!(convexity >= 0) || !positive(smoothness) || epochs == 0 || !positive(eta0) ||
       !positive(batch_size) || !(gradient_bound >= 0)) {
     return invalid_argument("RSGD-AR sensitivity parameters must be positive (convexity >= 0)");
   }
   for (double& d : out) d = 0;
+  for (double& d : peak) d = 0;
   for (uint32_t s = 1; s <= epochs; ++s) {
     const double eta = eta0 / s;
     const double a = fabs(1 - eta * convexity), b = fabs(1 - eta * smoothness);
@@ -183,10 +227,12 @@ Status rsgd_ar_sensitivities(double convexity, double smoothness, uint32_t epoch
     for (size_t j = 0; j < out.size(); ++j) {
       for (double& d : out) d *= rho;                   // contraction for all
       out[j] += 2 * eta * gradient_bound / batch_size;  // expansion for the current batch
+      for (size_t k = 0; k < peak.size(); ++k) peak[k] = out[k] > peak[k] ? out[k] : peak[k];
     }
   }
   return Status();
 }
+}  // namespace
 
 Sensitivity discretised_sensitivity(double l2, double gamma, double beta, uint32_t dimension) {
   const double root_d = sqrt(static_cast<double>(dimension));

@@ -75,6 +75,9 @@ Result<DpFromRdp> skellam_epsilon_mixture(double lambda_per_client, uint32_t cli
 // The smallest per-client λ whose ε is at most `epsilon` (relative precision 1e-9, rounded up).
 Result<double> skellam_lambda(double epsilon, double delta, Sensitivity sensitivity,
                               uint32_t clients);
+// The same for the mixture over equally likely batches (002 Lemma 3).
+Result<double> skellam_lambda_mixture(double epsilon, double delta,
+                                      Span<const Sensitivity> by_batch, uint32_t clients);
 
 Result<double> gaussian_sigma_classical(double epsilon, double delta, double l2_sensitivity);
 Result<double> gaussian_sigma_analytic(double epsilon, double delta, double l2_sensitivity);
@@ -87,6 +90,11 @@ Result<double> gaussian_delta(double epsilon, double sigma, double l2_sensitivit
 // clipping; 1 for unit-norm features in logistic regression). out.size() is m.
 Status rsgd_ar_sensitivities(double convexity, double smoothness, uint32_t epochs, double eta0,
                              double batch_size, double gradient_bound, Span<double> out);
+// As above, but each entry is the largest value it takes over every step, a bound for any
+// average of iterates (RSGD-AR's averaging): the average's deviation is at most the largest.
+Status rsgd_ar_average_sensitivities(double convexity, double smoothness, uint32_t epochs,
+                                     double eta0, double batch_size, double gradient_bound,
+                                     Span<double> out);
 // The discretised sensitivities of 002 §4.1: Δ2* = γ·Δ + 2β·√d and Δ1* = min(√d·Δ2*, Δ2*²).
 Sensitivity discretised_sensitivity(double l2, double gamma, double beta, uint32_t dimension);
 

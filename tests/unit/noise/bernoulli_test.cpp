@@ -91,6 +91,14 @@ TEST(RationalTest, ParsesFractionsDecimalsAndIntegers) {
   for (const char* bad : {"", "-1", "1/0", "abc", "1.", "1e5", "2/3x", "1.5/2"}) {
     EXPECT_FALSE(parse_rational(bad).ok()) << bad;
   }
+  for (double x : {0.0, 0.1234567, 7.5, 6470978.276, 1.5e9}) {
+    const Rational r = rational_at_least(x).value();
+    EXPECT_GE(r.to_double(), x);
+    EXPECT_LT(r.to_double(), x * (1 + 1e-6) + 1e-6);
+    EXPECT_LT(r.num, uint64_t{1} << 32);
+  }
+  EXPECT_FALSE(rational_at_least(-1).ok());
+  EXPECT_FALSE(rational_at_least(3e9).ok());
   EXPECT_EQ(integer_sqrt(0), 0u);
   EXPECT_EQ(integer_sqrt(99), 9u);
   EXPECT_EQ(integer_sqrt(100), 10u);

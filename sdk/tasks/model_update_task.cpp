@@ -1,0 +1,71 @@
+#include "sdk/tasks/model_update_task.h"
+
+#include <math.h>
+
+#include "sdk/privacy/accountants.h"
+
+namespace fedstat {
+namespace tasks {
+
+Result<double> model_update_lambda(const ModelUpdateConfig& config, size_t examples_per_client,
+                                   size_t dimension, uint32_t clients, double epsilon,
+                                   double delta) {
+  constexpr size_t kMaxBatches = 256;
+  const uint32_t m = config.trainer.batches;
+  if (m == 0 || m > kMaxBatches) return invalid_argument("1..256 batches supported");
+  const size_t batch_size = examples_per_client / m;
+  if (batch_size == 0) return invalid_argument("fewer examples per client than batches");
+  double delta_by_batch[kMaxBatches];
+  const double mu = config.trainer.mu;
+  FEDSTAT_RETURN_IF_ERROR(privacy::rsgd_ar_average_sensitivities(
+      mu, 0.25 + mu, config.trainer.epochs, config.trainer.eta0, static_cast<double>(batch_size),
+      /*gradient_bound=*/1.0, Span<double>(delta_by_batch, m)));
+  privacy::Sensitivity by_batch[kMaxBatches];
+  const size_t length = quantise::encoded_length(dimension, config.quantise);
+  for (uint32_t j = 0; j < m; ++j) {
+    // Clipping to c (a projection) can only shrink the change: min(Δ, 2c) also bounds it.
+    const double change = fmin(delta_by_batch[j], 2 * config.quantise.clip_norm);
+    by_batch[j] = privacy::discretised_sensitivity(
+        change, config.quantise.gamma, config.quantise.beta, static_cast<uint32_t>(length));
+  }
+  return privacy::skellam_lambda_mixture(epsilon, delta,
+                                         Span<const privacy::Sensitivity>(by_batch, m), clients);
+}
+
+Status model_update_report(const Examples& examples, Span<const double> global_model,
+                           const ModelUpdateConfig& config, const noise::NoiseSampler* noise,
+                           RandomBits& private_bits, Arena& scratch, Span<uint32_t> report) {
+  const size_t d = global_model.size();
+  const size_t length = quantise::encoded_length(d, config.quantise);
+  if (report.size() != length) return invalid_argument("report must hold encoded_length(d) words");
+  const Arena::Mark mark = scratch.mark();
+  auto local = scratch.allocate_array<double>(d);
+  auto update = scratch.allocate_array<float>(length);
+  if (!local.ok() || !update.ok()) {
+    (void)scratch.rewind(mark);
+    return resource_exhausted("scratch is smaller than model_update_memory_bytes(n, d)");
+  }
+  Status status =
+      train_logistic(examples, global_model, config.trainer, private_bits, scratch, local.value());
+  if (status.ok()) {
+    for (size_t k = 0; k < d; ++k) {
+      update.value()[k] = static_cast<float>(local.value()[k] - global_model[k]);
+    }
+    status = quantise::quantise(update.value(), d, config.quantise, noise, private_bits, report);
+  }
+  (void)scratch.rewind(mark);
+  return status;
+}
+
+Status apply_aggregate(Span<const uint64_t> sum, uint32_t clients, const ModelUpdateConfig& config,
+                       Span<double> work, Span<double> delta, Span<double> global_model) {
+  if (clients == 0) return invalid_argument("no clients to average over");
+  if (delta.size() != global_model.size()) return invalid_argument("delta must hold d values");
+  FEDSTAT_RETURN_IF_ERROR(
+      quantise::dequantise(sum, global_model.size(), config.quantise, work, delta));
+  for (size_t k = 0; k < global_model.size(); ++k) global_model[k] += delta[k] / clients;
+  return Status();
+}
+
+}  // namespace tasks
+}  // namespace fedstat

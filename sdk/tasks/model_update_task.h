@@ -1,0 +1,53 @@
+// ModelUpdateTask: one client's part of Sk-RSGD-AR (002 Algorithm 1, lines 3–6), the per-client
+// noise level that achieves a target (ε, δ) (002 §4.1, Lemma 3), and the host's one-shot
+// aggregation (lines 8–9).
+//
+// Device: train locally from the global model (logistic_trainer.h) → Δ = w_local − w_global →
+// quantise Δ (quantise.h: clip, rotate, scale γ, conditional rounding with β, Skellam noise, wrap
+// mod 2^b) → the report, D words. Secure aggregation (its own issue) will sum the reports; until
+// then the host sums them in the clear with quantise::add_mod.
+// Host: w ← w + dequantise(Σ reports)/N.
+// Calibration: Δ[j] from 002 Algorithm 4 — as the maximum over all iterates, which bounds
+// RSGD-AR's averaged model — for the client's batch size; Δ2*[j] = γ·Δ[j] + 2β·√D and
+// Δ1*[j] = min(√D·Δ2*, Δ2*²); then the smallest λ with ε(mixture over the m batches, N·λ) ≤ ε.
+//
+// Memory: model_update_memory_bytes(n, d) from the caller's Arena (the trainer's, the local
+// model and a D-float update buffer); the report is D = encoded_length(d) words.
+// Paper: 002 Algorithms 1–4, Lemma 3.
+#ifndef FEDSTAT_SDK_TASKS_MODEL_UPDATE_TASK_H_
+#define FEDSTAT_SDK_TASKS_MODEL_UPDATE_TASK_H_
+
+#include "sdk/noise/add_noise.h"
+#include "sdk/quantise/quantise.h"
+#include "sdk/tasks/logistic_trainer.h"
+
+namespace fedstat {
+namespace tasks {
+
+struct ModelUpdateConfig {
+  TrainerConfig trainer;
+  quantise::QuantiseConfig quantise;
+};
+
+constexpr size_t model_update_memory_bytes(size_t n, size_t d) {
+  return trainer_memory_bytes(n, d) + d * 8 + 2 * d * 4 + 64;
+}
+
+// The smallest per-client Skellam λ for (epsilon, delta) with `clients` clients of
+// `examples_per_client` examples each, for models of dimension d.
+Result<double> model_update_lambda(const ModelUpdateConfig& config, size_t examples_per_client,
+                                   size_t dimension, uint32_t clients, double epsilon,
+                                   double delta);
+
+Status model_update_report(const Examples& examples, Span<const double> global_model,
+                           const ModelUpdateConfig& config, const noise::NoiseSampler* noise,
+                           RandomBits& private_bits, Arena& scratch, Span<uint32_t> report);
+
+// global_model += dequantise(sum)/clients; work needs D doubles, delta d doubles.
+Status apply_aggregate(Span<const uint64_t> sum, uint32_t clients, const ModelUpdateConfig& config,
+                       Span<double> work, Span<double> delta, Span<double> global_model);
+
+}  // namespace tasks
+}  // namespace fedstat
+
+#endif  // FEDSTAT_SDK_TASKS_MODEL_UPDATE_TASK_H_
