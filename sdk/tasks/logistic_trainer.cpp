@@ -70,9 +70,10 @@ Status train_logistic(const Examples& examples, Span<const double> start,
       (void)scratch.rewind(mark);
       return j.status();
     }
+    const size_t other = static_cast<size_t>(j.value());  // < i, so it fits size_t
     const uint32_t t = order.value()[i - 1];
-    order.value()[i - 1] = order.value()[j.value()];
-    order.value()[j.value()] = t;
+    order.value()[i - 1] = order.value()[other];
+    order.value()[other] = t;
   }
   double* model = w.value().data();
   for (size_t k = 0; k < d; ++k) model[k] = start[k];

@@ -2,6 +2,7 @@
 // vectors as the host and AArch64 unit tests (tests/common/golden_vectors.h), so equal inputs are
 // proven to give equal bytes on every architecture. Prints one line per check, the image's
 // section sizes, and "selftest: N passed, M failed"; returns M (QEMU passes it to CTest).
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,6 +19,7 @@
 #include "sdk/noise/discrete_laplace.h"
 #include "sdk/noise/poisson.h"
 #include "sdk/noise/tabulated_poisson.h"
+#include "sdk/tasks/model_update_task.h"
 #include "sdk/wire/envelope_codec.h"
 #include "tests/common/golden_vectors.h"
 
@@ -142,6 +144,50 @@ void check_noise() {
   check(same, "tabulated exact Skellam(100): same draws (table from software doubles)");
 }
 
+void check_model_update() {
+  // 16 unit-norm examples in 3 dimensions, labelled by the sign of the first feature.
+  static float features[16 * 3];
+  static int8_t labels[16];
+  for (int i = 0; i < 16; ++i) {
+    const float a = static_cast<float>(i - 8) / 8.0f, b = 0.3f, c = (i % 2) ? 0.2f : -0.2f;
+    const float norm = sqrtf(a * a + b * b + c * c) + 0.01f;
+    features[3 * i] = a / norm;
+    features[3 * i + 1] = b / norm;
+    features[3 * i + 2] = c / norm;
+    labels[i] = a >= 0 ? 1 : -1;
+  }
+  const tasks::Examples examples{Span<const float>(features), Span<const int8_t>(labels), 3};
+  tasks::ModelUpdateConfig config;
+  config.quantise.gamma = 1 << 16;
+  config.quantise.clip_norm = 50;
+  static uint8_t memory[tasks::model_update_memory_bytes(16, 3)];
+  static SeededStream stream(counting_seed(), 9);
+  static RandomBits bits(stream);
+  const double global[3] = {0, 0, 0};
+  double local[3];
+  bool ok;
+  {
+    static SeededStream same(counting_seed(), 9);
+    static RandomBits same_bits(same);
+    Arena arena{MutableByteSpan(memory)};
+    ok = tasks::train_logistic(examples, Span<const double>(global), config.trainer, same_bits,
+                               arena, Span<double>(local))
+             .ok();
+  }
+  Arena arena{MutableByteSpan(memory)};
+  uint32_t report[4];  // D = 4 with rotation
+  ok = ok && tasks::model_update_report(examples, Span<const double>(global), config, nullptr, bits,
+                                        arena, Span<uint32_t>(report))
+                 .ok();
+  uint64_t sum[4] = {report[0], report[1], report[2], report[3]};
+  double work[4], change[3], model[3] = {0, 0, 0};
+  ok = ok && tasks::apply_aggregate(Span<const uint64_t>(sum), 1, config, Span<double>(work),
+                                    Span<double>(change), Span<double>(model))
+                 .ok();
+  for (int k = 0; k < 3; ++k) ok = ok && fabs(model[k] - local[k]) < 1e-3;
+  check(ok && local[0] > 0, "model update: train, rotate, round, decode on the device");
+}
+
 void check_platform() {
   platform::baremetal::Hooks none;
   platform::baremetal::install_hooks(none);
@@ -222,6 +268,7 @@ int main() {
   check_hash_and_crc();
   check_crypto_and_streams();
   check_noise();
+  check_model_update();
   check_platform();
   check_wire();
   printf("image sizes: .text %lu bytes, .data %lu bytes, .bss %lu bytes; stack %lu bytes\n",
