@@ -221,11 +221,18 @@ int main(int argc, char** argv) {
   auto federate = [&](const noise::NoiseSampler* noise, std::vector<double>& model) -> Status {
     std::vector<uint64_t> sum(length, 0);
     std::vector<uint32_t> report(length);
+    std::vector<uint64_t> words(length);
     for (uint32_t c = 0; c < clients; ++c) {
-      FEDSTAT_RETURN_IF_ERROR(tasks::model_update_report(local[c].view(), zero_span, config, noise,
-                                                         random, arena,
-                                                         Span<uint32_t>(report.data(), length)));
-      std::vector<uint64_t> words(report.begin(), report.end());
+      if (bits <= 32) {  // 32-bit words on the wire, as a device would send them
+        FEDSTAT_RETURN_IF_ERROR(tasks::model_update_report(local[c].view(), zero_span, config,
+                                                           noise, random, arena,
+                                                           Span<uint32_t>(report.data(), length)));
+        words.assign(report.begin(), report.end());
+      } else {
+        FEDSTAT_RETURN_IF_ERROR(tasks::model_update_report(local[c].view(), zero_span, config,
+                                                           noise, random, arena,
+                                                           Span<uint64_t>(words.data(), length)));
+      }
       FEDSTAT_RETURN_IF_ERROR(quantise::add_mod(Span<uint64_t>(sum.data(), length),
                                                 Span<const uint64_t>(words.data(), length), bits));
     }

@@ -32,9 +32,11 @@ Result<double> model_update_lambda(const ModelUpdateConfig& config, size_t examp
                                          Span<const privacy::Sensitivity>(by_batch, m), clients);
 }
 
-Status model_update_report(const Examples& examples, Span<const double> global_model,
-                           const ModelUpdateConfig& config, const noise::NoiseSampler* noise,
-                           RandomBits& private_bits, Arena& scratch, Span<uint32_t> report) {
+namespace {
+template <typename Word>
+Status report_impl(const Examples& examples, Span<const double> global_model,
+                   const ModelUpdateConfig& config, const noise::NoiseSampler* noise,
+                   RandomBits& private_bits, Arena& scratch, Span<Word> report) {
   const size_t d = global_model.size();
   const size_t length = quantise::encoded_length(d, config.quantise);
   if (report.size() != length) return invalid_argument("report must hold encoded_length(d) words");
@@ -55,6 +57,20 @@ Status model_update_report(const Examples& examples, Span<const double> global_m
   }
   (void)scratch.rewind(mark);
   return status;
+}
+}  // namespace
+
+Status model_update_report(const Examples& examples, Span<const double> global_model,
+                           const ModelUpdateConfig& config, const noise::NoiseSampler* noise,
+                           RandomBits& private_bits, Arena& scratch, Span<uint32_t> report) {
+  return report_impl<uint32_t>(examples, global_model, config, noise, private_bits, scratch,
+                               report);
+}
+Status model_update_report(const Examples& examples, Span<const double> global_model,
+                           const ModelUpdateConfig& config, const noise::NoiseSampler* noise,
+                           RandomBits& private_bits, Arena& scratch, Span<uint64_t> report) {
+  return report_impl<uint64_t>(examples, global_model, config, noise, private_bits, scratch,
+                               report);
 }
 
 Status apply_aggregate(Span<const uint64_t> sum, uint32_t clients, const ModelUpdateConfig& config,

@@ -39,9 +39,13 @@ Result<double> model_update_lambda(const ModelUpdateConfig& config, size_t examp
                                    size_t dimension, uint32_t clients, double epsilon,
                                    double delta);
 
+// The report in 32-bit words (modulus_bits ≤ 32) or 64-bit words (modulus_bits ≤ 64).
 Status model_update_report(const Examples& examples, Span<const double> global_model,
                            const ModelUpdateConfig& config, const noise::NoiseSampler* noise,
                            RandomBits& private_bits, Arena& scratch, Span<uint32_t> report);
+Status model_update_report(const Examples& examples, Span<const double> global_model,
+                           const ModelUpdateConfig& config, const noise::NoiseSampler* noise,
+                           RandomBits& private_bits, Arena& scratch, Span<uint64_t> report);
 
 // global_model += dequantise(sum)/clients; work needs D doubles, delta d doubles.
 Status apply_aggregate(Span<const uint64_t> sum, uint32_t clients, const ModelUpdateConfig& config,
