@@ -66,6 +66,10 @@ constexpr int64_t kDiscreteLaplace3[8] = {-6, -3, 7, 5, -2, -11, 1, 3};
 // details of the table; Cortex-M (software double) must reproduce them.
 constexpr int64_t kTabulatedSkellam100[8] = {0, -20, 14, -8, -16, 10, 1, -10};
 
+// CRC-32 of the serialised SparseHistogram (capacity 256) after adding, for i = 0..199, the id
+// (i·2654435761) mod 1000003 with count i mod 7 + 1. Recorded on x86-64.
+constexpr uint32_t kSparseHistogramBlobCrc = 0x2144DF1Cu;
+
 // CRC-32 check value (the catalogue's "check": crc32("123456789")).
 constexpr uint32_t kCrc32Check = 0xCBF43926u;
 

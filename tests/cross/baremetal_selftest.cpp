@@ -15,6 +15,7 @@
 #include "sdk/base/item_hash.h"
 #include "sdk/base/random_bits.h"
 #include "sdk/base/seeded_stream.h"
+#include "sdk/histogram/sparse_histogram.h"
 #include "sdk/noise/discrete_gaussian.h"
 #include "sdk/noise/discrete_laplace.h"
 #include "sdk/noise/poisson.h"
@@ -144,6 +145,19 @@ void check_noise() {
   check(same, "tabulated exact Skellam(100): same draws (table from software doubles)");
 }
 
+void check_histogram() {
+  static histogram::SparseEntry table[256];
+  static uint8_t blob[histogram::SparseHistogram::serialized_bytes(256)];
+  histogram::SparseHistogram h;
+  bool ok = h.init(Span<histogram::SparseEntry>(table)).ok();
+  for (uint32_t i = 0; i < 200; ++i) {
+    ok = ok && h.add(static_cast<uint32_t>((uint64_t{i} * 2654435761u) % 1000003u), i % 7 + 1).ok();
+  }
+  auto size = h.serialize(MutableByteSpan(blob));
+  check(ok && size.ok() && crc32(ByteSpan(blob, size.value())) == golden::kSparseHistogramBlobCrc,
+        "sparse histogram: same blob bytes as x86-64/AArch64");
+}
+
 void check_model_update() {
   // 16 unit-norm examples in 3 dimensions, labelled by the sign of the first feature.
   static float features[16 * 3];
@@ -268,6 +282,7 @@ int main() {
   check_hash_and_crc();
   check_crypto_and_streams();
   check_noise();
+  check_histogram();
   check_model_update();
   check_platform();
   check_wire();

@@ -1,0 +1,51 @@
+// The serialised form shared by DenseHistogram and SparseHistogram: a versioned, CRC-checked blob
+// (little-endian), safe to persist (platform::save_blob adds its own frame) or to send.
+//
+//   offset 0   4 B  magic "FHG1"
+//   offset 4   1 B  kind (1 dense, 2 sparse)   offset 5  1 B  version (1)   offset 6  2 B  zero
+//   offset 8   4 B  n: dense — the domain size; sparse — the number of (id, count) entries
+//   offset 12  8 B  total (Σ counts)            offset 20  8 B  dropped (mass refused)
+//   offset 28  dense: n × u32 count;  sparse: n × (u32 id, u32 count), counts > 0, ids distinct
+//   end        4 B  CRC-32 (sdk/base/crc32.h) of every byte before it
+//
+// Memory: none. Paper: 001 §3 (the local histograms the sketches summarise).
+#ifndef FEDSTAT_SDK_HISTOGRAM_HISTOGRAM_BLOB_H_
+#define FEDSTAT_SDK_HISTOGRAM_HISTOGRAM_BLOB_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sdk/base/result.h"
+#include "sdk/base/span.h"
+
+namespace fedstat {
+namespace histogram {
+
+enum class BlobKind : uint8_t { kDense = 1, kSparse = 2 };
+
+constexpr size_t kBlobHeaderBytes = 28;
+constexpr size_t kBlobCrcBytes = 4;
+constexpr uint8_t kBlobVersion = 1;
+
+struct BlobHeader {
+  BlobKind kind = BlobKind::kDense;
+  uint32_t n = 0;
+  uint64_t total = 0;
+  uint64_t dropped = 0;
+};
+
+constexpr size_t blob_bytes(size_t payload_bytes) {
+  return kBlobHeaderBytes + payload_bytes + kBlobCrcBytes;
+}
+
+// Writes the header at out[0, 28); the caller writes the payload; then seal() appends the CRC.
+void write_blob_header(const BlobHeader& header, MutableByteSpan out);
+void seal_blob(MutableByteSpan blob);  // blob = header + payload + 4 bytes for the CRC
+// Checks magic, version, kind, the CRC and that the payload has `payload_bytes_per_n`·n bytes;
+// returns the header. kDataLoss for anything corrupt or truncated.
+Result<BlobHeader> read_blob_header(ByteSpan blob, BlobKind kind, size_t payload_bytes_per_n);
+
+}  // namespace histogram
+}  // namespace fedstat
+
+#endif  // FEDSTAT_SDK_HISTOGRAM_HISTOGRAM_BLOB_H_
