@@ -47,9 +47,10 @@ Result<size_t> load_blob(const char* name, MutableByteSpan out);
 Status remove_blob(const char* name);  // kNotFound if absent
 
 // ---- Transport --------------------------------------------------------------------------------
-// A reliable, ordered byte stream to one peer (TCP on POSIX). `endpoint` is "host:port" on POSIX
-// (host: a name, an IPv4 address, or an IPv6 address in brackets); its meaning on bare metal is
-// the application's. A connection is a small integer handle.
+// A reliable, ordered byte stream to one peer (TCP on POSIX). `endpoint` is "host:port" on POSIX,
+// host a numeric IPv4 address, an IPv6 address in brackets, or "localhost" (names are resolved by
+// the application: resolvers allocate); its meaning on bare metal is the application's. A
+// connection is a small integer handle.
 struct Connection {
   int32_t handle = -1;
 };

@@ -1,11 +1,12 @@
 // Transport on POSIX: blocking TCP sockets with poll(2) timeouts.
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -60,21 +61,50 @@ Status wait_for(int fd, short events, uint32_t timeout_ms) {
   }
 }
 
-Result<int> connect_one(const struct addrinfo* ai, uint32_t timeout_ms) {
-  const int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+// A numeric IPv4 or IPv6 address (or "localhost") and a port as a socket address. Names are not
+// resolved here: getaddrinfo allocates inside libc, and the SDK does not allocate.
+Status numeric_address(const char* host, const char* port, struct sockaddr_storage& address,
+                       socklen_t& length) {
+  const unsigned long port_number = strtoul(port, nullptr, 10);
+  if (port_number == 0 || port_number > 65535) {
+    return invalid_argument("transport endpoint port is not a number 1-65535");
+  }
+  memset(&address, 0, sizeof(address));
+  const char* literal = strcmp(host, "localhost") == 0 ? "127.0.0.1" : host;
+  auto* v4 = reinterpret_cast<struct sockaddr_in*>(&address);
+  auto* v6 = reinterpret_cast<struct sockaddr_in6*>(&address);
+  if (inet_pton(AF_INET, literal, &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(static_cast<uint16_t>(port_number));
+    length = sizeof(*v4);
+  } else if (inet_pton(AF_INET6, literal, &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(static_cast<uint16_t>(port_number));
+    length = sizeof(*v6);
+  } else {
+    return invalid_argument(
+        "transport endpoint host must be a numeric IPv4/IPv6 address or "
+        "localhost: resolve names in the application and pass the address");
+  }
+  return Status();
+}
+
+Result<int> connect_one(const struct sockaddr_storage& address, socklen_t length,
+                        uint32_t timeout_ms) {
+  const int fd = socket(address.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return unavailable("transport: socket(2) failed");
   const int flags = fcntl(fd, F_GETFL, 0);
   (void)fcntl(fd, F_SETFL, flags | O_NONBLOCK);
   Status status;
-  if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+  if (connect(fd, reinterpret_cast<const struct sockaddr*>(&address), length) != 0) {
     if (errno != EINPROGRESS) {
       status = unavailable("transport: connection refused or unreachable");
     } else {
       status = wait_for(fd, POLLOUT, timeout_ms);
       int error = 0;
-      socklen_t length = sizeof(error);
+      socklen_t error_length = sizeof(error);
       if (status.ok() &&
-          (getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 || error != 0)) {
+          (getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &error_length) != 0 || error != 0)) {
         status = unavailable("transport: connection refused or unreachable");
       }
     }
@@ -95,20 +125,10 @@ Result<Connection> transport_connect(const char* endpoint, uint32_t timeout_ms) 
   char host[kMaxHostLength + 1];
   char port[8];
   FEDSTAT_RETURN_IF_ERROR(split_endpoint(endpoint, host, port));
-  struct addrinfo hints;
-  memset(&hints, 0, sizeof(hints));
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  struct addrinfo* results = nullptr;
-  if (getaddrinfo(host, port, &hints, &results) != 0 || results == nullptr) {
-    return unavailable("transport: cannot resolve the endpoint's host name");
-  }
-  Result<int> fd = unavailable("transport: the host name resolved to no address");
-  for (const struct addrinfo* ai = results; ai != nullptr; ai = ai->ai_next) {
-    fd = connect_one(ai, timeout_ms);
-    if (fd.ok()) break;
-  }
-  freeaddrinfo(results);
+  struct sockaddr_storage address;
+  socklen_t length = 0;
+  FEDSTAT_RETURN_IF_ERROR(numeric_address(host, port, address, length));
+  const Result<int> fd = connect_one(address, length, timeout_ms);
   if (!fd.ok()) return fd.status();
   Connection connection;
   connection.handle = fd.value();

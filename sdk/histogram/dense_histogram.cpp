@@ -1,6 +1,5 @@
 #include "sdk/histogram/dense_histogram.h"
 
-#include "platform/platform.h"
 #include "sdk/base/bytes.h"
 
 namespace fedstat {
@@ -71,13 +70,11 @@ Status DenseHistogram::deserialize(ByteSpan blob) {
 }
 
 Status DenseHistogram::save(const char* name, MutableByteSpan scratch) const {
-  FEDSTAT_ASSIGN_OR_RETURN(const size_t size, serialize(scratch));
-  return platform::save_blob(name, scratch.first(size));
+  return save_histogram(*this, name, scratch);
 }
 
 Status DenseHistogram::load(const char* name, MutableByteSpan scratch) {
-  FEDSTAT_ASSIGN_OR_RETURN(const size_t size, platform::load_blob(name, scratch));
-  return deserialize(scratch.first(size));
+  return load_histogram(*this, name, scratch);
 }
 
 }  // namespace histogram

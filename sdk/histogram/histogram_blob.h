@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "platform/platform.h"
 #include "sdk/base/result.h"
 #include "sdk/base/span.h"
 
@@ -44,6 +45,19 @@ void seal_blob(MutableByteSpan blob);  // blob = header + payload + 4 bytes for 
 // Checks magic, version, kind, the CRC and that the payload has `payload_bytes_per_n`·n bytes;
 // returns the header. kDataLoss for anything corrupt or truncated.
 Result<BlobHeader> read_blob_header(ByteSpan blob, BlobKind kind, size_t payload_bytes_per_n);
+
+// Persist / reload any histogram with serialize()/deserialize() through platform storage;
+// `scratch` must hold its serialised size.
+template <typename Histogram>
+Status save_histogram(const Histogram& histogram, const char* name, MutableByteSpan scratch) {
+  FEDSTAT_ASSIGN_OR_RETURN(const size_t size, histogram.serialize(scratch));
+  return platform::save_blob(name, scratch.first(size));
+}
+template <typename Histogram>
+Status load_histogram(Histogram& histogram, const char* name, MutableByteSpan scratch) {
+  FEDSTAT_ASSIGN_OR_RETURN(const size_t size, platform::load_blob(name, scratch));
+  return histogram.deserialize(scratch.first(size));
+}
 
 }  // namespace histogram
 }  // namespace fedstat

@@ -1,6 +1,5 @@
 #include "sdk/histogram/sparse_histogram.h"
 
-#include "platform/platform.h"
 #include "sdk/base/bytes.h"
 
 namespace fedstat {
@@ -118,16 +117,14 @@ Status SparseHistogram::deserialize(ByteSpan blob) {
 }
 
 Status SparseHistogram::save(const char* name, MutableByteSpan scratch) const {
-  FEDSTAT_ASSIGN_OR_RETURN(const size_t size, serialize(scratch));
-  return platform::save_blob(name, scratch.first(size));
+  return save_histogram(*this, name, scratch);
 }
 
 Status SparseHistogram::load(const char* name, MutableByteSpan scratch) {
   if (size_ != 0 || dropped_ != 0) {
     return failed_precondition("load into an empty histogram: call clear() first");
   }
-  FEDSTAT_ASSIGN_OR_RETURN(const size_t size, platform::load_blob(name, scratch));
-  return deserialize(scratch.first(size));
+  return load_histogram(*this, name, scratch);
 }
 
 }  // namespace histogram

@@ -85,6 +85,18 @@ TEST(TransportTest, ReceiveTimesOutThenSeesThePeerClose) {
   transport_close(connection.value());
 }
 
+TEST(TransportTest, LocalhostAndIpv6LoopbackAreAccepted) {
+  LoopbackListener listener;
+  std::thread accepter([&] { close(listener.accept_one()); });
+  const std::string endpoint = "localhost:" + std::to_string(listener.port());
+  auto connection = transport_connect(endpoint.c_str(), 2000);
+  ASSERT_TRUE(connection.ok()) << connection.status().message();
+  transport_close(connection.value());
+  accepter.join();
+  // [::1] parses (whether a v6 listener exists here or not, it is not an argument error).
+  EXPECT_NE(transport_connect("[::1]:1", 500).status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(TransportTest, RefusedConnectionIsUnavailable) {
   uint16_t closed_port;
   {
@@ -101,6 +113,9 @@ TEST(TransportTest, MalformedEndpointsAreInvalidArguments) {
     EXPECT_EQ(transport_connect(bad, 100).status().code(), StatusCode::kInvalidArgument) << bad;
   }
   EXPECT_EQ(transport_connect(nullptr, 100).status().code(), StatusCode::kInvalidArgument);
+  // Names are the application's to resolve: only numeric addresses and localhost are taken.
+  EXPECT_EQ(transport_connect("example.org:443", 100).status().code(),
+            StatusCode::kInvalidArgument);
   uint8_t b[1];
   EXPECT_EQ(transport_send(Connection{}, ByteSpan(b)).code(), StatusCode::kFailedPrecondition);
 }
