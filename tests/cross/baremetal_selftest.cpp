@@ -20,6 +20,8 @@
 #include "sdk/noise/discrete_laplace.h"
 #include "sdk/noise/poisson.h"
 #include "sdk/noise/tabulated_poisson.h"
+#include "sdk/tasks/heterogeneity_task.h"
+#include "sdk/tasks/kl_answer_task.h"
 #include "sdk/tasks/model_update_task.h"
 #include "sdk/wire/envelope_codec.h"
 #include "tests/common/golden_vectors.h"
@@ -158,6 +160,44 @@ void check_histogram() {
         "sparse histogram: same blob bytes as x86-64/AArch64");
 }
 
+void check_analytics_tasks() {
+  // KL answers: counts at the requested points, the total, and a Skellam share replayed exactly.
+  static histogram::SparseEntry table[16];
+  histogram::SparseHistogram h;
+  bool ok = h.init(Span<histogram::SparseEntry>(table)).ok();
+  for (uint32_t item : {3u, 3u, 3u, 7u, 9u, 9u}) ok = ok && h.add(item).ok();
+  const uint32_t points[] = {9, 3, 4};
+  int64_t counts[3];
+  uint64_t total = 0;
+  ok = ok &&
+       tasks::answer_kl_points(h, Span<const uint32_t>(points), Span<int64_t>(counts), &total).ok();
+  check(ok && counts[0] == 2 && counts[1] == 3 && counts[2] == 0 && total == 6,
+        "kl answer: counts at the requested points and the total");
+  noise::NoiseSampler share;
+  ok = share.init({noise::NoiseKind::kSkellam, {7, 2}, 1}).ok();
+  SeededStream device_stream(Seed256{}, 5), replay_stream(Seed256{}, 5);
+  RandomBits device(device_stream), replay(replay_stream);
+  ok = ok && tasks::answer_kl_points_noised(h, Span<const uint32_t>(points), share, device,
+                                            Span<int64_t>(counts), &total)
+                 .ok();
+  const int64_t exact[] = {2, 3, 0};
+  for (int t = 0; t < 3 && ok; ++t) ok = counts[t] == exact[t] + share.sample(replay).value();
+  check(ok, "kl answer: the Dist share is the sampler's own draws");
+
+  // Heterogeneity: x = (0.2, 0.4, 0.6) has s² = 0.08/3, so w = 37.5.
+  const double x[] = {0.2, 0.4, 0.6};
+  const double mean[] = {0.5, -0.1, 1.3};  // clamped to (0.5, 0, 1)
+  const double zero[] = {0, 0, 0};
+  double first[8], second[2];
+  ok = tasks::heterogeneity_round1(Span<const double>(x), {}, Span<double>(first)).ok() &&
+       tasks::heterogeneity_round2(Span<const double>(x), Span<const double>(mean),
+                                   Span<const double>(zero), {}, Span<double>(second))
+           .ok();
+  check(ok && fabs(first[6] - 37.5) < 1e-9 && fabs(first[4] - 15) < 1e-9 &&
+            fabs(second[0] - 0.41) < 1e-12 && fabs(second[1] - 21) < 1e-9,
+        "heterogeneity: both rounds' contributions on the device");
+}
+
 void check_model_update() {
   // 16 unit-norm examples in 3 dimensions, labelled by the sign of the first feature.
   static float features[16 * 3];
@@ -283,6 +323,7 @@ int main() {
   check_crypto_and_streams();
   check_noise();
   check_histogram();
+  check_analytics_tasks();
   check_model_update();
   check_platform();
   check_wire();

@@ -1,0 +1,148 @@
+#include "host_server/estimate/client_emulation.h"
+
+#include <map>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "host_server/estimate/host_common.h"
+#include "sdk/noise/rational.h"
+#include "sdk/tasks/kl_answer_task.h"
+
+namespace fedstat {
+namespace host {
+namespace {
+
+size_t capacity_for(size_t distinct) {
+  size_t capacity = 2;
+  while (capacity < 2 * distinct) capacity *= 2;
+  return capacity;
+}
+
+// A Skellam share sampler per number of clients in a sum (μ/k rounded up), built on demand.
+class ShareSamplers {
+ public:
+  explicit ShareSamplers(double sum_lambda) : sum_lambda_(sum_lambda) {}
+  const noise::NoiseSampler& for_clients(size_t k) {
+    auto it = samplers_.find(k);
+    if (it != samplers_.end()) return *it->second;
+    const noise::Rational share = value_or_throw(
+        noise::rational_at_least(sum_lambda_ / static_cast<double>(k)), "skellam share");
+    auto sampler = std::make_unique<noise::NoiseSampler>();
+    check(sampler->init(noise::NoiseSpec{noise::NoiseKind::kSkellam, share, 1}), "skellam share");
+    return *(samplers_[k] = std::move(sampler));
+  }
+
+ private:
+  double sum_lambda_;
+  std::map<size_t, std::unique_ptr<noise::NoiseSampler>> samplers_;
+};
+
+}  // namespace
+
+EmulatedClients split_across_clients(const ItemCounts& data, uint32_t clients, RandomBits& bits) {
+  if (clients == 0) throw std::invalid_argument("there must be at least one client");
+  std::vector<std::unordered_map<uint32_t, uint64_t>> held(clients);
+  const bool per_unit = data.total <= (uint64_t{1} << 26);
+  for (const ItemCount& item : data.items) {
+    uint64_t remainder = item.count;
+    if (!per_unit) {
+      const uint64_t share = item.count / clients;
+      if (share > 0) {
+        for (auto& client : held) client[item.id] += share;
+      }
+      remainder = item.count % clients;
+    }
+    for (uint64_t unit = 0; unit < remainder; ++unit) {
+      held[value_or_throw(bits.uniform_below(clients), "splitting")][item.id] += 1;
+    }
+  }
+  EmulatedClients result;
+  for (auto& items : held) {
+    auto client = std::make_unique<EmulatedClient>();
+    client->table.resize(capacity_for(items.size()));
+    check(client->histogram.init(
+              Span<histogram::SparseEntry>(client->table.data(), client->table.size())),
+          "client histogram");
+    for (const auto& [id, count] : items) {
+      if (count > 0xFFFFFFFFull) throw std::runtime_error("a client's count exceeds 2^32 - 1");
+      check(client->histogram.add(id, static_cast<uint32_t>(count)), "client histogram");
+    }
+    result.push_back(std::move(client));
+  }
+  return result;
+}
+
+KlSums collect_kl_sums(const KlPlan& plan, const EmulatedClients& clients, const KlOptions& options,
+                       uint64_t seed) {
+  if (clients.size() != plan.clients) {
+    throw std::invalid_argument("the plan was made for a different number of clients");
+  }
+  const size_t rounds = plan.points.size();
+  KlSums sums;
+  sums.counts.assign(rounds, 0);
+  sums.totals.assign(rounds, 0);
+  const bool dist = options.model == KlModel::kDist;
+  ShareSamplers shares(dist ? kl_dist_noise(plan, options).sum_lambda : 0);
+
+  if (plan.every_client_every_round) {
+    // Each client answers every distinct point once; every round reads the point's sum.
+    std::map<uint32_t, size_t> index_of;
+    std::vector<uint32_t> distinct;
+    for (uint32_t x : plan.points) {
+      if (index_of.emplace(x, distinct.size()).second) distinct.push_back(x);
+    }
+    std::vector<int64_t> point_sums(distinct.size(), 0), answer(distinct.size());
+    uint64_t all_totals = 0;
+    for (size_t c = 0; c < clients.size(); ++c) {
+      uint64_t total = 0;
+      const Span<const uint32_t> points(distinct.data(), distinct.size());
+      const Span<int64_t> out(answer.data(), answer.size());
+      if (dist) {
+        SeededBits client_bits(seed, 1 + c);
+        check(tasks::answer_kl_points_noised(clients[c]->histogram, points,
+                                             shares.for_clients(clients.size()), client_bits.bits(),
+                                             out, &total),
+              "client answer");
+      } else {
+        check(tasks::answer_kl_points(clients[c]->histogram, points, out, &total), "client answer");
+      }
+      for (size_t i = 0; i < distinct.size(); ++i) point_sums[i] += answer[i];
+      all_totals += total;
+    }
+    for (size_t t = 0; t < rounds; ++t) {
+      sums.counts[t] = point_sums[index_of[plan.points[t]]];
+      sums.totals[t] = all_totals;
+    }
+    return sums;
+  }
+
+  // Per-round client samples: a client answers each round it is in, freshly noised.
+  std::vector<std::unique_ptr<SeededBits>> client_bits;
+  for (size_t c = 0; c < clients.size(); ++c) {
+    client_bits.push_back(std::make_unique<SeededBits>(seed, 1 + c));
+  }
+  for (size_t t = 0; t < rounds; ++t) {
+    const uint32_t point = plan.points[t];
+    for (uint32_t c : plan.round_clients[t]) {
+      int64_t answer = 0;
+      uint64_t total = 0;
+      const Span<const uint32_t> points(&point, 1);
+      if (dist) {
+        check(tasks::answer_kl_points_noised(
+                  clients[c]->histogram, points, shares.for_clients(plan.round_clients[t].size()),
+                  client_bits[c]->bits(), Span<int64_t>(&answer, 1), &total),
+              "client answer");
+      } else {
+        check(tasks::answer_kl_points(clients[c]->histogram, points, Span<int64_t>(&answer, 1),
+                                      &total),
+              "client answer");
+      }
+      sums.counts[t] += answer;
+      sums.totals[t] += total;
+    }
+  }
+  return sums;
+}
+
+}  // namespace host
+}  // namespace fedstat

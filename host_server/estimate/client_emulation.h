@@ -1,0 +1,41 @@
+// Emulated clients for the command-line tools and tests: one item-count file split across N
+// devices, each holding an SDK SparseHistogram, as in deployment.
+//
+// split_across_clients assigns every unit of count to a client drawn uniformly (a multinomial
+// split, so clients differ as real ones do) while the total is at most 2^26; above that each
+// client gets ⌊count/N⌋ of every item and the remainder goes to uniformly drawn clients. Each
+// client's table has a power-of-two capacity ≥ 2 × its distinct items (load ≤ 1/2).
+// Memory: 16 bytes × Σ_c (distinct items of client c), at most 16 × total.
+// Paper: 000 §5 (clients' local histograms), 001 §5.
+#ifndef FEDSTAT_HOST_ESTIMATE_CLIENT_EMULATION_H_
+#define FEDSTAT_HOST_ESTIMATE_CLIENT_EMULATION_H_
+
+#include <memory>
+#include <vector>
+
+#include "host_server/estimate/item_counts.h"
+#include "host_server/estimate/kl_estimator.h"
+#include "sdk/histogram/sparse_histogram.h"
+
+namespace fedstat {
+namespace host {
+
+struct EmulatedClient {
+  std::vector<histogram::SparseEntry> table;
+  histogram::SparseHistogram histogram;
+};
+
+using EmulatedClients = std::vector<std::unique_ptr<EmulatedClient>>;
+
+EmulatedClients split_across_clients(const ItemCounts& data, uint32_t clients, RandomBits& bits);
+
+// Every client in every round's C_t answers through the SDK (tasks::answer_kl_points*, with a
+// Skellam share in Dist: μ/k per client when k clients answer a sum, rounded up), and the host
+// sums the answers. Client c's noise comes from SeededStream(seed, 1 + c).
+KlSums collect_kl_sums(const KlPlan& plan, const EmulatedClients& clients, const KlOptions& options,
+                       uint64_t seed);
+
+}  // namespace host
+}  // namespace fedstat
+
+#endif  // FEDSTAT_HOST_ESTIMATE_CLIENT_EMULATION_H_

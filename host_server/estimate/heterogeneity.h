@@ -1,0 +1,97 @@
+// Private dispersion, Cochran's Q and I² on the host (004 §4), with the definitions stated in
+// sdk/tasks/heterogeneity_task.h (μ, D = (1/n)Σ||x_i − μ||_p^p, clipped w_i = min(1/s_i², W),
+// μ̄ = Σw_i·x_i/Σw_i, Q = Σ w_i·||x_i − μ̄||², I² = max(0, 1 − (n−1)/Q)).
+//
+// Releases, each the sum of the clients' contributions plus Gaussian noise (added centrally, or
+// as clients' shares under secure aggregation — the same sum, 004 §4.1):
+//   1. Σx                  Δ2 = √d                          → μ′ = clamp(Σx′/n)
+//   2. (Σw·x, Σw, Σ1/w)    Δ2 = √(W²d + (W−4)² + (1/4−1/W)²) → μ̄′ = clamp(Σw·x′ / Σw′)
+//   3. Σ||x − μ′||_p^p     Δ = d                             → D″ = Σ′/n
+//   4. Σ w·||x − μ̄′||²     Δ = W·d                           → Q″ = Σ′, I²″ = max(0, 1 − (n−1)/Q″)
+// I² is post-processing of Q″: it needs no budget of its own (004 Theorem 4.17 spends ε3 on it).
+// Composition over the four releases: analytic (agm) — each is a Gaussian mechanism with
+// μ_k = Δ_k/σ_k, the four compose to √Σμ_k² (Gaussian DP, Dong, Roth & Su 2019), so σ_k =
+// 2·Δ_k·σ₁ with σ₁ the analytic σ for Δ = 1 at (ε, δ) (Balle & Wang 2018 is exactly that GDP
+// conversion); classical — basic composition, each at (ε/4, δ/4), so ε/4 must be < 1.
+//
+// The 95% intervals are the paper's (Theorems 4.7, 4.15, 4.19), with ξ1² and η1² the per-
+// coordinate noise variances actually added to μ′ (σ₁²/n²) and μ̄′ (σ₂²/Σw′², first order):
+//   D: ± 7.84·√6·ξ1⁴/√n      Q: ± 7.84·√6·η1⁴·Σw_i/√n      I²:
+//   ± 7.84·√2·(n−1)·Σ(1/w_i)/(3·√(35n)·η1⁴)
+// using the released Σw′ and Σ(1/w)′. They describe only the noise on the means (not the noise of
+// releases 3–4), as in the paper; intervals are cut to [0, ∞) for D and Q and to [0, 1] for I².
+// With mechanism none every interval is the point itself. Beside them, noise_sd is the standard
+// deviation the last release's own noise adds (D: σ₃/n; Q: σ₄; I²: (n−1)·σ₄/Q″²), which those
+// intervals leave out.
+//
+// Errors: std::invalid_argument (fewer than 2 clients, ragged rows, a value outside [0, 1], bad
+// ε, δ, p or W). Memory: O(n·d). Paper: 004 Definitions 3.2–3.7, Theorems 4.3–4.19, Algorithm 1.
+#ifndef FEDSTAT_HOST_ESTIMATE_HETEROGENEITY_H_
+#define FEDSTAT_HOST_ESTIMATE_HETEROGENEITY_H_
+
+#include <cstdint>
+#include <istream>
+#include <string>
+#include <vector>
+
+#include "sdk/base/random_bits.h"
+#include "sdk/tasks/heterogeneity_task.h"
+
+namespace fedstat {
+namespace host {
+
+using ClientVectors = std::vector<std::vector<double>>;
+
+enum class HeterogeneityMechanism { kNone, kClassical, kAnalytic };
+const char* heterogeneity_mechanism_name(HeterogeneityMechanism mechanism);
+HeterogeneityMechanism parse_heterogeneity_mechanism(const std::string& name);
+
+struct HeterogeneityOptions {
+  tasks::HeterogeneityConfig config;
+  HeterogeneityMechanism mechanism = HeterogeneityMechanism::kAnalytic;
+  double epsilon = 0.25;  // 004's default
+  double delta = 0.1;
+};
+
+struct HeterogeneityExact {
+  std::vector<double> mean, weighted_mean;
+  double dispersion = 0, q = 0, i2 = 0;
+  double sum_weights = 0, sum_inverse_weights = 0;
+  uint32_t clipped = 0;  // clients whose weight 1/s² exceeded W
+};
+HeterogeneityExact exact_heterogeneity(const ClientVectors& x,
+                                       const tasks::HeterogeneityConfig& config);
+
+struct Interval {
+  double low = 0, high = 0;
+};
+struct StatisticEstimate {
+  double estimate = 0, exact = 0;
+  Interval ci;          // the paper's interval
+  double noise_sd = 0;  // s.d. the final release's noise adds (I²: to first order in Q)
+};
+struct HeterogeneityEstimate {
+  StatisticEstimate dispersion, q, i2;
+  double sigma[4] = {0, 0, 0, 0};        // σ of each release's noise
+  double sensitivity[4] = {0, 0, 0, 0};  // Δ2 of each release
+  double xi1_squared = 0, eta1_squared = 0;
+  uint32_t clipped = 0;
+};
+HeterogeneityEstimate estimate_heterogeneity(const ClientVectors& x,
+                                             const HeterogeneityOptions& options,
+                                             RandomBits& noise_bits);
+
+// The paper's half-widths.
+double dispersion_ci_half_width(double xi1_squared, size_t n);
+double q_ci_half_width(double eta1_squared, double sum_weights, size_t n);
+double i2_ci_half_width(double eta1_squared, double sum_inverse_weights, size_t n);
+
+// One client vector per CSV row (comma-separated numbers in [0, 1]; '#' lines and blank lines
+// skipped). Errors name the file and the line.
+ClientVectors parse_client_vectors(std::istream& in, const std::string& name);
+ClientVectors read_client_vectors(const std::string& path);
+
+}  // namespace host
+}  // namespace fedstat
+
+#endif  // FEDSTAT_HOST_ESTIMATE_HETEROGENEITY_H_

@@ -1,0 +1,123 @@
+#include "sdk/tasks/heterogeneity_task.h"
+
+#include <math.h>
+
+namespace fedstat {
+namespace tasks {
+namespace {
+
+double clamp_unit(double v) {
+  return v < 0 ? 0 : (v > 1 ? 1 : v);
+}
+
+}  // namespace
+
+Status validate_heterogeneity_config(const HeterogeneityConfig& config) {
+  if (!(config.p >= 1) || !isfinite(config.p)) {
+    return Status(StatusCode::kInvalidArgument, "heterogeneity: the exponent p must be >= 1");
+  }
+  if (!(config.max_weight >= 4) || !isfinite(config.max_weight)) {
+    return Status(StatusCode::kInvalidArgument,
+                  "heterogeneity: max_weight must be finite and >= 4 (every weight is >= 4)");
+  }
+  return Status();
+}
+
+HeterogeneitySensitivities heterogeneity_sensitivities(size_t d,
+                                                       const HeterogeneityConfig& config) {
+  const double dims = static_cast<double>(d);
+  const double w = config.max_weight;
+  const double inverse_range = 0.25 - 1 / w;
+  HeterogeneitySensitivities s;
+  s.l2[0] = sqrt(dims);
+  s.l2[1] = sqrt(w * w * dims + (w - 4) * (w - 4) + inverse_range * inverse_range);
+  s.l2[2] = dims;
+  s.l2[3] = w * dims;
+  return s;
+}
+
+Status validate_unit_vector(Span<const double> x) {
+  if (x.size() == 0) return Status(StatusCode::kInvalidArgument, "heterogeneity: empty vector");
+  for (size_t j = 0; j < x.size(); ++j) {
+    if (!(x[j] >= 0 && x[j] <= 1)) {
+      return Status(StatusCode::kInvalidArgument,
+                    "heterogeneity: every coordinate must be a number in [0, 1]");
+    }
+  }
+  return Status();
+}
+
+Result<double> within_vector_variance(Span<const double> x) {
+  FEDSTAT_RETURN_IF_ERROR(validate_unit_vector(x));
+  const double d = static_cast<double>(x.size());
+  double mean = 0;
+  for (size_t j = 0; j < x.size(); ++j) mean += x[j];
+  mean /= d;
+  double sum_squares = 0;
+  for (size_t j = 0; j < x.size(); ++j) sum_squares += (x[j] - mean) * (x[j] - mean);
+  return sum_squares / d;
+}
+
+double clipped_weight(double variance, double max_weight) {
+  if (variance <= 0 || 1 / variance > max_weight) return max_weight;
+  return 1 / variance;
+}
+
+double distance_power(Span<const double> a, Span<const double> b, double p) {
+  double sum = 0;
+  for (size_t j = 0; j < a.size(); ++j) {
+    const double gap = fabs(a[j] - b[j]);
+    sum += p == 2 ? gap * gap : pow(gap, p);
+  }
+  return sum;
+}
+
+Status heterogeneity_round1(Span<const double> x, const HeterogeneityConfig& config,
+                            Span<double> out) {
+  FEDSTAT_RETURN_IF_ERROR(validate_heterogeneity_config(config));
+  FEDSTAT_ASSIGN_OR_RETURN(const double variance, within_vector_variance(x));
+  const size_t d = x.size();
+  if (out.size() != heterogeneity_round1_length(d)) {
+    return Status(StatusCode::kInvalidArgument,
+                  "heterogeneity round 1: the output must have 2d + 2 entries");
+  }
+  const double w = clipped_weight(variance, config.max_weight);
+  for (size_t j = 0; j < d; ++j) {
+    out[j] = x[j];
+    out[d + j] = w * x[j];
+  }
+  out[2 * d] = w;
+  out[2 * d + 1] = 1 / w;
+  return Status();
+}
+
+Status heterogeneity_round2(Span<const double> x, Span<const double> mean,
+                            Span<const double> weighted_mean, const HeterogeneityConfig& config,
+                            Span<double> out) {
+  FEDSTAT_RETURN_IF_ERROR(validate_heterogeneity_config(config));
+  FEDSTAT_ASSIGN_OR_RETURN(const double variance, within_vector_variance(x));
+  const size_t d = x.size();
+  if (mean.size() != d || weighted_mean.size() != d ||
+      out.size() != heterogeneity_round2_length()) {
+    return Status(StatusCode::kInvalidArgument,
+                  "heterogeneity round 2: the means must have d entries and the output 2");
+  }
+  const double w = clipped_weight(variance, config.max_weight);
+  double dispersion = 0;
+  double q_term = 0;
+  for (size_t j = 0; j < d; ++j) {
+    if (isnan(mean[j]) || isnan(weighted_mean[j])) {
+      return Status(StatusCode::kInvalidArgument, "heterogeneity round 2: a mean is NaN");
+    }
+    const double gap = fabs(x[j] - clamp_unit(mean[j]));
+    dispersion += config.p == 2 ? gap * gap : pow(gap, config.p);
+    const double weighted_gap = x[j] - clamp_unit(weighted_mean[j]);
+    q_term += weighted_gap * weighted_gap;
+  }
+  out[0] = dispersion;
+  out[1] = w * q_term;
+  return Status();
+}
+
+}  // namespace tasks
+}  // namespace fedstat

@@ -1,0 +1,79 @@
+// Heterogeneity contributions: a device's part of the private dispersion, Cochran's Q and I²
+// (004 §3.1 and §4, with the standard definitions the issue fixes; our copy of 004 has an extra
+// 1/n in the weighted mean and uses Q both as a mean and as a sum).
+//
+// A client holds x ∈ [0,1]^d (e.g. its label distribution). Over n clients:
+//   μ  = (1/n)·Σ x_i                          the mean
+//   D  = (1/n)·Σ ||x_i − μ||_p^p              the dispersion (p ≥ 1; p = 2 is the variance)
+//   s_i² = (1/d)·Σ_j (x_ij − x̄_i)²           the within-vector (population) variance
+//   w_i = min(1/s_i², W)                      the inverse-variance weight, clipped at W
+//   μ̄ = Σ w_i·x_i / Σ w_i                     the weighted mean
+//   Q  = Σ w_i·||x_i − μ̄||²                   Cochran's Q
+//   I² = max(0, 1 − (n − 1)/Q)
+// The clip W (max_weight) bounds what one client can move: without it a constant vector
+// (s² = 0) has infinite weight and no noise could hide it. Since x ∈ [0,1]^d, s² ≤ 1/4 and
+// w ≥ 4. Exact values are computed with the same clipped weights.
+//
+// Two rounds, each a (noised, securely) summed vector:
+//   round 1: [x (d), w·x (d), w, 1/w]        → μ′ = Σx/n and μ̄′ = Σw·x/Σw on the host
+//                                              (Σ1/w feeds the paper's I² interval)
+//   round 2: [||x − μ′||_p^p, w·||x − μ̄′||²] with μ′, μ̄′ clamped to [0,1]^d
+// Sensitivities (one client replaced, n public): Σx: Δ2 = √d;
+// (Σw·x, Σw, Σ1/w): Δ2 = √(W²d + (W−4)² + (1/4 − 1/W)²);
+// Σ||x − μ′||_p^p: Δ = d; Σ w·||x − μ̄′||²: Δ = W·d (each term lies in [0, d] resp. [0, W·d]).
+//
+// Errors: kInvalidArgument for a coordinate outside [0,1] or NaN, p < 1, W < 4, spans of the
+// wrong length, d = 0. Memory: stack only. Paper: 004 Definitions 3.2–3.7, Lemmas 4.1–4.9.
+#ifndef FEDSTAT_SDK_TASKS_HETEROGENEITY_TASK_H_
+#define FEDSTAT_SDK_TASKS_HETEROGENEITY_TASK_H_
+
+#include <stddef.h>
+
+#include "sdk/base/result.h"
+#include "sdk/base/span.h"
+
+namespace fedstat {
+namespace tasks {
+
+struct HeterogeneityConfig {
+  double p = 2;             // the dispersion exponent, ≥ 1
+  double max_weight = 100;  // W: weights 1/s² are clipped to at most W (≥ 4)
+};
+
+constexpr size_t heterogeneity_round1_length(size_t d) {
+  return 2 * d + 2;
+}
+constexpr size_t heterogeneity_round2_length() {
+  return 2;
+}
+
+Status validate_heterogeneity_config(const HeterogeneityConfig& config);
+
+// The L2 sensitivities of the four sums above, in order: Σx, (Σw·x, Σw, Σ1/w),
+// Σ||x − μ′||_p^p, Σw·||x − μ̄′||².
+struct HeterogeneitySensitivities {
+  double l2[4] = {0, 0, 0, 0};
+};
+HeterogeneitySensitivities heterogeneity_sensitivities(size_t d, const HeterogeneityConfig& config);
+// Checks that every coordinate is a number in [0, 1].
+Status validate_unit_vector(Span<const double> x);
+// s² = (1/d)·Σ (x_j − x̄)².
+Result<double> within_vector_variance(Span<const double> x);
+// min(1/s², W); W when s² = 0.
+double clipped_weight(double variance, double max_weight);
+// ||a − b||_p^p.
+double distance_power(Span<const double> a, Span<const double> b, double p);
+
+// Round 1: out = [x, w·x, w, 1/w] (2d + 2 entries).
+Status heterogeneity_round1(Span<const double> x, const HeterogeneityConfig& config,
+                            Span<double> out);
+// Round 2: out = [||x − mean||_p^p, w·||x − weighted_mean||²]; the means are clamped to [0,1]
+// here as well, so a host that forgot to clamp cannot raise the sensitivity.
+Status heterogeneity_round2(Span<const double> x, Span<const double> mean,
+                            Span<const double> weighted_mean, const HeterogeneityConfig& config,
+                            Span<double> out);
+
+}  // namespace tasks
+}  // namespace fedstat
+
+#endif  // FEDSTAT_SDK_TASKS_HETEROGENEITY_TASK_H_

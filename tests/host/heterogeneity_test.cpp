@@ -1,0 +1,121 @@
+#include "host_server/estimate/heterogeneity.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+#include "host_server/estimate/host_common.h"
+#include "sdk/privacy/accountants.h"
+
+namespace fedstat {
+namespace host {
+namespace {
+
+// n = 3, d = 2; W = 100. Worked by hand:
+//   s² = 0.04, 0, 0.1225 → w = 25, 100 (clipped: s² = 0), 1/0.1225 = 400/49
+//   μ = (1.4/3, 1.1/3); Σ||x − μ||² = 0.152222 + 0.005556 + 0.215556 = 0.373333 → D = 28/225
+//   μ̄ = Σw·x/Σw = (2.5 + 40 + 360/49, 12.5 + 40 + 80/49)/(125 + 400/49)
+//   Q = Σ w·||x − μ̄||² = 4.773946360153257, I² = 1 − 2/Q = 0.581059390048154
+const ClientVectors kVectors = {{0.1, 0.5}, {0.4, 0.4}, {0.9, 0.2}};
+
+TEST(Heterogeneity, ExactStatisticsMatchTheHandComputation) {
+  const HeterogeneityExact e = exact_heterogeneity(kVectors, tasks::HeterogeneityConfig{});
+  EXPECT_NEAR(e.mean[0], 1.4 / 3, 1e-15);
+  EXPECT_NEAR(e.dispersion, 28.0 / 225, 1e-15);
+  EXPECT_NEAR(e.sum_weights, 125 + 400.0 / 49, 1e-12);
+  EXPECT_NEAR(e.sum_inverse_weights, 0.04 + 0.01 + 0.1225, 1e-15);
+  EXPECT_NEAR(e.weighted_mean[0], (42.5 + 360.0 / 49) / (125 + 400.0 / 49), 1e-15);
+  EXPECT_NEAR(e.q, 4.773946360153257, 1e-12);
+  EXPECT_NEAR(e.i2, 0.581059390048154, 1e-12);
+  EXPECT_EQ(e.clipped, 1u);
+}
+
+TEST(Heterogeneity, WithoutNoiseTheEstimatesAreExact) {
+  HeterogeneityOptions options;
+  options.mechanism = HeterogeneityMechanism::kNone;
+  SeededBits bits(1, 0);
+  const HeterogeneityEstimate e = estimate_heterogeneity(kVectors, options, bits.bits());
+  EXPECT_NEAR(e.dispersion.estimate, e.dispersion.exact, 1e-15);
+  EXPECT_NEAR(e.q.estimate, e.q.exact, 1e-12);
+  EXPECT_NEAR(e.i2.estimate, e.i2.exact, 1e-12);
+  EXPECT_EQ(e.q.ci.low, e.q.estimate);
+  EXPECT_EQ(e.q.ci.high, e.q.estimate);
+}
+
+TEST(Heterogeneity, IntervalFormulasReproduceHandValues) {
+  // Theorem 4.7: 7.84·√6·ξ⁴/√n with ξ² = 0.01, n = 4: 7.84 × 2.4494897 × 1e-4 / 2.
+  EXPECT_NEAR(dispersion_ci_half_width(0.01, 4), 9.60200e-4, 1e-9);
+  // Theorem 4.15: Σ_i 7.84·w_i·√6·η⁴/√n with η² = 0.02, Σw = 50, n = 4.
+  EXPECT_NEAR(q_ci_half_width(0.02, 50, 4), 0.192040, 1e-6);
+  // Theorem 4.19: Σ_i 7.84·√2·(n−1)/(3·w_i·√(35n)·η⁴), Σ 1/w = 0.5: 7.84·1.41421·3·0.5 /
+  // (3·11.8322·4e-4) = 1171.32.
+  EXPECT_NEAR(i2_ci_half_width(0.02, 0.5, 4), 1171.324, 1e-3);
+}
+
+TEST(Heterogeneity, NoiseScalesAreTheAccountants) {
+  HeterogeneityOptions options;
+  options.epsilon = 0.25;
+  options.delta = 0.1;
+  SeededBits bits(2, 0);
+  const tasks::HeterogeneitySensitivities s = tasks::heterogeneity_sensitivities(2, options.config);
+  HeterogeneityEstimate e = estimate_heterogeneity(kVectors, options, bits.bits());
+  const double unit = privacy::gaussian_sigma_analytic(0.25, 0.1, 1).value();
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_DOUBLE_EQ(e.sensitivity[k], s.l2[k]);
+    EXPECT_DOUBLE_EQ(e.sigma[k], 2 * s.l2[k] * unit) << k;
+  }
+  // Four releases at σ_k = 2·Δ_k·σ₁ compose (Gaussian DP) to one mechanism of Δ/σ = 1/σ₁,
+  // which the accountant says is exactly (0.25, 0.1)-DP.
+  double mu2 = 0;
+  for (int k = 0; k < 4; ++k) mu2 += (s.l2[k] / e.sigma[k]) * (s.l2[k] / e.sigma[k]);
+  EXPECT_NEAR(privacy::gaussian_delta(0.25, 1 / std::sqrt(mu2), 1).value(), 0.1, 1e-6);
+  EXPECT_NEAR(e.xi1_squared, e.sigma[0] * e.sigma[0] / 9, 1e-15);
+
+  options.mechanism = HeterogeneityMechanism::kClassical;
+  e = estimate_heterogeneity(kVectors, options, bits.bits());
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_EQ(e.sigma[k], privacy::gaussian_sigma_classical(0.0625, 0.025, s.l2[k]).value()) << k;
+  }
+  options.epsilon = 4;  // ε/4 = 1: the classical calibration does not apply
+  EXPECT_THROW(estimate_heterogeneity(kVectors, options, bits.bits()), std::runtime_error);
+}
+
+TEST(Heterogeneity, IntervalsStayInsideTheStatisticsRanges) {
+  HeterogeneityOptions options;
+  options.epsilon = 1;
+  options.delta = 1e-5;
+  SeededBits bits(3, 0);
+  for (int i = 0; i < 50; ++i) {
+    const HeterogeneityEstimate e = estimate_heterogeneity(kVectors, options, bits.bits());
+    EXPECT_GE(e.dispersion.ci.low, 0);
+    EXPECT_GE(e.q.ci.low, 0);
+    EXPECT_GE(e.i2.ci.low, 0);
+    EXPECT_LE(e.i2.ci.high, 1);
+    EXPECT_GE(e.i2.estimate, 0);
+    EXPECT_LE(e.i2.estimate, 1);
+  }
+}
+
+TEST(Heterogeneity, CsvErrorsNameTheFileAndTheLine) {
+  auto error_of = [](const std::string& text) -> std::string {
+    std::istringstream in(text);
+    try {
+      parse_client_vectors(in, "V.csv");
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(error_of("0.1,0.2\n0.3,abc\n"), "V.csv:2: 'abc' is not a number");
+  EXPECT_EQ(error_of("0.1,0.2\n0.3,1.2\n"), "V.csv:2: 1.2 lies outside [0, 1]");
+  EXPECT_EQ(error_of("0.1,0.2\n# c\n0.3\n"), "V.csv:3: 1 values; the first row has 2");
+  EXPECT_EQ(error_of("0.1,0.2\n"), "V.csv: needs at least 2 client rows");
+  std::istringstream good("# header\n0.1, 0.2\n\n0.3,0.4\r\n");
+  EXPECT_EQ(parse_client_vectors(good, "V.csv").size(), 2u);
+}
+
+}  // namespace
+}  // namespace host
+}  // namespace fedstat

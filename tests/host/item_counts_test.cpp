@@ -1,0 +1,54 @@
+#include "host_server/estimate/item_counts.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace fedstat {
+namespace host {
+namespace {
+
+ItemCounts parse(const std::string& text) {
+  std::istringstream in(text);
+  return parse_item_counts(in, "F.txt");
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    parse(text);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(ItemCounts, ParsesSortsAndTotals) {
+  const ItemCounts counts = parse("# comment\n7 3\n\n2\t5\r\n4294967295 1\n");
+  ASSERT_EQ(counts.items.size(), 3u);
+  EXPECT_EQ(counts.items[0].id, 2u);
+  EXPECT_EQ(counts.items[2].id, 4294967295u);
+  EXPECT_EQ(counts.total, 9u);
+  EXPECT_EQ(counts.count(7), 3u);
+  EXPECT_EQ(counts.count(8), 0u);
+}
+
+TEST(ItemCounts, ErrorsNameTheFileAndTheLine) {
+  EXPECT_EQ(error_of("1 2\nx 3\n"),
+            "F.txt:2: expected '<item_id> <count>' with item_id an integer below 2^32");
+  EXPECT_EQ(error_of("4294967296 1\n"),
+            "F.txt:1: expected '<item_id> <count>' with item_id an integer below 2^32");
+  EXPECT_EQ(error_of("1 2\n2 0\n"), "F.txt:2: count must be positive");
+  EXPECT_EQ(error_of("1\n"),
+            "F.txt:1: expected a count (a positive integer below 2^63) after the item id");
+  EXPECT_EQ(error_of("1 2 3\n"), "F.txt:1: unexpected text after the count");
+  EXPECT_EQ(error_of("1 -2\n"),
+            "F.txt:1: expected a count (a positive integer below 2^63) after the item id");
+  EXPECT_EQ(error_of("5 1\n1 1\n5 2\n"), "F.txt:3: item 5 already appeared on line 1");
+  EXPECT_EQ(error_of("# only a comment\n"), "F.txt: no items (the file is empty)");
+}
+
+}  // namespace
+}  // namespace host
+}  // namespace fedstat

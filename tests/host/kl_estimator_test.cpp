@@ -1,0 +1,298 @@
+#include "host_server/estimate/kl_estimator.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include "host_server/estimate/client_emulation.h"
+#include "host_server/estimate/host_common.h"
+#include "sdk/noise/rational.h"
+#include "tests/common/chi_square.h"
+
+namespace fedstat {
+namespace host {
+namespace {
+
+// z for a two-sided p = 1e-6 under the normal approximation of a mean over many seeds.
+constexpr double kZ = 4.89;
+
+ItemCounts counts_of(const std::string& text) {
+  std::istringstream in(text);
+  return parse_item_counts(in, "test");
+}
+
+// A small full-support example: Π and P over items 1..5.
+const ItemCounts& reference() {
+  static const ItemCounts pi = counts_of("1 40\n2 30\n3 15\n4 10\n5 5\n");
+  return pi;
+}
+const ItemCounts& data() {
+  static const ItemCounts p = counts_of("1 200\n2 300\n3 250\n4 150\n5 100\n");
+  return p;
+}
+
+double hand_kl() {  // Σ Π(x)·log(Π(x)/P(x)), written out
+  const double pi[] = {0.40, 0.30, 0.15, 0.10, 0.05};
+  const double p[] = {0.20, 0.30, 0.25, 0.15, 0.10};
+  double d = 0;
+  for (int i = 0; i < 5; ++i) d += pi[i] * std::log(pi[i] / p[i]);
+  return d;
+}
+
+struct Fixture {
+  EmulatedClients clients;
+  Fixture() {
+    SeededBits split(1, 0);
+    clients = split_across_clients(data(), 4, split.bits());
+  }
+  KlEstimate run(const KlOptions& options, uint64_t seed, uint32_t rounds = 20) {
+    SeededBits plan_bits(seed, 1), noise_bits(seed, 2);
+    const KlPlan plan = plan_kl(reference(), rounds, 4, 1, plan_bits.bits());
+    return estimate_kl(plan, collect_kl_sums(plan, clients, options, seed), options,
+                       noise_bits.bits());
+  }
+};
+
+// Mean over `seeds` runs within kZ standard errors of the exact value.
+void expect_unbiased(Fixture& f, const KlOptions& options, int seeds) {
+  double sum = 0, sum_squares = 0;
+  for (int s = 0; s < seeds; ++s) {
+    const double e = f.run(options, 1000 + s).estimate;
+    sum += e;
+    sum_squares += e * e;
+  }
+  const double mean = sum / seeds;
+  const double sd = std::sqrt((sum_squares - seeds * mean * mean) / (seeds - 1));
+  EXPECT_NEAR(mean, hand_kl(), kZ * sd / std::sqrt(double(seeds)))
+      << kl_model_name(options.model) << ": sd " << sd;
+}
+
+TEST(KlEstimator, ExactDivergenceMatchesTheHandSum) {
+  const KlExact exact = exact_kl(reference(), data());
+  EXPECT_NEAR(exact.divergence, hand_kl(), 1e-15);
+  EXPECT_TRUE(exact.covered);
+  EXPECT_EQ(exact.support_mass, 1);
+  const KlExact uncovered = exact_kl(reference(), counts_of("1 5\n2 5\n9 10\n"));
+  EXPECT_FALSE(uncovered.covered);
+  EXPECT_TRUE(std::isinf(uncovered.divergence));
+  EXPECT_DOUBLE_EQ(uncovered.support_mass, 0.5);
+}
+
+TEST(KlEstimator, PlanSamplesTheReference) {
+  SeededBits bits(3, 0);
+  const KlPlan plan = plan_kl(reference(), 20000, 1, 1, bits.bits());
+  std::map<int64_t, uint64_t> observed;
+  for (uint32_t x : plan.points) ++observed[x];
+  const auto fit = fedstat::testing::chi_square_against_pmf(
+      observed, [](int64_t x) { return static_cast<double>(reference().count(uint32_t(x))) / 100; },
+      1, 5);
+  EXPECT_TRUE(fit.passes()) << "chi-square " << fit.statistic << " > " << fit.critical;
+  EXPECT_EQ(plan.most_asked[0], observed[1]);  // item 1 is the most likely by far
+}
+
+TEST(KlEstimator, ClientRateSamplesEachClientIndependently) {
+  SeededBits bits(4, 0);
+  const KlPlan plan = plan_kl(reference(), 2000, 20, 0.3, bits.bits());
+  ASSERT_EQ(plan.round_clients.size(), 2000u);
+  double members = 0;
+  for (const auto& round : plan.round_clients) {
+    ASSERT_FALSE(round.empty());
+    for (size_t i = 1; i < round.size(); ++i) ASSERT_LT(round[i - 1], round[i]);
+    members += static_cast<double>(round.size());
+  }
+  const double trials = 2000.0 * 20;  // Binomial(40000, 0.3), within 5.3 s.d.
+  EXPECT_NEAR(members, 0.3 * trials, 5.3 * std::sqrt(trials * 0.3 * 0.7));
+}
+
+TEST(KlEstimator, SplitKeepsEveryCountAndSumsMatchTheUnion) {
+  Fixture f;
+  for (const ItemCount& item : data().items) {
+    uint64_t sum = 0;
+    for (const auto& c : f.clients) sum += c->histogram.count(item.id);
+    EXPECT_EQ(sum, item.count);
+  }
+  const ItemCounts huge = counts_of("1 100000003\n2 7\n");  // above 2^26: the even split
+  SeededBits split(2, 0);
+  const EmulatedClients many = split_across_clients(huge, 10, split.bits());
+  uint64_t sum1 = 0, sum2 = 0;
+  for (const auto& c : many) {
+    sum1 += c->histogram.count(1);
+    sum2 += c->histogram.count(2);
+  }
+  EXPECT_EQ(sum1, 100000003u);
+  EXPECT_EQ(sum2, 7u);
+
+  SeededBits plan_bits(5, 0);
+  const KlPlan everyone = plan_kl(reference(), 50, 4, 1, plan_bits.bits());
+  const KlSums all = collect_kl_sums(everyone, f.clients, KlOptions{}, 5);
+  for (size_t t = 0; t < everyone.points.size(); ++t) {
+    EXPECT_EQ(all.counts[t], int64_t(data().count(everyone.points[t])));
+    EXPECT_EQ(all.totals[t], data().total);
+  }
+  const KlPlan sampled = plan_kl(reference(), 50, 4, 0.5, plan_bits.bits());
+  const KlSums some = collect_kl_sums(sampled, f.clients, KlOptions{}, 5);
+  for (size_t t = 0; t < sampled.points.size(); ++t) {
+    int64_t count = 0;
+    uint64_t total = 0;
+    for (uint32_t c : sampled.round_clients[t]) {
+      count += f.clients[c]->histogram.count(sampled.points[t]);
+      total += f.clients[c]->histogram.total();
+    }
+    EXPECT_EQ(some.counts[t], count);
+    EXPECT_EQ(some.totals[t], total);
+  }
+}
+
+TEST(KlEstimator, NoneTrustedAndTaggAreUnbiased) {
+  Fixture f;
+  KlOptions options;
+  options.lambda = 0.1;
+  options.model = KlModel::kNone;
+  expect_unbiased(f, options, 300);
+  options.epsilon = 1;
+  options.delta = 1e-5;
+  options.model = KlModel::kTrusted;
+  expect_unbiased(f, options, 2000);
+  options.model = KlModel::kTagg;
+  expect_unbiased(f, options, 2000);
+}
+
+TEST(KlEstimator, NoiseScaleIsTheAccountants) {
+  Fixture f;
+  KlOptions options;
+  options.model = KlModel::kTrusted;
+  options.lambda = 0.3;
+  options.epsilon = 0.5;
+  options.delta = 1e-6;
+  SeededBits plan_bits(8, 1), noise_bits(8, 2);
+  const KlPlan plan = plan_kl(reference(), 40, 4, 1, plan_bits.bits());
+  double m = 1;
+  for (double r : plan.reference) m = std::min(m, r);
+  const double delta_trusted = std::log(2.0) + 0.3 / (1000 * m);
+  const KlSums sums = collect_kl_sums(plan, f.clients, options, 8);
+  KlEstimate e = estimate_kl(plan, sums, options, noise_bits.bits());
+  EXPECT_DOUBLE_EQ(e.sensitivity, delta_trusted);
+  EXPECT_EQ(e.sigma, privacy::gaussian_sigma_analytic(0.5, 1e-6, delta_trusted).value());
+  options.calibration = GaussianCalibration::kClassical;
+  e = estimate_kl(plan, sums, options, noise_bits.bits());
+  EXPECT_EQ(e.sigma, privacy::gaussian_sigma_classical(0.5, 1e-6, delta_trusted).value());
+  options.model = KlModel::kTagg;
+  options.calibration = GaussianCalibration::kAnalytic;
+  e = estimate_kl(plan, sums, options, noise_bits.bits());
+  const double delta_tagg = 40 * std::hypot(std::log(2.0), 0.3 / (1000 * m));
+  EXPECT_DOUBLE_EQ(e.sensitivity, delta_tagg);
+  EXPECT_EQ(e.sigma, privacy::gaussian_sigma_analytic(0.5, 1e-6, delta_tagg).value());
+  EXPECT_DOUBLE_EQ(e.estimate_sd, std::sqrt(2.0) * e.sigma / 40);
+
+  // The noise actually added has that variance: chi-square at p = 1e-6 over 4000 draws.
+  for (KlModel model : {KlModel::kTrusted, KlModel::kTagg}) {
+    options.model = model;
+    double sum_squares = 0, sd = 0;
+    const int n = 4000;
+    for (int i = 0; i < n; ++i) {
+      const KlEstimate draw = estimate_kl(plan, sums, options, noise_bits.bits());
+      sum_squares += (draw.estimate - draw.noiseless) * (draw.estimate - draw.noiseless);
+      sd = draw.estimate_sd;
+    }
+    const double statistic = sum_squares / (sd * sd);  // ~ χ²(n): the noise has mean 0
+    EXPECT_LT(statistic, fedstat::testing::chi_square_critical_p1e6(n)) << kl_model_name(model);
+    EXPECT_GT(statistic, n - 5.3 * std::sqrt(2.0 * n)) << kl_model_name(model);
+  }
+}
+
+TEST(KlEstimator, RefusesZeroMassAndCountsBelowTwo) {
+  const ItemCounts p = counts_of("1 200\n2 300\n3 250\n4 150\n");  // no item 5
+  SeededBits split(1, 0), plan_bits(2, 0), noise_bits(3, 0);
+  const EmulatedClients clients = split_across_clients(p, 2, split.bits());
+  const KlPlan plan = plan_kl(reference(), 400, 2, 1, plan_bits.bits());  // item 5 is drawn
+  const KlSums sums = collect_kl_sums(plan, clients, KlOptions{}, 1);
+  try {
+    estimate_kl(plan, sums, KlOptions{}, noise_bits.bits());
+    FAIL() << "a sampled point with no mass was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), kl_zero_mass_error(5));
+  }
+  const ItemCounts once = counts_of("1 200\n2 300\n3 250\n4 150\n5 1\n");
+  const EmulatedClients clients_once = split_across_clients(once, 2, split.bits());
+  const KlSums sums_once = collect_kl_sums(plan, clients_once, KlOptions{}, 1);
+  KlOptions trusted;
+  trusted.model = KlModel::kTrusted;
+  EXPECT_NO_THROW(estimate_kl(plan, sums_once, KlOptions{}, noise_bits.bits()));
+  EXPECT_THROW(estimate_kl(plan, sums_once, trusted, noise_bits.bits()), std::runtime_error);
+  trusted.epsilon = -1;
+  EXPECT_THROW(estimate_kl(plan, sums, trusted, noise_bits.bits()), std::invalid_argument);
+}
+
+TEST(KlEstimator, DistClampsAtTauAndUsesTheAccountantsLambda) {
+  SeededBits plan_bits(6, 0), noise_bits(6, 1);
+  const KlPlan plan = plan_kl(reference(), 6, 4, 1, plan_bits.bits());
+  KlOptions options;
+  options.model = KlModel::kDist;
+  options.tau = 1e-3;
+  options.lambda = 0.2;
+  KlSums sums;
+  const int64_t counts[] = {-40, 0, 1, 2, 500, 37};  // P′ = max(count/1000, τ)
+  double expected = 0;
+  uint32_t clamped = 0;
+  for (size_t t = 0; t < 6; ++t) {
+    sums.counts.push_back(counts[t]);
+    sums.totals.push_back(1000);
+    const double p = std::max(counts[t] / 1000.0, 1e-3);
+    clamped += counts[t] / 1000.0 < 1e-3 ? 1 : 0;
+    const double r = p / plan.reference[t];
+    expected += 0.2 * (r - 1) - std::log(r);
+  }
+  const KlEstimate e = estimate_kl(plan, sums, options, noise_bits.bits());
+  EXPECT_NEAR(e.estimate, expected / 6, 1e-12);
+  EXPECT_EQ(e.clamped, clamped);
+  EXPECT_EQ(clamped, 2u);  // −40 and 0; 1/1000 is exactly τ and not below it
+  const privacy::Sensitivity once{2, std::sqrt(2.0)};
+  // KlOptions' defaults: ε = 1, δ = 1e-6; every client answers each distinct point once.
+  EXPECT_EQ(e.dist_lambda, privacy::skellam_lambda(1, 1e-6, once, 1).value());
+
+  SeededBits sampled_bits(7, 0);
+  const KlPlan sampled = plan_kl(reference(), 30, 4, 0.5, sampled_bits.bits());
+  const KlDistNoise noise = kl_dist_noise(sampled, options);
+  const double moved = sampled.most_asked[0] + sampled.most_asked[1];
+  EXPECT_EQ(noise.sensitivity.l1, moved);
+  EXPECT_EQ(noise.sensitivity.l2, std::sqrt(moved));
+}
+
+TEST(KlEstimator, DistSumsCarryTheCalibratedSkellamNoise) {
+  Fixture f;
+  KlOptions options;
+  options.model = KlModel::kDist;
+  options.epsilon = 0.5;
+  SeededBits plan_bits(9, 0);
+  const KlPlan plan = plan_kl(reference(), 40, 4, 1, plan_bits.bits());
+  const double mu = kl_dist_noise(plan, options).sum_lambda;
+  // Four clients each add Sk(λ_c), λ_c = μ/4 rounded up: the sum is Sk(4·λ_c), variance 8·λ_c.
+  const double per_client = noise::rational_at_least(mu / 4).value().to_double();
+  ASSERT_GE(4 * per_client, mu);
+  std::map<uint32_t, bool> seen;
+  double sum_squares = 0;
+  int n = 0;
+  for (uint64_t seed = 0; seed < 400; ++seed) {
+    const KlSums sums = collect_kl_sums(plan, f.clients, options, seed);
+    seen.clear();
+    for (size_t t = 0; t < plan.points.size(); ++t) {
+      if (seen[plan.points[t]]) continue;  // one noised answer per distinct point
+      seen[plan.points[t]] = true;
+      const double noise = double(sums.counts[t]) - double(data().count(plan.points[t]));
+      sum_squares += noise * noise;
+      ++n;
+    }
+  }
+  // Σ z²/Var(z) has mean n and variance n·(2 + κ), κ = 1/(2m) the excess kurtosis of Sk(m)
+  // with m = 4·λ_c; within 5.3 standard deviations (normal approximation, p ≈ 1e-7).
+  const double m = 4 * per_client;
+  const double statistic = sum_squares / (2 * m);
+  EXPECT_NEAR(statistic, n, 5.3 * std::sqrt(n * (2 + 1 / (2 * m))));
+}
+
+}  // namespace
+}  // namespace host
+}  // namespace fedstat

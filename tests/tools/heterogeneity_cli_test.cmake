@@ -1,0 +1,53 @@
+# cmake -DTOOL=<fedstat-heterogeneity> -DOUT=<dir> -P heterogeneity_cli_test.cmake
+# fedstat-heterogeneity end to end: exact values of a hand-worked example (see
+# tests/host/heterogeneity_test.cpp), JSON keys, both mechanisms, and errors naming the line.
+file(MAKE_DIRECTORY ${OUT})
+file(WRITE ${OUT}/V.csv "# three clients\n0.1,0.5\n0.4,0.4\n0.9,0.2\n")
+file(WRITE ${OUT}/V_bad.csv "0.1,0.5\n0.4,1.4\n")
+
+function(expect_close value expected tolerance what)
+  execute_process(COMMAND /usr/bin/env awk -v a=${value} -v b=${expected} -v t=${tolerance}
+                  "BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }" RESULT_VARIABLE close)
+  if(NOT close EQUAL 0)
+    message(FATAL_ERROR "${what}: ${value}, expected ${expected} ± ${tolerance}")
+  endif()
+endfunction()
+
+execute_process(COMMAND ${TOOL} --vectors ${OUT}/V.csv --mechanism none --json
+                RESULT_VARIABLE rc OUTPUT_VARIABLE json ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "fedstat-heterogeneity failed: ${err}")
+endif()
+set(expected_dispersion 0.1244444444)
+set(expected_q 4.773946360)
+set(expected_i2 0.5810593900)
+foreach(stat dispersion q i2)
+  string(JSON estimate GET "${json}" ${stat} estimate)
+  string(JSON exact GET "${json}" ${stat} exact)
+  string(JSON low GET "${json}" ${stat} ci 0)
+  string(JSON high GET "${json}" ${stat} ci 1)
+  expect_close(${exact} ${expected_${stat}} 1e-9 "${stat} exact")
+  expect_close(${estimate} ${expected_${stat}} 1e-9 "${stat} without noise")
+  expect_close(${low} ${estimate} 0 "${stat} interval without noise")
+  expect_close(${high} ${estimate} 0 "${stat} interval without noise")
+endforeach()
+
+foreach(mechanism agm classical)
+  execute_process(COMMAND ${TOOL} --vectors ${OUT}/V.csv --mechanism ${mechanism} --json
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE json ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "fedstat-heterogeneity --mechanism ${mechanism} failed: ${err}")
+  endif()
+  string(JSON got GET "${json}" mechanism)
+  string(JSON sigma GET "${json}" sigma 0)
+  if(NOT got STREQUAL mechanism OR sigma LESS_EQUAL 0)
+    message(FATAL_ERROR "fedstat-heterogeneity --mechanism ${mechanism}: ${json}")
+  endif()
+endforeach()
+
+execute_process(COMMAND ${TOOL} --vectors ${OUT}/V_bad.csv RESULT_VARIABLE rc
+                ERROR_VARIABLE err)
+if(rc EQUAL 0 OR NOT err MATCHES "V_bad.csv:2: 1.4 lies outside \\[0, 1\\]")
+  message(FATAL_ERROR "fedstat-heterogeneity accepted or misreported a bad file: ${err}")
+endif()
+message(STATUS "fedstat-heterogeneity: exact values, JSON, mechanisms and errors as documented")

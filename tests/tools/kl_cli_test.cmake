@@ -1,0 +1,96 @@
+# cmake -DTOOL=<fedstat-kl> -DOUT=<dir> -P kl_cli_test.cmake
+# fedstat-kl end to end: the exact value against a hand sum, JSON keys, every trust model, and
+# the documented refusals and warnings (malformed file, zero mass, mass outside the support,
+# a count below 2 under trusted).
+file(MAKE_DIRECTORY ${OUT})
+file(WRITE ${OUT}/PI.txt "1 40\n2 30\n3 15\n4 10\n5 5\n")
+file(WRITE ${OUT}/P.txt "# five items\n1 200\n2 300\n3 250\n4 150\n5 100\n")
+file(WRITE ${OUT}/P_missing.txt "1 200\n2 300\n3 250\n4 150\n")
+file(WRITE ${OUT}/P_outside.txt "1 200\n2 300\n3 250\n4 150\n5 100\n77 1000\n")
+file(WRITE ${OUT}/P_once.txt "1 200\n2 300\n3 250\n4 150\n5 1\n")
+file(WRITE ${OUT}/P_bad.txt "1 200\n2 x\n")
+
+function(run_tool out_var)
+  execute_process(COMMAND ${TOOL} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "fedstat-kl ${ARGN} failed (${rc}): ${err}")
+  endif()
+  set(${out_var} "${out}" PARENT_SCOPE)
+endfunction()
+
+function(expect_failure pattern)
+  execute_process(COMMAND ${TOOL} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err)
+  if(rc EQUAL 0 OR NOT err MATCHES "${pattern}")
+    message(FATAL_ERROR "fedstat-kl ${ARGN}: expected an error matching '${pattern}', "
+                        "got rc ${rc}: ${err}${out}")
+  endif()
+endfunction()
+
+function(expect_close value expected tolerance what)
+  execute_process(COMMAND /usr/bin/env awk -v a=${value} -v b=${expected} -v t=${tolerance}
+                  "BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }" RESULT_VARIABLE close)
+  if(NOT close EQUAL 0)
+    message(FATAL_ERROR "${what}: ${value}, expected ${expected} ± ${tolerance}")
+  endif()
+endfunction()
+
+# Π against itself: both the estimate and the exact value are 0.
+run_tool(json --pi ${OUT}/PI.txt --p ${OUT}/PI.txt --clients 3 --json)
+string(JSON estimate GET "${json}" estimate)
+string(JSON exact GET "${json}" exact)
+expect_close(${estimate} 0 1e-12 "estimate of D(PI||PI)")
+expect_close(${exact} 0 1e-12 "exact D(PI||PI)")
+
+# 0.4·ln 2 + 0.15·ln 0.6 + 0.1·ln(2/3) + 0.05·ln 0.5 = 0.1254312...
+run_tool(json --pi ${OUT}/PI.txt --p ${OUT}/P.txt --T 4000 --json)
+foreach(key estimate exact model T lambda error)
+  string(JSON value ERROR_VARIABLE missing GET "${json}" ${key})
+  if(missing)
+    message(FATAL_ERROR "fedstat-kl --json has no '${key}': ${json}")
+  endif()
+endforeach()
+string(JSON exact GET "${json}" exact)
+expect_close(${exact} 0.1254312 1e-6 "exact D(PI||P)")
+string(JSON model GET "${json}" model)
+string(JSON T GET "${json}" T)
+if(NOT model STREQUAL "none" OR NOT T EQUAL 4000)
+  message(FATAL_ERROR "fedstat-kl --json: model ${model}, T ${T}")
+endif()
+
+foreach(model trusted tagg dist)
+  run_tool(json --pi ${OUT}/PI.txt --p ${OUT}/P.txt --model ${model} --epsilon 1 --json)
+  string(JSON got GET "${json}" model)
+  if(NOT got STREQUAL model)
+    message(FATAL_ERROR "fedstat-kl --model ${model} reported ${got}")
+  endif()
+endforeach()
+run_tool(text --pi ${OUT}/PI.txt --p ${OUT}/P.txt --model dist --runs 3)
+if(NOT text MATCHES "mse " OR NOT text MATCHES "Skellam mu")
+  message(FATAL_ERROR "fedstat-kl --runs 3 printed: ${text}")
+endif()
+
+expect_failure("P_bad.txt:2: expected a count" --pi ${OUT}/PI.txt --p ${OUT}/P_bad.txt)
+expect_failure("no mass at sampled point 5" --pi ${OUT}/PI.txt --p ${OUT}/P_missing.txt --T 500)
+expect_failure("needs every sampled count >= 2"
+               --pi ${OUT}/PI.txt --p ${OUT}/P_once.txt --T 500 --model trusted --clients 1)
+expect_failure("unknown model 'central'" --pi ${OUT}/PI.txt --p ${OUT}/P.txt --model central)
+expect_failure("epsilon < 1" --pi ${OUT}/PI.txt --p ${OUT}/P.txt --model trusted --epsilon 2
+               --calibration classical)
+
+# Zero mass under dist is clamped, but the tool still says the divergence is infinite.
+run_tool(json --pi ${OUT}/PI.txt --p ${OUT}/P_missing.txt --model dist --json)
+string(JSON exact TYPE "${json}" exact)
+string(JSON warning GET "${json}" warnings 0)
+if(NOT exact STREQUAL "NULL" OR NOT warning MATCHES "infinite")
+  message(FATAL_ERROR "fedstat-kl with P missing an item: exact ${exact}, warning ${warning}")
+endif()
+run_tool(json --pi ${OUT}/PI.txt --p ${OUT}/P_outside.txt --json)
+string(JSON warning GET "${json}" warnings 0)
+string(JSON mass GET "${json}" support_mass)
+expect_close(${mass} 0.5 1e-12 "P(supp PI)")
+if(NOT warning MATCHES "outside the reference's support")
+  message(FATAL_ERROR "fedstat-kl did not warn about mass outside the support: ${json}")
+endif()
+message(STATUS "fedstat-kl: exact value, JSON, models, refusals and warnings as documented")
