@@ -8,6 +8,8 @@
 
 #include "host_server/estimate/gaussian_noise.h"
 #include "host_server/estimate/host_common.h"
+#include "sdk/noise/add_noise.h"
+#include "sdk/noise/rational.h"
 #include "sdk/privacy/accountants.h"
 
 namespace fedstat {
@@ -15,6 +17,9 @@ namespace host {
 namespace {
 
 constexpr int kReleases = 4;
+// Fixed-point unit of the skellam mechanism: release k is scaled by kFixedPointUnit/Δ2_k, so a
+// neighbour moves it by about 1024 integer units and rounding (≤ √k) is a small part of that.
+constexpr double kFixedPointUnit = 1024;
 
 Span<const double> view(const std::vector<double>& v) {
   return Span<const double>(v.data(), v.size());
@@ -90,16 +95,19 @@ const char* heterogeneity_mechanism_name(HeterogeneityMechanism mechanism) {
       return "classical";
     case HeterogeneityMechanism::kAnalytic:
       return "agm";
+    case HeterogeneityMechanism::kSkellam:
+      return "skellam";
   }
   return "?";
 }
 
 HeterogeneityMechanism parse_heterogeneity_mechanism(const std::string& name) {
   for (auto m : {HeterogeneityMechanism::kNone, HeterogeneityMechanism::kClassical,
-                 HeterogeneityMechanism::kAnalytic}) {
+                 HeterogeneityMechanism::kAnalytic, HeterogeneityMechanism::kSkellam}) {
     if (name == heterogeneity_mechanism_name(m)) return m;
   }
-  throw std::invalid_argument("unknown mechanism '" + name + "': use agm, classical or none");
+  throw std::invalid_argument("unknown mechanism '" + name +
+                              "': use agm, classical, skellam or none");
 }
 
 HeterogeneityExact exact_heterogeneity(const ClientVectors& x,
@@ -151,6 +159,11 @@ HeterogeneityEstimate estimate_heterogeneity(const ClientVectors& x,
   result.q.exact = exact.q;
   result.i2.exact = exact.i2;
   const bool noisy = options.mechanism != HeterogeneityMechanism::kNone;
+  const bool integer = options.mechanism == HeterogeneityMechanism::kSkellam;
+  // Entries of each release: Σx (d), (Σw·x, Σw, Σ1/w) (d + 2), and one each in round 2.
+  const size_t entries[kReleases] = {d, d + 2, 1, 1};
+  double scale[kReleases] = {1, 1, 1, 1};
+  noise::NoiseSampler share;
   if (noisy) {
     if (!(options.epsilon > 0) || !std::isfinite(options.epsilon)) {
       throw std::invalid_argument("epsilon must be positive");
@@ -160,43 +173,93 @@ HeterogeneityEstimate estimate_heterogeneity(const ClientVectors& x,
     }
     const tasks::HeterogeneitySensitivities s =
         tasks::heterogeneity_sensitivities(d, options.config);
-    const double unit =
-        options.mechanism == HeterogeneityMechanism::kAnalytic
-            ? value_or_throw(privacy::gaussian_sigma_analytic(options.epsilon, options.delta, 1),
-                             "analytic calibration")
-            : 0;
-    for (int k = 0; k < kReleases; ++k) {
-      result.sensitivity[k] = s.l2[k];
-      result.sigma[k] =
-          options.mechanism == HeterogeneityMechanism::kAnalytic
-              ? std::sqrt(static_cast<double>(kReleases)) * s.l2[k] * unit
-              : value_or_throw(privacy::gaussian_sigma_classical(
-                                   options.epsilon / kReleases, options.delta / kReleases, s.l2[k]),
-                               "classical calibration (each of the 4 releases gets epsilon/4)");
+    for (int k = 0; k < kReleases; ++k) result.sensitivity[k] = s.l2[k];
+    if (options.mechanism == HeterogeneityMechanism::kAnalytic) {
+      const double unit = value_or_throw(
+          privacy::gaussian_sigma_analytic(options.epsilon, options.delta, 1), "calibration");
+      for (int k = 0; k < kReleases; ++k) {
+        result.sigma[k] = std::sqrt(static_cast<double>(kReleases)) * s.l2[k] * unit;
+      }
+    } else if (options.mechanism == HeterogeneityMechanism::kClassical) {
+      for (int k = 0; k < kReleases; ++k) {
+        result.sigma[k] =
+            value_or_throw(privacy::gaussian_sigma_classical(options.epsilon / kReleases,
+                                                             options.delta / kReleases, s.l2[k]),
+                           "classical calibration (each of the 4 releases gets epsilon/4)");
+      }
+    } else {
+      privacy::Sensitivity encoded[kReleases];
+      for (int k = 0; k < kReleases; ++k) {
+        scale[k] = kFixedPointUnit / s.l2[k];
+        encoded[k] = tasks::fixed_point_sensitivity(s.l2[k], scale[k], entries[k]);
+      }
+      const double sum_lambda = value_or_throw(
+          privacy::skellam_lambda_composed(options.epsilon, options.delta,
+                                           Span<const privacy::Sensitivity>(encoded, kReleases), 1),
+          "skellam calibration");
+      const noise::Rational per_client =
+          value_or_throw(noise::rational_at_least(sum_lambda / n), "skellam share");
+      check(share.init(noise::NoiseSpec{noise::NoiseKind::kSkellam, per_client, 1}), "share");
+      result.skellam_lambda_per_client = per_client.to_double();
+      for (int k = 0; k < kReleases; ++k) {
+        result.sigma[k] = std::sqrt(2 * n * result.skellam_lambda_per_client) / scale[k];
+      }
     }
   }
-  auto noise = [&](int release) {
-    return noisy ? value_or_throw(sample_gaussian(noise_bits, result.sigma[release]), "noise")
-                 : 0.0;
+  // One release: the sum over clients of contributions[i][offset .. offset + entries[k]), noised
+  // centrally (Gaussian) or by every client in fixed point (Skellam shares, summed as integers).
+  auto release = [&](const std::vector<std::vector<double>>& contributions, size_t offset, int k) {
+    std::vector<double> sum(entries[k], 0);
+    std::vector<int64_t> encoded(entries[k]), integer_sum(entries[k], 0);
+    for (const auto& contribution : contributions) {
+      const Span<const double> part(contribution.data() + offset, entries[k]);
+      if (!integer) {
+        for (size_t j = 0; j < entries[k]; ++j) sum[j] += part[j];
+        continue;
+      }
+      const Span<int64_t> words(encoded.data(), encoded.size());
+      check(tasks::encode_fixed_point(part, scale[k], words), "fixed point");
+      check(noise::add_noise(Span<const int64_t>(encoded.data(), encoded.size()), words, share,
+                             noise_bits),
+            "skellam share");
+      for (size_t j = 0; j < entries[k]; ++j) integer_sum[j] += encoded[j];
+    }
+    for (size_t j = 0; j < entries[k]; ++j) {
+      if (integer) {
+        sum[j] = static_cast<double>(integer_sum[j]) / scale[k];
+      } else if (noisy) {
+        sum[j] += value_or_throw(sample_gaussian(noise_bits, result.sigma[k]), "noise");
+      }
+    }
+    return sum;
   };
 
   // Round 1.
-  std::vector<double> first = round1_sum(x, options.config);
-  for (size_t j = 0; j < d; ++j) first[j] += noise(0);
-  for (size_t k = d; k < 2 * d + 2; ++k) first[k] += noise(1);
-  const double sum_weights = clamp(first[2 * d], 4 * n, w_max * n);
-  const double sum_inverse = clamp(first[2 * d + 1], n / w_max, n / 4);
+  std::vector<std::vector<double>> contributions(
+      count, std::vector<double>(tasks::heterogeneity_round1_length(d)));
+  for (size_t i = 0; i < count; ++i) {
+    check(tasks::heterogeneity_round1(view(x[i]), options.config, view(contributions[i])),
+          "round 1");
+  }
+  const std::vector<double> plain = release(contributions, 0, 0);
+  const std::vector<double> weighted = release(contributions, d, 1);
+  const double sum_weights = clamp(weighted[d], 4 * n, w_max * n);
+  const double sum_inverse = clamp(weighted[d + 1], n / w_max, n / 4);
   std::vector<double> mean(d), weighted_mean(d);
   for (size_t j = 0; j < d; ++j) {
-    mean[j] = clamp(first[j] / n, 0, 1);
-    weighted_mean[j] = clamp(first[d + j] / sum_weights, 0, 1);
+    mean[j] = clamp(plain[j] / n, 0, 1);
+    weighted_mean[j] = clamp(weighted[j] / sum_weights, 0, 1);
   }
   // Round 2.
-  std::vector<double> second = round2_sum(x, mean, weighted_mean, options.config);
-  second[0] += noise(2);
-  second[1] += noise(3);
-  result.dispersion.estimate = second[0] / n;
-  result.q.estimate = second[1];
+  for (size_t i = 0; i < count; ++i) {
+    contributions[i].resize(tasks::heterogeneity_round2_length());
+    check(tasks::heterogeneity_round2(view(x[i]), view(mean), view(weighted_mean), options.config,
+                                      view(contributions[i])),
+          "round 2");
+  }
+  // D and Q are sums of non-negative terms: cutting the noised values at 0 is post-processing.
+  result.dispersion.estimate = std::max(0.0, release(contributions, 0, 2)[0] / n);
+  result.q.estimate = std::max(0.0, release(contributions, 1, 3)[0]);
   result.i2.estimate = i2_of(result.q.estimate, count);
 
   result.xi1_squared = result.sigma[0] * result.sigma[0] / (n * n);

@@ -8,11 +8,17 @@
 //   2. (Σw·x, Σw, Σ1/w)    Δ2 = √(W²d + (W−4)² + (1/4−1/W)²) → μ̄′ = clamp(Σw·x′ / Σw′)
 //   3. Σ||x − μ′||_p^p     Δ = d                             → D″ = Σ′/n
 //   4. Σ w·||x − μ̄′||²     Δ = W·d                           → Q″ = Σ′, I²″ = max(0, 1 − (n−1)/Q″)
+// (D″ and Q″ are cut at 0: both are sums of non-negative terms, and cutting is post-processing.)
 // I² is post-processing of Q″: it needs no budget of its own (004 Theorem 4.17 spends ε3 on it).
 // Composition over the four releases: analytic (agm) — each is a Gaussian mechanism with
 // μ_k = Δ_k/σ_k, the four compose to √Σμ_k² (Gaussian DP, Dong, Roth & Su 2019), so σ_k =
 // 2·Δ_k·σ₁ with σ₁ the analytic σ for Δ = 1 at (ε, δ) (Balle & Wang 2018 is exactly that GDP
-// conversion); classical — basic composition, each at (ε/4, δ/4), so ε/4 must be < 1.
+// conversion); classical — basic composition, each at (ε/4, δ/4), so ε/4 must be < 1;
+// skellam — integer noise the clients add under secure aggregation: release k is encoded in
+// fixed point at scale 1024/Δ2_k (sdk/tasks/heterogeneity_task.h), every client adds Sk(μ/n)
+// (rounded up) to every entry, the host sums the integers and decodes; μ is the smallest total
+// whose four releases, composed in RDP (sdk/privacy skellam_lambda_composed), meet (ε, δ).
+// sigma[k] then reports the equivalent standard deviation √(2·n·λ_c)/scale_k.
 //
 // The 95% intervals are the paper's (Theorems 4.7, 4.15, 4.19), with ξ1² and η1² the per-
 // coordinate noise variances actually added to μ′ (σ₁²/n²) and μ̄′ (σ₂²/Σw′², first order):
@@ -42,7 +48,7 @@ namespace host {
 
 using ClientVectors = std::vector<std::vector<double>>;
 
-enum class HeterogeneityMechanism { kNone, kClassical, kAnalytic };
+enum class HeterogeneityMechanism { kNone, kClassical, kAnalytic, kSkellam };
 const char* heterogeneity_mechanism_name(HeterogeneityMechanism mechanism);
 HeterogeneityMechanism parse_heterogeneity_mechanism(const std::string& name);
 
@@ -76,6 +82,7 @@ struct HeterogeneityEstimate {
   double sensitivity[4] = {0, 0, 0, 0};  // Δ2 of each release
   double xi1_squared = 0, eta1_squared = 0;
   uint32_t clipped = 0;
+  double skellam_lambda_per_client = 0;  // skellam: each client's share on every entry
 };
 HeterogeneityEstimate estimate_heterogeneity(const ClientVectors& x,
                                              const HeterogeneityOptions& options,

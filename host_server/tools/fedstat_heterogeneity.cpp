@@ -2,7 +2,7 @@
 // paper's 95% intervals beside each statistic and the exact values.
 //
 //   fedstat-heterogeneity --vectors V.csv [--p 2] [--epsilon 0.25] [--delta 0.1]
-//                         [--mechanism agm|classical|none] [--max-weight 100] [--seed 1]
+//                         [--mechanism agm|classical|skellam|none] [--max-weight 100] [--seed 1]
 //                         [--runs 1] [--json]
 //
 // V.csv: one client vector per row, values in [0, 1]. --runs R repeats the noise with seeds
@@ -31,7 +31,8 @@ int main(int argc, char** argv) {
   app.add_option("--epsilon", options.epsilon, "privacy epsilon (whole release)")
       ->capture_default_str();
   app.add_option("--delta", options.delta, "privacy delta (whole release)")->capture_default_str();
-  app.add_option("--mechanism", mechanism, "agm (analytic Gaussian), classical or none")
+  app.add_option("--mechanism", mechanism,
+                 "agm (analytic Gaussian), classical, skellam (clients add integer noise) or none")
       ->capture_default_str();
   app.add_option("--max-weight", options.config.max_weight,
                  "clip of the weights 1/s^2 (bounds one client's influence), >= 4")

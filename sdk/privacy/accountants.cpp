@@ -26,12 +26,42 @@ struct SkellamCurve {
   Sensitivity single;
   Span<const Sensitivity> batches;
   double mu;
+  bool composed = false;  // batches are releases composed in sequence (RDP adds), not a mixture
 };
 
 Result<double> skellam_curve(uint32_t alpha, const void* context) {
   const SkellamCurve* c = static_cast<const SkellamCurve*>(context);
-  return c->batches.empty() ? skellam_rdp(alpha, c->single, c->mu)
-                            : skellam_rdp_mixture(alpha, c->batches, c->mu);
+  if (c->batches.empty()) return skellam_rdp(alpha, c->single, c->mu);
+  if (!c->composed) return skellam_rdp_mixture(alpha, c->batches, c->mu);
+  double sum = 0;
+  for (const Sensitivity& s : c->batches) {
+    FEDSTAT_ASSIGN_OR_RETURN(const double eps, skellam_rdp(alpha, s, c->mu));
+    sum += eps;
+  }
+  return sum;
+}
+
+// The smallest per-client λ with ε(clients·λ) ≤ epsilon for the curve's shape: ε decreases in
+// λ, so bisection on log λ between 1e-9 and 1e15; the upper end always satisfies the target.
+Result<double> lambda_for(double epsilon, double delta, uint32_t clients, SkellamCurve shape) {
+  if (!positive(epsilon)) return invalid_argument("target epsilon must be positive");
+  FEDSTAT_RETURN_IF_ERROR(check_delta(delta));
+  if (clients == 0) return invalid_argument("at least one client is needed");
+  auto epsilon_at = [&](double log_lambda) -> Result<DpFromRdp> {
+    shape.mu = exp(log_lambda) * clients;
+    return best_dp(skellam_curve, &shape, delta);
+  };
+  double lo = log(1e-9), hi = log(1e15);
+  FEDSTAT_ASSIGN_OR_RETURN(const DpFromRdp at_hi, epsilon_at(hi));
+  if (at_hi.epsilon > epsilon) {
+    return out_of_range("no per-client lambda up to 1e15 reaches that epsilon: raise it");
+  }
+  for (int i = 0; i < 200 && hi - lo > 1e-10; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    FEDSTAT_ASSIGN_OR_RETURN(const DpFromRdp at, epsilon_at(mid));
+    (at.epsilon <= epsilon ? hi : lo) = mid;
+  }
+  return exp(hi);
 }
 
 // Φ(x), accurate in the tails (erfc).
@@ -110,42 +140,29 @@ Result<DpFromRdp> skellam_epsilon_mixture(double lambda_per_client, uint32_t cli
 }
 
 Result<double> skellam_lambda(double epsilon, double delta, Sensitivity s, uint32_t clients) {
-  if (!positive(epsilon)) return invalid_argument("target epsilon must be positive");
-  FEDSTAT_RETURN_IF_ERROR(check_delta(delta));
   FEDSTAT_RETURN_IF_ERROR(check_sensitivity(s));
-  if (clients == 0) return invalid_argument("at least one client is needed");
-  // ε(λ) decreases in λ: bisection on log λ between 1e-9 and 1e15.
-  double lo = log(1e-9), hi = log(1e15);
-  FEDSTAT_ASSIGN_OR_RETURN(const DpFromRdp at_hi, skellam_epsilon(exp(hi), clients, s, delta));
-  if (at_hi.epsilon > epsilon) {
-    return out_of_range("no per-client lambda up to 1e15 reaches that epsilon: raise it");
-  }
-  for (int i = 0; i < 200 && hi - lo > 1e-10; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    FEDSTAT_ASSIGN_OR_RETURN(const DpFromRdp at, skellam_epsilon(exp(mid), clients, s, delta));
-    (at.epsilon <= epsilon ? hi : lo) = mid;
-  }
-  return exp(hi);  // the upper end always satisfies the target
+  return lambda_for(epsilon, delta, clients, SkellamCurve{s, Span<const Sensitivity>(), 0});
 }
 
 Result<double> skellam_lambda_mixture(double epsilon, double delta,
                                       Span<const Sensitivity> by_batch, uint32_t clients) {
-  if (!positive(epsilon)) return invalid_argument("target epsilon must be positive");
-  FEDSTAT_RETURN_IF_ERROR(check_delta(delta));
+  if (by_batch.empty()) return invalid_argument("the sensitivity array has no batches");
+  return lambda_for(epsilon, delta, clients, SkellamCurve{Sensitivity{}, by_batch, 0});
+}
+
+Result<DpFromRdp> skellam_epsilon_composed(double lambda_per_client, uint32_t clients,
+                                           Span<const Sensitivity> releases, double delta) {
   if (clients == 0) return invalid_argument("at least one client is needed");
-  double lo = log(1e-9), hi = log(1e15);
-  FEDSTAT_ASSIGN_OR_RETURN(const DpFromRdp at_hi,
-                           skellam_epsilon_mixture(exp(hi), clients, by_batch, delta));
-  if (at_hi.epsilon > epsilon) {
-    return out_of_range("no per-client lambda up to 1e15 reaches that epsilon: raise it");
-  }
-  for (int i = 0; i < 200 && hi - lo > 1e-10; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    FEDSTAT_ASSIGN_OR_RETURN(const DpFromRdp at,
-                             skellam_epsilon_mixture(exp(mid), clients, by_batch, delta));
-    (at.epsilon <= epsilon ? hi : lo) = mid;
-  }
-  return exp(hi);
+  if (releases.empty()) return invalid_argument("there are no releases to compose");
+  const SkellamCurve curve{Sensitivity{}, releases, lambda_per_client * clients, true};
+  if (!positive(curve.mu)) return invalid_argument("lambda per client must be positive");
+  return best_dp(skellam_curve, &curve, delta);
+}
+
+Result<double> skellam_lambda_composed(double epsilon, double delta,
+                                       Span<const Sensitivity> releases, uint32_t clients) {
+  if (releases.empty()) return invalid_argument("there are no releases to compose");
+  return lambda_for(epsilon, delta, clients, SkellamCurve{Sensitivity{}, releases, 0, true});
 }
 
 Result<double> gaussian_sigma_classical(double epsilon, double delta, double l2_sensitivity) {

@@ -79,6 +79,13 @@ Result<double> skellam_lambda(double epsilon, double delta, Sensitivity sensitiv
 Result<double> skellam_lambda_mixture(double epsilon, double delta,
                                       Span<const Sensitivity> by_batch, uint32_t clients);
 
+// Several releases in sequence (adaptively chosen), each coordinate of each carrying Sk(μ): the
+// RDP values add at every order (Mironov 2017, Prop. 1), then convert as above.
+Result<DpFromRdp> skellam_epsilon_composed(double lambda_per_client, uint32_t clients,
+                                           Span<const Sensitivity> releases, double delta);
+Result<double> skellam_lambda_composed(double epsilon, double delta,
+                                       Span<const Sensitivity> releases, uint32_t clients);
+
 Result<double> gaussian_sigma_classical(double epsilon, double delta, double l2_sensitivity);
 Result<double> gaussian_sigma_analytic(double epsilon, double delta, double l2_sensitivity);
 // δ of the Gaussian mechanism at a given σ (the exact curve the analytic calibration inverts).

@@ -119,5 +119,26 @@ Status heterogeneity_round2(Span<const double> x, Span<const double> mean,
   return Status();
 }
 
+Status encode_fixed_point(Span<const double> values, double scale, Span<int64_t> out) {
+  if (out.size() != values.size() || !(scale > 0) || !isfinite(scale)) {
+    return Status(StatusCode::kInvalidArgument,
+                  "fixed point: the scale must be positive and the output as long as the input");
+  }
+  for (size_t j = 0; j < values.size(); ++j) {
+    const double scaled = nearbyint(scale * values[j]);
+    if (!(fabs(scaled) < 4611686018427387904.0)) {  // 2^62, and not NaN
+      return Status(StatusCode::kOutOfRange, "fixed point: a scaled value does not fit 2^62");
+    }
+    out[j] = static_cast<int64_t>(scaled);
+  }
+  return Status();
+}
+
+privacy::Sensitivity fixed_point_sensitivity(double l2, double scale, size_t entries) {
+  const double root = sqrt(static_cast<double>(entries));
+  const double encoded_l2 = scale * l2 + root;
+  return privacy::Sensitivity{root * encoded_l2, encoded_l2};
+}
+
 }  // namespace tasks
 }  // namespace fedstat

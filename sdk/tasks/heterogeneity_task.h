@@ -22,6 +22,11 @@
 // (Σw·x, Σw, Σ1/w): Δ2 = √(W²d + (W−4)² + (1/4 − 1/W)²);
 // Σ||x − μ′||_p^p: Δ = d; Σ w·||x − μ̄′||²: Δ = W·d (each term lies in [0, d] resp. [0, W·d]).
 //
+// Integer noise under secure aggregation (the skellam mechanism): a client encodes each release
+// in fixed point, out = round(scale·v), and adds its Skellam share to every entry. Rounding moves
+// an entry by < 1/2, so two neighbours' encodings differ by at most scale·Δ2 + √k in L2 over k
+// entries (fixed_point_sensitivity; L1 ≤ √k·L2).
+//
 // Errors: kInvalidArgument for a coordinate outside [0,1] or NaN, p < 1, W < 4, spans of the
 // wrong length, d = 0. Memory: stack only. Paper: 004 Definitions 3.2–3.7, Lemmas 4.1–4.9.
 #ifndef FEDSTAT_SDK_TASKS_HETEROGENEITY_TASK_H_
@@ -31,6 +36,7 @@
 
 #include "sdk/base/result.h"
 #include "sdk/base/span.h"
+#include "sdk/privacy/accountants.h"
 
 namespace fedstat {
 namespace tasks {
@@ -72,6 +78,10 @@ Status heterogeneity_round1(Span<const double> x, const HeterogeneityConfig& con
 Status heterogeneity_round2(Span<const double> x, Span<const double> mean,
                             Span<const double> weighted_mean, const HeterogeneityConfig& config,
                             Span<double> out);
+
+// out[j] = round(scale·values[j]); kOutOfRange when a value does not fit 2^62.
+Status encode_fixed_point(Span<const double> values, double scale, Span<int64_t> out);
+privacy::Sensitivity fixed_point_sensitivity(double l2, double scale, size_t entries);
 
 }  // namespace tasks
 }  // namespace fedstat

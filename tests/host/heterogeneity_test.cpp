@@ -82,6 +82,41 @@ TEST(Heterogeneity, NoiseScalesAreTheAccountants) {
   EXPECT_THROW(estimate_heterogeneity(kVectors, options, bits.bits()), std::runtime_error);
 }
 
+TEST(Heterogeneity, SkellamSharesAreCalibratedByTheComposedAccountant) {
+  HeterogeneityOptions options;
+  options.mechanism = HeterogeneityMechanism::kSkellam;
+  options.epsilon = 1;
+  options.delta = 1e-5;
+  SeededBits bits(4, 0);
+  const HeterogeneityEstimate e = estimate_heterogeneity(kVectors, options, bits.bits());
+  const tasks::HeterogeneitySensitivities s = tasks::heterogeneity_sensitivities(2, options.config);
+  const size_t entries[4] = {2, 4, 1, 1};
+  privacy::Sensitivity encoded[4];
+  for (int k = 0; k < 4; ++k) {
+    encoded[k] = tasks::fixed_point_sensitivity(s.l2[k], 1024 / s.l2[k], entries[k]);
+    EXPECT_NEAR(e.sigma[k], std::sqrt(6 * e.skellam_lambda_per_client) * s.l2[k] / 1024, 1e-9);
+  }
+  const Span<const privacy::Sensitivity> releases(encoded, 4);
+  const double mu = privacy::skellam_lambda_composed(1, 1e-5, releases, 1).value();
+  EXPECT_GE(3 * e.skellam_lambda_per_client, mu);               // shares rounded up
+  EXPECT_LE(3 * e.skellam_lambda_per_client, mu * (1 + 1e-5));  // ... by very little
+  EXPECT_LE(privacy::skellam_epsilon_composed(e.skellam_lambda_per_client, 3, releases, 1e-5)
+                .value()
+                .epsilon,
+            1 + 1e-9);
+  // Decoding: 900 clients (the example 300 times) at ε = 1000, where Q ≈ 1400 dwarfs the noise
+  // (σ₄ ≈ 13: integer-order RDP cannot certify less) and the rounding (≤ n/2 units of 1/scale).
+  // The estimate lies within 6 σ plus that rounding; a wrong scale would miss by a factor of 5.
+  ClientVectors many;
+  for (int copy = 0; copy < 300; ++copy) many.insert(many.end(), kVectors.begin(), kVectors.end());
+  options.epsilon = 1e3;
+  const HeterogeneityEstimate sharp = estimate_heterogeneity(many, options, bits.bits());
+  ASSERT_GT(sharp.q.exact, 1000);
+  EXPECT_NEAR(sharp.q.estimate, sharp.q.exact, 6 * sharp.sigma[3] + 900 * 0.5 * s.l2[3] / 1024);
+  EXPECT_NEAR(sharp.dispersion.estimate, sharp.dispersion.exact,
+              (6 * sharp.sigma[2] + 900 * 0.5 * s.l2[2] / 1024) / 900);
+}
+
 TEST(Heterogeneity, IntervalsStayInsideTheStatisticsRanges) {
   HeterogeneityOptions options;
   options.epsilon = 1;

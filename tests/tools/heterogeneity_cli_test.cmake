@@ -32,7 +32,7 @@ foreach(stat dispersion q i2)
   expect_close(${high} ${estimate} 0 "${stat} interval without noise")
 endforeach()
 
-foreach(mechanism agm classical)
+foreach(mechanism agm classical skellam)
   execute_process(COMMAND ${TOOL} --vectors ${OUT}/V.csv --mechanism ${mechanism} --json
                   RESULT_VARIABLE rc OUTPUT_VARIABLE json ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)

@@ -177,6 +177,32 @@ TEST(AccountantErrorsTest, BadParametersAreRefused) {
             StatusCode::kInvalidArgument);
 }
 
+// Composition adds the releases' RDP at every order before the conversion to (ε, δ).
+TEST(SkellamAccountantTest, ComposedAddsRdpAcrossReleases) {
+  const Sensitivity releases[] = {{4, 2}, {10, 3}, {1, 1}};
+  const Span<const Sensitivity> view(releases, 3);
+  const double lambda = 40, delta = 1e-6;
+  double best = INFINITY;
+  for (uint32_t alpha = 2; alpha <= kMaxOrder; ++alpha) {
+    double rdp = 0;
+    for (const Sensitivity& s : releases) rdp += skellam_rdp(alpha, s, 5 * lambda).value();
+    best = std::min(best, rdp_to_dp(alpha, rdp, delta).value());
+  }
+  EXPECT_DOUBLE_EQ(skellam_epsilon_composed(lambda, 5, view, delta).value().epsilon, best);
+  // One release composes to itself.
+  EXPECT_DOUBLE_EQ(skellam_epsilon_composed(lambda, 5, Span<const Sensitivity>(releases, 1), delta)
+                       .value()
+                       .epsilon,
+                   skellam_epsilon(lambda, 5, releases[0], delta).value().epsilon);
+  // The calibrated λ meets the target and 1% less does not; composing costs more than any part.
+  const double calibrated = skellam_lambda_composed(1, delta, view, 5).value();
+  EXPECT_LE(skellam_epsilon_composed(calibrated, 5, view, delta).value().epsilon, 1 + 1e-9);
+  EXPECT_GT(skellam_epsilon_composed(calibrated * 0.99, 5, view, delta).value().epsilon, 1);
+  EXPECT_GT(calibrated, skellam_lambda(1, delta, releases[1], 5).value());
+  EXPECT_EQ(skellam_lambda_composed(1, delta, Span<const Sensitivity>(), 5).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace privacy
 }  // namespace fedstat

@@ -104,6 +104,27 @@ TEST(HeterogeneityTask, SensitivitiesBoundWhatOneClientCanMove) {
   EXPECT_DOUBLE_EQ(out[1], s.l2[3]);
 }
 
+TEST(HeterogeneityTask, FixedPointRoundsToNearestAndBoundsTheSensitivity) {
+  const double values[] = {0.1, -2.5, 3.49, 1e-9};
+  int64_t out[4];
+  ASSERT_TRUE(encode_fixed_point(Span<const double>(values, 4), 10, Span<int64_t>(out, 4)).ok());
+  EXPECT_EQ(out[0], 1);
+  EXPECT_EQ(out[1], -25);
+  EXPECT_EQ(out[2], 35);  // 34.9 rounds up
+  EXPECT_EQ(out[3], 0);
+  const double huge[] = {1e300};
+  EXPECT_EQ(encode_fixed_point(Span<const double>(huge, 1), 1, Span<int64_t>(out, 1)).code(),
+            StatusCode::kOutOfRange);
+  EXPECT_EQ(encode_fixed_point(Span<const double>(values, 4), 0, Span<int64_t>(out, 4)).code(),
+            StatusCode::kInvalidArgument);
+  // Two inputs Δ2 apart in L2 encode at most scale·Δ2 + √k apart: (0.04, 0.04) vs (0.16, 0.16)
+  // at scale 10 are 0.17 apart (scaled 1.70) but encode to (0, 0) and (2, 2), 2.83 apart.
+  const privacy::Sensitivity s = fixed_point_sensitivity(0.12 * std::sqrt(2.0), 10, 2);
+  EXPECT_NEAR(s.l2, 1.2 * std::sqrt(2.0) + std::sqrt(2.0), 1e-12);
+  EXPECT_GE(s.l2, std::sqrt(8.0));
+  EXPECT_NEAR(s.l1, std::sqrt(2.0) * s.l2, 1e-12);
+}
+
 }  // namespace
 }  // namespace tasks
 }  // namespace fedstat
