@@ -1,8 +1,10 @@
 /* mbedTLS 2.28 configuration for fedstat on microcontrollers: only what sdk/base/crypto.cpp uses.
  * Selected with -DMBEDTLS_CONFIG_FILE="fedstat_mbedtls_config.h" when mbedTLS is built from
  * Debian's source package for a bare-metal target (cmake/FedstatThirdParty.cmake).
- * Nothing here allocates: AES, CTR mode, SHA-256 and CTR_DRBG keep their state in the caller's
- * context. Later features (X25519, HKDF, GCM for secure aggregation) add their modules here. */
+ * AES, CTR mode, SHA-256 and CTR_DRBG keep their state in the caller's context. Secure
+ * aggregation adds X25519 (bignum + ECP on Curve25519), HKDF (MD) and AES-GCM (cipher layer);
+ * those allocate, so mbedTLS gets no calloc at all (PLATFORM_NO_STD_FUNCTIONS) and allocates
+ * from a static pool the SDK hands it (MEMORY_BUFFER_ALLOC_C; sdk/base/crypto_exchange.cpp). */
 #ifndef FEDSTAT_MBEDTLS_CONFIG_H
 #define FEDSTAT_MBEDTLS_CONFIG_H
 
@@ -23,6 +25,26 @@
  * default when SHA-512 is available) so the DRBG behaves identically on every target. */
 #define MBEDTLS_CTR_DRBG_C
 #define MBEDTLS_CTR_DRBG_ENTROPY_LEN 48
+
+/* Memory: a static pool, never the C library's heap. */
+#define MBEDTLS_PLATFORM_C
+#define MBEDTLS_PLATFORM_MEMORY
+#define MBEDTLS_PLATFORM_NO_STD_FUNCTIONS
+#define MBEDTLS_MEMORY_BUFFER_ALLOC_C
+
+/* X25519 (RFC 7748) for secure aggregation's key agreement: small window, no precomputed
+ * fixed-point tables (RAM). */
+#define MBEDTLS_BIGNUM_C
+#define MBEDTLS_ECP_C
+#define MBEDTLS_ECP_DP_CURVE25519_ENABLED
+#define MBEDTLS_ECP_WINDOW_SIZE 2
+#define MBEDTLS_ECP_FIXED_POINT_OPTIM 0
+
+/* HKDF-SHA256 and AES-256-GCM for deriving keys and encrypting secret shares. */
+#define MBEDTLS_MD_C
+#define MBEDTLS_HKDF_C
+#define MBEDTLS_CIPHER_C
+#define MBEDTLS_GCM_C
 
 #include "mbedtls/check_config.h"
 

@@ -20,6 +20,8 @@
 #include "sdk/noise/discrete_laplace.h"
 #include "sdk/noise/poisson.h"
 #include "sdk/noise/tabulated_poisson.h"
+#include "sdk/secagg/mask.h"
+#include "sdk/secagg/shamir.h"
 #include "sdk/tasks/heterogeneity_task.h"
 #include "sdk/tasks/kl_answer_task.h"
 #include "sdk/tasks/model_update_task.h"
@@ -198,6 +200,77 @@ void check_analytics_tasks() {
         "heterogeneity: both rounds' contributions on the device");
 }
 
+Status counter_bytes(void* context, MutableByteSpan out) {
+  uint8_t* counter = static_cast<uint8_t*>(context);
+  for (size_t i = 0; i < out.size(); ++i) out[i] = (*counter)++;
+  return Status();
+}
+
+void check_secagg_crypto() {
+  // X25519 (RFC 7748 §6.1) with mbedTLS's bignum running from the SDK's static pool.
+  uint8_t counter = 0, alice[32], pub[32], shared[32];
+  memcpy(alice, golden::kX25519AlicePrivate, 32);
+  crypto::x25519_clamp(Span<uint8_t>(alice, 32));
+  bool ok =
+      crypto::x25519_public_key(ByteSpan(alice, 32), Span<uint8_t>(pub, 32), counter_bytes,
+                                &counter)
+          .ok() &&
+      memcmp(pub, golden::kX25519AlicePublic, 32) == 0 &&
+      crypto::x25519_shared_secret(ByteSpan(alice, 32), ByteSpan(golden::kX25519BobPublic, 32),
+                                   Span<uint8_t>(shared, 32), counter_bytes, &counter)
+          .ok() &&
+      memcmp(shared, golden::kX25519Shared, 32) == 0;
+  check(ok, "X25519: RFC 7748 public key and shared secret (heap-free mbedTLS pool)");
+  uint8_t ikm[22], salt[13], info[10], okm[42];
+  memset(ikm, 0x0b, sizeof(ikm));
+  for (int i = 0; i < 13; ++i) salt[i] = static_cast<uint8_t>(i);
+  for (int i = 0; i < 10; ++i) info[i] = static_cast<uint8_t>(0xf0 + i);
+  ok = crypto::hkdf_sha256(ByteSpan(salt), ByteSpan(ikm), ByteSpan(info), MutableByteSpan(okm))
+           .ok() &&
+       memcmp(okm, golden::kHkdfOkm, 42) == 0;
+  check(ok, "HKDF-SHA256: RFC 5869 test case 1");
+  uint8_t key[32], iv[12], sealed[32], tag[16], opened[32];
+  for (int i = 0; i < 32; ++i) key[i] = static_cast<uint8_t>(i);
+  for (int i = 0; i < 12; ++i) iv[i] = static_cast<uint8_t>(100 + i);
+  const char aad[] = "fedstat secagg";
+  const char text[] = "Shamir shares of b_u and s_u^SK!";
+  const ByteSpan aad_span(reinterpret_cast<const uint8_t*>(aad), 14);
+  ok = crypto::aes256_gcm_seal(ByteSpan(key), ByteSpan(iv), aad_span,
+                               ByteSpan(reinterpret_cast<const uint8_t*>(text), 32),
+                               MutableByteSpan(sealed), MutableByteSpan(tag))
+           .ok() &&
+       memcmp(sealed, golden::kGcmCiphertext, 32) == 0 && memcmp(tag, golden::kGcmTag, 16) == 0;
+  sealed[0] ^= 1;
+  ok = ok && crypto::aes256_gcm_open(ByteSpan(key), ByteSpan(iv), aad_span, ByteSpan(sealed),
+                                     ByteSpan(tag), MutableByteSpan(opened))
+                     .code() == StatusCode::kDataLoss;
+  check(ok, "AES-256-GCM: same bytes as the host; a flipped bit fails authentication");
+
+  // Shamir 3-of-5 and a mask that cancels: the device's half of secure aggregation's math.
+  secagg::ShamirDealer dealer;
+  secagg::ShamirShare shares[5];
+  ok = dealer.init(ByteSpan(golden::kX25519Shared, 32), 3, ByteSpan(golden::kX25519BobPublic, 32))
+           .ok();
+  for (uint32_t i = 0; i < 5 && ok; ++i) ok = dealer.share_for(100 + i, shares[i]).ok();
+  uint8_t secret[32];
+  ok = ok &&
+       secagg::shamir_reconstruct(Span<const secagg::ShamirShare>(shares + 2, 3), 3,
+                                  MutableByteSpan(secret))
+           .ok() &&
+       memcmp(secret, golden::kX25519Shared, 32) == 0;
+  uint64_t v[70] = {};
+  ok = ok &&
+       secagg::apply_mask(ByteSpan(secret), ByteSpan(alice, 32), secagg::MaskKind::kSelf, false, 64,
+                          Span<uint64_t>(v))
+           .ok() &&
+       v[0] != 0 &&
+       secagg::apply_mask(ByteSpan(secret), ByteSpan(alice, 32), secagg::MaskKind::kSelf, true, 64,
+                          Span<uint64_t>(v))
+           .ok();
+  for (uint64_t w : v) ok = ok && w == 0;
+  check(ok, "secagg: Shamir 3-of-5 round trip and a cancelling 64-bit mask");
+}
+
 void check_model_update() {
   // 16 unit-norm examples in 3 dimensions, labelled by the sign of the first feature.
   static float features[16 * 3];
@@ -324,6 +397,7 @@ int main() {
   check_noise();
   check_histogram();
   check_analytics_tasks();
+  check_secagg_crypto();
   check_model_update();
   check_platform();
   check_wire();

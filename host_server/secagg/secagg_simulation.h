@@ -1,0 +1,54 @@
+// A whole secure-aggregation session in one process: n SDK clients (sdk/secagg) and the host's
+// SecAggServer exchanging real encoded messages (nanopb Envelope frames, sdk/wire), with chosen
+// clients dropping out before rounds 1, 2 and 3. Used by fedstat-secagg-sim, the tests and the
+// benchmarks.
+//
+// Client i (id i + 1) draws its keys and seeds from SeededStream(seed, id) and its input from
+// SeededStream(seed, 0) (words uniform below 2^bits); the droppers are the first A, next B and next
+// C clients of a seeded permutation. `ok` means the unmasked sum equals Σ x_u over U3 (the clients
+// whose masked input the server received); `aborted` that a round fell below the threshold.
+// Memory: O(n² + n·L) words on the host. Paper: Bonawitz et al. 2017 §4.
+#ifndef FEDSTAT_HOST_SECAGG_SECAGG_SIMULATION_H_
+#define FEDSTAT_HOST_SECAGG_SECAGG_SIMULATION_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fedstat {
+namespace host {
+
+struct SecAggSimConfig {
+  uint32_t clients = 10;
+  uint32_t threshold = 6;
+  uint32_t length = 100;
+  uint32_t bits = 32;
+  uint32_t drop_before_sharing = 0;    // A: advertised keys, then vanished
+  uint32_t drop_before_masking = 0;    // B: sent shares, never the masked input
+  uint32_t drop_before_unmasking = 0;  // C: sent the masked input, never the reveals
+  uint64_t seed = 1;
+  bool keep_masked = false;  // keep the first survivor's masked vector (tests)
+  bool zero_inputs = false;  // every input is the zero vector (tests of the masks)
+};
+
+struct SecAggSimResult {
+  bool ok = false;
+  bool aborted = false;
+  std::string abort_reason;
+  uint32_t survivors = 0;     // the size of U3
+  uint32_t reveals_sent = 0;  // SecAggReveal messages the clients sent, over all clients
+  std::vector<uint64_t> sum, expected, masked_example, input_example;
+  // Mean bytes one surviving client sent per round (frames, length prefixes included), and in all.
+  double bytes_per_round[4] = {0, 0, 0, 0};
+  double bytes_per_client = 0;
+  // Mean client seconds per round and the server's seconds per round (0: keys … 3: unmasking).
+  double client_seconds[4] = {0, 0, 0, 0};
+  double server_seconds[4] = {0, 0, 0, 0};
+};
+
+SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config);
+
+}  // namespace host
+}  // namespace fedstat
+
+#endif  // FEDSTAT_HOST_SECAGG_SECAGG_SIMULATION_H_

@@ -1,0 +1,437 @@
+#include "sdk/secagg/secagg_client.h"
+
+#include <string.h>
+
+#include "sdk/secagg/mask.h"
+
+namespace fedstat {
+namespace secagg {
+namespace {
+
+enum PeerFlag : uint8_t {
+  kHaveShares = 1,
+  kInU2 = 2,
+  kInU3 = 4,
+  kRevealedSelf = 8,
+  kRevealedKey = 16,
+};
+
+constexpr char kShareKeyLabel[] = "fedstat secagg share key v1";
+
+void put_le32(uint8_t* out, uint32_t v) {
+  for (int b = 0; b < 4; ++b) out[b] = static_cast<uint8_t>(v >> (8 * b));
+}
+uint32_t get_le32(const uint8_t* in) {
+  uint32_t v = 0;
+  for (int b = 0; b < 4; ++b) v |= static_cast<uint32_t>(in[b]) << (8 * b);
+  return v;
+}
+
+void share_iv(uint32_t from, uint32_t to, uint8_t iv[crypto::kGcmIvBytes]) {
+  for (int b = 0; b < 4; ++b) {
+    iv[b] = static_cast<uint8_t>(from >> (24 - 8 * b));
+    iv[4 + b] = static_cast<uint8_t>(to >> (24 - 8 * b));
+    iv[8 + b] = 0;
+  }
+}
+
+void share_aad(const uint8_t session_hash[32], uint32_t from, uint32_t to, uint8_t aad[40]) {
+  memcpy(aad, session_hash, 32);
+  put_le32(aad + 32, from);
+  put_le32(aad + 36, to);
+}
+
+}  // namespace
+
+Status SecAggClient::init(uint32_t client_id, Span<SecAggPeer> peers,
+                          crypto::EntropyCallback random, void* random_context) {
+  if (client_id == 0 || client_id > 0x80000000u) {
+    return invalid_argument("secagg: client ids lie in [1, 2^31]");
+  }
+  if (random == nullptr) return invalid_argument("secagg: a random source is required");
+  if (peers.size() < 2) return invalid_argument("secagg: room for at least 2 roster entries");
+  id_ = client_id;
+  peers_ = peers;
+  random_ = random;
+  random_context_ = random_context;
+  stage_ = SecAggStage::kIdle;
+  return Status();
+}
+
+Status SecAggClient::fail(Status status) {
+  if (status.code() == StatusCode::kAborted) on_abort();
+  return status;
+}
+
+void SecAggClient::on_abort() {
+  stage_ = SecAggStage::kAborted;
+  memset(encryption_secret_, 0, sizeof(encryption_secret_));
+  memset(masking_secret_, 0, sizeof(masking_secret_));
+  memset(self_mask_seed_, 0, sizeof(self_mask_seed_));
+  self_mask_dealer_ = ShamirDealer();
+  key_dealer_ = ShamirDealer();
+}
+
+Status SecAggClient::random_bytes(MutableByteSpan out) {
+  return random_(random_context_, out);
+}
+
+Result<size_t> SecAggClient::index_of(uint32_t id) const {
+  for (size_t i = 0; i < count_; ++i) {
+    if (peers_[i].id == id) return i;
+  }
+  return Status(StatusCode::kNotFound, "secagg: that client is not in the roster");
+}
+
+Status SecAggClient::share_key(const SecAggPeer& peer, MutableByteSpan key) {
+  uint8_t shared[crypto::kX25519KeyBytes];
+  FEDSTAT_RETURN_IF_ERROR(crypto::x25519_shared_secret(
+      ByteSpan(encryption_secret_, 32), ByteSpan(peer.encryption_key, 32),
+      Span<uint8_t>(shared, sizeof(shared)), random_, random_context_));
+  const Status derived = crypto::hkdf_sha256(
+      ByteSpan(session_hash_, 32), ByteSpan(shared, sizeof(shared)),
+      ByteSpan(reinterpret_cast<const uint8_t*>(kShareKeyLabel), sizeof(kShareKeyLabel) - 1), key);
+  memset(shared, 0, sizeof(shared));
+  return derived;
+}
+
+Status SecAggClient::on_start(const fedstat_v1_SecAggStart& start, fedstat_v1_SecAggKeys& out) {
+  if (stage_ != SecAggStage::kIdle) {
+    return failed_precondition("secagg: a session start arrived after the session began");
+  }
+  if (start.threshold < 2 || start.threshold > start.max_clients) {
+    return invalid_argument("secagg: the threshold must lie in [2, max_clients]");
+  }
+  if (start.vector_length == 0 || start.bits == 0 || start.bits > 64) {
+    return invalid_argument("secagg: the vector needs a length >= 1 and 1..64 bits");
+  }
+  if (start.max_clients > peers_.size()) {
+    return resource_exhausted("secagg: the session allows more clients than this client's storage");
+  }
+  uint8_t seeds[64];
+  FEDSTAT_RETURN_IF_ERROR(random_bytes(MutableByteSpan(encryption_secret_, 32)));
+  FEDSTAT_RETURN_IF_ERROR(random_bytes(MutableByteSpan(masking_secret_, 32)));
+  FEDSTAT_RETURN_IF_ERROR(random_bytes(MutableByteSpan(self_mask_seed_, 32)));
+  FEDSTAT_RETURN_IF_ERROR(random_bytes(MutableByteSpan(seeds, sizeof(seeds))));
+  crypto::x25519_clamp(Span<uint8_t>(encryption_secret_, 32));
+  crypto::x25519_clamp(Span<uint8_t>(masking_secret_, 32));
+  FEDSTAT_RETURN_IF_ERROR(
+      self_mask_dealer_.init(ByteSpan(self_mask_seed_, 32), start.threshold, ByteSpan(seeds, 32)));
+  FEDSTAT_RETURN_IF_ERROR(
+      key_dealer_.init(ByteSpan(masking_secret_, 32), start.threshold, ByteSpan(seeds + 32, 32)));
+  memset(seeds, 0, sizeof(seeds));
+
+  out = fedstat_v1_SecAggKeys_init_zero;
+  out.session = start.session;
+  out.client_id = id_;
+  out.encryption_key.size = 32;
+  out.masking_key.size = 32;
+  FEDSTAT_RETURN_IF_ERROR(crypto::x25519_public_key(ByteSpan(encryption_secret_, 32),
+                                                    Span<uint8_t>(out.encryption_key.bytes, 32),
+                                                    random_, random_context_));
+  FEDSTAT_RETURN_IF_ERROR(crypto::x25519_public_key(ByteSpan(masking_secret_, 32),
+                                                    Span<uint8_t>(out.masking_key.bytes, 32),
+                                                    random_, random_context_));
+  memcpy(encryption_public_, out.encryption_key.bytes, 32);
+  memcpy(masking_public_, out.masking_key.bytes, 32);
+  session_ = start.session;
+  threshold_ = start.threshold;
+  length_ = start.vector_length;
+  bits_ = start.bits;
+  count_ = 0;
+  uint8_t header[20];
+  for (int b = 0; b < 8; ++b) header[b] = static_cast<uint8_t>(session_ >> (8 * b));
+  put_le32(header + 8, threshold_);
+  put_le32(header + 12, length_);
+  put_le32(header + 16, bits_);
+  FEDSTAT_RETURN_IF_ERROR(roster_hash_.update(ByteSpan(header, sizeof(header))));
+  stage_ = SecAggStage::kAdvertised;
+  return Status();
+}
+
+Status SecAggClient::on_peer_keys(const fedstat_v1_SecAggPeerKeys& entry) {
+  if (stage_ != SecAggStage::kAdvertised) {
+    return failed_precondition("secagg: roster keys arrived outside the key round");
+  }
+  const fedstat_v1_SecAggKeys& keys = entry.keys;
+  if (!entry.has_keys || keys.session != session_) {
+    return invalid_argument("secagg: roster entry for another session");
+  }
+  if (entry.index != count_) {
+    return invalid_argument("secagg: roster entries must arrive in index order, each once");
+  }
+  if (entry.count < threshold_) {
+    return fail(aborted("secagg: fewer advertised clients than the threshold; aborting"));
+  }
+  if (entry.count > peers_.size()) {
+    return resource_exhausted("secagg: the roster is larger than this client's storage");
+  }
+  if (count_ > 0 && entry.count != cursor_) {  // cursor_ holds the first entry's count
+    return invalid_argument("secagg: roster entries disagree about the roster size");
+  }
+  if (keys.client_id == 0 || keys.client_id > 0x80000000u || keys.encryption_key.size != 32 ||
+      keys.masking_key.size != 32) {
+    return invalid_argument("secagg: malformed roster entry (id or key sizes)");
+  }
+  for (size_t i = 0; i < count_; ++i) {
+    if (peers_[i].id == keys.client_id) {
+      return already_exists("secagg: a client id appears twice in the roster");
+    }
+    if (memcmp(peers_[i].encryption_key, keys.encryption_key.bytes, 32) == 0 ||
+        memcmp(peers_[i].masking_key, keys.masking_key.bytes, 32) == 0) {
+      return already_exists("secagg: two roster entries carry the same public key");
+    }
+  }
+  if (keys.client_id == id_) {
+    if (memcmp(encryption_public_, keys.encryption_key.bytes, 32) != 0 ||
+        memcmp(masking_public_, keys.masking_key.bytes, 32) != 0) {
+      return permission_denied("secagg: the roster lists other keys under this client's id");
+    }
+    self_index_ = count_;
+  }
+  uint8_t id_bytes[4];
+  put_le32(id_bytes, keys.client_id);
+  FEDSTAT_RETURN_IF_ERROR(roster_hash_.update(ByteSpan(id_bytes, 4)));
+  FEDSTAT_RETURN_IF_ERROR(roster_hash_.update(ByteSpan(keys.encryption_key.bytes, 32)));
+  FEDSTAT_RETURN_IF_ERROR(roster_hash_.update(ByteSpan(keys.masking_key.bytes, 32)));
+  SecAggPeer& peer = peers_[count_];
+  peer = SecAggPeer();
+  peer.id = keys.client_id;
+  memcpy(peer.encryption_key, keys.encryption_key.bytes, 32);
+  memcpy(peer.masking_key, keys.masking_key.bytes, 32);
+  cursor_ = entry.count;
+  ++count_;
+  if (count_ == entry.count) {
+    bool self_present = false;
+    for (size_t i = 0; i < count_; ++i) self_present = self_present || peers_[i].id == id_;
+    if (!self_present) {
+      return fail(aborted("secagg: this client is not in the roster; aborting"));
+    }
+    FEDSTAT_RETURN_IF_ERROR(roster_hash_.finish(Span<uint8_t>(session_hash_, 32)));
+    stage_ = SecAggStage::kSharing;
+    cursor_ = 0;
+  }
+  return Status();
+}
+
+Result<bool> SecAggClient::next_share(fedstat_v1_SecAggShare& out) {
+  if (stage_ == SecAggStage::kShared) return false;
+  if (stage_ != SecAggStage::kSharing) {
+    return failed_precondition("secagg: shares are made after the roster, once");
+  }
+  if (cursor_ == self_index_) ++cursor_;
+  if (cursor_ >= count_) {
+    stage_ = SecAggStage::kShared;
+    return false;
+  }
+  const SecAggPeer& peer = peers_[cursor_];
+  ShamirShare self_share, key_share;
+  FEDSTAT_RETURN_IF_ERROR(self_mask_dealer_.share_for(peer.id, self_share));
+  FEDSTAT_RETURN_IF_ERROR(key_dealer_.share_for(peer.id, key_share));
+  uint8_t plain[kSharePlainBytes];
+  put_le32(plain, id_);
+  put_le32(plain + 4, peer.id);
+  share_to_bytes(self_share, MutableByteSpan(plain + 8, kShareBytes));
+  share_to_bytes(key_share, MutableByteSpan(plain + 8 + kShareBytes, kShareBytes));
+  uint8_t key[32], iv[crypto::kGcmIvBytes], aad[40];
+  FEDSTAT_RETURN_IF_ERROR(share_key(peer, MutableByteSpan(key, sizeof(key))));
+  share_iv(id_, peer.id, iv);
+  share_aad(session_hash_, id_, peer.id, aad);
+  out = fedstat_v1_SecAggShare_init_zero;
+  out.session = session_;
+  out.from_id = id_;
+  out.to_id = peer.id;
+  out.ciphertext.size = kShareCipherBytes;
+  const Status sealed = crypto::aes256_gcm_seal(
+      ByteSpan(key, 32), ByteSpan(iv, sizeof(iv)), ByteSpan(aad, sizeof(aad)),
+      ByteSpan(plain, sizeof(plain)), MutableByteSpan(out.ciphertext.bytes, kSharePlainBytes),
+      MutableByteSpan(out.ciphertext.bytes + kSharePlainBytes, crypto::kGcmTagBytes));
+  memset(plain, 0, sizeof(plain));
+  memset(key, 0, sizeof(key));
+  FEDSTAT_RETURN_IF_ERROR(sealed);
+  ++cursor_;
+  return true;
+}
+
+Status SecAggClient::on_share(const fedstat_v1_SecAggShare& share) {
+  if (stage_ != SecAggStage::kSharing && stage_ != SecAggStage::kShared) {
+    return failed_precondition("secagg: a peer's share arrived outside the sharing round");
+  }
+  if (share.session != session_) return invalid_argument("secagg: share for another session");
+  if (share.to_id != id_) return invalid_argument("secagg: share addressed to another client");
+  if (share.from_id == id_) return invalid_argument("secagg: a share from this client to itself");
+  FEDSTAT_ASSIGN_OR_RETURN(const size_t index, index_of(share.from_id));
+  SecAggPeer& peer = peers_[index];
+  if (peer.flags & kHaveShares) return already_exists("secagg: that peer's share arrived twice");
+  if (share.ciphertext.size != kShareCipherBytes) {
+    return data_loss("secagg: an encrypted share has the wrong length");
+  }
+  uint8_t key[32], iv[crypto::kGcmIvBytes], aad[40], plain[kSharePlainBytes];
+  FEDSTAT_RETURN_IF_ERROR(share_key(peer, MutableByteSpan(key, sizeof(key))));
+  share_iv(share.from_id, id_, iv);
+  share_aad(session_hash_, share.from_id, id_, aad);
+  const Status opened = crypto::aes256_gcm_open(
+      ByteSpan(key, 32), ByteSpan(iv, sizeof(iv)), ByteSpan(aad, sizeof(aad)),
+      ByteSpan(share.ciphertext.bytes, kSharePlainBytes),
+      ByteSpan(share.ciphertext.bytes + kSharePlainBytes, crypto::kGcmTagBytes),
+      MutableByteSpan(plain, sizeof(plain)));
+  memset(key, 0, sizeof(key));
+  FEDSTAT_RETURN_IF_ERROR(opened);
+  ShamirShare self_share, key_share;
+  Status parsed;
+  if (get_le32(plain) != share.from_id || get_le32(plain + 4) != id_) {
+    parsed = data_loss("secagg: the share's sealed sender or recipient does not match");
+  } else if ((parsed = share_from_bytes(id_, ByteSpan(plain + 8, kShareBytes), self_share)).ok()) {
+    parsed = share_from_bytes(id_, ByteSpan(plain + 8 + kShareBytes, kShareBytes), key_share);
+  }
+  memset(plain, 0, sizeof(plain));
+  FEDSTAT_RETURN_IF_ERROR(parsed);
+  memcpy(peer.self_mask_share, self_share.y, sizeof(peer.self_mask_share));
+  memcpy(peer.key_share, key_share.y, sizeof(peer.key_share));
+  peer.flags = static_cast<uint8_t>(peer.flags | kHaveShares);
+  return Status();
+}
+
+Status SecAggClient::read_members(const fedstat_v1_SecAggRoster& roster, uint8_t required,
+                                  uint8_t set_flag, size_t& members) {
+  const size_t bytes = (count_ + 7) / 8;
+  if (roster.session != session_) return invalid_argument("secagg: roster for another session");
+  if (roster.members.size != bytes) {
+    return invalid_argument("secagg: the roster bitmap does not match the roster size");
+  }
+  members = 0;
+  bool self_in = false;
+  for (size_t i = 0; i < bytes * 8; ++i) {
+    if (!((roster.members.bytes[i / 8] >> (i % 8)) & 1u)) continue;
+    if (i >= count_) return invalid_argument("secagg: the roster names clients that do not exist");
+    ++members;
+    if (i == self_index_) {
+      self_in = true;
+      continue;
+    }
+    if ((peers_[i].flags & required) != required) {
+      return invalid_argument(set_flag == kInU2
+                                  ? "secagg: U2 names a peer whose share never arrived"
+                                  : "secagg: U3 names a peer outside U2");
+    }
+  }
+  if (members < threshold_) {
+    return fail(aborted("secagg: fewer survivors than the threshold; aborting, revealing nothing"));
+  }
+  if (!self_in) return fail(aborted("secagg: this client was dropped from the round"));
+  for (size_t i = 0; i < count_; ++i) {
+    if (i != self_index_ && ((roster.members.bytes[i / 8] >> (i % 8)) & 1u)) {
+      peers_[i].flags = static_cast<uint8_t>(peers_[i].flags | set_flag);
+    }
+  }
+  return Status();
+}
+
+Status SecAggClient::on_roster(const fedstat_v1_SecAggRoster& roster) {
+  size_t members = 0;
+  if (roster.round == 2) {
+    if (stage_ != SecAggStage::kShared) {
+      return failed_precondition("secagg: U2 arrives once, after this client sent its shares");
+    }
+    FEDSTAT_RETURN_IF_ERROR(read_members(roster, kHaveShares, kInU2, members));
+    stage_ = SecAggStage::kReadyToMask;
+    return Status();
+  }
+  if (roster.round == 3) {
+    if (stage_ != SecAggStage::kMasked || cursor_ != length_) {
+      return failed_precondition("secagg: U3 arrives once, after this client sent its input");
+    }
+    FEDSTAT_RETURN_IF_ERROR(read_members(roster, kInU2, kInU3, members));
+    stage_ = SecAggStage::kUnmasking;
+    cursor_ = 0;
+    own_share_revealed_ = false;
+    return Status();
+  }
+  return invalid_argument("secagg: rosters are announced for rounds 2 and 3 only");
+}
+
+Status SecAggClient::mask(Span<uint64_t> vector) {
+  if (stage_ != SecAggStage::kReadyToMask) {
+    return failed_precondition("secagg: mask the input once, after U2 was announced");
+  }
+  if (vector.size() != length_) return invalid_argument("secagg: the input has the wrong length");
+  const ByteSpan session(session_hash_, 32);
+  FEDSTAT_RETURN_IF_ERROR(
+      apply_mask(session, ByteSpan(self_mask_seed_, 32), MaskKind::kSelf, false, bits_, vector));
+  for (size_t i = 0; i < count_; ++i) {
+    if (i == self_index_ || !(peers_[i].flags & kInU2)) continue;
+    uint8_t shared[32];
+    FEDSTAT_RETURN_IF_ERROR(crypto::x25519_shared_secret(
+        ByteSpan(masking_secret_, 32), ByteSpan(peers_[i].masking_key, 32),
+        Span<uint8_t>(shared, 32), random_, random_context_));
+    const Status masked = apply_mask(session, ByteSpan(shared, 32), MaskKind::kPairwise,
+                                     /*subtract=*/peers_[i].id > id_, bits_, vector);
+    memset(shared, 0, sizeof(shared));
+    FEDSTAT_RETURN_IF_ERROR(masked);
+  }
+  stage_ = SecAggStage::kMasked;
+  cursor_ = 0;
+  return Status();
+}
+
+Result<bool> SecAggClient::next_chunk(Span<const uint64_t> masked,
+                                      fedstat_v1_SecAggMaskedChunk& out) {
+  if (stage_ != SecAggStage::kMasked) {
+    return failed_precondition("secagg: chunks are sent after masking");
+  }
+  if (masked.size() != length_) return invalid_argument("secagg: the vector has the wrong length");
+  if (cursor_ >= length_) return false;
+  out = fedstat_v1_SecAggMaskedChunk_init_zero;
+  out.session = session_;
+  out.client_id = id_;
+  out.offset = static_cast<uint32_t>(cursor_);
+  const size_t words = length_ - cursor_ < kChunkWords ? length_ - cursor_ : kChunkWords;
+  for (size_t k = 0; k < words; ++k) out.words[k] = masked[cursor_ + k];
+  out.words_count = static_cast<pb_size_t>(words);
+  cursor_ += words;
+  return true;
+}
+
+Result<bool> SecAggClient::next_reveal(fedstat_v1_SecAggReveal& out) {
+  if (stage_ == SecAggStage::kDone) return false;
+  if (stage_ != SecAggStage::kUnmasking) {
+    return failed_precondition("secagg: shares are revealed only after U3 was announced");
+  }
+  out = fedstat_v1_SecAggReveal_init_zero;
+  out.session = session_;
+  out.from_id = id_;
+  out.share.size = kShareBytes;
+  if (!own_share_revealed_) {
+    ShamirShare own;
+    FEDSTAT_RETURN_IF_ERROR(self_mask_dealer_.share_for(id_, own));
+    out.about_id = id_;
+    out.self_mask = true;
+    share_to_bytes(own, MutableByteSpan(out.share.bytes, kShareBytes));
+    own_share_revealed_ = true;
+    return true;
+  }
+  while (cursor_ < count_ && (cursor_ == self_index_ || !(peers_[cursor_].flags & kInU2))) {
+    ++cursor_;
+  }
+  if (cursor_ >= count_) {
+    stage_ = SecAggStage::kDone;
+    return false;
+  }
+  SecAggPeer& peer = peers_[cursor_];
+  const bool survived = (peer.flags & kInU3) != 0;
+  if (peer.flags & (survived ? kRevealedKey : kRevealedSelf)) {
+    return permission_denied("secagg: refusing to reveal both shares of one peer");
+  }
+  ShamirShare share;
+  share.x = id_;
+  memcpy(share.y, survived ? peer.self_mask_share : peer.key_share, sizeof(share.y));
+  share_to_bytes(share, MutableByteSpan(out.share.bytes, kShareBytes));
+  out.about_id = peer.id;
+  out.self_mask = survived;
+  peer.flags = static_cast<uint8_t>(peer.flags | (survived ? kRevealedSelf : kRevealedKey));
+  ++cursor_;
+  return true;
+}
+
+}  // namespace secagg
+}  // namespace fedstat

@@ -1,0 +1,157 @@
+#include "sdk/secagg/shamir.h"
+
+#include <string.h>
+
+#include "sdk/base/random_bits.h"
+#include "sdk/base/seeded_stream.h"
+
+namespace fedstat {
+namespace secagg {
+namespace {
+
+constexpr uint64_t kP = kShamirPrime;
+
+uint32_t mul(uint32_t a, uint32_t b) {
+  return static_cast<uint32_t>((uint64_t{a} * b) % kP);
+}
+uint32_t add(uint32_t a, uint32_t b) {
+  return static_cast<uint32_t>((uint64_t{a} + b) % kP);
+}
+uint32_t sub(uint32_t a, uint32_t b) {
+  return static_cast<uint32_t>((uint64_t{a} + kP - b) % kP);
+}
+
+uint32_t power(uint32_t base, uint64_t exponent) {
+  uint32_t result = 1;
+  while (exponent > 0) {
+    if (exponent & 1) result = mul(result, base);
+    base = mul(base, base);
+    exponent >>= 1;
+  }
+  return result;
+}
+
+uint32_t inverse(uint32_t a) {
+  return power(a, kP - 2);
+}  // Fermat; a ≠ 0
+
+unsigned piece_bits(size_t k) {
+  return k + 1 < kShamirPieces ? 31 : 256 - 31 * 8;
+}
+
+// Bits [31k, 31k + width) of the little-endian secret.
+uint32_t read_piece(const uint8_t* secret, size_t k) {
+  uint32_t value = 0;
+  const unsigned width = piece_bits(k);
+  for (unsigned b = 0; b < width; ++b) {
+    const size_t bit = 31 * k + b;
+    value |= static_cast<uint32_t>((secret[bit / 8] >> (bit % 8)) & 1u) << b;
+  }
+  return value;
+}
+
+void write_piece(uint8_t* secret, size_t k, uint32_t value) {
+  const unsigned width = piece_bits(k);
+  for (unsigned b = 0; b < width; ++b) {
+    const size_t bit = 31 * k + b;
+    if ((value >> b) & 1u)
+      secret[bit / 8] = static_cast<uint8_t>(secret[bit / 8] | (1u << (bit % 8)));
+  }
+}
+
+}  // namespace
+
+Status ShamirDealer::init(ByteSpan secret, uint32_t threshold, ByteSpan polynomial_seed) {
+  if (secret.size() != kSecretBytes || polynomial_seed.size() != 32) {
+    return invalid_argument("Shamir: the secret and the polynomial seed are 32 bytes each");
+  }
+  if (threshold == 0) return invalid_argument("Shamir: the threshold must be at least 1");
+  for (size_t k = 0; k < kShamirPieces; ++k) pieces_[k] = read_piece(secret.data(), k);
+  memcpy(seed_, polynomial_seed.data(), 32);
+  threshold_ = threshold;
+  return Status();
+}
+
+Status ShamirDealer::share_for(uint32_t x, ShamirShare& out) const {
+  if (threshold_ == 0) return failed_precondition("Shamir: dealer used before init");
+  if (x == 0 || x >= kShamirPrime) {
+    return invalid_argument("Shamir: a share's x (the client id) must lie in [1, 2^31 + 10]");
+  }
+  Seed256 key;
+  memcpy(key.bytes, seed_, 32);
+  SeededStream stream(key, 0);
+  RandomBits bits(stream);
+  out.x = x;
+  for (size_t k = 0; k < kShamirPieces; ++k) {
+    uint32_t y = pieces_[k];
+    uint32_t x_power = 1;
+    for (uint32_t degree = 1; degree < threshold_; ++degree) {
+      FEDSTAT_ASSIGN_OR_RETURN(const uint64_t coefficient, bits.uniform_below(kP));
+      x_power = mul(x_power, x);
+      y = add(y, mul(static_cast<uint32_t>(coefficient), x_power));
+    }
+    out.y[k] = y;
+  }
+  return Status();
+}
+
+Status shamir_reconstruct(Span<const ShamirShare> shares, uint32_t threshold,
+                          MutableByteSpan secret_out) {
+  if (secret_out.size() != kSecretBytes) return invalid_argument("Shamir: secrets are 32 bytes");
+  if (threshold == 0 || shares.size() < threshold) {
+    return failed_precondition("Shamir: fewer shares than the threshold");
+  }
+  for (size_t i = 0; i < threshold; ++i) {
+    if (shares[i].x == 0 || shares[i].x >= kShamirPrime) {
+      return invalid_argument("Shamir: a share has an invalid x");
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (shares[i].x == shares[j].x) return invalid_argument("Shamir: two shares share an x");
+    }
+  }
+  uint32_t pieces[kShamirPieces] = {};
+  for (size_t i = 0; i < threshold; ++i) {
+    // Lagrange basis at 0: Π_{j≠i} x_j / (x_j − x_i).
+    uint32_t numerator = 1, denominator = 1;
+    for (size_t j = 0; j < threshold; ++j) {
+      if (j == i) continue;
+      numerator = mul(numerator, shares[j].x);
+      denominator = mul(denominator, sub(shares[j].x, shares[i].x));
+    }
+    const uint32_t basis = mul(numerator, inverse(denominator));
+    for (size_t k = 0; k < kShamirPieces; ++k) {
+      if (shares[i].y[k] >= kShamirPrime)
+        return data_loss("Shamir: a share is not a field element");
+      pieces[k] = add(pieces[k], mul(basis, shares[i].y[k]));
+    }
+  }
+  memset(secret_out.data(), 0, kSecretBytes);
+  for (size_t k = 0; k < kShamirPieces; ++k) {
+    if (pieces[k] >> piece_bits(k) != 0) {
+      return data_loss("Shamir: the shares do not fit one secret (corrupt or mismatched)");
+    }
+    write_piece(secret_out.data(), k, pieces[k]);
+  }
+  return Status();
+}
+
+void share_to_bytes(const ShamirShare& share, MutableByteSpan out) {
+  for (size_t k = 0; k < kShamirPieces && 4 * k + 3 < out.size(); ++k) {
+    for (int b = 0; b < 4; ++b) out[4 * k + b] = static_cast<uint8_t>(share.y[k] >> (8 * b));
+  }
+}
+
+Status share_from_bytes(uint32_t x, ByteSpan bytes, ShamirShare& out) {
+  if (bytes.size() != kShareBytes) return data_loss("Shamir: a share is 36 bytes");
+  out.x = x;
+  for (size_t k = 0; k < kShamirPieces; ++k) {
+    uint32_t v = 0;
+    for (int b = 0; b < 4; ++b) v |= static_cast<uint32_t>(bytes[4 * k + b]) << (8 * b);
+    if (v >= kShamirPrime) return data_loss("Shamir: a share is not a field element");
+    out.y[k] = v;
+  }
+  return Status();
+}
+
+}  // namespace secagg
+}  // namespace fedstat

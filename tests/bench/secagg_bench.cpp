@@ -1,0 +1,236 @@
+// Secure-aggregation costs: mask expansion (bytes/s) as a ratio against raw AES-256-CTR in the
+// same run; whole sessions (n = 10, 100; L = 10^3, 10^5) through real encoded messages with the
+// client's seconds and bytes per round; and one client's rounds at n = 1000 (its real share
+// round through SecAggClient, its masking work as SecAggClient::mask performs it: n − 1 X25519
+// agreements and mask expansions; bytes from encoding the messages it sends).
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "host_server/secagg/secagg_simulation.h"
+#include "sdk/base/crypto.h"
+#include "sdk/base/seeded_stream.h"
+#include "sdk/secagg/mask.h"
+#include "sdk/secagg/secagg_client.h"
+#include "sdk/wire/envelope_codec.h"
+
+namespace fedstat {
+namespace {
+
+void BM_RawAesCtr(benchmark::State& state) {
+  const size_t bytes = 8 * static_cast<size_t>(state.range(0));
+  std::vector<uint8_t> out(bytes);
+  const uint8_t key[32] = {1}, block[16] = {};
+  crypto::Aes256Ctr cipher;
+  for (auto _ : state) {
+    (void)cipher.start(ByteSpan(key, 32), ByteSpan(block, 16));
+    (void)cipher.keystream(MutableByteSpan(out.data(), bytes));
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(bytes));
+}
+BENCHMARK(BM_RawAesCtr)->Arg(1000)->Arg(100000);
+
+void BM_MaskExpansion(benchmark::State& state) {
+  const size_t length = static_cast<size_t>(state.range(0));
+  std::vector<uint64_t> v(length, 0);
+  const uint8_t session[32] = {2}, seed[32] = {3};
+  for (auto _ : state) {
+    const Status s =
+        secagg::apply_mask(ByteSpan(session, 32), ByteSpan(seed, 32), secagg::MaskKind::kPairwise,
+                           false, 64, Span<uint64_t>(v.data(), length));
+    if (!s.ok()) state.SkipWithError(s.message());
+    benchmark::DoNotOptimize(v.data());
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(8 * length));
+}
+BENCHMARK(BM_MaskExpansion)->Arg(1000)->Arg(100000);
+
+void BM_Session(benchmark::State& state) {
+  host::SecAggSimConfig config;
+  config.clients = static_cast<uint32_t>(state.range(0));
+  config.threshold = config.clients * 6 / 10;
+  config.length = static_cast<uint32_t>(state.range(1));
+  host::SecAggSimResult r;
+  for (auto _ : state) r = host::run_secagg_simulation(config);
+  if (!r.ok) state.SkipWithError("the session did not sum correctly");
+  for (int k = 0; k < 4; ++k) {
+    state.counters["r" + std::to_string(k) + "_s"] = r.client_seconds[k];
+    state.counters["r" + std::to_string(k) + "_B"] = r.bytes_per_round[k];
+  }
+}
+BENCHMARK(BM_Session)
+    ->Args({10, 1000})
+    ->Args({10, 100000})
+    ->Args({100, 1000})
+    ->Args({100, 100000})
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond);
+
+Status stream_callback(void* context, MutableByteSpan out) {
+  return static_cast<SeededStream*>(context)->fill(out);
+}
+
+size_t frame_bytes(const wire::Envelope& e) {
+  static uint8_t buffer[wire::kMaxFrameBytes];
+  return wire::encode_frame(e, MutableByteSpan(buffer, sizeof(buffer))).value();
+}
+
+void BM_OneClientOfThousand(benchmark::State& state) {
+  using Clock = std::chrono::steady_clock;
+  const uint32_t n = 1000, t = 600;
+  const uint32_t length = static_cast<uint32_t>(state.range(0));
+  fedstat_v1_SecAggStart start = fedstat_v1_SecAggStart_init_zero;
+  start.session = 5;
+  start.threshold = t;
+  start.vector_length = length;
+  start.bits = 32;
+  start.max_clients = n;
+  SeededStream random(Seed256{}, 1);
+  std::vector<secagg::SecAggPeer> peers(n);
+  // The other 999 clients' public keys.
+  std::vector<fedstat_v1_SecAggPeerKeys> roster(n);
+  std::vector<std::vector<uint8_t>> masking_keys(n, std::vector<uint8_t>(32));
+  double seconds[4] = {0, 0, 0, 0}, bytes[4] = {0, 0, 0, 0};
+  for (auto _ : state) {
+    secagg::SecAggClient client;
+    (void)client.init(1, Span<secagg::SecAggPeer>(peers.data(), n), stream_callback, &random);
+    wire::Envelope keys = wire::make_envelope();
+    keys.which_body = fedstat_v1_Envelope_secagg_keys_tag;
+    auto t0 = Clock::now();
+    (void)client.on_start(start, keys.body.secagg_keys);
+    seconds[0] = std::chrono::duration<double>(Clock::now() - t0).count();
+    bytes[0] = static_cast<double>(frame_bytes(keys));
+    for (uint32_t i = 0; i < n; ++i) {
+      fedstat_v1_SecAggPeerKeys& entry = roster[i];
+      entry = fedstat_v1_SecAggPeerKeys_init_zero;
+      entry.index = i;
+      entry.count = n;
+      entry.has_keys = true;
+      if (i == 0) {
+        entry.keys = keys.body.secagg_keys;
+        continue;
+      }
+      entry.keys.session = 5;
+      entry.keys.client_id = i + 1;
+      entry.keys.encryption_key.size = 32;
+      entry.keys.masking_key.size = 32;
+      uint8_t secret[32];
+      for (uint8_t* out : {entry.keys.encryption_key.bytes, entry.keys.masking_key.bytes}) {
+        (void)random.fill(MutableByteSpan(secret, 32));
+        crypto::x25519_clamp(Span<uint8_t>(secret, 32));
+        (void)crypto::x25519_public_key(ByteSpan(secret, 32), Span<uint8_t>(out, 32),
+                                        stream_callback, &random);
+      }
+      std::copy(entry.keys.masking_key.bytes, entry.keys.masking_key.bytes + 32,
+                masking_keys[i].begin());
+    }
+    t0 = Clock::now();
+    for (const auto& entry : roster) (void)client.on_peer_keys(entry);
+    wire::Envelope share = wire::make_envelope();
+    share.which_body = fedstat_v1_Envelope_secagg_share_tag;
+    bytes[1] = 0;
+    while (client.next_share(share.body.secagg_share).value()) {
+      bytes[1] += static_cast<double>(frame_bytes(share));
+    }
+    seconds[1] = std::chrono::duration<double>(Clock::now() - t0).count();
+    // Round 2 as SecAggClient::mask does it: self mask + n − 1 agreements and pairwise masks.
+    std::vector<uint64_t> v(length, 7);
+    uint8_t masking_secret[32], shared[32];
+    (void)random.fill(MutableByteSpan(masking_secret, 32));
+    crypto::x25519_clamp(Span<uint8_t>(masking_secret, 32));
+    t0 = Clock::now();
+    (void)secagg::apply_mask(client.session_hash(), ByteSpan(masking_secret, 32),
+                             secagg::MaskKind::kSelf, false, 32, Span<uint64_t>(v.data(), length));
+    for (uint32_t i = 1; i < n; ++i) {
+      (void)crypto::x25519_shared_secret(ByteSpan(masking_secret, 32),
+                                         ByteSpan(masking_keys[i].data(), 32),
+                                         Span<uint8_t>(shared, 32), stream_callback, &random);
+      (void)secagg::apply_mask(client.session_hash(), ByteSpan(shared, 32),
+                               secagg::MaskKind::kPairwise, i + 1 > 1, 32,
+                               Span<uint64_t>(v.data(), length));
+    }
+    seconds[2] = std::chrono::duration<double>(Clock::now() - t0).count();
+    wire::Envelope chunk = wire::make_envelope();
+    chunk.which_body = fedstat_v1_Envelope_secagg_masked_chunk_tag;
+    chunk.body.secagg_masked_chunk.session = 5;
+    chunk.body.secagg_masked_chunk.client_id = 1;
+    bytes[2] = 0;
+    for (uint32_t offset = 0; offset < length; offset += secagg::kChunkWords) {
+      const uint32_t words = std::min<uint32_t>(secagg::kChunkWords, length - offset);
+      chunk.body.secagg_masked_chunk.offset = offset;
+      chunk.body.secagg_masked_chunk.words_count = static_cast<pb_size_t>(words);
+      for (uint32_t k = 0; k < words; ++k) chunk.body.secagg_masked_chunk.words[k] = v[offset + k];
+      bytes[2] += static_cast<double>(frame_bytes(chunk));
+    }
+    // Round 3: one 36-byte share per member of U2 (no cryptography on the client).
+    wire::Envelope reveal = wire::make_envelope();
+    reveal.which_body = fedstat_v1_Envelope_secagg_reveal_tag;
+    reveal.body.secagg_reveal.session = 5;
+    reveal.body.secagg_reveal.from_id = 1;
+    reveal.body.secagg_reveal.about_id = 1000;
+    reveal.body.secagg_reveal.self_mask = true;
+    reveal.body.secagg_reveal.share.size = secagg::kShareBytes;
+    bytes[3] = static_cast<double>(n) * static_cast<double>(frame_bytes(reveal));
+  }
+  for (int k = 0; k < 4; ++k) {
+    state.counters["r" + std::to_string(k) + "_s"] = seconds[k];
+    state.counters["r" + std::to_string(k) + "_B"] = bytes[k];
+  }
+}
+BENCHMARK(BM_OneClientOfThousand)->Arg(1000)->Arg(100000)->Iterations(1)->Unit(benchmark::kSecond);
+
+class RatioReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& run : runs) {
+      const std::string name = run.benchmark_name();
+      const auto slash = name.find('/');
+      const std::string arg = slash == std::string::npos ? "" : name.substr(slash + 1);
+      const double ns = run.GetAdjustedRealTime();
+      if (name.rfind("BM_RawAesCtr", 0) == 0) aes_ns_[arg] = ns;
+      if (name.rfind("BM_MaskExpansion", 0) == 0 && aes_ns_.count(arg)) {
+        char line[200];
+        std::snprintf(line, sizeof(line),
+                      "mask expansion L=%s (64-bit words): %.2f x raw AES-CTR time, %.0f MB/s\n",
+                      arg.c_str(), ns / aes_ns_[arg], 8 * std::stod(arg) * 1e3 / ns);
+        lines_ += line;
+      }
+      if (name.rfind("BM_Session", 0) == 0 || name.rfind("BM_OneClientOfThousand", 0) == 0) {
+        std::string line = name + ": client s/B per round";
+        for (int k = 0; k < 4; ++k) {
+          char part[64];
+          std::snprintf(part, sizeof(part), "  r%d %.4f s %.0f B", k,
+                        run.counters.at("r" + std::to_string(k) + "_s").value,
+                        run.counters.at("r" + std::to_string(k) + "_B").value);
+          line += part;
+        }
+        lines_ += line + "\n";
+      }
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+  void Finalize() override {
+    ConsoleReporter::Finalize();
+    std::printf("\nsame run:\n%s", lines_.c_str());
+  }
+
+ private:
+  std::map<std::string, double> aes_ns_;
+  std::string lines_;
+};
+
+}  // namespace
+}  // namespace fedstat
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  fedstat::RatioReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  return 0;
+}

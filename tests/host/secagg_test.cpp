@@ -1,0 +1,231 @@
+// Secure aggregation end to end: SDK clients and the host server through encoded messages
+// (secagg_simulation.h), and the rejection of bad messages at every round.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "host_server/secagg/secagg_server.h"
+#include "host_server/secagg/secagg_simulation.h"
+#include "sdk/base/seeded_stream.h"
+#include "sdk/secagg/secagg_client.h"
+#include "tests/common/chi_square.h"
+
+namespace fedstat {
+namespace host {
+namespace {
+
+SecAggSimResult simulate(uint32_t n, uint32_t t, uint32_t a, uint32_t b, uint32_t c,
+                         uint32_t bits = 32, uint32_t length = 40, uint64_t seed = 3) {
+  SecAggSimConfig config;
+  config.clients = n;
+  config.threshold = t;
+  config.length = length;
+  config.bits = bits;
+  config.drop_before_sharing = a;
+  config.drop_before_masking = b;
+  config.drop_before_unmasking = c;
+  config.seed = seed;
+  return run_secagg_simulation(config);
+}
+
+// Every split of up to n − t dropouts over the three rounds gives the exact sum.
+void expect_exact_for_every_dropout_split(uint32_t n, uint32_t t, uint32_t bits) {
+  for (uint32_t a = 0; a <= n - t; ++a) {
+    for (uint32_t b = 0; a + b <= n - t; ++b) {
+      for (uint32_t c = 0; a + b + c <= n - t; ++c) {
+        const SecAggSimResult r = simulate(n, t, a, b, c, bits);
+        ASSERT_FALSE(r.aborted) << n << " " << a << b << c << ": " << r.abort_reason;
+        EXPECT_TRUE(r.ok) << "n " << n << " drops " << a << "," << b << "," << c;
+        EXPECT_EQ(r.survivors, n - a - b);  // clients dropping before round 3 stay in the sum
+      }
+    }
+  }
+}
+
+TEST(SecAgg, ExactSumWithEveryDropoutSplitThreeClients) {
+  expect_exact_for_every_dropout_split(3, 2, 32);
+  expect_exact_for_every_dropout_split(3, 2, 64);
+}
+
+TEST(SecAgg, ExactSumWithEveryDropoutSplitTenClients) {
+  expect_exact_for_every_dropout_split(10, 6, 32);
+}
+
+TEST(SecAgg, ExactSumHundredClients) {
+  const SecAggSimResult none = simulate(100, 60, 0, 0, 0, 64, 200);
+  EXPECT_TRUE(none.ok);
+  const SecAggSimResult most = simulate(100, 60, 13, 13, 14, 32, 200);  // n − t = 40 dropouts
+  EXPECT_TRUE(most.ok);
+  EXPECT_EQ(most.survivors, 74u);
+}
+
+TEST(SecAgg, BelowThresholdAbortsAndRevealsNothing) {
+  for (int round = 1; round <= 2; ++round) {
+    const SecAggSimResult r = simulate(10, 6, round == 1 ? 5 : 0, round == 2 ? 5 : 0, 0);
+    EXPECT_TRUE(r.aborted) << round;
+    EXPECT_FALSE(r.ok);
+    EXPECT_TRUE(r.sum.empty());
+    EXPECT_EQ(r.reveals_sent, 0u) << "a client revealed shares of an aborted round";
+  }
+  // Five clients vanish after sending their masked input: U3 keeps all 10, but only 5 reveal, so
+  // every seed has fewer than t = 6 shares and the server aborts without an output.
+  const SecAggSimResult late = simulate(10, 6, 0, 0, 5);
+  EXPECT_TRUE(late.aborted);
+  EXPECT_TRUE(late.sum.empty());
+}
+
+// A masked vector seen alone: the zero input masked mod 2^8 is uniform (chi-square over 256
+// cells below the p = 1e-6 critical value, 20,480 words).
+TEST(SecAgg, AMaskedVectorAloneLooksUniform) {
+  SecAggSimConfig config;
+  config.clients = 3;
+  config.threshold = 2;
+  config.length = 20480;
+  config.bits = 8;
+  config.zero_inputs = true;
+  config.keep_masked = true;
+  const SecAggSimResult r = run_secagg_simulation(config);
+  ASSERT_TRUE(r.ok);
+  ASSERT_EQ(r.masked_example.size(), 20480u);
+  std::vector<uint64_t> counts(256, 0);
+  for (uint64_t w : r.masked_example) ++counts[w];
+  EXPECT_LT(fedstat::testing::chi_square_uniform(counts),
+            fedstat::testing::chi_square_critical_p1e6(255));
+}
+
+// ---- Bad messages, driven by hand: each is rejected with its own status and the session
+// still ends with the exact sum. ----------------------------------------------------------
+
+Status stream_callback(void* context, MutableByteSpan out) {
+  return static_cast<SeededStream*>(context)->fill(out);
+}
+
+struct Party {
+  explicit Party(uint32_t id) : stream(Seed256{}, id), peers(8) {
+    EXPECT_TRUE(client
+                    .init(id, Span<secagg::SecAggPeer>(peers.data(), peers.size()), stream_callback,
+                          &stream)
+                    .ok());
+  }
+  SeededStream stream;
+  std::vector<secagg::SecAggPeer> peers;
+  secagg::SecAggClient client;
+};
+
+TEST(SecAgg, BadMessagesAreRejectedAndTheRoundSurvives) {
+  SecAggServerConfig config;
+  config.session = 77;
+  config.threshold = 2;
+  config.vector_length = 3;
+  config.bits = 16;
+  config.max_clients = 8;
+  SecAggServer server(config);
+  std::vector<std::unique_ptr<Party>> parties;
+  for (uint32_t id : {11u, 22u, 33u}) parties.push_back(std::make_unique<Party>(id));
+  const fedstat_v1_SecAggStart start = server.start();
+
+  // Round 0: duplicate and wrong-session keys.
+  std::vector<fedstat_v1_SecAggKeys> keys(3);
+  for (size_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE(parties[i]->client.on_start(start, keys[i]).ok());
+    ASSERT_TRUE(server.on_keys(keys[i]).ok());
+  }
+  EXPECT_EQ(server.on_keys(keys[0]).code(), StatusCode::kAlreadyExists);
+  fedstat_v1_SecAggKeys stale = keys[1];
+  stale.session = 76;
+  EXPECT_EQ(server.on_keys(stale).code(), StatusCode::kInvalidArgument);
+  fedstat_v1_SecAggStart again = start;
+  EXPECT_EQ(parties[0]->client.on_start(again, keys[0]).code(), StatusCode::kFailedPrecondition);
+  auto roster = server.close_advertising();
+  ASSERT_TRUE(roster.ok());
+  ASSERT_EQ(roster->size(), 3u);
+
+  // Rosters out of order are refused; in order they are taken.
+  EXPECT_EQ(parties[0]->client.on_peer_keys((*roster)[1]).code(), StatusCode::kInvalidArgument);
+  for (auto& p : parties) {
+    for (const auto& entry : *roster) ASSERT_TRUE(p->client.on_peer_keys(entry).ok());
+  }
+  EXPECT_EQ(parties[0]->client.on_peer_keys((*roster)[0]).code(), StatusCode::kFailedPrecondition);
+
+  // Round 1: a share claiming another sender, a replay, then a tampered delivery.
+  std::vector<fedstat_v1_SecAggShare> sent;
+  for (auto& p : parties) {
+    fedstat_v1_SecAggShare share;
+    while (p->client.next_share(share).value()) {
+      EXPECT_EQ(server.on_share(p->client.id() == 11 ? 22 : 11, share).code(),
+                StatusCode::kPermissionDenied);
+      ASSERT_TRUE(server.on_share(p->client.id(), share).ok());
+      EXPECT_EQ(server.on_share(p->client.id(), share).code(), StatusCode::kAlreadyExists);
+      sent.push_back(share);
+    }
+  }
+  EXPECT_EQ(server.on_chunk(11, fedstat_v1_SecAggMaskedChunk_init_zero).code(),
+            StatusCode::kInvalidArgument);  // session 0: not this session
+  auto u2 = server.close_sharing();
+  ASSERT_TRUE(u2.ok());
+  for (auto& p : parties) {
+    for (const auto& share : server.shares_for(p->client.id())) {
+      fedstat_v1_SecAggShare tampered = share;
+      tampered.ciphertext.bytes[3] ^= 0x40;
+      EXPECT_EQ(p->client.on_share(tampered).code(), StatusCode::kDataLoss);
+      fedstat_v1_SecAggShare misrouted = share;
+      misrouted.to_id = share.from_id;
+      EXPECT_NE(p->client.on_share(misrouted).code(), StatusCode::kOk);
+      ASSERT_TRUE(p->client.on_share(share).ok());
+      EXPECT_EQ(p->client.on_share(share).code(), StatusCode::kAlreadyExists);
+    }
+    fedstat_v1_SecAggRoster early = *u2;
+    early.round = 3;
+    EXPECT_EQ(p->client.on_roster(early).code(), StatusCode::kFailedPrecondition);
+    ASSERT_TRUE(p->client.on_roster(*u2).ok());
+  }
+
+  // Round 2: chunks out of order, duplicated, oversized words.
+  const std::vector<std::vector<uint64_t>> inputs = {{1, 2, 3}, {400, 500, 600}, {7, 8, 65535}};
+  for (size_t i = 0; i < 3; ++i) {
+    std::vector<uint64_t> v = inputs[i];
+    ASSERT_TRUE(parties[i]->client.mask(Span<uint64_t>(v.data(), v.size())).ok());
+    EXPECT_EQ(parties[i]->client.mask(Span<uint64_t>(v.data(), v.size())).code(),
+              StatusCode::kFailedPrecondition);
+    fedstat_v1_SecAggMaskedChunk chunk;
+    ASSERT_TRUE(parties[i]->client.next_chunk(Span<const uint64_t>(v.data(), 3), chunk).value());
+    fedstat_v1_SecAggMaskedChunk gap = chunk;
+    gap.offset = 1;
+    EXPECT_EQ(server.on_chunk(parties[i]->client.id(), gap).code(),
+              StatusCode::kFailedPrecondition);
+    fedstat_v1_SecAggMaskedChunk wide = chunk;
+    wide.words[0] = 1u << 16;
+    EXPECT_EQ(server.on_chunk(parties[i]->client.id(), wide).code(), StatusCode::kOutOfRange);
+    ASSERT_TRUE(server.on_chunk(parties[i]->client.id(), chunk).ok());
+    EXPECT_EQ(server.on_chunk(parties[i]->client.id(), chunk).code(), StatusCode::kAlreadyExists);
+    EXPECT_FALSE(parties[i]->client.next_chunk(Span<const uint64_t>(v.data(), 3), chunk).value());
+  }
+  auto u3 = server.close_masking();
+  ASSERT_TRUE(u3.ok());
+
+  // Round 3: a reveal the protocol forbids (a key share of a survivor), duplicates; the client
+  // refuses a second U3 (which could make it reveal the other share of a peer).
+  for (auto& p : parties) {
+    ASSERT_TRUE(p->client.on_roster(*u3).ok());
+    EXPECT_EQ(p->client.on_roster(*u3).code(), StatusCode::kFailedPrecondition);
+    fedstat_v1_SecAggReveal reveal;
+    while (p->client.next_reveal(reveal).value()) {
+      fedstat_v1_SecAggReveal forbidden = reveal;
+      forbidden.self_mask = !reveal.self_mask;
+      EXPECT_EQ(server.on_reveal(p->client.id(), forbidden).code(), StatusCode::kPermissionDenied);
+      ASSERT_TRUE(server.on_reveal(p->client.id(), reveal).ok());
+      EXPECT_EQ(server.on_reveal(p->client.id(), reveal).code(), StatusCode::kAlreadyExists);
+    }
+  }
+  SeededStream blinding_stream(Seed256{}, 99);
+  RandomBits blinding(blinding_stream);
+  auto sum = server.finish(blinding);
+  ASSERT_TRUE(sum.ok()) << sum.status().message();
+  EXPECT_EQ(sum.value(), (std::vector<uint64_t>{408, 510, (603 + 65535) % 65536}));
+}
+
+}  // namespace
+}  // namespace host
+}  // namespace fedstat

@@ -1,0 +1,44 @@
+# cmake -DTOOL=<fedstat-secagg-sim> -P secagg_sim_cli_test.cmake
+# fedstat-secagg-sim: exact sums with dropouts at each round (32- and 64-bit), an abort below the
+# threshold, the documented JSON keys, and a clear error for impossible parameters.
+function(run_json out_var)
+  execute_process(COMMAND ${TOOL} ${ARGN} --json RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "fedstat-secagg-sim ${ARGN} failed (${rc}): ${err}${out}")
+  endif()
+  foreach(key ok aborted bytes_per_client seconds)
+    string(JSON value ERROR_VARIABLE missing GET "${out}" ${key})
+    if(missing)
+      message(FATAL_ERROR "fedstat-secagg-sim --json has no '${key}': ${out}")
+    endif()
+  endforeach()
+  set(${out_var} "${out}" PARENT_SCOPE)
+endfunction()
+
+foreach(bits 32 64)
+  run_json(json --clients 7 --threshold 4 --length 130 --bits ${bits} --drop-r1 1 --drop-r2 1
+           --drop-r3 1 --seed 5)
+  string(JSON ok GET "${json}" ok)
+  string(JSON survivors GET "${json}" survivors)
+  if(NOT ok STREQUAL "ON" AND NOT ok STREQUAL "true")
+    message(FATAL_ERROR "fedstat-secagg-sim --bits ${bits} with dropouts: ${json}")
+  endif()
+  if(NOT survivors EQUAL 5)
+    message(FATAL_ERROR "expected 5 inputs in the sum (7 - 1 - 1), got ${survivors}")
+  endif()
+endforeach()
+
+run_json(json --clients 6 --threshold 4 --length 10 --drop-r2 3)
+string(JSON aborted GET "${json}" aborted)
+string(JSON ok GET "${json}" ok)
+if(NOT (aborted STREQUAL "ON" OR aborted STREQUAL "true") OR ok STREQUAL "ON" OR ok STREQUAL "true")
+  message(FATAL_ERROR "fedstat-secagg-sim did not abort below the threshold: ${json}")
+endif()
+
+execute_process(COMMAND ${TOOL} --clients 3 --threshold 5 --length 10 RESULT_VARIABLE rc
+                ERROR_VARIABLE err)
+if(rc EQUAL 0 OR NOT err MATCHES "threshold")
+  message(FATAL_ERROR "fedstat-secagg-sim accepted a threshold above the clients: ${err}")
+endif()
+message(STATUS "fedstat-secagg-sim: exact sums with dropouts, abort, JSON and errors as documented")
