@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 #include "sdk/base/crypto.h"
 #include "sdk/secagg/mask.h"
@@ -29,7 +30,15 @@ Status bits_callback(void* context, MutableByteSpan out) {
 
 }  // namespace
 
-SecAggServer::SecAggServer(const SecAggServerConfig& config) : config_(config) {}
+SecAggServer::SecAggServer(const SecAggServerConfig& config) : config_(config) {
+  if (config.threshold < 2 || config.threshold > config.max_clients ||
+      config.max_clients > kMaxSecAggClients) {
+    throw std::invalid_argument("secagg server: need 2 <= threshold <= max_clients <= 1024");
+  }
+  if (config.vector_length == 0 || config.bits == 0 || config.bits > 64) {
+    throw std::invalid_argument("secagg server: the length must be >= 1 and bits in 1..64");
+  }
+}
 
 fedstat_v1_SecAggStart SecAggServer::start() const {
   fedstat_v1_SecAggStart s = fedstat_v1_SecAggStart_init_zero;

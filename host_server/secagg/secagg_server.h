@@ -34,16 +34,21 @@
 namespace fedstat {
 namespace host {
 
+// The roster bitmap (SecAggRoster.members, 128 bytes) names at most this many clients.
+constexpr uint32_t kMaxSecAggClients = 1024;
+
 struct SecAggServerConfig {
   uint64_t session = 0;
   uint32_t threshold = 2;
   uint32_t vector_length = 1;
   uint32_t bits = 32;
-  uint32_t max_clients = 1024;
+  uint32_t max_clients = kMaxSecAggClients;
 };
 
 class SecAggServer {
  public:
+  // Throws std::invalid_argument unless 2 ≤ threshold ≤ max_clients ≤ kMaxSecAggClients,
+  // length ≥ 1 and bits in 1..64.
   explicit SecAggServer(const SecAggServerConfig& config);
 
   fedstat_v1_SecAggStart start() const;

@@ -351,6 +351,16 @@ Status SecAggClient::on_roster(const fedstat_v1_SecAggRoster& roster) {
 }
 
 Status SecAggClient::mask(Span<uint64_t> vector) {
+  return mask_words(vector);
+}
+
+Status SecAggClient::mask(Span<uint32_t> vector) {
+  if (bits_ > 32) return invalid_argument("secagg: 32-bit words hold sums of at most 32 bits");
+  return mask_words(vector);
+}
+
+template <typename Word>
+Status SecAggClient::mask_words(Span<Word> vector) {
   if (stage_ != SecAggStage::kReadyToMask) {
     return failed_precondition("secagg: mask the input once, after U2 was announced");
   }
@@ -376,6 +386,16 @@ Status SecAggClient::mask(Span<uint64_t> vector) {
 
 Result<bool> SecAggClient::next_chunk(Span<const uint64_t> masked,
                                       fedstat_v1_SecAggMaskedChunk& out) {
+  return chunk_words(masked, out);
+}
+
+Result<bool> SecAggClient::next_chunk(Span<const uint32_t> masked,
+                                      fedstat_v1_SecAggMaskedChunk& out) {
+  return chunk_words(masked, out);
+}
+
+template <typename Word>
+Result<bool> SecAggClient::chunk_words(Span<const Word> masked, fedstat_v1_SecAggMaskedChunk& out) {
   if (stage_ != SecAggStage::kMasked) {
     return failed_precondition("secagg: chunks are sent after masking");
   }

@@ -77,9 +77,12 @@ class SecAggClient {
   Result<bool> next_share(fedstat_v1_SecAggShare& out);
   Status on_share(const fedstat_v1_SecAggShare& share);
   Status on_roster(const fedstat_v1_SecAggRoster& roster);
-  // In place, vector.size() == the session's length.
+  // In place, vector.size() == the session's length; 32-bit words need bits ≤ 32 (half the
+  // memory of 64-bit words on a microcontroller).
   Status mask(Span<uint64_t> vector);
+  Status mask(Span<uint32_t> vector);
   Result<bool> next_chunk(Span<const uint64_t> masked, fedstat_v1_SecAggMaskedChunk& out);
+  Result<bool> next_chunk(Span<const uint32_t> masked, fedstat_v1_SecAggMaskedChunk& out);
   Result<bool> next_reveal(fedstat_v1_SecAggReveal& out);
   // The server abandoned the round: nothing more will be revealed.
   void on_abort();
@@ -91,6 +94,10 @@ class SecAggClient {
 
  private:
   Status fail(Status status);  // aborts on kAborted, else leaves the state as it was
+  template <typename Word>
+  Status mask_words(Span<Word> vector);
+  template <typename Word>
+  Result<bool> chunk_words(Span<const Word> masked, fedstat_v1_SecAggMaskedChunk& out);
   Status random_bytes(MutableByteSpan out);
   Status share_key(const SecAggPeer& peer, MutableByteSpan key);
   Result<size_t> index_of(uint32_t id) const;
