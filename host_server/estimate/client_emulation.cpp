@@ -6,6 +6,7 @@
 
 #include "host_server/estimate/host_common.h"
 #include "sdk/noise/rational.h"
+#include "sdk/sketch/stability_histogram.h"
 #include "sdk/tasks/kl_answer_task.h"
 
 namespace fedstat {
@@ -142,6 +143,40 @@ KlSums collect_kl_sums(const KlPlan& plan, const EmulatedClients& clients, const
     }
   }
   return sums;
+}
+
+std::vector<std::vector<uint8_t>> sketch_clients(const EmulatedClients& clients,
+                                                 const sketch::ShiftSketchParams& params,
+                                                 double epsilon, uint64_t seed) {
+  std::vector<uint64_t> memory((sketch::shift_sketch_memory_bytes(params) + 7) / 8);
+  std::vector<std::vector<uint8_t>> reports;
+  sketch::StabilityParams stability;
+  if (epsilon > 0) stability = value_or_throw(sketch::stability_params(epsilon, 1e-6), "ldp");
+  for (size_t c = 0; c < clients.size(); ++c) {
+    sketch::ShiftSketch sk;
+    check(sk.init(params, MutableByteSpan(reinterpret_cast<uint8_t*>(memory.data()),
+                                          sketch::shift_sketch_memory_bytes(params))),
+          "sketch");
+    const histogram::SparseHistogram* source = &clients[c]->histogram;
+    std::vector<histogram::SparseEntry> noisy_table;
+    histogram::SparseHistogram noisy;
+    if (epsilon > 0) {
+      noisy_table.resize(clients[c]->table.size());
+      check(noisy.init(Span<histogram::SparseEntry>(noisy_table.data(), noisy_table.size())),
+            "ldp histogram");
+      SeededBits bits(seed, 1 + c);
+      check(sketch::stability_histogram(*source, stability, bits.bits(), noisy), "ldp");
+      source = &noisy;
+    }
+    const Span<const histogram::SparseEntry> slots = source->slots();
+    for (size_t i = 0; i < slots.size(); ++i) {
+      if (slots[i].count > 0) check(sk.add(slots[i].id, slots[i].count), "sketch add");
+    }
+    std::vector<uint8_t> report(sketch::shift_sketch_report_bytes(params, sk.heap_size()));
+    check(sk.serialize(MutableByteSpan(report.data(), report.size())).status(), "serialize");
+    reports.push_back(std::move(report));
+  }
+  return reports;
 }
 
 }  // namespace host

@@ -16,6 +16,7 @@
 #include "host_server/estimate/item_counts.h"
 #include "host_server/estimate/kl_estimator.h"
 #include "sdk/histogram/sparse_histogram.h"
+#include "sdk/sketch/shift_sketch.h"
 
 namespace fedstat {
 namespace host {
@@ -34,6 +35,14 @@ EmulatedClients split_across_clients(const ItemCounts& data, uint32_t clients, R
 // sums the answers. Client c's noise comes from SeededStream(seed, 1 + c).
 KlSums collect_kl_sums(const KlPlan& plan, const EmulatedClients& clients, const KlOptions& options,
                        uint64_t seed);
+
+// Every client sketches its histogram through the SDK (sketch::ShiftSketch, one add per item)
+// and serialises its report; with epsilon > 0 it first applies the stability-based local-DP
+// histogram (sketch/stability_histogram.h, δ = 1e-6) from SeededStream(seed, 1 + c).
+// Returns the reports' bytes, one per client.
+std::vector<std::vector<uint8_t>> sketch_clients(const EmulatedClients& clients,
+                                                 const sketch::ShiftSketchParams& params,
+                                                 double epsilon, uint64_t seed);
 
 }  // namespace host
 }  // namespace fedstat

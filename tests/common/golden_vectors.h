@@ -67,8 +67,9 @@ constexpr int64_t kDiscreteLaplace3[8] = {-6, -3, 7, 5, -2, -11, 1, 3};
 constexpr int64_t kTabulatedSkellam100[8] = {0, -20, 14, -8, -16, 10, 1, -10};
 
 // CRC-32 of the serialised SparseHistogram (capacity 256) after adding, for i = 0..199, the id
-// (i·2654435761) mod 1000003 with count i mod 7 + 1. Recorded on x86-64.
-constexpr uint32_t kSparseHistogramBlobCrc = 0x2144DF1Cu;
+// (i·2654435761) mod 1000003 with count i mod 7 + 1, over the blob without its trailing CRC.
+// Recorded on x86-64.
+constexpr uint32_t kSparseHistogramBlobCrc = 0x2D114B90u;
 
 // CRC-32 check value (the catalogue's "check": crc32("123456789")).
 constexpr uint32_t kCrc32Check = 0xCBF43926u;
@@ -101,6 +102,10 @@ constexpr uint8_t kGcmCiphertext[32] = {
     0x62, 0xa0, 0x59, 0x7f, 0xab, 0x0d, 0x9d, 0x16, 0x87, 0xa2, 0xf3, 0x3d, 0xa5, 0xf0, 0xee, 0x69};
 constexpr uint8_t kGcmTag[16] = {0x95, 0x05, 0x7d, 0x34, 0xfb, 0x07, 0xaa, 0x27,
                                  0xd9, 0x32, 0xdc, 0xc7, 0x01, 0xd2, 0x67, 0x4a};
+
+// CRC-32 of a ShiftSketch report (tests/unit/sketch/shift_sketch_test.cpp: R = 3, w = 64, H = 16,
+// k = 64, seed bytes 7·31 + i, 400 items), pinned on x86-64 and reproduced on AArch64 and the M4.
+constexpr uint32_t kShiftSketchReportCrc = 0x434DF847u;
 
 }  // namespace golden
 }  // namespace fedstat

@@ -1,0 +1,203 @@
+#include "host_server/estimate/tv_estimator.h"
+
+#include <Eigen/IterativeLinearSolvers>
+#include <Eigen/SparseCore>
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <stdexcept>
+
+#include "sdk/sketch/sampling_weight.h"
+
+namespace fedstat {
+namespace host {
+namespace {
+
+bool same(const sketch::ShiftSketchParams& a, const sketch::ShiftSketchParams& b) {
+  return a.rows == b.rows && a.width == b.width && a.heap_capacity == b.heap_capacity &&
+         a.k == b.k && std::memcmp(a.seed.bytes, b.seed.bytes, 32) == 0;
+}
+
+struct Candidate {
+  uint32_t item = 0;
+  double value = 0;   // estimate of v_j = W_j·x_j
+  double weight = 1;  // W_j
+};
+
+// count(y) of the header.
+double count_at(const std::vector<Candidate>& c, double y, double k) {
+  double count = 0;
+  for (const Candidate& j : c) {
+    const double magnitude = std::fabs(j.value);
+    if (magnitude < y) continue;
+    double q = j.weight > 1 ? (magnitude / y - 1) / (j.weight - 1) : 1;
+    if (q > 1) q = 1;
+    count += 1 + (k - 1) * q;
+  }
+  return count;
+}
+
+// The y with count(y) = r (count decreases in y), by bisection on log y.
+double solve_rank(const std::vector<Candidate>& c, double r, double k) {
+  double hi = 0;
+  for (const Candidate& j : c) hi = std::max(hi, std::fabs(j.value));
+  if (hi <= 0) return 0;
+  double lo = hi * 1e-12;
+  if (count_at(c, lo, k) < r) return lo;  // fewer samples than r anywhere: L ≈ 0
+  for (int i = 0; i < 200; ++i) {
+    const double mid = std::sqrt(lo * hi);
+    (count_at(c, mid, k) >= r ? lo : hi) = mid;
+    if (hi / lo < 1 + 1e-12) break;
+  }
+  return std::sqrt(lo * hi);
+}
+
+}  // namespace
+
+MergedSketch merge_reports(const std::vector<sketch::SketchReport>& reports) {
+  if (reports.empty()) throw std::invalid_argument("no sketches to merge");
+  MergedSketch merged;
+  merged.params = reports[0].params;
+  const size_t cells = size_t{merged.params.rows} * merged.params.width;
+  std::vector<uint64_t> sum(cells, 0);
+  uint64_t total = 0;
+  for (const auto& r : reports) {
+    if (!same(r.params, merged.params)) {
+      throw std::invalid_argument("sketches with different parameters or seeds cannot merge");
+    }
+    for (size_t i = 0; i < cells; ++i) sum[i] += static_cast<uint64_t>(r.counter(i));
+    total += static_cast<uint64_t>(r.total);
+    for (size_t i = 0; i < r.heap_count; ++i) merged.heap_items.push_back(r.heap_item(i));
+  }
+  merged.counters.resize(cells);
+  for (size_t i = 0; i < cells; ++i) merged.counters[i] = static_cast<int64_t>(sum[i]);
+  merged.total = static_cast<int64_t>(total);
+  std::sort(merged.heap_items.begin(), merged.heap_items.end());
+  merged.heap_items.erase(std::unique(merged.heap_items.begin(), merged.heap_items.end()),
+                          merged.heap_items.end());
+  return merged;
+}
+
+TvEstimate estimate_tv(const MergedSketch& p, const MergedSketch& q, const TvOptions& options) {
+  if (!same(p.params, q.params)) {
+    throw std::invalid_argument("P and Q were sketched with different parameters or seeds");
+  }
+  if (p.total <= 0 || q.total <= 0) throw std::invalid_argument("an empty distribution");
+  const sketch::ShiftSketchParams& params = p.params;
+  const uint32_t rows = params.rows, width = params.width;
+  const double k = params.k;
+  const double scale = std::ldexp(1.0, sketch::kWeightFractionBits);
+  std::vector<double> v(size_t{rows} * width);
+  for (size_t i = 0; i < v.size(); ++i) {
+    v[i] = static_cast<double>(p.counters[i]) / (scale * static_cast<double>(p.total)) -
+           static_cast<double>(q.counters[i]) / (scale * static_cast<double>(q.total));
+  }
+  const sketch::SketchHashes hashes(params);
+  auto median_of = [&](uint32_t item) {
+    double values[sketch::kMaxRows];
+    for (uint32_t r = 0; r < rows; ++r) {
+      uint32_t bucket = 0;
+      int sign = 1;
+      hashes.locate(item, r, bucket, sign);
+      values[r] = sign * v[size_t{r} * width + bucket];
+    }
+    std::sort(values, values + rows);
+    return values[(rows - 1) / 2];
+  };
+
+  // Candidates: the heaps' union, or a whole known domain.
+  std::vector<Candidate> candidates;
+  auto consider = [&](uint32_t item) { candidates.push_back(Candidate{item, median_of(item), 1}); };
+  if (options.domain > 0) {
+    for (uint32_t item = 0; item < options.domain; ++item) consider(item);
+  } else {
+    std::vector<uint32_t> items = p.heap_items;
+    items.insert(items.end(), q.heap_items.begin(), q.heap_items.end());
+    std::sort(items.begin(), items.end());
+    items.erase(std::unique(items.begin(), items.end()), items.end());
+    for (uint32_t item : items) consider(item);
+  }
+  const size_t limit = options.max_candidates > 0
+                           ? options.max_candidates
+                           : static_cast<size_t>(1.25 * static_cast<double>(width));
+  if (candidates.size() > limit) {
+    std::nth_element(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(limit),
+                     candidates.end(), [](const Candidate& a, const Candidate& b) {
+                       return std::fabs(a.value) > std::fabs(b.value);
+                     });
+    candidates.resize(limit);
+  }
+  for (Candidate& c : candidates) {
+    c.weight = static_cast<double>(hashes.weight(c.item)) / scale;
+  }
+
+  double noise = 0;  // r.m.s. of what the candidates leave unexplained, per counter
+  if (options.least_squares && !candidates.empty()) {
+    const Eigen::Index m = static_cast<Eigen::Index>(candidates.size());
+    Eigen::SparseMatrix<double> a(static_cast<Eigen::Index>(v.size()), m);
+    std::vector<Eigen::Triplet<double>> entries;
+    entries.reserve(candidates.size() * rows);
+    for (Eigen::Index j = 0; j < m; ++j) {
+      for (uint32_t r = 0; r < rows; ++r) {
+        uint32_t bucket = 0;
+        int sign = 1;
+        hashes.locate(candidates[static_cast<size_t>(j)].item, r, bucket, sign);
+        entries.emplace_back(static_cast<Eigen::Index>(size_t{r} * width + bucket), j, sign);
+      }
+    }
+    a.setFromTriplets(entries.begin(), entries.end());
+    Eigen::VectorXd b =
+        Eigen::Map<const Eigen::VectorXd>(v.data(), static_cast<Eigen::Index>(v.size()));
+    Eigen::VectorXd guess(m);
+    for (Eigen::Index j = 0; j < m; ++j) guess[j] = candidates[static_cast<size_t>(j)].value;
+    Eigen::LeastSquaresConjugateGradient<Eigen::SparseMatrix<double>> solver;
+    solver.setTolerance(1e-10);
+    solver.setMaxIterations(500);
+    solver.compute(a);
+    const Eigen::VectorXd z = solver.solveWithGuess(b, guess);
+    for (Eigen::Index j = 0; j < m; ++j) candidates[static_cast<size_t>(j)].value = z[j];
+    const Eigen::VectorXd residual = b - a * z;
+    noise = std::sqrt(residual.squaredNorm() / static_cast<double>(residual.size()));
+  } else {
+    double squares = 0;
+    for (double c : v) squares += c * c;
+    noise = std::sqrt(squares / static_cast<double>(v.size()));
+  }
+
+  TvEstimate result;
+  result.candidates = candidates.size();
+  const uint32_t heap = params.heap_capacity;
+  result.tau = options.tau > 0 ? options.tau : 2 * k / heap;
+  result.hh = 0.5 * (result.tau / k) * count_at(candidates, result.tau, k);
+  if (options.rank > 0) {
+    result.rank = options.rank;
+  } else {
+    // The largest rank whose threshold y_r stays at or above both the (m/2)-th largest |ẑ| and
+    // kNoiseMargin times the per-counter residual noise: every item that can reach y_r is then
+    // well inside the recovered candidates and well above the estimates' noise (at most k/2).
+    std::vector<double> magnitudes;
+    for (const Candidate& c : candidates) magnitudes.push_back(std::fabs(c.value));
+    std::sort(magnitudes.begin(), magnitudes.end(), std::greater<double>());
+    const double floor_value =
+        std::max(magnitudes.empty() ? 0 : magnitudes[(magnitudes.size() - 1) / 2],
+                 options.noise_margin * noise);
+    const double reachable = floor_value > 0 ? count_at(candidates, floor_value, k) : 1;
+    result.rank = static_cast<uint32_t>(std::max(1.0, std::min(reachable, k / 2)));
+  }
+  result.window = options.window > 0 ? options.window : std::max<uint32_t>(1, result.rank / 4);
+  if (result.window > result.rank) result.window = result.rank;
+  // The window's ranks rank − window + 1 … rank, at most 16 of them evenly spaced.
+  const uint32_t points = std::min<uint32_t>(result.window, 16);
+  double sum = 0;
+  for (uint32_t i = 0; i < points; ++i) {
+    const double r = result.rank - std::floor(i * (result.window - 1.0) / std::max(1u, points - 1));
+    sum += (r / k) * solve_rank(candidates, r, k);
+  }
+  result.topk = 0.5 * sum / points;
+  result.noise = noise;
+  return result;
+}
+
+}  // namespace host
+}  // namespace fedstat

@@ -1,0 +1,182 @@
+// fedstat-tv: total variation distance D_TV(P, Q) from data-shift sketches (001), end to end on
+// one machine: each file's counts are split across N emulated clients, every client sketches
+// its histogram through the SDK (optionally after the local-DP stability histogram), the host
+// merges the reports and estimates D_TV with the HH and top-k estimators.
+//
+//   fedstat-tv --p P.txt --q Q.txt [--budget BYTES] [--estimator topk|hh|both] [--epsilon E]
+//              [--clients N] [--seed S] [--json]
+//              [--domain D] [--rows R --width W --heap H --k K] [--no-least-squares]
+//              [--rank R0 --window KAPPA --tau TAU --heap-fraction F --max-candidates M
+//               --noise-margin C]
+//
+// Default budget 160 KiB of device memory per client (sketch/sketch_budget.h). --domain D takes
+// the candidates from every id below D instead of the heaps (as under secure aggregation).
+// JSON keys: exact, topk, hh, bytes, params, seconds (and errors, report_bytes, candidates).
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "host_server/estimate/client_emulation.h"
+#include "host_server/estimate/host_common.h"
+#include "host_server/estimate/item_counts.h"
+#include "host_server/estimate/tv_estimator.h"
+#include "nlohmann/json.hpp"
+#include "sdk/sketch/sketch_budget.h"
+
+namespace {
+
+using namespace fedstat;        // NOLINT: a small tool
+using namespace fedstat::host;  // NOLINT
+
+double exact_tv(const ItemCounts& p, const ItemCounts& q) {
+  std::map<uint32_t, double> diff;
+  for (const auto& i : p.items) diff[i.id] += static_cast<double>(i.count) / p.total;
+  for (const auto& i : q.items) diff[i.id] -= static_cast<double>(i.count) / q.total;
+  double l1 = 0;
+  for (const auto& [id, d] : diff) {
+    (void)id;
+    l1 += std::fabs(d);
+  }
+  return 0.5 * l1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"fedstat-tv: total variation distance from federated data-shift sketches"};
+  std::string p_path, q_path, estimator = "both";
+  size_t budget = 160 * 1024;
+  double epsilon = 0;
+  uint32_t clients = 1, rows = 0, width = 0, heap = 0, k = 0, domain = 0, rank = 0, window = 0;
+  double tau = 0, heap_fraction = 0.35, noise_margin = 4;
+  size_t max_candidates = 0;
+  uint64_t seed = 1;
+  bool json = false, no_ls = false;
+  app.add_option("--p", p_path, "distribution P: '<item_id> <count>' lines")->required();
+  app.add_option("--q", q_path, "distribution Q: '<item_id> <count>' lines")->required();
+  app.add_option("--budget", budget, "device memory per client sketch, bytes")
+      ->capture_default_str();
+  app.add_option("--estimator", estimator, "topk, hh or both")->capture_default_str();
+  app.add_option("--epsilon", epsilon, "local DP epsilon (stability histogram; 0: none)");
+  app.add_option("--clients", clients, "emulated clients per distribution")->capture_default_str();
+  app.add_option("--seed", seed, "task seed (hashes) and noise seed")->capture_default_str();
+  app.add_option("--domain", domain, "candidates: every id below D instead of the heaps");
+  app.add_option("--rows", rows, "override R");
+  app.add_option("--width", width, "override w");
+  app.add_option("--heap", heap, "override H");
+  app.add_option("--k", k, "override k");
+  app.add_option("--rank", rank, "override the top-k rank r0");
+  app.add_option("--window", window, "override the top-k window");
+  app.add_option("--tau", tau, "override the HH threshold");
+  app.add_option("--max-candidates", max_candidates, "prune candidates (0: 1.25 w)");
+  app.add_option("--noise-margin", noise_margin, "adaptive rank: threshold over residual noise")
+      ->capture_default_str();
+  app.add_option("--heap-fraction", heap_fraction, "budget share of the heap")
+      ->capture_default_str();
+  app.add_flag("--no-least-squares", no_ls, "skip the least-squares re-estimation");
+  app.add_flag("--json", json, "print one JSON object");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (estimator != "topk" && estimator != "hh" && estimator != "both") {
+      throw std::invalid_argument("--estimator must be topk, hh or both");
+    }
+    if (clients == 0) throw std::invalid_argument("--clients must be >= 1");
+    if (domain > (1u << 24)) throw std::invalid_argument("--domain is at most 2^24");
+    const auto start = std::chrono::steady_clock::now();
+    const ItemCounts p = read_item_counts(p_path);
+    const ItemCounts q = read_item_counts(q_path);
+    Seed256 task_seed = seed_from_u64(seed ^ 0x7A5C0FFEEull);
+    sketch::ShiftSketchParams params = value_or_throw(
+        sketch::params_for_budget(budget, task_seed, sketch::BudgetRule{heap_fraction, 4}),
+        "budget");
+    if (rows) params.rows = rows;
+    if (width) params.width = width;
+    if (heap) params.heap_capacity = heap;
+    if (k) params.k = k;
+    check(sketch::validate_params(params), "parameters");
+
+    SeededBits split_bits(seed, 7);
+    const EmulatedClients p_clients = split_across_clients(p, clients, split_bits.bits());
+    const EmulatedClients q_clients = split_across_clients(q, clients, split_bits.bits());
+    const auto sketch_start = std::chrono::steady_clock::now();
+    const auto p_reports = sketch_clients(p_clients, params, epsilon, seed + 1);
+    const auto q_reports = sketch_clients(q_clients, params, epsilon, seed + 2);
+    const double sketch_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - sketch_start).count();
+    auto parse_all = [](const std::vector<std::vector<uint8_t>>& reports) {
+      std::vector<sketch::SketchReport> parsed(reports.size());
+      size_t largest = 0;
+      for (size_t i = 0; i < reports.size(); ++i) {
+        check(
+            sketch::parse_sketch_report(ByteSpan(reports[i].data(), reports[i].size()), parsed[i]),
+            "report");
+        largest = std::max(largest, reports[i].size());
+      }
+      return std::make_pair(parsed, largest);
+    };
+    const auto [p_parsed, p_largest] = parse_all(p_reports);
+    const auto [q_parsed, q_largest] = parse_all(q_reports);
+    const auto estimate_start = std::chrono::steady_clock::now();
+    TvOptions options;
+    options.least_squares = !no_ls;
+    options.domain = domain;
+    options.rank = rank;
+    options.window = window;
+    options.tau = tau;
+    options.noise_margin = noise_margin;
+    options.max_candidates = max_candidates;
+    const TvEstimate e = estimate_tv(merge_reports(p_parsed), merge_reports(q_parsed), options);
+    const auto end = std::chrono::steady_clock::now();
+    const double estimate_seconds = std::chrono::duration<double>(end - estimate_start).count();
+    const double seconds = std::chrono::duration<double>(end - start).count();
+    const double exact = exact_tv(p, q);
+    const size_t memory = sketch::shift_sketch_memory_bytes(params);
+    const size_t report = std::max(p_largest, q_largest);
+    const bool want_topk = estimator != "hh", want_hh = estimator != "topk";
+    if (json) {
+      nlohmann::json out;
+      out["exact"] = exact;
+      out["topk"] = want_topk ? nlohmann::json(e.topk) : nlohmann::json(nullptr);
+      out["hh"] = want_hh ? nlohmann::json(e.hh) : nlohmann::json(nullptr);
+      out["topk_error"] = want_topk ? nlohmann::json(e.topk - exact) : nlohmann::json(nullptr);
+      out["hh_error"] = want_hh ? nlohmann::json(e.hh - exact) : nlohmann::json(nullptr);
+      out["bytes"] = memory;
+      out["report_bytes"] = report;
+      out["params"] = {{"rows", params.rows},
+                       {"width", params.width},
+                       {"heap", params.heap_capacity},
+                       {"k", params.k},
+                       {"rank", e.rank},
+                       {"window", e.window},
+                       {"tau", e.tau},
+                       {"candidates", e.candidates},
+                       {"clients", clients},
+                       {"epsilon", epsilon}};
+      out["seconds"] = seconds;
+      out["sketch_seconds"] = sketch_seconds;
+      out["estimate_seconds"] = estimate_seconds;
+      std::printf("%s\n", out.dump().c_str());
+    } else {
+      std::printf("exact D_TV   %.6f\n", exact);
+      if (want_topk) std::printf("top-k        %.6f  (error %+.6f)\n", e.topk, e.topk - exact);
+      if (want_hh) std::printf("HH           %.6f  (error %+.6f)\n", e.hh, e.hh - exact);
+      std::printf("bytes        %zu of device memory per client sketch, report %zu bytes\n", memory,
+                  report);
+      std::printf(
+          "params       R %u, w %u, H %u, k %u; top-k ranks %u..%u; HH tau %.3g; "
+          "%zu candidates\n",
+          params.rows, params.width, params.heap_capacity, params.k, e.rank, e.rank + e.window - 1,
+          e.tau, e.candidates);
+      if (epsilon > 0) std::printf("privacy      local DP epsilon %g, delta 1e-6\n", epsilon);
+      std::printf("time         %.3f s (clients sketching %.3f s, host estimation %.3f s)\n",
+                  seconds, sketch_seconds, estimate_seconds);
+    }
+    return 0;
+  } catch (const std::exception& ex) {
+    std::fprintf(stderr, "fedstat-tv: %s\n", ex.what());
+    return 1;
+  }
+}

@@ -1,0 +1,32 @@
+// Choosing the data-shift sketch's parameters from a byte budget (the device memory the sketch
+// occupies, shift_sketch_memory_bytes), by the rule measured for fedstat (see the README table;
+// the reference findings: ~30–40% of the bytes to the heap, R = 5 rows below ~80 KB and
+// 3 above, k decoupled from H).
+//
+//   H  = the largest heap whose 8·H + 4·S(H) bytes fit heap_fraction·B
+//   R  = 5 below 80 KiB, else 3;  w = ⌊(B − heap bytes)/(8·R)⌋
+//   k  = k_per_heap·H;  top-k rank r0 = H/2 (window r0/4);  HH τ = 2k/H
+// kInvalidArgument below 1 KiB. Memory: none. Paper: 001 §5.1 (parameter choice), Table 2.
+#ifndef FEDSTAT_SDK_SKETCH_SKETCH_BUDGET_H_
+#define FEDSTAT_SDK_SKETCH_SKETCH_BUDGET_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sdk/sketch/shift_sketch.h"
+
+namespace fedstat {
+namespace sketch {
+
+struct BudgetRule {
+  double heap_fraction = 0.35;
+  uint32_t k_per_heap = 4;
+};
+
+Result<ShiftSketchParams> params_for_budget(size_t bytes, const Seed256& seed,
+                                            const BudgetRule& rule = BudgetRule());
+
+}  // namespace sketch
+}  // namespace fedstat
+
+#endif  // FEDSTAT_SDK_SKETCH_SKETCH_BUDGET_H_
