@@ -96,8 +96,9 @@ class RatioReporter : public benchmark::ConsoleReporter {
       }
       if (name.rfind("BM_HostEstimate", 0) == 0) {
         char line[160];
+        // GetAdjustedRealTime() is in the benchmark's unit: milliseconds here.
         std::snprintf(line, sizeof(line), "%s: %.1f ms per estimate (both estimators)\n",
-                      name.c_str(), ns / 1e6 * 1e6 / 1e6);
+                      name.c_str(), ns);
         lines_ += line;
       }
     }
