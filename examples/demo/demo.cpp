@@ -9,7 +9,10 @@
 //   6. persists the table as an integrity-checked blob, reloads it, and shows corruption caught;
 //   7. charges the privacy-budget ledger until it refuses a report;
 //   8. sends a ClientHello Envelope over TCP (loopback) as a delimited nanopb frame to a peer
-//      that decodes it and answers.
+//      that decodes it and answers;
+//   9. runs a secure-aggregation session (8 clients, 3 dropouts) through encoded messages;
+//  10. estimates D_TV of two distributions from 10 clients' 48 KiB data-shift sketches each;
+//  11. estimates D_KL with PRIEST-KLD in the Dist model, and private dispersion and I².
 // Usage: fedstat-demo [--seed N] [--storage-dir DIR]
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -24,6 +27,12 @@
 #include <string>
 #include <thread>
 
+#include "host_server/estimate/client_emulation.h"
+#include "host_server/estimate/heterogeneity.h"
+#include "host_server/estimate/host_common.h"
+#include "host_server/estimate/kl_estimator.h"
+#include "host_server/estimate/tv_estimator.h"
+#include "host_server/secagg/secagg_simulation.h"
 #include "platform/platform.h"
 #include "platform/posix/posix_platform.h"
 #include "sdk/base/arena.h"
@@ -34,6 +43,7 @@
 #include "sdk/noise/add_noise.h"
 #include "sdk/privacy/accountants.h"
 #include "sdk/privacy/budget_ledger.h"
+#include "sdk/sketch/sketch_budget.h"
 #include "sdk/version.h"
 #include "sdk/wire/envelope_codec.h"
 
@@ -111,6 +121,98 @@ struct LoopbackPeer {
     if (listen_fd >= 0) close(listen_fd);
   }
 };
+
+// Steps 9–11: the analytics built on those stages, with emulated clients on this machine.
+int analytics_steps(uint64_t seed) {
+  using namespace fedstat::host;  // NOLINT: a demo
+  try {
+    // 9. Secure aggregation: 8 clients, threshold 5, one dropout before each of rounds 1–3.
+    SecAggSimConfig secagg;
+    secagg.clients = 8;
+    secagg.threshold = 5;
+    secagg.length = 256;
+    secagg.drop_before_sharing = secagg.drop_before_masking = secagg.drop_before_unmasking = 1;
+    secagg.seed = seed;
+    const SecAggSimResult r = run_secagg_simulation(secagg);
+    std::printf(
+        "9. secure aggregation (Bonawitz et al.): 8 clients, t = 5, 3 dropouts: %s; the "
+        "sum of the %u inputs the server received, %.0f bytes sent per client\n",
+        r.ok ? "exact" : "WRONG", r.survivors, r.bytes_per_client);
+    if (!r.ok) return fail("secure aggregation", Status(StatusCode::kInternal, "wrong sum"));
+
+    // 10. Data shift: two Zipf-like distributions over 20,000 items, 10 clients each, 48 KiB.
+    ItemCounts p, q;
+    for (uint32_t i = 1; i <= 20000; ++i) {
+      p.items.push_back({i, 1 + 200000 / i});
+      q.items.push_back({i, 1 + static_cast<uint64_t>(150000 / std::pow(i, 1.15))});
+    }
+    for (const auto& i : p.items) p.total += i.count;
+    for (const auto& i : q.items) q.total += i.count;
+    double exact = 0;
+    for (size_t i = 0; i < p.items.size(); ++i) {
+      exact += 0.5 * std::fabs(double(p.items[i].count) / double(p.total) -
+                               double(q.items[i].count) / double(q.total));
+    }
+    const auto params = sketch::params_for_budget(49152, seed_from_u64(seed)).value();
+    SeededBits split(seed, 11);
+    auto merged = [&](const ItemCounts& data, uint64_t noise_seed) {
+      const auto reports =
+          sketch_clients(split_across_clients(data, 10, split.bits()), params, 0, noise_seed);
+      std::vector<sketch::SketchReport> parsed(reports.size());
+      for (size_t i = 0; i < reports.size(); ++i) {
+        check(
+            sketch::parse_sketch_report(ByteSpan(reports[i].data(), reports[i].size()), parsed[i]),
+            "report");
+      }
+      return merge_reports(parsed);
+    };
+    const TvEstimate tv = estimate_tv(merged(p, 1), merged(q, 2), TvOptions{});
+    std::printf(
+        "10. data shift: 10 clients per distribution, %zu-byte sketches: D_TV top-k %.4f, "
+        "HH %.4f, exact %.4f\n",
+        sketch::shift_sketch_memory_bytes(params), tv.topk, tv.hh, exact);
+
+    // 11. PRIEST-KLD (Dist: clients add Skellam shares) and heterogeneity (analytic Gaussian).
+    ItemCounts pi;
+    for (uint32_t i = 1; i <= 200; ++i) pi.items.push_back({i, 1 + 5000 / i});
+    for (const auto& i : pi.items) pi.total += i.count;
+    ItemCounts data;
+    for (uint32_t i = 1; i <= 200; ++i) data.items.push_back({i, 1 + 40000 / (i + 3)});
+    for (const auto& i : data.items) data.total += i.count;
+    SeededBits kl_bits(seed, 12), kl_noise(seed, 13);
+    const EmulatedClients clients = split_across_clients(data, 20, kl_bits.bits());
+    KlOptions kl;
+    kl.model = KlModel::kDist;
+    kl.epsilon = 2;
+    const KlPlan plan = plan_kl(pi, 500, 20, 1, kl_bits.bits());
+    const KlEstimate k =
+        estimate_kl(plan, collect_kl_sums(plan, clients, kl, seed), kl, kl_noise.bits());
+    std::printf("11. PRIEST-KLD, Dist model (eps 2, 20 clients, T 500): %.4f, exact %.4f\n",
+                k.estimate, exact_kl(pi, data).divergence);
+    ClientVectors vectors;
+    for (int i = 0; i < 200; ++i) {
+      std::vector<double> x(5);
+      double sum = 0;
+      for (int j = 0; j < 5; ++j)
+        sum += (x[j] = 1.0 + ((i * 7 + j * 13) % 11) * (j == i % 5 ? 3 : 1));
+      for (double& v : x) v /= sum;
+      vectors.push_back(x);
+    }
+    HeterogeneityOptions h;
+    h.epsilon = 1;
+    h.delta = 1e-5;
+    SeededBits h_bits(seed, 14);
+    const HeterogeneityEstimate he = estimate_heterogeneity(vectors, h, h_bits.bits());
+    std::printf(
+        "    heterogeneity (agm, eps 1): dispersion %.4f (exact %.4f), I^2 %.3f (exact "
+        "%.3f)\n",
+        he.dispersion.estimate, he.dispersion.exact, he.i2.estimate, he.i2.exact);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "demo: an analytics step failed: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
 
 }  // namespace
 
@@ -321,6 +423,7 @@ int main(int argc, char** argv) {
   std::printf("   the peer answered: ServerError{%s, \"%s\"}\n",
               status_code_name(static_cast<StatusCode>(answer.body.server_error.status_code)),
               answer.body.server_error.detail);
+  if (int rc = analytics_steps(task_seed_number); rc != 0) return rc;
   std::printf("\ndemo finished: every stage ran\n");
   return 0;
 }
