@@ -16,6 +16,7 @@
 #include "sdk/noise/poisson.h"
 #include "sdk/noise/polya.h"
 #include "sdk/noise/tabulated_poisson.h"
+#include "tests/bench/same_run_reporter.h"
 
 namespace fedstat {
 namespace noise {
@@ -145,31 +146,24 @@ void BM_PolyaShare(benchmark::State& state) {
 BENCHMARK(BM_PolyaShare);
 
 // Adds a "x raw draw" column: this benchmark's time per item over the baseline's.
-class RatioReporter : public benchmark::ConsoleReporter {
+class RatioReporter : public bench::SameRunReporter {
  public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& run : runs) {
-      const double per_item = run.GetAdjustedRealTime();
-      if (run.benchmark_name() == "BM_RawDraw64") baseline_ = per_item;
-      if (baseline_ > 0) {
-        char line[160];
-        std::snprintf(line, sizeof(line), "%-32s %10.1f x raw draw   %12.0f samples/s\n",
-                      run.benchmark_name().c_str(), per_item / baseline_,
-                      1e9 / (per_item * (run.time_unit == benchmark::kNanosecond ? 1.0 : 1.0)));
-        ratios_ += line;
-      }
-    }
-    ConsoleReporter::ReportRuns(runs);
-  }
-  void Finalize() override {
-    ConsoleReporter::Finalize();
-    std::printf("\nratios against one raw 64-bit draw (BM_RawDraw64), same run:\n%s",
-                ratios_.c_str());
+  RatioReporter()
+      : SameRunReporter("ratios against one raw 64-bit draw (BM_RawDraw64), same run:") {}
+
+ protected:
+  std::string describe(const Run& run) override {
+    const double per_item = run.GetAdjustedRealTime();
+    if (run.benchmark_name() == "BM_RawDraw64") baseline_ = per_item;
+    if (baseline_ <= 0) return "";
+    char line[160];
+    std::snprintf(line, sizeof(line), "%-32s %10.1f x raw draw   %12.0f samples/s\n",
+                  run.benchmark_name().c_str(), per_item / baseline_, 1e9 / per_item);
+    return line;
   }
 
  private:
   double baseline_ = 0;
-  std::string ratios_;
 };
 
 }  // namespace
@@ -177,9 +171,6 @@ class RatioReporter : public benchmark::ConsoleReporter {
 }  // namespace fedstat
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
   fedstat::noise::RatioReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::Shutdown();
-  return 0;
+  return fedstat::bench::run_benchmarks(argc, argv, reporter);
 }

@@ -14,6 +14,7 @@
 #include "sdk/quantise/quantise.h"
 #include "sdk/quantise/rotation.h"
 #include "sdk/tasks/logistic_trainer.h"
+#include "tests/bench/same_run_reporter.h"
 
 namespace fedstat {
 namespace {
@@ -89,48 +90,39 @@ void BM_TrainerEpoch(benchmark::State& state) {  // n = 1000 examples, d = 31, o
 BENCHMARK(BM_TrainerEpoch);
 
 // Prints each quantise run's time per coordinate over the plain copy's at the same d.
-class RatioReporter : public benchmark::ConsoleReporter {
+class RatioReporter : public bench::SameRunReporter {
  public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& run : runs) {
-      const std::string name = run.benchmark_name();
-      const double per_item = run.GetAdjustedRealTime();  // ns per iteration
-      const auto slash = name.find('/');
-      const std::string arg = slash == std::string::npos ? "" : name.substr(slash + 1);
-      if (name.rfind("BM_PlainCopy", 0) == 0) copy_ns_[arg] = per_item;
-      if (name.rfind("BM_Quantise", 0) == 0 && copy_ns_.count(arg)) {
-        char line[200];
-        std::snprintf(line, sizeof(line),
-                      "quantise d=%s: %.1f x a plain copy, %.3g coordinates/s\n", arg.c_str(),
-                      per_item / copy_ns_[arg], std::stod(arg) * 1e9 / per_item);
-        ratios_ += line;
-      }
-      if (name == "BM_TrainerEpoch") {
-        char line[120];
-        std::snprintf(line, sizeof(line), "trainer: one epoch over 1000 examples (d=31) %.1f us\n",
-                      per_item / 1000);
-        ratios_ += line;
-      }
+  RatioReporter() : SameRunReporter("same run:") {}
+
+ protected:
+  std::string describe(const Run& run) override {
+    const std::string name = run.benchmark_name();
+    const double per_item = run.GetAdjustedRealTime();  // ns per iteration
+    const auto slash = name.find('/');
+    const std::string arg = slash == std::string::npos ? "" : name.substr(slash + 1);
+    char line[200];
+    if (name.rfind("BM_PlainCopy", 0) == 0) copy_ns_[arg] = per_item;
+    if (name.rfind("BM_Quantise", 0) == 0 && copy_ns_.count(arg)) {
+      std::snprintf(line, sizeof(line), "quantise d=%s: %.1f x a plain copy, %.3g coordinates/s\n",
+                    arg.c_str(), per_item / copy_ns_[arg], std::stod(arg) * 1e9 / per_item);
+      return line;
     }
-    ConsoleReporter::ReportRuns(runs);
-  }
-  void Finalize() override {
-    ConsoleReporter::Finalize();
-    std::printf("\nsame run:\n%s", ratios_.c_str());
+    if (name == "BM_TrainerEpoch") {
+      std::snprintf(line, sizeof(line), "trainer: one epoch over 1000 examples (d=31) %.1f us\n",
+                    per_item / 1000);
+      return line;
+    }
+    return "";
   }
 
  private:
   std::map<std::string, double> copy_ns_;
-  std::string ratios_;
 };
 
 }  // namespace
 }  // namespace fedstat
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
   fedstat::RatioReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::Shutdown();
-  return 0;
+  return fedstat::bench::run_benchmarks(argc, argv, reporter);
 }

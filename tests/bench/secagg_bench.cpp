@@ -17,6 +17,7 @@
 #include "sdk/secagg/mask.h"
 #include "sdk/secagg/secagg_client.h"
 #include "sdk/wire/envelope_codec.h"
+#include "tests/bench/same_run_reporter.h"
 
 namespace fedstat {
 namespace {
@@ -184,53 +185,46 @@ void BM_OneClientOfThousand(benchmark::State& state) {
 }
 BENCHMARK(BM_OneClientOfThousand)->Arg(1000)->Arg(100000)->Iterations(1)->Unit(benchmark::kSecond);
 
-class RatioReporter : public benchmark::ConsoleReporter {
+class RatioReporter : public bench::SameRunReporter {
  public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& run : runs) {
-      const std::string name = run.benchmark_name();
-      const auto slash = name.find('/');
-      const std::string arg = slash == std::string::npos ? "" : name.substr(slash + 1);
-      const double ns = run.GetAdjustedRealTime();
-      if (name.rfind("BM_RawAesCtr", 0) == 0) aes_ns_[arg] = ns;
-      if (name.rfind("BM_MaskExpansion", 0) == 0 && aes_ns_.count(arg)) {
-        char line[200];
-        std::snprintf(line, sizeof(line),
-                      "mask expansion L=%s (64-bit words): %.2f x raw AES-CTR time, %.0f MB/s\n",
-                      arg.c_str(), ns / aes_ns_[arg], 8 * std::stod(arg) * 1e3 / ns);
-        lines_ += line;
-      }
-      if (name.rfind("BM_Session", 0) == 0 || name.rfind("BM_OneClientOfThousand", 0) == 0) {
-        std::string line = name + ": client s/B per round";
-        for (int k = 0; k < 4; ++k) {
-          char part[64];
-          std::snprintf(part, sizeof(part), "  r%d %.4f s %.0f B", k,
-                        run.counters.at("r" + std::to_string(k) + "_s").value,
-                        run.counters.at("r" + std::to_string(k) + "_B").value);
-          line += part;
-        }
-        lines_ += line + "\n";
-      }
+  RatioReporter() : SameRunReporter("same run:") {}
+
+ protected:
+  std::string describe(const Run& run) override {
+    const std::string name = run.benchmark_name();
+    const auto slash = name.find('/');
+    const std::string arg = slash == std::string::npos ? "" : name.substr(slash + 1);
+    const double ns = run.GetAdjustedRealTime();
+    if (name.rfind("BM_RawAesCtr", 0) == 0) aes_ns_[arg] = ns;
+    if (name.rfind("BM_MaskExpansion", 0) == 0 && aes_ns_.count(arg)) {
+      char line[200];
+      std::snprintf(line, sizeof(line),
+                    "mask expansion L=%s (64-bit words): %.2f x raw AES-CTR time, %.0f MB/s\n",
+                    arg.c_str(), ns / aes_ns_[arg], 8 * std::stod(arg) * 1e3 / ns);
+      return line;
     }
-    ConsoleReporter::ReportRuns(runs);
-  }
-  void Finalize() override {
-    ConsoleReporter::Finalize();
-    std::printf("\nsame run:\n%s", lines_.c_str());
+    if (name.rfind("BM_Session", 0) != 0 && name.rfind("BM_OneClientOfThousand", 0) != 0) {
+      return "";
+    }
+    std::string line = name + ": client s/B per round";
+    for (int k = 0; k < 4; ++k) {
+      char part[64];
+      std::snprintf(part, sizeof(part), "  r%d %.4f s %.0f B", k,
+                    run.counters.at("r" + std::to_string(k) + "_s").value,
+                    run.counters.at("r" + std::to_string(k) + "_B").value);
+      line += part;
+    }
+    return line + "\n";
   }
 
  private:
   std::map<std::string, double> aes_ns_;
-  std::string lines_;
 };
 
 }  // namespace
 }  // namespace fedstat
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
   fedstat::RatioReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::Shutdown();
-  return 0;
+  return fedstat::bench::run_benchmarks(argc, argv, reporter);
 }

@@ -12,6 +12,7 @@
 #include "host_server/estimate/tv_estimator.h"
 #include "sdk/sketch/shift_sketch.h"
 #include "sdk/sketch/sketch_budget.h"
+#include "tests/bench/same_run_reporter.h"
 
 namespace fedstat {
 namespace {
@@ -81,46 +82,37 @@ void BM_HostEstimate(benchmark::State& state) {
 }
 BENCHMARK(BM_HostEstimate)->Arg(49152)->Arg(409600)->Unit(benchmark::kMillisecond);
 
-class RatioReporter : public benchmark::ConsoleReporter {
+class RatioReporter : public bench::SameRunReporter {
  public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& run : runs) {
-      const std::string name = run.benchmark_name();
-      const double ns = run.GetAdjustedRealTime();
-      if (name == "BM_PlainIncrement") plain_ns_ = ns;
-      if (name.rfind("BM_SketchUpdate", 0) == 0 && plain_ns_ > 0) {
-        char line[200];
-        std::snprintf(line, sizeof(line), "%s: %.1f x a plain increment, %.3g updates/s\n",
-                      name.c_str(), ns / plain_ns_, 1e9 / ns);
-        lines_ += line;
-      }
-      if (name.rfind("BM_HostEstimate", 0) == 0) {
-        char line[160];
-        // GetAdjustedRealTime() is in the benchmark's unit: milliseconds here.
-        std::snprintf(line, sizeof(line), "%s: %.1f ms per estimate (both estimators)\n",
-                      name.c_str(), ns);
-        lines_ += line;
-      }
+  RatioReporter() : SameRunReporter("same run:") {}
+
+ protected:
+  std::string describe(const Run& run) override {
+    const std::string name = run.benchmark_name();
+    const double time = run.GetAdjustedRealTime();  // in the benchmark's unit
+    char line[200];
+    if (name == "BM_PlainIncrement") plain_ns_ = time;
+    if (name.rfind("BM_SketchUpdate", 0) == 0 && plain_ns_ > 0) {
+      std::snprintf(line, sizeof(line), "%s: %.1f x a plain increment, %.3g updates/s\n",
+                    name.c_str(), time / plain_ns_, 1e9 / time);
+      return line;
     }
-    ConsoleReporter::ReportRuns(runs);
-  }
-  void Finalize() override {
-    ConsoleReporter::Finalize();
-    std::printf("\nsame run:\n%s", lines_.c_str());
+    if (name.rfind("BM_HostEstimate", 0) == 0) {  // milliseconds
+      std::snprintf(line, sizeof(line), "%s: %.1f ms per estimate (both estimators)\n",
+                    name.c_str(), time);
+      return line;
+    }
+    return "";
   }
 
  private:
   double plain_ns_ = 0;
-  std::string lines_;
 };
 
 }  // namespace
 }  // namespace fedstat
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
   fedstat::RatioReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::Shutdown();
-  return 0;
+  return fedstat::bench::run_benchmarks(argc, argv, reporter);
 }

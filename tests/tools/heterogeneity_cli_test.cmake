@@ -5,13 +5,7 @@ file(MAKE_DIRECTORY ${OUT})
 file(WRITE ${OUT}/V.csv "# three clients\n0.1,0.5\n0.4,0.4\n0.9,0.2\n")
 file(WRITE ${OUT}/V_bad.csv "0.1,0.5\n0.4,1.4\n")
 
-function(expect_close value expected tolerance what)
-  execute_process(COMMAND /usr/bin/env awk -v a=${value} -v b=${expected} -v t=${tolerance}
-                  "BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }" RESULT_VARIABLE close)
-  if(NOT close EQUAL 0)
-    message(FATAL_ERROR "${what}: ${value}, expected ${expected} ± ${tolerance}")
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/cli_helpers.cmake)
 
 execute_process(COMMAND ${TOOL} --vectors ${OUT}/V.csv --mechanism none --json
                 RESULT_VARIABLE rc OUTPUT_VARIABLE json ERROR_VARIABLE err)

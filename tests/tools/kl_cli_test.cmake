@@ -28,13 +28,7 @@ function(expect_failure pattern)
   endif()
 endfunction()
 
-function(expect_close value expected tolerance what)
-  execute_process(COMMAND /usr/bin/env awk -v a=${value} -v b=${expected} -v t=${tolerance}
-                  "BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }" RESULT_VARIABLE close)
-  if(NOT close EQUAL 0)
-    message(FATAL_ERROR "${what}: ${value}, expected ${expected} ± ${tolerance}")
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/cli_helpers.cmake)
 
 # Π against itself: both the estimate and the exact value are 0.
 run_tool(json --pi ${OUT}/PI.txt --p ${OUT}/PI.txt --clients 3 --json)

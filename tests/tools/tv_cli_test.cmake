@@ -15,13 +15,7 @@ file(WRITE ${OUT}/P.txt "${p}")
 file(WRITE ${OUT}/Q.txt "${q}")
 file(WRITE ${OUT}/bad.txt "1 5\n2 five\n")
 
-function(expect_close value expected tolerance what)
-  execute_process(COMMAND /usr/bin/env awk -v a=${value} -v b=${expected} -v t=${tolerance}
-                  "BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }" RESULT_VARIABLE close)
-  if(NOT close EQUAL 0)
-    message(FATAL_ERROR "${what}: ${value}, expected ${expected} ± ${tolerance}")
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/cli_helpers.cmake)
 
 foreach(args "--budget;49152" "--budget;163840;--clients;4" "--budget;49152;--epsilon;3")
   execute_process(COMMAND ${TOOL} --p ${OUT}/P.txt --q ${OUT}/Q.txt ${args} --json
