@@ -168,20 +168,22 @@ TvEstimate estimate_tv(const MergedSketch& p, const MergedSketch& q, const TvOpt
   TvEstimate result;
   result.candidates = candidates.size();
   const uint32_t heap = params.heap_capacity;
-  result.tau = options.tau > 0 ? options.tau : 2 * k / heap;
+  // The recovery floor: the (m/2)-th largest |ẑ| and noise_margin × the per-counter residual
+  // noise. An item whose value can reach a threshold at or above it is inside the recovered
+  // candidates and well above the estimates' noise.
+  std::vector<double> magnitudes;
+  for (const Candidate& c : candidates) magnitudes.push_back(std::fabs(c.value));
+  std::sort(magnitudes.begin(), magnitudes.end(), std::greater<double>());
+  const double floor_value =
+      std::max(magnitudes.empty() ? 0 : magnitudes[(magnitudes.size() - 1) / 2],
+               options.noise_margin * noise);
+  // HH: τ = 2k/H, raised to the floor when the candidates cannot support it.
+  result.tau = options.tau > 0 ? options.tau : std::max(2 * k / heap, floor_value);
   result.hh = 0.5 * (result.tau / k) * count_at(candidates, result.tau, k);
   if (options.rank > 0) {
     result.rank = options.rank;
   } else {
-    // The largest rank whose threshold y_r stays at or above both the (m/2)-th largest |ẑ| and
-    // kNoiseMargin times the per-counter residual noise: every item that can reach y_r is then
-    // well inside the recovered candidates and well above the estimates' noise (at most k/2).
-    std::vector<double> magnitudes;
-    for (const Candidate& c : candidates) magnitudes.push_back(std::fabs(c.value));
-    std::sort(magnitudes.begin(), magnitudes.end(), std::greater<double>());
-    const double floor_value =
-        std::max(magnitudes.empty() ? 0 : magnitudes[(magnitudes.size() - 1) / 2],
-                 options.noise_margin * noise);
+    // Top-k: the largest rank (≤ k/2) whose threshold y_r stays at or above the floor.
     const double reachable = floor_value > 0 ? count_at(candidates, floor_value, k) : 1;
     result.rank = static_cast<uint32_t>(std::max(1.0, std::min(reachable, k / 2)));
   }

@@ -15,14 +15,16 @@
 // 5. Estimators over the candidates' ẑ_j and weights W_j = ω_j/2^8, with
 //        count(y) = Σ_{|ẑ_j| ≥ y} [1 + (k−1)·min(1, (|ẑ_j|/y − 1)/(W_j − 1))]
 //    (the expected number of the k virtual samples per item that reach y, 001 Eq. 6):
-//      HH:    L = (τ/k)·count(τ) with τ = 2k/H by default (001 Algorithm 2 via Eq. 6; our copy
-//             of Algorithm 2 misprints the constants);
+//      HH:    L = (τ/k)·count(τ) with τ = 2k/H by default, raised to the recovery floor below
+//             when the candidates cannot support it (001 Algorithm 2 via Eq. 6; our copy of
+//             Algorithm 2 misprints the constants);
 //      top-k: for ranks r = r0 − κ + 1 … r0 solve count(y_r) = r (the back-filled list's r-th
 //             largest value, Lemma 4.9, in expectation) and average (r/k)·y_r — the rank weight
 //             r/k keeps every rank unbiased (001 uses r = k/2 and ½). By default r0 adapts: the
-//             largest rank (≤ k/2) whose y_r stays above both the (m/2)-th largest |ẑ| and
-//             noise_margin × the least-squares residual r.m.s., so every item that can reach y_r
-//             is recovered and well above the noise; κ = r0/4, evaluated at ≤ 16 ranks.
+//             largest rank (≤ k/2) whose y_r stays at or above the recovery floor — the larger of
+//             the (m/2)-th largest |ẑ| and noise_margin × the least-squares residual r.m.s. — so
+//             every item that can reach y_r is recovered and well above the noise; κ = r0/4,
+//             evaluated at ≤ 16 ranks.
 //    Both estimate ||P − Q||₁; D_TV is half of it.
 //
 // Errors: std::invalid_argument for reports with different parameters or seeds, or an empty

@@ -18,9 +18,9 @@
 // Randomness (keys, seeds, polynomial seeds, X25519 blinding) comes from the caller's
 // EntropyCallback — the platform CSPRNG in production, a SeededStream in tests.
 //
-// Memory: sizeof(SecAggClient) (≈ 400 bytes) + secagg_client_memory_bytes(max_clients) of caller
-// storage (sizeof(SecAggPeer) = 148 bytes per roster entry); mask() works in place on the
-// caller's vector; X25519/HKDF/GCM use mbedTLS's pool on microcontrollers (crypto.h).
+// Memory: sizeof(SecAggClient) (576 bytes on a 64-bit host) + secagg_client_memory_bytes(
+// max_clients) of caller storage (sizeof(SecAggPeer) = 144 bytes per roster entry); mask() works
+// in place on the caller's vector; X25519/HKDF/GCM use mbedTLS's pool on microcontrollers.
 // Paper: Bonawitz et al. 2017 §4, Figure 4 (rounds 0–3); 000 Alg. 3, 001 §4.7, 002 §2.2.
 #ifndef FEDSTAT_SDK_SECAGG_SECAGG_CLIENT_H_
 #define FEDSTAT_SDK_SECAGG_SECAGG_CLIENT_H_
