@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "host_server/estimate/host_common.h"
+#include "host_server/secagg/secagg_simulation.h"
 #include "sdk/noise/rational.h"
 #include "sdk/sketch/stability_histogram.h"
 #include "sdk/tasks/kl_answer_task.h"
@@ -74,9 +75,13 @@ EmulatedClients split_across_clients(const ItemCounts& data, uint32_t clients, R
 }
 
 KlSums collect_kl_sums(const KlPlan& plan, const EmulatedClients& clients, const KlOptions& options,
-                       uint64_t seed) {
+                       uint64_t seed, bool secure) {
   if (clients.size() != plan.clients) {
     throw std::invalid_argument("the plan was made for a different number of clients");
+  }
+  if (secure && (options.model != KlModel::kDist || !plan.every_client_every_round)) {
+    throw std::invalid_argument(
+        "secure aggregation applies to the dist model with every client answering (--rate 1)");
   }
   const size_t rounds = plan.points.size();
   KlSums sums;
@@ -93,6 +98,7 @@ KlSums collect_kl_sums(const KlPlan& plan, const EmulatedClients& clients, const
       if (index_of.emplace(x, distinct.size()).second) distinct.push_back(x);
     }
     std::vector<int64_t> point_sums(distinct.size(), 0), answer(distinct.size());
+    std::vector<std::vector<uint64_t>> words;  // secure: each client's answers mod 2^64
     uint64_t all_totals = 0;
     for (size_t c = 0; c < clients.size(); ++c) {
       uint64_t total = 0;
@@ -107,8 +113,16 @@ KlSums collect_kl_sums(const KlPlan& plan, const EmulatedClients& clients, const
       } else {
         check(tasks::answer_kl_points(clients[c]->histogram, points, out, &total), "client answer");
       }
-      for (size_t i = 0; i < distinct.size(); ++i) point_sums[i] += answer[i];
+      if (secure) {
+        words.emplace_back(answer.begin(), answer.end());  // two's complement, mod 2^64
+      } else {
+        for (size_t i = 0; i < distinct.size(); ++i) point_sums[i] += answer[i];
+      }
       all_totals += total;
+    }
+    if (secure) {
+      const std::vector<uint64_t> sum = secure_sum(words, 64, seed);
+      for (size_t i = 0; i < distinct.size(); ++i) point_sums[i] = static_cast<int64_t>(sum[i]);
     }
     for (size_t t = 0; t < rounds; ++t) {
       sums.counts[t] = point_sums[index_of[plan.points[t]]];

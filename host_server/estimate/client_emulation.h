@@ -33,8 +33,11 @@ EmulatedClients split_across_clients(const ItemCounts& data, uint32_t clients, R
 // Every client in every round's C_t answers through the SDK (tasks::answer_kl_points*, with a
 // Skellam share in Dist: μ/k per client when k clients answer a sum, rounded up), and the host
 // sums the answers. Client c's noise comes from SeededStream(seed, 1 + c).
+// With `secure` (Dist model, every client answering every point): the noised answers are summed
+// through a real secure-aggregation session (host_server/secagg) as 64-bit words, so the host
+// only sees the noised sums.
 KlSums collect_kl_sums(const KlPlan& plan, const EmulatedClients& clients, const KlOptions& options,
-                       uint64_t seed);
+                       uint64_t seed, bool secure = false);
 
 // Every client sketches its histogram through the SDK (sketch::ShiftSketch, one add per item)
 // and serialises its report; with epsilon > 0 it first applies the stability-based local-DP

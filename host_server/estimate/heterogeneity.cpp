@@ -8,6 +8,7 @@
 
 #include "host_server/estimate/gaussian_noise.h"
 #include "host_server/estimate/host_common.h"
+#include "host_server/secagg/secagg_simulation.h"
 #include "sdk/noise/add_noise.h"
 #include "sdk/noise/rational.h"
 #include "sdk/privacy/accountants.h"
@@ -160,6 +161,9 @@ HeterogeneityEstimate estimate_heterogeneity(const ClientVectors& x,
   result.i2.exact = exact.i2;
   const bool noisy = options.mechanism != HeterogeneityMechanism::kNone;
   const bool integer = options.mechanism == HeterogeneityMechanism::kSkellam;
+  if (options.secure && !integer) {
+    throw std::invalid_argument("secure aggregation applies to the skellam mechanism");
+  }
   // Entries of each release: Σx (d), (Σw·x, Σw, Σ1/w) (d + 2), and one each in round 2.
   const size_t entries[kReleases] = {d, d + 2, 1, 1};
   double scale[kReleases] = {1, 1, 1, 1};
@@ -211,6 +215,7 @@ HeterogeneityEstimate estimate_heterogeneity(const ClientVectors& x,
   auto release = [&](const std::vector<std::vector<double>>& contributions, size_t offset, int k) {
     std::vector<double> sum(entries[k], 0);
     std::vector<int64_t> encoded(entries[k]), integer_sum(entries[k], 0);
+    std::vector<std::vector<uint64_t>> client_words;  // secure: each client's release mod 2^64
     for (const auto& contribution : contributions) {
       const Span<const double> part(contribution.data() + offset, entries[k]);
       if (!integer) {
@@ -222,7 +227,16 @@ HeterogeneityEstimate estimate_heterogeneity(const ClientVectors& x,
       check(noise::add_noise(Span<const int64_t>(encoded.data(), encoded.size()), words, share,
                              noise_bits),
             "skellam share");
-      for (size_t j = 0; j < entries[k]; ++j) integer_sum[j] += encoded[j];
+      if (options.secure) {
+        client_words.emplace_back(encoded.begin(), encoded.end());  // two's complement
+      } else {
+        for (size_t j = 0; j < entries[k]; ++j) integer_sum[j] += encoded[j];
+      }
+    }
+    if (integer && options.secure) {
+      const std::vector<uint64_t> secure =
+          secure_sum(client_words, 64, 0x5EC0 + static_cast<uint64_t>(k));
+      for (size_t j = 0; j < entries[k]; ++j) integer_sum[j] = static_cast<int64_t>(secure[j]);
     }
     for (size_t j = 0; j < entries[k]; ++j) {
       if (integer) {

@@ -57,6 +57,9 @@ struct HeterogeneityOptions {
   HeterogeneityMechanism mechanism = HeterogeneityMechanism::kAnalytic;
   double epsilon = 0.25;  // 004's default
   double delta = 0.1;
+  // skellam only: sum the clients' noised integer releases through a real secure-aggregation
+  // session (host_server/secagg, 64-bit words) instead of in the clear.
+  bool secure = false;
 };
 
 struct HeterogeneityExact {

@@ -71,6 +71,9 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
   if (config.bits == 0 || config.bits > 64 || config.length == 0) {
     throw std::invalid_argument("bits must lie in 1..64 and the length be >= 1");
   }
+  if (!config.inputs.empty() && config.inputs.size() != n) {
+    throw std::invalid_argument("one input vector per client");
+  }
   if (uint64_t{config.drop_before_sharing} + config.drop_before_masking +
           config.drop_before_unmasking >
       n) {
@@ -98,7 +101,12 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
     ok_or_throw(c->client.init(c->id, Span<secagg::SecAggPeer>(c->peers.data(), n), stream_callback,
                                c->random.get()),
                 "client init");
-    for (uint32_t k = 0; k < config.length; ++k) {
+    if (!config.inputs.empty()) {
+      c->input = config.inputs[i];
+      if (c->input.size() != config.length) throw std::invalid_argument("input of wrong length");
+      for (uint64_t& w : c->input) w &= limit;
+    }
+    for (uint32_t k = 0; config.inputs.empty() && k < config.length; ++k) {
       auto word = data.bits(config.bits);
       ok_or_throw(word.status(), "input");
       c->input.push_back(config.zero_inputs ? 0 : word.value() & limit);
@@ -270,6 +278,21 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
   }
   result.ok = result.sum == result.expected;
   return result;
+}
+
+std::vector<uint64_t> secure_sum(const std::vector<std::vector<uint64_t>>& inputs, uint32_t bits,
+                                 uint64_t seed) {
+  if (inputs.size() < 2) throw std::invalid_argument("secure aggregation needs two clients");
+  SecAggSimConfig config;
+  config.clients = static_cast<uint32_t>(inputs.size());
+  config.threshold = std::max<uint32_t>(2, (2 * config.clients + 2) / 3);
+  config.length = static_cast<uint32_t>(inputs[0].size());
+  config.bits = bits;
+  config.seed = seed;
+  config.inputs = inputs;
+  const SecAggSimResult r = run_secagg_simulation(config);
+  if (!r.ok) throw std::runtime_error("secure aggregation failed: " + r.abort_reason);
+  return r.sum;
 }
 
 }  // namespace host

@@ -29,6 +29,8 @@ struct SecAggSimConfig {
   uint64_t seed = 1;
   bool keep_masked = false;  // keep the first survivor's masked vector (tests)
   bool zero_inputs = false;  // every input is the zero vector (tests of the masks)
+  // When not empty: client i's input (length `length`, words below 2^bits) instead of random ones.
+  std::vector<std::vector<uint64_t>> inputs;
 };
 
 struct SecAggSimResult {
@@ -47,6 +49,12 @@ struct SecAggSimResult {
 };
 
 SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config);
+
+// The sum modulo 2^bits of the clients' vectors, computed through a whole secure-aggregation
+// session (no dropouts; threshold ⌈2n/3⌉, at least 2): what the host of a Dist model sees.
+// Throws std::runtime_error when the session fails.
+std::vector<uint64_t> secure_sum(const std::vector<std::vector<uint64_t>>& inputs, uint32_t bits,
+                                 uint64_t seed);
 
 }  // namespace host
 }  // namespace fedstat

@@ -3,7 +3,7 @@
 //
 //   fedstat-heterogeneity --vectors V.csv [--p 2] [--epsilon 0.25] [--delta 0.1]
 //                         [--mechanism agm|classical|skellam|none] [--max-weight 100] [--seed 1]
-//                         [--runs 1] [--json]
+//                         [--runs 1] [--secure] [--json]
 //
 // V.csv: one client vector per row, values in [0, 1]. --runs R repeats the noise with seeds
 // S..S+R−1 and adds each statistic's mean squared error. JSON keys: dispersion, q, i2 (each with
@@ -40,6 +40,8 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed, "seed of the noise")->capture_default_str();
   app.add_option("--runs", runs, "repeat with seeds S..S+R-1 and report the MSE")
       ->capture_default_str();
+  app.add_flag("--secure", options.secure,
+               "skellam: sum the clients' releases through secure aggregation");
   app.add_flag("--json", json, "print one JSON object");
   CLI11_PARSE(app, argc, argv);
 

@@ -4,11 +4,13 @@
 //
 //   fedstat-kl --pi PI.txt --p P.txt [--T 1000] [--lambda 0.1] [--tau 1e-6]
 //              [--model none|trusted|tagg|dist] [--epsilon 2] [--delta 1e-6] [--clients 10]
-//              [--rate 1] [--calibration analytic|classical] [--seed 1] [--runs 1] [--json]
+//              [--rate 1] [--calibration analytic|classical] [--seed 1] [--runs 1] [--secure]
+//              [--json]
 //
 // Files: `<item_id> <count>` per line. --rate: the chance a client answers a round (1: every
 // client answers every point). --runs R repeats the plan and the noise with seeds S..S+R−1 and
-// reports the mean and the mean squared error against the exact value. JSON keys: estimate,
+// reports the mean and the mean squared error against the exact value.
+// --secure (dist) sums the answers through a real secure-aggregation session. JSON keys: estimate,
 // exact (null when infinite), model, T, lambda, plus error, mse, runs, support_mass, warnings,
 // sensitivity, sigma, estimate_sd, dist_lambda, clamped, seconds.
 #include <chrono>
@@ -42,7 +44,7 @@ int main(int argc, char** argv) {
   uint64_t seed = 1;
   KlOptions options;
   options.epsilon = 2;
-  bool json = false;
+  bool json = false, secure = false;
   app.add_option("--pi", pi_path, "reference distribution Pi: '<item_id> <count>' lines")
       ->required();
   app.add_option("--p", p_path, "the clients' data P: '<item_id> <count>' lines")->required();
@@ -62,6 +64,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--runs", runs, "repeat with seeds S..S+R-1 and report the MSE")
       ->capture_default_str();
+  app.add_flag("--secure", secure,
+               "dist: sum the clients' noised answers through secure aggregation");
   app.add_flag("--json", json, "print one JSON object");
   CLI11_PARSE(app, argc, argv);
 
@@ -85,7 +89,7 @@ int main(int argc, char** argv) {
     for (uint32_t r = 0; r < runs; ++r) {
       SeededBits plan_bits(seed + r, 1ull << 32), noise_bits(seed + r, (1ull << 32) + 1);
       const KlPlan plan = plan_kl(pi, rounds, clients, rate, plan_bits.bits());
-      const KlSums sums = collect_kl_sums(plan, emulated, options, seed + r);
+      const KlSums sums = collect_kl_sums(plan, emulated, options, seed + r, secure);
       Run run;
       try {
         run.estimate = estimate_kl(plan, sums, options, noise_bits.bits());

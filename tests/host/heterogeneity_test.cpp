@@ -151,6 +151,25 @@ TEST(Heterogeneity, CsvErrorsNameTheFileAndTheLine) {
   EXPECT_EQ(parse_client_vectors(good, "V.csv").size(), 2u);
 }
 
+// The skellam mechanism through real secure aggregation: the same estimates as summing the
+// clients' noised integer releases in the clear (the host only sees the sums).
+TEST(Heterogeneity, SecureAggregationGivesTheSameEstimates) {
+  HeterogeneityOptions options;
+  options.mechanism = HeterogeneityMechanism::kSkellam;
+  options.epsilon = 1;
+  options.delta = 1e-5;
+  SeededBits clear_bits(6, 0), secure_bits(6, 0);
+  const HeterogeneityEstimate clear = estimate_heterogeneity(kVectors, options, clear_bits.bits());
+  options.secure = true;
+  const HeterogeneityEstimate secure =
+      estimate_heterogeneity(kVectors, options, secure_bits.bits());
+  EXPECT_EQ(secure.dispersion.estimate, clear.dispersion.estimate);
+  EXPECT_EQ(secure.q.estimate, clear.q.estimate);
+  options.mechanism = HeterogeneityMechanism::kAnalytic;
+  EXPECT_THROW(estimate_heterogeneity(kVectors, options, secure_bits.bits()),
+               std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace host
 }  // namespace fedstat

@@ -293,6 +293,22 @@ TEST(KlEstimator, DistSumsCarryTheCalibratedSkellamNoise) {
   EXPECT_NEAR(statistic, n, 5.3 * std::sqrt(n * (2 + 1 / (2 * m))));
 }
 
+// Dist through a real secure-aggregation session: the host sees only the noised sums, and they
+// are bit for bit the sums of the clients' noised answers.
+TEST(KlEstimator, SecureAggregationGivesTheSameNoisedSums) {
+  Fixture f;
+  KlOptions options;
+  options.model = KlModel::kDist;
+  SeededBits plan_bits(10, 0);
+  const KlPlan plan = plan_kl(reference(), 30, 4, 1, plan_bits.bits());
+  const KlSums clear = collect_kl_sums(plan, f.clients, options, 21);
+  const KlSums secure = collect_kl_sums(plan, f.clients, options, 21, /*secure=*/true);
+  EXPECT_EQ(secure.counts, clear.counts);
+  EXPECT_EQ(secure.totals, clear.totals);
+  options.model = KlModel::kTrusted;
+  EXPECT_THROW(collect_kl_sums(plan, f.clients, options, 21, true), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace host
 }  // namespace fedstat
