@@ -6,11 +6,12 @@
 //   fedstat-tv --p P.txt --q Q.txt [--budget BYTES] [--estimator topk|hh|both] [--epsilon E]
 //              [--clients N] [--seed S] [--json]
 //              [--domain D] [--rows R --width W --heap H --k K] [--no-least-squares]
-//              [--rank R0 --window KAPPA --tau TAU --heap-fraction F --max-candidates M
+//              [--secure] [--rank R0 --window KAPPA --tau TAU --heap-fraction F --max-candidates M
 //               --noise-margin C]
 //
 // Default budget 160 KiB of device memory per client (sketch/sketch_budget.h). --domain D takes
-// the candidates from every id below D instead of the heaps (as under secure aggregation).
+// the candidates from every id below D instead of the heaps (as under secure aggregation);
+// --secure (with --domain) sums the clients' counters through a real secure-aggregation session.
 // JSON keys: exact, topk, hh, bytes, params, seconds (and errors, report_bytes, candidates).
 #include <chrono>
 #include <cmath>
@@ -23,6 +24,7 @@
 #include "host_server/estimate/host_common.h"
 #include "host_server/estimate/item_counts.h"
 #include "host_server/estimate/tv_estimator.h"
+#include "host_server/secagg/secagg_simulation.h"
 #include "nlohmann/json.hpp"
 #include "sdk/sketch/sketch_budget.h"
 
@@ -54,7 +56,7 @@ int main(int argc, char** argv) {
   double tau = 0, heap_fraction = 0.35, noise_margin = 4;
   size_t max_candidates = 0;
   uint64_t seed = 1;
-  bool json = false, no_ls = false;
+  bool json = false, no_ls = false, secure = false;
   app.add_option("--p", p_path, "distribution P: '<item_id> <count>' lines")->required();
   app.add_option("--q", q_path, "distribution Q: '<item_id> <count>' lines")->required();
   app.add_option("--budget", budget, "device memory per client sketch, bytes")
@@ -77,6 +79,9 @@ int main(int argc, char** argv) {
   app.add_option("--heap-fraction", heap_fraction, "budget share of the heap")
       ->capture_default_str();
   app.add_flag("--no-least-squares", no_ls, "skip the least-squares re-estimation");
+  app.add_flag("--secure", secure,
+               "sum the clients' counters through secure aggregation (heaps stay hidden: "
+               "needs --domain)");
   app.add_flag("--json", json, "print one JSON object");
   CLI11_PARSE(app, argc, argv);
   try {
@@ -85,6 +90,10 @@ int main(int argc, char** argv) {
     }
     if (clients == 0) throw std::invalid_argument("--clients must be >= 1");
     if (domain > (1u << 24)) throw std::invalid_argument("--domain is at most 2^24");
+    if (secure && (domain == 0 || clients < 2)) {
+      throw std::invalid_argument(
+          "--secure hides the heaps: give --domain D (candidates) and --clients >= 2");
+    }
     const auto start = std::chrono::steady_clock::now();
     const ItemCounts p = read_item_counts(p_path);
     const ItemCounts q = read_item_counts(q_path);
@@ -128,7 +137,23 @@ int main(int argc, char** argv) {
     options.tau = tau;
     options.noise_margin = noise_margin;
     options.max_candidates = max_candidates;
-    const TvEstimate e = estimate_tv(merge_reports(p_parsed), merge_reports(q_parsed), options);
+    // Secure aggregation reveals only the summed counters: the heaps stay on the devices, so the
+    // candidates come from the known domain.
+    auto merge = [&](const std::vector<sketch::SketchReport>& parsed) {
+      if (!secure) return merge_reports(parsed);
+      MergedSketch m = merge_reports(parsed);  // validates parameters; counters replaced below
+      std::vector<std::vector<uint64_t>> words;
+      for (const auto& r : parsed) {
+        std::vector<uint64_t> w(m.counters.size());
+        for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<uint64_t>(r.counter(i));
+        words.push_back(std::move(w));
+      }
+      const std::vector<uint64_t> sum = secure_sum(words, 64, seed);
+      for (size_t i = 0; i < sum.size(); ++i) m.counters[i] = static_cast<int64_t>(sum[i]);
+      m.heap_items.clear();
+      return m;
+    };
+    const TvEstimate e = estimate_tv(merge(p_parsed), merge(q_parsed), options);
     const auto end = std::chrono::steady_clock::now();
     const double estimate_seconds = std::chrono::duration<double>(end - estimate_start).count();
     const double seconds = std::chrono::duration<double>(end - start).count();

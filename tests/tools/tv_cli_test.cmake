@@ -40,6 +40,30 @@ foreach(args "--budget;49152" "--budget;163840;--clients;4" "--budget;49152;--ep
   expect_close(${hh} ${exact} 0.03 "HH with ${args}")
 endforeach()
 
+# Under secure aggregation only the summed counters are revealed: with candidates from the known
+# domain the estimates equal those from the clear sums of the same counters.
+foreach(mode clear secure)
+  set(extra "")
+  if(mode STREQUAL "secure")
+    set(extra "--secure")
+  endif()
+  execute_process(COMMAND ${TOOL} --p ${OUT}/P.txt --q ${OUT}/Q.txt --clients 3 --domain 400
+                          ${extra} --json
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE json_${mode} ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "fedstat-tv ${mode} failed: ${err}")
+  endif()
+  string(JSON topk_${mode} GET "${json_${mode}}" topk)
+endforeach()
+if(NOT topk_clear STREQUAL topk_secure)
+  message(FATAL_ERROR "--secure changed the estimate: ${topk_clear} vs ${topk_secure}")
+endif()
+execute_process(COMMAND ${TOOL} --p ${OUT}/P.txt --q ${OUT}/Q.txt --secure RESULT_VARIABLE rc
+                ERROR_VARIABLE err)
+if(rc EQUAL 0 OR NOT err MATCHES "needs|give --domain")
+  message(FATAL_ERROR "fedstat-tv --secure without --domain was not refused: ${err}")
+endif()
+
 execute_process(COMMAND ${TOOL} --p ${OUT}/P.txt --q ${OUT}/bad.txt RESULT_VARIABLE rc
                 ERROR_VARIABLE err)
 if(rc EQUAL 0 OR NOT err MATCHES "bad.txt:2: expected a count")
