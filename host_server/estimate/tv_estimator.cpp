@@ -84,6 +84,11 @@ TvEstimate estimate_tv(const MergedSketch& p, const MergedSketch& q, const TvOpt
     throw std::invalid_argument("P and Q were sketched with different parameters or seeds");
   }
   if (p.total <= 0 || q.total <= 0) throw std::invalid_argument("an empty distribution");
+  if (p.total >= sketch::kMaxSketchTotal || q.total >= sketch::kMaxSketchTotal) {
+    throw std::invalid_argument(
+        "a summed sketch holds 2^28 items or more: its counters may have wrapped (scale the "
+        "counts down or compare smaller samples)");
+  }
   const sketch::ShiftSketchParams& params = p.params;
   const uint32_t rows = params.rows, width = params.width;
   const double k = params.k;
@@ -94,17 +99,34 @@ TvEstimate estimate_tv(const MergedSketch& p, const MergedSketch& q, const TvOpt
            static_cast<double>(q.counters[i]) / (scale * static_cast<double>(q.total));
   }
   const sketch::SketchHashes hashes(params);
-  auto median_of = [&](uint32_t item) {
-    double values[sketch::kMaxRows];
+  auto median_in = [&](const std::vector<double>& cells, uint32_t item) {
+    double values[sketch::kMaxRows] = {};
     for (uint32_t r = 0; r < rows; ++r) {
       uint32_t bucket = 0;
       int sign = 1;
       hashes.locate(item, r, bucket, sign);
-      values[r] = sign * v[size_t{r} * width + bucket];
+      values[r] = sign * cells[size_t{r} * width + bucket];
     }
     std::sort(values, values + rows);
     return values[(rows - 1) / 2];
   };
+  auto median_of = [&](uint32_t item) { return median_in(v, item); };
+  // A heap can only vouch for items above its H-th largest value: below that, items of the
+  // distribution may exist that no heap kept. Counts are non-negative, so |v_P − v_Q| ≤
+  // max(v_P, v_Q), and a threshold at or above both heaps' floors misses no item.
+  auto heap_floor = [&](const MergedSketch& m) {
+    if (options.domain > 0 || m.heap_items.size() < params.heap_capacity) return 0.0;
+    std::vector<double> cells(m.counters.size());
+    for (size_t i = 0; i < cells.size(); ++i) {
+      cells[i] = static_cast<double>(m.counters[i]) / (scale * static_cast<double>(m.total));
+    }
+    std::vector<double> values;
+    for (uint32_t item : m.heap_items) values.push_back(std::fabs(median_in(cells, item)));
+    std::nth_element(values.begin(), values.begin() + (params.heap_capacity - 1), values.end(),
+                     std::greater<double>());
+    return values[params.heap_capacity - 1];
+  };
+  const double heap_floor_value = std::max(heap_floor(p), heap_floor(q));
 
   // Candidates: the heaps' union, or a whole known domain.
   std::vector<Candidate> candidates;
@@ -175,8 +197,8 @@ TvEstimate estimate_tv(const MergedSketch& p, const MergedSketch& q, const TvOpt
   for (const Candidate& c : candidates) magnitudes.push_back(std::fabs(c.value));
   std::sort(magnitudes.begin(), magnitudes.end(), std::greater<double>());
   const double floor_value =
-      std::max(magnitudes.empty() ? 0 : magnitudes[(magnitudes.size() - 1) / 2],
-               options.noise_margin * noise);
+      std::max({magnitudes.empty() ? 0 : magnitudes[(magnitudes.size() - 1) / 2],
+                options.noise_margin * noise, heap_floor_value});
   // HH: τ = 2k/H, raised to the floor when the candidates cannot support it.
   result.tau = options.tau > 0 ? options.tau : std::max(2 * k / heap, floor_value);
   result.hh = 0.5 * (result.tau / k) * count_at(candidates, result.tau, k);

@@ -3,7 +3,7 @@
 //
 // 1. Merge: the clients' reports of one distribution are summed counter by counter (exact, as
 //    int64 modulo 2^64: what secure aggregation would output) and their heaps' item ids united.
-// 2. Combine: v = counters_P/(2^8·N_P) − counters_Q/(2^8·N_Q) (double), the sketch of
+// 2. Combine: v = counters_P/(2^4·N_P) − counters_Q/(2^4·N_Q) (double), the sketch of
 //    w ⊙ (P − Q) (Fact 4.11); candidates = both heaps' items, or every id of a known domain
 //    [0, D) when heaps cannot be revealed (secure aggregation; D ≤ 2^24).
 // 3. Prune: keep the `max_candidates` (default 1.25·w, measured: R·w/4 at R = 5 and R·w/2.5 at
@@ -12,7 +12,7 @@
 // 4. Re-estimate by least squares on the candidate columns (support-then-least-squares, as in
 //    CoSaMP, Needell & Tropp 2009): minimise ||A·z − v||² where column j has s_r(j) in row
 //    (r, h_r(j)); Eigen's LeastSquaresConjugateGradient, started from the medians.
-// 5. Estimators over the candidates' ẑ_j and weights W_j = ω_j/2^8, with
+// 5. Estimators over the candidates' ẑ_j and weights W_j = ω_j/2^4, with
 //        count(y) = Σ_{|ẑ_j| ≥ y} [1 + (k−1)·min(1, (|ẑ_j|/y − 1)/(W_j − 1))]
 //    (the expected number of the k virtual samples per item that reach y, 001 Eq. 6):
 //      HH:    L = (τ/k)·count(τ) with τ = 2k/H by default, raised to the recovery floor below
@@ -21,10 +21,12 @@
 //      top-k: for ranks r = r0 − κ + 1 … r0 solve count(y_r) = r (the back-filled list's r-th
 //             largest value, Lemma 4.9, in expectation) and average (r/k)·y_r — the rank weight
 //             r/k keeps every rank unbiased (001 uses r = k/2 and ½). By default r0 adapts: the
-//             largest rank (≤ k/2) whose y_r stays at or above the recovery floor — the larger of
-//             the (m/2)-th largest |ẑ| and noise_margin × the least-squares residual r.m.s. — so
-//             every item that can reach y_r is recovered and well above the noise; κ = r0/4,
-//             evaluated at ≤ 16 ranks.
+//             largest rank (≤ k/2) whose y_r stays at or above the recovery floor — the largest
+//             of the (m/2)-th largest |ẑ|, noise_margin × the least-squares residual r.m.s., and
+//             each full heap's H-th largest value on its own sketch (below it a distribution may
+//             hold items no heap kept; counts are non-negative, so |v_P − v_Q| ≤ max(v_P, v_Q))
+//             — so every item that can reach y_r is recovered and well above the noise;
+//             κ = r0/4, evaluated at ≤ 16 ranks.
 //    Both estimate ||P − Q||₁; D_TV is half of it.
 //
 // Errors: std::invalid_argument for reports with different parameters or seeds, or an empty

@@ -4,7 +4,7 @@
 //
 // An update (item i, count c) adds c·ω_i·s_r(i) to counter (r, h_r(i)) of each of R rows of a
 // CountSketch of width w, where ω_i is the fixed-point L1-sampling weight (sampling_weight.h:
-// round(W_i·2^8), W_i = 1/(1 − u_i^(1/k))); it then re-estimates v̂_i (the median over the rows
+// round(W_i·2^4), W_i = 1/(1 − u_i^(1/k))); it then re-estimates v̂_i (the median over the rows
 // of s_r(i)·counter) and keeps the H items with the largest |v̂_i| in a min-heap. Hashes are
 // SipHash-2-4 (item_hash.h) keyed from the 256-bit task seed: bytes 0–15 key the weights, bytes
 // 16–31 (with the row number folded into k0) the buckets and signs. Cost per update: R + 1
@@ -12,8 +12,8 @@
 //
 // Counters are int64 held as two's complement, updated modulo 2^64: linear operations are exact
 // (sketch(P) + sketch(Q) == sketch(P + Q) bit for bit) and the host reads a counter as signed,
-// which is exact while |Σ c·ω| < 2^63, i.e. for totals below 2^32 per summed sketch (ω ≤ 2^31).
-// The host turns counters into v = counter/(2^8·N) with N the summed total.
+// which is exact while |Σ c·ω| < 2^63, i.e. for totals below 2^28 per summed sketch (ω ≤ 2^35).
+// The host turns counters into v = counter/(2^4·N) with N the summed total.
 //
 // Linear operations (Fact 4.11) — add, subtract, scale by an integer — need equal parameters and
 // seed (kInvalidArgument otherwise); add/subtract then merge the heaps (§4.6): the union of both
@@ -38,6 +38,8 @@ namespace fedstat {
 namespace sketch {
 
 constexpr uint32_t kMaxRows = 15;
+// Counters read as signed int64 are exact while a summed sketch's total stays below this.
+constexpr int64_t kMaxSketchTotal = int64_t{1} << 28;
 
 struct ShiftSketchParams {
   uint32_t rows = 5;              // R, 1..15 (odd is best: a true median)

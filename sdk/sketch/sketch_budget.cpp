@@ -18,7 +18,7 @@ Result<ShiftSketchParams> params_for_budget(size_t bytes, const Seed256& seed,
   ShiftSketchParams p;
   p.seed = seed;
   p.heap_capacity = heap;
-  p.rows = bytes < 80 * 1024 ? 5 : 3;
+  p.rows = bytes < kFiveRowsBelow ? 5 : 3;
   const size_t heap_bytes = 8 * size_t{heap} + 4 * heap_index_slots(heap);
   p.width = static_cast<uint32_t>((bytes - heap_bytes) / (8 * size_t{p.rows}));
   p.k = rule.k_per_heap * heap;

@@ -121,23 +121,23 @@ TEST(ShiftSketch, HeapKeepsTheLargestWeightedItems) {
 
 TEST(ShiftSketch, ExtremeWeightsStayExactAndBounded) {
   // The smallest u (2^-53): W = 1/(1 − u) = 1 at k = 1; W = k/ln(1/u) + O(1) ≈ 110.6 at k = 4096.
-  EXPECT_EQ(fixed_sampling_weight(0, 1), 256u);
+  EXPECT_EQ(fixed_sampling_weight(0, 1), 16u);
   const double u0 = uniform_from_hash(0);
   EXPECT_NEAR(sampling_weight(u0, 4096), -1 / std::expm1(std::log(u0) / 4096), 1e-10);
   EXPECT_EQ(fixed_sampling_weight(0, 4096),
-            static_cast<uint64_t>(sampling_weight(u0, 4096) * 256 + 0.5));
-  // The largest u (1 − 2^-53) is below 1 and its weight is capped at 2^31 (W = 2^23).
+            static_cast<uint64_t>(sampling_weight(u0, 4096) * 16 + 0.5));
+  // The largest u (1 − 2^-53) is below 1 and its weight is capped at 2^35 (W = 2^31).
   EXPECT_LT(uniform_from_hash(~uint64_t{0}), 1.0);
   EXPECT_EQ(fixed_sampling_weight(~uint64_t{0}, 4096), kMaxFixedWeight);
   EXPECT_EQ(fixed_sampling_weight(~uint64_t{0}, 1), kMaxFixedWeight);
   // W = 1/(1 − u^(1/k)) at u = ½, k = 1 is 2 exactly; at k = 2, 1/(1 − √½) = 3.414...
   EXPECT_DOUBLE_EQ(sampling_weight(0.5, 1), 2.0);
   EXPECT_NEAR(sampling_weight(0.5, 2), 3.4142135623730951, 1e-14);
-  // The largest representable update: a count of 2^31 at the cap adds 2^62 exactly.
+  // The largest representable update: a count of 2^27 at the cap adds 2^62 exactly.
   ShiftSketchParams p = small_params();
   Owned s(p);
-  ASSERT_TRUE(s.sketch.add(5, int64_t{1} << 31).ok());
-  const int64_t expected = (int64_t{1} << 31) * static_cast<int64_t>(s.sketch.hashes().weight(5));
+  ASSERT_TRUE(s.sketch.add(5, int64_t{1} << 27).ok());
+  const int64_t expected = (int64_t{1} << 27) * static_cast<int64_t>(s.sketch.hashes().weight(5));
   EXPECT_EQ(s.sketch.estimate(5), expected);
 }
 
@@ -176,12 +176,12 @@ TEST(ShiftSketch, SameBytesOnEveryArchitecture) {
 
 TEST(SketchBudget, ParametersFitTheBudget) {
   Seed256 seed;
-  for (size_t bytes : {size_t{1024}, size_t{49152}, size_t{81920}, size_t{163840}, size_t{409600},
+  for (size_t bytes : {size_t{1024}, size_t{49152}, size_t{163840}, size_t{262144}, size_t{409600},
                        size_t{1} << 22}) {
     const ShiftSketchParams p = params_for_budget(bytes, seed).value();
     EXPECT_LE(shift_sketch_memory_bytes(p), bytes) << bytes;
     EXPECT_GT(shift_sketch_memory_bytes(p), bytes * 9 / 10) << bytes;
-    EXPECT_EQ(p.rows, bytes < 80 * 1024 ? 5u : 3u);
+    EXPECT_EQ(p.rows, bytes < 256 * 1024 ? 5u : 3u);
     EXPECT_EQ(p.k, 4 * p.heap_capacity);
   }
   EXPECT_EQ(params_for_budget(1000, seed).status().code(), StatusCode::kInvalidArgument);
