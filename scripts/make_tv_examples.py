@@ -3,6 +3,7 @@
 data-shift sketch (fedstat-tv), as '<item_id> <count>' files in OUT_DIR:
 
   zipf_p.txt / zipf_q.txt   10^6 draws each from Zipf(1.2) and Zipf(1.4) over 350,000 items
+  zbig_p.txt / zbig_q.txt   the same pair with 10^8 draws each (every item occurs; seed 13)
   man1.txt / man8.txt       word counts of the English man pages in sections 1 and 8
   man1a.txt / man1b.txt     word counts of two halves of section 1 (alternating files)
   man3.txt                  word counts of section 3 (library calls), against man1 for a large shift
@@ -37,6 +38,14 @@ for name, skew in (("zipf_p.txt", 1.2), ("zipf_q.txt", 1.4)):
     p = ranks ** -skew
     p /= p.sum()
     counts = rng.multinomial(1000000, p)
+    write(name, {i: int(c) for i, c in enumerate(counts) if c > 0})
+
+
+rng_big = np.random.default_rng(13)
+for name, skew in (("zbig_p.txt", 1.2), ("zbig_q.txt", 1.4)):
+    p = ranks ** -skew
+    p /= p.sum()
+    counts = rng_big.multinomial(100000000, p)
     write(name, {i: int(c) for i, c in enumerate(counts) if c > 0})
 
 
