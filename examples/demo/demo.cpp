@@ -148,23 +148,13 @@ int analytics_steps(uint64_t seed) {
     }
     for (const auto& i : p.items) p.total += i.count;
     for (const auto& i : q.items) q.total += i.count;
-    double exact = 0;
-    for (size_t i = 0; i < p.items.size(); ++i) {
-      exact += 0.5 * std::fabs(double(p.items[i].count) / double(p.total) -
-                               double(q.items[i].count) / double(q.total));
-    }
+    const double exact = exact_tv(p, q);
     const auto params = sketch::params_for_budget(49152, seed_from_u64(seed)).value();
     SeededBits split(seed, 11);
     auto merged = [&](const ItemCounts& data, uint64_t noise_seed) {
       const auto reports =
           sketch_clients(split_across_clients(data, 10, split.bits()), params, 0, noise_seed);
-      std::vector<sketch::SketchReport> parsed(reports.size());
-      for (size_t i = 0; i < reports.size(); ++i) {
-        check(
-            sketch::parse_sketch_report(ByteSpan(reports[i].data(), reports[i].size()), parsed[i]),
-            "report");
-      }
-      return merge_reports(parsed);
+      return merge_reports(parse_reports(reports));
     };
     const TvEstimate tv = estimate_tv(merged(p, 1), merged(q, 2), TvOptions{});
     std::printf(

@@ -44,26 +44,35 @@ size_t check_vectors(const ClientVectors& x, const tasks::HeterogeneityConfig& c
   return d;
 }
 
-// Σ over clients of their round-1 contributions [x, w·x, w, 1/w].
-std::vector<double> round1_sum(const ClientVectors& x, const tasks::HeterogeneityConfig& config) {
-  const size_t d = x[0].size();
-  std::vector<double> sum(tasks::heterogeneity_round1_length(d), 0), part(sum.size());
-  for (const auto& row : x) {
-    check(tasks::heterogeneity_round1(view(row), config, view(part)), "round 1");
-    for (size_t k = 0; k < sum.size(); ++k) sum[k] += part[k];
+using Contributions = std::vector<std::vector<double>>;
+
+// Every client's round-1 contribution [x, w·x, w, 1/w] (the SDK's task).
+Contributions round1_contributions(const ClientVectors& x,
+                                   const tasks::HeterogeneityConfig& config) {
+  Contributions out(x.size(), std::vector<double>(tasks::heterogeneity_round1_length(x[0].size())));
+  for (size_t i = 0; i < x.size(); ++i) {
+    check(tasks::heterogeneity_round1(view(x[i]), config, view(out[i])), "round 1");
   }
-  return sum;
+  return out;
 }
 
-std::vector<double> round2_sum(const ClientVectors& x, const std::vector<double>& mean,
-                               const std::vector<double>& weighted_mean,
-                               const tasks::HeterogeneityConfig& config) {
-  std::vector<double> sum(tasks::heterogeneity_round2_length(), 0), part(sum.size());
-  for (const auto& row : x) {
-    check(
-        tasks::heterogeneity_round2(view(row), view(mean), view(weighted_mean), config, view(part)),
-        "round 2");
-    for (size_t k = 0; k < sum.size(); ++k) sum[k] += part[k];
+// Every client's round-2 contribution [||x − μ′||_p^p, w·||x − μ̄′||²] (the SDK's task).
+Contributions round2_contributions(const ClientVectors& x, const std::vector<double>& mean,
+                                   const std::vector<double>& weighted_mean,
+                                   const tasks::HeterogeneityConfig& config) {
+  Contributions out(x.size(), std::vector<double>(tasks::heterogeneity_round2_length()));
+  for (size_t i = 0; i < x.size(); ++i) {
+    check(tasks::heterogeneity_round2(view(x[i]), view(mean), view(weighted_mean), config,
+                                      view(out[i])),
+          "round 2");
+  }
+  return out;
+}
+
+std::vector<double> column_sums(const Contributions& contributions) {
+  std::vector<double> sum(contributions[0].size(), 0);
+  for (const auto& row : contributions) {
+    for (size_t k = 0; k < sum.size(); ++k) sum[k] += row[k];
   }
   return sum;
 }
@@ -115,7 +124,7 @@ HeterogeneityExact exact_heterogeneity(const ClientVectors& x,
                                        const tasks::HeterogeneityConfig& config) {
   const size_t d = check_vectors(x, config);
   const double n = static_cast<double>(x.size());
-  const std::vector<double> first = round1_sum(x, config);
+  const std::vector<double> first = column_sums(round1_contributions(x, config));
   HeterogeneityExact exact;
   exact.sum_weights = first[2 * d];
   exact.sum_inverse_weights = first[2 * d + 1];
@@ -123,7 +132,8 @@ HeterogeneityExact exact_heterogeneity(const ClientVectors& x,
     exact.mean.push_back(first[j] / n);
     exact.weighted_mean.push_back(first[d + j] / exact.sum_weights);
   }
-  const std::vector<double> second = round2_sum(x, exact.mean, exact.weighted_mean, config);
+  const std::vector<double> second =
+      column_sums(round2_contributions(x, exact.mean, exact.weighted_mean, config));
   exact.dispersion = second[0] / n;
   exact.q = second[1];
   exact.i2 = i2_of(exact.q, x.size());
@@ -212,7 +222,7 @@ HeterogeneityEstimate estimate_heterogeneity(const ClientVectors& x,
   }
   // One release: the sum over clients of contributions[i][offset .. offset + entries[k]), noised
   // centrally (Gaussian) or by every client in fixed point (Skellam shares, summed as integers).
-  auto release = [&](const std::vector<std::vector<double>>& contributions, size_t offset, int k) {
+  auto release = [&](const Contributions& contributions, size_t offset, int k) {
     std::vector<double> sum(entries[k], 0);
     std::vector<int64_t> encoded(entries[k]), integer_sum(entries[k], 0);
     std::vector<std::vector<uint64_t>> client_words;  // secure: each client's release mod 2^64
@@ -249,14 +259,9 @@ HeterogeneityEstimate estimate_heterogeneity(const ClientVectors& x,
   };
 
   // Round 1.
-  std::vector<std::vector<double>> contributions(
-      count, std::vector<double>(tasks::heterogeneity_round1_length(d)));
-  for (size_t i = 0; i < count; ++i) {
-    check(tasks::heterogeneity_round1(view(x[i]), options.config, view(contributions[i])),
-          "round 1");
-  }
-  const std::vector<double> plain = release(contributions, 0, 0);
-  const std::vector<double> weighted = release(contributions, d, 1);
+  const Contributions first = round1_contributions(x, options.config);
+  const std::vector<double> plain = release(first, 0, 0);
+  const std::vector<double> weighted = release(first, d, 1);
   const double sum_weights = clamp(weighted[d], 4 * n, w_max * n);
   const double sum_inverse = clamp(weighted[d + 1], n / w_max, n / 4);
   std::vector<double> mean(d), weighted_mean(d);
@@ -265,15 +270,10 @@ HeterogeneityEstimate estimate_heterogeneity(const ClientVectors& x,
     weighted_mean[j] = clamp(weighted[j] / sum_weights, 0, 1);
   }
   // Round 2.
-  for (size_t i = 0; i < count; ++i) {
-    contributions[i].resize(tasks::heterogeneity_round2_length());
-    check(tasks::heterogeneity_round2(view(x[i]), view(mean), view(weighted_mean), options.config,
-                                      view(contributions[i])),
-          "round 2");
-  }
+  const Contributions second = round2_contributions(x, mean, weighted_mean, options.config);
   // D and Q are sums of non-negative terms: cutting the noised values at 0 is post-processing.
-  result.dispersion.estimate = std::max(0.0, release(contributions, 0, 2)[0] / n);
-  result.q.estimate = std::max(0.0, release(contributions, 1, 3)[0]);
+  result.dispersion.estimate = std::max(0.0, release(second, 0, 2)[0] / n);
+  result.q.estimate = std::max(0.0, release(second, 1, 3)[0]);
   result.i2.estimate = i2_of(result.q.estimate, count);
 
   result.xi1_squared = result.sigma[0] * result.sigma[0] / (n * n);

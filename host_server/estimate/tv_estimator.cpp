@@ -4,20 +4,16 @@
 #include <Eigen/SparseCore>
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <functional>
+#include <map>
 #include <stdexcept>
+#include <string>
 
 #include "sdk/sketch/sampling_weight.h"
 
 namespace fedstat {
 namespace host {
 namespace {
-
-bool same(const sketch::ShiftSketchParams& a, const sketch::ShiftSketchParams& b) {
-  return a.rows == b.rows && a.width == b.width && a.heap_capacity == b.heap_capacity &&
-         a.k == b.k && std::memcmp(a.seed.bytes, b.seed.bytes, 32) == 0;
-}
 
 struct Candidate {
   uint32_t item = 0;
@@ -55,6 +51,31 @@ double solve_rank(const std::vector<Candidate>& c, double r, double k) {
 
 }  // namespace
 
+std::vector<sketch::SketchReport> parse_reports(const std::vector<std::vector<uint8_t>>& bytes) {
+  std::vector<sketch::SketchReport> parsed(bytes.size());
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    const Status status =
+        sketch::parse_sketch_report(ByteSpan(bytes[i].data(), bytes[i].size()), parsed[i]);
+    if (!status.ok()) {
+      throw std::runtime_error("client " + std::to_string(i) + "'s sketch: " + status.message());
+    }
+  }
+  return parsed;
+}
+
+double exact_tv(const ItemCounts& p, const ItemCounts& q) {
+  std::map<uint32_t, double> difference;
+  for (const ItemCount& i : p.items) {
+    difference[i.id] += static_cast<double>(i.count) / static_cast<double>(p.total);
+  }
+  for (const ItemCount& i : q.items) {
+    difference[i.id] -= static_cast<double>(i.count) / static_cast<double>(q.total);
+  }
+  double l1 = 0;
+  for (const auto& entry : difference) l1 += std::fabs(entry.second);
+  return 0.5 * l1;
+}
+
 MergedSketch merge_reports(const std::vector<sketch::SketchReport>& reports) {
   if (reports.empty()) throw std::invalid_argument("no sketches to merge");
   MergedSketch merged;
@@ -63,7 +84,7 @@ MergedSketch merge_reports(const std::vector<sketch::SketchReport>& reports) {
   std::vector<uint64_t> sum(cells, 0);
   uint64_t total = 0;
   for (const auto& r : reports) {
-    if (!same(r.params, merged.params)) {
+    if (!sketch::same_params(r.params, merged.params)) {
       throw std::invalid_argument("sketches with different parameters or seeds cannot merge");
     }
     for (size_t i = 0; i < cells; ++i) sum[i] += static_cast<uint64_t>(r.counter(i));
@@ -80,7 +101,7 @@ MergedSketch merge_reports(const std::vector<sketch::SketchReport>& reports) {
 }
 
 TvEstimate estimate_tv(const MergedSketch& p, const MergedSketch& q, const TvOptions& options) {
-  if (!same(p.params, q.params)) {
+  if (!sketch::same_params(p.params, q.params)) {
     throw std::invalid_argument("P and Q were sketched with different parameters or seeds");
   }
   if (p.total <= 0 || q.total <= 0) throw std::invalid_argument("an empty distribution");

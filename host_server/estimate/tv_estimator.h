@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "host_server/estimate/item_counts.h"
 #include "sdk/sketch/shift_sketch.h"
 
 namespace fedstat {
@@ -49,8 +50,14 @@ struct MergedSketch {
   int64_t total = 0;
   std::vector<uint32_t> heap_items;  // union, ascending
 };
+// Parses every client's report; a corrupt one throws std::runtime_error naming it. The parsed
+// reports view `bytes`, which must outlive them.
+std::vector<sketch::SketchReport> parse_reports(const std::vector<std::vector<uint8_t>>& bytes);
 // Throws std::invalid_argument when the reports' parameters or seeds differ.
 MergedSketch merge_reports(const std::vector<sketch::SketchReport>& reports);
+
+// The exact D_TV = ½·Σ_x |P(x) − Q(x)| of two item-count files.
+double exact_tv(const ItemCounts& p, const ItemCounts& q);
 
 struct TvOptions {
   size_t max_candidates = 0;  // 0: 1.25·w

@@ -6,6 +6,7 @@
 
 #include "sdk/base/crypto.h"
 #include "sdk/secagg/mask.h"
+#include "sdk/secagg/session_hash.h"
 #include "sdk/secagg/shamir.h"
 
 namespace fedstat {
@@ -14,19 +15,6 @@ namespace {
 
 constexpr size_t kKeyBytes = 32;
 constexpr size_t kCipherBytes = 96;  // sdk/secagg/secagg_client.h kShareCipherBytes
-
-void put_le(std::vector<uint8_t>& out, uint64_t v, int bytes) {
-  for (int b = 0; b < bytes; ++b) out.push_back(static_cast<uint8_t>(v >> (8 * b)));
-}
-
-Status bits_callback(void* context, MutableByteSpan out) {
-  RandomBits* bits = static_cast<RandomBits*>(context);
-  for (size_t i = 0; i < out.size(); ++i) {
-    FEDSTAT_ASSIGN_OR_RETURN(const uint64_t byte, bits->bits(8));
-    out[i] = static_cast<uint8_t>(byte);
-  }
-  return Status();
-}
 
 }  // namespace
 
@@ -96,11 +84,11 @@ Result<std::vector<fedstat_v1_SecAggPeerKeys>> SecAggServer::close_advertising()
   FEDSTAT_RETURN_IF_ERROR(check_session(config_.session));
   if (stage_ != Stage::kAdvertising) return failed_precondition("secagg: key round already closed");
   if (clients_.size() < config_.threshold) return abort("fewer than t clients advertised keys");
-  std::vector<uint8_t> hashed;
-  put_le(hashed, config_.session, 8);
-  put_le(hashed, config_.threshold, 4);
-  put_le(hashed, config_.vector_length, 4);
-  put_le(hashed, config_.bits, 4);
+  crypto::Sha256 hash;
+  uint8_t header[secagg::kSessionHeaderBytes];
+  secagg::encode_session_header(config_.session, config_.threshold, config_.vector_length,
+                                config_.bits, header);
+  FEDSTAT_RETURN_IF_ERROR(hash.update(ByteSpan(header, sizeof(header))));
   std::vector<fedstat_v1_SecAggPeerKeys> roster;
   for (auto& [id, client] : clients_) {  // ascending ids: the roster order
     client.index = static_cast<uint32_t>(order_.size());
@@ -116,12 +104,11 @@ Result<std::vector<fedstat_v1_SecAggPeerKeys>> SecAggServer::close_advertising()
     std::memcpy(entry.keys.encryption_key.bytes, client.encryption_key, kKeyBytes);
     std::memcpy(entry.keys.masking_key.bytes, client.masking_key, kKeyBytes);
     roster.push_back(entry);
-    put_le(hashed, id, 4);
-    hashed.insert(hashed.end(), client.encryption_key, client.encryption_key + kKeyBytes);
-    hashed.insert(hashed.end(), client.masking_key, client.masking_key + kKeyBytes);
+    uint8_t entry_bytes[secagg::kRosterEntryBytes];
+    secagg::encode_roster_entry(id, client.encryption_key, client.masking_key, entry_bytes);
+    FEDSTAT_RETURN_IF_ERROR(hash.update(ByteSpan(entry_bytes, sizeof(entry_bytes))));
   }
-  FEDSTAT_RETURN_IF_ERROR(
-      crypto::sha256(ByteSpan(hashed.data(), hashed.size()), Span<uint8_t>(session_hash_, 32)));
+  FEDSTAT_RETURN_IF_ERROR(hash.finish(Span<uint8_t>(session_hash_, 32)));
   stage_ = Stage::kSharing;
   return roster;
 }
@@ -269,7 +256,7 @@ std::vector<uint32_t> SecAggServer::u3() const {
   return ids;
 }
 
-Result<std::vector<uint64_t>> SecAggServer::finish(RandomBits& blinding) {
+Result<std::vector<uint64_t>> SecAggServer::finish(RandomSource& blinding) {
   FEDSTAT_RETURN_IF_ERROR(check_session(config_.session));
   if (stage_ != Stage::kUnmasking) return failed_precondition("secagg: not the unmasking round");
   const uint64_t limit = config_.bits == 64 ? ~uint64_t{0} : (uint64_t{1} << config_.bits) - 1;
@@ -309,9 +296,9 @@ Result<std::vector<uint64_t>> SecAggServer::finish(RandomBits& blinding) {
       for (const auto& [other_id, other] : clients_) {
         if (!other.in_u3) continue;
         uint8_t shared[32];
-        FEDSTAT_RETURN_IF_ERROR(
-            crypto::x25519_shared_secret(ByteSpan(secret, 32), ByteSpan(other.masking_key, 32),
-                                         Span<uint8_t>(shared, 32), bits_callback, &blinding));
+        FEDSTAT_RETURN_IF_ERROR(crypto::x25519_shared_secret(
+            ByteSpan(secret, 32), ByteSpan(other.masking_key, 32), Span<uint8_t>(shared, 32),
+            fill_from_random_source, &blinding));
         // `other` added +PRG when the dropped id is smaller, −PRG when larger: undo it.
         FEDSTAT_RETURN_IF_ERROR(
             secagg::apply_mask(session, ByteSpan(shared, 32), secagg::MaskKind::kPairwise,

@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "fedstat/v1/envelope.pb.h"
-#include "sdk/base/random_bits.h"
+#include "sdk/base/random_source.h"
 #include "sdk/base/result.h"
 
 namespace fedstat {
@@ -65,7 +65,7 @@ class SecAggServer {
   Result<fedstat_v1_SecAggRoster> close_masking();
   Status on_reveal(uint32_t sender, const fedstat_v1_SecAggReveal& reveal);
   // Ends round 3: Σ_{u∈U3} x_u mod 2^bits, or kAborted when some secret has fewer than t shares.
-  Result<std::vector<uint64_t>> finish(RandomBits& blinding);
+  Result<std::vector<uint64_t>> finish(RandomSource& blinding);  // blinding: X25519 only
 
   bool aborted() const { return stage_ == Stage::kAborted; }
   const std::string& abort_reason() const { return abort_reason_; }

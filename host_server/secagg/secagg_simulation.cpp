@@ -5,6 +5,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "host_server/estimate/host_common.h"
 #include "host_server/secagg/secagg_server.h"
 #include "sdk/base/random_bits.h"
 #include "sdk/base/seeded_stream.h"
@@ -17,30 +18,16 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-void ok_or_throw(const Status& status, const char* what) {
-  if (!status.ok()) throw std::runtime_error(std::string(what) + ": " + status.message());
-}
-
-Seed256 seed_of(uint64_t seed) {
-  Seed256 key;
-  for (int i = 0; i < 8; ++i) key.bytes[i] = static_cast<uint8_t>(seed >> (8 * i));
-  return key;
-}
-
-Status stream_callback(void* context, MutableByteSpan out) {
-  return static_cast<SeededStream*>(context)->fill(out);
-}
-
 // Encodes `envelope` as a frame and decodes it again, as a transport would carry it; returns the
 // decoded envelope and adds the frame's size to *bytes.
 wire::Envelope carry(const wire::Envelope& envelope, double* bytes) {
   static uint8_t buffer[wire::kMaxFrameBytes];
   auto size = wire::encode_frame(envelope, MutableByteSpan(buffer, sizeof(buffer)));
-  ok_or_throw(size.status(), "encode");
+  check(size.status(), "encode");
   if (bytes != nullptr) *bytes += static_cast<double>(size.value());
   wire::Envelope out;
   auto frame = wire::decode_frame(ByteSpan(buffer, size.value()), out);
-  ok_or_throw(frame.status(), "decode");
+  check(frame.status(), "decode");
   if (!frame->complete) throw std::runtime_error("decode: incomplete frame");
   return out;
 }
@@ -89,18 +76,17 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
   SecAggServer server(server_config);
 
   // Clients, inputs and who drops when.
-  SeededStream data_stream(seed_of(config.seed), 0);
+  SeededStream data_stream(seed_from_u64(config.seed), 0);
   RandomBits data(data_stream);
   const uint64_t limit = config.bits == 64 ? ~uint64_t{0} : (uint64_t{1} << config.bits) - 1;
   std::vector<std::unique_ptr<SimClient>> clients;
   for (uint32_t i = 0; i < n; ++i) {
     auto c = std::make_unique<SimClient>();
     c->id = i + 1;
-    c->random = std::make_unique<SeededStream>(seed_of(config.seed), c->id);
+    c->random = std::make_unique<SeededStream>(seed_from_u64(config.seed), c->id);
     c->peers.resize(n);
-    ok_or_throw(c->client.init(c->id, Span<secagg::SecAggPeer>(c->peers.data(), n), stream_callback,
-                               c->random.get()),
-                "client init");
+    check(c->client.init(c->id, Span<secagg::SecAggPeer>(c->peers.data(), n), *c->random),
+          "client init");
     if (!config.inputs.empty()) {
       c->input = config.inputs[i];
       if (c->input.size() != config.length) throw std::invalid_argument("input of wrong length");
@@ -108,7 +94,7 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
     }
     for (uint32_t k = 0; config.inputs.empty() && k < config.length; ++k) {
       auto word = data.bits(config.bits);
-      ok_or_throw(word.status(), "input");
+      check(word.status(), "input");
       c->input.push_back(config.zero_inputs ? 0 : word.value() & limit);
     }
     clients.push_back(std::move(c));
@@ -117,7 +103,7 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
   for (uint32_t i = 0; i < n; ++i) order[i] = i;
   for (uint32_t i = n - 1; i > 0; --i) {  // Fisher–Yates with the seeded stream
     auto j = data.uniform_below(i + 1);
-    ok_or_throw(j.status(), "shuffle");
+    check(j.status(), "shuffle");
     std::swap(order[i], order[static_cast<uint32_t>(j.value())]);
   }
   uint32_t k = 0;
@@ -140,11 +126,11 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
     const auto t0 = Clock::now();
     wire::Envelope keys = wire::make_envelope();
     keys.which_body = fedstat_v1_Envelope_secagg_keys_tag;
-    ok_or_throw(c->client.on_start(received.body.secagg_start, keys.body.secagg_keys), "keys");
+    check(c->client.on_start(received.body.secagg_start, keys.body.secagg_keys), "keys");
     c->seconds[0] += since(t0);
     const wire::Envelope at_server = carry(keys, &c->bytes[0]);
     const auto s0 = Clock::now();
-    ok_or_throw(server.on_keys(at_server.body.secagg_keys), "server keys");
+    check(server.on_keys(at_server.body.secagg_keys), "server keys");
     result.server_seconds[0] += since(s0);
   }
   auto s0 = Clock::now();
@@ -160,7 +146,7 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
       e.which_body = fedstat_v1_Envelope_secagg_peer_keys_tag;
       e.body.secagg_peer_keys = entry;
       const wire::Envelope received = carry(e, nullptr);
-      ok_or_throw(c->client.on_peer_keys(received.body.secagg_peer_keys), "roster");
+      check(c->client.on_peer_keys(received.body.secagg_peer_keys), "roster");
     }
     c->seconds[1] += since(t0);
     if (!c->alive(1)) continue;
@@ -170,11 +156,11 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
       e.which_body = fedstat_v1_Envelope_secagg_share_tag;
       auto more = c->client.next_share(e.body.secagg_share);
       c->seconds[1] += since(t0);
-      ok_or_throw(more.status(), "share");
+      check(more.status(), "share");
       if (!more.value()) break;
       const wire::Envelope at_server = carry(e, &c->bytes[1]);
       s0 = Clock::now();
-      ok_or_throw(server.on_share(c->id, at_server.body.secagg_share), "server share");
+      check(server.on_share(c->id, at_server.body.secagg_share), "server share");
       result.server_seconds[1] += since(s0);
     }
   }
@@ -192,17 +178,17 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
       e.which_body = fedstat_v1_Envelope_secagg_share_tag;
       e.body.secagg_share = share;
       const wire::Envelope received = carry(e, nullptr);
-      ok_or_throw(c->client.on_share(received.body.secagg_share), "receive share");
+      check(c->client.on_share(received.body.secagg_share), "receive share");
     }
     wire::Envelope r = wire::make_envelope();
     r.which_body = fedstat_v1_Envelope_secagg_roster_tag;
     r.body.secagg_roster = u2.value();
-    ok_or_throw(c->client.on_roster(carry(r, nullptr).body.secagg_roster), "U2");
+    check(c->client.on_roster(carry(r, nullptr).body.secagg_roster), "U2");
     c->seconds[2] += since(t0);
     if (!c->alive(2)) continue;
     t0 = Clock::now();
     std::vector<uint64_t> masked = c->input;
-    ok_or_throw(c->client.mask(Span<uint64_t>(masked.data(), masked.size())), "mask");
+    check(c->client.mask(Span<uint64_t>(masked.data(), masked.size())), "mask");
     if (config.keep_masked && result.masked_example.empty() && c->alive(3)) {
       result.masked_example = masked;
       result.input_example = c->input;
@@ -213,11 +199,11 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
       e.which_body = fedstat_v1_Envelope_secagg_masked_chunk_tag;
       auto more = c->client.next_chunk(Span<const uint64_t>(masked.data(), masked.size()),
                                        e.body.secagg_masked_chunk);
-      ok_or_throw(more.status(), "chunk");
+      check(more.status(), "chunk");
       if (!more.value()) break;
       const wire::Envelope at_server = carry(e, &c->bytes[2]);
       s0 = Clock::now();
-      ok_or_throw(server.on_chunk(c->id, at_server.body.secagg_masked_chunk), "server chunk");
+      check(server.on_chunk(c->id, at_server.body.secagg_masked_chunk), "server chunk");
       result.server_seconds[2] += since(s0);
     }
   }
@@ -233,25 +219,24 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
     wire::Envelope r = wire::make_envelope();
     r.which_body = fedstat_v1_Envelope_secagg_roster_tag;
     r.body.secagg_roster = u3.value();
-    ok_or_throw(c->client.on_roster(carry(r, nullptr).body.secagg_roster), "U3");
+    check(c->client.on_roster(carry(r, nullptr).body.secagg_roster), "U3");
     while (true) {
       wire::Envelope e = wire::make_envelope();
       e.which_body = fedstat_v1_Envelope_secagg_reveal_tag;
       auto more = c->client.next_reveal(e.body.secagg_reveal);
-      ok_or_throw(more.status(), "reveal");
+      check(more.status(), "reveal");
       if (!more.value()) break;
       ++result.reveals_sent;
       const wire::Envelope at_server = carry(e, &c->bytes[3]);
       s0 = Clock::now();
-      ok_or_throw(server.on_reveal(c->id, at_server.body.secagg_reveal), "server reveal");
+      check(server.on_reveal(c->id, at_server.body.secagg_reveal), "server reveal");
       result.server_seconds[3] += since(s0);
     }
     c->seconds[3] += since(t0);
   }
-  SeededStream blinding_stream(seed_of(config.seed), 0xB11D);
-  RandomBits blinding(blinding_stream);
+  SeededStream blinding_stream(seed_from_u64(config.seed), 0xB11D);
   s0 = Clock::now();
-  auto sum = server.finish(blinding);
+  auto sum = server.finish(blinding_stream);
   result.server_seconds[3] += since(s0);
   if (!sum.ok()) return abort_with(sum.status());
 

@@ -14,9 +14,7 @@
 // --secure (with --domain) sums the clients' counters through a real secure-aggregation session.
 // JSON keys: exact, topk, hh, bytes, params, seconds (and errors, report_bytes, candidates).
 #include <chrono>
-#include <cmath>
 #include <cstdio>
-#include <map>
 #include <string>
 
 #include "CLI/CLI.hpp"
@@ -32,18 +30,6 @@ namespace {
 
 using namespace fedstat;        // NOLINT: a small tool
 using namespace fedstat::host;  // NOLINT
-
-double exact_tv(const ItemCounts& p, const ItemCounts& q) {
-  std::map<uint32_t, double> diff;
-  for (const auto& i : p.items) diff[i.id] += static_cast<double>(i.count) / p.total;
-  for (const auto& i : q.items) diff[i.id] -= static_cast<double>(i.count) / q.total;
-  double l1 = 0;
-  for (const auto& [id, d] : diff) {
-    (void)id;
-    l1 += std::fabs(d);
-  }
-  return 0.5 * l1;
-}
 
 }  // namespace
 
@@ -115,19 +101,12 @@ int main(int argc, char** argv) {
     const auto q_reports = sketch_clients(q_clients, params, epsilon, seed + 2);
     const double sketch_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - sketch_start).count();
-    auto parse_all = [](const std::vector<std::vector<uint8_t>>& reports) {
-      std::vector<sketch::SketchReport> parsed(reports.size());
-      size_t largest = 0;
-      for (size_t i = 0; i < reports.size(); ++i) {
-        check(
-            sketch::parse_sketch_report(ByteSpan(reports[i].data(), reports[i].size()), parsed[i]),
-            "report");
-        largest = std::max(largest, reports[i].size());
-      }
-      return std::make_pair(parsed, largest);
-    };
-    const auto [p_parsed, p_largest] = parse_all(p_reports);
-    const auto [q_parsed, q_largest] = parse_all(q_reports);
+    const std::vector<sketch::SketchReport> p_parsed = parse_reports(p_reports);
+    const std::vector<sketch::SketchReport> q_parsed = parse_reports(q_reports);
+    size_t report = 0;  // the largest report a client sent
+    for (const auto* reports : {&p_reports, &q_reports}) {
+      for (const auto& bytes : *reports) report = std::max(report, bytes.size());
+    }
     const auto estimate_start = std::chrono::steady_clock::now();
     TvOptions options;
     options.least_squares = !no_ls;
@@ -159,7 +138,6 @@ int main(int argc, char** argv) {
     const double seconds = std::chrono::duration<double>(end - start).count();
     const double exact = exact_tv(p, q);
     const size_t memory = sketch::shift_sketch_memory_bytes(params);
-    const size_t report = std::max(p_largest, q_largest);
     const bool want_topk = estimator != "hh", want_hh = estimator != "topk";
     if (json) {
       nlohmann::json out;

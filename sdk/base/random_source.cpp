@@ -26,4 +26,9 @@ Result<uint64_t> RandomSource::uniform_below(uint64_t bound) {
   }
 }
 
+Status fill_from_random_source(void* source, MutableByteSpan out) {
+  if (source == nullptr) return invalid_argument("random source is null");
+  return static_cast<RandomSource*>(source)->fill(out);
+}
+
 }  // namespace fedstat

@@ -41,6 +41,10 @@ class RandomSource {
   RandomSource& operator=(const RandomSource&) = default;
 };
 
+// RandomSource::fill in the callback form the crypto adapter takes (crypto::EntropyCallback):
+// `source` is a RandomSource*. Lets any source feed X25519's blinding or a DRBG's entropy.
+Status fill_from_random_source(void* source, MutableByteSpan out);
+
 }  // namespace fedstat
 
 #endif  // FEDSTAT_SDK_BASE_RANDOM_SOURCE_H_

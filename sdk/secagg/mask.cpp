@@ -1,5 +1,6 @@
 #include "sdk/secagg/mask.h"
 
+#include "sdk/base/bytes.h"
 #include "sdk/base/crypto.h"
 
 namespace fedstat {
@@ -37,9 +38,8 @@ Status apply(ByteSpan session_hash, ByteSpan seed, MaskKind kind, bool subtract,
         (length - i) < sizeof(buffer) / width ? (length - i) : sizeof(buffer) / width;
     FEDSTAT_RETURN_IF_ERROR(cipher.keystream(MutableByteSpan(buffer, words * width)));
     for (size_t k = 0; k < words; ++k, ++i) {
-      uint64_t r = 0;
-      for (size_t b = 0; b < width; ++b)
-        r |= static_cast<uint64_t>(buffer[k * width + b]) << (8 * b);
+      const uint8_t* word = buffer + k * width;
+      const uint64_t r = width == 4 ? load_le32(word) : load_le64(word);
       const uint64_t v = static_cast<uint64_t>(vector[i]);
       vector[i] = static_cast<Word>((subtract ? v - r : v + r) & modulus_mask);
     }

@@ -2,7 +2,9 @@
 
 #include <string.h>
 
+#include "sdk/base/bytes.h"
 #include "sdk/secagg/mask.h"
+#include "sdk/secagg/session_hash.h"
 
 namespace fedstat {
 namespace secagg {
@@ -18,15 +20,6 @@ enum PeerFlag : uint8_t {
 
 constexpr char kShareKeyLabel[] = "fedstat secagg share key v1";
 
-void put_le32(uint8_t* out, uint32_t v) {
-  for (int b = 0; b < 4; ++b) out[b] = static_cast<uint8_t>(v >> (8 * b));
-}
-uint32_t get_le32(const uint8_t* in) {
-  uint32_t v = 0;
-  for (int b = 0; b < 4; ++b) v |= static_cast<uint32_t>(in[b]) << (8 * b);
-  return v;
-}
-
 void share_iv(uint32_t from, uint32_t to, uint8_t iv[crypto::kGcmIvBytes]) {
   for (int b = 0; b < 4; ++b) {
     iv[b] = static_cast<uint8_t>(from >> (24 - 8 * b));
@@ -37,23 +30,20 @@ void share_iv(uint32_t from, uint32_t to, uint8_t iv[crypto::kGcmIvBytes]) {
 
 void share_aad(const uint8_t session_hash[32], uint32_t from, uint32_t to, uint8_t aad[40]) {
   memcpy(aad, session_hash, 32);
-  put_le32(aad + 32, from);
-  put_le32(aad + 36, to);
+  store_le32(aad + 32, from);
+  store_le32(aad + 36, to);
 }
 
 }  // namespace
 
-Status SecAggClient::init(uint32_t client_id, Span<SecAggPeer> peers,
-                          crypto::EntropyCallback random, void* random_context) {
+Status SecAggClient::init(uint32_t client_id, Span<SecAggPeer> peers, RandomSource& random) {
   if (client_id == 0 || client_id > 0x80000000u) {
     return invalid_argument("secagg: client ids lie in [1, 2^31]");
   }
-  if (random == nullptr) return invalid_argument("secagg: a random source is required");
   if (peers.size() < 2) return invalid_argument("secagg: room for at least 2 roster entries");
   id_ = client_id;
   peers_ = peers;
-  random_ = random;
-  random_context_ = random_context;
+  random_ = &random;
   stage_ = SecAggStage::kIdle;
   return Status();
 }
@@ -73,7 +63,7 @@ void SecAggClient::on_abort() {
 }
 
 Status SecAggClient::random_bytes(MutableByteSpan out) {
-  return random_(random_context_, out);
+  return random_->fill(out);
 }
 
 Result<size_t> SecAggClient::index_of(uint32_t id) const {
@@ -87,7 +77,7 @@ Status SecAggClient::share_key(const SecAggPeer& peer, MutableByteSpan key) {
   uint8_t shared[crypto::kX25519KeyBytes];
   FEDSTAT_RETURN_IF_ERROR(crypto::x25519_shared_secret(
       ByteSpan(encryption_secret_, 32), ByteSpan(peer.encryption_key, 32),
-      Span<uint8_t>(shared, sizeof(shared)), random_, random_context_));
+      Span<uint8_t>(shared, sizeof(shared)), fill_from_random_source, random_));
   const Status derived = crypto::hkdf_sha256(
       ByteSpan(session_hash_, 32), ByteSpan(shared, sizeof(shared)),
       ByteSpan(reinterpret_cast<const uint8_t*>(kShareKeyLabel), sizeof(kShareKeyLabel) - 1), key);
@@ -128,10 +118,10 @@ Status SecAggClient::on_start(const fedstat_v1_SecAggStart& start, fedstat_v1_Se
   out.masking_key.size = 32;
   FEDSTAT_RETURN_IF_ERROR(crypto::x25519_public_key(ByteSpan(encryption_secret_, 32),
                                                     Span<uint8_t>(out.encryption_key.bytes, 32),
-                                                    random_, random_context_));
+                                                    fill_from_random_source, random_));
   FEDSTAT_RETURN_IF_ERROR(crypto::x25519_public_key(ByteSpan(masking_secret_, 32),
                                                     Span<uint8_t>(out.masking_key.bytes, 32),
-                                                    random_, random_context_));
+                                                    fill_from_random_source, random_));
   memcpy(encryption_public_, out.encryption_key.bytes, 32);
   memcpy(masking_public_, out.masking_key.bytes, 32);
   session_ = start.session;
@@ -139,11 +129,8 @@ Status SecAggClient::on_start(const fedstat_v1_SecAggStart& start, fedstat_v1_Se
   length_ = start.vector_length;
   bits_ = start.bits;
   count_ = 0;
-  uint8_t header[20];
-  for (int b = 0; b < 8; ++b) header[b] = static_cast<uint8_t>(session_ >> (8 * b));
-  put_le32(header + 8, threshold_);
-  put_le32(header + 12, length_);
-  put_le32(header + 16, bits_);
+  uint8_t header[kSessionHeaderBytes];
+  encode_session_header(session_, threshold_, length_, bits_, header);
   FEDSTAT_RETURN_IF_ERROR(roster_hash_.update(ByteSpan(header, sizeof(header))));
   stage_ = SecAggStage::kAdvertised;
   return Status();
@@ -189,11 +176,10 @@ Status SecAggClient::on_peer_keys(const fedstat_v1_SecAggPeerKeys& entry) {
     }
     self_index_ = count_;
   }
-  uint8_t id_bytes[4];
-  put_le32(id_bytes, keys.client_id);
-  FEDSTAT_RETURN_IF_ERROR(roster_hash_.update(ByteSpan(id_bytes, 4)));
-  FEDSTAT_RETURN_IF_ERROR(roster_hash_.update(ByteSpan(keys.encryption_key.bytes, 32)));
-  FEDSTAT_RETURN_IF_ERROR(roster_hash_.update(ByteSpan(keys.masking_key.bytes, 32)));
+  uint8_t entry_bytes[kRosterEntryBytes];
+  encode_roster_entry(keys.client_id, keys.encryption_key.bytes, keys.masking_key.bytes,
+                      entry_bytes);
+  FEDSTAT_RETURN_IF_ERROR(roster_hash_.update(ByteSpan(entry_bytes, sizeof(entry_bytes))));
   SecAggPeer& peer = peers_[count_];
   peer = SecAggPeer();
   peer.id = keys.client_id;
@@ -229,8 +215,8 @@ Result<bool> SecAggClient::next_share(fedstat_v1_SecAggShare& out) {
   FEDSTAT_RETURN_IF_ERROR(self_mask_dealer_.share_for(peer.id, self_share));
   FEDSTAT_RETURN_IF_ERROR(key_dealer_.share_for(peer.id, key_share));
   uint8_t plain[kSharePlainBytes];
-  put_le32(plain, id_);
-  put_le32(plain + 4, peer.id);
+  store_le32(plain, id_);
+  store_le32(plain + 4, peer.id);
   share_to_bytes(self_share, MutableByteSpan(plain + 8, kShareBytes));
   share_to_bytes(key_share, MutableByteSpan(plain + 8 + kShareBytes, kShareBytes));
   uint8_t key[32], iv[crypto::kGcmIvBytes], aad[40];
@@ -279,7 +265,7 @@ Status SecAggClient::on_share(const fedstat_v1_SecAggShare& share) {
   FEDSTAT_RETURN_IF_ERROR(opened);
   ShamirShare self_share, key_share;
   Status parsed;
-  if (get_le32(plain) != share.from_id || get_le32(plain + 4) != id_) {
+  if (load_le32(plain) != share.from_id || load_le32(plain + 4) != id_) {
     parsed = data_loss("secagg: the share's sealed sender or recipient does not match");
   } else if ((parsed = share_from_bytes(id_, ByteSpan(plain + 8, kShareBytes), self_share)).ok()) {
     parsed = share_from_bytes(id_, ByteSpan(plain + 8 + kShareBytes, kShareBytes), key_share);
@@ -373,7 +359,7 @@ Status SecAggClient::mask_words(Span<Word> vector) {
     uint8_t shared[32];
     FEDSTAT_RETURN_IF_ERROR(crypto::x25519_shared_secret(
         ByteSpan(masking_secret_, 32), ByteSpan(peers_[i].masking_key, 32),
-        Span<uint8_t>(shared, 32), random_, random_context_));
+        Span<uint8_t>(shared, 32), fill_from_random_source, random_));
     const Status masked = apply_mask(session, ByteSpan(shared, 32), MaskKind::kPairwise,
                                      /*subtract=*/peers_[i].id > id_, bits_, vector);
     memset(shared, 0, sizeof(shared));

@@ -16,7 +16,7 @@
 // a message for another session, client or round) returns a specific error and changes nothing
 // held; below threshold the client aborts and reveals nothing from then on.
 // Randomness (keys, seeds, polynomial seeds, X25519 blinding) comes from the caller's
-// EntropyCallback — the platform CSPRNG in production, a SeededStream in tests.
+// RandomSource — the platform Csprng in production, a SeededStream in tests.
 //
 // Memory: sizeof(SecAggClient) (576 bytes on a 64-bit host) + secagg_client_memory_bytes(
 // max_clients) of caller storage (sizeof(SecAggPeer) = 144 bytes per roster entry); mask() works
@@ -30,6 +30,7 @@
 
 #include "fedstat/v1/envelope.pb.h"
 #include "sdk/base/crypto.h"
+#include "sdk/base/random_source.h"
 #include "sdk/secagg/shamir.h"
 
 namespace fedstat {
@@ -68,8 +69,8 @@ enum class SecAggStage : uint8_t {
 class SecAggClient {
  public:
   // id in [1, 2^31]; peers: storage for the largest roster the client will accept.
-  Status init(uint32_t client_id, Span<SecAggPeer> peers, crypto::EntropyCallback random,
-              void* random_context);
+  // `random` (the platform Csprng in production, a SeededStream in tests) must outlive the client.
+  Status init(uint32_t client_id, Span<SecAggPeer> peers, RandomSource& random);
 
   Status on_start(const fedstat_v1_SecAggStart& start, fedstat_v1_SecAggKeys& out);
   Status on_peer_keys(const fedstat_v1_SecAggPeerKeys& entry);
@@ -106,8 +107,7 @@ class SecAggClient {
 
   uint32_t id_ = 0;
   Span<SecAggPeer> peers_;
-  crypto::EntropyCallback random_ = nullptr;
-  void* random_context_ = nullptr;
+  RandomSource* random_ = nullptr;
   SecAggStage stage_ = SecAggStage::kIdle;
   uint64_t session_ = 0;
   uint32_t threshold_ = 0, length_ = 0, bits_ = 0;

@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "sdk/base/bytes.h"
 #include "sdk/base/random_bits.h"
 #include "sdk/base/seeded_stream.h"
 
@@ -137,19 +138,19 @@ Status shamir_reconstruct(Span<const ShamirShare> shares, uint32_t threshold,
 
 void share_to_bytes(const ShamirShare& share, MutableByteSpan out) {
   for (size_t k = 0; k < kShamirPieces && 4 * k + 3 < out.size(); ++k) {
-    for (int b = 0; b < 4; ++b) out[4 * k + b] = static_cast<uint8_t>(share.y[k] >> (8 * b));
+    store_le32(out.data() + 4 * k, share.y[k]);
   }
 }
 
 Status share_from_bytes(uint32_t x, ByteSpan bytes, ShamirShare& out) {
   if (bytes.size() != kShareBytes) return data_loss("Shamir: a share is 36 bytes");
-  out.x = x;
+  ShamirShare parsed;  // `out` changes only when every piece is valid
+  parsed.x = x;
   for (size_t k = 0; k < kShamirPieces; ++k) {
-    uint32_t v = 0;
-    for (int b = 0; b < 4; ++b) v |= static_cast<uint32_t>(bytes[4 * k + b]) << (8 * b);
-    if (v >= kShamirPrime) return data_loss("Shamir: a share is not a field element");
-    out.y[k] = v;
+    parsed.y[k] = load_le32(bytes.data() + 4 * k);
+    if (parsed.y[k] >= kShamirPrime) return data_loss("Shamir: a share is not a field element");
   }
+  out = parsed;
   return Status();
 }
 

@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "sdk/base/bytes.h"
 #include "sdk/base/crc32.h"
 #include "sdk/sketch/sampling_weight.h"
 
@@ -13,30 +14,8 @@ constexpr size_t kNotFound = ~size_t{0};
 constexpr uint8_t kMagic[4] = {'F', 'S', 'K', '1'};
 constexpr uint8_t kVersion = 1;
 
-uint64_t le64(const uint8_t* p) {
-  uint64_t v = 0;
-  for (int b = 0; b < 8; ++b) v |= static_cast<uint64_t>(p[b]) << (8 * b);
-  return v;
-}
-uint32_t le32(const uint8_t* p) {
-  uint32_t v = 0;
-  for (int b = 0; b < 4; ++b) v |= static_cast<uint32_t>(p[b]) << (8 * b);
-  return v;
-}
-void put64(uint8_t* p, uint64_t v) {
-  for (int b = 0; b < 8; ++b) p[b] = static_cast<uint8_t>(v >> (8 * b));
-}
-void put32(uint8_t* p, uint32_t v) {
-  for (int b = 0; b < 4; ++b) p[b] = static_cast<uint8_t>(v >> (8 * b));
-}
-
 size_t slot_of(uint32_t item, size_t mask) {
   return static_cast<size_t>((uint64_t{item} * 0x9E3779B97F4A7C15ull) >> 32) & mask;
-}
-
-bool same_params(const ShiftSketchParams& a, const ShiftSketchParams& b) {
-  return a.rows == b.rows && a.width == b.width && a.heap_capacity == b.heap_capacity &&
-         a.k == b.k && memcmp(a.seed.bytes, b.seed.bytes, 32) == 0;
 }
 
 int64_t median(int64_t* values, uint32_t n) {
@@ -57,6 +36,11 @@ float magnitude_of(int64_t v) {
 }
 
 }  // namespace
+
+bool same_params(const ShiftSketchParams& a, const ShiftSketchParams& b) {
+  return a.rows == b.rows && a.width == b.width && a.heap_capacity == b.heap_capacity &&
+         a.k == b.k && memcmp(a.seed.bytes, b.seed.bytes, 32) == 0;
+}
 
 Status validate_params(const ShiftSketchParams& p) {
   if (p.rows == 0 || p.rows > kMaxRows) return invalid_argument("sketch: rows must lie in 1..15");
@@ -119,14 +103,18 @@ int64_t ShiftSketch::counter(uint32_t row, uint32_t bucket) const {
   return static_cast<int64_t>(counters_[size_t{row} * params_.width + bucket]);
 }
 
+int64_t ShiftSketch::signed_counter(uint32_t row, uint32_t bucket, int sign) const {
+  const int64_t c = counter(row, bucket);
+  return sign > 0 ? c : static_cast<int64_t>(0 - static_cast<uint64_t>(c));
+}
+
 int64_t ShiftSketch::estimate(uint32_t item) const {
   int64_t values[kMaxRows];
   for (uint32_t r = 0; r < params_.rows; ++r) {
     uint32_t bucket = 0;
     int sign = 1;
     hashes_.locate(item, r, bucket, sign);
-    const int64_t c = counter(r, bucket);
-    values[r] = sign > 0 ? c : static_cast<int64_t>(0 - static_cast<uint64_t>(c));
+    values[r] = signed_counter(r, bucket, sign);
   }
   return median(values, params_.rows);
 }
@@ -134,15 +122,19 @@ int64_t ShiftSketch::estimate(uint32_t item) const {
 Status ShiftSketch::add(uint32_t item, int64_t count) {
   if (!ready_) return failed_precondition("sketch: add before init");
   const uint64_t delta = static_cast<uint64_t>(count) * hashes_.weight(item);  // mod 2^64
+  // One pass: update each row's counter and read it back for the median, so the R hashes are
+  // computed once per update.
+  int64_t values[kMaxRows];
   for (uint32_t r = 0; r < params_.rows; ++r) {
     uint32_t bucket = 0;
     int sign = 1;
     hashes_.locate(item, r, bucket, sign);
     uint64_t& c = counters_[size_t{r} * params_.width + bucket];
     c = sign > 0 ? c + delta : c - delta;
+    values[r] = signed_counter(r, bucket, sign);
   }
   total_ = static_cast<int64_t>(static_cast<uint64_t>(total_) + static_cast<uint64_t>(count));
-  offer(item);
+  place(item, magnitude_of(median(values, params_.rows)));
   return Status();
 }
 
@@ -214,7 +206,10 @@ void ShiftSketch::sift_down(size_t position) {
 }
 
 void ShiftSketch::offer(uint32_t item) {
-  const float magnitude = magnitude_of(estimate(item));
+  place(item, magnitude_of(estimate(item)));
+}
+
+void ShiftSketch::place(uint32_t item, float magnitude) {
   const size_t slot = find(item);
   if (slot != kNotFound) {
     const size_t position = index_[slot] - 1;
@@ -289,26 +284,26 @@ Result<size_t> ShiftSketch::serialize(MutableByteSpan out) const {
   memset(p, 0, kSketchHeaderBytes);
   memcpy(p, kMagic, 4);
   p[4] = kVersion;
-  put32(p + 8, params_.rows);
-  put32(p + 12, params_.width);
-  put32(p + 16, params_.heap_capacity);
-  put32(p + 20, params_.k);
+  store_le32(p + 8, params_.rows);
+  store_le32(p + 12, params_.width);
+  store_le32(p + 16, params_.heap_capacity);
+  store_le32(p + 20, params_.k);
   memcpy(p + 24, params_.seed.bytes, 32);
-  put64(p + 56, static_cast<uint64_t>(total_));
-  put32(p + 64, static_cast<uint32_t>(heap_size_));
+  store_le64(p + 56, static_cast<uint64_t>(total_));
+  store_le32(p + 64, static_cast<uint32_t>(heap_size_));
   size_t at = kSketchHeaderBytes;
   const size_t cells = size_t{params_.rows} * params_.width;
-  for (size_t i = 0; i < cells; ++i, at += 8) put64(p + at, counters_[i]);
-  for (size_t i = 0; i < heap_size_; ++i, at += 4) put32(p + at, heap_[i].item);
-  put32(p + at, crc32(ByteSpan(p, at)));
+  for (size_t i = 0; i < cells; ++i, at += 8) store_le64(p + at, counters_[i]);
+  for (size_t i = 0; i < heap_size_; ++i, at += 4) store_le32(p + at, heap_[i].item);
+  store_le32(p + at, crc32(ByteSpan(p, at)));
   return at + 4;
 }
 
 int64_t SketchReport::counter(size_t index) const {
-  return static_cast<int64_t>(le64(counters.data() + 8 * index));
+  return static_cast<int64_t>(load_le64(counters.data() + 8 * index));
 }
 uint32_t SketchReport::heap_item(size_t index) const {
-  return le32(heap_items.data() + 4 * index);
+  return load_le32(heap_items.data() + 4 * index);
 }
 
 Status parse_sketch_report(ByteSpan blob, SketchReport& out) {
@@ -317,19 +312,19 @@ Status parse_sketch_report(ByteSpan blob, SketchReport& out) {
   if (memcmp(p, kMagic, 4) != 0) return data_loss("sketch report: not a sketch (bad magic)");
   if (p[4] != kVersion) return unimplemented("sketch report: unknown version");
   SketchReport r;
-  r.params.rows = le32(p + 8);
-  r.params.width = le32(p + 12);
-  r.params.heap_capacity = le32(p + 16);
-  r.params.k = le32(p + 20);
+  r.params.rows = load_le32(p + 8);
+  r.params.width = load_le32(p + 12);
+  r.params.heap_capacity = load_le32(p + 16);
+  r.params.k = load_le32(p + 20);
   memcpy(r.params.seed.bytes, p + 24, 32);
-  r.total = static_cast<int64_t>(le64(p + 56));
-  r.heap_count = le32(p + 64);
+  r.total = static_cast<int64_t>(load_le64(p + 56));
+  r.heap_count = load_le32(p + 64);
   if (!validate_params(r.params).ok() || r.heap_count > r.params.heap_capacity) {
     return data_loss("sketch report: invalid parameters");
   }
   const size_t expected = shift_sketch_report_bytes(r.params, r.heap_count);
   if (blob.size() != expected) return data_loss("sketch report: wrong length (truncated?)");
-  if (crc32(ByteSpan(p, expected - 4)) != le32(p + expected - 4)) {
+  if (crc32(ByteSpan(p, expected - 4)) != load_le32(p + expected - 4)) {
     return data_loss("sketch report: CRC mismatch (corrupted)");
   }
   const size_t cells = size_t{r.params.rows} * r.params.width;

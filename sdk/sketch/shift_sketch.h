@@ -64,6 +64,8 @@ constexpr size_t shift_sketch_report_bytes(const ShiftSketchParams& p, size_t he
 }
 
 Status validate_params(const ShiftSketchParams& p);
+// Equal parameters and seed: only such sketches combine (Fact 4.11).
+bool same_params(const ShiftSketchParams& a, const ShiftSketchParams& b);
 
 // The hashes both sides use: the weight ω_i, and each row's bucket and sign.
 class SketchHashes {
@@ -116,7 +118,9 @@ class ShiftSketch {
 
  private:
   Status combine(const ShiftSketch& other, int64_t sign);
-  void offer(uint32_t item);  // re-estimates and places `item` in the heap
+  void offer(uint32_t item);                   // re-estimates and places `item` in the heap
+  void place(uint32_t item, float magnitude);  // places `item` with a known |v̂|
+  int64_t signed_counter(uint32_t row, uint32_t bucket, int sign) const;
   size_t find(uint32_t item) const;
   void index_set(uint32_t item, uint32_t position);
   void index_erase(uint32_t item);

@@ -98,8 +98,7 @@ class RatioReporter : public bench::SameRunReporter {
   std::string describe(const Run& run) override {
     const std::string name = run.benchmark_name();
     const double per_item = run.GetAdjustedRealTime();  // ns per iteration
-    const auto slash = name.find('/');
-    const std::string arg = slash == std::string::npos ? "" : name.substr(slash + 1);
+    const std::string arg = bench::argument_of(name);
     char line[200];
     if (name.rfind("BM_PlainCopy", 0) == 0) copy_ns_[arg] = per_item;
     if (name.rfind("BM_Quantise", 0) == 0 && copy_ns_.count(arg)) {

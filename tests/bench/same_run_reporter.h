@@ -35,6 +35,12 @@ class SameRunReporter : public benchmark::ConsoleReporter {
   std::string lines_;
 };
 
+// "BM_Name/1000" → "1000" (everything after the first '/'; "" without one).
+inline std::string argument_of(const std::string& benchmark_name) {
+  const auto slash = benchmark_name.find('/');
+  return slash == std::string::npos ? "" : benchmark_name.substr(slash + 1);
+}
+
 inline int run_benchmarks(int argc, char** argv, SameRunReporter& reporter) {
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks(&reporter);

@@ -72,10 +72,6 @@ BENCHMARK(BM_Session)
     ->Iterations(1)
     ->Unit(benchmark::kSecond);
 
-Status stream_callback(void* context, MutableByteSpan out) {
-  return static_cast<SeededStream*>(context)->fill(out);
-}
-
 size_t frame_bytes(const wire::Envelope& e) {
   static uint8_t buffer[wire::kMaxFrameBytes];
   return wire::encode_frame(e, MutableByteSpan(buffer, sizeof(buffer))).value();
@@ -99,7 +95,7 @@ void BM_OneClientOfThousand(benchmark::State& state) {
   double seconds[4] = {0, 0, 0, 0}, bytes[4] = {0, 0, 0, 0};
   for (auto _ : state) {
     secagg::SecAggClient client;
-    (void)client.init(1, Span<secagg::SecAggPeer>(peers.data(), n), stream_callback, &random);
+    (void)client.init(1, Span<secagg::SecAggPeer>(peers.data(), n), random);
     wire::Envelope keys = wire::make_envelope();
     keys.which_body = fedstat_v1_Envelope_secagg_keys_tag;
     auto t0 = Clock::now();
@@ -125,7 +121,7 @@ void BM_OneClientOfThousand(benchmark::State& state) {
         (void)random.fill(MutableByteSpan(secret, 32));
         crypto::x25519_clamp(Span<uint8_t>(secret, 32));
         (void)crypto::x25519_public_key(ByteSpan(secret, 32), Span<uint8_t>(out, 32),
-                                        stream_callback, &random);
+                                        fill_from_random_source, &random);
       }
       std::copy(entry.keys.masking_key.bytes, entry.keys.masking_key.bytes + 32,
                 masking_keys[i].begin());
@@ -148,9 +144,9 @@ void BM_OneClientOfThousand(benchmark::State& state) {
     (void)secagg::apply_mask(client.session_hash(), ByteSpan(masking_secret, 32),
                              secagg::MaskKind::kSelf, false, 32, Span<uint64_t>(v.data(), length));
     for (uint32_t i = 1; i < n; ++i) {
-      (void)crypto::x25519_shared_secret(ByteSpan(masking_secret, 32),
-                                         ByteSpan(masking_keys[i].data(), 32),
-                                         Span<uint8_t>(shared, 32), stream_callback, &random);
+      (void)crypto::x25519_shared_secret(
+          ByteSpan(masking_secret, 32), ByteSpan(masking_keys[i].data(), 32),
+          Span<uint8_t>(shared, 32), fill_from_random_source, &random);
       (void)secagg::apply_mask(client.session_hash(), ByteSpan(shared, 32),
                                secagg::MaskKind::kPairwise, i + 1 > 1, 32,
                                Span<uint64_t>(v.data(), length));
@@ -192,8 +188,7 @@ class RatioReporter : public bench::SameRunReporter {
  protected:
   std::string describe(const Run& run) override {
     const std::string name = run.benchmark_name();
-    const auto slash = name.find('/');
-    const std::string arg = slash == std::string::npos ? "" : name.substr(slash + 1);
+    const std::string arg = bench::argument_of(name);
     const double ns = run.GetAdjustedRealTime();
     if (name.rfind("BM_RawAesCtr", 0) == 0) aes_ns_[arg] = ns;
     if (name.rfind("BM_MaskExpansion", 0) == 0 && aes_ns_.count(arg)) {

@@ -98,16 +98,9 @@ TEST(SecAgg, AMaskedVectorAloneLooksUniform) {
 // ---- Bad messages, driven by hand: each is rejected with its own status and the session
 // still ends with the exact sum. ----------------------------------------------------------
 
-Status stream_callback(void* context, MutableByteSpan out) {
-  return static_cast<SeededStream*>(context)->fill(out);
-}
-
 struct Party {
   explicit Party(uint32_t id) : stream(Seed256{}, id), peers(8) {
-    EXPECT_TRUE(client
-                    .init(id, Span<secagg::SecAggPeer>(peers.data(), peers.size()), stream_callback,
-                          &stream)
-                    .ok());
+    EXPECT_TRUE(client.init(id, Span<secagg::SecAggPeer>(peers.data(), peers.size()), stream).ok());
   }
   SeededStream stream;
   std::vector<secagg::SecAggPeer> peers;
@@ -227,8 +220,7 @@ TEST(SecAgg, BadMessagesAreRejectedAndTheRoundSurvives) {
     }
   }
   SeededStream blinding_stream(Seed256{}, 99);
-  RandomBits blinding(blinding_stream);
-  auto sum = server.finish(blinding);
+  auto sum = server.finish(blinding_stream);
   ASSERT_TRUE(sum.ok()) << sum.status().message();
   EXPECT_EQ(sum.value(), (std::vector<uint64_t>{408, 510, (603 + 65535) % 65536}));
 }
