@@ -1,5 +1,6 @@
 #include "host_server/estimate/client_emulation.h"
 
+#include <cmath>
 #include <map>
 #include <stdexcept>
 #include <unordered_map>
@@ -164,6 +165,9 @@ std::vector<std::vector<uint8_t>> sketch_clients(const EmulatedClients& clients,
                                                  double epsilon, uint64_t seed) {
   std::vector<uint64_t> memory((sketch::shift_sketch_memory_bytes(params) + 7) / 8);
   std::vector<std::vector<uint8_t>> reports;
+  if (!(epsilon >= 0) || !std::isfinite(epsilon)) {
+    throw std::invalid_argument("local DP epsilon must be finite and > 0 (0: no local DP)");
+  }
   sketch::StabilityParams stability;
   if (epsilon > 0) stability = value_or_throw(sketch::stability_params(epsilon, 1e-6), "ldp");
   for (size_t c = 0; c < clients.size(); ++c) {

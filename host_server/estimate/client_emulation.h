@@ -41,7 +41,8 @@ KlSums collect_kl_sums(const KlPlan& plan, const EmulatedClients& clients, const
 
 // Every client sketches its histogram through the SDK (sketch::ShiftSketch, one add per item)
 // and serialises its report; with epsilon > 0 it first applies the stability-based local-DP
-// histogram (sketch/stability_histogram.h, δ = 1e-6) from SeededStream(seed, 1 + c).
+// histogram (sketch/stability_histogram.h, δ = 1e-6) from SeededStream(seed, 1 + c); a negative
+// or non-finite epsilon throws std::invalid_argument (never silently "no local DP").
 // Returns the reports' bytes, one per client.
 std::vector<std::vector<uint8_t>> sketch_clients(const EmulatedClients& clients,
                                                  const sketch::ShiftSketchParams& params,

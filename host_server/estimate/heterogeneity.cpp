@@ -159,16 +159,11 @@ double i2_ci_half_width(double eta1_squared, double sum_inverse_weights, size_t 
 HeterogeneityEstimate estimate_heterogeneity(const ClientVectors& x,
                                              const HeterogeneityOptions& options,
                                              RandomBits& noise_bits) {
-  const HeterogeneityExact exact = exact_heterogeneity(x, options.config);
-  const size_t d = x[0].size();
+  const size_t d = check_vectors(x, options.config);
   const size_t count = x.size();
   const double n = static_cast<double>(count);
   const double w_max = options.config.max_weight;
   HeterogeneityEstimate result;
-  result.clipped = exact.clipped;
-  result.dispersion.exact = exact.dispersion;
-  result.q.exact = exact.q;
-  result.i2.exact = exact.i2;
   const bool noisy = options.mechanism != HeterogeneityMechanism::kNone;
   const bool integer = options.mechanism == HeterogeneityMechanism::kSkellam;
   if (options.secure && !integer) {
@@ -177,6 +172,7 @@ HeterogeneityEstimate estimate_heterogeneity(const ClientVectors& x,
   // Entries of each release: Σx (d), (Σw·x, Σw, Σ1/w) (d + 2), and one each in round 2.
   const size_t entries[kReleases] = {d, d + 2, 1, 1};
   double scale[kReleases] = {1, 1, 1, 1};
+  GridGaussian grid[kReleases];  // agm, classical: each release's public grid and noise
   noise::NoiseSampler share;
   if (noisy) {
     if (!(options.epsilon > 0) || !std::isfinite(options.epsilon)) {
@@ -189,17 +185,30 @@ HeterogeneityEstimate estimate_heterogeneity(const ClientVectors& x,
         tasks::heterogeneity_sensitivities(d, options.config);
     for (int k = 0; k < kReleases; ++k) result.sensitivity[k] = s.l2[k];
     if (options.mechanism == HeterogeneityMechanism::kAnalytic) {
+      // One (ε, δ) for the four releases; the grids' total-variation term covers every value.
+      const size_t values = entries[0] + entries[1] + entries[2] + entries[3];
+      const double delta = value_or_throw(
+          grid_calibration_delta(options.epsilon, options.delta, values), "gaussian noise");
       const double unit = value_or_throw(
-          privacy::gaussian_sigma_analytic(options.epsilon, options.delta, 1), "calibration");
+          privacy::gaussian_sigma_analytic(options.epsilon, delta, 1), "calibration");
       for (int k = 0; k < kReleases; ++k) {
-        result.sigma[k] = std::sqrt(static_cast<double>(kReleases)) * s.l2[k] * unit;
+        const double sigma = std::sqrt(static_cast<double>(kReleases)) * s.l2[k] * unit;
+        grid[k] = value_or_throw(make_grid_gaussian(sigma, s.l2[k], entries[k]), "noise");
+        result.sigma[k] = grid[k].sigma;
+        result.grid[k] = grid[k].grid;
       }
     } else if (options.mechanism == HeterogeneityMechanism::kClassical) {
       for (int k = 0; k < kReleases; ++k) {
-        result.sigma[k] =
-            value_or_throw(privacy::gaussian_sigma_classical(options.epsilon / kReleases,
-                                                             options.delta / kReleases, s.l2[k]),
+        const double epsilon = options.epsilon / kReleases;
+        const double delta =
+            value_or_throw(grid_calibration_delta(epsilon, options.delta / kReleases, entries[k]),
+                           "gaussian noise");
+        const double sigma =
+            value_or_throw(privacy::gaussian_sigma_classical(epsilon, delta, s.l2[k]),
                            "classical calibration (each of the 4 releases gets epsilon/4)");
+        grid[k] = value_or_throw(make_grid_gaussian(sigma, s.l2[k], entries[k]), "noise");
+        result.sigma[k] = grid[k].sigma;
+        result.grid[k] = grid[k].grid;
       }
     } else {
       privacy::Sensitivity encoded[kReleases];
@@ -252,7 +261,7 @@ HeterogeneityEstimate estimate_heterogeneity(const ClientVectors& x,
       if (integer) {
         sum[j] = static_cast<double>(integer_sum[j]) / scale[k];
       } else if (noisy) {
-        sum[j] += value_or_throw(sample_gaussian(noise_bits, result.sigma[k]), "noise");
+        sum[j] = value_or_throw(release_on_grid(grid[k], sum[j], noise_bits), "noise");
       }
     }
     return sum;

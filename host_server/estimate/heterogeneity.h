@@ -12,8 +12,12 @@
 // I² is post-processing of Q″: it needs no budget of its own (004 Theorem 4.17 spends ε3 on it).
 // Composition over the four releases: analytic (agm) — each is a Gaussian mechanism with
 // μ_k = Δ_k/σ_k, the four compose to √Σμ_k² (Gaussian DP, Dong, Roth & Su 2019), so σ_k =
-// 2·Δ_k·σ₁ with σ₁ the analytic σ for Δ = 1 at (ε, δ) (Balle & Wang 2018 is exactly that GDP
-// conversion); classical — basic composition, each at (ε/4, δ/4), so ε/4 must be < 1;
+// 2·Δ_k·σ₁ with σ₁ the analytic σ for Δ = 1 at (ε, δ′) (Balle & Wang 2018 is exactly that GDP
+// conversion); classical — basic composition, each at (ε/4, δ′_k), δ′_k ≤ δ/4, so ε/4 must be
+// < 1. Gaussian releases go through the central mechanism of gaussian_noise.h: each value is
+// rounded to release k's public grid and noised there with exact discrete noise, and δ′ is what
+// grid_calibration_delta leaves of δ after the grid's total-variation term over all 2d + 4 values
+// (the rounding's √entries is inside the noise, so every μ_k is as calibrated);
 // skellam — integer noise the clients add under secure aggregation: release k is encoded in
 // fixed point at scale 1024/Δ2_k (sdk/tasks/heterogeneity_task.h), every client adds Sk(μ/n)
 // (rounded up) to every entry, the host sums the integers and decodes; μ is the smallest total
@@ -30,6 +34,10 @@
 // deviation the last release's own noise adds (D: σ₃/n; Q: σ₄; I²: (n−1)·σ₄/Q″²), which those
 // intervals leave out.
 //
+// Data-dependent decisions: none. Every refusal depends only on public inputs (n, d, ε, δ, p,
+// W, a row outside [0, 1] — the clients validate their own vectors); the clamps of μ′, μ̄′, Σw′,
+// Σ(1/w)′ and the cuts at 0 are post-processing of released values; the number of clipped
+// weights is not part of the estimate (HeterogeneityExact has it, for measurement).
 // Errors: std::invalid_argument (fewer than 2 clients, ragged rows, a value outside [0, 1], bad
 // ε, δ, p or W). Memory: O(n·d). Paper: 004 Definitions 3.2–3.7, Theorems 4.3–4.19, Algorithm 1.
 #ifndef FEDSTAT_HOST_ESTIMATE_HETEROGENEITY_H_
@@ -62,6 +70,8 @@ struct HeterogeneityOptions {
   bool secure = false;
 };
 
+// The exact (non-private) values, for measurement: never part of a release. `clipped` is how
+// many clients' weights the clip W bound, which depends on the raw data as well.
 struct HeterogeneityExact {
   std::vector<double> mean, weighted_mean;
   double dispersion = 0, q = 0, i2 = 0;
@@ -74,8 +84,10 @@ HeterogeneityExact exact_heterogeneity(const ClientVectors& x,
 struct Interval {
   double low = 0, high = 0;
 };
+// The released statistic and what follows from the release alone (no raw data: the exact
+// values are exact_heterogeneity's, computed separately and only for measurement).
 struct StatisticEstimate {
-  double estimate = 0, exact = 0;
+  double estimate = 0;
   Interval ci;          // the paper's interval
   double noise_sd = 0;  // s.d. the final release's noise adds (I²: to first order in Q)
 };
@@ -83,8 +95,8 @@ struct HeterogeneityEstimate {
   StatisticEstimate dispersion, q, i2;
   double sigma[4] = {0, 0, 0, 0};        // σ of each release's noise
   double sensitivity[4] = {0, 0, 0, 0};  // Δ2 of each release
+  double grid[4] = {0, 0, 0, 0};         // agm, classical: the public grid of each release
   double xi1_squared = 0, eta1_squared = 0;
-  uint32_t clipped = 0;
   double skellam_lambda_per_client = 0;  // skellam: each client's share on every entry
 };
 HeterogeneityEstimate estimate_heterogeneity(const ClientVectors& x,

@@ -14,7 +14,10 @@ namespace fedstat {
 namespace host {
 namespace {
 
-constexpr double kLog2 = 0.69314718055994530942;
+// log(3/2): the largest change of log max(c, 2) when c moves by 1.
+constexpr double kLogThreeHalves = 0.40546510810816438198;
+// Trusted and TAgg clamp every sampled count at this value (see the header).
+constexpr int64_t kSmallestCentralCount = 2;
 
 // Exact Bernoulli(rate) from 53 uniform bits.
 bool draw_member(RandomBits& bits, double rate) {
@@ -23,11 +26,28 @@ bool draw_member(RandomBits& bits, double rate) {
   return value_or_throw(bits.bits(53), "client sampling") < threshold;
 }
 
-double gaussian_sigma(const KlOptions& options, double sensitivity) {
-  auto sigma = options.calibration == GaussianCalibration::kAnalytic
-                   ? privacy::gaussian_sigma_analytic(options.epsilon, options.delta, sensitivity)
-                   : privacy::gaussian_sigma_classical(options.epsilon, options.delta, sensitivity);
-  return value_or_throw(sigma, "gaussian calibration");
+// The central Gaussian mechanism on `values` (one release of L2 sensitivity Δ): each value
+// rounded to the public grid and noised there (gaussian_noise.h).
+GridGaussian central_noise(const KlOptions& options, double sensitivity, size_t values) {
+  const double delta =
+      value_or_throw(grid_calibration_delta(options.epsilon, options.delta, values), "noise");
+  const double sigma = value_or_throw(
+      gaussian_sigma(options.calibration, options.epsilon, delta, sensitivity), "calibration");
+  return value_or_throw(make_grid_gaussian(sigma, sensitivity, values), "noise");
+}
+
+// The two largest of `values` (0 where there are fewer).
+std::pair<double, double> top_two(const std::vector<double>& values) {
+  double first = 0, second = 0;
+  for (double v : values) {
+    if (v > first) {
+      second = first;
+      first = v;
+    } else if (v > second) {
+      second = v;
+    }
+  }
+  return {first, second};
 }
 
 }  // namespace
@@ -131,6 +151,45 @@ std::string kl_zero_mass_error(uint32_t point) {
          " of the reference's support: D_KL(reference || P) is infinite";
 }
 
+KlCentralSensitivity kl_central_sensitivity(const KlPlan& plan, const KlSums& sums, double lambda) {
+  if (sums.totals.size() != plan.points.size()) {
+    throw std::invalid_argument("the sums must have one total per sampled point");
+  }
+  std::map<uint32_t, std::pair<double, double>> per_point;  // x → (M_x, L_x)
+  for (size_t t = 0; t < plan.points.size(); ++t) {
+    auto& [rounds, linear] = per_point[plan.points[t]];
+    rounds += 1;
+    linear += std::fabs(lambda) / (static_cast<double>(sums.totals[t]) * plan.reference[t]);
+  }
+  std::vector<double> m, l, s;
+  for (const auto& [x, entry] : per_point) {
+    (void)x;
+    m.push_back(entry.first);
+    l.push_back(entry.second);
+    s.push_back(entry.first * kLogThreeHalves + entry.second);
+  }
+  const auto [m1, m2] = top_two(m);
+  const auto [l1, l2] = top_two(l);
+  const auto [s1, s2] = top_two(s);
+  KlCentralSensitivity result;
+  result.trusted = (s1 + s2) / static_cast<double>(plan.points.size());
+  result.log_sum = (m1 + m2) * kLogThreeHalves;
+  result.linear_sum = l1 + l2;
+  result.tagg = std::hypot(result.log_sum, result.linear_sum);
+  return result;
+}
+
+KlCentralSums kl_central_sums(const KlPlan& plan, const KlSums& sums, double lambda) {
+  KlCentralSums result;
+  for (size_t t = 0; t < plan.points.size(); ++t) {
+    const double count = static_cast<double>(std::max(sums.counts[t], kSmallestCentralCount));
+    const double r = count / static_cast<double>(sums.totals[t]) / plan.reference[t];
+    result.log_sum += std::log(r);
+    result.linear_sum += lambda * (r - 1);
+  }
+  return result;
+}
+
 KlEstimate estimate_kl(const KlPlan& plan, const KlSums& sums, const KlOptions& options,
                        RandomBits& noise_bits) {
   validate_kl_options(options);
@@ -138,58 +197,54 @@ KlEstimate estimate_kl(const KlPlan& plan, const KlSums& sums, const KlOptions& 
   if (sums.counts.size() != rounds || sums.totals.size() != rounds) {
     throw std::invalid_argument("the sums must have one count and one total per sampled point");
   }
-  KlEstimate result;
-  const bool needs_two = options.model == KlModel::kTrusted || options.model == KlModel::kTagg;
-  double sum_log = 0, sum_linear = 0;
-  double min_total = std::numeric_limits<double>::infinity();
-  double min_reference = 1;
-  if (options.model == KlModel::kDist) result.dist_lambda = kl_dist_noise(plan, options).sum_lambda;
   for (size_t t = 0; t < rounds; ++t) {
-    if (sums.totals[t] == 0) {
+    if (sums.totals[t] == 0) {  // N_t is public under substitution: this refusal reveals nothing
       throw std::runtime_error("the clients asked about point " + std::to_string(plan.points[t]) +
                                " hold no items at all");
     }
-    const double total = static_cast<double>(sums.totals[t]);
-    min_total = std::min(min_total, total);
-    min_reference = std::min(min_reference, plan.reference[t]);
-    double p = static_cast<double>(sums.counts[t]) / total;
-    if (options.model == KlModel::kDist) {
-      if (p < options.tau) {
-        p = options.tau;
-        ++result.clamped;
-      }
+  }
+  const double T = static_cast<double>(rounds);
+  KlEstimate result;
+  if (options.model == KlModel::kTrusted || options.model == KlModel::kTagg) {
+    const KlCentralSums central = kl_central_sums(plan, sums, options.lambda);
+    const KlCentralSensitivity sensitivity = kl_central_sensitivity(plan, sums, options.lambda);
+    result.noiseless = (central.linear_sum - central.log_sum) / T;
+    const bool trusted = options.model == KlModel::kTrusted;
+    result.sensitivity = trusted ? sensitivity.trusted : sensitivity.tagg;
+    const GridGaussian noise = central_noise(options, result.sensitivity, trusted ? 1 : 2);
+    result.sigma = noise.sigma;
+    result.grid = noise.grid;
+    if (trusted) {
+      result.estimate =
+          value_or_throw(release_on_grid(noise, result.noiseless, noise_bits), "noise");
+      result.estimate_sd = noise.sigma;
     } else {
-      if (sums.counts[t] <= 0) throw std::runtime_error(kl_zero_mass_error(plan.points[t]));
-      if (needs_two && sums.counts[t] < 2) {
-        throw std::runtime_error(
-            "point " + std::to_string(plan.points[t]) +
-            " is held only once by the clients asked: "
-            "the trusted/tagg sensitivity (000 Theorems 4.9-4.10) needs every sampled count >= 2;"
-            " use --model dist, more clients or a higher client rate");
-      }
+      const double a = value_or_throw(release_on_grid(noise, central.log_sum, noise_bits), "noise");
+      const double b =
+          value_or_throw(release_on_grid(noise, central.linear_sum, noise_bits), "noise");
+      result.estimate = (b - a) / T;
+      result.estimate_sd = std::sqrt(2.0) * noise.sigma / T;
+    }
+    return result;
+  }
+  // none and dist: the sums as received (dist: already noised by the clients).
+  const bool dist = options.model == KlModel::kDist;
+  if (dist) result.dist_lambda = kl_dist_noise(plan, options).sum_lambda;
+  double sum_log = 0, sum_linear = 0;
+  for (size_t t = 0; t < rounds; ++t) {
+    double p = static_cast<double>(sums.counts[t]) / static_cast<double>(sums.totals[t]);
+    if (dist && p < options.tau) {
+      p = options.tau;
+      ++result.clamped;
+    } else if (!dist && sums.counts[t] <= 0) {
+      throw std::runtime_error(kl_zero_mass_error(plan.points[t]));
     }
     const double r = p / plan.reference[t];
     sum_log += std::log(r);
     sum_linear += options.lambda * (r - 1);
   }
-  const double T = static_cast<double>(rounds);
   result.noiseless = (sum_linear - sum_log) / T;
   result.estimate = result.noiseless;
-  const double linear_step = std::fabs(options.lambda) / (min_total * min_reference);
-  if (options.model == KlModel::kTrusted) {
-    result.sensitivity = kLog2 + linear_step;
-    result.sigma = gaussian_sigma(options, result.sensitivity);
-    result.estimate_sd = result.sigma;
-    result.estimate += value_or_throw(sample_gaussian(noise_bits, result.sigma), "noise");
-  } else if (options.model == KlModel::kTagg) {
-    result.sensitivity = T * std::hypot(kLog2, linear_step);
-    result.sigma = gaussian_sigma(options, result.sensitivity);
-    const double a = sum_log + value_or_throw(sample_gaussian(noise_bits, result.sigma), "noise");
-    const double b =
-        sum_linear + value_or_throw(sample_gaussian(noise_bits, result.sigma), "noise");
-    result.estimate = (b - a) / T;
-    result.estimate_sd = std::sqrt(2.0) * result.sigma / T;
-  }
   return result;
 }
 

@@ -10,23 +10,48 @@
 // (else the λ term is biased by λ·(P(supp Π) − 1)) and P > 0 at every sampled point (else the
 // divergence is infinite: estimate_kl refuses with kl_zero_mass_error).
 //
-// Models (ε, δ for the whole release; neighbours substitute one item, so N is public):
-//   none     no noise (the paper's non-private baseline).
-//   trusted  the host adds N(0, σ²) to the estimate; Δ = log 2 + |λ|/(N_min·m) where
-//            N_min = min_t N_t and m = min_t Π(x_t) (000 Theorem 4.10 with a fixed λ, over the
-//            sampled points, which are public). The bound needs every sampled count ≥ 2
-//            (Theorem 4.9's domain H^{>1}); a smaller count is refused, not silently noised.
-//   tagg     the aggregator releases A = Σ log r_t + Z_A and B = Σ λ(r_t − 1) + Z_B, equal σ,
-//            one Gaussian mechanism with Δ2 = T·√(log²2 + (λ/(N_min·m))²); the host outputs
-//            (B − A)/T (our copy of Algorithm 2 prints (A + B)/T, a sign slip). Same condition.
+// Models (ε, δ for the whole release; neighbours substitute one item, so every total N_t is
+// public and the plan — points, rounds, clients, Π(x_t) — is public):
+//   none     no noise (the paper's non-private baseline). Refuses a sampled point where P has no
+//            mass (kl_zero_mass_error): without privacy that refusal releases nothing new.
+//   trusted  the host releases the estimate through the central Gaussian mechanism
+//            (gaussian_noise.h: rounded to a public grid, exact discrete noise).
+//   tagg     the aggregator releases A = Σ log r_t and B = Σ λ(r_t − 1) as one 2-value Gaussian
+//            mechanism (same σ, same grid); the host outputs (B − A)/T (our copy of Algorithm 2
+//            prints (A + B)/T, a sign slip).
 //   dist     each client adds a Skellam share to its counts (sdk/tasks/kl_answer_task.h) so every
 //            sum A_t carries Sk(μ), μ from the Skellam accountant for the answers' sensitivity;
-//            the host clamps P′ = max(A_t/N_t, τ) (Algorithm 3) and counts the clamped rounds.
-//            Not unbiased (the clamp). With rate 1 each distinct point is answered once.
-// σ (trusted, tagg) comes from sdk/privacy: analytic (Balle & Wang) or classical calibration.
+//            the host clamps P′ = max(A_t/N_t, τ) (Algorithm 3) and counts the clamped rounds
+//            (post-processing of the noised sums). Not unbiased (the clamp). With rate 1 each
+//            distinct point is answered once.
 //
-// Errors: std::invalid_argument for bad parameters, std::runtime_error for data the estimator
-// cannot use (zero mass, a count below 2 under trusted/tagg). Memory: O(T·clients) for the plan.
+// Trusted and TAgg use r_t = max(A_t, 2)/(N_t·Π(x_t)): the count is clamped at 2 instead of
+// refusing a count below 2 (a refusal would be an output that depends on one record: counts 2
+// and 1 at a sampled point would give an estimate and a refusal). The clamp keeps every log r_t
+// finite and bounded in change (000 Theorem 4.9's domain H^{>1}), costs bias only at points
+// where the clients hold fewer than 2 items, and makes no decision on the data.
+//
+// Sensitivity (proved here; it replaces 000 Theorem 4.10's whole-estimator bound, which charges
+// every one of the T rounds). A substitution moves one client's count at one point a down by 1
+// and at one point b up by 1; only the rounds t with x_t ∈ {a, b} (and that client in C_t)
+// change. In such a round the clamped count c′ = max(c, 2) changes by at most 1 and both values
+// are ≥ 2, so |Δ log r_t| ≤ log(3/2) (the largest step, 2 → 3) and |Δ λ(r_t − 1)| ≤
+// |λ|/(N_t·Π(x_t)). With, per distinct point x,
+//     M_x = #{t : x_t = x},   L_x = Σ_{t: x_t = x} |λ|/(N_t·Π(x_t)),   S_x = M_x·log(3/2) + L_x,
+// and (1), (2) marking the largest and second largest over the sampled points:
+//   trusted  Δ = (S_(1) + S_(2))/T                       (triangle inequality over the rounds)
+//   tagg     Δ2 = √( ((M_(1) + M_(2))·log(3/2))² + (L_(1) + L_(2))² )   (A and B separately)
+// With one distinct point the second terms are 0. Points never sampled do not enter. Versus the
+// old T-fold charge this divides the noise by about T/(M_(1) + M_(2)) (≈ 28 for a uniform Π over
+// 100 items at T = 1000) and uses log(3/2) for log 2.
+//
+// σ (trusted, tagg) comes from sdk/privacy: analytic (Balle & Wang) or classical calibration,
+// at the δ gaussian_noise.h leaves after its grid term (grid_calibration_delta).
+//
+// Errors: std::invalid_argument for bad parameters; std::runtime_error when the clients asked in
+// a round hold no items at all (N_t = 0: public under substitution) and, for `none` only, when
+// P has no mass at a sampled point. No other path refuses, warns or changes what it prints
+// depending on the clients' counts. Memory: O(T·clients) for the plan.
 // Paper: 000 §4, Algorithms 1–3, Theorems 4.3–4.11.
 #ifndef FEDSTAT_HOST_ESTIMATE_KL_ESTIMATOR_H_
 #define FEDSTAT_HOST_ESTIMATE_KL_ESTIMATOR_H_
@@ -35,6 +60,7 @@
 #include <string>
 #include <vector>
 
+#include "host_server/estimate/gaussian_noise.h"
 #include "host_server/estimate/item_counts.h"
 #include "sdk/base/random_bits.h"
 #include "sdk/privacy/accountants.h"
@@ -43,7 +69,6 @@ namespace fedstat {
 namespace host {
 
 enum class KlModel { kNone, kTrusted, kTagg, kDist };
-enum class GaussianCalibration { kAnalytic, kClassical };
 
 const char* kl_model_name(KlModel model);
 KlModel parse_kl_model(const std::string& name);  // throws std::invalid_argument
@@ -83,11 +108,29 @@ struct KlDistNoise {
 };
 KlDistNoise kl_dist_noise(const KlPlan& plan, const KlOptions& options);
 
+// Σ_t log r_t and Σ_t λ(r_t − 1) with the central models' clamped counts: what trusted (as
+// (B − A)/T) and tagg (A and B) release through the Gaussian mechanism.
+struct KlCentralSums {
+  double log_sum = 0;     // A
+  double linear_sum = 0;  // B
+};
+KlCentralSums kl_central_sums(const KlPlan& plan, const KlSums& sums, double lambda);
+
+// The central models' sensitivities (see above), from the public plan and totals.
+struct KlCentralSensitivity {
+  double trusted = 0;     // Δ of the estimate
+  double log_sum = 0;     // Δ of A = Σ log r_t (tagg)
+  double linear_sum = 0;  // Δ of B = Σ λ(r_t − 1) (tagg)
+  double tagg = 0;        // Δ2 of (A, B)
+};
+KlCentralSensitivity kl_central_sensitivity(const KlPlan& plan, const KlSums& sums, double lambda);
+
 struct KlEstimate {
   double estimate = 0;
   double noiseless = 0;    // the same estimate without the host's noise (for measurements)
   double sensitivity = 0;  // Δ2 of the noised release (trusted, tagg)
-  double sigma = 0;        // σ of each Gaussian draw (trusted, tagg)
+  double sigma = 0;        // σ actually added to each released value (trusted, tagg)
+  double grid = 0;         // the public grid the released values lie on (trusted, tagg)
   double estimate_sd = 0;  // the standard deviation the noise adds to the estimate
   double dist_lambda = 0;  // μ per sum (dist)
   uint32_t clamped = 0;    // rounds whose P′ was clamped to τ (dist)

@@ -100,7 +100,21 @@ MergedSketch merge_reports(const std::vector<sketch::SketchReport>& reports) {
   return merged;
 }
 
+void validate_tv_options(const TvOptions& options) {
+  constexpr size_t kMaxCandidates = size_t{1} << 24;
+  if (!(options.tau >= 0) || !std::isfinite(options.tau)) {
+    throw std::invalid_argument("the HH threshold tau must be finite and >= 0 (0: the default)");
+  }
+  if (!(options.noise_margin > 0) || !std::isfinite(options.noise_margin)) {
+    throw std::invalid_argument("the noise margin must be finite and above 0");
+  }
+  if (options.domain > kMaxCandidates || options.max_candidates > kMaxCandidates) {
+    throw std::invalid_argument("the domain and max_candidates are at most 2^24");
+  }
+}
+
 TvEstimate estimate_tv(const MergedSketch& p, const MergedSketch& q, const TvOptions& options) {
+  validate_tv_options(options);
   if (!sketch::same_params(p.params, q.params)) {
     throw std::invalid_argument("P and Q were sketched with different parameters or seeds");
   }

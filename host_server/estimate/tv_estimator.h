@@ -29,8 +29,15 @@
 //             κ = r0/4, evaluated at ≤ 16 ranks.
 //    Both estimate ||P − Q||₁; D_TV is half of it.
 //
-// Errors: std::invalid_argument for reports with different parameters or seeds, or an empty
-// distribution. Memory: O(R·w + candidates·R). Paper: 001 §4.3–4.6, Algorithms 2–3, Fact 4.11.
+// Privacy: the estimators themselves add no noise. What they read — counters, totals, heap ids —
+// is what the clients released, so with the local-DP stability histogram on every client
+// (sketch/stability_histogram.h) every output and every refusal here (an empty distribution, a
+// total of 2^28 or more whose counters may have wrapped, a corrupt report) is post-processing of
+// those private reports; without it no privacy is claimed.
+// Errors: std::invalid_argument for reports with different parameters or seeds, an empty
+// distribution, or options out of range (validate_tv_options: τ and noise_margin finite, τ ≥ 0,
+// noise_margin > 0, domain and max_candidates ≤ 2^24). Memory: O(R·w + candidates·R). Paper: 001
+// §4.3–4.6, Algorithms 2–3, Fact 4.11.
 #ifndef FEDSTAT_HOST_ESTIMATE_TV_ESTIMATOR_H_
 #define FEDSTAT_HOST_ESTIMATE_TV_ESTIMATOR_H_
 
@@ -68,6 +75,8 @@ struct TvOptions {
   double noise_margin = 4;  // adaptive r0: y_r0 ≥ noise_margin × residual r.m.s.
   uint32_t domain = 0;      // > 0: candidates are every id in [0, domain) instead of the heaps
 };
+
+void validate_tv_options(const TvOptions& options);  // throws std::invalid_argument
 
 struct TvEstimate {
   double hh = 0;  // D_TV estimates (½·||P − Q||₁)

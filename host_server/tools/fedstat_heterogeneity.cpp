@@ -1,14 +1,21 @@
 // fedstat-heterogeneity: private dispersion, Cochran's Q and I² (004) of client vectors, with the
-// paper's 95% intervals beside each statistic and the exact values.
+// paper's 95% intervals beside each statistic.
 //
 //   fedstat-heterogeneity --vectors V.csv [--p 2] [--epsilon 0.25] [--delta 0.1]
 //                         [--mechanism agm|classical|skellam|none] [--max-weight 100] [--seed 1]
-//                         [--runs 1] [--secure] [--json]
+//                         [--secure] [--evaluate [--runs R]] [--json]
 //
-// V.csv: one client vector per row, values in [0, 1]. --runs R repeats the noise with seeds
-// S..S+R−1 and adds each statistic's mean squared error. JSON keys: dispersion, q, i2 (each with
-// estimate, exact, ci, noise_sd and mse), n, d, mechanism, epsilon, delta, sigma, clipped_weights,
-// seconds.
+// V.csv: one client vector per row, values in [0, 1]. What is printed is the release: each
+// statistic's estimate, interval and noise s.d., and the public parameters (n, d, ε, δ, σ of
+// each release). Under --mechanism none there is no privacy, and --epsilon/--delta are refused
+// there rather than silently ignored. --evaluate adds what only a simulation holding the raw
+// vectors can print, for measurement and never for a release: the exact statistics, the number of
+// clipped weights, and with --runs R (seeds S..S+R−1; each run spends the budget again) each
+// statistic's mean squared error. Bounds: runs ≤ 10^4.
+//
+// JSON keys: dispersion, q, i2 (each with estimate, ci, noise_sd; with --evaluate also exact and
+// mse), n, d, mechanism, epsilon, delta, sigma, grid, seconds; with --evaluate clipped_weights,
+// runs.
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -16,40 +23,68 @@
 #include "CLI/CLI.hpp"
 #include "host_server/estimate/heterogeneity.h"
 #include "host_server/estimate/host_common.h"
+#include "host_server/tools/cli_checks.h"
 #include "nlohmann/json.hpp"
 
 int main(int argc, char** argv) {
   using namespace fedstat::host;  // NOLINT: a small tool
+  constexpr uint32_t kMaxRuns = 10000;
   CLI::App app{"fedstat-heterogeneity: private dispersion, Cochran's Q and I^2"};
   std::string path, mechanism = "agm";
   HeterogeneityOptions options;
   uint64_t seed = 1;
   uint32_t runs = 1;
-  bool json = false;
+  bool json = false, evaluate = false;
   app.add_option("--vectors", path, "CSV, one client vector per row, values in [0, 1]")->required();
-  app.add_option("--p", options.config.p, "dispersion exponent p >= 1")->capture_default_str();
-  app.add_option("--epsilon", options.epsilon, "privacy epsilon (whole release)")
+  app.add_option("--p", options.config.p, "dispersion exponent p >= 1")
+      ->check(cli::real_in(1, false, HUGE_VAL, true, "a finite number >= 1"))
       ->capture_default_str();
-  app.add_option("--delta", options.delta, "privacy delta (whole release)")->capture_default_str();
+  auto* epsilon_option =
+      app.add_option("--epsilon", options.epsilon, "privacy epsilon (whole release)")
+          ->check(cli::positive_finite())
+          ->capture_default_str();
+  auto* delta_option =
+      app.add_option("--delta", options.delta, "privacy delta (whole release), in (0, 1)")
+          ->check(cli::probability_open())
+          ->capture_default_str();
   app.add_option("--mechanism", mechanism,
                  "agm (analytic Gaussian), classical, skellam (clients add integer noise) or none")
       ->capture_default_str();
   app.add_option("--max-weight", options.config.max_weight,
                  "clip of the weights 1/s^2 (bounds one client's influence), >= 4")
+      ->check(cli::real_in(4, false, HUGE_VAL, true, "a finite number >= 4"))
       ->capture_default_str();
   app.add_option("--seed", seed, "seed of the noise")->capture_default_str();
-  app.add_option("--runs", runs, "repeat with seeds S..S+R-1 and report the MSE")
-      ->capture_default_str();
+  auto* runs_option =
+      app.add_option("--runs", runs, "with --evaluate: repeat with seeds S..S+R-1, report the MSE")
+          ->check(cli::count_in(1, kMaxRuns, "repetitions of the whole release"))
+          ->capture_default_str();
   app.add_flag("--secure", options.secure,
                "skellam: sum the clients' releases through secure aggregation");
+  app.add_flag("--evaluate", evaluate,
+               "also print values computed from the raw vectors (exact statistics, clipped "
+               "weights): for measuring the estimator, never for a release");
   app.add_flag("--json", json, "print one JSON object");
   CLI11_PARSE(app, argc, argv);
 
   try {
     const auto start = std::chrono::steady_clock::now();
     options.mechanism = parse_heterogeneity_mechanism(mechanism);
-    if (runs == 0) throw std::invalid_argument("--runs must be >= 1");
+    const bool noised = options.mechanism != HeterogeneityMechanism::kNone;
+    if (!noised && (epsilon_option->count() || delta_option->count())) {
+      throw std::invalid_argument(
+          "--mechanism none adds no noise: --epsilon and --delta apply to agm, classical and "
+          "skellam");
+    }
+    if (runs_option->count() && !evaluate) {
+      throw std::invalid_argument(
+          "--runs repeats the release to measure it (each run spends the budget again): it needs "
+          "--evaluate");
+    }
     const ClientVectors vectors = read_client_vectors(path);
+    HeterogeneityExact exact;
+    if (evaluate) exact = exact_heterogeneity(vectors, options.config);
+    const double exact_values[3] = {exact.dispersion, exact.q, exact.i2};
     HeterogeneityEstimate first;
     double squared[3] = {0, 0, 0};
     for (uint32_t r = 0; r < runs; ++r) {
@@ -58,7 +93,7 @@ int main(int argc, char** argv) {
       if (r == 0) first = e;
       const StatisticEstimate* stats[3] = {&e.dispersion, &e.q, &e.i2};
       for (int k = 0; k < 3; ++k) {
-        const double err = stats[k]->estimate - stats[k]->exact;
+        const double err = stats[k]->estimate - exact_values[k];
         squared[k] += err * err;
       }
     }
@@ -70,41 +105,49 @@ int main(int argc, char** argv) {
       nlohmann::json out;
       for (int k = 0; k < 3; ++k) {
         out[names[k]] = {{"estimate", stats[k]->estimate},
-                         {"exact", stats[k]->exact},
                          {"ci", {stats[k]->ci.low, stats[k]->ci.high}},
-                         {"noise_sd", stats[k]->noise_sd},
-                         {"mse", squared[k] / runs}};
+                         {"noise_sd", stats[k]->noise_sd}};
+        if (evaluate) {
+          out[names[k]]["exact"] = exact_values[k];
+          out[names[k]]["mse"] = squared[k] / runs;
+        }
       }
       out["n"] = vectors.size();
       out["d"] = vectors[0].size();
       out["mechanism"] = heterogeneity_mechanism_name(options.mechanism);
-      out["epsilon"] = options.epsilon;
-      out["delta"] = options.delta;
+      out["epsilon"] = noised ? nlohmann::json(options.epsilon) : nlohmann::json(nullptr);
+      out["delta"] = noised ? nlohmann::json(options.delta) : nlohmann::json(nullptr);
       out["sigma"] = {first.sigma[0], first.sigma[1], first.sigma[2], first.sigma[3]};
-      out["clipped_weights"] = first.clipped;
-      out["runs"] = runs;
+      out["grid"] = {first.grid[0], first.grid[1], first.grid[2], first.grid[3]};
       out["seconds"] = seconds;
+      if (evaluate) {
+        out["clipped_weights"] = exact.clipped;
+        out["runs"] = runs;
+      }
       std::printf("%s\n", out.dump().c_str());
-    } else {
-      std::printf("%zu clients, d = %zu, mechanism %s", vectors.size(), vectors[0].size(),
-                  heterogeneity_mechanism_name(options.mechanism));
-      if (options.mechanism != HeterogeneityMechanism::kNone) {
-        std::printf(", epsilon %g, delta %g", options.epsilon, options.delta);
-      }
-      std::printf("\n%-11s %14s %14s %12s   %s\n", "statistic", "estimate", "exact", "noise sd",
-                  "95% interval (004 Thms 4.7/4.15/4.19)");
-      for (int k = 0; k < 3; ++k) {
-        std::printf("%-11s %14.6g %14.6g %12.4g   [%.6g, %.6g]", names[k], stats[k]->estimate,
-                    stats[k]->exact, stats[k]->noise_sd, stats[k]->ci.low, stats[k]->ci.high);
-        if (runs > 1) std::printf("   mse %.4g over %u runs", squared[k] / runs, runs);
-        std::printf("\n");
-      }
-      if (first.clipped > 0) {
-        std::printf("note: %u clients' weights 1/s^2 were clipped at %g\n", first.clipped,
-                    options.config.max_weight);
-      }
-      std::printf("time %.3f s\n", seconds);
+      return 0;
     }
+    std::printf("%zu clients, d = %zu, mechanism %s", vectors.size(), vectors[0].size(),
+                heterogeneity_mechanism_name(options.mechanism));
+    if (noised) {
+      std::printf(", epsilon %g, delta %g\n", options.epsilon, options.delta);
+    } else {
+      std::printf("  -- no privacy: the statistics are not noised\n");
+    }
+    std::printf("%-11s %14s %12s   %s%s\n", "statistic", "estimate", "noise sd",
+                "95% interval (004 Thms 4.7/4.15/4.19)", evaluate ? "   exact (evaluation)" : "");
+    for (int k = 0; k < 3; ++k) {
+      std::printf("%-11s %14.6g %12.4g   [%.6g, %.6g]", names[k], stats[k]->estimate,
+                  stats[k]->noise_sd, stats[k]->ci.low, stats[k]->ci.high);
+      if (evaluate) std::printf("   %.6g", exact_values[k]);
+      if (evaluate && runs > 1) std::printf("   mse %.4g over %u runs", squared[k] / runs, runs);
+      std::printf("\n");
+    }
+    if (evaluate && exact.clipped > 0) {
+      std::printf("evaluation: %u clients' weights 1/s^2 were clipped at %g\n", exact.clipped,
+                  options.config.max_weight);
+    }
+    std::printf("time %.3f s\n", seconds);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fedstat-heterogeneity: %s\n", e.what());

@@ -4,7 +4,7 @@
 // merges the reports and estimates D_TV with the HH and top-k estimators.
 //
 //   fedstat-tv --p P.txt --q Q.txt [--budget BYTES] [--estimator topk|hh|both] [--epsilon E]
-//              [--clients N] [--seed S] [--json]
+//              [--clients N] [--seed S] [--evaluate] [--json]
 //              [--domain D] [--rows R --width W --heap H --k K] [--no-least-squares]
 //              [--secure] [--rank R0 --window KAPPA --tau TAU --heap-fraction F --max-candidates M
 //               --noise-margin C]
@@ -12,7 +12,14 @@
 // Default budget 160 KiB of device memory per client (sketch/sketch_budget.h). --domain D takes
 // the candidates from every id below D instead of the heaps (as under secure aggregation);
 // --secure (with --domain) sums the clients' counters through a real secure-aggregation session.
-// JSON keys: exact, topk, hh, bytes, params, seconds (and errors, report_bytes, candidates).
+// Privacy: with --epsilon every client applies the local-DP stability histogram before it
+// sketches, and everything the host prints is post-processing of those reports; without it the
+// sketches are not noised and the tool says so. --evaluate adds the exact D_TV and the errors,
+// computed from the raw files: for measuring the estimators, never for a release.
+// Bounds: clients ≤ 10^4 and clients × sketch memory ≤ 2 GiB per distribution; candidates
+// (--domain, --max-candidates) ≤ 2^24. Every numeric option is checked where it enters.
+// JSON keys: topk, hh, bytes, params, seconds, report_bytes, privacy; with --evaluate also exact,
+// topk_error, hh_error.
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -23,6 +30,7 @@
 #include "host_server/estimate/item_counts.h"
 #include "host_server/estimate/tv_estimator.h"
 #include "host_server/secagg/secagg_simulation.h"
+#include "host_server/tools/cli_checks.h"
 #include "nlohmann/json.hpp"
 #include "sdk/sketch/sketch_budget.h"
 
@@ -30,6 +38,10 @@ namespace {
 
 using namespace fedstat;        // NOLINT: a small tool
 using namespace fedstat::host;  // NOLINT
+
+constexpr uint32_t kMaxClients = 10000;
+constexpr uint64_t kMaxClientBytes = uint64_t{1} << 31;  // clients × sketch memory, per side
+constexpr uint32_t kMaxCandidates = 1u << 24;
 
 }  // namespace
 
@@ -42,40 +54,49 @@ int main(int argc, char** argv) {
   double tau = 0, heap_fraction = 0.35, noise_margin = 4;
   size_t max_candidates = 0;
   uint64_t seed = 1;
-  bool json = false, no_ls = false, secure = false;
+  bool json = false, no_ls = false, secure = false, evaluate = false;
   app.add_option("--p", p_path, "distribution P: '<item_id> <count>' lines")->required();
   app.add_option("--q", q_path, "distribution Q: '<item_id> <count>' lines")->required();
   app.add_option("--budget", budget, "device memory per client sketch, bytes")
+      ->check(cli::count_in(1024, kMaxClientBytes, "device memory of one sketch"))
       ->capture_default_str();
-  app.add_option("--estimator", estimator, "topk, hh or both")->capture_default_str();
-  app.add_option("--epsilon", epsilon, "local DP epsilon (stability histogram; 0: none)");
-  app.add_option("--clients", clients, "emulated clients per distribution")->capture_default_str();
+  app.add_option("--estimator", estimator, "topk, hh or both")
+      ->check(CLI::IsMember({"topk", "hh", "both"}))
+      ->capture_default_str();
+  app.add_option("--epsilon", epsilon, "local DP epsilon (stability histogram); omit: none")
+      ->check(cli::positive_finite());
+  app.add_option("--clients", clients, "emulated clients per distribution")
+      ->check(cli::count_in(1, kMaxClients, "emulated clients held in memory"))
+      ->capture_default_str();
   app.add_option("--seed", seed, "task seed (hashes) and noise seed")->capture_default_str();
-  app.add_option("--domain", domain, "candidates: every id below D instead of the heaps");
+  app.add_option("--domain", domain, "candidates: every id below D instead of the heaps")
+      ->check(cli::count_in(1, kMaxCandidates, "candidates the host solves for"));
   app.add_option("--rows", rows, "override R");
   app.add_option("--width", width, "override w");
   app.add_option("--heap", heap, "override H");
   app.add_option("--k", k, "override k");
   app.add_option("--rank", rank, "override the top-k rank r0");
   app.add_option("--window", window, "override the top-k window");
-  app.add_option("--tau", tau, "override the HH threshold");
-  app.add_option("--max-candidates", max_candidates, "prune candidates (0: 1.25 w)");
+  app.add_option("--tau", tau, "override the HH threshold (a finite number above 0)")
+      ->check(cli::positive_finite());
+  app.add_option("--max-candidates", max_candidates, "prune candidates (0: 1.25 w)")
+      ->check(cli::count_in(0, kMaxCandidates, "candidates the host solves for"));
   app.add_option("--noise-margin", noise_margin, "adaptive rank: threshold over residual noise")
+      ->check(cli::positive_finite())
       ->capture_default_str();
-  app.add_option("--heap-fraction", heap_fraction, "budget share of the heap")
+  app.add_option("--heap-fraction", heap_fraction, "budget share of the heap, in (0, 1)")
+      ->check(cli::probability_open())
       ->capture_default_str();
   app.add_flag("--no-least-squares", no_ls, "skip the least-squares re-estimation");
   app.add_flag("--secure", secure,
                "sum the clients' counters through secure aggregation (heaps stay hidden: "
                "needs --domain)");
+  app.add_flag("--evaluate", evaluate,
+               "also print the exact D_TV and the errors, computed from the raw files: for "
+               "measuring the estimators, never for a release");
   app.add_flag("--json", json, "print one JSON object");
   CLI11_PARSE(app, argc, argv);
   try {
-    if (estimator != "topk" && estimator != "hh" && estimator != "both") {
-      throw std::invalid_argument("--estimator must be topk, hh or both");
-    }
-    if (clients == 0) throw std::invalid_argument("--clients must be >= 1");
-    if (domain > (1u << 24)) throw std::invalid_argument("--domain is at most 2^24");
     if (secure && (domain == 0 || clients < 2)) {
       throw std::invalid_argument(
           "--secure hides the heaps: give --domain D (candidates) and --clients >= 2");
@@ -92,6 +113,11 @@ int main(int argc, char** argv) {
     if (heap) params.heap_capacity = heap;
     if (k) params.k = k;
     check(sketch::validate_params(params), "parameters");
+    if (uint64_t{clients} * sketch::shift_sketch_memory_bytes(params) > kMaxClientBytes) {
+      throw std::invalid_argument(
+          "--clients x the sketch's memory is at most 2 GiB per distribution: lower --clients or "
+          "the budget");
+    }
 
     SeededBits split_bits(seed, 7);
     const EmulatedClients p_clients = split_across_clients(p, clients, split_bits.bits());
@@ -136,36 +162,52 @@ int main(int argc, char** argv) {
     const auto end = std::chrono::steady_clock::now();
     const double estimate_seconds = std::chrono::duration<double>(end - estimate_start).count();
     const double seconds = std::chrono::duration<double>(end - start).count();
-    const double exact = exact_tv(p, q);
+    const double exact = evaluate ? exact_tv(p, q) : 0;
     const size_t memory = sketch::shift_sketch_memory_bytes(params);
     const bool want_topk = estimator != "hh", want_hh = estimator != "topk";
+    const std::string privacy =
+        epsilon > 0 ? "local DP (stability histogram), epsilon " + std::to_string(epsilon) +
+                          ", delta 1e-6 per client"
+                    : "none: the sketches are not noised (give --epsilon for local DP)";
     if (json) {
       nlohmann::json out;
-      out["exact"] = exact;
       out["topk"] = want_topk ? nlohmann::json(e.topk) : nlohmann::json(nullptr);
       out["hh"] = want_hh ? nlohmann::json(e.hh) : nlohmann::json(nullptr);
-      out["topk_error"] = want_topk ? nlohmann::json(e.topk - exact) : nlohmann::json(nullptr);
-      out["hh_error"] = want_hh ? nlohmann::json(e.hh - exact) : nlohmann::json(nullptr);
+      if (evaluate) {
+        out["exact"] = exact;
+        out["topk_error"] = want_topk ? nlohmann::json(e.topk - exact) : nlohmann::json(nullptr);
+        out["hh_error"] = want_hh ? nlohmann::json(e.hh - exact) : nlohmann::json(nullptr);
+      }
       out["bytes"] = memory;
       out["report_bytes"] = report;
-      out["params"] = {{"rows", params.rows},
-                       {"width", params.width},
-                       {"heap", params.heap_capacity},
-                       {"k", params.k},
-                       {"rank", e.rank},
-                       {"window", e.window},
-                       {"tau", e.tau},
-                       {"candidates", e.candidates},
-                       {"clients", clients},
-                       {"epsilon", epsilon}};
+      out["params"] = {
+          {"rows", params.rows},
+          {"width", params.width},
+          {"heap", params.heap_capacity},
+          {"k", params.k},
+          {"rank", e.rank},
+          {"window", e.window},
+          {"tau", e.tau},
+          {"candidates", e.candidates},
+          {"clients", clients},
+          {"epsilon", epsilon > 0 ? nlohmann::json(epsilon) : nlohmann::json(nullptr)}};
+      out["privacy"] = privacy;
       out["seconds"] = seconds;
       out["sketch_seconds"] = sketch_seconds;
       out["estimate_seconds"] = estimate_seconds;
       std::printf("%s\n", out.dump().c_str());
     } else {
-      std::printf("exact D_TV   %.6f\n", exact);
-      if (want_topk) std::printf("top-k        %.6f  (error %+.6f)\n", e.topk, e.topk - exact);
-      if (want_hh) std::printf("HH           %.6f  (error %+.6f)\n", e.hh, e.hh - exact);
+      if (evaluate) std::printf("exact D_TV   %.6f (evaluation)\n", exact);
+      if (want_topk) {
+        std::printf("top-k        %.6f", e.topk);
+        if (evaluate) std::printf("  (error %+.6f)", e.topk - exact);
+        std::printf("\n");
+      }
+      if (want_hh) {
+        std::printf("HH           %.6f", e.hh);
+        if (evaluate) std::printf("  (error %+.6f)", e.hh - exact);
+        std::printf("\n");
+      }
       std::printf("bytes        %zu of device memory per client sketch, report %zu bytes\n", memory,
                   report);
       std::printf(
@@ -173,7 +215,7 @@ int main(int argc, char** argv) {
           "%zu candidates\n",
           params.rows, params.width, params.heap_capacity, params.k, e.rank, e.rank + e.window - 1,
           e.tau, e.candidates);
-      if (epsilon > 0) std::printf("privacy      local DP epsilon %g, delta 1e-6\n", epsilon);
+      std::printf("privacy      %s\n", privacy.c_str());
       std::printf("time         %.3f s (clients sketching %.3f s, host estimation %.3f s)\n",
                   seconds, sketch_seconds, estimate_seconds);
     }

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "host_server/estimate/gaussian_noise.h"
 #include "host_server/estimate/host_common.h"
 #include "sdk/privacy/accountants.h"
 
@@ -37,9 +38,10 @@ TEST(Heterogeneity, WithoutNoiseTheEstimatesAreExact) {
   options.mechanism = HeterogeneityMechanism::kNone;
   SeededBits bits(1, 0);
   const HeterogeneityEstimate e = estimate_heterogeneity(kVectors, options, bits.bits());
-  EXPECT_NEAR(e.dispersion.estimate, e.dispersion.exact, 1e-15);
-  EXPECT_NEAR(e.q.estimate, e.q.exact, 1e-12);
-  EXPECT_NEAR(e.i2.estimate, e.i2.exact, 1e-12);
+  const HeterogeneityExact exact = exact_heterogeneity(kVectors, options.config);
+  EXPECT_NEAR(e.dispersion.estimate, exact.dispersion, 1e-15);
+  EXPECT_NEAR(e.q.estimate, exact.q, 1e-12);
+  EXPECT_NEAR(e.i2.estimate, exact.i2, 1e-12);
   EXPECT_EQ(e.q.ci.low, e.q.estimate);
   EXPECT_EQ(e.q.ci.high, e.q.estimate);
 }
@@ -61,22 +63,34 @@ TEST(Heterogeneity, NoiseScalesAreTheAccountants) {
   SeededBits bits(2, 0);
   const tasks::HeterogeneitySensitivities s = tasks::heterogeneity_sensitivities(2, options.config);
   HeterogeneityEstimate e = estimate_heterogeneity(kVectors, options, bits.bits());
-  const double unit = privacy::gaussian_sigma_analytic(0.25, 0.1, 1).value();
+  // 2d + 4 = 8 released values; the grid term takes (1 + e^0.25)·8·2^−55 of δ.
+  const double grid_term = (1 + std::exp(0.25)) * 8 * kGridTvPerCoordinate;
+  const size_t entries[4] = {2, 4, 1, 1};
+  const double unit = privacy::gaussian_sigma_analytic(0.25, 0.1 - grid_term, 1).value();
+  double mu2 = 0;
   for (int k = 0; k < 4; ++k) {
     EXPECT_DOUBLE_EQ(e.sensitivity[k], s.l2[k]);
-    EXPECT_DOUBLE_EQ(e.sigma[k], 2 * s.l2[k] * unit) << k;
+    const GridGaussian expected =
+        make_grid_gaussian(2 * s.l2[k] * unit, s.l2[k], entries[k]).value();
+    EXPECT_EQ(e.sigma[k], expected.sigma) << k;
+    EXPECT_EQ(e.grid[k], expected.grid) << k;
+    // Each release's ratio with the grid's rounding inside the sensitivity (gaussian_noise.h).
+    const double k_eff = s.l2[k] + std::sqrt(double(entries[k])) * e.grid[k];
+    mu2 += (k_eff / e.sigma[k]) * (k_eff / e.sigma[k]);
   }
-  // Four releases at σ_k = 2·Δ_k·σ₁ compose (Gaussian DP) to one mechanism of Δ/σ = 1/σ₁,
-  // which the accountant says is exactly (0.25, 0.1)-DP.
-  double mu2 = 0;
-  for (int k = 0; k < 4; ++k) mu2 += (s.l2[k] / e.sigma[k]) * (s.l2[k] / e.sigma[k]);
-  EXPECT_NEAR(privacy::gaussian_delta(0.25, 1 / std::sqrt(mu2), 1).value(), 0.1, 1e-6);
+  // The four releases compose (Gaussian DP) to Δ/σ = √Σμ_k², which with the grid term is
+  // (0.25, 0.1)-DP — and not much more private than that (the calibration is tight).
+  const double achieved = privacy::gaussian_delta(0.25, 1 / std::sqrt(mu2), 1).value();
+  EXPECT_LE(achieved + grid_term, 0.1 * (1 + 1e-9));
+  EXPECT_GE(achieved + grid_term, 0.1 * (1 - 1e-6));
   EXPECT_NEAR(e.xi1_squared, e.sigma[0] * e.sigma[0] / 9, 1e-15);
 
   options.mechanism = HeterogeneityMechanism::kClassical;
   e = estimate_heterogeneity(kVectors, options, bits.bits());
   for (int k = 0; k < 4; ++k) {
-    EXPECT_EQ(e.sigma[k], privacy::gaussian_sigma_classical(0.0625, 0.025, s.l2[k]).value()) << k;
+    const double delta = grid_calibration_delta(0.0625, 0.025, entries[k]).value();
+    const double sigma = privacy::gaussian_sigma_classical(0.0625, delta, s.l2[k]).value();
+    EXPECT_EQ(e.sigma[k], make_grid_gaussian(sigma, s.l2[k], entries[k]).value().sigma) << k;
   }
   options.epsilon = 4;  // ε/4 = 1: the classical calibration does not apply
   EXPECT_THROW(estimate_heterogeneity(kVectors, options, bits.bits()), std::runtime_error);
@@ -111,9 +125,10 @@ TEST(Heterogeneity, SkellamSharesAreCalibratedByTheComposedAccountant) {
   for (int copy = 0; copy < 300; ++copy) many.insert(many.end(), kVectors.begin(), kVectors.end());
   options.epsilon = 1e3;
   const HeterogeneityEstimate sharp = estimate_heterogeneity(many, options, bits.bits());
-  ASSERT_GT(sharp.q.exact, 1000);
-  EXPECT_NEAR(sharp.q.estimate, sharp.q.exact, 6 * sharp.sigma[3] + 900 * 0.5 * s.l2[3] / 1024);
-  EXPECT_NEAR(sharp.dispersion.estimate, sharp.dispersion.exact,
+  const HeterogeneityExact exact = exact_heterogeneity(many, options.config);
+  ASSERT_GT(exact.q, 1000);
+  EXPECT_NEAR(sharp.q.estimate, exact.q, 6 * sharp.sigma[3] + 900 * 0.5 * s.l2[3] / 1024);
+  EXPECT_NEAR(sharp.dispersion.estimate, exact.dispersion,
               (6 * sharp.sigma[2] + 900 * 0.5 * s.l2[2] / 1024) / 900);
 }
 

@@ -1,13 +1,15 @@
 # cmake -DTOOL=<fedstat-heterogeneity> -DOUT=<dir> -P heterogeneity_cli_test.cmake
 # fedstat-heterogeneity end to end: exact values of a hand-worked example (see
-# tests/host/heterogeneity_test.cpp), JSON keys, both mechanisms, and errors naming the line.
+# tests/host/heterogeneity_test.cpp) under --evaluate, JSON keys, every mechanism, no raw-data
+# value in a release, errors naming the line, and privacy parameters refused when not finite
+# and in range.
 file(MAKE_DIRECTORY ${OUT})
 file(WRITE ${OUT}/V.csv "# three clients\n0.1,0.5\n0.4,0.4\n0.9,0.2\n")
 file(WRITE ${OUT}/V_bad.csv "0.1,0.5\n0.4,1.4\n")
 
 include(${CMAKE_CURRENT_LIST_DIR}/cli_helpers.cmake)
 
-execute_process(COMMAND ${TOOL} --vectors ${OUT}/V.csv --mechanism none --json
+execute_process(COMMAND ${TOOL} --vectors ${OUT}/V.csv --mechanism none --evaluate --json
                 RESULT_VARIABLE rc OUTPUT_VARIABLE json ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "fedstat-heterogeneity failed: ${err}")
@@ -37,7 +39,33 @@ foreach(mechanism agm classical skellam)
   if(NOT got STREQUAL mechanism OR sigma LESS_EQUAL 0)
     message(FATAL_ERROR "fedstat-heterogeneity --mechanism ${mechanism}: ${json}")
   endif()
+  # A release carries nothing computed from the raw vectors.
+  string(JSON value ERROR_VARIABLE missing GET "${json}" q exact)
+  string(JSON clipped ERROR_VARIABLE no_clipped GET "${json}" clipped_weights)
+  if(NOT missing OR NOT no_clipped)
+    message(FATAL_ERROR "fedstat-heterogeneity --mechanism ${mechanism} printed raw-data values")
+  endif()
 endforeach()
+
+function(expect_failure pattern)
+  execute_process(COMMAND ${TOOL} --vectors ${OUT}/V.csv ${ARGN} RESULT_VARIABLE rc
+                  OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(rc EQUAL 0 OR NOT err MATCHES "${pattern}")
+    message(FATAL_ERROR "fedstat-heterogeneity ${ARGN}: expected an error matching "
+                        "'${pattern}', got rc ${rc}: ${err}${out}")
+  endif()
+endfunction()
+expect_failure("--mechanism none adds no noise" --mechanism none --epsilon 1)
+foreach(bad nan -1 0 inf)
+  expect_failure("--epsilon.*finite number above 0" --epsilon ${bad})
+endforeach()
+foreach(bad nan 0 1)
+  expect_failure("--delta.*strictly between 0 and 1" --delta ${bad})
+endforeach()
+expect_failure("--max-weight.*>= 4" --max-weight nan)
+expect_failure("--p.*>= 1" --p 0.5)
+expect_failure("--runs.*from 1 to 10000" --runs 4294967295 --evaluate)
+expect_failure("--runs repeats the release" --runs 3)
 
 execute_process(COMMAND ${TOOL} --vectors ${OUT}/V_bad.csv RESULT_VARIABLE rc
                 ERROR_VARIABLE err)

@@ -1,6 +1,8 @@
 # cmake -DTOOL=<fedstat-tv> -DOUT=<dir> -P tv_cli_test.cmake
-# fedstat-tv end to end on a small pair: the exact D_TV, both estimators close to it, the JSON
-# keys, clients and local DP accepted, and a malformed file reported with its name and line.
+# fedstat-tv end to end on a small pair: the exact D_TV (--evaluate), both estimators close to it,
+# the JSON keys, clients and local DP accepted, no raw-data value without --evaluate, every
+# privacy parameter and size refused when not finite and in range, and a malformed file reported
+# with its name and line.
 file(MAKE_DIRECTORY ${OUT})
 set(p "")
 set(q "")
@@ -18,7 +20,7 @@ file(WRITE ${OUT}/bad.txt "1 5\n2 five\n")
 include(${CMAKE_CURRENT_LIST_DIR}/cli_helpers.cmake)
 
 foreach(args "--budget;49152" "--budget;163840;--clients;4" "--budget;49152;--epsilon;3")
-  execute_process(COMMAND ${TOOL} --p ${OUT}/P.txt --q ${OUT}/Q.txt ${args} --json
+  execute_process(COMMAND ${TOOL} --p ${OUT}/P.txt --q ${OUT}/Q.txt ${args} --evaluate --json
                   RESULT_VARIABLE rc OUTPUT_VARIABLE json ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "fedstat-tv ${args} failed: ${err}")
@@ -63,6 +65,33 @@ execute_process(COMMAND ${TOOL} --p ${OUT}/P.txt --q ${OUT}/Q.txt --secure RESUL
 if(rc EQUAL 0 OR NOT err MATCHES "needs|give --domain")
   message(FATAL_ERROR "fedstat-tv --secure without --domain was not refused: ${err}")
 endif()
+
+# Without --evaluate nothing computed from the raw files is printed, and the privacy is stated.
+execute_process(COMMAND ${TOOL} --p ${OUT}/P.txt --q ${OUT}/Q.txt --epsilon 3 --json
+                RESULT_VARIABLE rc OUTPUT_VARIABLE json ERROR_VARIABLE err)
+string(JSON exact ERROR_VARIABLE missing GET "${json}" exact)
+string(JSON privacy GET "${json}" privacy)
+if(NOT rc EQUAL 0 OR NOT missing OR NOT privacy MATCHES "local DP")
+  message(FATAL_ERROR "fedstat-tv release printed raw-data values or no privacy: ${json}${err}")
+endif()
+
+function(expect_failure pattern)
+  execute_process(COMMAND ${TOOL} --p ${OUT}/P.txt --q ${OUT}/Q.txt ${ARGN} RESULT_VARIABLE rc
+                  OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(rc EQUAL 0 OR NOT err MATCHES "${pattern}")
+    message(FATAL_ERROR "fedstat-tv ${ARGN}: expected an error matching '${pattern}', "
+                        "got rc ${rc}: ${err}${out}")
+  endif()
+endfunction()
+foreach(bad nan -1 0 inf)
+  expect_failure("--epsilon.*finite number above 0" --epsilon ${bad})
+  expect_failure("--tau.*finite number above 0" --tau ${bad})
+  expect_failure("--noise-margin.*finite number above 0" --noise-margin ${bad})
+endforeach()
+expect_failure("--heap-fraction.*strictly between 0 and 1" --heap-fraction nan)
+expect_failure("--clients.*from 1 to 10000" --clients 100000000)
+expect_failure("--budget.*from 1024 to" --budget 200000000000)
+expect_failure("at most 2 GiB" --clients 10000 --budget 1048576)
 
 execute_process(COMMAND ${TOOL} --p ${OUT}/P.txt --q ${OUT}/bad.txt RESULT_VARIABLE rc
                 ERROR_VARIABLE err)
