@@ -206,50 +206,76 @@ Result<double> gaussian_sigma_analytic(double epsilon, double delta, double l2_s
 }
 
 namespace {
-Status rsgd_ar(double convexity, double smoothness, uint32_t epochs, double eta0, double batch_size,
-               double gradient_bound, Span<double> out, Span<double> peak);
+
+Status check_rsgd_ar(double convexity, double smoothness, uint32_t epochs, double eta0,
+                     double batch_size, double gradient_bound, size_t batches) {
+  if (batches == 0) return invalid_argument("RSGD-AR sensitivities need at least one batch");
+  if (!(convexity >= 0) || !isfinite(convexity) || !positive(smoothness) || epochs == 0 ||
+      !positive(eta0) || !positive(batch_size) || !(gradient_bound >= 0) ||
+      !isfinite(gradient_bound)) {
+    return invalid_argument(
+        "RSGD-AR sensitivity parameters must be finite and positive (convexity and gradient "
+        "bound >= 0), with at least one epoch");
+  }
+  return Status();
+}
+
+// ρ(η) = max(|1 − ημ|, |1 − ηL|).
+double contraction(double eta, double convexity, double smoothness) {
+  const double a = fabs(1 - eta * convexity), b = fabs(1 - eta * smoothness);
+  return a > b ? a : b;
+}
+
 }  // namespace
 
 Status rsgd_ar_sensitivities(double convexity, double smoothness, uint32_t epochs, double eta0,
                              double batch_size, double gradient_bound, Span<double> out) {
-  return rsgd_ar(convexity, smoothness, epochs, eta0, batch_size, gradient_bound, out,
-                 Span<double>());
-}
-
-Status rsgd_ar_average_sensitivities(double convexity, double smoothness, uint32_t epochs,
-                                     double eta0, double batch_size, double gradient_bound,
-                                     Span<double> out) {
-  constexpr size_t kMaxBatches = 1024;
-  if (out.size() > kMaxBatches) return invalid_argument("at most 1024 batches");
-  double current[kMaxBatches];
-  return rsgd_ar(convexity, smoothness, epochs, eta0, batch_size, gradient_bound,
-                 Span<double>(current, out.size()), out);
-}
-
-namespace {
-// Algorithm 4 on `out`; with a non-empty `peak`, also the running maximum of each entry.
-Status rsgd_ar(double convexity, double smoothness, uint32_t epochs, double eta0, double batch_size,
-               double gradient_bound, Span<double> out, Span<double> peak) {
-  if (out.empty()) return invalid_argument("RSGD-AR sensitivities need at least one batch");
-  if (!(convexity >= 0) || !positive(smoothness) || epochs == 0 || !positive(eta0) ||
-      !positive(batch_size) || !(gradient_bound >= 0)) {
-    return invalid_argument("RSGD-AR sensitivity parameters must be positive (convexity >= 0)");
-  }
+  FEDSTAT_RETURN_IF_ERROR(
+      check_rsgd_ar(convexity, smoothness, epochs, eta0, batch_size, gradient_bound, out.size()));
   for (double& d : out) d = 0;
-  for (double& d : peak) d = 0;
   for (uint32_t s = 1; s <= epochs; ++s) {
     const double eta = eta0 / s;
-    const double a = fabs(1 - eta * convexity), b = fabs(1 - eta * smoothness);
-    const double rho = a > b ? a : b;
+    const double rho = contraction(eta, convexity, smoothness);
     for (size_t j = 0; j < out.size(); ++j) {
       for (double& d : out) d *= rho;                   // contraction for all
       out[j] += 2 * eta * gradient_bound / batch_size;  // expansion for the current batch
-      for (size_t k = 0; k < peak.size(); ++k) peak[k] = out[k] > peak[k] ? out[k] : peak[k];
     }
   }
   return Status();
 }
-}  // namespace
+
+Status rsgd_ar_schedule_sensitivities(double convexity, double smoothness, uint32_t epochs,
+                                      uint32_t averaging_interval, double eta0, double batch_size,
+                                      double gradient_bound, Span<double> out) {
+  FEDSTAT_RETURN_IF_ERROR(
+      check_rsgd_ar(convexity, smoothness, epochs, eta0, batch_size, gradient_bound, out.size()));
+  if (averaging_interval == 0) return invalid_argument("the averaging interval must be >= 1");
+  const size_t batches = out.size();
+  for (size_t j = 0; j < batches; ++j) {  // the differing record in batch j
+    double delta = 0, window_sum = 0;
+    uint64_t window_steps = 0;
+    uint32_t h = 0;
+    for (uint32_t s = 1; s <= epochs; ++s) {
+      ++h;
+      const double eta = eta0 / h;
+      const double rho = contraction(eta, convexity, smoothness);
+      for (size_t b = 0; b < batches; ++b) {
+        delta *= rho;
+        if (b == j) delta += 2 * eta * gradient_bound / batch_size;
+        window_sum += delta;
+        ++window_steps;
+      }
+      if (s % averaging_interval == 0) {
+        delta = window_sum / static_cast<double>(window_steps);
+        window_sum = 0;
+        window_steps = 0;
+        h = 0;
+      }
+    }
+    out[j] = delta;
+  }
+  return Status();
+}
 
 Sensitivity discretised_sensitivity(double l2, double gamma, double beta, uint32_t dimension) {
   const double root_d = sqrt(static_cast<double>(dimension));

@@ -91,17 +91,26 @@ Result<double> gaussian_sigma_analytic(double epsilon, double delta, double l2_s
 // δ of the Gaussian mechanism at a given σ (the exact curve the analytic calibration inverts).
 Result<double> gaussian_delta(double epsilon, double sigma, double l2_sensitivity);
 
-// 002 Algorithm 4 (Chen, Lee & Kifer 2019): the L2 sensitivity of RSGD-AR's model change when
-// the differing record is in batch j, for j = 1..m, written to out[0..m). Loss: convexity μ,
-// smoothness L; T epochs; step η_s = η0/s; batch size |B|; gradient norm bound R (after
-// clipping; 1 for unit-norm features in logistic regression). out.size() is m.
+// 002 Algorithm 4 (Chen, Lee & Kifer 2019) as printed: the L2 sensitivity of RSGD-AR's last
+// iterate when the differing record is in batch j, for j = 1..m, written to out[0..m), for steps
+// η_s = η0/s over all T epochs (no averaging, no step-size reset). Loss: convexity μ,
+// smoothness L; batch size |B|; gradient norm bound R (1 for unit-norm features in logistic
+// regression). out.size() is m.
 Status rsgd_ar_sensitivities(double convexity, double smoothness, uint32_t epochs, double eta0,
                              double batch_size, double gradient_bound, Span<double> out);
-// As above, but each entry is the largest value it takes over every step, a bound for any
-// average of iterates (RSGD-AR's averaging): the average's deviation is at most the largest.
-Status rsgd_ar_average_sensitivities(double convexity, double smoothness, uint32_t epochs,
-                                     double eta0, double batch_size, double gradient_bound,
-                                     Span<double> out);
+// The same for the schedule the trainer actually runs (002 Algorithm 2, tasks/logistic_trainer.h):
+// the step counter h resets to 0 and the model becomes the average of the m·τ iterates of the
+// window every τ epochs (τ = averaging_interval; τ > T never averages). Bound, per j, by the
+// argument of Algorithm 4 applied step by step: two runs on neighbouring data that start from the
+// same model differ after each step by at most δ ← ρ(η)·δ (+ 2ηR/|B| at batch j), ρ(η) =
+// max(|1 − ημ|, |1 − ηL|) (a gradient step on a μ-strongly convex, L-smooth loss is ρ-Lipschitz
+// for any η); an average of iterates differs by at most the average of their bounds (triangle
+// inequality), so at each averaging δ ← (Σ_window δ_t)/(m·τ); the output is the model after epoch
+// T (the window average when τ divides T). Algorithm 4's η0/s over all steps understates this
+// whenever τ < T: after a reset the steps are large again. Time O(T·m²), no scratch memory.
+Status rsgd_ar_schedule_sensitivities(double convexity, double smoothness, uint32_t epochs,
+                                      uint32_t averaging_interval, double eta0, double batch_size,
+                                      double gradient_bound, Span<double> out);
 // The discretised sensitivities of 002 §4.1: Δ2* = γ·Δ + 2β·√d and Δ1* = min(√d·Δ2*, Δ2*²).
 Sensitivity discretised_sensitivity(double l2, double gamma, double beta, uint32_t dimension);
 

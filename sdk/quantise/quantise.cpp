@@ -20,13 +20,33 @@ Status check_config(size_t d, const QuantiseConfig& c, unsigned word_bits) {
   if (!(c.clip_norm > 0) || !(c.gamma > 0) || !isfinite(c.clip_norm) || !isfinite(c.gamma)) {
     return invalid_argument("clip norm and gamma must be positive and finite");
   }
-  if (!(c.beta > 0 && c.beta <= 1)) return invalid_argument("beta must lie in (0, 1]");
+  if (!(c.beta >= 0.5 && c.beta <= 1)) {
+    return invalid_argument(
+        "beta must lie in [1/2, 1]: below 1/2 no rounding is sure to meet the bound, and whether "
+        "a report could be made at all would depend on the data");
+  }
   if (c.modulus_bits == 0 || c.modulus_bits > word_bits) {
     return invalid_argument("modulus bits must be 1..32 for uint32 words, 1..64 for uint64");
   }
   if (c.max_rounding_tries == 0) return invalid_argument("max_rounding_tries must be >= 1");
+  // Every value after clipping and rotation is at most c + e in magnitude: if γ·(c + e) fits the
+  // modulus' signed range, no data can overflow it (a public check, not a data-dependent one).
+  const double limit = ldexp(1.0, static_cast<int>(c.modulus_bits) - 1) - 2;
+  if (!(c.gamma * (c.clip_norm + rounding_bound(d, c)) <= limit)) {
+    return invalid_argument(
+        "gamma x clip norm exceeds the modulus' signed range: lower gamma or the clip norm, or "
+        "raise the modulus bits");
+  }
   return Status();
 }
+
+}  // namespace
+
+Status validate_config(size_t d, const QuantiseConfig& config) {
+  return check_config(d, config, 64);
+}
+
+namespace {
 
 template <typename Word>
 Status quantise_impl(Span<float> update, size_t d, const QuantiseConfig& c,
@@ -36,42 +56,34 @@ Status quantise_impl(Span<float> update, size_t d, const QuantiseConfig& c,
   if (update.size() < length) return invalid_argument("update buffer is shorter than D");
   if (out.size() != length) return invalid_argument("output must hold exactly D words");
   Span<float> x = update.first(length);
-  for (size_t i = d; i < length; ++i) x[i] = 0;
-  // 1. Clip.
-  double norm2 = 0;
-  for (float v : x) norm2 += static_cast<double>(v) * v;
-  const double norm = sqrt(norm2);
-  if (!isfinite(norm)) return invalid_argument("update holds a NaN or an infinity");
-  if (norm > c.clip_norm) {
-    const float factor = static_cast<float>(c.clip_norm / norm);
-    for (float& v : x) v *= factor;
-  }
-  // 2. Rotate.
-  if (c.rotate) FEDSTAT_RETURN_IF_ERROR(rotate(x, c.rotation_seed, c.rotation_stream));
-  // 3. Scale: every scaled value (plus rounding) must fit the signed range of the modulus.
+  FEDSTAT_RETURN_IF_ERROR(clip_and_rotate(x, d, c));  // 1–2
+  // 3. Scale: check_config made every γ·|value| ≤ γ·(c + e) fit the modulus' signed range.
   const double limit = ldexp(1.0, static_cast<int>(c.modulus_bits) - 1) - 2;
   for (float v : x) {
-    if (fabs(c.gamma * v) > limit) {
-      return out_of_range("gamma * clipped value exceeds the modulus: lower gamma or raise bits");
+    if (!(fabs(c.gamma * v) <= limit)) {
+      return internal_error("quantise: a clipped value beyond c + e (a rounding-bound bug)");
     }
   }
-  // 4. Conditional stochastic rounding into out (two's complement words), then 5–6.
+  // 4. Conditional stochastic rounding into out (two's complement words), then 5–6. After
+  // max_rounding_tries misses, nearest rounding: its error is ≤ ½ per value, so ≤ β·√D for
+  // β ≥ ½ — every outcome meets the bound and no data makes the report fail.
   const double bound2 = c.beta * c.beta * static_cast<double>(length);
   const uint64_t mask = mask_of(c.modulus_bits);
   for (uint32_t attempt = 0;; ++attempt) {
-    if (attempt == c.max_rounding_tries) {
-      return aborted("conditional rounding missed the beta bound every try: raise beta");
-    }
+    const bool nearest = attempt == c.max_rounding_tries;
     double error2 = 0;
     for (size_t i = 0; i < length; ++i) {
       const double scaled = c.gamma * x[i];
       const double low = floor(scaled);
-      FEDSTAT_ASSIGN_OR_RETURN(const bool up, noise::bernoulli_dyadic(bits, scaled - low));
+      bool up = scaled - low >= 0.5;
+      if (!nearest) {
+        FEDSTAT_ASSIGN_OR_RETURN(up, noise::bernoulli_dyadic(bits, scaled - low));
+      }
       const double rounded = low + (up ? 1 : 0);
       error2 += (rounded - scaled) * (rounded - scaled);
       out[i] = static_cast<Word>(static_cast<uint64_t>(static_cast<int64_t>(rounded)));
     }
-    if (error2 <= bound2) break;
+    if (nearest || error2 <= bound2) break;
   }
   for (size_t i = 0; i < length; ++i) {
     uint64_t word = static_cast<uint64_t>(
@@ -89,6 +101,55 @@ Status quantise_impl(Span<float> update, size_t d, const QuantiseConfig& c,
 
 size_t encoded_length(size_t d, const QuantiseConfig& config) {
   return config.rotate ? padded_dimension(d) : d;
+}
+
+Status clip_and_rotate(Span<float> update, size_t d, const QuantiseConfig& config) {
+  const size_t length = encoded_length(d, config);
+  if (d == 0 || update.size() != length) {
+    return invalid_argument("clip_and_rotate: the update must hold exactly D values");
+  }
+  for (size_t i = d; i < length; ++i) update[i] = 0;
+  double norm2 = 0;
+  for (float v : update) norm2 += static_cast<double>(v) * v;
+  const double norm = sqrt(norm2);
+  if (!isfinite(norm)) return invalid_argument("update holds a NaN or an infinity");
+  if (norm > config.clip_norm) {
+    const float factor = static_cast<float>(config.clip_norm / norm);
+    for (float& v : update) v *= factor;
+  }
+  if (config.rotate) {
+    FEDSTAT_RETURN_IF_ERROR(rotate(update, config.rotation_seed, config.rotation_stream));
+  }
+  return Status();
+}
+
+Status clip_to_float(Span<const double> update, double clip_norm, Span<float> out) {
+  if (!(clip_norm > 0) || !isfinite(clip_norm)) {
+    return invalid_argument("clip norm must be positive and finite");
+  }
+  if (out.size() < update.size()) return invalid_argument("clip_to_float: output is too short");
+  double norm2 = 0;
+  for (double v : update) norm2 += v * v;
+  const double norm = sqrt(norm2);
+  if (!isfinite(norm)) return invalid_argument("update holds a NaN or an infinity");
+  const double factor = norm > clip_norm ? clip_norm / norm : 1.0;
+  for (size_t i = 0; i < update.size(); ++i) out[i] = static_cast<float>(update[i] * factor);
+  return Status();
+}
+
+double rounding_bound(size_t d, const QuantiseConfig& config) {
+  const double length = static_cast<double>(encoded_length(d, config));
+  int stages = 0;  // K = log2 D butterfly stages when rotating
+  while (config.rotate && (size_t{1} << stages) < static_cast<size_t>(length)) ++stages;
+  return (stages + 7) * ldexp(config.clip_norm, -24) + sqrt(length) * ldexp(1.0, -148);
+}
+
+double discretised_l2_sensitivity(double update_l2, size_t d, const QuantiseConfig& config) {
+  const double length = static_cast<double>(encoded_length(d, config));
+  const double change = fmin(update_l2, 2 * config.clip_norm) + 2 * rounding_bound(d, config);
+  return config.gamma * change +
+         2 * config.beta * sqrt(length) * (1 + (length + 3) * ldexp(1.0, -52)) +
+         config.gamma * ldexp(config.clip_norm, -51);
 }
 
 Status quantise(Span<float> update, size_t d, const QuantiseConfig& config,

@@ -8,16 +8,42 @@
 //   3. scale by γ;
 //   4. conditional stochastic rounding: each x rounds up with probability equal to its fractional
 //      part (an exact Bernoulli trial of the double), repeated until ‖v* − γx‖₂ ≤ β·√D; after
-//      max_rounding_tries failures the call fails (kAborted) rather than loop forever;
+//      max_rounding_tries misses it rounds to nearest, whose error ≤ ½ per value meets the bound
+//      for β ≥ ½ (so β < ½ is refused): no data can make a report fail (a failure would be an
+//      output that depends on the data);
 //   5. optional noise (a NoiseSampler, e.g. Skellam with the accountant's λ);
 //   6. wrap modulo 2^b (b = 32 default; 64 available with uint64 words).
 // Host: centre each word of the modular sum into [−2^(b−1), 2^(b−1)), divide by γ, inverse
 // rotation (in double), drop the padding. Exact for any number of clients as long as the true
 // sum stays inside that range (choose b with room: |sum| < 2^(b−1)).
 //
-// Errors (all before any output is trusted): invalid configuration (kInvalidArgument); a scaled
-// value that cannot fit the modulus (kOutOfRange: lower γ or raise b); rounding that cannot meet
-// the β bound (kAborted).
+// Rounding (what the sensitivity must cover; issue 11 item 5). Let x be the update, P_c the exact
+// projection onto the L2 ball of radius c, R the exact rotation, y the float vector step 3
+// scales, u = 2^−24 (float rounding), D ≤ 2^24 and K = log2 D. Then
+//     ‖y − R·P_c(x)‖₂ ≤ e := (K + 7)·u·c + √D·2^−148                    (rounding_bound)
+// for x given as floats to quantise(), or as doubles through clip_to_float() first:
+//   - clip_to_float clips in double (the computed norm is within D·2^−52 of the true one, so the
+//     result is within (D + 3)·2^−52·c of P_c(x)), then casts: + u·‖v‖ + √D·2^−150 (subnormals);
+//     in all ≤ 1.01·u·c + √D·2^−150. Clipping BEFORE the cast keeps this relative to c.
+//   - step 1 clips the floats again: either nothing changes, or each value is multiplied by
+//     fl(c/n̂) (relative error ≤ u + 2^−28) and rounded (u): ≤ 2.1·u·c more, and P_c is
+//     1-Lipschitz, so the distance to P_c(x) grows by at most that.
+//   - step 2: each of the K butterfly stages rounds every output (relative u) of a vector whose
+//     exact norm grows by √2 per stage, so the unnormalised error is ≤ K·u·(1 + u)^K·2^(K/2)·‖w‖;
+//     the scale 1/√D is computed in float (≤ 2.01·u) and applied with one more rounding (u,
+//     + 2^−150 per value): in all ≤ (K + 3.1)·u·‖w‖ + √D·2^−150, ‖w‖ ≤ c·(1 + 3.2u).
+// Two neighbours' vectors therefore satisfy ‖y − y′‖ ≤ min(‖x − x′‖, 2c) + 2e, since R·P_c is
+// 1-Lipschitz and maps into the ball of radius c. Steps 3–4 add the rounding of γ·y (relative
+// 2^−53, ≤ γ·c·2^−52) and the β test's own rounding (error² summed in double: relative
+// (D + 3)·2^−52), so the integer vectors v* (before noise) satisfy
+//     ‖v* − v*′‖₂ ≤ γ·(min(‖x − x′‖, 2c) + 2e) + 2·β·√D·(1 + (D + 3)·2^−52) + γ·c·2^−51
+// (discretised_l2_sensitivity; 002 §4.1 prints γ·Δ + 2β√D, without the rounding terms).
+// What is not covered: the rounding inside the caller's computation of x (e.g. the trainer's
+// double arithmetic, ~2^−53 relative per operation), which the caller must bound or accept.
+//
+// Errors (all from public inputs, before any output is trusted): an invalid configuration
+// (kInvalidArgument), including β outside [½, 1] and γ·(c + e) beyond the modulus' signed range
+// (lower γ or raise b); a NaN or infinity in the update (kInvalidArgument).
 //
 // Memory: the caller's update buffer of D floats (used as working memory) and D output words;
 // dequantise needs D doubles of work. D = padded_dimension(d) with rotation, else d;
@@ -49,8 +75,23 @@ struct QuantiseConfig {
   uint32_t max_rounding_tries = 1000;
 };
 
+// Checks a configuration for updates of dimension d (the checks quantise makes; 64-bit words).
+Status validate_config(size_t d, const QuantiseConfig& config);
+
 // D: the number of words an update of dimension d encodes to.
 size_t encoded_length(size_t d, const QuantiseConfig& config);
+
+// Steps 1–2 in place on update[0, D) (d values, zero-padded): the float clip and the rotation.
+Status clip_and_rotate(Span<float> update, size_t d, const QuantiseConfig& config);
+// out[0, d) ← P_c(update) as floats: the L2 clip in double, then the cast (see Rounding).
+// update.size() == d ≤ out.size(); kInvalidArgument for a NaN or infinity in the update or a
+// clip norm that is not positive and finite.
+Status clip_to_float(Span<const double> update, double clip_norm, Span<float> out);
+// e of Rounding: the distance of the float pipeline's y from the exact R·P_c(x).
+double rounding_bound(size_t d, const QuantiseConfig& config);
+// The L2 sensitivity of the integer vector v* (before noise) when the updates' exact difference
+// is at most `update_l2` (Rounding); never below 002's γ·min(Δ, 2c) + 2β√D.
+double discretised_l2_sensitivity(double update_l2, size_t d, const QuantiseConfig& config);
 
 // update[0, d) holds the update; update.size() ≥ D (it is clipped, rotated and scaled in place).
 // `noise` may be null (no noise). `private_bits` must come from a CSPRNG in production.

@@ -40,15 +40,44 @@ Status check_examples(const Examples& e, size_t d) {
 
 }  // namespace
 
+Status validate_trainer_config(const TrainerConfig& config) {
+  if (config.epochs == 0 || config.epochs > kMaxEpochs || config.batches == 0 ||
+      config.averaging_interval == 0) {
+    return invalid_argument(
+        "trainer needs 1..10000 epochs and at least one batch and one epoch per average");
+  }
+  if (!(config.eta0 > 0) || !isfinite(config.eta0) || !(config.mu >= 0) || !isfinite(config.mu)) {
+    return invalid_argument("trainer needs a finite eta0 > 0 and a finite mu >= 0");
+  }
+  if (!(config.eta0 * config.mu <= 2)) {
+    return invalid_argument(
+        "eta0 x mu must be at most 2: a larger step makes the regulariser grow the model "
+        "without bound");
+  }
+  return Status();
+}
+
+Status shuffle_order(RandomBits& bits, Span<uint32_t> order) {
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
+  for (size_t i = order.size(); i > 1; --i) {
+    FEDSTAT_ASSIGN_OR_RETURN(const uint64_t j, bits.uniform_below(i));
+    const size_t other = static_cast<size_t>(j);  // < i, so it fits size_t
+    const uint32_t t = order[i - 1];
+    order[i - 1] = order[other];
+    order[other] = t;
+  }
+  return Status();
+}
+
 Status train_logistic(const Examples& examples, Span<const double> start,
                       const TrainerConfig& config, RandomBits& shuffle_bits, Arena& scratch,
                       Span<double> out) {
   const size_t d = start.size();
   if (out.size() != d) return invalid_argument("output model has the wrong dimension");
   FEDSTAT_RETURN_IF_ERROR(check_examples(examples, d));
-  if (config.epochs == 0 || config.batches == 0 || config.averaging_interval == 0 ||
-      !(config.eta0 > 0) || !(config.mu >= 0)) {
-    return invalid_argument("trainer needs epochs, batches, averaging interval >= 1, eta0 > 0");
+  FEDSTAT_RETURN_IF_ERROR(validate_trainer_config(config));
+  for (double v : start) {
+    if (!isfinite(v)) return invalid_argument("the starting model holds a NaN or an infinity");
   }
   const size_t n = examples.count();
   const size_t batch_size = n / config.batches;
@@ -62,18 +91,10 @@ Status train_logistic(const Examples& examples, Span<const double> start,
     (void)scratch.rewind(mark);
     return resource_exhausted("trainer scratch is smaller than trainer_memory_bytes(n, d)");
   }
-  // Fisher–Yates shuffle.
-  for (size_t i = 0; i < n; ++i) order.value()[i] = static_cast<uint32_t>(i);
-  for (size_t i = n; i > 1; --i) {
-    auto j = shuffle_bits.uniform_below(i);
-    if (!j.ok()) {
-      (void)scratch.rewind(mark);
-      return j.status();
-    }
-    const size_t other = static_cast<size_t>(j.value());  // < i, so it fits size_t
-    const uint32_t t = order.value()[i - 1];
-    order.value()[i - 1] = order.value()[other];
-    order.value()[other] = t;
+  const Status shuffled = shuffle_order(shuffle_bits, order.value());
+  if (!shuffled.ok()) {
+    (void)scratch.rewind(mark);
+    return shuffled;
   }
   double* model = w.value().data();
   for (size_t k = 0; k < d; ++k) model[k] = start[k];

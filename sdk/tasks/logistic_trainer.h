@@ -6,8 +6,11 @@
 // batches); for s = 1..T: h ← h + 1, η = η0/h, one gradient step per batch; every τ epochs the
 // model becomes the average of the m·τ iterates since the last averaging and h resets to 0.
 // Features must have L2 norm ≤ 1 and labels be ±1 (checked); then the loss is μ-strongly convex
-// and (1/4 + μ)-smooth and a gradient's norm is at most 1 (R = 1), which is what 002
-// Algorithm 4 (privacy/accountants.h rsgd_ar_sensitivities) needs.
+// and (1/4 + μ)-smooth and a gradient's norm is at most 1 (R = 1), which is what the sensitivity
+// of this exact schedule (privacy/accountants.h rsgd_ar_schedule_sensitivities: resets and window
+// averages included) needs. The arithmetic is double: its rounding (≈ 2^−53 relative per
+// operation) is not inside that bound (stated, not proven; the float pipeline's rounding is,
+// quantise.h).
 //
 // Memory (from the caller's Arena): n·4 bytes (the permutation) + 3·d·8 bytes (gradient, sum
 // of iterates, working model) = memory_bytes(n, d) plus alignment. Deterministic given the bits.
@@ -40,6 +43,17 @@ struct TrainerConfig {
   double eta0 = 1.0;                 // initial step size (≤ 2/(1/4 + μ) keeps steps contractive)
   double mu = 0.001;                 // L2 regularisation (strong convexity)
 };
+
+constexpr uint32_t kMaxEpochs = 10000;
+
+// epochs 1..kMaxEpochs, batches and averaging interval ≥ 1, η0 > 0 and μ ≥ 0 finite, and
+// η0·μ ≤ 2 (with |1 − ημ| ≤ 1 every iterate stays within ‖w0‖ + η0·m·T of the origin, so no data
+// can drive the model to infinity and the report to a refusal). τ > T never averages.
+Status validate_trainer_config(const TrainerConfig& config);
+
+// The trainer's Fisher–Yates shuffle: order ← a uniformly random permutation of 0..size−1. The
+// record at order[p] is in batch ⌊p/⌊n/m⌋⌋ (positions from m·⌊n/m⌋ on are unused).
+Status shuffle_order(RandomBits& bits, Span<uint32_t> order);
 
 constexpr size_t trainer_memory_bytes(size_t n, size_t d) {
   return n * 4 + 3 * d * 8 + 16;

@@ -15,18 +15,22 @@ Result<double> model_update_lambda(const ModelUpdateConfig& config, size_t examp
   if (m == 0 || m > kMaxBatches) return invalid_argument("1..256 batches supported");
   const size_t batch_size = examples_per_client / m;
   if (batch_size == 0) return invalid_argument("fewer examples per client than batches");
+  FEDSTAT_RETURN_IF_ERROR(validate_trainer_config(config.trainer));
+  FEDSTAT_RETURN_IF_ERROR(quantise::validate_config(dimension, config.quantise));
   double delta_by_batch[kMaxBatches];
   const double mu = config.trainer.mu;
-  FEDSTAT_RETURN_IF_ERROR(privacy::rsgd_ar_average_sensitivities(
-      mu, 0.25 + mu, config.trainer.epochs, config.trainer.eta0, static_cast<double>(batch_size),
-      /*gradient_bound=*/1.0, Span<double>(delta_by_batch, m)));
+  FEDSTAT_RETURN_IF_ERROR(privacy::rsgd_ar_schedule_sensitivities(
+      mu, 0.25 + mu, config.trainer.epochs, config.trainer.averaging_interval, config.trainer.eta0,
+      static_cast<double>(batch_size), /*gradient_bound=*/1.0, Span<double>(delta_by_batch, m)));
   privacy::Sensitivity by_batch[kMaxBatches];
-  const size_t length = quantise::encoded_length(dimension, config.quantise);
+  const double root_length =
+      sqrt(static_cast<double>(quantise::encoded_length(dimension, config.quantise)));
   for (uint32_t j = 0; j < m; ++j) {
-    // Clipping to c (a projection) can only shrink the change: min(Δ, 2c) also bounds it.
-    const double change = fmin(delta_by_batch[j], 2 * config.quantise.clip_norm);
-    by_batch[j] = privacy::discretised_sensitivity(
-        change, config.quantise.gamma, config.quantise.beta, static_cast<uint32_t>(length));
+    // Clipping to c (a projection) can only shrink the change: min(Δ, 2c), plus every rounding
+    // of the float pipeline (quantise.h, Rounding). v* − v*′ is an integer vector: L1 ≤ L2².
+    const double l2 =
+        quantise::discretised_l2_sensitivity(delta_by_batch[j], dimension, config.quantise);
+    by_batch[j] = privacy::Sensitivity{fmin(root_length * l2, l2 * l2), l2};
   }
   return privacy::skellam_lambda_mixture(epsilon, delta,
                                          Span<const privacy::Sensitivity>(by_batch, m), clients);
@@ -50,9 +54,11 @@ Status report_impl(const Examples& examples, Span<const double> global_model,
   Status status =
       train_logistic(examples, global_model, config.trainer, private_bits, scratch, local.value());
   if (status.ok()) {
-    for (size_t k = 0; k < d; ++k) {
-      update.value()[k] = static_cast<float>(local.value()[k] - global_model[k]);
-    }
+    // The change, clipped in double before the cast to float (quantise.h, Rounding).
+    for (size_t k = 0; k < d; ++k) local.value()[k] -= global_model[k];
+    status = quantise::clip_to_float(local.value(), config.quantise.clip_norm, update.value());
+  }
+  if (status.ok()) {
     status = quantise::quantise(update.value(), d, config.quantise, noise, private_bits, report);
   }
   (void)scratch.rewind(mark);

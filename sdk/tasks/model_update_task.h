@@ -7,9 +7,14 @@
 // mod 2^b) → the report, D words. Secure aggregation (its own issue) will sum the reports; until
 // then the host sums them in the clear with quantise::add_mod.
 // Host: w ← w + dequantise(Σ reports)/N.
-// Calibration: Δ[j] from 002 Algorithm 4 — as the maximum over all iterates, which bounds
-// RSGD-AR's averaged model — for the client's batch size; Δ2*[j] = γ·Δ[j] + 2β·√D and
-// Δ1*[j] = min(√D·Δ2*, Δ2*²); then the smallest λ with ε(mixture over the m batches, N·λ) ≤ ε.
+// Calibration: Δ[j] for the trainer's actual schedule (privacy/accountants.h
+// rsgd_ar_schedule_sensitivities: step-size resets and window averages every τ epochs; 002's
+// Algorithm 4 as printed ignores both and understated ‖w_D − w_D′‖ by up to 2.67× at τ = 1) for
+// the client's batch size; Δ2*[j] = quantise::discretised_l2_sensitivity(Δ[j]) — 002's
+// γ·min(Δ, 2c) + 2β·√D plus every rounding of the float pipeline (quantise.h, Rounding) — and
+// Δ1*[j] = min(√D·Δ2*, Δ2*²) (an integer vector); then the smallest λ with ε(mixture over the m
+// batches, N·λ) ≤ ε (002 Lemma 3). The device clips the change in double before it becomes float
+// (quantise::clip_to_float), which keeps the rounding relative to c.
 //
 // Memory: model_update_memory_bytes(n, d) from the caller's Arena (the trainer's, the local
 // model and a D-float update buffer); the report is D = encoded_length(d) words.
