@@ -151,12 +151,15 @@ int analytics_steps(uint64_t seed) {
     const double exact = exact_tv(p, q);
     const auto params = sketch::params_for_budget(49152, seed_from_u64(seed)).value();
     SeededBits split(seed, 11);
-    auto merged = [&](const ItemCounts& data, uint64_t noise_seed) {
+    // The devices' noise (and every release's) comes from the CSPRNG: a seed anyone knows would
+    // let them recompute it.
+    NoiseBits noise = NoiseBits::csprng();
+    auto merged = [&](const ItemCounts& data) {
       const auto reports =
-          sketch_clients(split_across_clients(data, 10, split.bits()), params, 0, noise_seed);
+          sketch_clients(split_across_clients(data, 10, split.bits()), params, 0, noise);
       return merge_reports(parse_reports(reports));
     };
-    const TvEstimate tv = estimate_tv(merged(p, 1), merged(q, 2), TvOptions{});
+    const TvEstimate tv = estimate_tv(merged(p), merged(q), TvOptions{});
     std::printf(
         "10. data shift: 10 clients per distribution, %zu-byte sketches: D_TV top-k %.4f, "
         "HH %.4f, exact %.4f\n",
@@ -169,14 +172,14 @@ int analytics_steps(uint64_t seed) {
     ItemCounts data;
     for (uint32_t i = 1; i <= 200; ++i) data.items.push_back({i, 1 + 40000 / (i + 3)});
     for (const auto& i : data.items) data.total += i.count;
-    SeededBits kl_bits(seed, 12), kl_noise(seed, 13);
+    SeededBits kl_bits(seed, 12);
     const EmulatedClients clients = split_across_clients(data, 20, kl_bits.bits());
     KlOptions kl;
     kl.model = KlModel::kDist;
     kl.epsilon = 2;
     const KlPlan plan = plan_kl(pi, 500, 20, 1, kl_bits.bits());
     const KlEstimate k =
-        estimate_kl(plan, collect_kl_sums(plan, clients, kl, seed), kl, kl_noise.bits());
+        estimate_kl(plan, collect_kl_sums(plan, clients, kl, noise), kl, noise.stream(0));
     std::printf("11. PRIEST-KLD, Dist model (eps 2, 20 clients, T 500): %.4f, exact %.4f\n",
                 k.estimate, exact_kl(pi, data).divergence);
     ClientVectors vectors;
@@ -191,8 +194,7 @@ int analytics_steps(uint64_t seed) {
     HeterogeneityOptions h;
     h.epsilon = 1;
     h.delta = 1e-5;
-    SeededBits h_bits(seed, 14);
-    const HeterogeneityEstimate he = estimate_heterogeneity(vectors, h, h_bits.bits());
+    const HeterogeneityEstimate he = estimate_heterogeneity(vectors, h, noise.stream(0));
     const HeterogeneityExact hx = exact_heterogeneity(vectors, h.config);  // the demo holds all
     std::printf(
         "    heterogeneity (agm, eps 1): dispersion %.4f (exact %.4f), I^2 %.3f (exact "

@@ -208,7 +208,8 @@ int main(int argc, char** argv) {
   }
 
   // One round of federated learning, without and with Skellam noise.
-  auto lambda = tasks::model_update_lambda(config, per_client, d, clients, epsilon, delta);
+  config.examples_per_client = per_client;
+  auto lambda = tasks::model_update_lambda(config, d, clients, epsilon, delta);
   if (!lambda.ok()) return fail("lambda", lambda.status());
   auto lambda_at_least = noise::rational_at_least(lambda.value());
   if (!lambda_at_least.ok()) return fail("lambda as a rational", lambda_at_least.status());

@@ -1,5 +1,6 @@
 #include "host_server/estimate/client_emulation.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <stdexcept>
@@ -7,6 +8,7 @@
 
 #include "host_server/estimate/host_common.h"
 #include "host_server/secagg/secagg_simulation.h"
+#include "sdk/base/item_hash.h"
 #include "sdk/noise/rational.h"
 #include "sdk/sketch/stability_histogram.h"
 #include "sdk/tasks/kl_answer_task.h"
@@ -40,10 +42,25 @@ class ShareSamplers {
   std::map<size_t, std::unique_ptr<noise::NoiseSampler>> samplers_;
 };
 
+// The secure-aggregation session's key seed: from its own stream, so seeded runs repeat.
+uint64_t session_seed(NoiseBits& noise) {
+  constexpr uint64_t kSessionStream = uint64_t{1} << 40;
+  return value_or_throw(noise.stream(kSessionStream).bits(64), "secure aggregation keys");
+}
+
 }  // namespace
 
 EmulatedClients split_across_clients(const ItemCounts& data, uint32_t clients, RandomBits& bits) {
   if (clients == 0) throw std::invalid_argument("there must be at least one client");
+  // Unit u of item i goes to client ⌊hash(i, u)·clients/2^32⌋ under a key from `bits`: a
+  // function of (i, u) alone, so changing one item of the file moves one unit, not the split of
+  // every later unit.
+  const ItemHasher hasher(value_or_throw(bits.bits(64), "splitting"),
+                          value_or_throw(bits.bits(64), "splitting"));
+  auto client_of = [&](uint32_t id, uint64_t unit) {
+    const uint64_t h = hasher.hash_id((uint64_t{id} << 32) ^ unit);
+    return static_cast<size_t>(((h >> 32) * clients) >> 32);
+  };
   std::vector<std::unordered_map<uint32_t, uint64_t>> held(clients);
   const bool per_unit = data.total <= (uint64_t{1} << 26);
   for (const ItemCount& item : data.items) {
@@ -55,9 +72,7 @@ EmulatedClients split_across_clients(const ItemCounts& data, uint32_t clients, R
       }
       remainder = item.count % clients;
     }
-    for (uint64_t unit = 0; unit < remainder; ++unit) {
-      held[value_or_throw(bits.uniform_below(clients), "splitting")][item.id] += 1;
-    }
+    for (uint64_t unit = 0; unit < remainder; ++unit) held[client_of(item.id, unit)][item.id] += 1;
   }
   EmulatedClients result;
   for (auto& items : held) {
@@ -67,8 +82,10 @@ EmulatedClients split_across_clients(const ItemCounts& data, uint32_t clients, R
               Span<histogram::SparseEntry>(client->table.data(), client->table.size())),
           "client histogram");
     for (const auto& [id, count] : items) {
-      if (count > 0xFFFFFFFFull) throw std::runtime_error("a client's count exceeds 2^32 - 1");
-      check(client->histogram.add(id, static_cast<uint32_t>(count)), "client histogram");
+      // As on a device, a count stops at the 32-bit counter's top (a device refuses the add
+      // that would overflow it): never a refusal that depends on the data. The table has room.
+      check(client->histogram.add(id, static_cast<uint32_t>(std::min<uint64_t>(count, 0xFFFFFFFF))),
+            "client histogram");
     }
     result.push_back(std::move(client));
   }
@@ -76,7 +93,7 @@ EmulatedClients split_across_clients(const ItemCounts& data, uint32_t clients, R
 }
 
 KlSums collect_kl_sums(const KlPlan& plan, const EmulatedClients& clients, const KlOptions& options,
-                       uint64_t seed, bool secure) {
+                       NoiseBits& noise, bool secure) {
   if (clients.size() != plan.clients) {
     throw std::invalid_argument("the plan was made for a different number of clients");
   }
@@ -106,10 +123,9 @@ KlSums collect_kl_sums(const KlPlan& plan, const EmulatedClients& clients, const
       const Span<const uint32_t> points(distinct.data(), distinct.size());
       const Span<int64_t> out(answer.data(), answer.size());
       if (dist) {
-        SeededBits client_bits(seed, 1 + c);
         check(tasks::answer_kl_points_noised(clients[c]->histogram, points,
-                                             shares.for_clients(clients.size()), client_bits.bits(),
-                                             out, &total),
+                                             shares.for_clients(clients.size()),
+                                             noise.stream(1 + c), out, &total),
               "client answer");
       } else {
         check(tasks::answer_kl_points(clients[c]->histogram, points, out, &total), "client answer");
@@ -122,7 +138,7 @@ KlSums collect_kl_sums(const KlPlan& plan, const EmulatedClients& clients, const
       all_totals += total;
     }
     if (secure) {
-      const std::vector<uint64_t> sum = secure_sum(words, 64, seed);
+      const std::vector<uint64_t> sum = secure_sum(words, 64, session_seed(noise));
       for (size_t i = 0; i < distinct.size(); ++i) point_sums[i] = static_cast<int64_t>(sum[i]);
     }
     for (size_t t = 0; t < rounds; ++t) {
@@ -133,10 +149,6 @@ KlSums collect_kl_sums(const KlPlan& plan, const EmulatedClients& clients, const
   }
 
   // Per-round client samples: a client answers each round it is in, freshly noised.
-  std::vector<std::unique_ptr<SeededBits>> client_bits;
-  for (size_t c = 0; c < clients.size(); ++c) {
-    client_bits.push_back(std::make_unique<SeededBits>(seed, 1 + c));
-  }
   for (size_t t = 0; t < rounds; ++t) {
     const uint32_t point = plan.points[t];
     for (uint32_t c : plan.round_clients[t]) {
@@ -146,7 +158,7 @@ KlSums collect_kl_sums(const KlPlan& plan, const EmulatedClients& clients, const
       if (dist) {
         check(tasks::answer_kl_points_noised(
                   clients[c]->histogram, points, shares.for_clients(plan.round_clients[t].size()),
-                  client_bits[c]->bits(), Span<int64_t>(&answer, 1), &total),
+                  noise.stream(1 + c), Span<int64_t>(&answer, 1), &total),
               "client answer");
       } else {
         check(tasks::answer_kl_points(clients[c]->histogram, points, Span<int64_t>(&answer, 1),
@@ -162,7 +174,7 @@ KlSums collect_kl_sums(const KlPlan& plan, const EmulatedClients& clients, const
 
 std::vector<std::vector<uint8_t>> sketch_clients(const EmulatedClients& clients,
                                                  const sketch::ShiftSketchParams& params,
-                                                 double epsilon, uint64_t seed) {
+                                                 double epsilon, NoiseBits& noise) {
   std::vector<uint64_t> memory((sketch::shift_sketch_memory_bytes(params) + 7) / 8);
   std::vector<std::vector<uint8_t>> reports;
   if (!(epsilon >= 0) || !std::isfinite(epsilon)) {
@@ -182,8 +194,7 @@ std::vector<std::vector<uint8_t>> sketch_clients(const EmulatedClients& clients,
       noisy_table.resize(clients[c]->table.size());
       check(noisy.init(Span<histogram::SparseEntry>(noisy_table.data(), noisy_table.size())),
             "ldp histogram");
-      SeededBits bits(seed, 1 + c);
-      check(sketch::stability_histogram(*source, stability, bits.bits(), noisy), "ldp");
+      check(sketch::stability_histogram(*source, stability, noise.stream(1 + c), noisy), "ldp");
       source = &noisy;
     }
     const Span<const histogram::SparseEntry> slots = source->slots();

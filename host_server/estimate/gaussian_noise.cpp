@@ -14,7 +14,9 @@ bool positive_finite(double x) {
 }
 
 constexpr double kLargestGridMultiple = 0x1p60;  // |q| ≤ 2^60: q + Y never overflows int64
-constexpr double kLargestS = 0x1p31;             // s² < 2^62: exact 128-bit CKS arithmetic
+// s < 2^28: the sampler's |Y|·t − s² must fit 64 bits, which holds for |Y| < 2^36 ≥ 256·s (a
+// discrete Laplace of scale t ≈ s goes beyond with probability e^−256).
+constexpr double kLargestS = 0x1p28;
 
 }  // namespace
 

@@ -11,7 +11,7 @@
 //   σ       the standard deviation the calibration chose for L2 sensitivity Δ (public inputs only)
 //   g       = 2^(⌊log2 σ⌋ − 25), the public grid step (a function of σ alone)
 //   q(D)    = round(clamp(f(D), ±2^60·g)/g) ∈ ℤ^D, each of the D coordinates
-//   s²      = ⌈(σ/g · (1 + √D·g/Δ))²⌉, an integer (s ≥ 2^25; s ≥ 2^31 is refused)
+//   s²      = ⌈(σ/g · (1 + √D·g/Δ))²⌉, an integer (s ≥ 2^25; s ≥ 2^28 is refused)
 //   output  = g·(q(D) + Y), Y ∈ ℤ^D i.i.d. discrete Gaussian N_ℤ(0, s²)
 // Every output is a multiple of g (up to the int → double conversion, itself post-processing),
 // computed from the integer vector q(D) + Y only.
@@ -41,7 +41,8 @@
 //
 // Errors: kInvalidArgument for σ or Δ not positive and finite, or no coordinates; kOutOfRange
 // when (1 + e^ε)·D·2^−55 would use up more than half of δ (raise δ or release fewer values), or
-// when s would reach 2^31 (the sampler's exact 128-bit arithmetic; only for √D·σ/Δ near 2^31).
+// when s would reach 2^28 (the exact sampler's 64-bit intermediate |Y|·t − s² must hold every
+// draw up to 256·s; only for √D·σ/Δ near 2^28).
 // Memory: stack only. Paper: 000 Algorithms 1–2 (η), 004 Lemmas 4.1–4.9 and Algorithm 1;
 // CKS 2020 (the discrete Gaussian), Balle & Wang 2018 (analytic calibration).
 #ifndef FEDSTAT_HOST_ESTIMATE_GAUSSIAN_NOISE_H_

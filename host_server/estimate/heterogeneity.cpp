@@ -86,6 +86,22 @@ double i2_of(double q, size_t n) {
   return std::max(0.0, 1 - static_cast<double>(n - 1) / q);
 }
 
+// The releases are sums of n contributions computed in double. Entry magnitudes are bounded
+// (release 0: x ≤ 1; 1: w·x, w ≤ W and 1/w ≤ 1/4; 2: ||x − μ′||_p^p ≤ d; 3: w·||x − μ̄′||² ≤ W·d);
+// each entry is within (d + 10)·u·M of its exact value (the within-vector variance, a pow or a
+// product; libm within an ulp) and summing n of them adds (n − 1)·u·n·M, u = 2^−53. A neighbour's
+// computed sums can err the other way, so twice that (over √entries values) joins each Δ2.
+void add_rounding_slack(tasks::HeterogeneitySensitivities& s, size_t n, size_t d,
+                        const tasks::HeterogeneityConfig& config) {
+  const double clients = static_cast<double>(n), dims = static_cast<double>(d);
+  const double w = config.max_weight, u = std::ldexp(1.0, -53);
+  const double largest[kReleases] = {1, w, dims, w * dims};
+  const double entries[kReleases] = {dims, dims + 2, 1, 1};
+  for (int k = 0; k < kReleases; ++k) {
+    s.l2[k] += 2 * std::sqrt(entries[k]) * (clients + dims + 10) * u * clients * largest[k];
+  }
+}
+
 uint32_t count_clipped(const ClientVectors& x, const tasks::HeterogeneityConfig& config) {
   uint32_t clipped = 0;
   for (const auto& row : x) {
@@ -181,8 +197,8 @@ HeterogeneityEstimate estimate_heterogeneity(const ClientVectors& x,
     if (!(options.delta > 0 && options.delta < 1)) {
       throw std::invalid_argument("delta must lie in (0, 1)");
     }
-    const tasks::HeterogeneitySensitivities s =
-        tasks::heterogeneity_sensitivities(d, options.config);
+    tasks::HeterogeneitySensitivities s = tasks::heterogeneity_sensitivities(d, options.config);
+    add_rounding_slack(s, count, d, options.config);
     for (int k = 0; k < kReleases; ++k) result.sensitivity[k] = s.l2[k];
     if (options.mechanism == HeterogeneityMechanism::kAnalytic) {
       // One (ε, δ) for the four releases; the grids' total-variation term covers every value.

@@ -34,6 +34,9 @@
 // deviation the last release's own noise adds (D: σ₃/n; Q: σ₄; I²: (n−1)·σ₄/Q″²), which those
 // intervals leave out.
 //
+// Each Δ2_k also carries twice the double arithmetic's worst error on the computed sums
+// (bounded from n, d and W; ≈ 1e-14 of Δ2 for n = 3, d = 2): a neighbour's computed sum may err
+// the other way, and only the grid's rounding is inside the Gaussian mechanism's proof.
 // Data-dependent decisions: none. Every refusal depends only on public inputs (n, d, ε, δ, p,
 // W, a row outside [0, 1] — the clients validate their own vectors); the clamps of μ′, μ̄′, Σw′,
 // Σ(1/w)′ and the cuts at 0 are post-processing of released values; the number of clipped

@@ -74,7 +74,11 @@ KlModel parse_kl_model(const std::string& name) {
 }
 
 void validate_kl_options(const KlOptions& options) {
-  if (!std::isfinite(options.lambda)) throw std::invalid_argument("lambda must be finite");
+  // |λ| ≤ 1000 keeps every λ(r − 1) and their sum finite for any counts (r ≤ 1/Π(x) < 2^63):
+  // an overflow to infinity would be a refusal that depends on the data.
+  if (!(std::fabs(options.lambda) <= 1000)) {
+    throw std::invalid_argument("lambda must be a number from -1000 to 1000");
+  }
   if (options.model == KlModel::kDist && !(options.tau > 0 && options.tau < 1)) {
     throw std::invalid_argument("tau must lie in (0, 1): it is the floor of P'(x) in dist");
   }
@@ -93,6 +97,9 @@ KlPlan plan_kl(const ItemCounts& reference, uint32_t rounds, uint32_t clients, d
   if (rounds == 0) throw std::invalid_argument("T (the number of sampled points) must be >= 1");
   if (clients == 0) throw std::invalid_argument("there must be at least one client");
   if (!(rate > 0 && rate <= 1)) throw std::invalid_argument("the client rate must lie in (0, 1]");
+  if (rate * clients < 1) {  // else a round would redraw its empty sample for a very long time
+    throw std::invalid_argument("rate x clients must be at least 1 (a client per round)");
+  }
   if (reference.items.empty()) throw std::invalid_argument("the reference has no items");
   std::vector<uint64_t> cumulative(reference.items.size());
   uint64_t running = 0;
@@ -156,10 +163,16 @@ KlCentralSensitivity kl_central_sensitivity(const KlPlan& plan, const KlSums& su
     throw std::invalid_argument("the sums must have one total per sampled point");
   }
   std::map<uint32_t, std::pair<double, double>> per_point;  // x → (M_x, L_x)
+  double log_terms = 0, linear_terms = 0;  // Σ_t of the largest |log r_t| and |λ(r_t − 1)|
   for (size_t t = 0; t < plan.points.size(); ++t) {
+    const double n_pi = static_cast<double>(sums.totals[t]) * plan.reference[t];
     auto& [rounds, linear] = per_point[plan.points[t]];
     rounds += 1;
-    linear += std::fabs(lambda) / (static_cast<double>(sums.totals[t]) * plan.reference[t]);
+    linear += std::fabs(lambda) / n_pi;
+    // r_t lies in [2/(N_t·Π(x_t)), 1/Π(x_t)] for every count the clamp lets through.
+    log_terms +=
+        std::max(std::fabs(std::log(2 / n_pi)), std::fabs(std::log(1 / plan.reference[t])));
+    linear_terms += std::fabs(lambda) * (1 / plan.reference[t] + 1);
   }
   std::vector<double> m, l, s;
   for (const auto& [x, entry] : per_point) {
@@ -171,10 +184,18 @@ KlCentralSensitivity kl_central_sensitivity(const KlPlan& plan, const KlSums& su
   const auto [m1, m2] = top_two(m);
   const auto [l1, l2] = top_two(l);
   const auto [s1, s2] = top_two(s);
+  // The sums are computed in double: each term within 4 roundings (two divisions, log within an
+  // ulp, the product), and recursive summation of T terms adds (T − 1)·u·Σ|terms|, u = 2^−53. A
+  // neighbour's computed value can be off in the other direction, so 2 × the error joins Δ.
+  const double rounds = static_cast<double>(plan.points.size());
+  const double u = std::ldexp(1.0, -53);
+  const double error_log = (rounds + 4) * u * log_terms;
+  const double error_linear = (rounds + 4) * u * linear_terms;
+  const double error_trusted = (rounds + 6) * u * (log_terms + linear_terms) / rounds;
   KlCentralSensitivity result;
-  result.trusted = (s1 + s2) / static_cast<double>(plan.points.size());
-  result.log_sum = (m1 + m2) * kLogThreeHalves;
-  result.linear_sum = l1 + l2;
+  result.trusted = (s1 + s2) / rounds + 2 * error_trusted;
+  result.log_sum = (m1 + m2) * kLogThreeHalves + 2 * error_log;
+  result.linear_sum = l1 + l2 + 2 * error_linear;
   result.tagg = std::hypot(result.log_sum, result.linear_sum);
   return result;
 }

@@ -3,19 +3,21 @@
 //
 //   fedstat-heterogeneity --vectors V.csv [--p 2] [--epsilon 0.25] [--delta 0.1]
 //                         [--mechanism agm|classical|skellam|none] [--max-weight 100] [--seed 1]
-//                         [--secure] [--evaluate [--runs R]] [--json]
+//                         [--secure] [--evaluate [--runs R] [--noise-seed N]] [--json]
 //
 // V.csv: one client vector per row, values in [0, 1]. What is printed is the release: each
 // statistic's estimate, interval and noise s.d., and the public parameters (n, d, ε, δ, σ of
 // each release). Under --mechanism none there is no privacy, and --epsilon/--delta are refused
-// there rather than silently ignored. --evaluate adds what only a simulation holding the raw
-// vectors can print, for measurement and never for a release: the exact statistics, the number of
-// clipped weights, and with --runs R (seeds S..S+R−1; each run spends the budget again) each
-// statistic's mean squared error. Bounds: runs ≤ 10^4.
+// there rather than silently ignored. The noise (central, or the clients' Skellam shares) comes
+// from the platform CSPRNG. --evaluate adds what only a simulation holding the raw vectors can
+// print, for measurement and never for a release: the exact statistics, the number of clipped
+// weights, the time taken, and with --runs R (fresh noise each run; each run spends the budget
+// again) each statistic's mean squared error; --noise-seed N seeds the noise (N..N+R−1) for
+// reproducible measurements. Bounds: runs ≤ 10^4.
 //
 // JSON keys: dispersion, q, i2 (each with estimate, ci, noise_sd; with --evaluate also exact and
-// mse), n, d, mechanism, epsilon, delta, sigma, grid, seconds; with --evaluate clipped_weights,
-// runs.
+// mse), n, d, mechanism, epsilon, delta, sigma, grid, noise; with --evaluate clipped_weights,
+// runs, seconds.
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -23,6 +25,7 @@
 #include "CLI/CLI.hpp"
 #include "host_server/estimate/heterogeneity.h"
 #include "host_server/estimate/host_common.h"
+#include "host_server/estimate/noise_bits.h"
 #include "host_server/tools/cli_checks.h"
 #include "nlohmann/json.hpp"
 
@@ -32,7 +35,7 @@ int main(int argc, char** argv) {
   CLI::App app{"fedstat-heterogeneity: private dispersion, Cochran's Q and I^2"};
   std::string path, mechanism = "agm";
   HeterogeneityOptions options;
-  uint64_t seed = 1;
+  uint64_t noise_seed = 0;
   uint32_t runs = 1;
   bool json = false, evaluate = false;
   app.add_option("--vectors", path, "CSV, one client vector per row, values in [0, 1]")->required();
@@ -54,7 +57,9 @@ int main(int argc, char** argv) {
                  "clip of the weights 1/s^2 (bounds one client's influence), >= 4")
       ->check(cli::real_in(4, false, HUGE_VAL, true, "a finite number >= 4"))
       ->capture_default_str();
-  app.add_option("--seed", seed, "seed of the noise")->capture_default_str();
+  auto* noise_seed_option = app.add_option(
+      "--noise-seed", noise_seed,
+      "with --evaluate: seeded noise for reproducible measurements (never for a release)");
   auto* runs_option =
       app.add_option("--runs", runs, "with --evaluate: repeat with seeds S..S+R-1, report the MSE")
           ->check(cli::count_in(1, kMaxRuns, "repetitions of the whole release"))
@@ -81,15 +86,23 @@ int main(int argc, char** argv) {
           "--runs repeats the release to measure it (each run spends the budget again): it needs "
           "--evaluate");
     }
+    if (noise_seed_option->count() && !evaluate) {
+      throw std::invalid_argument(
+          "--noise-seed makes the noise recomputable by anyone who knows the seed: it is for "
+          "measurements and needs --evaluate");
+    }
     const ClientVectors vectors = read_client_vectors(path);
     HeterogeneityExact exact;
     if (evaluate) exact = exact_heterogeneity(vectors, options.config);
     const double exact_values[3] = {exact.dispersion, exact.q, exact.i2};
     HeterogeneityEstimate first;
     double squared[3] = {0, 0, 0};
+    const bool seeded_noise = noise_seed_option->count() > 0;
+    NoiseBits csprng = seeded_noise ? NoiseBits::seeded(0) : NoiseBits::csprng();
     for (uint32_t r = 0; r < runs; ++r) {
-      SeededBits bits(seed + r, 0);
-      const HeterogeneityEstimate e = estimate_heterogeneity(vectors, options, bits.bits());
+      NoiseBits seeded = NoiseBits::seeded(noise_seed + r);
+      NoiseBits& noise = seeded_noise ? seeded : csprng;
+      const HeterogeneityEstimate e = estimate_heterogeneity(vectors, options, noise.stream(0));
       if (r == 0) first = e;
       const StatisticEstimate* stats[3] = {&e.dispersion, &e.q, &e.i2};
       for (int k = 0; k < 3; ++k) {
@@ -119,8 +132,9 @@ int main(int argc, char** argv) {
       out["delta"] = noised ? nlohmann::json(options.delta) : nlohmann::json(nullptr);
       out["sigma"] = {first.sigma[0], first.sigma[1], first.sigma[2], first.sigma[3]};
       out["grid"] = {first.grid[0], first.grid[1], first.grid[2], first.grid[3]};
-      out["seconds"] = seconds;
+      out["noise"] = seeded_noise ? "seeded" : "csprng";
       if (evaluate) {
+        out["seconds"] = seconds;
         out["clipped_weights"] = exact.clipped;
         out["runs"] = runs;
       }
@@ -147,7 +161,7 @@ int main(int argc, char** argv) {
       std::printf("evaluation: %u clients' weights 1/s^2 were clipped at %g\n", exact.clipped,
                   options.config.max_weight);
     }
-    std::printf("time %.3f s\n", seconds);
+    if (evaluate) std::printf("time %.3f s\n", seconds);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fedstat-heterogeneity: %s\n", e.what());

@@ -3,29 +3,34 @@
 // the SDK, and the host estimates D_KL(Π‖P) under the chosen trust model.
 //
 //   fedstat-kl --pi PI.txt --p P.txt [--T 1000] [--lambda 0.1] [--tau 1e-6]
-//              [--model none|trusted|tagg|dist] [--epsilon 2] [--delta 1e-6] [--clients 10]
+//              [--model dist|trusted|tagg|none] [--epsilon 2] [--delta 1e-6] [--clients 10]
 //              [--rate 1] [--calibration analytic|classical] [--seed 1] [--secure]
-//              [--evaluate [--runs R]] [--json]
+//              [--evaluate [--runs R] [--noise-seed N]] [--json]
 //
 // Files: `<item_id> <count>` per line. --rate: the chance a client answers a round (1: every
-// client answers every point). --secure (dist) sums the answers through a real secure-aggregation
-// session.
+// client answers every point; rate × clients must be ≥ 1). --secure (dist) sums the answers
+// through a real secure-aggregation session. --seed makes the plan and the split of P into
+// clients; the noise (the host's and the clients' shares) comes from the platform CSPRNG, since
+// anyone who knows a seed recomputes seeded noise and removes it.
 //
 // What is printed is the release: the estimate and public parameters (model, T, λ, ε, δ, the
 // noise's sensitivity, σ and grid, Dist's μ and clamped rounds — all public or post-processing of
-// the noised values). Under --model none there is no privacy, and --epsilon/--delta are refused
-// there rather than silently ignored. --evaluate adds what only a simulation that holds the raw
-// data can print, for measuring the estimator and never for a release: the exact divergence, the
-// error, P's mass outside Π's support and its warnings; with --runs R it repeats the plan and the
-// noise with seeds S..S+R−1 (each run spends the privacy budget again) and reports the mean and
-// the mean squared error.
+// the noised values). The default model is dist; under --model none there is no privacy, and
+// --epsilon/--delta are refused there rather than silently ignored. --evaluate adds what only a
+// simulation that holds the raw data can print, for measuring the estimator and never for a
+// release: the exact divergence, the error, P's mass outside Π's support and its warnings, the
+// time taken; with --runs R it repeats the plan with seeds S..S+R−1 and fresh noise (each run
+// spends the privacy budget again) and reports the mean and the mean squared error; with
+// --noise-seed N the noise is seeded (N..N+R−1), for reproducible measurements.
+// The guarantee is for one client's record substituted (the totals N_t stay public); the split
+// of the file into clients is the simulation's.
 //
-// Bounds (refused above, so no argument makes unbounded work): T ≤ 10^6, clients ≤ 10^5,
-// runs ≤ 10^4, T × clients ≤ 10^8 and runs × T ≤ 10^8.
+// Bounds (refused outside, so no argument makes unbounded work): T ≤ 10^6, clients ≤ 10^5,
+// runs ≤ 10^4, T × clients ≤ 10^8, runs × T ≤ 10^8, rate × clients ≥ 1, |λ| ≤ 1000.
 //
 // JSON keys: estimate, model, T, lambda, clients, rate, epsilon, delta, sensitivity, sigma, grid,
-// estimate_sd, dist_lambda, clamped, seconds; with --evaluate also exact (null when infinite),
-// error, mse, runs, support_mass, warnings.
+// estimate_sd, dist_lambda, clamped, noise ("csprng" or "seeded"); with --evaluate also exact
+// (null when infinite), error, mse, runs, support_mass, warnings, seconds.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -36,6 +41,7 @@
 #include "host_server/estimate/client_emulation.h"
 #include "host_server/estimate/host_common.h"
 #include "host_server/estimate/kl_estimator.h"
+#include "host_server/estimate/noise_bits.h"
 #include "host_server/tools/cli_checks.h"
 #include "nlohmann/json.hpp"
 
@@ -58,10 +64,10 @@ struct Run {
 
 int main(int argc, char** argv) {
   CLI::App app{"fedstat-kl: private KL divergence D_KL(reference || P) with PRIEST-KLD"};
-  std::string pi_path, p_path, model_name = "none", calibration = "analytic";
+  std::string pi_path, p_path, model_name = "dist", calibration = "analytic";
   uint32_t rounds = 1000, clients = 10, runs = 1;
   double rate = 1;
-  uint64_t seed = 1;
+  uint64_t seed = 1, noise_seed = 0;
   KlOptions options;
   options.epsilon = 2;
   bool json = false, secure = false, evaluate = false;
@@ -71,13 +77,13 @@ int main(int argc, char** argv) {
   app.add_option("--T", rounds, "number of points sampled from Pi")
       ->check(cli::count_in(1, kMaxRounds, "the plan's size"))
       ->capture_default_str();
-  app.add_option("--lambda", options.lambda, "variance parameter lambda")
-      ->check(cli::finite_number())
+  app.add_option("--lambda", options.lambda, "variance parameter lambda, |lambda| <= 1000")
+      ->check(cli::real_in(-1000, false, 1000, false, "a number from -1000 to 1000"))
       ->capture_default_str();
   app.add_option("--tau", options.tau, "floor of P'(x) in the dist model, in (0, 1)")
       ->check(cli::probability_open())
       ->capture_default_str();
-  app.add_option("--model", model_name, "trust model: none, trusted, tagg or dist")
+  app.add_option("--model", model_name, "trust model: dist, trusted, tagg or none (no privacy)")
       ->capture_default_str();
   auto* epsilon_option = app.add_option("--epsilon", options.epsilon, "privacy epsilon")
                              ->check(cli::positive_finite())
@@ -94,8 +100,11 @@ int main(int argc, char** argv) {
   app.add_option("--calibration", calibration, "Gaussian calibration: analytic or classical")
       ->check(CLI::IsMember({"analytic", "classical"}))
       ->capture_default_str();
-  app.add_option("--seed", seed, "seed of the plan, the split and the noise")
+  app.add_option("--seed", seed, "seed of the plan and the split (the noise is the CSPRNG's)")
       ->capture_default_str();
+  auto* noise_seed_option = app.add_option(
+      "--noise-seed", noise_seed,
+      "with --evaluate: seeded noise for reproducible measurements (never for a release)");
   auto* runs_option =
       app.add_option("--runs", runs, "with --evaluate: repeat with seeds S..S+R-1, report the MSE")
           ->check(cli::count_in(1, kMaxRuns, "repetitions of the whole estimate"))
@@ -122,6 +131,14 @@ int main(int argc, char** argv) {
           "--runs repeats the release to measure it (each run spends the budget again): it needs "
           "--evaluate");
     }
+    if (noise_seed_option->count() && !evaluate) {
+      throw std::invalid_argument(
+          "--noise-seed makes the noise recomputable by anyone who knows the seed: it is for "
+          "measurements and needs --evaluate");
+    }
+    if (rate * clients < 1) {
+      throw std::invalid_argument("--rate x --clients must be at least 1 (a client per round)");
+    }
     if (uint64_t{rounds} * clients > kMaxRoundClients) {
       throw std::invalid_argument("--T x --clients is at most 10^8 (the plan and the answers)");
     }
@@ -134,14 +151,18 @@ int main(int argc, char** argv) {
     SeededBits split_bits(seed, 0);
     const EmulatedClients emulated = split_across_clients(p, clients, split_bits.bits());
 
+    const bool seeded_noise = noise_seed_option->count() > 0;
+    NoiseBits csprng = seeded_noise ? NoiseBits::seeded(0) : NoiseBits::csprng();
     std::vector<Run> results;
     for (uint32_t r = 0; r < runs; ++r) {
-      SeededBits plan_bits(seed + r, 1ull << 32), noise_bits(seed + r, (1ull << 32) + 1);
+      SeededBits plan_bits(seed + r, 1ull << 32);
+      NoiseBits seeded = NoiseBits::seeded(noise_seed + r);
+      NoiseBits& noise = seeded_noise ? seeded : csprng;
       const KlPlan plan = plan_kl(pi, rounds, clients, rate, plan_bits.bits());
-      const KlSums sums = collect_kl_sums(plan, emulated, options, seed + r, secure);
+      const KlSums sums = collect_kl_sums(plan, emulated, options, noise, secure);
       Run run;
       try {
-        run.estimate = estimate_kl(plan, sums, options, noise_bits.bits());
+        run.estimate = estimate_kl(plan, sums, options, noise.stream(0));
       } catch (const std::runtime_error& refusal) {
         run.error = refusal.what();
       }
@@ -210,8 +231,9 @@ int main(int argc, char** argv) {
       out["estimate_sd"] = first.estimate_sd;
       out["dist_lambda"] = first.dist_lambda;
       out["clamped"] = first.clamped;
-      out["seconds"] = seconds;
+      out["noise"] = seeded_noise ? "seeded" : "csprng";
       if (evaluate) {
+        out["seconds"] = seconds;
         out["exact"] = exact.covered ? nlohmann::json(exact.divergence) : nlohmann::json(nullptr);
         out["error"] =
             exact.covered ? nlohmann::json(mean - exact.divergence) : nlohmann::json(nullptr);
@@ -245,8 +267,8 @@ int main(int argc, char** argv) {
         std::printf("exact      infinite (P is zero somewhere on the reference's support)\n");
       }
       for (const auto& w : warnings) std::printf("warning    %s\n", w.c_str());
+      std::printf("time       %.3f s\n", seconds);
     }
-    std::printf("time       %.3f s\n", seconds);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fedstat-kl: %s\n", e.what());

@@ -4,7 +4,7 @@
 // merges the reports and estimates D_TV with the HH and top-k estimators.
 //
 //   fedstat-tv --p P.txt --q Q.txt [--budget BYTES] [--estimator topk|hh|both] [--epsilon E]
-//              [--clients N] [--seed S] [--evaluate] [--json]
+//              [--clients N] [--seed S] [--evaluate [--noise-seed N]] [--json]
 //              [--domain D] [--rows R --width W --heap H --k K] [--no-least-squares]
 //              [--secure] [--rank R0 --window KAPPA --tau TAU --heap-fraction F --max-candidates M
 //               --noise-margin C]
@@ -12,14 +12,16 @@
 // Default budget 160 KiB of device memory per client (sketch/sketch_budget.h). --domain D takes
 // the candidates from every id below D instead of the heaps (as under secure aggregation);
 // --secure (with --domain) sums the clients' counters through a real secure-aggregation session.
-// Privacy: with --epsilon every client applies the local-DP stability histogram before it
-// sketches, and everything the host prints is post-processing of those reports; without it the
-// sketches are not noised and the tool says so. --evaluate adds the exact D_TV and the errors,
-// computed from the raw files: for measuring the estimators, never for a release.
+// Privacy: with --epsilon every client applies the local-DP stability histogram (noise from the
+// platform CSPRNG) before it sketches, and everything the host prints is post-processing of those
+// reports; without it the sketches are not noised and the tool says so. --evaluate adds the exact
+// D_TV, the errors and the times, computed from the raw files: for measuring the estimators, never
+// for a release; --noise-seed N (with --evaluate) seeds the clients' noise for reproducible
+// measurements. --seed S is the task seed (hashes) and the split into clients.
 // Bounds: clients ≤ 10^4 and clients × sketch memory ≤ 2 GiB per distribution; candidates
 // (--domain, --max-candidates) ≤ 2^24. Every numeric option is checked where it enters.
-// JSON keys: topk, hh, bytes, params, seconds, report_bytes, privacy; with --evaluate also exact,
-// topk_error, hh_error.
+// JSON keys: topk, hh, bytes, params, report_bytes, privacy, noise; with --evaluate also exact,
+// topk_error, hh_error, seconds, sketch_seconds, estimate_seconds.
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -53,7 +55,7 @@ int main(int argc, char** argv) {
   uint32_t clients = 1, rows = 0, width = 0, heap = 0, k = 0, domain = 0, rank = 0, window = 0;
   double tau = 0, heap_fraction = 0.35, noise_margin = 4;
   size_t max_candidates = 0;
-  uint64_t seed = 1;
+  uint64_t seed = 1, noise_seed = 0;
   bool json = false, no_ls = false, secure = false, evaluate = false;
   app.add_option("--p", p_path, "distribution P: '<item_id> <count>' lines")->required();
   app.add_option("--q", q_path, "distribution Q: '<item_id> <count>' lines")->required();
@@ -68,7 +70,11 @@ int main(int argc, char** argv) {
   app.add_option("--clients", clients, "emulated clients per distribution")
       ->check(cli::count_in(1, kMaxClients, "emulated clients held in memory"))
       ->capture_default_str();
-  app.add_option("--seed", seed, "task seed (hashes) and noise seed")->capture_default_str();
+  app.add_option("--seed", seed, "task seed (hashes) and the split into clients")
+      ->capture_default_str();
+  auto* noise_seed_option = app.add_option(
+      "--noise-seed", noise_seed,
+      "with --evaluate: seeded local-DP noise for reproducible measurements (never a release)");
   app.add_option("--domain", domain, "candidates: every id below D instead of the heaps")
       ->check(cli::count_in(1, kMaxCandidates, "candidates the host solves for"));
   app.add_option("--rows", rows, "override R");
@@ -97,6 +103,11 @@ int main(int argc, char** argv) {
   app.add_flag("--json", json, "print one JSON object");
   CLI11_PARSE(app, argc, argv);
   try {
+    if (noise_seed_option->count() && !evaluate) {
+      throw std::invalid_argument(
+          "--noise-seed makes the noise recomputable by anyone who knows the seed: it is for "
+          "measurements and needs --evaluate");
+    }
     if (secure && (domain == 0 || clients < 2)) {
       throw std::invalid_argument(
           "--secure hides the heaps: give --domain D (candidates) and --clients >= 2");
@@ -123,8 +134,11 @@ int main(int argc, char** argv) {
     const EmulatedClients p_clients = split_across_clients(p, clients, split_bits.bits());
     const EmulatedClients q_clients = split_across_clients(q, clients, split_bits.bits());
     const auto sketch_start = std::chrono::steady_clock::now();
-    const auto p_reports = sketch_clients(p_clients, params, epsilon, seed + 1);
-    const auto q_reports = sketch_clients(q_clients, params, epsilon, seed + 2);
+    const bool seeded_noise = noise_seed_option->count() > 0;
+    NoiseBits p_noise = seeded_noise ? NoiseBits::seeded(noise_seed) : NoiseBits::csprng();
+    NoiseBits q_noise = seeded_noise ? NoiseBits::seeded(noise_seed + 1) : NoiseBits::csprng();
+    const auto p_reports = sketch_clients(p_clients, params, epsilon, p_noise);
+    const auto q_reports = sketch_clients(q_clients, params, epsilon, q_noise);
     const double sketch_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - sketch_start).count();
     const std::vector<sketch::SketchReport> p_parsed = parse_reports(p_reports);
@@ -192,9 +206,12 @@ int main(int argc, char** argv) {
           {"clients", clients},
           {"epsilon", epsilon > 0 ? nlohmann::json(epsilon) : nlohmann::json(nullptr)}};
       out["privacy"] = privacy;
-      out["seconds"] = seconds;
-      out["sketch_seconds"] = sketch_seconds;
-      out["estimate_seconds"] = estimate_seconds;
+      out["noise"] = seeded_noise ? "seeded" : "csprng";
+      if (evaluate) {
+        out["seconds"] = seconds;
+        out["sketch_seconds"] = sketch_seconds;
+        out["estimate_seconds"] = estimate_seconds;
+      }
       std::printf("%s\n", out.dump().c_str());
     } else {
       if (evaluate) std::printf("exact D_TV   %.6f (evaluation)\n", exact);
@@ -216,8 +233,10 @@ int main(int argc, char** argv) {
           params.rows, params.width, params.heap_capacity, params.k, e.rank, e.rank + e.window - 1,
           e.tau, e.candidates);
       std::printf("privacy      %s\n", privacy.c_str());
-      std::printf("time         %.3f s (clients sketching %.3f s, host estimation %.3f s)\n",
-                  seconds, sketch_seconds, estimate_seconds);
+      if (evaluate) {
+        std::printf("time         %.3f s (clients sketching %.3f s, host estimation %.3f s)\n",
+                    seconds, sketch_seconds, estimate_seconds);
+      }
     }
     return 0;
   } catch (const std::exception& ex) {

@@ -1,5 +1,6 @@
 #include "sdk/quantise/quantise.h"
 
+#include <float.h>
 #include <math.h>
 
 #include <type_traits>
@@ -29,6 +30,11 @@ Status check_config(size_t d, const QuantiseConfig& c, unsigned word_bits) {
     return invalid_argument("modulus bits must be 1..32 for uint32 words, 1..64 for uint64");
   }
   if (c.max_rounding_tries == 0) return invalid_argument("max_rounding_tries must be >= 1");
+  // The unnormalised Walsh–Hadamard transform reaches √D·c in float: keep it finite (a float
+  // overflow would fail some updates and not others).
+  if (!(c.clip_norm * sqrt(static_cast<double>(encoded_length(d, c))) * 2 < FLT_MAX)) {
+    return invalid_argument("clip norm x sqrt(D) must stay below FLT_MAX / 2: lower the clip norm");
+  }
   // Every value after clipping and rotation is at most c + e in magnitude: if γ·(c + e) fits the
   // modulus' signed range, no data can overflow it (a public check, not a data-dependent one).
   const double limit = ldexp(1.0, static_cast<int>(c.modulus_bits) - 1) - 2;

@@ -42,8 +42,9 @@
 // double arithmetic, ~2^−53 relative per operation), which the caller must bound or accept.
 //
 // Errors (all from public inputs, before any output is trusted): an invalid configuration
-// (kInvalidArgument), including β outside [½, 1] and γ·(c + e) beyond the modulus' signed range
-// (lower γ or raise b); a NaN or infinity in the update (kInvalidArgument).
+// (kInvalidArgument), including β outside [½, 1], γ·(c + e) beyond the modulus' signed range
+// (lower γ or raise b) and 2·c·√D beyond FLT_MAX (the float transform must not overflow); a NaN
+// or infinity in the update (kInvalidArgument).
 //
 // Memory: the caller's update buffer of D floats (used as working memory) and D output words;
 // dequantise needs D doubles of work. D = padded_dimension(d) with rotation, else d;

@@ -49,10 +49,10 @@ Status validate_trainer_config(const TrainerConfig& config) {
   if (!(config.eta0 > 0) || !isfinite(config.eta0) || !(config.mu >= 0) || !isfinite(config.mu)) {
     return invalid_argument("trainer needs a finite eta0 > 0 and a finite mu >= 0");
   }
-  if (!(config.eta0 * config.mu <= 2)) {
+  if (!(config.eta0 * trainer_smoothness(config) <= 2)) {
     return invalid_argument(
-        "eta0 x mu must be at most 2: a larger step makes the regulariser grow the model "
-        "without bound");
+        "eta0 x (1/4 + mu) must be at most 2: larger steps expand instead of contracting, and the "
+        "model could grow without bound");
   }
   return Status();
 }
@@ -77,7 +77,9 @@ Status train_logistic(const Examples& examples, Span<const double> start,
   FEDSTAT_RETURN_IF_ERROR(check_examples(examples, d));
   FEDSTAT_RETURN_IF_ERROR(validate_trainer_config(config));
   for (double v : start) {
-    if (!isfinite(v)) return invalid_argument("the starting model holds a NaN or an infinity");
+    if (!(fabs(v) <= kMaxStartValue)) {
+      return invalid_argument("the starting model holds a NaN, an infinity or a value beyond 1e12");
+    }
   }
   const size_t n = examples.count();
   const size_t batch_size = n / config.batches;

@@ -40,16 +40,28 @@ struct TrainerConfig {
   uint32_t epochs = 10;              // T
   uint32_t batches = 4;              // m
   uint32_t averaging_interval = 10;  // τ (epochs)
-  double eta0 = 1.0;                 // initial step size (≤ 2/(1/4 + μ) keeps steps contractive)
+  double eta0 = 1.0;                 // initial step size, ≤ 2/(1/4 + μ) (checked)
   double mu = 0.001;                 // L2 regularisation (strong convexity)
 };
 
 constexpr uint32_t kMaxEpochs = 10000;
+// The largest ‖x‖² an example may have: 1 plus room for float normalisation. The loss is then
+// (kMaxFeatureNorm2/4 + μ)-smooth and its gradient norm at most √kMaxFeatureNorm2, the constants
+// the sensitivity uses (model_update_task.h).
+constexpr double kMaxFeatureNorm2 = 1 + 1e-6;
+// The largest |value| of a starting model (public input): keeps every iterate and window sum
+// finite.
+constexpr double kMaxStartValue = 1e12;
 
 // epochs 1..kMaxEpochs, batches and averaging interval ≥ 1, η0 > 0 and μ ≥ 0 finite, and
-// η0·μ ≤ 2 (with |1 − ημ| ≤ 1 every iterate stays within ‖w0‖ + η0·m·T of the origin, so no data
-// can drive the model to infinity and the report to a refusal). τ > T never averages.
+// η0·(kMaxFeatureNorm2/4 + μ) ≤ 2: every step is then non-expansive (ρ ≤ 1) and moves the model by
+// at most η0·(1 + μ‖w‖)-ish, so with a start within kMaxStartValue no data can drive the model to
+// infinity and the report to a refusal. τ > T never averages.
 Status validate_trainer_config(const TrainerConfig& config);
+// The smoothness L and gradient bound R the sensitivity analysis uses for this trainer.
+inline double trainer_smoothness(const TrainerConfig& config) {
+  return kMaxFeatureNorm2 / 4 + config.mu;
+}
 
 // The trainer's Fisher–Yates shuffle: order ← a uniformly random permutation of 0..size−1. The
 // record at order[p] is in batch ⌊p/⌊n/m⌋⌋ (positions from m·⌊n/m⌋ on are unused).

@@ -7,21 +7,21 @@
 namespace fedstat {
 namespace tasks {
 
-Result<double> model_update_lambda(const ModelUpdateConfig& config, size_t examples_per_client,
-                                   size_t dimension, uint32_t clients, double epsilon,
-                                   double delta) {
+Result<double> model_update_lambda(const ModelUpdateConfig& config, size_t dimension,
+                                   uint32_t clients, double epsilon, double delta) {
   constexpr size_t kMaxBatches = 256;
   const uint32_t m = config.trainer.batches;
   if (m == 0 || m > kMaxBatches) return invalid_argument("1..256 batches supported");
-  const size_t batch_size = examples_per_client / m;
+  const size_t batch_size = config.examples_per_client / m;
   if (batch_size == 0) return invalid_argument("fewer examples per client than batches");
   FEDSTAT_RETURN_IF_ERROR(validate_trainer_config(config.trainer));
   FEDSTAT_RETURN_IF_ERROR(quantise::validate_config(dimension, config.quantise));
   double delta_by_batch[kMaxBatches];
   const double mu = config.trainer.mu;
   FEDSTAT_RETURN_IF_ERROR(privacy::rsgd_ar_schedule_sensitivities(
-      mu, 0.25 + mu, config.trainer.epochs, config.trainer.averaging_interval, config.trainer.eta0,
-      static_cast<double>(batch_size), /*gradient_bound=*/1.0, Span<double>(delta_by_batch, m)));
+      mu, trainer_smoothness(config.trainer), config.trainer.epochs,
+      config.trainer.averaging_interval, config.trainer.eta0, static_cast<double>(batch_size),
+      /*gradient_bound=*/sqrt(kMaxFeatureNorm2), Span<double>(delta_by_batch, m)));
   privacy::Sensitivity by_batch[kMaxBatches];
   const double root_length =
       sqrt(static_cast<double>(quantise::encoded_length(dimension, config.quantise)));
@@ -44,6 +44,15 @@ Status report_impl(const Examples& examples, Span<const double> global_model,
   const size_t d = global_model.size();
   const size_t length = quantise::encoded_length(d, config.quantise);
   if (report.size() != length) return invalid_argument("report must hold encoded_length(d) words");
+  const uint32_t m = config.trainer.batches;
+  if (m == 0 || config.examples_per_client / m == 0 ||
+      examples.count() / m < config.examples_per_client / m) {
+    // A smaller batch than calibrated would move the model more than the noise covers. The
+    // number of examples is public under substitution, so this refusal reveals no record.
+    return failed_precondition(
+        "this client holds fewer examples than the task was calibrated for "
+        "(examples_per_client): it must not report");
+  }
   const Arena::Mark mark = scratch.mark();
   auto local = scratch.allocate_array<double>(d);
   auto update = scratch.allocate_array<float>(length);

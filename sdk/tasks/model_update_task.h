@@ -32,6 +32,9 @@ namespace tasks {
 struct ModelUpdateConfig {
   TrainerConfig trainer;
   quantise::QuantiseConfig quantise;
+  // n, public: the calibration uses batches of ⌊n/m⌋; a client with fewer examples than that
+  // (smaller batches, larger sensitivity) refuses to report (kFailedPrecondition).
+  size_t examples_per_client = 0;
 };
 
 constexpr size_t model_update_memory_bytes(size_t n, size_t d) {
@@ -39,10 +42,9 @@ constexpr size_t model_update_memory_bytes(size_t n, size_t d) {
 }
 
 // The smallest per-client Skellam λ for (epsilon, delta) with `clients` clients of
-// `examples_per_client` examples each, for models of dimension d.
-Result<double> model_update_lambda(const ModelUpdateConfig& config, size_t examples_per_client,
-                                   size_t dimension, uint32_t clients, double epsilon,
-                                   double delta);
+// config.examples_per_client examples each, for models of dimension d.
+Result<double> model_update_lambda(const ModelUpdateConfig& config, size_t dimension,
+                                   uint32_t clients, double epsilon, double delta);
 
 // The report in 32-bit words (modulus_bits ≤ 32) or 64-bit words (modulus_bits ≤ 64).
 Status model_update_report(const Examples& examples, Span<const double> global_model,

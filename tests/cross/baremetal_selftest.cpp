@@ -312,6 +312,7 @@ void check_model_update() {
   tasks::ModelUpdateConfig config;
   config.quantise.gamma = 1 << 16;
   config.quantise.clip_norm = 50;
+  config.examples_per_client = 16;
   static uint8_t memory[tasks::model_update_memory_bytes(16, 3)];
   static SeededStream stream(counting_seed(), 9);
   static RandomBits bits(stream);

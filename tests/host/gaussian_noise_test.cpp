@@ -160,7 +160,7 @@ TEST(GaussianNoise, RefusesBadParametersAndClampsRatherThanRefusingLargeValues) 
     EXPECT_EQ(make_grid_gaussian(1, bad, 1).status().code(), StatusCode::kInvalidArgument);
   }
   EXPECT_EQ(make_grid_gaussian(1, 1, 0).status().code(), StatusCode::kInvalidArgument);
-  // √D·σ/Δ at 2^31 grid steps cannot be sampled exactly: refused (public inputs only).
+  // √D·σ/Δ beyond 2^28 grid steps cannot be sampled exactly: refused (public inputs only).
   EXPECT_EQ(make_grid_gaussian(1e6, 1e-6, 1u << 20).status().code(), StatusCode::kOutOfRange);
 
   const GridGaussian noise = noise_for(1, 0.25);

@@ -10,6 +10,7 @@
 #include "host_server/estimate/client_emulation.h"
 #include "host_server/estimate/host_common.h"
 #include "host_server/estimate/item_counts.h"
+#include "host_server/estimate/noise_bits.h"
 
 namespace fedstat {
 namespace host {
@@ -56,7 +57,8 @@ MergedSketch merged(const ItemCounts& data, uint32_t clients, const sketch::Shif
                     uint64_t seed) {
   SeededBits split(seed, 3);
   const EmulatedClients emulated = split_across_clients(data, clients, split.bits());
-  const auto reports = sketch_clients(emulated, p, 0, seed);
+  NoiseBits noise = NoiseBits::seeded(seed);  // no local DP here: the noise is not drawn
+  const auto reports = sketch_clients(emulated, p, 0, noise);
   return merge_reports(parse_reports(reports));
 }
 

@@ -39,10 +39,13 @@ foreach(mechanism agm classical skellam)
   if(NOT got STREQUAL mechanism OR sigma LESS_EQUAL 0)
     message(FATAL_ERROR "fedstat-heterogeneity --mechanism ${mechanism}: ${json}")
   endif()
-  # A release carries nothing computed from the raw vectors.
+  # A release carries nothing computed from the raw vectors (nor the time taken), and its noise
+  # comes from the CSPRNG.
   string(JSON value ERROR_VARIABLE missing GET "${json}" q exact)
   string(JSON clipped ERROR_VARIABLE no_clipped GET "${json}" clipped_weights)
-  if(NOT missing OR NOT no_clipped)
+  string(JSON time ERROR_VARIABLE no_time GET "${json}" seconds)
+  string(JSON noise GET "${json}" noise)
+  if(NOT missing OR NOT no_clipped OR NOT no_time OR NOT noise STREQUAL "csprng")
     message(FATAL_ERROR "fedstat-heterogeneity --mechanism ${mechanism} printed raw-data values")
   endif()
 endforeach()
@@ -66,6 +69,7 @@ expect_failure("--max-weight.*>= 4" --max-weight nan)
 expect_failure("--p.*>= 1" --p 0.5)
 expect_failure("--runs.*from 1 to 10000" --runs 4294967295 --evaluate)
 expect_failure("--runs repeats the release" --runs 3)
+expect_failure("--noise-seed makes the noise recomputable" --noise-seed 3)
 
 execute_process(COMMAND ${TOOL} --vectors ${OUT}/V_bad.csv RESULT_VARIABLE rc
                 ERROR_VARIABLE err)

@@ -32,14 +32,14 @@ endfunction()
 include(${CMAKE_CURRENT_LIST_DIR}/cli_helpers.cmake)
 
 # Π against itself: both the estimate and the exact value are 0.
-run_tool(json --pi ${OUT}/PI.txt --p ${OUT}/PI.txt --clients 3 --evaluate --json)
+run_tool(json --pi ${OUT}/PI.txt --p ${OUT}/PI.txt --clients 3 --model none --evaluate --json)
 string(JSON estimate GET "${json}" estimate)
 string(JSON exact GET "${json}" exact)
 expect_close(${estimate} 0 1e-12 "estimate of D(PI||PI)")
 expect_close(${exact} 0 1e-12 "exact D(PI||PI)")
 
 # 0.4·ln 2 + 0.15·ln 0.6 + 0.1·ln(2/3) + 0.05·ln 0.5 = 0.1254312...
-run_tool(json --pi ${OUT}/PI.txt --p ${OUT}/P.txt --T 4000 --evaluate --json)
+run_tool(json --pi ${OUT}/PI.txt --p ${OUT}/P.txt --T 4000 --model none --evaluate --json)
 foreach(key estimate exact model T lambda error)
   string(JSON value ERROR_VARIABLE missing GET "${json}" ${key})
   if(missing)
@@ -60,8 +60,13 @@ foreach(model trusted tagg dist)
   if(NOT got STREQUAL model)
     message(FATAL_ERROR "fedstat-kl --model ${model} reported ${got}")
   endif()
-  # A release carries nothing computed from the raw data.
-  foreach(key exact error mse support_mass warnings)
+  # A release carries nothing computed from the raw data (not even the time taken), and its noise
+  # comes from the CSPRNG.
+  string(JSON noise GET "${json}" noise)
+  if(NOT noise STREQUAL "csprng")
+    message(FATAL_ERROR "fedstat-kl --model ${model}: noise from ${noise}, not the CSPRNG")
+  endif()
+  foreach(key exact error mse support_mass warnings seconds)
     string(JSON value ERROR_VARIABLE missing GET "${json}" ${key})
     if(NOT missing)
       message(FATAL_ERROR "fedstat-kl --model ${model} without --evaluate printed '${key}'")
@@ -77,9 +82,12 @@ execute_process(COMMAND /usr/bin/env awk -v e=${estimate} -v g=${grid}
 if(NOT on_grid EQUAL 0)
   message(FATAL_ERROR "fedstat-kl trusted estimate ${estimate} is not on its grid ${grid}")
 endif()
-# Dist through a real secure-aggregation session gives the same estimate as the clear sum.
-run_tool(clear --pi ${OUT}/PI.txt --p ${OUT}/P.txt --model dist --clients 3 --json)
-run_tool(secure --pi ${OUT}/PI.txt --p ${OUT}/P.txt --model dist --clients 3 --secure --json)
+# Dist through a real secure-aggregation session gives the same estimate as the clear sum (with
+# the same seeded noise: a measurement, so --evaluate).
+run_tool(clear --pi ${OUT}/PI.txt --p ${OUT}/P.txt --model dist --clients 3 --evaluate
+         --noise-seed 4 --json)
+run_tool(secure --pi ${OUT}/PI.txt --p ${OUT}/P.txt --model dist --clients 3 --secure --evaluate
+         --noise-seed 4 --json)
 string(JSON clear_estimate GET "${clear}" estimate)
 string(JSON secure_estimate GET "${secure}" estimate)
 if(NOT clear_estimate STREQUAL secure_estimate)
@@ -91,7 +99,8 @@ if(NOT text MATCHES "mse " OR NOT text MATCHES "Skellam mu")
 endif()
 
 expect_failure("P_bad.txt:2: expected a count" --pi ${OUT}/PI.txt --p ${OUT}/P_bad.txt)
-expect_failure("no mass at sampled point 5" --pi ${OUT}/PI.txt --p ${OUT}/P_missing.txt --T 500)
+expect_failure("no mass at sampled point 5"
+               --pi ${OUT}/PI.txt --p ${OUT}/P_missing.txt --T 500 --model none)
 # A count of 1 at a sampled point is answered (clamped at 2), not refused: a refusal would depend
 # on that one record.
 run_tool(text --pi ${OUT}/PI.txt --p ${OUT}/P_once.txt --T 500 --model trusted --clients 1)
@@ -99,8 +108,15 @@ if(NOT text MATCHES "estimate ")
   message(FATAL_ERROR "fedstat-kl trusted with a count of 1 printed: ${text}")
 endif()
 # Privacy parameters and sizes: refused when not finite and in range, never silently ignored.
-expect_failure("--model none adds no noise" --pi ${OUT}/PI.txt --p ${OUT}/P.txt --epsilon 1)
-expect_failure("--model none adds no noise" --pi ${OUT}/PI.txt --p ${OUT}/P.txt --delta 1e-6)
+expect_failure("--model none adds no noise"
+               --pi ${OUT}/PI.txt --p ${OUT}/P.txt --model none --epsilon 1)
+expect_failure("--model none adds no noise"
+               --pi ${OUT}/PI.txt --p ${OUT}/P.txt --model none --delta 1e-6)
+expect_failure("--noise-seed makes the noise recomputable"
+               --pi ${OUT}/PI.txt --p ${OUT}/P.txt --noise-seed 3)
+expect_failure("--rate x --clients must be at least 1"
+               --pi ${OUT}/PI.txt --p ${OUT}/P.txt --rate 0.001 --clients 10)
+expect_failure("--lambda.*from -1000 to 1000" --pi ${OUT}/PI.txt --p ${OUT}/P.txt --lambda 1001)
 foreach(bad nan -1 0 inf)
   expect_failure("--epsilon.*finite number above 0"
                  --pi ${OUT}/PI.txt --p ${OUT}/P.txt --model trusted --epsilon ${bad})
@@ -111,7 +127,7 @@ foreach(bad nan 0 1 -0.5)
   expect_failure("--tau.*strictly between 0 and 1"
                  --pi ${OUT}/PI.txt --p ${OUT}/P.txt --model dist --tau ${bad})
 endforeach()
-expect_failure("--lambda.*finite" --pi ${OUT}/PI.txt --p ${OUT}/P.txt --lambda inf)
+expect_failure("--lambda.*from -1000 to 1000" --pi ${OUT}/PI.txt --p ${OUT}/P.txt --lambda inf)
 expect_failure("--rate.*in \\(0, 1\\]" --pi ${OUT}/PI.txt --p ${OUT}/P.txt --rate nan)
 expect_failure("--T.*from 1 to 1000000" --pi ${OUT}/PI.txt --p ${OUT}/P.txt --T 4294967295)
 expect_failure("--runs.*from 1 to 10000"
@@ -130,7 +146,7 @@ string(JSON warning GET "${json}" warnings 0)
 if(NOT exact STREQUAL "NULL" OR NOT warning MATCHES "infinite")
   message(FATAL_ERROR "fedstat-kl with P missing an item: exact ${exact}, warning ${warning}")
 endif()
-run_tool(json --pi ${OUT}/PI.txt --p ${OUT}/P_outside.txt --evaluate --json)
+run_tool(json --pi ${OUT}/PI.txt --p ${OUT}/P_outside.txt --model none --evaluate --json)
 string(JSON warning GET "${json}" warnings 0)
 string(JSON mass GET "${json}" support_mass)
 expect_close(${mass} 0.5 1e-12 "P(supp PI)")

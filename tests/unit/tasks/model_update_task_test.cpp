@@ -49,6 +49,7 @@ TEST(ModelUpdateTaskTest, WithoutNoiseTheAggregateIsTheAverageOfClientModels) {
   ModelUpdateConfig config;
   config.quantise.gamma = 1 << 16;
   config.quantise.clip_norm = 50;
+  config.examples_per_client = kN;
   const size_t length = quantise::encoded_length(kD, config.quantise);
   std::vector<double> global(kD, 0.1), expected(kD, 0), sum_models(kD, 0);
   std::vector<uint64_t> sum(length, 0);
@@ -90,12 +91,36 @@ TEST(ModelUpdateTaskTest, WithoutNoiseTheAggregateIsTheAverageOfClientModels) {
 
 TEST(ModelUpdateTaskTest, LambdaMeetsTheTargetAndGrowsForSmallerEpsilon) {
   ModelUpdateConfig config;
-  const auto loose = model_update_lambda(config, 100, 31, 10, 2.0, 1e-8);
-  const auto tight = model_update_lambda(config, 100, 31, 10, 0.5, 1e-8);
+  config.examples_per_client = 100;
+  const auto loose = model_update_lambda(config, 31, 10, 2.0, 1e-8);
+  const auto tight = model_update_lambda(config, 31, 10, 0.5, 1e-8);
   ASSERT_TRUE(loose.ok() && tight.ok());
   EXPECT_GT(tight.value(), loose.value());
-  EXPECT_EQ(model_update_lambda(config, 2, 31, 10, 1, 1e-8).status().code(),
+  config.examples_per_client = 2;
+  EXPECT_EQ(model_update_lambda(config, 31, 10, 1, 1e-8).status().code(),
             StatusCode::kInvalidArgument);  // fewer examples than batches
+}
+
+// The calibration assumed batches of ⌊n/m⌋: a client with fewer examples (smaller batches, so a
+// larger sensitivity) must not report; one with more may (its batches only dilute a record more).
+TEST(ModelUpdateTaskTest, ClientWithFewerExamplesThanCalibratedRefuses) {
+  constexpr size_t kD = 3;
+  ModelUpdateConfig config;
+  config.examples_per_client = 40;
+  const size_t length = quantise::encoded_length(kD, config.quantise);
+  const std::vector<double> global(kD, 0);
+  std::vector<uint32_t> report(length);
+  for (size_t n : {size_t{39}, size_t{36}, size_t{40}, size_t{57}}) {
+    const ClientData data = make_client(n, kD, 500 + n);
+    std::vector<uint8_t> memory(model_update_memory_bytes(n, kD));
+    Arena arena{MutableByteSpan(memory.data(), memory.size())};
+    SeededBits bits(600);
+    const Status status =
+        model_update_report(data.view(kD), Span<const double>(global.data(), kD), config, nullptr,
+                            bits.bits, arena, Span<uint32_t>(report.data(), length));
+    // m = 4: 39 examples make batches of 9 < 10.
+    EXPECT_EQ(status.code(), n / 4 < 10 ? StatusCode::kFailedPrecondition : StatusCode::kOk) << n;
+  }
 }
 
 }  // namespace

@@ -137,10 +137,11 @@ TEST(TrainerSensitivityTest, ModelUpdateLambdaDependsOnTheAveragingInterval) {
   config.trainer.epochs = 20;
   config.trainer.batches = 4;
   config.quantise.clip_norm = 10;
+  config.examples_per_client = 400;
   config.trainer.averaging_interval = 20;
-  const double once = model_update_lambda(config, 400, 8, 10, 1, 1e-6).value();
+  const double once = model_update_lambda(config, 8, 10, 1, 1e-6).value();
   config.trainer.averaging_interval = 1;
-  const double every_epoch = model_update_lambda(config, 400, 8, 10, 1, 1e-6).value();
+  const double every_epoch = model_update_lambda(config, 8, 10, 1, 1e-6).value();
   EXPECT_GT(every_epoch, 1.5 * once);
 }
 
