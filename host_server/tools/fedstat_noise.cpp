@@ -11,11 +11,18 @@
 // integer) keys the SeededStream: seed bytes 0..7 = S little-endian, 8..31 = 0, stream 0.
 // poisson and skellam take --method tabulated (default: TabulatedPoissonSampler, fast) or
 // integer (PoissonSampler, small memory); both are exact, and they draw different streams.
+//
+// Allowed values, checked before anything is drawn (a refused value exits non-zero with a
+// message saying what is allowed, and prints no sample): --n a whole number from 1 to 10^8;
+// --seed a whole number from 0 to 2^64 − 1; --clients from 1 to 2^32 − 1; --lambda, --t and
+// --sigma2 positive (0 adds no noise) within each sampler's limits: p and q below 2^32 in lowest
+// terms, λ ≤ 2^31, and a Pólya scale T ≤ 10^4 (sdk/noise/add_noise.h).
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "host_server/tools/cli_numbers.h"
 #include "sdk/base/random_bits.h"
 #include "sdk/base/seeded_stream.h"
 #include "sdk/noise/add_noise.h"
@@ -28,11 +35,18 @@ using fedstat::noise::Rational;
 
 namespace {
 
+constexpr uint64_t kMaxSamples = 100000000;  // 10^8 lines, about 1 GB of output at most
+
 Rational parse_or_exit(const std::string& name, const std::string& text) {
   auto r = fedstat::noise::parse_rational(text.c_str());
   if (!r.ok()) {
     std::fprintf(stderr, "fedstat-noise: --%s %s: %s\n", name.c_str(), text.c_str(),
                  r.status().message());
+    std::exit(2);
+  }
+  if (r->is_zero()) {
+    std::fprintf(stderr, "fedstat-noise: --%s %s: must be > 0 (0 adds no noise)\n", name.c_str(),
+                 text.c_str());
     std::exit(2);
   }
   return r.value();
@@ -53,12 +67,18 @@ int main(int argc, char** argv) {
   app.add_option("DIST", dist, "poisson | skellam | dlaplace | dgauss | polya")
       ->required()
       ->check(CLI::IsMember({"poisson", "skellam", "dlaplace", "dgauss", "polya"}));
-  app.add_option("--n", count, "number of samples")->required();
-  app.add_option("--seed", seed, "unsigned 64-bit seed of the deterministic stream")->required();
-  app.add_option("--lambda", lambda, "Poisson mean (poisson, skellam)");
-  app.add_option("--t", t, "scale T (dlaplace, polya)");
-  app.add_option("--sigma2", sigma2, "variance sigma^2 (dgauss)");
-  app.add_option("--clients", clients, "number of clients whose shares sum to dlaplace (polya)");
+  app.add_option("--n", count, "number of samples (1 to 10^8)")
+      ->required()
+      ->check(fedstat::tools::whole_number(1, kMaxSamples));
+  app.add_option("--seed", seed, "unsigned 64-bit seed of the deterministic stream")
+      ->required()
+      ->check(fedstat::tools::whole_number(0, UINT64_MAX));
+  app.add_option("--lambda", lambda, "Poisson mean (poisson, skellam), > 0, at most 2^31");
+  app.add_option("--t", t, "scale T (dlaplace, polya), > 0; polya at most 10^4");
+  app.add_option("--sigma2", sigma2, "variance sigma^2 (dgauss), > 0");
+  app.add_option("--clients", clients,
+                 "number of clients whose shares sum to dlaplace (polya), 1 to 2^32 - 1")
+      ->check(fedstat::tools::whole_number(1, UINT32_MAX));
   CLI11_PARSE(app, argc, argv);
 
   auto need = [&](const std::string& value, const char* option) {

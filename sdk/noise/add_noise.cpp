@@ -6,18 +6,54 @@
 
 namespace fedstat {
 namespace noise {
+namespace {
+constexpr uint64_t kParameterLimit = uint64_t{1} << 32;
+}  // namespace
 
 Status NoiseSampler::init(const NoiseSpec& spec) {
-  ready_ = false;
-  if (!spec.parameter.valid()) return invalid_argument("noise parameter has a zero denominator");
-  if (spec.kind == NoiseKind::kPolyaShare && spec.clients == 0) {
-    return invalid_argument("Polya shares need at least one client");
+  // Everything is checked before anything changes: a refused spec leaves an earlier one.
+  if (!spec.parameter.valid()) {
+    return invalid_argument("noise parameter must be a rational p/q with q > 0 (q is 0)");
   }
-  if (spec.kind == NoiseKind::kSkellam) FEDSTAT_RETURN_IF_ERROR(skellam_.init(spec.parameter));
-  if (spec.kind != NoiseKind::kSkellam && spec.parameter.is_zero()) {
-    return invalid_argument("noise scale or variance must be positive");
+  if (spec.parameter.is_zero()) {
+    switch (spec.kind) {
+      case NoiseKind::kDiscreteLaplace:
+        return invalid_argument("discrete Laplace scale must be > 0 (0 adds no noise)");
+      case NoiseKind::kDiscreteGaussian:
+        return invalid_argument("discrete Gaussian sigma^2 must be > 0 (0 adds no noise)");
+      case NoiseKind::kSkellam:
+        return invalid_argument("Skellam lambda must be > 0 (0 adds no noise)");
+      case NoiseKind::kPolyaShare:
+        return invalid_argument("Polya share scale must be > 0 (0 adds no noise)");
+    }
+    return invalid_argument("noise kind must be one of NoiseKind's values");
+  }
+  const Rational parameter = reduced(spec.parameter);
+  if (parameter.num >= kParameterLimit || parameter.den >= kParameterLimit) {
+    return out_of_range("noise parameter p/q must have p and q below 2^32 in lowest terms");
+  }
+  switch (spec.kind) {
+    case NoiseKind::kDiscreteLaplace:
+    case NoiseKind::kDiscreteGaussian:
+      break;
+    case NoiseKind::kSkellam:
+      FEDSTAT_RETURN_IF_ERROR(checked_poisson_lambda(parameter).status());  // λ ≤ 2^31
+      break;
+    case NoiseKind::kPolyaShare:
+      FEDSTAT_RETURN_IF_ERROR(check_polya_params(parameter, spec.clients));
+      break;
+    default:
+      return invalid_argument("noise kind must be one of NoiseKind's values");
+  }
+  if (spec.kind == NoiseKind::kSkellam) {
+    const Status built = skellam_.init(parameter);
+    if (!built.ok()) {  // cannot happen for a λ checked above; never leave a half-built sampler
+      ready_ = false;
+      return built;
+    }
   }
   spec_ = spec;
+  spec_.parameter = parameter;
   ready_ = true;
   return Status();
 }

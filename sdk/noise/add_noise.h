@@ -7,6 +7,13 @@
 // an error (a failing random source, an overflow) the elements before the failing index already
 // hold noise, so callers that work in place must discard the vector.
 //
+// NoiseSampler::init refuses (and then changes nothing: an earlier successful spec stays in
+// force) a parameter that is not a positive rational — kInvalidArgument for a zero denominator
+// and for 0, which adds no noise (Skellam λ, Laplace or Pólya scale, Gaussian σ²) — and
+// kOutOfRange past each kind's limits: p and q below 2^32 in lowest terms (the parameter is
+// used in lowest terms), Skellam λ ≤ 2^31, Pólya scale ≤ 10^4 with clients ≥ 1 (clients = 0 is
+// kInvalidArgument). sample() before a successful init() is kFailedPrecondition.
+//
 // Memory: sizeof(NoiseSampler) ≈ sizeof(SkellamSampler) + 32 bytes; nothing per element.
 // Paper: 002 Algorithm 4 (Skellam noise on the discretised update), 001 §4.7, 000 Algorithm 3.
 #ifndef FEDSTAT_SDK_NOISE_ADD_NOISE_H_

@@ -43,6 +43,9 @@ Result<int64_t> discrete_laplace(RandomBits& bits, Rational scale) {
 }
 
 Result<int64_t> truncated_discrete_laplace(RandomBits& bits, Rational scale, uint64_t bound) {
+  if (bound == 0) {
+    return invalid_argument("truncated discrete Laplace bound must be >= 1 (0 adds no noise)");
+  }
   for (;;) {
     FEDSTAT_ASSIGN_OR_RETURN(const int64_t value, discrete_laplace(bits, scale));
     const uint64_t magnitude =

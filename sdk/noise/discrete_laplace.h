@@ -11,7 +11,10 @@
 // P(Y = y) ∝ exp(−y·b/a). The two-sided form draws a sign and rejects (−, 0) so 0 is not
 // counted twice. Expected cost O(1) exact Bernoulli trials for any T.
 //
-// Errors: kInvalidArgument for T ≤ 0; kOutOfRange if a·V overflows 64 bits (needs a ≳ 2^58).
+// Errors: kInvalidArgument for T = 0 (no noise) or a zero denominator, and for a truncation
+// bound B = 0 (every draw would be 0); kOutOfRange if a·V overflows 64 bits (needs a ≳ 2^58).
+// truncated_discrete_laplace rejects until |k| ≤ B: about (T/B) draws when B ≪ T, so keep
+// B ≳ T (stability_params does).
 // Memory: stack only. Paper: CKS 2020 §5.2; 001 §4.7 (local/distributed DP on counts).
 #ifndef FEDSTAT_SDK_NOISE_DISCRETE_LAPLACE_H_
 #define FEDSTAT_SDK_NOISE_DISCRETE_LAPLACE_H_

@@ -76,6 +76,9 @@ Status PoissonSampler::build_side(bool negative, Span<FactorGroup>& cache, bool 
 
 Result<Rational> checked_poisson_lambda(Rational lambda) {
   if (!lambda.valid()) return invalid_argument("Poisson lambda has a zero denominator");
+  if (lambda.is_zero()) {
+    return invalid_argument("Poisson/Skellam lambda must be > 0 (lambda = 0 adds no noise)");
+  }
   const Rational r = reduced(lambda);
   if (r.num >= kLimit32 || r.den >= kLimit32) {
     return out_of_range("Poisson lambda = p/q needs p and q below 2^32 (after reduction)");
@@ -85,8 +88,9 @@ Result<Rational> checked_poisson_lambda(Rational lambda) {
 }
 
 Status PoissonSampler::init(Rational lambda, Span<FactorGroup> cache) {
-  ready_ = false;
+  // A refused λ changes nothing: an earlier successful init() stays in force.
   FEDSTAT_ASSIGN_OR_RETURN(const Rational r, checked_poisson_lambda(lambda));
+  ready_ = false;
   p_ = r.num;
   q_ = r.den;
   m_ = r.floor();
@@ -115,7 +119,7 @@ Status PoissonSampler::init(Rational lambda, Span<FactorGroup> cache) {
     const unsigned bits = bit_length(largest);
     side.group = bits == 0 || bits > 64 ? 1 : 128 / bits;
   }
-  if (!cache.empty() && p_ != 0) {
+  if (!cache.empty()) {
     // Inverse factors first (every proposal uses one side's run and the other side's whole set).
     FEDSTAT_RETURN_IF_ERROR(build_side(false, cache, true, SIZE_MAX));
     FEDSTAT_RETURN_IF_ERROR(build_side(true, cache, true, SIZE_MAX));
@@ -240,7 +244,6 @@ Result<bool> PoissonSampler::accept(RandomBits& bits, bool negative, uint64_t k)
 
 Result<uint64_t> PoissonSampler::sample(RandomBits& bits) const {
   if (!ready_) return failed_precondition("PoissonSampler used before a successful init()");
-  if (p_ == 0) return uint64_t{0};
   for (;;) {
     FEDSTAT_ASSIGN_OR_RETURN(const uint64_t k, geometric_magnitude(bits));
     FEDSTAT_ASSIGN_OR_RETURN(const bool negative, bits.bit());

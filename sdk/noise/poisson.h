@@ -31,7 +31,9 @@
 // at λ = 10^4; a smaller cache fills the inverse factors first (used by every proposal), then the
 // direct ones.
 //
-// Limits: p and q below 2^32 after reduction, λ ≤ 2^31 (kOutOfRange otherwise).
+// Limits: 0 < λ (kInvalidArgument for λ = 0, which adds no noise, or a zero denominator); p and
+// q below 2^32 after reduction, λ ≤ 2^31 (kOutOfRange otherwise). A refused init() leaves an
+// earlier successful one in force; sample() before a successful init() is kFailedPrecondition.
 // Memory: sizeof(PoissonSampler) ≈ 2·(kMaxBlock+1)·16 + 128 bytes, plus the optional cache of
 // 32 bytes per FactorGroup; SkellamSampler holds one PoissonSampler.
 // Paper: 002 §2.3 (Skellam mechanism, Agarwal, Kairouz & Liu 2021); 001 §4.7.
@@ -46,8 +48,8 @@
 namespace fedstat {
 namespace noise {
 
-// λ in lowest terms if both Poisson samplers accept it: p, q < 2^32 and λ ≤ 2^31
-// (kInvalidArgument for a zero denominator, kOutOfRange past the limits).
+// λ in lowest terms if both Poisson samplers accept it: λ > 0, p, q < 2^32 and λ ≤ 2^31
+// (kInvalidArgument for λ = 0 or a zero denominator, kOutOfRange past the limits).
 Result<Rational> checked_poisson_lambda(Rational lambda);
 
 // A cached product of consecutive acceptance factors.

@@ -8,8 +8,10 @@
 // Sampling NB exactly: propose k from geometric(T) (P ∝ ρ^k, discrete_laplace.h) and accept
 // with probability w(k) ≤ 1 — a product of rationals, one exact ProductTrial. Acceptance
 // probability (1 − ρ)^{1 − 1/n}: about 1/T^{1−1/n} proposals are needed, so this is meant for
-// the moderate scales of per-coordinate counting noise.
+// the moderate scales of per-coordinate counting noise: T ≤ kMaxPolyaScale = 10^4.
 //
+// Errors: kInvalidArgument for T = 0 (no noise), a zero denominator or clients = 0;
+// kOutOfRange for T > 10^4 (a share would cost ~T proposals).
 // Memory: stack only. Paper: 001 §4.7 (distributed DP); Goryczka & Xiong 2015 (Pólya
 // decomposition of the discrete Laplace).
 #ifndef FEDSTAT_SDK_NOISE_POLYA_H_
@@ -20,6 +22,11 @@
 
 namespace fedstat {
 namespace noise {
+
+constexpr uint64_t kMaxPolyaScale = 10000;
+
+// The checks below, on their own (OK or the error a draw would return).
+Status check_polya_params(Rational scale, uint32_t clients);
 
 // One NB(1/clients, e^{−1/scale}) draw.
 Result<uint64_t> negative_binomial_fraction(RandomBits& bits, Rational scale, uint32_t clients);

@@ -38,7 +38,6 @@ struct TabulatedPoissonSampler::Plan {
     log2_w = root == 0 ? 0 : bit_length(root) - 1;
     w = uint64_t{1} << log2_w;
     sup = 1;
-    if (p == 0) return Status();
     // Positive side: factors λ/(m+i), decreasing.
     FEDSTAT_RETURN_IF_ERROR(walk(false, nullptr, 0, 0, j_max));
     // Negative side: factors (m−i+1)/λ, decreasing, and f = 0 below −m.
@@ -115,13 +114,14 @@ Result<TabulatedPoissonSampler::Sizes> TabulatedPoissonSampler::sizes_for(Ration
 
 Status TabulatedPoissonSampler::init(Rational lambda, Span<PoissonThreshold> table,
                                      Span<uint64_t> scratch) {
-  ready_ = false;
+  // A refused λ or a short buffer changes nothing: an earlier successful init() stays in force.
   Plan plan;
   FEDSTAT_RETURN_IF_ERROR(plan.make(lambda));
   const size_t entries = static_cast<size_t>(plan.j_max - plan.j_min + 1);
   if (table.size() < entries || scratch.size() < plan.scratch_limbs()) {
     return resource_exhausted("tabulated Poisson: table or scratch smaller than sizes_for()");
   }
+  ready_ = false;
   p_ = plan.p;
   q_ = plan.q;
   m_ = plan.m;
@@ -132,10 +132,6 @@ Status TabulatedPoissonSampler::init(Rational lambda, Span<PoissonThreshold> tab
   table_ = table.first(entries);
   scratch_ = scratch;
   fallbacks_ = 0;
-  if (p_ == 0) {
-    ready_ = true;
-    return Status();
-  }
   // Certified rounding: each entry is a product of at most half_width factors, each factor one
   // rounding after λ̃ (itself one), the product one per step, then ·2^K (exact) and /M (one):
   // n = 3·half_width + 3 roundings of relative size ≤ 2^−53.
@@ -164,7 +160,6 @@ Status TabulatedPoissonSampler::init(Rational lambda, Span<PoissonThreshold> tab
 
 Result<uint64_t> TabulatedPoissonSampler::sample(RandomBits& bits) {
   if (!ready_) return failed_precondition("TabulatedPoissonSampler used before init()");
-  if (p_ == 0) return uint64_t{0};
   for (;;) {
     FEDSTAT_ASSIGN_OR_RETURN(const bool negative, bits.bit());
     uint64_t k = 0;

@@ -23,7 +23,9 @@
 //
 // Memory (caller's): table_entries ≈ 2·√(97·λ) thresholds of 16 bytes (≈ 31 KB at λ = 10^4,
 // 0.3 MB at 10^6), scratch_limbs ≈ 4·(54·J/64 + 7) words of 8 bytes, J the table half-width;
-// sizes_for(λ) computes both exactly. Limits: λ = p/q with p, q < 2^32, λ ≤ 2^31.
+// sizes_for(λ) computes both exactly. Limits: λ = p/q > 0 with p, q < 2^32, λ ≤ 2^31
+// (checked_poisson_lambda: kInvalidArgument for λ = 0, which adds no noise, or q = 0;
+// kOutOfRange past the limits). A refused init() leaves an earlier successful one in force.
 // Paper: 002 §2.3 (Skellam); the method follows ../shared/notes/exact-poisson.md.
 #ifndef FEDSTAT_SDK_NOISE_TABULATED_POISSON_H_
 #define FEDSTAT_SDK_NOISE_TABULATED_POISSON_H_

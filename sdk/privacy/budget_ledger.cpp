@@ -40,9 +40,19 @@ Status check_spend(const PrivacySpend& s) {
 
 Status BudgetLedger::init(const LedgerConfig& config, Span<PrivacySpend> entries,
                           MutableByteSpan scratch) {
-  ready_ = false;
-  if (!(config.epsilon_budget > 0) || !(config.delta_budget > 0 && config.delta_budget < 1)) {
-    return invalid_argument("ledger budget needs epsilon > 0 and 0 < delta < 1");
+  // Everything is checked before anything changes: a refused init() leaves an earlier one.
+  if (!(config.epsilon_budget > 0) || !isfinite(config.epsilon_budget)) {
+    return invalid_argument("ledger epsilon_budget must be finite and > 0");
+  }
+  if (!(config.delta_budget > 0 && config.delta_budget < 1)) {
+    return invalid_argument("ledger delta_budget must lie strictly between 0 and 1");
+  }
+  if (config.window_seconds < 1 || config.window_seconds > kLedgerMaxWindowSeconds) {
+    return invalid_argument(
+        "ledger window_seconds must be at least 1 and at most kLedgerMaxWindowSeconds (2^32)");
+  }
+  if (config.blob_name == nullptr || config.blob_name[0] == '\0') {
+    return invalid_argument("ledger blob_name must be a non-empty string");
   }
   if (entries.empty()) return invalid_argument("ledger needs room for at least one entry");
   if (scratch.size() < blob_bytes(entries.size())) {
@@ -52,16 +62,50 @@ Status BudgetLedger::init(const LedgerConfig& config, Span<PrivacySpend> entries
   entries_ = entries;
   scratch_ = scratch;
   count_ = 0;
+  latest_ = 0;
+  loaded_ = false;
   locked_ = false;
   ready_ = true;
   return Status();
 }
 
-bool BudgetLedger::active(const PrivacySpend& s, uint64_t now_seconds) const {
-  return s.time_seconds + config_.window_seconds > now_seconds;
+Status BudgetLedger::usable() const {
+  if (!ready_) return failed_precondition("ledger used before init()");
+  if (locked_) {
+    return failed_precondition(
+        "the stored ledger was corrupt: no spend is allowed until "
+        "reset_after_data_loss() deliberately starts a new one");
+  }
+  if (!loaded_) {
+    return failed_precondition(
+        "ledger used before a successful load(): charging without the stored spends would "
+        "hand out budget already spent");
+  }
+  return Status();
 }
 
-Result<Spent> BudgetLedger::compose(uint64_t now_seconds, const PrivacySpend* extra) const {
+Result<uint64_t> BudgetLedger::effective_time(uint64_t now_seconds) const {
+  if (now_seconds < kLedgerMinClockSeconds) {
+    return invalid_argument(
+        "the clock reading is not a plausible time (before 2024-01-01, 1704067200 s since "
+        "1970: the wall clock is not set): check the clock source");
+  }
+  if (now_seconds >= kLedgerMaxClockSeconds) {
+    return invalid_argument(
+        "the clock reading is not a plausible time (2^40 s or more, e.g. a negative reading "
+        "cast to unsigned, or milliseconds): check the clock source");
+  }
+  return now_seconds > latest_ ? now_seconds : latest_;
+}
+
+bool BudgetLedger::active(const PrivacySpend& s, uint64_t effective_seconds) const {
+  // effective_seconds ≥ every stored date, but stay exact for any pair: a spend dated later
+  // than the time asked about counts.
+  return effective_seconds < s.time_seconds ||
+         effective_seconds - s.time_seconds < config_.window_seconds;
+}
+
+Result<Spent> BudgetLedger::compose(uint64_t effective_seconds, const PrivacySpend* extra) const {
   Spent basic;
   double rdp[kLedgerOrderCount] = {};
   bool any_rdp = false;
@@ -75,7 +119,7 @@ Result<Spent> BudgetLedger::compose(uint64_t now_seconds, const PrivacySpend* ex
     }
   };
   for (size_t i = 0; i < count_; ++i) {
-    if (active(entries_[i], now_seconds)) add(entries_[i]);
+    if (active(entries_[i], effective_seconds)) add(entries_[i]);
   }
   if (extra != nullptr) add(*extra);
   if (!any_rdp) return basic;
@@ -83,6 +127,7 @@ Result<Spent> BudgetLedger::compose(uint64_t now_seconds, const PrivacySpend* ex
   if (!(delta_rdp > 0)) return Spent{INFINITY, config_.delta_budget};
   double best = INFINITY;
   for (size_t k = 0; k < kLedgerOrderCount; ++k) {
+    if (!isfinite(rdp[k])) continue;  // the sum overflowed: infinite at this order
     FEDSTAT_ASSIGN_OR_RETURN(const double e, rdp_to_dp(kLedgerOrders[k], rdp[k], delta_rdp));
     best = e < best ? e : best;
   }
@@ -90,22 +135,19 @@ Result<Spent> BudgetLedger::compose(uint64_t now_seconds, const PrivacySpend* ex
 }
 
 Result<Spent> BudgetLedger::spent(uint64_t now_seconds) const {
-  if (!ready_) return failed_precondition("ledger used before init()");
-  return compose(now_seconds, nullptr);
+  FEDSTAT_RETURN_IF_ERROR(usable());
+  FEDSTAT_ASSIGN_OR_RETURN(const uint64_t effective, effective_time(now_seconds));
+  return compose(effective, nullptr);
 }
 
 Status BudgetLedger::charge(const PrivacySpend& spend, uint64_t now_seconds) {
-  if (!ready_) return failed_precondition("ledger used before init()");
-  if (locked_) {
-    return failed_precondition(
-        "the stored ledger was corrupt: no spend is allowed until "
-        "reset_after_data_loss() deliberately starts a new one");
-  }
+  FEDSTAT_RETURN_IF_ERROR(usable());
+  FEDSTAT_ASSIGN_OR_RETURN(const uint64_t effective, effective_time(now_seconds));
   FEDSTAT_RETURN_IF_ERROR(check_spend(spend));
   PrivacySpend entry = spend;
-  entry.time_seconds = now_seconds;
-  FEDSTAT_ASSIGN_OR_RETURN(const Spent total, compose(now_seconds, &entry));
-  if (total.epsilon > config_.epsilon_budget || total.delta > config_.delta_budget) {
+  entry.time_seconds = effective;
+  FEDSTAT_ASSIGN_OR_RETURN(const Spent total, compose(effective, &entry));
+  if (!(total.epsilon <= config_.epsilon_budget) || !(total.delta <= config_.delta_budget)) {
     return resource_exhausted(
         "privacy budget exceeded: this task would take the spend in the "
         "window past the configured (epsilon, delta); run it later or "
@@ -114,7 +156,7 @@ Status BudgetLedger::charge(const PrivacySpend& spend, uint64_t now_seconds) {
   // Keep the spends still in the window (and the new one); undo if persisting fails.
   size_t kept = 0;
   for (size_t i = 0; i < count_; ++i) {
-    if (active(entries_[i], now_seconds)) ++kept;
+    if (active(entries_[i], effective)) ++kept;
   }
   if (kept == entries_.size()) {
     return resource_exhausted("privacy ledger is full: give it more entries or a shorter window");
@@ -123,7 +165,7 @@ Status BudgetLedger::charge(const PrivacySpend& spend, uint64_t now_seconds) {
   size_t write = 0;
   const size_t old_count = count_;
   for (size_t i = 0; i < old_count; ++i) {
-    if (active(entries_[i], now_seconds)) {
+    if (active(entries_[i], effective)) {
       if (write != i) {
         const PrivacySpend moved = entries_[i];
         entries_[i] = entries_[write];
@@ -134,6 +176,9 @@ Status BudgetLedger::charge(const PrivacySpend& spend, uint64_t now_seconds) {
   }
   entries_[write] = entry;
   count_ = write + 1;
+  // The dropped spends expired at `effective`: the ledger's time must not fall below it again,
+  // or they would come back into the window uncounted.
+  latest_ = effective;
   const Status saved = persist();
   if (!saved.ok()) {
     count_ = write;  // the new spend is not recorded; expired ones stay dropped (never counted)
@@ -162,9 +207,13 @@ Status BudgetLedger::persist() {
 
 Status BudgetLedger::load() {
   if (!ready_) return failed_precondition("ledger used before init()");
+  loaded_ = false;  // until the stored spends are in memory
   auto loaded = platform::load_blob(config_.blob_name, scratch_);
   if (loaded.status().code() == StatusCode::kNotFound) {
     count_ = 0;
+    latest_ = 0;
+    locked_ = false;
+    loaded_ = true;
     return Status();
   }
   if (loaded.status().code() == StatusCode::kResourceExhausted) {
@@ -184,6 +233,7 @@ Status BudgetLedger::load() {
     return data_loss("the stored ledger has an unknown version or a wrong length");
   }
   p += 8;
+  uint64_t latest = 0;
   for (size_t i = 0; i < stored; ++i) {
     PrivacySpend& s = entries_[i];
     s.time_seconds = load_le64(p);
@@ -196,18 +246,35 @@ Status BudgetLedger::load() {
       locked_ = true;
       return data_loss("the stored ledger holds an impossible spend");
     }
+    if (s.time_seconds >= kLedgerMaxClockSeconds) {
+      locked_ = true;
+      return data_loss(
+          "the stored ledger holds a spend dated at an impossible time (2^40 s or more): the "
+          "clock that dated it was broken; reset_after_data_loss() starts over");
+    }
+    latest = s.time_seconds > latest ? s.time_seconds : latest;
     p += kEntryBytes;
   }
   count_ = stored;
+  latest_ = latest;
   locked_ = false;
+  loaded_ = true;
   return Status();
 }
 
 Status BudgetLedger::reset_after_data_loss() {
   if (!ready_) return failed_precondition("ledger used before init()");
+  const size_t old_count = count_;
   count_ = 0;
+  const Status saved = persist();
+  if (!saved.ok()) {
+    count_ = old_count;  // nothing changes: the stored ledger is still the old one
+    return saved;
+  }
+  latest_ = 0;
   locked_ = false;
-  return persist();
+  loaded_ = true;
+  return Status();
 }
 
 }  // namespace privacy

@@ -10,14 +10,46 @@
 // a valid composition of the two groups; RDP composition is much tighter for many small spends.
 //
 // Time is the caller's: pass wall-clock seconds (an RTC or the network's time) to charge()/
-// spent(), since the platform's monotonic clock restarts with the device. Entries from the future
-// (a clock set back) keep counting, which can only over-count.
+// spent(), since the platform's monotonic clock restarts with the device. What the clock may do,
+// and what the ledger does about it (it fails closed: a doubtful clock can only over-count):
+//   * A reading that cannot be a wall-clock time is refused with kInvalidArgument and changes
+//     nothing: below kLedgerMinClockSeconds (2024-01-01; an RTC that lost power reads 1970 or
+//     2000, and spends dated there would all expire the moment the clock is set) or at or above
+//     kLedgerMaxClockSeconds (2^40 s, year ~36800: every negative int64 reading cast to
+//     unsigned, such as 2^64 − 1, and milliseconds passed as seconds).
+//   * The ledger's time never runs backwards. It is L = the latest date of a recorded spend
+//     (ledger_time(); after a restart, the latest stored date), and every call works at the
+//     effective time max(now, L); spent() never moves L. A clock set back therefore frees nothing,
+//     and a new spend is dated max(now, L), never before an earlier one: stored spends dated in the
+//     future (the clock was ahead, then corrected) keep counting, for a full window from their
+//     date.
+//   * A spend dated t counts while the effective time e satisfies e − t < window (exact, no
+//     overflow: e ≥ t always), i.e. at t, ..., t + window − 1, not at t + window.
+//   * A clock that jumps FORWARD past the window expires the spends it leaves behind: the ledger
+//     cannot tell a genuine jump (the device was off for a month) from a forged one. Someone who
+//     controls the device clock can thus obtain a fresh budget per window of clock time they
+//     fake — but only by moving the clock forward for good (going back afterwards frees nothing
+//     more, and every later spend is dated at the advanced time). A device whose clock an
+//     adversary controls needs an authenticated time source.
+//   * A stored spend dated at or above kLedgerMaxClockSeconds cannot have been written by this
+//     code (older builds stored the wrapped readings): load() treats it as corruption
+//     (kDataLoss, ledger locked). Counting it instead would pin the ledger's time there forever.
 //
-// Failure modes: a corrupt or truncated stored ledger makes load() return kDataLoss and locks
-// the ledger (every charge kFailedPrecondition) until reset_after_data_loss() — silently starting
+// Failure modes: the ledger is unusable (kFailedPrecondition from charge() and spent()) until
+// load() has succeeded — charging an empty in-memory ledger would overwrite the stored spends.
+// A corrupt or truncated stored ledger makes load() return kDataLoss and locks the ledger (every
+// charge and spent() kFailedPrecondition) until reset_after_data_loss() — silently starting
 // from an empty ledger would hand out fresh budget. A charge whose persist fails is undone in
-// memory and returns the storage error. A full ledger (no expired entry to drop) is
-// kResourceExhausted.
+// memory and returns the storage error (spends it found expired stay dropped, and the ledger's
+// time stays at that charge's effective time, so they cannot come back into the window
+// uncounted). A full ledger (no expired entry to drop) is kResourceExhausted.
+//
+// Errors of init(): kInvalidArgument unless epsilon_budget is finite and > 0, delta_budget is in
+// (0, 1), 1 ≤ window_seconds ≤ kLedgerMaxWindowSeconds (2^32 s, ~136 years) and blob_name is a
+// non-empty string (the platform checks its characters); a refused init() leaves an earlier
+// successful one in force. charge() refuses a spend without finite ε ≥ 0 and δ in [0, 1), or
+// RDP values not finite and ≥ 0 (kInvalidArgument), and one that would take the total past the
+// budget (kResourceExhausted; an RDP sum that overflows to infinity is over any budget).
 //
 // Memory: entries.size() · sizeof(PrivacySpend) (≈ 168 bytes) in caller memory, plus a scratch
 // buffer of blob_bytes(capacity) = 8 + 168 · capacity bytes for (de)serialisation.
@@ -33,6 +65,11 @@
 
 namespace fedstat {
 namespace privacy {
+
+// Plausible wall-clock readings, in seconds since 1970-01-01 UTC: [min, max).
+constexpr uint64_t kLedgerMinClockSeconds = 1704067200;  // 2024-01-01T00:00:00Z
+constexpr uint64_t kLedgerMaxClockSeconds = uint64_t{1} << 40;
+constexpr uint64_t kLedgerMaxWindowSeconds = uint64_t{1} << 32;
 
 constexpr size_t kLedgerOrderCount = 17;
 constexpr uint32_t kLedgerOrders[kLedgerOrderCount] = {2,  3,  4,  5,  6,  8,  10,  12, 16,
@@ -50,8 +87,8 @@ struct PrivacySpend {
 struct LedgerConfig {
   double epsilon_budget = 1.0;
   double delta_budget = 1e-6;
-  uint64_t window_seconds = 30ull * 24 * 3600;  // a rolling 30 days
-  const char* blob_name = "privacy-ledger";
+  uint64_t window_seconds = 30ull * 24 * 3600;  // a rolling 30 days; 1..kLedgerMaxWindowSeconds
+  const char* blob_name = "privacy-ledger";     // must outlive the ledger
 };
 
 struct Spent {
@@ -66,30 +103,40 @@ class BudgetLedger {
 
   // `entries` holds up to entries.size() spends; `scratch` must be ≥ blob_bytes(entries.size()).
   Status init(const LedgerConfig& config, Span<PrivacySpend> entries, MutableByteSpan scratch);
-  // Reads the stored ledger (none stored: empty). kDataLoss locks the ledger (see above).
+  // Reads the stored ledger (none stored: empty); required before charge() and spent().
+  // kDataLoss locks the ledger (see above).
   Status load();
   // Deliberately starts over after kDataLoss: an empty ledger, persisted.
   Status reset_after_data_loss();
 
-  // What the spends within the window before `now_seconds` add up to.
+  // What the spends within the window at max(now_seconds, ledger_time()) add up to.
   Result<Spent> spent(uint64_t now_seconds) const;
-  // Records `spend` at `now_seconds` if the composed total stays within budget, then persists.
+  // Records `spend`, dated max(now_seconds, ledger_time()), if the composed total stays within
+  // budget, then persists.
   Status charge(const PrivacySpend& spend, uint64_t now_seconds);
 
   size_t size() const { return count_; }
   size_t capacity() const { return entries_.size(); }
+  // The ledger's time: the latest date of a recorded spend, or the effective time of a charge
+  // that dropped expired spends and then failed to persist (0 when none). Never decreases
+  // except through load() (the latest stored date) and reset_after_data_loss().
+  uint64_t ledger_time() const { return latest_; }
 
  private:
-  Result<Spent> compose(uint64_t now_seconds, const PrivacySpend* extra) const;
-  bool active(const PrivacySpend& s, uint64_t now_seconds) const;
+  Status usable() const;
+  Result<uint64_t> effective_time(uint64_t now_seconds) const;
+  Result<Spent> compose(uint64_t effective_seconds, const PrivacySpend* extra) const;
+  bool active(const PrivacySpend& s, uint64_t effective_seconds) const;
   Status persist();
 
   LedgerConfig config_;
   Span<PrivacySpend> entries_;
   MutableByteSpan scratch_;
   size_t count_ = 0;
-  bool ready_ = false;
-  bool locked_ = false;
+  uint64_t latest_ = 0;
+  bool ready_ = false;   // init() succeeded
+  bool loaded_ = false;  // memory mirrors storage: load() or reset_after_data_loss() succeeded
+  bool locked_ = false;  // the stored ledger was corrupt
 };
 
 }  // namespace privacy

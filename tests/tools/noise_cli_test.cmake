@@ -30,6 +30,55 @@ foreach(args "skellam;--lambda;100" "skellam;--lambda;100;--method;integer" "poi
   endif()
 endforeach()
 
+# Every numeric option is checked before anything is drawn (issue 11 item 7): a refused value
+# exits non-zero, names the option and what is allowed, and prints no sample. TIMEOUT: before
+# the checks, --n -1 wrapped to 2^64 − 1 and printed for ever.
+function(expect_refused what pattern)
+  execute_process(COMMAND ${TOOL} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err TIMEOUT 10)
+  if(rc EQUAL 0 OR NOT "${out}" STREQUAL "" OR NOT err MATCHES "${pattern}")
+    string(SUBSTRING "${out}" 0 100 head)
+    message(SEND_ERROR "fedstat-noise ${ARGN}: ${what} was not refused as documented "
+                       "(exit ${rc}, stdout '${head}', stderr '${err}')")
+  endif()
+endfunction()
+
+foreach(n nan inf -1 0 1e3 1.5 +5 100000001 18446744073709551615 18446744073709551616)
+  expect_refused("--n ${n}" "--n.*1 to 100000000" dlaplace --t 2 --n "${n}" --seed 1)
+endforeach()
+foreach(seed nan inf -1 1.5 18446744073709551616)
+  expect_refused("--seed ${seed}" "--seed.*0 to 18446744073709551615" dlaplace --t 2 --n 3
+                 --seed "${seed}")
+endforeach()
+foreach(value nan inf -1 0 0/5 1/0 -0.5 1e3)
+  foreach(method tabulated integer)
+    expect_refused("skellam --lambda ${value}" "lambda" skellam --method ${method} --lambda
+                   "${value}" --n 3 --seed 1)
+    expect_refused("poisson --lambda ${value}" "lambda" poisson --method ${method} --lambda
+                   "${value}" --n 3 --seed 1)
+  endforeach()
+  expect_refused("dlaplace --t ${value}" "--t|scale" dlaplace --t "${value}" --n 3 --seed 1)
+  expect_refused("dgauss --sigma2 ${value}" "sigma2|sigma\\^2" dgauss --sigma2 "${value}" --n 3
+                 --seed 1)
+  expect_refused("polya --t ${value}" "--t|scale" polya --t "${value}" --clients 3 --n 3 --seed 1)
+endforeach()
+foreach(clients nan inf -1 0 4294967296)
+  expect_refused("polya --clients ${clients}" "--clients.*1 to 4294967295" polya --t 2 --clients
+                 "${clients}" --n 3 --seed 1)
+endforeach()
+# Each kind's own limits.
+expect_refused("skellam lambda above 2^31" "lambda" skellam --lambda 2147483649 --n 3 --seed 1)
+expect_refused("polya scale above 10^4" "10\\^4" polya --t 10001 --clients 3 --n 3 --seed 1)
+expect_refused("polya without --clients" "needs --clients" polya --t 2 --n 3 --seed 1)
+# The ends of the ranges work.
+foreach(args "dlaplace;--t;2;--n;1;--seed;0" "dlaplace;--t;2;--n;1;--seed;18446744073709551615"
+             "polya;--t;10000;--clients;4294967295;--n;1;--seed;1")
+  run_tool(edge rc_edge ${args})
+  if(NOT rc_edge EQUAL 0 OR NOT edge MATCHES "^-?[0-9]+\n$")
+    message(FATAL_ERROR "fedstat-noise ${args} should print one sample: ${edge}")
+  endif()
+endforeach()
+
 run_tool(bad rc_bad dgauss --sigma2 -1 --n 3 --seed 1)
 if(rc_bad EQUAL 0 OR NOT bad MATCHES "sigma2")
   message(FATAL_ERROR "fedstat-noise accepted sigma2 = -1: ${bad}")

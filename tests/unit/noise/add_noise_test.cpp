@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "sdk/noise/discrete_gaussian.h"
@@ -131,6 +132,75 @@ TEST(SamplerDeterminismTest, PinnedDrawsAreReproducedOnEveryArchitecture) {
   }
   for (int64_t expected : golden::kDiscreteLaplace3) {
     EXPECT_EQ(discrete_laplace(bits, Rational{3, 1}).value(), expected);
+  }
+}
+
+// Issue 11 item 7: a Skellam λ of 0 was accepted, so "noise" added nothing.
+TEST(AddNoiseTest, InitRefusesZeroAndInvalidParametersForEveryKind) {
+  SeededBits a(55);
+  for (NoiseKind kind : {NoiseKind::kDiscreteLaplace, NoiseKind::kDiscreteGaussian,
+                         NoiseKind::kSkellam, NoiseKind::kPolyaShare}) {
+    for (Rational bad : {Rational{0, 1}, Rational{0, 9}, Rational{1, 0}, Rational{0, 0}}) {
+      NoiseSampler sampler;
+      const Status s = sampler.init(NoiseSpec{kind, bad, 2});
+      EXPECT_EQ(s.code(), StatusCode::kInvalidArgument)
+          << static_cast<int>(kind) << " " << bad.num << "/" << bad.den;
+      EXPECT_NE(std::string(s.message()).find("must be"), std::string::npos) << s.message();
+      EXPECT_EQ(sampler.sample(a.bits).status().code(), StatusCode::kFailedPrecondition);
+    }
+  }
+  NoiseSampler polya;
+  EXPECT_EQ(polya.init(NoiseSpec{NoiseKind::kPolyaShare, Rational{2, 1}, 0}).code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST(AddNoiseTest, InitRefusesParametersBeyondEachKindsLimits) {
+  const uint64_t big = uint64_t{1} << 32;
+  for (NoiseKind kind : {NoiseKind::kDiscreteLaplace, NoiseKind::kDiscreteGaussian,
+                         NoiseKind::kSkellam, NoiseKind::kPolyaShare}) {
+    NoiseSampler sampler;
+    EXPECT_EQ(sampler.init(NoiseSpec{kind, Rational{big, 1}, 2}).code(), StatusCode::kOutOfRange)
+        << static_cast<int>(kind);
+    EXPECT_EQ(sampler.init(NoiseSpec{kind, Rational{1, big}, 2}).code(), StatusCode::kOutOfRange)
+        << static_cast<int>(kind);
+    // The same value in lowest terms is within every limit.
+    EXPECT_TRUE(sampler.init(NoiseSpec{kind, Rational{3 * big, big}, 2}).ok())
+        << static_cast<int>(kind);
+  }
+  NoiseSampler sampler;
+  EXPECT_EQ(
+      sampler.init(NoiseSpec{NoiseKind::kSkellam, Rational{(uint64_t{1} << 31) + 1, 1}, 1}).code(),
+      StatusCode::kOutOfRange);
+  EXPECT_EQ(sampler.init(NoiseSpec{NoiseKind::kPolyaShare, Rational{10001, 1}, 4}).code(),
+            StatusCode::kOutOfRange);
+  EXPECT_TRUE(sampler.init(NoiseSpec{NoiseKind::kPolyaShare, Rational{10000, 1}, 4}).ok());
+}
+
+TEST(AddNoiseTest, ParameterIsUsedInLowestTerms) {
+  // 6/2 draws exactly as 3/1 does: the limits checked are those of the parameter in use.
+  NoiseSampler unreduced;
+  ASSERT_TRUE(unreduced.init(NoiseSpec{NoiseKind::kDiscreteLaplace, Rational{6, 2}, 1}).ok());
+  SeededBits a(56), b(56);
+  for (int i = 0; i < 50; ++i) {
+    const Result<int64_t> draw = unreduced.sample(a.bits);
+    ASSERT_TRUE(draw.ok()) << draw.status().message();
+    ASSERT_EQ(draw.value(), discrete_laplace(b.bits, Rational{3, 1}).value());
+  }
+}
+
+TEST(AddNoiseTest, RefusedInitLeavesTheSamplerAsItWas) {
+  NoiseSampler sampler;
+  ASSERT_TRUE(sampler.init(NoiseSpec{NoiseKind::kSkellam, Rational{100, 1}, 1}).ok());
+  EXPECT_EQ(sampler.init(NoiseSpec{NoiseKind::kSkellam, Rational{0, 1}, 1}).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(sampler.init(NoiseSpec{NoiseKind::kPolyaShare, Rational{2, 1}, 0}).code(),
+            StatusCode::kInvalidArgument);
+  const NoiseSampler fresh = skellam(100);
+  SeededBits a(57), b(57);
+  for (int i = 0; i < 50; ++i) {
+    const Result<int64_t> draw = sampler.sample(a.bits);
+    ASSERT_TRUE(draw.ok()) << draw.status().message();
+    ASSERT_EQ(draw.value(), fresh.sample(b.bits).value());
   }
 }
 

@@ -68,6 +68,11 @@ TEST(DiscreteLaplaceTest, RejectsNonPositiveScale) {
   SeededBits s(13);
   EXPECT_EQ(discrete_laplace(s.bits, Rational{0, 1}).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(geometric(s.bits, Rational{1, 0}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(truncated_discrete_laplace(s.bits, Rational{0, 1}, 5).status().code(),
+            StatusCode::kInvalidArgument);
+  // Bound 0 would always return 0: no noise (issue 11 item 7).
+  EXPECT_EQ(truncated_discrete_laplace(s.bits, Rational{3, 1}, 0).status().code(),
+            StatusCode::kInvalidArgument);
 }
 
 TEST(DiscreteGaussianTest, MatchesExpMinusKSquaredOverTwoSigmaSquared) {
@@ -98,6 +103,8 @@ TEST(DiscreteGaussianTest, MatchesExpMinusKSquaredOverTwoSigmaSquared) {
 TEST(DiscreteGaussianTest, RejectsZeroVariance) {
   SeededBits s(15);
   EXPECT_EQ(discrete_gaussian(s.bits, Rational{0, 1}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(discrete_gaussian(s.bits, Rational{1, 0}).status().code(),
             StatusCode::kInvalidArgument);
 }
 

@@ -53,13 +53,33 @@ TEST(PoissonTest, CachedFactorsKeepTheDistribution) {
 
 TEST(PoissonTest, ZeroAndInvalidParameters) {
   SeededBits s(27);
+  // λ = 0 is no noise: Sk(0) would release the exact value (issue 11 item 7).
   PoissonSampler zero;
-  ASSERT_TRUE(zero.init(Rational{0, 1}).ok());
-  EXPECT_EQ(zero.sample(s.bits).value(), 0u);
+  EXPECT_EQ(zero.init(Rational{0, 1}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(zero.init(Rational{0, 7}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(zero.sample(s.bits).status().code(), StatusCode::kFailedPrecondition);
+  SkellamSampler no_noise;
+  EXPECT_EQ(no_noise.init(Rational{0, 1}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(no_noise.sample(s.bits).status().code(), StatusCode::kFailedPrecondition);
   PoissonSampler bad;
   EXPECT_EQ(bad.init(Rational{1, 0}).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(bad.init(Rational{uint64_t{1} << 33, 1}).code(), StatusCode::kOutOfRange);
   EXPECT_EQ(bad.sample(s.bits).status().code(), StatusCode::kFailedPrecondition);
+}
+
+TEST(PoissonTest, RefusedInitLeavesTheSamplerAsItWas) {
+  SkellamSampler sampler, fresh;
+  ASSERT_TRUE(sampler.init(Rational{100, 1}).ok());
+  ASSERT_TRUE(fresh.init(Rational{100, 1}).ok());
+  EXPECT_EQ(sampler.init(Rational{0, 1}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(sampler.init(Rational{1, 0}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(sampler.init(Rational{uint64_t{1} << 33, 1}).code(), StatusCode::kOutOfRange);
+  SeededBits a(28), b(28);
+  for (int i = 0; i < 50; ++i) {
+    const Result<int64_t> draw = sampler.sample(a.bits);
+    ASSERT_TRUE(draw.ok()) << draw.status().message();
+    ASSERT_EQ(draw.value(), fresh.sample(b.bits).value());
+  }
 }
 
 TEST(SkellamTest, MatchesDifferenceOfPoissons) {
@@ -118,6 +138,11 @@ TEST(PolyaTest, OneShareIsNegativeBinomialDifference) {
       },
       0, 200, "NB(1/4)");
   EXPECT_EQ(polya_share(s.bits, Rational{3, 1}, 0).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(polya_share(s.bits, Rational{0, 1}, 3).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(polya_share(s.bits, Rational{3, 0}, 3).status().code(), StatusCode::kInvalidArgument);
+  // Beyond kMaxPolyaScale a share costs ~T proposals: refused rather than hang.
+  EXPECT_EQ(polya_share(s.bits, Rational{10001, 1}, 3).status().code(), StatusCode::kOutOfRange);
+  EXPECT_TRUE(polya_share(s.bits, Rational{20000, 2}, 3).ok());  // exactly 10^4
 }
 
 }  // namespace

@@ -84,6 +84,14 @@ TEST(TabulatedPoissonTest, SizesAndErrors) {
             StatusCode::kResourceExhausted);
   EXPECT_EQ(TabulatedPoissonSampler::sizes_for(Rational{1, 0}).status().code(),
             StatusCode::kInvalidArgument);
+  // λ = 0 is no noise (issue 11 item 7).
+  EXPECT_EQ(TabulatedPoissonSampler::sizes_for(Rational{0, 1}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(sampler
+                .init(Rational{0, 1}, Span<PoissonThreshold>(small.data(), small.size()),
+                      Span<uint64_t>(scratch.data(), scratch.size()))
+                .code(),
+            StatusCode::kInvalidArgument);
   SeededBits s(81);
   EXPECT_EQ(sampler.sample(s.bits).status().code(), StatusCode::kFailedPrecondition);
 }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <string>
 #include <vector>
 
 #include "sdk/privacy/accountants.h"
@@ -44,6 +46,89 @@ TEST(StabilityHistogram, KeepsOnlyHeldItemsAboveTheBound) {
   // A count of 1 is kept only if its noise is exactly +B — the δ event (< 1e-6); fixed seed.
   EXPECT_EQ(out.count(100), 0u);
   EXPECT_EQ(stability_histogram(in, p, bits.bits, in).code(), StatusCode::kInvalidArgument);
+}
+
+// Issue 11 item 7: ε = +inf passed `!(epsilon > 0)` and gave scale 1/inf = 0, i.e. no noise.
+TEST(StabilityHistogram, RefusesEpsilonAndDeltaOutsideTheirRange) {
+  const double nan = std::nan(""), inf = HUGE_VAL;
+  for (double epsilon : {inf, -inf, nan, 0.0, -1.0, 20.5, 1e6, 1e300, 0.0009, 1e-12}) {
+    const auto p = stability_params(epsilon, 1e-6);
+    EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument) << epsilon;
+    EXPECT_NE(std::string(p.status().message()).find("epsilon must be finite and in [0.001, 20]"),
+              std::string::npos)
+        << p.status().message();
+  }
+  for (double delta : {nan, inf, -inf, 0.0, 1.0, -1e-6, 2.0}) {
+    const auto p = stability_params(1, delta);
+    EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument) << delta;
+    EXPECT_NE(std::string(p.status().message()).find("delta"), std::string::npos);
+  }
+  // The ends of the range work, and the scale is never below 1/ε.
+  for (double epsilon : {20.0, 0.001}) {
+    const auto p = stability_params(epsilon, 1e-6);
+    ASSERT_TRUE(p.ok()) << epsilon << ": " << p.status().message();
+    EXPECT_GE(p->scale.to_double(), 1 / epsilon);
+    EXPECT_LE(p->delta, 1e-6);
+  }
+}
+
+TEST(StabilityHistogram, BoundIsTheSmallestAcrossTheRange) {
+  for (double epsilon : {0.001, 0.01, 0.3, 1.0, 7.0, 20.0}) {
+    for (double delta : {1e-50, 1e-12, 1e-6, 0.1, 0.9}) {
+      const auto p = stability_params(epsilon, delta);
+      if (!p.ok()) {
+        EXPECT_EQ(p.status().code(), StatusCode::kOutOfRange) << epsilon << " " << delta;
+        continue;
+      }
+      const double scale = p->scale.to_double();
+      EXPECT_LE(p->delta, delta);
+      EXPECT_EQ(p->delta, privacy::truncated_discrete_laplace_delta(scale, p->bound, 1).value());
+      if (p->bound > 1) {
+        EXPECT_GT(privacy::truncated_discrete_laplace_delta(scale, p->bound - 1, 1).value(), delta)
+            << epsilon << " " << delta;
+      }
+    }
+  }
+}
+
+TEST(StabilityHistogram, RefusesHandBuiltParamsThatWouldNotNoise) {
+  std::vector<histogram::SparseEntry> in_table(16), out_table(16);
+  histogram::SparseHistogram in, out;
+  ASSERT_TRUE(in.init(Span<histogram::SparseEntry>(in_table.data(), 16)).ok());
+  ASSERT_TRUE(out.init(Span<histogram::SparseEntry>(out_table.data(), 16)).ok());
+  for (uint32_t id = 1; id <= 5; ++id) ASSERT_TRUE(in.add(id, 50).ok());
+  const StabilityParams good = stability_params(1, 1e-6).value();
+  noise::testing_util::SeededBits bits(5);
+  auto refused = [&](StabilityParams p) {
+    ASSERT_TRUE(out.add(999, 1).ok());  // something already held
+    const Status s = stability_histogram(in, p, bits.bits, out);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(std::string(s.message()).find("stability_params"), std::string::npos) << s.message();
+    EXPECT_EQ(out.count(999), 1u) << "refused params must leave out alone";
+    out.clear();
+  };
+  StabilityParams p = good;
+  p.scale = noise::Rational{0, 1};  // no noise at all
+  refused(p);
+  p.scale = noise::Rational{1, 0};
+  refused(p);
+  p.scale = noise::Rational{1, 1000};  // ε = 1000: noise almost always 0
+  refused(p);
+  p.scale = noise::Rational{2001, 1};  // ε < 0.001
+  refused(p);
+  p = good;
+  p.bound = 0;
+  refused(p);
+  p = good;
+  p.bound = 1;  // δ of (T, 1) is far above the claimed 1e-6
+  refused(p);
+  p = good;
+  p.delta = std::nan("");
+  refused(p);
+  p = good;
+  p.delta = 1;
+  refused(p);
+  ASSERT_TRUE(stability_histogram(in, good, bits.bits, out).ok());
 }
 
 }  // namespace
