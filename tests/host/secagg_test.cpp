@@ -95,6 +95,26 @@ TEST(SecAgg, AMaskedVectorAloneLooksUniform) {
             fedstat::testing::chi_square_critical_p1e6(255));
 }
 
+// The client refuses a session that allows more clients than a roster bitmap names, even when
+// its storage would hold them (such a session could never announce U2).
+TEST(SecAgg, ClientRefusesSessionsLargerThanARoster) {
+  SeededStream stream(Seed256{}, 4);
+  std::vector<secagg::SecAggPeer> peers(secagg::kMaxRosterClients + 1);
+  secagg::SecAggClient client;
+  ASSERT_TRUE(client.init(1, Span<secagg::SecAggPeer>(peers.data(), peers.size()), stream).ok());
+  fedstat_v1_SecAggStart start = fedstat_v1_SecAggStart_init_zero;
+  start.session = 1;
+  start.threshold = 2;
+  start.vector_length = 1;
+  start.bits = 32;
+  start.max_clients = secagg::kMaxRosterClients + 1;
+  fedstat_v1_SecAggKeys keys;
+  EXPECT_EQ(client.on_start(start, keys).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(client.stage(), secagg::SecAggStage::kIdle);
+  start.max_clients = secagg::kMaxRosterClients;
+  EXPECT_TRUE(client.on_start(start, keys).ok());
+}
+
 // ---- Bad messages, driven by hand: each is rejected with its own status and the session
 // still ends with the exact sum. ----------------------------------------------------------
 
