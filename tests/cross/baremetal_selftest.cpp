@@ -9,6 +9,7 @@
 #include "platform/baremetal/hooks.h"
 #include "platform/platform.h"
 #include "sdk/base/arena.h"
+#include "sdk/base/bytes.h"
 #include "sdk/base/crc32.h"
 #include "sdk/base/crypto.h"
 #include "sdk/base/csprng.h"
@@ -381,6 +382,34 @@ void check_platform() {
   check(rewritten && n.status().code() == StatusCode::kDataLoss,
         "storage: a flipped byte is caught as kDataLoss");
   check(platform::remove_blob("cortex_m4_selftest.blob").ok(), "storage: blob removed");
+
+  // A stored length field of 2^32 − 12 (8 + n + 4 wraps to 0 in 32 bits) is corruption.
+  uint8_t forged[16] = {'F', 'S', 'B', '1'};
+  store_le32(forged + 4, 0xFFFFFFF4u);
+  const ByteSpan forged_part(forged);
+  n = platform::baremetal::installed_hooks()
+              .write_atomically("cortex_m4_selftest.blob", &forged_part, 1)
+              .ok()
+          ? platform::load_blob("cortex_m4_selftest.blob", MutableByteSpan(loaded))
+          : Result<size_t>(internal_error("write failed"));
+  check(n.status().code() == StatusCode::kDataLoss &&
+            platform::remove_blob("cortex_m4_selftest.blob").ok(),
+        "storage: a length field of 2^32 - 12 is caught as kDataLoss");
+  // A storage driver that claims to have read more than it was asked for is refused.
+  platform::baremetal::Hooks lying = platform::baremetal::semihosting_hooks();
+  lying.size_of = [](const char*) -> Result<size_t> { return size_t{16}; };
+  lying.read_at = [](const char*, size_t offset, MutableByteSpan out) -> Result<size_t> {
+    if (offset == 0 && out.size() >= 8) {
+      memcpy(out.data(), "FSB1\x04\0\0\0", 8);
+      return size_t{8};
+    }
+    return out.size() + 1;
+  };
+  platform::baremetal::install_hooks(lying);
+  n = platform::load_blob("any", MutableByteSpan(loaded));
+  platform::baremetal::install_hooks(platform::baremetal::semihosting_hooks());
+  check(n.status().code() == StatusCode::kInternal,
+        "storage: a driver reading more than asked is refused");
 
   const auto connection = platform::transport_connect("server:443", 100);
   check(connection.status().code() == StatusCode::kUnavailable,
