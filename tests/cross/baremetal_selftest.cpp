@@ -29,6 +29,7 @@
 #include "sdk/tasks/model_update_task.h"
 #include "sdk/wire/envelope_codec.h"
 #include "tests/common/golden_vectors.h"
+#include "tests/common/malformed_inputs.h"
 
 using namespace fedstat;  // NOLINT: a test program
 
@@ -436,6 +437,13 @@ void check_wire() {
         "nanopb: frame round trip");
 }
 
+// The hostile inputs of tests/common/malformed_inputs.h, here with a 32-bit size_t.
+void check_malformed_inputs() {
+  size_t count = 0;
+  const malformed::Case* cases = malformed::cases(count);
+  for (size_t i = 0; i < count; ++i) check(cases[i].refused(), cases[i].name);
+}
+
 unsigned long distance(const uint32_t* from, const uint32_t* to) {
   return static_cast<unsigned long>(reinterpret_cast<const char*>(to) -
                                     reinterpret_cast<const char*>(from));
@@ -456,6 +464,7 @@ int main() {
   check_model_update();
   check_platform();
   check_wire();
+  check_malformed_inputs();
   printf("image sizes: .text %lu bytes, .data %lu bytes, .bss %lu bytes; stack %lu bytes\n",
          distance(&__text_start__, &__etext), distance(&__data_start__, &__data_end__),
          distance(&__bss_start__, &__bss_end__), distance(&__StackLimit, &__StackTop));
