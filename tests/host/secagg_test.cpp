@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include "host_server/secagg/secagg_server.h"
@@ -93,6 +94,28 @@ TEST(SecAgg, AMaskedVectorAloneLooksUniform) {
   for (uint64_t w : r.masked_example) ++counts[w];
   EXPECT_LT(fedstat::testing::chi_square_uniform(counts),
             fedstat::testing::chi_square_critical_p1e6(255));
+}
+
+// The simulation's documented bounds are checked before any work (a length of 2^32 − 1 once ran
+// unbounded); the bounds themselves are accepted.
+TEST(SecAgg, SimulationBoundsAreRefusedBeforeAnyWork) {
+  SecAggSimConfig config;
+  config.clients = 2;
+  config.threshold = 2;
+  config.length = kMaxSimLength + 1;
+  EXPECT_THROW(run_secagg_simulation(config), std::invalid_argument);
+  config.length = UINT32_MAX;
+  EXPECT_THROW(run_secagg_simulation(config), std::invalid_argument);
+  config.clients = kMaxSimClients + 1;
+  config.length = 1;
+  EXPECT_THROW(run_secagg_simulation(config), std::invalid_argument);
+  config.clients = 65;
+  config.length = kMaxSimLength;  // 65 · 2^20 > 2^26 words
+  EXPECT_THROW(run_secagg_simulation(config), std::invalid_argument);
+  config.clients = 3;
+  config.threshold = 2;
+  config.length = 1;
+  EXPECT_TRUE(run_secagg_simulation(config).ok);
 }
 
 // The client refuses a session that allows more clients than a roster bitmap names, even when
