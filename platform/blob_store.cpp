@@ -53,6 +53,9 @@ static Status read_exactly(const char* name, size_t offset, MutableByteSpan out)
     FEDSTAT_ASSIGN_OR_RETURN(const size_t got,
                              raw::read_at(name, offset + done, out.subspan(done)));
     if (got == 0) return data_loss("stored blob is truncated: it ends before its declared length");
+    if (got > out.size() - done) {
+      return internal_error("the storage backend's read_at returned more bytes than asked for");
+    }
     done += got;
   }
   return Status();

@@ -15,9 +15,11 @@ namespace raw {
 // Replaces the object `name` with the concatenation of `parts`, atomically (old or new, never a
 // mix, after a crash).
 Status write_atomically(const char* name, const ByteSpan* parts, size_t part_count);
-// Reads up to out.size() bytes at `offset`; returns the count (0 at the end). kNotFound if absent.
+// Reads up to out.size() bytes at `offset`; returns the count (0 at the end, never more than
+// out.size(): load_blob refuses a backend that does). kNotFound if absent.
 Result<size_t> read_at(const char* name, size_t offset, MutableByteSpan out);
-// The object's size in bytes; kNotFound if absent.
+// The object's size in bytes (kSizeOverflow, sdk/base/checked_size.h, when it does not fit in
+// size_t: never a wrapped value); kNotFound if absent.
 Result<size_t> size_of(const char* name);
 Status remove(const char* name);
 

@@ -3,9 +3,12 @@
 //   federated_logreg --data FILE.csv --clients N --epsilon E --delta D [--gamma G] [--beta B]
 //                    [--bits b] [--seed S] [--epochs T] [--batches m] [--json]
 //
-// Each CSV row is "label,feature1,...,featureK", label in {−1, 1} or {0, 1}. The rows are shuffled
+// Each CSV row is "label,feature1,...,featureK", label in {−1, 1} or {0, 1}, every field a finite
+// decimal number read strictly (host_server/estimate/csv_fields.h: no empty field, hex, inf/nan
+// or trailing text; errors name the file, line and field). The rows are shuffled
 // (seeded) and split 80/20 into train/test; features are standardised with the training
-// statistics, a constant 1 is appended, and each row is scaled to unit L2 norm (the trainer's
+// statistics (a column whose statistics or standardised values overflow a double is refused,
+// named), a constant 1 is appended, and each row is scaled to unit L2 norm (the trainer's
 // assumption). The training rows are dealt round-robin to N clients. Printed: test accuracy of
 // non-private centralised LR, non-private federated LR (one round, no noise), and Sk-RSGD-AR at
 // (ε, δ), plus the per-client λ. Randomness is seeded for reproducibility (a device would draw
@@ -13,11 +16,12 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "host_server/estimate/csv_fields.h"
 #include "sdk/base/random_bits.h"
 #include "sdk/base/seeded_stream.h"
 #include "sdk/noise/tabulated_poisson.h"
@@ -42,38 +46,68 @@ bool read_csv(const std::string& path, Table& table, std::string& error) {
   size_t width = 0, number = 0;
   while (std::getline(in, line)) {
     ++number;
-    if (line.empty()) continue;
-    std::stringstream fields(line);
-    std::string cell;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     std::vector<double> values;
-    while (std::getline(fields, cell, ',')) {
-      try {
-        values.push_back(std::stod(cell));
-      } catch (...) {
-        error = "line " + std::to_string(number) + ": not a number: '" + cell + "'";
-        return false;
-      }
+    try {
+      values = host::parse_decimal_row(line, path, number);  // strict: csv_fields.h
+    } catch (const std::runtime_error& e) {
+      error = e.what();
+      return false;
     }
+    const std::string where = path + ":" + std::to_string(number) + ": ";
     if (values.size() < 2) {
-      error = "line " + std::to_string(number) + ": needs a label and at least one feature";
+      error = where + "needs a label and at least one feature";
       return false;
     }
     if (width == 0) width = values.size();
     if (values.size() != width) {
-      error = "line " + std::to_string(number) + ": expected " + std::to_string(width) + " fields";
+      error = where + std::to_string(values.size()) + " fields; the first row has " +
+              std::to_string(width);
       return false;
     }
     const double label = values[0];
     if (label != 1 && label != -1 && label != 0) {
-      error = "line " + std::to_string(number) + ": label must be -1, 0 or 1";
+      error = where + "field 1: the label must be -1, 0 or 1";
       return false;
     }
     table.labels.push_back(static_cast<int8_t>(label == 1 ? 1 : -1));
     table.rows.emplace_back(values.begin() + 1, values.end());
   }
+  if (in.bad()) {
+    error = path + ": read error";
+    return false;
+  }
   if (table.rows.size() < 10) {
     error = "need at least 10 rows";
     return false;
+  }
+  return true;
+}
+
+// Per-feature mean and standard deviation over the training rows. A column whose statistics
+// overflow a double (values near ±1e308 make (x − mean)² infinite) would turn every feature of
+// every row into 0 after standardisation; it is refused, naming the column (its CSV field).
+bool standardisation(const Table& table, const std::vector<size_t>& order, size_t train_count,
+                     std::vector<double>& mean, std::vector<double>& scale, std::string& error) {
+  const size_t width = table.rows[0].size();
+  mean.assign(width, 0);
+  scale.assign(width, 0);
+  for (size_t i = 0; i < train_count; ++i) {
+    for (size_t k = 0; k < width; ++k) mean[k] += table.rows[order[i]][k] / train_count;
+  }
+  for (size_t i = 0; i < train_count; ++i) {
+    for (size_t k = 0; k < width; ++k) {
+      const double d = table.rows[order[i]][k] - mean[k];
+      scale[k] += d * d / train_count;
+    }
+  }
+  for (size_t k = 0; k < width; ++k) {
+    if (!std::isfinite(mean[k]) || !std::isfinite(scale[k])) {
+      error = "feature column " + std::to_string(k + 1) + " (CSV field " + std::to_string(k + 2) +
+              "): its mean or variance overflows a double; rescale that column";
+      return false;
+    }
+    scale[k] = scale[k] > 0 ? std::sqrt(scale[k]) : 1;
   }
   return true;
 }
@@ -89,19 +123,27 @@ struct Dataset {
   }
 };
 
-void append(Dataset& data, const std::vector<double>& row, int8_t label,
-            const std::vector<double>& mean, const std::vector<double>& scale) {
+// Appends `row` standardised, with the bias, at unit norm. False (naming the column) when a
+// standardised value overflows, as a test row far outside the training range can.
+bool append(Dataset& data, const std::vector<double>& row, int8_t label,
+            const std::vector<double>& mean, const std::vector<double>& scale, std::string& error) {
   std::vector<double> x(row.size() + 1);
   double norm2 = 0;
   for (size_t k = 0; k < row.size(); ++k) {
     x[k] = (row[k] - mean[k]) / scale[k];
     norm2 += x[k] * x[k];
+    if (!std::isfinite(norm2)) {
+      error = "feature column " + std::to_string(k + 1) + " (CSV field " + std::to_string(k + 2) +
+              "): a standardised value overflows a double; rescale that column";
+      return false;
+    }
   }
   x.back() = 1;
   norm2 += 1;
   for (double v : x) data.features.push_back(static_cast<float>(v / std::sqrt(norm2)));
   data.labels.push_back(label);
   data.dimension = x.size();
+  return true;
 }
 
 int fail(const char* what, const Status& s) {
@@ -152,27 +194,23 @@ int main(int argc, char** argv) {
   for (size_t i = order.size(); i > 1; --i)
     std::swap(order[i - 1], order[random.uniform_below(i).value()]);
   const size_t train_count = order.size() * 8 / 10;
-  const size_t raw_width = table.rows[0].size();
-  std::vector<double> mean(raw_width, 0), scale(raw_width, 0);
-  for (size_t i = 0; i < train_count; ++i) {
-    for (size_t k = 0; k < raw_width; ++k) mean[k] += table.rows[order[i]][k] / train_count;
+  std::vector<double> mean, scale;
+  if (!standardisation(table, order, train_count, mean, scale, error)) {
+    std::fprintf(stderr, "federated_logreg: %s: %s\n", path.c_str(), error.c_str());
+    return 1;
   }
-  for (size_t i = 0; i < train_count; ++i) {
-    for (size_t k = 0; k < raw_width; ++k) {
-      const double d = table.rows[order[i]][k] - mean[k];
-      scale[k] += d * d / train_count;
-    }
-  }
-  for (double& s : scale) s = s > 0 ? std::sqrt(s) : 1;
   Dataset train, test;
   std::vector<Dataset> local(clients);
   for (size_t i = 0; i < order.size(); ++i) {
     const size_t row = order[i];
-    if (i < train_count) {
-      append(train, table.rows[row], table.labels[row], mean, scale);
-      append(local[i % clients], table.rows[row], table.labels[row], mean, scale);
-    } else {
-      append(test, table.rows[row], table.labels[row], mean, scale);
+    const bool ok =
+        i < train_count
+            ? append(train, table.rows[row], table.labels[row], mean, scale, error) &&
+                  append(local[i % clients], table.rows[row], table.labels[row], mean, scale, error)
+            : append(test, table.rows[row], table.labels[row], mean, scale, error);
+    if (!ok) {
+      std::fprintf(stderr, "federated_logreg: %s: %s\n", path.c_str(), error.c_str());
+      return 1;
     }
   }
   const size_t d = train.dimension;

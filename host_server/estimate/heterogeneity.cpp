@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "host_server/estimate/csv_fields.h"
 #include "host_server/estimate/gaussian_noise.h"
 #include "host_server/estimate/host_common.h"
 #include "host_server/secagg/secagg_simulation.h"
@@ -327,27 +328,15 @@ ClientVectors parse_client_vectors(std::istream& in, const std::string& name) {
   size_t line = 0;
   while (std::getline(in, text)) {
     ++line;
-    if (!text.empty() && text.back() == '\r') text.pop_back();
-    const size_t first = text.find_first_not_of(" \t");
+    const size_t first = text.find_first_not_of(" \t\r");
     if (first == std::string::npos || text[first] == '#') continue;
+    const std::vector<std::string> fields = split_csv_fields(text);  // strict: csv_fields.h
     std::vector<double> row;
-    std::stringstream fields(text);
-    std::string field;
-    while (std::getline(fields, field, ',')) {
-      size_t used = 0;
-      double value = 0;
-      try {
-        value = std::stod(field, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used == 0 || field.find_first_not_of(" \t", used) != std::string::npos) {
-        throw std::runtime_error(name + ":" + std::to_string(line) + ": '" + field +
-                                 "' is not a number");
-      }
+    for (size_t k = 0; k < fields.size(); ++k) {
+      const CsvPlace place{name, line, k + 1};
+      const double value = parse_decimal_field(fields[k], place);
       if (!(value >= 0 && value <= 1)) {
-        throw std::runtime_error(name + ":" + std::to_string(line) + ": " + field +
-                                 " lies outside [0, 1]");
+        throw std::runtime_error(csv_error(place, "'" + fields[k] + "' lies outside [0, 1]"));
       }
       row.push_back(value);
     }
@@ -358,6 +347,7 @@ ClientVectors parse_client_vectors(std::istream& in, const std::string& name) {
     }
     rows.push_back(std::move(row));
   }
+  if (in.bad()) throw std::runtime_error(name + ": read error");
   if (rows.size() < 2) throw std::runtime_error(name + ": needs at least 2 client rows");
   return rows;
 }

@@ -111,8 +111,9 @@ double dispersion_ci_half_width(double xi1_squared, size_t n);
 double q_ci_half_width(double eta1_squared, double sum_weights, size_t n);
 double i2_ci_half_width(double eta1_squared, double sum_inverse_weights, size_t n);
 
-// One client vector per CSV row (comma-separated numbers in [0, 1]; '#' lines and blank lines
-// skipped). Errors name the file and the line.
+// One client vector per CSV row (comma-separated decimal numbers in [0, 1], read strictly by
+// csv_fields.h: no empty field, trailing comma, hex, inf/nan or trailing text; '#' lines and
+// blank lines skipped). Errors name the file, the line and the field.
 ClientVectors parse_client_vectors(std::istream& in, const std::string& name);
 ClientVectors read_client_vectors(const std::string& path);
 

@@ -55,10 +55,19 @@ ItemCounts parse_item_counts(std::istream& in, const std::string& name) {
     }
     const size_t after_id = pos;
     skip_blanks(text, pos);
+    if (pos == after_id && pos < text.size()) {  // "0x10", "1.5", "1e3", "7,": not decimal digits
+      fail(name, line,
+           "item_id must be decimal digits only (no sign, hex, fraction, exponent or comma)");
+    }
     if (pos == after_id || !parse_unsigned(text, pos, 0x7FFFFFFFFFFFFFFFull, count)) {
       fail(name, line, "expected a count (a positive integer below 2^63) after the item id");
     }
+    const size_t after_count = pos;
     skip_blanks(text, pos);
+    if (pos == after_count && pos < text.size()) {
+      fail(name, line,
+           "count must be decimal digits only (no sign, hex, fraction, exponent or comma)");
+    }
     if (pos != text.size()) fail(name, line, "unexpected text after the count");
     if (count == 0) fail(name, line, "count must be positive");
     if (result.total > 0x7FFFFFFFFFFFFFFFull - count) fail(name, line, "total count overflows");

@@ -1,7 +1,9 @@
 // Item-count files: the input format of fedstat-kl and fedstat-tv.
 //
 // One `<item_id> <count>` pair per line, item_id an unsigned integer below 2^32, count a positive
-// integer below 2^63; blank lines and lines starting with '#' are skipped; an id may appear once.
+// integer below 2^63, both decimal digits only (no sign, hex, fraction, exponent or comma: read
+// digit by digit with an overflow check, never through std::stod); blank lines and lines starting
+// with '#' are skipped; an id may appear once.
 // Anything else is an error naming the file and the line ("P.txt:12: count must be positive").
 // Memory: 16 bytes per distinct item. Paper: 000 §5 and 001 §5 (the empirical distributions).
 #ifndef FEDSTAT_HOST_ESTIMATE_ITEM_COUNTS_H_

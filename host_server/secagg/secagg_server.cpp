@@ -191,7 +191,8 @@ Status SecAggServer::on_chunk(uint32_t sender, const fedstat_v1_SecAggMaskedChun
   if (chunk.offset > client.received_words) {
     return failed_precondition("secagg: chunks must arrive in order (a gap before this one)");
   }
-  if (chunk.words_count == 0 || chunk.offset + chunk.words_count > config_.vector_length) {
+  if (chunk.words_count == 0 ||
+      uint64_t{chunk.offset} + chunk.words_count > config_.vector_length) {  // 64 bits: no wrap
     return out_of_range("secagg: the chunk runs past the vector's length");
   }
   const uint64_t limit = config_.bits == 64 ? ~uint64_t{0} : (uint64_t{1} << config_.bits) - 1;

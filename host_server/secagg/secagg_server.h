@@ -30,12 +30,14 @@
 #include "fedstat/v1/envelope.pb.h"
 #include "sdk/base/random_source.h"
 #include "sdk/base/result.h"
+#include "sdk/secagg/secagg_client.h"
 
 namespace fedstat {
 namespace host {
 
 // The roster bitmap (SecAggRoster.members, 128 bytes) names at most this many clients.
-constexpr uint32_t kMaxSecAggClients = 1024;
+constexpr uint32_t kMaxSecAggClients = secagg::kMaxRosterClients;
+static_assert(kMaxSecAggClients == 1024, "the messages below say 1024");
 
 struct SecAggServerConfig {
   uint64_t session = 0;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <memory>
 #include <stdexcept>
+#include <string>
 
 #include "host_server/estimate/host_common.h"
 #include "host_server/secagg/secagg_server.h"
@@ -55,8 +56,20 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
   if (n < 2 || config.threshold < 2 || config.threshold > n) {
     throw std::invalid_argument("need 2 <= threshold <= clients");
   }
+  if (n > kMaxSimClients) {
+    throw std::invalid_argument("at most " + std::to_string(kMaxSimClients) +
+                                " clients (a roster names at most that many)");
+  }
   if (config.bits == 0 || config.bits > 64 || config.length == 0) {
     throw std::invalid_argument("bits must lie in 1..64 and the length be >= 1");
+  }
+  if (config.length > kMaxSimLength) {
+    throw std::invalid_argument("the length must be at most " + std::to_string(kMaxSimLength) +
+                                " words (2^20); split the vector");
+  }
+  if (uint64_t{n} * config.length > kMaxSimWords) {
+    throw std::invalid_argument("clients x length must be at most " + std::to_string(kMaxSimWords) +
+                                " words (2^26); use fewer clients or a shorter vector");
   }
   if (!config.inputs.empty() && config.inputs.size() != n) {
     throw std::invalid_argument("one input vector per client");

@@ -7,7 +7,8 @@
 // SeededStream(seed, 0) (words uniform below 2^bits); the droppers are the first A, next B and next
 // C clients of a seeded permutation. `ok` means the unmasked sum equals Σ x_u over U3 (the clients
 // whose masked input the server received); `aborted` that a round fell below the threshold.
-// Memory: O(n² + n·L) words on the host. Paper: Bonawitz et al. 2017 §4.
+// Memory: O(n² + n·L) words on the host, bounded by the limits below. Paper: Bonawitz et al. 2017
+// §4.
 #ifndef FEDSTAT_HOST_SECAGG_SECAGG_SIMULATION_H_
 #define FEDSTAT_HOST_SECAGG_SECAGG_SIMULATION_H_
 
@@ -15,8 +16,21 @@
 #include <string>
 #include <vector>
 
+#include "host_server/secagg/secagg_server.h"
+
 namespace fedstat {
 namespace host {
+
+// Bounds on a simulated session, so that no request does unbounded work (the session costs
+// n² key agreements and holds about 3·n·L words): run_secagg_simulation throws
+// std::invalid_argument above them, and fedstat-secagg-sim refuses them with a message.
+//   clients    2 .. kMaxSimClients (1024, the roster bitmap's limit)
+//   threshold  2 .. clients
+//   length     1 .. kMaxSimLength (2^20 words)
+//   clients·length ≤ kMaxSimWords (2^26 words: about 1.5 GiB of vectors in all)
+constexpr uint32_t kMaxSimClients = kMaxSecAggClients;
+constexpr uint32_t kMaxSimLength = uint32_t{1} << 20;
+constexpr uint64_t kMaxSimWords = uint64_t{1} << 26;
 
 struct SecAggSimConfig {
   uint32_t clients = 10;

@@ -6,6 +6,10 @@
 //   fedstat-secagg-sim --clients N --threshold T --length L [--bits 32|64] [--drop-r1 A]
 //                      [--drop-r2 B] [--drop-r3 C] [--seed S] [--json]
 //
+// Bounds (host_server/secagg/secagg_simulation.h), refused with a message and a non-zero exit
+// status, so that no request does unbounded work: 2 ≤ N ≤ 1024, 2 ≤ T ≤ N, 1 ≤ L ≤ 2^20 = 1048576,
+// and N·L ≤ 2^26 = 67108864 words; droppers A + B + C ≤ N.
+//
 // JSON keys: ok, aborted, bytes_per_client, seconds (total), plus survivors, abort_reason,
 // bytes_per_round, client_seconds_per_round, server_seconds_per_round.
 #include <chrono>
@@ -19,9 +23,17 @@ int main(int argc, char** argv) {
   CLI::App app{"fedstat-secagg-sim: a secure-aggregation session with dropouts"};
   fedstat::host::SecAggSimConfig config;
   bool json = false;
-  app.add_option("--clients", config.clients, "number of clients N")->required();
-  app.add_option("--threshold", config.threshold, "threshold T (2 <= T <= N)")->required();
-  app.add_option("--length", config.length, "vector length L")->required();
+  using fedstat::host::kMaxSimClients;
+  using fedstat::host::kMaxSimLength;
+  app.add_option("--clients", config.clients, "number of clients N (2..1024)")
+      ->required()
+      ->check(CLI::Range(2u, kMaxSimClients));
+  app.add_option("--threshold", config.threshold, "threshold T (2 <= T <= N)")
+      ->required()
+      ->check(CLI::Range(2u, kMaxSimClients));
+  app.add_option("--length", config.length, "vector length L (1..2^20; N*L <= 2^26)")
+      ->required()
+      ->check(CLI::Range(1u, kMaxSimLength));
   app.add_option("--bits", config.bits, "sum modulo 2^bits (32 or 64)")
       ->check(CLI::IsMember({32, 64}))
       ->capture_default_str();

@@ -10,6 +10,7 @@
 #include "platform/platform.h"
 #include "platform/posix/posix_platform.h"
 #include "platform/raw_storage.h"
+#include "sdk/base/checked_size.h"
 
 namespace fedstat {
 namespace platform {
@@ -128,7 +129,9 @@ Result<size_t> size_of(const char* name) {
     return unavailable("cannot stat a blob file");
   }
   if (!S_ISREG(info.st_mode)) return data_loss("a blob's path is not a regular file");
-  return static_cast<size_t>(info.st_size);
+  // A file larger than size_t (a 64-bit off_t on a 32-bit device) must not wrap to a small size
+  // that a forged length field could match: saturate, and load_blob refuses it as corrupt.
+  return size_from_u64(static_cast<uint64_t>(info.st_size));
 }
 
 Status remove(const char* name) {

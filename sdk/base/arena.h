@@ -19,6 +19,7 @@
 #include <new>
 #include <type_traits>
 
+#include "sdk/base/checked_size.h"
 #include "sdk/base/result.h"
 #include "sdk/base/span.h"
 
@@ -74,10 +75,11 @@ class Arena {
   // The most that was ever in use at once: size buffers from a real run's high-water mark.
   size_t high_water() const { return high_water_; }
 
-  // Upper bound on the arena bytes `count` objects of T take, alignment padding included.
+  // Upper bound on the arena bytes `count` objects of T take, alignment padding included;
+  // kSizeOverflow (sdk/base/checked_size.h) when that does not fit in size_t.
   template <typename T>
   static constexpr size_t bytes_needed(size_t count) {
-    return count * sizeof(T) + alignof(T) - 1;
+    return size_add(size_mul(count, sizeof(T)), alignof(T) - 1);
   }
 
  private:

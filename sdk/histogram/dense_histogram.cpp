@@ -28,11 +28,11 @@ void DenseHistogram::clear() {
 Status DenseHistogram::add(uint32_t item, uint32_t count) {
   if (counts_.empty()) return failed_precondition("histogram used before init()");
   if (item >= counts_.size()) {
-    dropped_ += count;
+    dropped_ = saturating_add(dropped_, count);
     return out_of_range("item outside the histogram's domain: its mass is counted as dropped");
   }
   if (count > UINT32_MAX - counts_[item]) {
-    dropped_ += count;
+    dropped_ = saturating_add(dropped_, count);
     return resource_exhausted("the item's 32-bit counter would overflow: mass counted as dropped");
   }
   counts_[item] += count;

@@ -2,10 +2,11 @@
 //
 // add(item, count) refuses, with a specific status and without changing any count, an item
 // outside the domain (kOutOfRange) or a count that would overflow its 32-bit counter
-// (kResourceExhausted); the refused mass is added to dropped(), so a report can say how much it
-// left out. total() is the mass held. serialize()/deserialize() use histogram_blob.h;
-// deserialize() checks the whole blob (CRC, domain, Σ counts = total) before it replaces
-// anything. save()/load() go through platform storage.
+// (kResourceExhausted); the refused mass is added to dropped() (held at 2^64 − 1, never
+// wrapped, even after loading a blob that claims that much), so a report can say what it left out.
+// total() is the mass held. serialize()/deserialize() use histogram_blob.h; deserialize() checks
+// the whole blob (CRC, domain, Σ counts = total) before it replaces anything. save()/load() go
+// through platform storage.
 //
 // Memory: 4·domain bytes (caller's) + 24 bytes; blob: serialized_bytes(domain) = 32 + 4·domain.
 // Paper: 001 §3 (the local histogram P_i of each client).
@@ -24,7 +25,9 @@ namespace histogram {
 
 class DenseHistogram {
  public:
-  static constexpr size_t serialized_bytes(size_t domain) { return blob_bytes(4 * domain); }
+  static constexpr size_t serialized_bytes(size_t domain) {
+    return blob_bytes(size_mul(4, domain));
+  }
 
   // The histogram's counters are `counts` (zeroed here); domain = counts.size() ≥ 1.
   Status init(Span<uint32_t> counts);

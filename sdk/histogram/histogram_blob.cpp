@@ -49,7 +49,9 @@ Result<BlobHeader> read_blob_header(ByteSpan blob, BlobKind kind, size_t payload
   h.n = load_le32(p + 8);
   h.total = load_le64(p + 12);
   h.dropped = load_le64(p + 20);
-  if (body - kBlobHeaderBytes != static_cast<uint64_t>(h.n) * payload_bytes_per_n) {
+  uint64_t payload = 0;
+  if (!checked_mul(uint64_t{h.n}, uint64_t{payload_bytes_per_n}, payload) ||
+      uint64_t{body - kBlobHeaderBytes} != payload) {
     return data_loss("histogram blob's length disagrees with its entry count");
   }
   return h;

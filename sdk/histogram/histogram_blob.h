@@ -8,7 +8,8 @@
 //   offset 28  dense: n × u32 count;  sparse: n × (u32 id, u32 count), counts > 0, ids distinct
 //   end        4 B  CRC-32 (sdk/base/crc32.h) of every byte before it
 //
-// Memory: none. Paper: 001 §3 (the local histograms the sketches summarise).
+// Sizes follow sdk/base/checked_size.h: blob_bytes and the histograms' serialized_bytes return
+// kSizeOverflow instead of wrapping. Memory: none. Paper: 001 §3 (the local histograms).
 #ifndef FEDSTAT_SDK_HISTOGRAM_HISTOGRAM_BLOB_H_
 #define FEDSTAT_SDK_HISTOGRAM_HISTOGRAM_BLOB_H_
 
@@ -16,6 +17,7 @@
 #include <stdint.h>
 
 #include "platform/platform.h"
+#include "sdk/base/checked_size.h"
 #include "sdk/base/result.h"
 #include "sdk/base/span.h"
 
@@ -35,15 +37,22 @@ struct BlobHeader {
   uint64_t dropped = 0;
 };
 
+// The blob's size; kSizeOverflow (sdk/base/checked_size.h) when it does not fit in size_t.
 constexpr size_t blob_bytes(size_t payload_bytes) {
-  return kBlobHeaderBytes + payload_bytes + kBlobCrcBytes;
+  return size_add(size_add(kBlobHeaderBytes, payload_bytes), kBlobCrcBytes);
+}
+
+// a + b, held at UINT64_MAX instead of wrapping (dropped() counts from a blob can be anything).
+constexpr uint64_t saturating_add(uint64_t a, uint64_t b) {
+  return b > UINT64_MAX - a ? UINT64_MAX : a + b;
 }
 
 // Writes the header at out[0, 28); the caller writes the payload; then seal() appends the CRC.
 void write_blob_header(const BlobHeader& header, MutableByteSpan out);
 void seal_blob(MutableByteSpan blob);  // blob = header + payload + 4 bytes for the CRC
-// Checks magic, version, kind, the CRC and that the payload has `payload_bytes_per_n`·n bytes;
-// returns the header. kDataLoss for anything corrupt or truncated.
+// Checks magic, version, kind, the CRC and that the payload has `payload_bytes_per_n`·n bytes
+// (computed without overflow, so a hostile n cannot wrap onto the blob's real length); returns
+// the header. kDataLoss for anything corrupt or truncated.
 Result<BlobHeader> read_blob_header(ByteSpan blob, BlobKind kind, size_t payload_bytes_per_n);
 
 // Persist / reload any histogram with serialize()/deserialize() through platform storage;

@@ -49,14 +49,14 @@ Status SparseHistogram::add(uint32_t id, uint32_t count) {
   if (count == 0) return Status();
   const size_t slot = find(id);
   if (slot == table_.size()) {
-    dropped_ += count;
+    dropped_ = saturating_add(dropped_, count);
     return resource_exhausted(
         "sparse histogram is full: a new item was refused and its mass counted as dropped; give "
         "it a larger table");
   }
   SparseEntry& e = table_[slot];
   if (count > UINT32_MAX - e.count) {
-    dropped_ += count;
+    dropped_ = saturating_add(dropped_, count);
     return resource_exhausted("the item's 32-bit counter would overflow: mass counted as dropped");
   }
   if (e.count == 0) {

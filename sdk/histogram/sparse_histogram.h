@@ -3,7 +3,8 @@
 // id; a slot with count 0 is empty, so every stored count is ≥ 1).
 //
 // add(id, count): a new id when every slot is taken is refused (kResourceExhausted) and its mass
-// is counted in dropped(); so is a count that would overflow an item's 32-bit counter. Items
+// is counted in dropped() (held at 2^64 − 1, never wrapped); so is a count that would overflow
+// an item's 32-bit counter. Items
 // already held keep counting; a refusal changes nothing else. Lookups and updates cost O(1)
 // expected at load ≤ 3/4 and stay bounded (≤ capacity probes) when full.
 // Serialisation (histogram_blob.h) lists the occupied slots in table order, so equal insertion
@@ -33,7 +34,9 @@ struct SparseEntry {
 
 class SparseHistogram {
  public:
-  static constexpr size_t serialized_bytes(size_t entries) { return blob_bytes(8 * entries); }
+  static constexpr size_t serialized_bytes(size_t entries) {
+    return blob_bytes(size_mul(8, entries));
+  }
 
   // capacity = table.size(), a power of two ≥ 2; the table is cleared.
   Status init(Span<SparseEntry> table);

@@ -64,6 +64,8 @@ Status unrotate_impl(Span<Real> values, const Seed256& seed, uint64_t stream) {
 }  // namespace
 
 size_t padded_dimension(size_t d) {
+  constexpr size_t kLargest = ~(~size_t{0} >> 1);  // the largest power of two in a size_t
+  if (d > kLargest) return kSizeOverflow;          // doubling would wrap to 0 and never end
   size_t n = 1;
   while (n < d) n <<= 1;
   return n;

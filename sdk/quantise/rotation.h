@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sdk/base/checked_size.h"
 #include "sdk/base/result.h"
 #include "sdk/base/seeded_stream.h"
 #include "sdk/base/span.h"
@@ -19,7 +20,8 @@
 namespace fedstat {
 namespace quantise {
 
-// The smallest power of two ≥ d (d ≥ 1).
+// The smallest power of two ≥ d (d ≥ 1); kSizeOverflow (sdk/base/checked_size.h) when there is
+// none in size_t.
 size_t padded_dimension(size_t d);
 
 // Unnormalised fast Walsh–Hadamard transform; values.size() must be a power of two.

@@ -9,6 +9,11 @@ namespace {
 
 constexpr char kLabel[] = "fedstat secagg mask v1";
 
+// A function, not an inline comparison: on 32-bit targets the test is trivially true.
+constexpr bool fits_u32(uint64_t n) {
+  return n <= UINT32_MAX;
+}
+
 template <typename Word>
 Status apply(ByteSpan session_hash, ByteSpan seed, MaskKind kind, bool subtract, unsigned bits,
              Span<Word> vector) {
@@ -16,6 +21,10 @@ Status apply(ByteSpan session_hash, ByteSpan seed, MaskKind kind, bool subtract,
     return invalid_argument("secagg mask: bits must lie in 1..the word width");
   }
   const size_t length = vector.size();
+  if (!fits_u32(length)) {
+    return invalid_argument(
+        "secagg mask: at most 2^32 - 1 words (the key binds the length as 32 bits); split it");
+  }
   uint8_t info[sizeof(kLabel) - 1 + 6];
   for (size_t i = 0; i + 1 < sizeof(kLabel); ++i) info[i] = static_cast<uint8_t>(kLabel[i]);
   size_t at = sizeof(kLabel) - 1;

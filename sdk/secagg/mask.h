@@ -22,7 +22,8 @@ namespace secagg {
 
 enum class MaskKind : uint8_t { kSelf = 1, kPairwise = 2 };
 
-// vector[i] = (vector[i] ± PRG(seed)[i]) mod 2^bits; bits in 1..64 (1..32 for uint32 words).
+// vector[i] = (vector[i] ± PRG(seed)[i]) mod 2^bits; bits in 1..64 (1..32 for uint32 words);
+// at most 2^32 − 1 words (the length enters the key as 32 bits), kInvalidArgument otherwise.
 Status apply_mask(ByteSpan session_hash, ByteSpan seed, MaskKind kind, bool subtract, unsigned bits,
                   Span<uint64_t> vector);
 Status apply_mask(ByteSpan session_hash, ByteSpan seed, MaskKind kind, bool subtract, unsigned bits,

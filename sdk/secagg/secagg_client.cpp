@@ -95,6 +95,10 @@ Status SecAggClient::on_start(const fedstat_v1_SecAggStart& start, fedstat_v1_Se
   if (start.vector_length == 0 || start.bits == 0 || start.bits > 64) {
     return invalid_argument("secagg: the vector needs a length >= 1 and 1..64 bits");
   }
+  if (start.max_clients > kMaxRosterClients) {
+    return invalid_argument(
+        "secagg: the session allows more clients than a roster can name (1024)");
+  }
   if (start.max_clients > peers_.size()) {
     return resource_exhausted("secagg: the session allows more clients than this client's storage");
   }

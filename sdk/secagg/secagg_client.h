@@ -13,8 +13,9 @@
 //          v ∈ U3 (its input is in the sum) or of s_v^SK if not (it dropped) — never both for one
 //          peer; u's own b-share too ──► done.
 // Any violation (fewer than t survivors, a roster that grows, a share that fails authentication,
-// a message for another session, client or round) returns a specific error and changes nothing
-// held; below threshold the client aborts and reveals nothing from then on.
+// a message for another session, client or round, a session larger than the client's storage
+// or than kMaxRosterClients) returns a specific error and changes nothing held; below threshold
+// the client aborts and reveals nothing from then on.
 // Randomness (keys, seeds, polynomial seeds, X25519 blinding) comes from the caller's
 // RandomSource — the platform Csprng in production, a SeededStream in tests.
 //
@@ -29,6 +30,7 @@
 #include <stdint.h>
 
 #include "fedstat/v1/envelope.pb.h"
+#include "sdk/base/checked_size.h"
 #include "sdk/base/crypto.h"
 #include "sdk/base/random_source.h"
 #include "sdk/secagg/shamir.h"
@@ -45,9 +47,13 @@ struct SecAggPeer {
   uint8_t flags = 0;
 };
 
+// kSizeOverflow (sdk/base/checked_size.h) when it does not fit in size_t.
 constexpr size_t secagg_client_memory_bytes(size_t max_clients) {
-  return max_clients * sizeof(SecAggPeer);
+  return size_mul(max_clients, sizeof(SecAggPeer));
 }
+// The roster bitmap (SecAggRoster.members, envelope.options) names at most this many clients;
+// on_start refuses a session that allows more.
+constexpr uint32_t kMaxRosterClients = 8 * sizeof(fedstat_v1_SecAggRoster_members_t::bytes);
 
 // Bytes of the encrypted shares: from, to (4 + 4), two 36-byte shares, the 16-byte tag.
 constexpr size_t kSharePlainBytes = 8 + 2 * kShareBytes;

@@ -73,7 +73,13 @@ void SketchHashes::locate(uint32_t item, uint32_t row, uint32_t& bucket, int& si
 
 Status ShiftSketch::init(const ShiftSketchParams& params, MutableByteSpan memory) {
   FEDSTAT_RETURN_IF_ERROR(validate_params(params));
-  if (memory.size() != shift_sketch_memory_bytes(params)) {
+  const size_t needed = shift_sketch_memory_bytes(params);
+  if (needed == kSizeOverflow) {
+    return invalid_argument(
+        "sketch: these parameters need more memory than this machine can address: lower R, w "
+        "or H");
+  }
+  if (memory.size() != needed) {
     return invalid_argument("sketch: memory must be exactly shift_sketch_memory_bytes(params)");
   }
   if (reinterpret_cast<uintptr_t>(memory.data()) % 8 != 0) {
@@ -322,7 +328,12 @@ Status parse_sketch_report(ByteSpan blob, SketchReport& out) {
   if (!validate_params(r.params).ok() || r.heap_count > r.params.heap_capacity) {
     return data_loss("sketch report: invalid parameters");
   }
+  // Both formulas saturate (checked_size.h): on a 32-bit device a report claiming 8·R·w ≥ 2^32
+  // bytes is refused here instead of wrapping to a small length that the blob could match.
   const size_t expected = shift_sketch_report_bytes(r.params, r.heap_count);
+  if (expected == kSizeOverflow) {
+    return data_loss("sketch report: its R x w is larger than this machine can address");
+  }
   if (blob.size() != expected) return data_loss("sketch report: wrong length (truncated?)");
   if (crc32(ByteSpan(p, expected - 4)) != load_le32(p + expected - 4)) {
     return data_loss("sketch report: CRC mismatch (corrupted)");

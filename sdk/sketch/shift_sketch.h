@@ -19,9 +19,15 @@
 // seed (kInvalidArgument otherwise); add/subtract then merge the heaps (§4.6): the union of both
 // heaps' items, re-estimated on the combined counters, the H largest kept.
 //
+// Reports from peers: parse_sketch_report checks the magic, version, parameters, length and CRC
+// before it gives a view (kDataLoss otherwise, the output untouched); parameters whose report
+// would not fit in size_t — 8·R·w ≥ 2^32 on a 32-bit device — are refused, never wrapped.
+//
 // Memory (caller's): shift_sketch_memory_bytes(p) = 8·R·w + 8·H + 4·S, S = the power of two
 // ≥ 2H (heap index). The report (serialize) is shift_sketch_report_bytes(p, heap items) =
-// 48 + 8·R·w + 4·(items in the heap) + 4 (CRC): the counters and the heap's item ids.
+// 80 + 8·R·w + 4·(items in the heap) + 4 (CRC): the counters and the heap's item ids. Both
+// return kSizeOverflow (sdk/base/checked_size.h) when the size does not fit in size_t; init()
+// refuses such parameters.
 // Paper: 001 §4.2–4.6, Algorithm 1, Fact 4.11.
 #ifndef FEDSTAT_SDK_SKETCH_SHIFT_SKETCH_H_
 #define FEDSTAT_SDK_SKETCH_SHIFT_SKETCH_H_
@@ -29,6 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sdk/base/checked_size.h"
 #include "sdk/base/item_hash.h"
 #include "sdk/base/result.h"
 #include "sdk/base/seeded_stream.h"
@@ -49,18 +56,22 @@ struct ShiftSketchParams {
   Seed256 seed;                   // the task's 256-bit seed
 };
 
+// The size formulas follow sdk/base/checked_size.h: kSizeOverflow when the true size does not
+// fit in size_t (on a 32-bit device, e.g. 8·R·w ≥ 2^32), never a wrapped value.
 constexpr size_t heap_index_slots(uint32_t heap_capacity) {
-  size_t slots = 2;
-  while (slots < 2 * static_cast<size_t>(heap_capacity)) slots *= 2;
-  return slots;
+  uint64_t slots = 2;  // 64-bit: 2·H ≤ 2^33 for any 32-bit H
+  while (slots < 2 * uint64_t{heap_capacity}) slots *= 2;
+  return size_from_u64(slots);
 }
 constexpr size_t shift_sketch_memory_bytes(const ShiftSketchParams& p) {
-  return 8 * static_cast<size_t>(p.rows) * p.width + 8 * static_cast<size_t>(p.heap_capacity) +
-         4 * heap_index_slots(p.heap_capacity);
+  return size_add(
+      size_mul(size_mul(8, p.rows), p.width),
+      size_add(size_mul(8, p.heap_capacity), size_mul(4, heap_index_slots(p.heap_capacity))));
 }
 constexpr size_t kSketchHeaderBytes = 80;
 constexpr size_t shift_sketch_report_bytes(const ShiftSketchParams& p, size_t heap_items) {
-  return kSketchHeaderBytes + 8 * static_cast<size_t>(p.rows) * p.width + 4 * heap_items + 4;
+  return size_add(size_add(kSketchHeaderBytes, size_mul(size_mul(8, p.rows), p.width)),
+                  size_add(size_mul(4, heap_items), 4));
 }
 
 Status validate_params(const ShiftSketchParams& p);

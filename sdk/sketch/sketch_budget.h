@@ -9,7 +9,11 @@
 // 0.0086 (a 10^8-draw Zipf pair at 0.029: 3 rows let tail noise through the median); at 400 KiB
 // R = 3 gave ≤ 0.0023 on every pair. Heap fractions 0.25–0.45 were tried; 0.35 was best overall.
 //   k  = k_per_heap·H;  top-k rank r0 = H/2 (window r0/4);  HH τ = 2k/H
-// kInvalidArgument below 1 KiB. Memory: none. Paper: 001 §5.1 (parameter choice), Table 2.
+// Errors: kInvalidArgument below kMinBudgetBytes (1 KiB) or for a heap fraction outside (0, 1);
+// kOutOfRange above kMaxBudgetBytes (2^31 bytes = 2 GiB: a sketch that size is addressable on a
+// 32-bit device and its parameters stay within validate_params), or when
+// k_per_heap·H exceeds 2^32 − 1. H is found by a 30-step binary search, so every budget up to
+// SIZE_MAX answers at once. Memory: none. Paper: 001 §5.1 (parameter choice), Table 2.
 #ifndef FEDSTAT_SDK_SKETCH_SKETCH_BUDGET_H_
 #define FEDSTAT_SDK_SKETCH_SKETCH_BUDGET_H_
 
@@ -22,6 +26,8 @@ namespace fedstat {
 namespace sketch {
 
 constexpr size_t kFiveRowsBelow = 256 * 1024;
+constexpr size_t kMinBudgetBytes = 1024;
+constexpr size_t kMaxBudgetBytes = size_t{1} << 31;
 
 struct BudgetRule {
   double heap_fraction = 0.35;

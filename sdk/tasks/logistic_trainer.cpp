@@ -2,6 +2,8 @@
 
 #include <math.h>
 
+#include "sdk/base/checked_size.h"
+
 namespace fedstat {
 namespace tasks {
 namespace {
@@ -23,14 +25,21 @@ double sigmoid_of_minus(double t) {
 
 Status check_examples(const Examples& e, size_t d) {
   if (d == 0 || e.dimension != d) return invalid_argument("examples and model differ in dimension");
-  if (e.features.size() != e.count() * d) {
+  size_t cells = 0;  // count·d, which must not wrap onto a short feature array
+  if (!checked_mul(e.count(), d, cells) || e.features.size() != cells) {
     return invalid_argument("feature array is not count x dimension");
   }
   for (size_t i = 0; i < e.count(); ++i) {
     if (e.labels[i] != 1 && e.labels[i] != -1) return invalid_argument("labels must be -1 or +1");
     double norm2 = 0;
-    for (size_t k = 0; k < d; ++k)
-      norm2 += static_cast<double>(e.features[i * d + k]) * e.features[i * d + k];
+    for (size_t k = 0; k < d; ++k) {
+      const double x = e.features[i * d + k];
+      if (!isfinite(x)) {
+        return invalid_argument(
+            "an example's features hold a NaN or an infinity: check the data and its scaling");
+      }
+      norm2 += x * x;
+    }
     if (!(norm2 <= 1 + 1e-6)) {
       return invalid_argument("an example's features have L2 norm above 1: normalise them");
     }

@@ -73,21 +73,36 @@ Status decode_envelope(ByteSpan bytes, Envelope& out) {
 }
 
 Result<FrameResult> decode_frame(ByteSpan buffered, Envelope& out) {
-  // The prefix is a base-128 varint: at most 5 bytes for any length up to kMaxEnvelopeBytes.
-  constexpr size_t kMaxPrefixBytes = 5;
-  pb_istream_t stream = pb_istream_from_buffer(buffered.data(), buffered.size());
+  // The prefix, decoded here byte by byte (nanopb's reader takes up to 10 bytes and padding):
+  // base-128 little-endian groups, the high bit set on every byte but the last. Each verdict is
+  // settled by one byte, so it is the same however the bytes arrive; until that byte arrives the
+  // answer is "incomplete", never an error.
   uint32_t length = 0;
-  if (!pb_decode_varint32(&stream, &length)) {
-    if (stream.bytes_left == 0 && buffered.size() < kMaxPrefixBytes) {
-      return FrameResult{};  // the prefix has not fully arrived yet
+  size_t prefix = 0;
+  for (;;) {
+    if (prefix == buffered.size()) return FrameResult{};  // the prefix has not fully arrived yet
+    const uint8_t byte = buffered[prefix];
+    length |= static_cast<uint32_t>(byte & 0x7Fu) << (7 * prefix);  // prefix ≤ 3: no overflow
+    ++prefix;
+    if ((byte & 0x80u) == 0) {
+      if (byte == 0 && prefix > 1) {
+        return data_loss("frame length prefix is padded (not minimal): drop the connection");
+      }
+      break;
     }
-    return data_loss("frame length prefix is not a valid varint: drop the connection");
+    if (length > kMaxEnvelopeBytes) {  // more bytes only add to it
+      return out_of_range("frame is longer than any valid Envelope: drop the connection");
+    }
+    if (prefix == kMaxFramePrefixBytes) {
+      return data_loss(
+          "frame length prefix is longer than kMaxFramePrefixBytes (padded, or a frame longer "
+          "than any valid Envelope): drop the connection");
+    }
   }
-  const size_t prefix = buffered.size() - stream.bytes_left;
   if (length > kMaxEnvelopeBytes) {
     return out_of_range("frame is longer than any valid Envelope: drop the connection");
   }
-  if (stream.bytes_left < length) return FrameResult{};  // the message has not fully arrived yet
+  if (buffered.size() - prefix < length) return FrameResult{};  // the message is still arriving
   FEDSTAT_RETURN_IF_ERROR(decode_envelope(buffered.subspan(prefix, length), out));
   FrameResult result;
   result.complete = true;

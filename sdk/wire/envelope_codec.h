@@ -9,6 +9,13 @@
 // longer than kMaxEnvelopeBytes (kOutOfRange), a missing protocol version or message body
 // (kInvalidArgument), a protocol version newer than this build (kUnimplemented).
 //
+// Frame prefixes are stricter than nanopb's varint reader (which takes up to 10 bytes and
+// padding): only the minimal encoding, at most kMaxFramePrefixBytes long, is accepted. A padded
+// prefix (85 00) or one running past kMaxFramePrefixBytes (85 80 …) is kDataLoss; a prefix whose
+// value exceeds kMaxEnvelopeBytes (ff 7f) is kOutOfRange. Each verdict is given as soon as the
+// byte that settles it arrives, and is the same whichever way the bytes are split across calls;
+// an incomplete frame is reported as incomplete, never as an error the whole frame would not get.
+//
 // Memory: fedstat_v1_Envelope_size bytes of output buffer per message; decoding needs
 // sizeof(fedstat_v1_Envelope) for the result; no other state. Paper: none (transport for all).
 #ifndef FEDSTAT_SDK_WIRE_ENVELOPE_CODEC_H_
@@ -30,8 +37,21 @@ using Envelope = fedstat_v1_Envelope;
 constexpr uint32_t kProtocolVersion = 1;
 // Largest encoded Envelope (nanopb computes it from the .options limits).
 constexpr size_t kMaxEnvelopeBytes = fedstat_v1_Envelope_size;
-// Largest frame: the varint length prefix (≤ 5 bytes) plus the message.
-constexpr size_t kMaxFrameBytes = kMaxEnvelopeBytes + 5;
+// Bytes of the minimal varint that encodes n (7 bits per byte).
+constexpr size_t varint_bytes(uint64_t n) {
+  size_t bytes = 1;
+  while (n >= 0x80) {
+    n >>= 7;
+    ++bytes;
+  }
+  return bytes;
+}
+// Longest accepted length prefix: the minimal varint of kMaxEnvelopeBytes (2 bytes for 736).
+constexpr size_t kMaxFramePrefixBytes = varint_bytes(kMaxEnvelopeBytes);
+static_assert(kMaxFramePrefixBytes <= 4, "decode_frame's prefix loop assumes lengths < 2^28");
+// Largest frame: the longest accepted prefix plus the largest message. A receiver whose buffer
+// holds kMaxFrameBytes always gets a verdict: decode_frame refuses any longer frame.
+constexpr size_t kMaxFrameBytes = kMaxEnvelopeBytes + kMaxFramePrefixBytes;
 
 // An empty envelope stamped with kProtocolVersion.
 Envelope make_envelope();

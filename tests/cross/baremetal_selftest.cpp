@@ -9,6 +9,7 @@
 #include "platform/baremetal/hooks.h"
 #include "platform/platform.h"
 #include "sdk/base/arena.h"
+#include "sdk/base/bytes.h"
 #include "sdk/base/crc32.h"
 #include "sdk/base/crypto.h"
 #include "sdk/base/csprng.h"
@@ -28,6 +29,7 @@
 #include "sdk/tasks/model_update_task.h"
 #include "sdk/wire/envelope_codec.h"
 #include "tests/common/golden_vectors.h"
+#include "tests/common/malformed_inputs.h"
 
 using namespace fedstat;  // NOLINT: a test program
 
@@ -383,6 +385,34 @@ void check_platform() {
         "storage: a flipped byte is caught as kDataLoss");
   check(platform::remove_blob("cortex_m4_selftest.blob").ok(), "storage: blob removed");
 
+  // A stored length field of 2^32 − 12 (8 + n + 4 wraps to 0 in 32 bits) is corruption.
+  uint8_t forged[16] = {'F', 'S', 'B', '1'};
+  store_le32(forged + 4, 0xFFFFFFF4u);
+  const ByteSpan forged_part(forged);
+  n = platform::baremetal::installed_hooks()
+              .write_atomically("cortex_m4_selftest.blob", &forged_part, 1)
+              .ok()
+          ? platform::load_blob("cortex_m4_selftest.blob", MutableByteSpan(loaded))
+          : Result<size_t>(internal_error("write failed"));
+  check(n.status().code() == StatusCode::kDataLoss &&
+            platform::remove_blob("cortex_m4_selftest.blob").ok(),
+        "storage: a length field of 2^32 - 12 is caught as kDataLoss");
+  // A storage driver that claims to have read more than it was asked for is refused.
+  platform::baremetal::Hooks lying = platform::baremetal::semihosting_hooks();
+  lying.size_of = [](const char*) -> Result<size_t> { return size_t{16}; };
+  lying.read_at = [](const char*, size_t offset, MutableByteSpan out) -> Result<size_t> {
+    if (offset == 0 && out.size() >= 8) {
+      memcpy(out.data(), "FSB1\x04\0\0\0", 8);
+      return size_t{8};
+    }
+    return out.size() + 1;
+  };
+  platform::baremetal::install_hooks(lying);
+  n = platform::load_blob("any", MutableByteSpan(loaded));
+  platform::baremetal::install_hooks(platform::baremetal::semihosting_hooks());
+  check(n.status().code() == StatusCode::kInternal,
+        "storage: a driver reading more than asked is refused");
+
   const auto connection = platform::transport_connect("server:443", 100);
   check(connection.status().code() == StatusCode::kUnavailable,
         "transport: no hook installed gives kUnavailable");
@@ -408,6 +438,13 @@ void check_wire() {
         "nanopb: frame round trip");
 }
 
+// The hostile inputs of tests/common/malformed_inputs.h, here with a 32-bit size_t.
+void check_malformed_inputs() {
+  size_t count = 0;
+  const malformed::Case* cases = malformed::cases(count);
+  for (size_t i = 0; i < count; ++i) check(cases[i].refused(), cases[i].name);
+}
+
 unsigned long distance(const uint32_t* from, const uint32_t* to) {
   return static_cast<unsigned long>(reinterpret_cast<const char*>(to) -
                                     reinterpret_cast<const char*>(from));
@@ -428,6 +465,7 @@ int main() {
   check_model_update();
   check_platform();
   check_wire();
+  check_malformed_inputs();
   printf("image sizes: .text %lu bytes, .data %lu bytes, .bss %lu bytes; stack %lu bytes\n",
          distance(&__text_start__, &__etext), distance(&__data_start__, &__data_end__),
          distance(&__bss_start__, &__bss_end__), distance(&__StackLimit, &__StackTop));

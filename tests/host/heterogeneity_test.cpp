@@ -164,8 +164,18 @@ TEST(Heterogeneity, CsvErrorsNameTheFileAndTheLine) {
     }
     return "no error";
   };
-  EXPECT_EQ(error_of("0.1,0.2\n0.3,abc\n"), "V.csv:2: 'abc' is not a number");
-  EXPECT_EQ(error_of("0.1,0.2\n0.3,1.2\n"), "V.csv:2: 1.2 lies outside [0, 1]");
+  EXPECT_EQ(error_of("0.1,0.2\n0.3,abc\n"),
+            "V.csv:2: field 2: 'abc' is not a decimal number (unexpected 'a' at character 1)");
+  EXPECT_EQ(error_of("0.1,0.2\n0.3,1.2\n"), "V.csv:2: field 2: '1.2' lies outside [0, 1]");
+  // Read strictly (csv_fields.h): a trailing comma, a hex float, trailing text, nan.
+  EXPECT_EQ(error_of("0.1,0.2,\n0.3,0.4\n"),
+            "V.csv:1: field 3: is empty (a doubled or trailing comma?)");
+  EXPECT_EQ(error_of("0.1,0x1p-1\n0.3,0.4\n"),
+            "V.csv:1: field 2: '0x1p-1' is a hex number: write decimal digits");
+  EXPECT_EQ(error_of("0.1,0.2\n0.5x,0.4\n"),
+            "V.csv:2: field 1: '0.5x' is not a decimal number (unexpected 'x' at character 4)");
+  EXPECT_EQ(error_of("0.1,nan\n0.3,0.4\n"),
+            "V.csv:1: field 2: 'nan' is not a finite number: inf and nan are not accepted");
   EXPECT_EQ(error_of("0.1,0.2\n# c\n0.3\n"), "V.csv:3: 1 values; the first row has 2");
   EXPECT_EQ(error_of("0.1,0.2\n"), "V.csv: needs at least 2 client rows");
   std::istringstream good("# header\n0.1, 0.2\n\n0.3,0.4\r\n");

@@ -49,6 +49,28 @@ TEST(ItemCounts, ErrorsNameTheFileAndTheLine) {
   EXPECT_EQ(error_of("# only a comment\n"), "F.txt: no items (the file is empty)");
 }
 
+// Only decimal digits: the number forms std::stod would take (hex, fractions, exponents, signs)
+// and a trailing comma are refused with a message that says so.
+TEST(ItemCounts, OnlyDecimalDigitsAreNumbers) {
+  const std::string id_error =
+      "item_id must be decimal digits only (no sign, hex, fraction, exponent or comma)";
+  const std::string count_error =
+      "count must be decimal digits only (no sign, hex, fraction, exponent or comma)";
+  EXPECT_EQ(error_of("0x10 5\n"), "F.txt:1: " + id_error);
+  EXPECT_EQ(error_of("1.5 3\n"), "F.txt:1: " + id_error);
+  EXPECT_EQ(error_of("1e3 3\n"), "F.txt:1: " + id_error);
+  EXPECT_EQ(error_of("7, 3\n"), "F.txt:1: " + id_error);
+  EXPECT_EQ(error_of("5 3.0\n"), "F.txt:1: " + count_error);
+  EXPECT_EQ(error_of("5 1e3\n"), "F.txt:1: " + count_error);
+  EXPECT_EQ(error_of("5 0x3\n"), "F.txt:1: " + count_error);
+  EXPECT_EQ(error_of("5 3,\n"), "F.txt:1: " + count_error);
+  EXPECT_EQ(error_of("5 9223372036854775808\n"),  // 2^63
+            "F.txt:1: expected a count (a positive integer below 2^63) after the item id");
+  EXPECT_EQ(error_of("-1 5\n"),
+            "F.txt:1: expected '<item_id> <count>' with item_id an integer below 2^32");
+  EXPECT_EQ(parse("5 9223372036854775807\n").total, 9223372036854775807ull);
+}
+
 }  // namespace
 }  // namespace host
 }  // namespace fedstat

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include "host_server/secagg/secagg_server.h"
@@ -93,6 +94,48 @@ TEST(SecAgg, AMaskedVectorAloneLooksUniform) {
   for (uint64_t w : r.masked_example) ++counts[w];
   EXPECT_LT(fedstat::testing::chi_square_uniform(counts),
             fedstat::testing::chi_square_critical_p1e6(255));
+}
+
+// The simulation's documented bounds are checked before any work (a length of 2^32 − 1 once ran
+// unbounded); the bounds themselves are accepted.
+TEST(SecAgg, SimulationBoundsAreRefusedBeforeAnyWork) {
+  SecAggSimConfig config;
+  config.clients = 2;
+  config.threshold = 2;
+  config.length = kMaxSimLength + 1;
+  EXPECT_THROW(run_secagg_simulation(config), std::invalid_argument);
+  config.length = UINT32_MAX;
+  EXPECT_THROW(run_secagg_simulation(config), std::invalid_argument);
+  config.clients = kMaxSimClients + 1;
+  config.length = 1;
+  EXPECT_THROW(run_secagg_simulation(config), std::invalid_argument);
+  config.clients = 65;
+  config.length = kMaxSimLength;  // 65 · 2^20 > 2^26 words
+  EXPECT_THROW(run_secagg_simulation(config), std::invalid_argument);
+  config.clients = 3;
+  config.threshold = 2;
+  config.length = 1;
+  EXPECT_TRUE(run_secagg_simulation(config).ok);
+}
+
+// The client refuses a session that allows more clients than a roster bitmap names, even when
+// its storage would hold them (such a session could never announce U2).
+TEST(SecAgg, ClientRefusesSessionsLargerThanARoster) {
+  SeededStream stream(Seed256{}, 4);
+  std::vector<secagg::SecAggPeer> peers(secagg::kMaxRosterClients + 1);
+  secagg::SecAggClient client;
+  ASSERT_TRUE(client.init(1, Span<secagg::SecAggPeer>(peers.data(), peers.size()), stream).ok());
+  fedstat_v1_SecAggStart start = fedstat_v1_SecAggStart_init_zero;
+  start.session = 1;
+  start.threshold = 2;
+  start.vector_length = 1;
+  start.bits = 32;
+  start.max_clients = secagg::kMaxRosterClients + 1;
+  fedstat_v1_SecAggKeys keys;
+  EXPECT_EQ(client.on_start(start, keys).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(client.stage(), secagg::SecAggStage::kIdle);
+  start.max_clients = secagg::kMaxRosterClients;
+  EXPECT_TRUE(client.on_start(start, keys).ok());
 }
 
 // ---- Bad messages, driven by hand: each is rejected with its own status and the session

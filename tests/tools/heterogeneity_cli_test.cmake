@@ -73,7 +73,7 @@ expect_failure("--noise-seed makes the noise recomputable" --noise-seed 3)
 
 execute_process(COMMAND ${TOOL} --vectors ${OUT}/V_bad.csv RESULT_VARIABLE rc
                 ERROR_VARIABLE err)
-if(rc EQUAL 0 OR NOT err MATCHES "V_bad.csv:2: 1.4 lies outside \\[0, 1\\]")
+if(rc EQUAL 0 OR NOT err MATCHES "V_bad.csv:2: field 2: '1.4' lies outside \\[0, 1\\]")
   message(FATAL_ERROR "fedstat-heterogeneity accepted or misreported a bad file: ${err}")
 endif()
 message(STATUS "fedstat-heterogeneity: exact values, JSON, mechanisms and errors as documented")

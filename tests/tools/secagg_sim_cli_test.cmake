@@ -41,4 +41,19 @@ execute_process(COMMAND ${TOOL} --clients 3 --threshold 5 --length 10 RESULT_VAR
 if(rc EQUAL 0 OR NOT err MATCHES "threshold")
   message(FATAL_ERROR "fedstat-secagg-sim accepted a threshold above the clients: ${err}")
 endif()
+# Documented bounds: each request above them is refused at once with a message naming the bound
+# (a 2^32 - 1 word vector once ran unbounded; the timeout makes such a run fail, not hang).
+foreach(case "--clients;4;--threshold;2;--length;4294967295;1048576"
+             "--clients;4;--threshold;2;--length;1048577;1048576"
+             "--clients;1025;--threshold;2;--length;1;1024"
+             "--clients;4;--threshold;4294967295;--length;1;1024"
+             "--clients;1024;--threshold;2;--length;65537;67108864")
+  list(POP_BACK case bound)
+  execute_process(COMMAND ${TOOL} ${case} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err TIMEOUT 60)
+  if(rc EQUAL 0 OR NOT "${err}${out}" MATCHES "${bound}")
+    message(FATAL_ERROR "fedstat-secagg-sim ${case}: expected a refusal naming ${bound}, got "
+                        "exit ${rc}: ${err}${out}")
+  endif()
+endforeach()
 message(STATUS "fedstat-secagg-sim: exact sums with dropouts, abort, JSON and errors as documented")

@@ -53,6 +53,20 @@ TEST(RotationTest, OrthonormalAndInvertible) {
             StatusCode::kInvalidArgument);
 }
 
+// Above the largest power of two in a size_t there is no padded dimension: the answer is
+// kSizeOverflow at once (doubling once wrapped to 0 and looped forever).
+TEST(RotationTest, PaddedDimensionSaturates) {
+  const size_t top = ~(SIZE_MAX >> 1);
+  EXPECT_EQ(padded_dimension(1), 1u);
+  EXPECT_EQ(padded_dimension(5), 8u);
+  EXPECT_EQ(padded_dimension(top), top);
+  EXPECT_EQ(padded_dimension(top + 1), SIZE_MAX);
+  EXPECT_EQ(padded_dimension(SIZE_MAX), SIZE_MAX);
+  QuantiseConfig config;
+  config.rotate = true;
+  EXPECT_EQ(encoded_length(top + 1, config), SIZE_MAX);
+}
+
 TEST(BernoulliDyadicTest, DoubleProbabilitiesAreExact) {
   SeededBits s(90);
   for (double p : {0.3, 0.5, 0.875, 1.0 / 3, 1e-3}) {

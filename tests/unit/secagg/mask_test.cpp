@@ -31,6 +31,20 @@ TEST(Mask, AddingThenSubtractingRestoresTheVector) {
   }
 }
 
+// The length enters the key as 32 bits: a longer vector (only possible with a 64-bit size_t)
+// is refused before any word changes, rather than sharing a keystream with a shorter one.
+TEST(Mask, LengthsAbove32BitsAreRefused) {
+  if (sizeof(size_t) < 8) GTEST_SKIP() << "no span this long exists with a 32-bit size_t";
+  std::vector<uint64_t> v(16, 5);
+  // The span claims 2^32 words but only 16 exist: apply_mask must refuse before touching any.
+  const Span<uint64_t> claimed(v.data(), size_t{1} << 32);
+  EXPECT_EQ(
+      apply_mask(ByteSpan(kSession, 32), ByteSpan(kSeed, 32), MaskKind::kSelf, false, 64, claimed)
+          .code(),
+      StatusCode::kInvalidArgument);
+  EXPECT_EQ(v, std::vector<uint64_t>(16, 5));
+}
+
 TEST(Mask, SessionKindAndWidthSelectIndependentStreams) {
   std::vector<uint32_t> a(8, 0), b(8, 0), c(8, 0);
   const uint8_t other_session[32] = {1, 2, 4};

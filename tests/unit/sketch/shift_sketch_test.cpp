@@ -189,6 +189,48 @@ TEST(SketchBudget, ParametersFitTheBudget) {
   EXPECT_EQ(params_for_budget(1000, seed).status().code(), StatusCode::kInvalidArgument);
 }
 
+// The heap the rule documents: the largest H whose 8·H + 4·S(H) bytes fit heap_fraction·B,
+// found here by the plain linear search (fine for small budgets).
+uint32_t largest_heap(size_t bytes, double fraction) {
+  auto cost = [](uint64_t h) { return 8 * h + 4 * uint64_t{heap_index_slots(uint32_t(h))}; };
+  uint32_t h = 1;
+  while (static_cast<double>(cost(h + 1)) <= fraction * static_cast<double>(bytes)) ++h;
+  return h;
+}
+
+TEST(SketchBudget, HeapIsTheLargestThatFits) {
+  Seed256 seed;
+  for (size_t bytes = 1024; bytes <= (size_t{1} << 21); bytes = bytes * 3 / 2 + 7) {
+    for (double fraction : {0.001, 0.35, 0.9}) {
+      const ShiftSketchParams p = params_for_budget(bytes, seed, BudgetRule{fraction, 4}).value();
+      EXPECT_EQ(p.heap_capacity, largest_heap(bytes, fraction)) << bytes << " " << fraction;
+      EXPECT_LE(shift_sketch_memory_bytes(p), bytes) << bytes << " " << fraction;
+    }
+  }
+}
+
+// Budgets at and above the maximum answer at once (a 32-bit heap counter once wrapped at
+// ~1.96e11 bytes and the search never ended): the maximum itself fits, anything above is
+// refused with an error that names the maximum.
+TEST(SketchBudget, HugeBudgetsAreRefusedAtOnce) {
+  Seed256 seed;
+  const ShiftSketchParams largest = params_for_budget(kMaxBudgetBytes, seed).value();
+  EXPECT_EQ(largest.rows, 3u);
+  EXPECT_LE(shift_sketch_memory_bytes(largest), kMaxBudgetBytes);
+  EXPECT_GT(shift_sketch_memory_bytes(largest), kMaxBudgetBytes / 10 * 9);
+  EXPECT_TRUE(validate_params(largest).ok());
+  for (uint64_t bytes : {uint64_t{kMaxBudgetBytes} + 1, uint64_t{196000000000},
+                         uint64_t{200000000000}, uint64_t{1} << 40, uint64_t{SIZE_MAX}}) {
+    if (bytes > SIZE_MAX) continue;
+    const auto p = params_for_budget(static_cast<size_t>(bytes), seed);
+    EXPECT_EQ(p.status().code(), StatusCode::kOutOfRange) << bytes;
+    EXPECT_NE(std::strstr(p.status().message(), "2^31 bytes"), nullptr) << p.status().message();
+  }
+  // k = k_per_heap·H must not wrap either.
+  EXPECT_EQ(params_for_budget(1024, seed, BudgetRule{0.35, 0x80000000u}).status().code(),
+            StatusCode::kOutOfRange);
+}
+
 }  // namespace
 }  // namespace sketch
 }  // namespace fedstat

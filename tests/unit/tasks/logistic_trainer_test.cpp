@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "tests/unit/noise/sampler_test_util.h"
@@ -105,6 +106,33 @@ TEST(LogisticTrainerTest, RefusesBadInputs) {
                            small, Span<double>(out.data(), 2))
                 .code(),
             StatusCode::kResourceExhausted);
+}
+
+// A NaN or an infinity is named as such (it once read "L2 norm above 1"), and a count × dimension
+// that wraps cannot pass for a short feature array.
+TEST(LogisticTrainerTest, NonFiniteFeaturesAndWrappingShapesAreNamed) {
+  std::vector<uint8_t> memory(4096);
+  Arena arena{MutableByteSpan(memory.data(), memory.size())};
+  std::vector<double> start(2, 0), out(2);
+  SeededBits s(11);
+  for (float bad : {NAN, INFINITY, -INFINITY}) {
+    Synthetic data(10, 2, 0, 105);
+    data.features[5] = bad;
+    const Status st = train_logistic(data.view(), Span<const double>(start.data(), 2),
+                                     TrainerConfig(), s.bits, arena, Span<double>(out.data(), 2));
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(std::string(st.message()).find("NaN or an infinity"), std::string::npos)
+        << st.message();
+  }
+  // 2^63 labels (a view only: never read) of dimension 2 claim 2^64 ≡ 0 features.
+  if (sizeof(size_t) == 8) {
+    const int8_t label = 1;
+    const Examples wrapped{Span<const float>(), Span<const int8_t>(&label, size_t{1} << 63), 2};
+    const Status st = train_logistic(wrapped, Span<const double>(start.data(), 2), TrainerConfig(),
+                                     s.bits, arena, Span<double>(out.data(), 2));
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(std::string(st.message()).find("count x dimension"), std::string::npos);
+  }
 }
 
 }  // namespace

@@ -120,10 +120,115 @@ TEST(EnvelopeCodecTest, OversizedAndMalformedPrefixesAreRejected) {
   EXPECT_EQ(decode_frame(ByteSpan(huge), out).status().code(), StatusCode::kOutOfRange);
   const uint8_t endless[] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x80};
   EXPECT_EQ(decode_frame(ByteSpan(endless), out).status().code(), StatusCode::kDataLoss);
-  const uint8_t partial[] = {0x80, 0x80};
+  const uint8_t partial[] = {0x80};
   auto r = decode_frame(ByteSpan(partial), out);
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(r->complete);
+}
+
+// The prefix is at most as long as the minimal varint of kMaxEnvelopeBytes, and the frame buffer
+// a receiver needs is derived from it.
+TEST(EnvelopeCodecTest, FrameLimitsFollowFromTheLargestEnvelope) {
+  EXPECT_EQ(varint_bytes(127), 1u);
+  EXPECT_EQ(varint_bytes(128), 2u);
+  EXPECT_EQ(varint_bytes(16383), 2u);
+  EXPECT_EQ(varint_bytes(16384), 3u);
+  EXPECT_EQ(varint_bytes(UINT64_MAX), 10u);
+  EXPECT_EQ(kMaxFramePrefixBytes, varint_bytes(kMaxEnvelopeBytes));
+  EXPECT_EQ(kMaxFrameBytes, kMaxEnvelopeBytes + kMaxFramePrefixBytes);
+  // The largest message nanopb can encode gets a prefix that fits kMaxFrameBytes.
+  Envelope chunk = make_envelope();
+  chunk.which_body = fedstat_v1_Envelope_secagg_masked_chunk_tag;
+  chunk.body.secagg_masked_chunk.session = UINT64_MAX;
+  chunk.body.secagg_masked_chunk.client_id = UINT32_MAX;
+  chunk.body.secagg_masked_chunk.offset = UINT32_MAX;
+  chunk.body.secagg_masked_chunk.words_count = 64;
+  for (uint64_t& w : chunk.body.secagg_masked_chunk.words) w = UINT64_MAX;
+  uint8_t buffer[kMaxFrameBytes];
+  auto n = encode_frame(chunk, MutableByteSpan(buffer));
+  ASSERT_TRUE(n.ok()) << n.status().message();
+  Envelope out{};
+  auto r = decode_frame(ByteSpan(buffer, n.value()), out);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->complete);
+  EXPECT_EQ(r->consumed, n.value());
+}
+
+// A stream of frames (valid, then invalid) cut at every pair of points: the receiver, which keeps
+// what it has not consumed and calls decode_frame after every arrival, sees the same frames and
+// the same final error whatever the cuts, and never an error before the byte that settles it.
+struct StreamOutcome {
+  std::vector<uint64_t> ids;
+  StatusCode error = StatusCode::kOk;
+  size_t error_at = 0;  // bytes received when the error was reported
+  bool operator==(const StreamOutcome& o) const {
+    return ids == o.ids && error == o.error && error_at == o.error_at;
+  }
+};
+
+StreamOutcome receive(const std::vector<uint8_t>& stream, const std::vector<size_t>& cuts) {
+  StreamOutcome outcome;
+  size_t start = 0;
+  for (size_t c = 0; c <= cuts.size(); ++c) {
+    const size_t available = c < cuts.size() ? cuts[c] : stream.size();
+    for (;;) {  // take every complete frame the arrival made available
+      Envelope out{};
+      auto r = decode_frame(ByteSpan(stream.data() + start, available - start), out);
+      if (!r.ok()) {
+        outcome.error = r.status().code();
+        outcome.error_at = available;
+        return outcome;
+      }
+      if (!r->complete) break;
+      outcome.ids.push_back(out.body.client_hello.client_id);
+      start += r->consumed;
+    }
+  }
+  return outcome;
+}
+
+TEST(EnvelopeCodecTest, EverySplitOfAStreamGivesTheSameVerdict) {
+  std::vector<uint8_t> frames;
+  for (uint64_t id : {1u, 300u}) {
+    uint8_t buffer[kMaxFrameBytes];
+    auto n = encode_frame(hello(id, "split"), MutableByteSpan(buffer));
+    ASSERT_TRUE(n.ok());
+    frames.insert(frames.end(), buffer, buffer + n.value());
+  }
+  const std::vector<std::vector<uint8_t>> endings = {
+      {},                                          // clean end
+      {0x85, 0x80, 0x00, 1, 2, 3, 4, 5},           // padded prefix
+      {0x8d, 0x00},                                // padded two-byte prefix
+      {0xe1, 0x05},                                // 737 > kMaxEnvelopeBytes
+      {0x06, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff},  // a garbage message
+  };
+  const StatusCode expected[] = {StatusCode::kOk, StatusCode::kDataLoss, StatusCode::kDataLoss,
+                                 StatusCode::kOutOfRange, StatusCode::kDataLoss};
+  for (size_t e = 0; e < endings.size(); ++e) {
+    std::vector<uint8_t> stream = frames;
+    stream.insert(stream.end(), endings[e].begin(), endings[e].end());
+    const StreamOutcome whole = receive(stream, {});
+    EXPECT_EQ(whole.ids, (std::vector<uint64_t>{1, 300})) << e;
+    EXPECT_EQ(whole.error, expected[e]) << e;
+    for (size_t a = 0; a <= stream.size(); ++a) {
+      for (size_t b = a; b <= stream.size(); ++b) {
+        const StreamOutcome split = receive(stream, {a, b});
+        // An error is reported at the first arrival that holds its settling byte: the same error,
+        // possibly at an earlier cut than "everything"; never an error the whole stream lacks.
+        EXPECT_EQ(split.ids, whole.ids) << e << " cut at " << a << ", " << b;
+        EXPECT_EQ(split.error, whole.error) << e << " cut at " << a << ", " << b;
+      }
+    }
+    // Byte by byte, the error comes exactly when its settling byte arrives.
+    std::vector<size_t> every;
+    for (size_t k = 0; k < stream.size(); ++k) every.push_back(k);
+    const StreamOutcome slow = receive(stream, every);
+    EXPECT_EQ(slow.ids, whole.ids) << e;
+    EXPECT_EQ(slow.error, whole.error) << e;
+    if (e == 1 || e == 3) {  // 85 80 … and e1 05 are settled by their second byte
+      EXPECT_EQ(slow.error_at, frames.size() + 2) << e;
+    }
+  }
 }
 
 }  // namespace
