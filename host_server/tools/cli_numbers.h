@@ -7,6 +7,9 @@
 //                             [min, max]
 //   finite_number(range)      a finite decimal (strtod syntax, the whole text; "nan", "inf"
 //                             and hex floats refused), inside the range
+//   positive_number(), open_unit_interval(), at_least(low, text): the common ranges
+// (CLI11's own Range lets NaN through — every comparison with NaN is false — and accepts ±inf,
+// so privacy parameters use these; size arguments get a documented upper bound.)
 //
 // Host only (std::string, exceptions inside CLI11). Memory: none beyond the parsed strings.
 // Paper: none (input checking for the tools).
@@ -80,6 +83,17 @@ inline CLI::Validator finite_number(const NumberRange& range) {
         return "'" + text + "' is not allowed: give a finite number in " + range.text;
       },
       "NUMBER in " + range.text);
+}
+
+// The ranges privacy parameters use most.
+inline CLI::Validator positive_number() {
+  return finite_number(NumberRange{0, HUGE_VAL, true, true, "(0, inf)"});
+}
+inline CLI::Validator open_unit_interval() {
+  return finite_number(NumberRange{0, 1, true, true, "(0, 1)"});
+}
+inline CLI::Validator at_least(double low, const std::string& text) {
+  return finite_number(NumberRange{low, HUGE_VAL, false, true, text});
 }
 
 }  // namespace tools

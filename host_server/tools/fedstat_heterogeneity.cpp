@@ -26,8 +26,10 @@
 #include "host_server/estimate/heterogeneity.h"
 #include "host_server/estimate/host_common.h"
 #include "host_server/estimate/noise_bits.h"
-#include "host_server/tools/cli_checks.h"
+#include "host_server/tools/cli_numbers.h"
 #include "nlohmann/json.hpp"
+
+namespace tools = fedstat::tools;
 
 int main(int argc, char** argv) {
   using namespace fedstat::host;  // NOLINT: a small tool
@@ -40,29 +42,29 @@ int main(int argc, char** argv) {
   bool json = false, evaluate = false;
   app.add_option("--vectors", path, "CSV, one client vector per row, values in [0, 1]")->required();
   app.add_option("--p", options.config.p, "dispersion exponent p >= 1")
-      ->check(cli::real_in(1, false, HUGE_VAL, true, "a finite number >= 1"))
+      ->check(tools::at_least(1, "[1, inf)"))
       ->capture_default_str();
   auto* epsilon_option =
       app.add_option("--epsilon", options.epsilon, "privacy epsilon (whole release)")
-          ->check(cli::positive_finite())
+          ->check(tools::positive_number())
           ->capture_default_str();
   auto* delta_option =
       app.add_option("--delta", options.delta, "privacy delta (whole release), in (0, 1)")
-          ->check(cli::probability_open())
+          ->check(tools::open_unit_interval())
           ->capture_default_str();
   app.add_option("--mechanism", mechanism,
                  "agm (analytic Gaussian), classical, skellam (clients add integer noise) or none")
       ->capture_default_str();
   app.add_option("--max-weight", options.config.max_weight,
                  "clip of the weights 1/s^2 (bounds one client's influence), >= 4")
-      ->check(cli::real_in(4, false, HUGE_VAL, true, "a finite number >= 4"))
+      ->check(tools::at_least(4, "[4, inf)"))
       ->capture_default_str();
   auto* noise_seed_option = app.add_option(
       "--noise-seed", noise_seed,
       "with --evaluate: seeded noise for reproducible measurements (never for a release)");
   auto* runs_option =
       app.add_option("--runs", runs, "with --evaluate: repeat with seeds S..S+R-1, report the MSE")
-          ->check(cli::count_in(1, kMaxRuns, "repetitions of the whole release"))
+          ->check(tools::whole_number(1, kMaxRuns))
           ->capture_default_str();
   app.add_flag("--secure", options.secure,
                "skellam: sum the clients' releases through secure aggregation");

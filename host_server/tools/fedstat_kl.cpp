@@ -42,8 +42,10 @@
 #include "host_server/estimate/host_common.h"
 #include "host_server/estimate/kl_estimator.h"
 #include "host_server/estimate/noise_bits.h"
-#include "host_server/tools/cli_checks.h"
+#include "host_server/tools/cli_numbers.h"
 #include "nlohmann/json.hpp"
+
+namespace tools = fedstat::tools;
 
 namespace {
 
@@ -75,27 +77,27 @@ int main(int argc, char** argv) {
       ->required();
   app.add_option("--p", p_path, "the clients' data P: '<item_id> <count>' lines")->required();
   app.add_option("--T", rounds, "number of points sampled from Pi")
-      ->check(cli::count_in(1, kMaxRounds, "the plan's size"))
+      ->check(tools::whole_number(1, kMaxRounds))
       ->capture_default_str();
   app.add_option("--lambda", options.lambda, "variance parameter lambda, |lambda| <= 1000")
-      ->check(cli::real_in(-1000, false, 1000, false, "a number from -1000 to 1000"))
+      ->check(tools::finite_number(tools::NumberRange{-1000, 1000, false, false, "[-1000, 1000]"}))
       ->capture_default_str();
   app.add_option("--tau", options.tau, "floor of P'(x) in the dist model, in (0, 1)")
-      ->check(cli::probability_open())
+      ->check(tools::open_unit_interval())
       ->capture_default_str();
   app.add_option("--model", model_name, "trust model: dist, trusted, tagg or none (no privacy)")
       ->capture_default_str();
   auto* epsilon_option = app.add_option("--epsilon", options.epsilon, "privacy epsilon")
-                             ->check(cli::positive_finite())
+                             ->check(tools::positive_number())
                              ->capture_default_str();
   auto* delta_option = app.add_option("--delta", options.delta, "privacy delta, in (0, 1)")
-                           ->check(cli::probability_open())
+                           ->check(tools::open_unit_interval())
                            ->capture_default_str();
   app.add_option("--clients", clients, "emulated clients P is split across")
-      ->check(cli::count_in(1, kMaxClients, "emulated clients held in memory"))
+      ->check(tools::whole_number(1, kMaxClients))
       ->capture_default_str();
   app.add_option("--rate", rate, "chance that a client answers a round, in (0, 1]")
-      ->check(cli::real_in(0, true, 1, false, "a number in (0, 1]"))
+      ->check(tools::finite_number(tools::NumberRange{0, 1, true, false, "(0, 1]"}))
       ->capture_default_str();
   app.add_option("--calibration", calibration, "Gaussian calibration: analytic or classical")
       ->check(CLI::IsMember({"analytic", "classical"}))
@@ -107,7 +109,7 @@ int main(int argc, char** argv) {
       "with --evaluate: seeded noise for reproducible measurements (never for a release)");
   auto* runs_option =
       app.add_option("--runs", runs, "with --evaluate: repeat with seeds S..S+R-1, report the MSE")
-          ->check(cli::count_in(1, kMaxRuns, "repetitions of the whole estimate"))
+          ->check(tools::whole_number(1, kMaxRuns))
           ->capture_default_str();
   app.add_flag("--secure", secure,
                "dist: sum the clients' noised answers through secure aggregation");

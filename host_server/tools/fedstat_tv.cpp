@@ -32,8 +32,10 @@
 #include "host_server/estimate/item_counts.h"
 #include "host_server/estimate/tv_estimator.h"
 #include "host_server/secagg/secagg_simulation.h"
-#include "host_server/tools/cli_checks.h"
+#include "host_server/tools/cli_numbers.h"
 #include "nlohmann/json.hpp"
+
+namespace tools = fedstat::tools;
 #include "sdk/sketch/sketch_budget.h"
 
 namespace {
@@ -60,15 +62,15 @@ int main(int argc, char** argv) {
   app.add_option("--p", p_path, "distribution P: '<item_id> <count>' lines")->required();
   app.add_option("--q", q_path, "distribution Q: '<item_id> <count>' lines")->required();
   app.add_option("--budget", budget, "device memory per client sketch, bytes")
-      ->check(cli::count_in(1024, kMaxClientBytes, "device memory of one sketch"))
+      ->check(tools::whole_number(1024, kMaxClientBytes))
       ->capture_default_str();
   app.add_option("--estimator", estimator, "topk, hh or both")
       ->check(CLI::IsMember({"topk", "hh", "both"}))
       ->capture_default_str();
   app.add_option("--epsilon", epsilon, "local DP epsilon (stability histogram); omit: none")
-      ->check(cli::positive_finite());
+      ->check(tools::positive_number());
   app.add_option("--clients", clients, "emulated clients per distribution")
-      ->check(cli::count_in(1, kMaxClients, "emulated clients held in memory"))
+      ->check(tools::whole_number(1, kMaxClients))
       ->capture_default_str();
   app.add_option("--seed", seed, "task seed (hashes) and the split into clients")
       ->capture_default_str();
@@ -76,7 +78,7 @@ int main(int argc, char** argv) {
       "--noise-seed", noise_seed,
       "with --evaluate: seeded local-DP noise for reproducible measurements (never a release)");
   app.add_option("--domain", domain, "candidates: every id below D instead of the heaps")
-      ->check(cli::count_in(1, kMaxCandidates, "candidates the host solves for"));
+      ->check(tools::whole_number(1, kMaxCandidates));
   app.add_option("--rows", rows, "override R");
   app.add_option("--width", width, "override w");
   app.add_option("--heap", heap, "override H");
@@ -84,14 +86,14 @@ int main(int argc, char** argv) {
   app.add_option("--rank", rank, "override the top-k rank r0");
   app.add_option("--window", window, "override the top-k window");
   app.add_option("--tau", tau, "override the HH threshold (a finite number above 0)")
-      ->check(cli::positive_finite());
+      ->check(tools::positive_number());
   app.add_option("--max-candidates", max_candidates, "prune candidates (0: 1.25 w)")
-      ->check(cli::count_in(0, kMaxCandidates, "candidates the host solves for"));
+      ->check(tools::whole_number(0, kMaxCandidates));
   app.add_option("--noise-margin", noise_margin, "adaptive rank: threshold over residual noise")
-      ->check(cli::positive_finite())
+      ->check(tools::positive_number())
       ->capture_default_str();
   app.add_option("--heap-fraction", heap_fraction, "budget share of the heap, in (0, 1)")
-      ->check(cli::probability_open())
+      ->check(tools::open_unit_interval())
       ->capture_default_str();
   app.add_flag("--no-least-squares", no_ls, "skip the least-squares re-estimation");
   app.add_flag("--secure", secure,

@@ -264,6 +264,11 @@ Status BudgetLedger::load() {
 
 Status BudgetLedger::reset_after_data_loss() {
   if (!ready_) return failed_precondition("ledger used before init()");
+  if (!locked_) {  // wiping a healthy ledger would hand out fresh budget
+    return failed_precondition(
+        "the ledger is not locked by data loss: reset_after_data_loss() only starts over after "
+        "load() reported kDataLoss");
+  }
   const size_t old_count = count_;
   count_ = 0;
   const Status saved = persist();

@@ -106,7 +106,8 @@ class BudgetLedger {
   // Reads the stored ledger (none stored: empty); required before charge() and spent().
   // kDataLoss locks the ledger (see above).
   Status load();
-  // Deliberately starts over after kDataLoss: an empty ledger, persisted.
+  // Deliberately starts over after kDataLoss: an empty ledger, persisted. kFailedPrecondition on
+  // a ledger that is not locked (a healthy one must never be wiped: that is fresh budget).
   Status reset_after_data_loss();
 
   // What the spends within the window at max(now_seconds, ledger_time()) add up to.

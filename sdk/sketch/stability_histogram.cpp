@@ -91,6 +91,11 @@ Status stability_histogram(const histogram::SparseHistogram& in, const Stability
                            RandomBits& bits, histogram::SparseHistogram& out) {
   if (&in == &out) return invalid_argument("stability histogram: in and out must differ");
   FEDSTAT_RETURN_IF_ERROR(check_params(params));
+  // How many items survive the noise depends on the data: `out` must hold every item `in` can
+  // hold, so it never fills (a refusal then would be an output that depends on the data).
+  if (out.capacity() < in.capacity()) {
+    return invalid_argument("stability histogram: out needs at least in's capacity");
+  }
   out.clear();
   const Span<const histogram::SparseEntry> slots = in.slots();
   for (size_t i = 0; i < slots.size(); ++i) {

@@ -19,8 +19,10 @@
 // ≤ 0 included); kOutOfRange when no B ≤ kMaxStabilityBound (99,999) reaches δ.
 // stability_histogram: kInvalidArgument for params stability_params cannot produce (a scale
 // that is not a rational in [1/20, 1000], a bound outside [1, 99,999], δ outside (0, 1) or
-// below the δ that (T, B) really gives) — out is then left as it was; kResourceExhausted when
-// `out` cannot hold the kept items, and any error of the random source (out is then cleared).
+// below the δ that (T, B) really gives) and for an `out` with less capacity than `in` — out is
+// then left as it was (how many items survive is random and depends on the data, so `out` is
+// sized to never fill: no refusal depends on the data); any error of the random source (out is
+// then cleared).
 // Memory: none beyond `out`'s table.
 // Paper: 001 §4.7.1, Theorem 4.13.
 #ifndef FEDSTAT_SDK_SKETCH_STABILITY_HISTOGRAM_H_

@@ -203,9 +203,13 @@ TEST(PrivacyAudit, NegativeControlStabilityHistogramThirdOfTheScale) {
 TEST(PrivacyAudit, NegativeControlStabilityHistogramBoundOneTooSmall) {
   // B − 1 (an off-by-one in the bound) releases a single occurrence with probability
   // P[Z = B − 1] = 0.024 at B − 1, against the claimed δ = 0.0085; the other input never
-  // releases it, so the expected bound is ~5.
+  // releases it, so the expected bound is ~5. (The SDK refuses params whose δ is below what
+  // their bound gives, so the wrong params state their own δ honestly; the audit holds them to
+  // the claim the caller wanted.)
   sketch::StabilityParams wrong = claimed_stability_params();
   wrong.bound -= 1;
+  wrong.delta =
+      privacy::truncated_discrete_laplace_delta(wrong.scale.to_double(), wrong.bound, 1).value();
   const AuditResult r = audit_stability(1, 0, wrong, 70);
   report("negative control: stability histogram with bound B - 1, absent vs present once", r);
   EXPECT_TRUE(r.exceeds_claim()) << r.summary("stability histogram with B - 1");

@@ -116,18 +116,18 @@ expect_failure("--noise-seed makes the noise recomputable"
                --pi ${OUT}/PI.txt --p ${OUT}/P.txt --noise-seed 3)
 expect_failure("--rate x --clients must be at least 1"
                --pi ${OUT}/PI.txt --p ${OUT}/P.txt --rate 0.001 --clients 10)
-expect_failure("--lambda.*from -1000 to 1000" --pi ${OUT}/PI.txt --p ${OUT}/P.txt --lambda 1001)
+expect_failure("--lambda.*\\[-1000, 1000\\]" --pi ${OUT}/PI.txt --p ${OUT}/P.txt --lambda 1001)
 foreach(bad nan -1 0 inf)
-  expect_failure("--epsilon.*finite number above 0"
+  expect_failure("--epsilon.*finite number in \\(0, inf\\)"
                  --pi ${OUT}/PI.txt --p ${OUT}/P.txt --model trusted --epsilon ${bad})
 endforeach()
 foreach(bad nan 0 1 -0.5)
-  expect_failure("--delta.*strictly between 0 and 1"
+  expect_failure("--delta.*finite number in \\(0, 1\\)"
                  --pi ${OUT}/PI.txt --p ${OUT}/P.txt --model trusted --delta ${bad})
-  expect_failure("--tau.*strictly between 0 and 1"
+  expect_failure("--tau.*finite number in \\(0, 1\\)"
                  --pi ${OUT}/PI.txt --p ${OUT}/P.txt --model dist --tau ${bad})
 endforeach()
-expect_failure("--lambda.*from -1000 to 1000" --pi ${OUT}/PI.txt --p ${OUT}/P.txt --lambda inf)
+expect_failure("--lambda.*\\[-1000, 1000\\]" --pi ${OUT}/PI.txt --p ${OUT}/P.txt --lambda inf)
 expect_failure("--rate.*in \\(0, 1\\]" --pi ${OUT}/PI.txt --p ${OUT}/P.txt --rate nan)
 expect_failure("--T.*from 1 to 1000000" --pi ${OUT}/PI.txt --p ${OUT}/P.txt --T 4294967295)
 expect_failure("--runs.*from 1 to 10000"

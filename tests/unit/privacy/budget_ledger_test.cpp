@@ -156,6 +156,9 @@ TEST_F(LedgerTest, CorruptLedgerLocksUntilDeliberateReset) {
   EXPECT_EQ(after.ledger.charge(dp(0.01, 0, 2), kT0 + 150).code(), StatusCode::kFailedPrecondition);
   ASSERT_TRUE(after.ledger.reset_after_data_loss().ok());
   EXPECT_TRUE(after.ledger.charge(dp(0.01, 0, 2), kT0 + 150).ok());
+  // Once healthy again, a reset would wipe the spends just made: refused, nothing changes.
+  EXPECT_EQ(after.ledger.reset_after_data_loss().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(after.ledger.size(), 1u);
 }
 
 TEST_F(LedgerTest, FullLedgerAndBadSpendsAreRefused) {

@@ -22,6 +22,25 @@ TEST(StabilityHistogram, BoundIsTheSmallestMeetingDelta) {
   EXPECT_EQ(stability_params(0, 1e-6).status().code(), StatusCode::kInvalidArgument);
 }
 
+// How many items survive the noise depends on the data, so an `out` that could fill up would
+// make the refusal itself data-dependent: an out smaller than in is refused before any noise,
+// whatever in holds, and out keeps what it had.
+TEST(StabilityHistogram, OutSmallerThanInIsRefusedWhateverTheData) {
+  std::vector<histogram::SparseEntry> in_table(64), out_table(32);
+  histogram::SparseHistogram in, out;
+  ASSERT_TRUE(in.init(Span<histogram::SparseEntry>(in_table.data(), 64)).ok());
+  ASSERT_TRUE(out.init(Span<histogram::SparseEntry>(out_table.data(), 32)).ok());
+  ASSERT_TRUE(out.add(5, 7).ok());
+  const StabilityParams p = stability_params(1, 1e-6).value();
+  noise::testing_util::SeededBits bits(4);
+  for (uint32_t held : {0u, 1u, 40u}) {  // empty, one small count, more than out could hold
+    for (uint32_t id = 1; id <= held; ++id) ASSERT_TRUE(in.add(id, 1000).ok());
+    EXPECT_EQ(stability_histogram(in, p, bits.bits, out).code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(out.count(5), 7u);
+    in.clear();
+  }
+}
+
 TEST(StabilityHistogram, KeepsOnlyHeldItemsAboveTheBound) {
   std::vector<histogram::SparseEntry> in_table(64), out_table(64);
   histogram::SparseHistogram in, out;
