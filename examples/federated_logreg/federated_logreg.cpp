@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "host_server/tools/cli_numbers.h"
 #include "host_server/estimate/csv_fields.h"
 #include "sdk/base/random_bits.h"
 #include "sdk/base/seeded_stream.h"
@@ -28,6 +29,7 @@
 #include "sdk/tasks/model_update_task.h"
 
 using namespace fedstat;  // NOLINT: an example program
+namespace tools = fedstat::tools;
 
 namespace {
 
@@ -166,15 +168,29 @@ int main(int argc, char** argv) {
   app.add_option("--clients", clients, "number of clients N")
       ->required()
       ->check(CLI::Range(1u, 100000u));
-  app.add_option("--epsilon", epsilon, "target epsilon")->required();
-  app.add_option("--delta", delta, "target delta")->required();
-  app.add_option("--gamma", gamma, "quantisation scale")->capture_default_str();
-  app.add_option("--beta", beta, "conditional rounding bound")->capture_default_str();
-  app.add_option("--bits", bits, "modulus bits (32 or up to 64)")->capture_default_str();
+  app.add_option("--epsilon", epsilon, "target epsilon")
+      ->required()
+      ->check(tools::positive_number());
+  app.add_option("--delta", delta, "target delta, in (0, 1)")
+      ->required()
+      ->check(tools::open_unit_interval());
+  app.add_option("--gamma", gamma, "quantisation scale")
+      ->check(tools::positive_number())
+      ->capture_default_str();
+  app.add_option("--beta", beta, "conditional rounding bound, in [1/2, 1]")
+      ->check(tools::finite_number(tools::NumberRange{0.5, 1, false, false, "[0.5, 1]"}))
+      ->capture_default_str();
+  app.add_option("--bits", bits, "modulus bits (32 or up to 64)")
+      ->check(tools::whole_number(1, 64))
+      ->capture_default_str();
   app.add_option("--seed", seed, "seed of the split, the shuffles and the noise")
       ->capture_default_str();
-  app.add_option("--epochs", epochs, "local epochs T")->capture_default_str();
-  app.add_option("--batches", batches, "mini-batches m")->capture_default_str();
+  app.add_option("--epochs", epochs, "local epochs T")
+      ->check(tools::whole_number(1, tasks::kMaxEpochs))
+      ->capture_default_str();
+  app.add_option("--batches", batches, "mini-batches m")
+      ->check(tools::whole_number(1, 256))
+      ->capture_default_str();
   app.add_flag("--json", json, "print a JSON object");
   CLI11_PARSE(app, argc, argv);
 

@@ -44,3 +44,22 @@ expect_refused(hex_float "1,0x1p-1,2" "hex_float.csv:4: field 2: '0x1p-1' is a h
 expect_refused(not_finite "1,nan,2" "not_finite.csv:4: field 2: 'nan' is not a finite number")
 expect_refused(huge_feature "1,1e308,2" "feature column 1 \\(CSV field 2\\)")
 message(STATUS "federated_logreg: malformed data files are refused with file, line and field")
+
+# Privacy parameters are checked where they enter, never passed on as NaN, inf or out of range.
+set(defaults --epsilon 1 --delta 1e-5 --batches 2 --epochs 2)
+foreach(option_value "--epsilon;nan" "--epsilon;-1" "--delta;1" "--delta;inf" "--gamma;0"
+                     "--beta;0.4" "--bits;65" "--epochs;0" "--batches;1000")
+  list(GET option_value 0 option)
+  set(args ${defaults})
+  list(FIND args ${option} at)
+  if(at GREATER_EQUAL 0)  # replace the default's value
+    math(EXPR value_at "${at} + 1")
+    list(REMOVE_AT args ${value_at} ${at})
+  endif()
+  execute_process(COMMAND ${TOOL} --data ${OUT}/clean.csv --clients 2 ${args} ${option_value}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(rc EQUAL 0 OR NOT err MATCHES "${option}: '")
+    message(FATAL_ERROR "federated_logreg ${option_value}: exit ${rc}: ${err}${out}")
+  endif()
+endforeach()
+message(STATUS "federated_logreg: privacy parameters outside their ranges are refused")
