@@ -11,8 +11,11 @@
 // named), a constant 1 is appended, and each row is scaled to unit L2 norm (the trainer's
 // assumption). The training rows are dealt round-robin to N clients. Printed: test accuracy of
 // non-private centralised LR, non-private federated LR (one round, no noise), and Sk-RSGD-AR at
-// (ε, δ), plus the per-client λ. Randomness is seeded for reproducibility (a device would draw
-// its private randomness from the CSPRNG).
+// (ε, δ), plus the per-client λ. This is a MEASUREMENT of the method, not a release: it prints
+// non-private baselines, standardises with statistics of the whole training set (a deployment
+// would use public ones: here one record moves every client's features), and seeds all its
+// randomness, the noise included, for reproducibility (a device draws its noise from the CSPRNG;
+// anyone who knows a seed can recompute seeded noise).
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -21,8 +24,8 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
-#include "host_server/tools/cli_numbers.h"
 #include "host_server/estimate/csv_fields.h"
+#include "host_server/tools/cli_numbers.h"
 #include "sdk/base/random_bits.h"
 #include "sdk/base/seeded_stream.h"
 #include "sdk/noise/tabulated_poisson.h"

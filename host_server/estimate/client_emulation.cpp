@@ -42,12 +42,6 @@ class ShareSamplers {
   std::map<size_t, std::unique_ptr<noise::NoiseSampler>> samplers_;
 };
 
-// The secure-aggregation session's key seed: from its own stream, so seeded runs repeat.
-uint64_t session_seed(NoiseBits& noise) {
-  constexpr uint64_t kSessionStream = uint64_t{1} << 40;
-  return value_or_throw(noise.stream(kSessionStream).bits(64), "secure aggregation keys");
-}
-
 }  // namespace
 
 EmulatedClients split_across_clients(const ItemCounts& data, uint32_t clients, RandomBits& bits) {
@@ -138,7 +132,7 @@ KlSums collect_kl_sums(const KlPlan& plan, const EmulatedClients& clients, const
       all_totals += total;
     }
     if (secure) {
-      const std::vector<uint64_t> sum = secure_sum(words, 64, session_seed(noise));
+      const std::vector<uint64_t> sum = secure_sum(words, 64, noise.session_seed());
       for (size_t i = 0; i < distinct.size(); ++i) point_sums[i] = static_cast<int64_t>(sum[i]);
     }
     for (size_t t = 0; t < rounds; ++t) {

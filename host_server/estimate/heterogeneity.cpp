@@ -180,6 +180,10 @@ HeterogeneityEstimate estimate_heterogeneity(const ClientVectors& x,
   const double n = static_cast<double>(count);
   const double w_max = options.config.max_weight;
   HeterogeneityEstimate result;
+  // The secure-aggregation sessions' key seed, drawn first from the noise's own bits (clear and
+  // secure runs then draw the same shares): never a public constant, or anyone holding the
+  // transcript could unmask each client.
+  const uint64_t session_seed = value_or_throw(noise_bits.bits(64), "secure aggregation keys");
   const bool noisy = options.mechanism != HeterogeneityMechanism::kNone;
   const bool integer = options.mechanism == HeterogeneityMechanism::kSkellam;
   if (options.secure && !integer) {
@@ -270,7 +274,7 @@ HeterogeneityEstimate estimate_heterogeneity(const ClientVectors& x,
     }
     if (integer && options.secure) {
       const std::vector<uint64_t> secure =
-          secure_sum(client_words, 64, 0x5EC0 + static_cast<uint64_t>(k));
+          secure_sum(client_words, 64, session_seed ^ static_cast<uint64_t>(k));
       for (size_t j = 0; j < entries[k]; ++j) integer_sum[j] = static_cast<int64_t>(secure[j]);
     }
     for (size_t j = 0; j < entries[k]; ++j) {

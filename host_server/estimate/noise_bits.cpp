@@ -22,5 +22,10 @@ RandomBits& NoiseBits::stream(uint64_t id) {
   return slot->bits();
 }
 
+uint64_t NoiseBits::session_seed() {
+  constexpr uint64_t kSessionStream = uint64_t{1} << 40;
+  return value_or_throw(stream(kSessionStream).bits(64), "secure aggregation keys");
+}
+
 }  // namespace host
 }  // namespace fedstat

@@ -26,6 +26,9 @@ class NoiseBits {
   static NoiseBits seeded(uint64_t seed);
 
   RandomBits& stream(uint64_t id);
+  // 64 bits for a secure-aggregation session's keys, from a stream of their own (so seeded runs
+  // repeat): never a public value, or anyone holding the transcript could unmask every client.
+  uint64_t session_seed();
   bool is_seeded() const { return csprng_ == nullptr; }
 
  private:

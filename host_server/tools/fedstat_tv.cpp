@@ -160,7 +160,7 @@ int main(int argc, char** argv) {
     options.max_candidates = max_candidates;
     // Secure aggregation reveals only the summed counters: the heaps stay on the devices, so the
     // candidates come from the known domain.
-    auto merge = [&](const std::vector<sketch::SketchReport>& parsed) {
+    auto merge = [&](const std::vector<sketch::SketchReport>& parsed, NoiseBits& noise) {
       if (!secure) return merge_reports(parsed);
       MergedSketch m = merge_reports(parsed);  // validates parameters; counters replaced below
       std::vector<std::vector<uint64_t>> words;
@@ -169,12 +169,12 @@ int main(int argc, char** argv) {
         for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<uint64_t>(r.counter(i));
         words.push_back(std::move(w));
       }
-      const std::vector<uint64_t> sum = secure_sum(words, 64, seed);
+      const std::vector<uint64_t> sum = secure_sum(words, 64, noise.session_seed());
       for (size_t i = 0; i < sum.size(); ++i) m.counters[i] = static_cast<int64_t>(sum[i]);
       m.heap_items.clear();
       return m;
     };
-    const TvEstimate e = estimate_tv(merge(p_parsed), merge(q_parsed), options);
+    const TvEstimate e = estimate_tv(merge(p_parsed, p_noise), merge(q_parsed, q_noise), options);
     const auto end = std::chrono::steady_clock::now();
     const double estimate_seconds = std::chrono::duration<double>(end - estimate_start).count();
     const double seconds = std::chrono::duration<double>(end - start).count();

@@ -40,12 +40,16 @@ Status write_all(int fd, ByteSpan bytes) {
   return Status();
 }
 
-void sync_directory() {
+// The rename is durable only once the directory is synced: a failure here means the new blob
+// may not survive a power cut, which the caller must hear (a ledger must not report a spend
+// recorded that a reboot could undo).
+Status sync_directory() {
   const int fd = open(storage_directory(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) {
-    (void)fsync(fd);
-    close(fd);
-  }
+  if (fd < 0) return unavailable("the storage directory could not be opened to sync the rename");
+  const bool synced = fsync(fd) == 0;
+  close(fd);
+  if (!synced) return unavailable("syncing the storage directory failed: the blob may not last");
+  return Status();
 }
 
 }  // namespace
@@ -99,8 +103,7 @@ Status write_atomically(const char* name, const ByteSpan* parts, size_t part_cou
     unlink(temp_path);  // the old blob, if any, is untouched
     return status;
   }
-  posix::sync_directory();
-  return Status();
+  return posix::sync_directory();
 }
 
 Result<size_t> read_at(const char* name, size_t offset, MutableByteSpan out) {
@@ -141,8 +144,7 @@ Status remove(const char* name) {
     if (errno == ENOENT) return not_found("no blob with that name in the storage directory");
     return unavailable("removing a blob file failed");
   }
-  posix::sync_directory();
-  return Status();
+  return posix::sync_directory();
 }
 
 }  // namespace raw

@@ -29,19 +29,50 @@ size_t SparseHistogram::slot_of(uint32_t id) const {
   return static_cast<size_t>((static_cast<uint64_t>(id) * 0x9E3779B97F4A7C15ull) >> shift_);
 }
 
+size_t SparseHistogram::distance(size_t slot, uint32_t id) const {
+  return (slot - slot_of(id)) & (table_.size() - 1);
+}
+
+// Robin Hood order: along a probe run, an entry sits before every entry that is closer to its
+// home slot, and before one at the same distance with a larger id. The search for `id` can stop
+// at the first entry that `id` would come before.
 size_t SparseHistogram::find(uint32_t id) const {
   const size_t mask = table_.size() - 1;
   size_t slot = slot_of(id);
-  for (size_t probes = 0; probes < table_.size(); ++probes, slot = (slot + 1) & mask) {
-    if (table_[slot].count == 0 || table_[slot].id == id) return slot;
+  for (size_t d = 0; d < table_.size(); ++d, slot = (slot + 1) & mask) {
+    const SparseEntry& e = table_[slot];
+    if (e.count == 0) return table_.size();
+    if (e.id == id) return slot;
+    const size_t resident = distance(slot, e.id);
+    if (resident < d || (resident == d && e.id > id)) return table_.size();
   }
-  return table_.size();  // full, and the id is not there
+  return table_.size();
+}
+
+void SparseHistogram::insert_new(SparseEntry entry) {
+  const size_t mask = table_.size() - 1;
+  size_t slot = slot_of(entry.id);
+  for (size_t d = 0;; ++d, slot = (slot + 1) & mask) {
+    SparseEntry& e = table_[slot];
+    if (e.count == 0) {
+      e = entry;
+      ++size_;
+      return;
+    }
+    const size_t resident = distance(slot, e.id);
+    if (resident < d || (resident == d && e.id > entry.id)) {
+      const SparseEntry displaced = e;  // it moves on; `entry` takes its place
+      e = entry;
+      entry = displaced;
+      d = resident;
+    }
+  }
 }
 
 uint32_t SparseHistogram::count(uint32_t id) const {
   if (table_.empty()) return 0;
   const size_t slot = find(id);
-  return slot < table_.size() && table_[slot].count != 0 ? table_[slot].count : 0;
+  return slot < table_.size() ? table_[slot].count : 0;
 }
 
 Status SparseHistogram::add(uint32_t id, uint32_t count) {
@@ -49,19 +80,20 @@ Status SparseHistogram::add(uint32_t id, uint32_t count) {
   if (count == 0) return Status();
   const size_t slot = find(id);
   if (slot == table_.size()) {
-    dropped_ = saturating_add(dropped_, count);
-    return resource_exhausted(
-        "sparse histogram is full: a new item was refused and its mass counted as dropped; give "
-        "it a larger table");
+    if (size_ == table_.size()) {
+      dropped_ = saturating_add(dropped_, count);
+      return resource_exhausted(
+          "sparse histogram is full: a new item was refused and its mass counted as dropped; "
+          "give it a larger table");
+    }
+    insert_new(SparseEntry{id, count});
+    total_ += count;
+    return Status();
   }
   SparseEntry& e = table_[slot];
   if (count > UINT32_MAX - e.count) {
     dropped_ = saturating_add(dropped_, count);
     return resource_exhausted("the item's 32-bit counter would overflow: mass counted as dropped");
-  }
-  if (e.count == 0) {
-    e.id = id;
-    ++size_;
   }
   e.count += count;
   total_ += count;
@@ -103,13 +135,11 @@ Status SparseHistogram::deserialize(ByteSpan blob) {
   if (sum != header.total) return data_loss("histogram blob's counts do not add up to its total");
   for (size_t i = 0; i < header.n; ++i) {
     const uint32_t id = load_le32(entries + 8 * i);
-    const size_t slot = find(id);
-    if (slot == table_.size() || table_[slot].count != 0) {
+    if (find(id) != table_.size()) {
       clear();  // it was empty before: back to that
       return data_loss("histogram blob repeats an item id");
     }
-    table_[slot] = SparseEntry{id, load_le32(entries + 8 * i + 4)};
-    ++size_;
+    insert_new(SparseEntry{id, load_le32(entries + 8 * i + 4)});
   }
   total_ = header.total;
   dropped_ = header.dropped;

@@ -2,13 +2,21 @@
 // open-addressing table (linear probing; capacity a power of two; slot = Fibonacci hash of the
 // id; a slot with count 0 is empty, so every stored count is ≥ 1).
 //
+// History independence: entries are kept in Robin Hood order with ties broken by id (along a
+// probe run, an entry precedes those closer to their home slot, and an equally distant one with a
+// larger id). That order is unique for a set of ids, so the table's layout — and the order in
+// which slots() and the serialised blob list the items — depends only on which ids are held, never
+// on the order they arrived in or on ids held earlier and gone since (Blelloch & Golovin 2007).
+// A device's stored histogram therefore does not reveal when each item was first seen, and a
+// histogram built from another (the local-DP one of sketch/stability_histogram.h) does not reveal
+// the items that were dropped on the way.
+//
 // add(id, count): a new id when every slot is taken is refused (kResourceExhausted) and its mass
 // is counted in dropped() (held at 2^64 − 1, never wrapped); so is a count that would overflow
-// an item's 32-bit counter. Items
-// already held keep counting; a refusal changes nothing else. Lookups and updates cost O(1)
-// expected at load ≤ 3/4 and stay bounded (≤ capacity probes) when full.
-// Serialisation (histogram_blob.h) lists the occupied slots in table order, so equal insertion
-// sequences give equal bytes on every architecture. deserialize() needs an empty histogram
+// an item's 32-bit counter. Items already held keep counting; a refusal changes nothing else.
+// Lookups and updates cost O(1) expected at load ≤ 3/4 and stay bounded (≤ capacity probes) when
+// full. Serialisation (histogram_blob.h) lists the occupied slots in table order, so equal sets
+// give equal bytes on every architecture. deserialize() needs an empty histogram
 // (call clear()): it validates the blob whole (CRC, Σ counts = total, counts ≥ 1, fits) before
 // inserting, and empties the table again if the blob repeats an id.
 //
@@ -58,8 +66,11 @@ class SparseHistogram {
 
  private:
   size_t slot_of(uint32_t id) const;
-  // The slot holding `id`, or the empty slot where it would go; capacity() if neither exists.
+  size_t distance(size_t slot, uint32_t id) const;  // from id's home slot to `slot`
+  // The slot holding `id`, or capacity() when it is not there.
   size_t find(uint32_t id) const;
+  // Places a new id (size_ < capacity) in Robin Hood order.
+  void insert_new(SparseEntry entry);
 
   Span<SparseEntry> table_;
   unsigned shift_ = 0;  // 64 − log2(capacity)

@@ -113,10 +113,11 @@ Result<Spent> BudgetLedger::compose(uint64_t effective_seconds, const PrivacySpe
     if (s.has_rdp) {
       any_rdp = true;
       for (size_t k = 0; k < kLedgerOrderCount; ++k) rdp[k] += s.rdp[k];
-    } else {
-      basic.epsilon += s.epsilon;
-      basic.delta += s.delta;
     }
+    // A spend's (ε, δ) always count, with or without an RDP curve: ignoring them for an RDP
+    // spend would let a caller's ε and δ vanish (over-counting is the safe side).
+    basic.epsilon += s.epsilon;
+    basic.delta += s.delta;
   };
   for (size_t i = 0; i < count_; ++i) {
     if (active(entries_[i], effective_seconds)) add(entries_[i]);
@@ -246,11 +247,11 @@ Status BudgetLedger::load() {
       locked_ = true;
       return data_loss("the stored ledger holds an impossible spend");
     }
-    if (s.time_seconds >= kLedgerMaxClockSeconds) {
-      locked_ = true;
+    if (s.time_seconds >= kLedgerMaxClockSeconds || s.time_seconds < kLedgerMinClockSeconds) {
+      locked_ = true;  // a spend dated before 2024 would expire at once: as bad as one lost
       return data_loss(
-          "the stored ledger holds a spend dated at an impossible time (2^40 s or more): the "
-          "clock that dated it was broken; reset_after_data_loss() starts over");
+          "the stored ledger holds a spend dated at an impossible time (before 2024, or 2^40 s "
+          "or more): the clock that dated it was broken; reset_after_data_loss() starts over");
     }
     latest = s.time_seconds > latest ? s.time_seconds : latest;
     p += kEntryBytes;
@@ -262,21 +263,35 @@ Status BudgetLedger::load() {
   return Status();
 }
 
-Status BudgetLedger::reset_after_data_loss() {
+Status BudgetLedger::reset_after_data_loss(uint64_t now_seconds) {
   if (!ready_) return failed_precondition("ledger used before init()");
   if (!locked_) {  // wiping a healthy ledger would hand out fresh budget
     return failed_precondition(
         "the ledger is not locked by data loss: reset_after_data_loss() only starts over after "
         "load() reported kDataLoss");
   }
+  if (now_seconds < kLedgerMinClockSeconds || now_seconds >= kLedgerMaxClockSeconds) {
+    return invalid_argument(
+        "the clock reading is not a plausible time (before 2024 or 2^40 s and later): check the "
+        "clock source");
+  }
+  if (entries_.empty()) return resource_exhausted("ledger has no room for the blackout spend");
+  // The lost spends may still be inside the window: the new ledger starts with one spend of the
+  // whole budget, so nothing more is spent until a full window has passed (fail closed).
   const size_t old_count = count_;
-  count_ = 0;
+  const PrivacySpend old_first = entries_[0];
+  PrivacySpend blackout;
+  blackout.time_seconds = now_seconds;
+  blackout.epsilon = config_.epsilon_budget;
+  entries_[0] = blackout;
+  count_ = 1;
   const Status saved = persist();
   if (!saved.ok()) {
-    count_ = old_count;  // nothing changes: the stored ledger is still the old one
+    entries_[0] = old_first;  // nothing changes: the stored ledger is still the old one
+    count_ = old_count;
     return saved;
   }
-  latest_ = 0;
+  latest_ = now_seconds;
   locked_ = false;
   loaded_ = true;
   return Status();

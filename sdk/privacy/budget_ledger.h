@@ -3,11 +3,14 @@
 // and nothing changed, a task that would take the total past the configured (ε, δ) budget.
 // Persisted through platform storage after every charge, so a restart forgets nothing.
 //
-// Composition over the window: spends given as (ε_i, δ_i) add up (basic composition); spends
-// that carry an RDP curve (values at the orders kLedgerOrders) add up order by order and are
-// converted once, with δ_rdp = δ_budget − Σ δ_i, by 002 Lemma 1 (accountants.h). The total is
+// Composition over the window: every spend's (ε_i, δ_i) add up (basic composition); spends that
+// also carry an RDP curve (values at the orders kLedgerOrders) add it up order by order, converted
+// once, with δ_rdp = δ_budget − Σ δ_i, by 002 Lemma 1 (accountants.h). The total is
 //     ε = Σ ε_i + min_α convert(Σ_j rdp_j(α), δ_rdp),   δ = Σ δ_i + δ_rdp (= δ_budget),
-// a valid composition of the two groups; RDP composition is much tighter for many small spends.
+// a valid composition of the two groups; RDP composition is much tighter for many small spends
+// (give such a spend ε = δ = 0 and its cost in rdp[]: a nonzero ε or δ there is counted too).
+// The sums are in double, rounded to nearest: over n spends the total may sit up to ~n ulps
+// (≈ 1e-14 ε for a full ledger) below the exact sum of the doubles given.
 //
 // Time is the caller's: pass wall-clock seconds (an RTC or the network's time) to charge()/
 // spent(), since the platform's monotonic clock restarts with the device. What the clock may do,
@@ -31,17 +34,29 @@
 //     fake — but only by moving the clock forward for good (going back afterwards frees nothing
 //     more, and every later spend is dated at the advanced time). A device whose clock an
 //     adversary controls needs an authenticated time source.
-//   * A stored spend dated at or above kLedgerMaxClockSeconds cannot have been written by this
-//     code (older builds stored the wrapped readings): load() treats it as corruption
-//     (kDataLoss, ledger locked). Counting it instead would pin the ledger's time there forever.
+//   * A stored spend dated at or above kLedgerMaxClockSeconds, or before kLedgerMinClockSeconds,
+//     cannot have been written by this code (older builds stored the wrapped readings): load()
+//     treats it as corruption (kDataLoss, ledger locked). Counting it would pin the ledger's time
+//     there forever, or expire it at once.
+//   * A forged or glitched reading just below 2^40 s makes every later spend date there: the
+//     ledger then refuses spends (its window never ends) until its storage is reset by hand —
+//     safe, but an authenticated clock avoids it.
+//
+// Storage is trusted. The ledger detects corruption (CRC) but not a blob deleted, replaced by
+// an older copy (rollback), or written by a second ledger object on the same blob name (keep one
+// per blob): each hands out budget again. A device whose storage an adversary controls needs
+// rollback-protected storage (a monotonic counter in RPMB, a TPM, a secure element) bound to the
+// blob — which platform/ does not offer yet — or a server that keeps its own per-device record
+// of the tasks a device took part in.
 //
 // Failure modes: the ledger is unusable (kFailedPrecondition from charge() and spent()) until
 // load() has succeeded — charging an empty in-memory ledger would overwrite the stored spends.
 // A corrupt or truncated stored ledger makes load() return kDataLoss and locks the ledger (every
-// charge and spent() kFailedPrecondition) until reset_after_data_loss() — silently starting
-// from an empty ledger would hand out fresh budget. A charge whose persist fails is undone in
-// memory and returns the storage error (spends it found expired stay dropped, and the ledger's
-// time stays at that charge's effective time, so they cannot come back into the window
+// charge and spent() kFailedPrecondition) until reset_after_data_loss(now) — silently starting
+// from an empty ledger would hand out fresh budget, so the reset starts from one spend of the
+// whole budget dated now (nothing is charged for one window). A charge whose persist fails is
+// undone in memory and returns the storage error (spends it found expired stay dropped, and the
+// ledger's time stays at that charge's effective time, so they cannot come back into the window
 // uncounted). A full ledger (no expired entry to drop) is kResourceExhausted.
 //
 // Errors of init(): kInvalidArgument unless epsilon_budget is finite and > 0, delta_budget is in
@@ -106,9 +121,12 @@ class BudgetLedger {
   // Reads the stored ledger (none stored: empty); required before charge() and spent().
   // kDataLoss locks the ledger (see above).
   Status load();
-  // Deliberately starts over after kDataLoss: an empty ledger, persisted. kFailedPrecondition on
-  // a ledger that is not locked (a healthy one must never be wiped: that is fresh budget).
-  Status reset_after_data_loss();
+  // Deliberately starts over after kDataLoss, failing closed: the new ledger (persisted) holds one
+  // spend of the whole ε budget dated `now_seconds`, since the lost spends may still be in the
+  // window, so nothing is charged for one window. kFailedPrecondition on a ledger that is not
+  // locked (a healthy one must never be wiped: that is fresh budget); kInvalidArgument for an
+  // implausible clock reading.
+  Status reset_after_data_loss(uint64_t now_seconds);
 
   // What the spends within the window at max(now_seconds, ledger_time()) add up to.
   Result<Spent> spent(uint64_t now_seconds) const;

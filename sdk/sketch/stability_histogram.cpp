@@ -61,6 +61,16 @@ Result<StabilityParams> stability_params(double epsilon, double delta) {
 namespace {
 
 Status check_params(const StabilityParams& params) {
+  // In lowest terms with both terms below 2^32 (as stability_params builds it): a huge numerator
+  // could overflow the sampler's 64-bit arithmetic at random — a refusal whose chance grows with
+  // the number of items held.
+  const noise::Rational r = noise::reduced(params.scale);
+  if (!params.scale.valid() || r.num != params.scale.num || r.den != params.scale.den ||
+      params.scale.num > 0xFFFFFFFFull || params.scale.den > 0xFFFFFFFFull) {
+    return invalid_argument(
+        "stability histogram: params.scale must be a fraction in lowest terms with both terms "
+        "below 2^32: build params with stability_params");
+  }
   if (!scale_in_range(params.scale)) {
     return invalid_argument(
         "stability histogram: params.scale must be a rational in [1/20, 1000] (epsilon in "
@@ -97,22 +107,24 @@ Status stability_histogram(const histogram::SparseHistogram& in, const Stability
     return invalid_argument("stability histogram: out needs at least in's capacity");
   }
   out.clear();
+  // One draw per slot of `in`, held or not: the work (and the random bits used) depend only on
+  // in's capacity, not on how many items the device holds. The output's layout depends only on
+  // the set of released ids (SparseHistogram is history-independent), not on the items dropped.
   const Span<const histogram::SparseEntry> slots = in.slots();
   for (size_t i = 0; i < slots.size(); ++i) {
-    if (slots[i].count == 0) continue;
     const Result<int64_t> z_or =
         noise::truncated_discrete_laplace(bits, params.scale, params.bound);
     if (!z_or.ok()) {
       out.clear();  // never a partial histogram
       return z_or.status();
     }
-    const int64_t z = z_or.value();
-    const int64_t noisy = static_cast<int64_t>(slots[i].count) + z;
+    if (slots[i].count == 0) continue;
+    const int64_t noisy = static_cast<int64_t>(slots[i].count) + z_or.value();
     if (noisy <= static_cast<int64_t>(params.bound)) continue;
     const uint64_t kept =
         static_cast<uint64_t>(noisy) > 0xFFFFFFFFull ? 0xFFFFFFFFull : static_cast<uint64_t>(noisy);
     const Status added = out.add(slots[i].id, static_cast<uint32_t>(kept));
-    if (!added.ok()) {
+    if (!added.ok()) {  // cannot happen: out holds at least in's capacity
       out.clear();
       return added;
     }

@@ -154,11 +154,28 @@ TEST_F(LedgerTest, CorruptLedgerLocksUntilDeliberateReset) {
   Device after(LedgerConfig{1.0, 1e-6, 1000, "ledger"});
   EXPECT_EQ(after.ledger.load().code(), StatusCode::kDataLoss);
   EXPECT_EQ(after.ledger.charge(dp(0.01, 0, 2), kT0 + 150).code(), StatusCode::kFailedPrecondition);
-  ASSERT_TRUE(after.ledger.reset_after_data_loss().ok());
-  EXPECT_TRUE(after.ledger.charge(dp(0.01, 0, 2), kT0 + 150).ok());
+  ASSERT_TRUE(after.ledger.reset_after_data_loss(kT0 + 150).ok());
+  // The lost spends may still be in the window: the reset starts from a spend of the whole
+  // budget, so nothing is charged until a window (1000 s) has passed.
+  EXPECT_EQ(after.ledger.charge(dp(0.01, 0, 2), kT0 + 150).code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(after.ledger.charge(dp(0.01, 0, 2), kT0 + 1149).code(), StatusCode::kResourceExhausted);
+  EXPECT_TRUE(after.ledger.charge(dp(0.01, 0, 2), kT0 + 1150).ok());
   // Once healthy again, a reset would wipe the spends just made: refused, nothing changes.
-  EXPECT_EQ(after.ledger.reset_after_data_loss().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(after.ledger.reset_after_data_loss(kT0 + 1150).code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(after.ledger.size(), 1u);
+}
+
+// A spend that carries an RDP curve keeps its (ε, δ) counted: ignoring them let three spends of
+// ε = 50 with a zero curve pass a budget of 1.
+TEST_F(LedgerTest, RdpSpendsKeepTheirEpsilonAndDeltaCounted) {
+  Device device(LedgerConfig{1.0, 1e-6, kMonth, "ledger"});
+  ASSERT_TRUE(device.ledger.load().ok());
+  PrivacySpend spend = dp(50, 0, 1);
+  spend.has_rdp = true;  // every rdp[k] = 0
+  EXPECT_EQ(device.ledger.charge(spend, kT0).code(), StatusCode::kResourceExhausted);
+  spend.epsilon = 0.3;
+  ASSERT_TRUE(device.ledger.charge(spend, kT0).ok());
+  EXPECT_GE(device.ledger.spent(kT0)->epsilon, 0.3);
 }
 
 TEST_F(LedgerTest, FullLedgerAndBadSpendsAreRefused) {
@@ -249,18 +266,21 @@ TEST_F(LedgerTest, ClockThatWasNeverSetIsRefused) {
 }
 
 // A stored entry dated near 2^64 cannot come from a real clock (the old code stored them when
-// the clock read −1). Before, it was silently dropped as expired; now the ledger locks as
-// corrupt, so nothing is granted until a deliberate reset.
+// the clock read −1), nor one dated before 2024 (it would expire at once). Before, they were
+// silently dropped as expired; now the ledger locks as corrupt, so nothing is granted until a
+// deliberate reset — which starts from a spend of the whole budget.
 TEST_F(LedgerTest, StoredSpendAtAnImpossibleTimeLocksTheLedger) {
-  for (const uint64_t stored : {UINT64_MAX, UINT64_MAX - 1000000, uint64_t{1} << 40}) {
+  for (const uint64_t stored :
+       {UINT64_MAX, UINT64_MAX - 1000000, uint64_t{1} << 40, uint64_t{946684800}, uint64_t{0}}) {
     store_one_spend("ledger", stored, 0.9);
     Device device(LedgerConfig{1.0, 1e-6, kMonth, "ledger"});
     EXPECT_EQ(device.ledger.load().code(), StatusCode::kDataLoss) << stored;
     EXPECT_EQ(device.ledger.charge(dp(0.5, 1e-7, 1), kT0).code(), StatusCode::kFailedPrecondition);
     EXPECT_EQ(device.ledger.spent(kT0).status().code(), StatusCode::kFailedPrecondition)
         << "a locked ledger must not report 0 spent";
-    ASSERT_TRUE(device.ledger.reset_after_data_loss().ok());
-    EXPECT_TRUE(device.ledger.charge(dp(0.5, 1e-7, 1), kT0).ok());
+    ASSERT_TRUE(device.ledger.reset_after_data_loss(kT0).ok());
+    EXPECT_EQ(device.ledger.charge(dp(0.5, 1e-7, 1), kT0).code(), StatusCode::kResourceExhausted);
+    EXPECT_TRUE(device.ledger.charge(dp(0.5, 1e-7, 1), kT0 + kMonth).ok());
   }
 }
 
