@@ -27,6 +27,7 @@
 #include "host_server/estimate/host_common.h"
 #include "host_server/estimate/noise_bits.h"
 #include "host_server/tools/cli_numbers.h"
+#include "host_server/tools/evaluation_options.h"
 #include "nlohmann/json.hpp"
 
 namespace tools = fedstat::tools;
@@ -37,9 +38,9 @@ int main(int argc, char** argv) {
   CLI::App app{"fedstat-heterogeneity: private dispersion, Cochran's Q and I^2"};
   std::string path, mechanism = "agm";
   HeterogeneityOptions options;
-  uint64_t noise_seed = 0;
-  uint32_t runs = 1;
-  bool json = false, evaluate = false;
+
+  bool json = false;
+  tools::EvaluationOptions evaluation;
   app.add_option("--vectors", path, "CSV, one client vector per row, values in [0, 1]")->required();
   app.add_option("--p", options.config.p, "dispersion exponent p >= 1")
       ->check(tools::at_least(1, "[1, inf)"))
@@ -59,18 +60,9 @@ int main(int argc, char** argv) {
                  "clip of the weights 1/s^2 (bounds one client's influence), >= 4")
       ->check(tools::at_least(4, "[4, inf)"))
       ->capture_default_str();
-  auto* noise_seed_option = app.add_option(
-      "--noise-seed", noise_seed,
-      "with --evaluate: seeded noise for reproducible measurements (never for a release)");
-  auto* runs_option =
-      app.add_option("--runs", runs, "with --evaluate: repeat with seeds S..S+R-1, report the MSE")
-          ->check(tools::whole_number(1, kMaxRuns))
-          ->capture_default_str();
   app.add_flag("--secure", options.secure,
                "skellam: sum the clients' releases through secure aggregation");
-  app.add_flag("--evaluate", evaluate,
-               "also print values computed from the raw vectors (exact statistics, clipped "
-               "weights): for measuring the estimator, never for a release");
+  evaluation.add_to(app, kMaxRuns);
   app.add_flag("--json", json, "print one JSON object");
   CLI11_PARSE(app, argc, argv);
 
@@ -83,28 +75,18 @@ int main(int argc, char** argv) {
           "--mechanism none adds no noise: --epsilon and --delta apply to agm, classical and "
           "skellam");
     }
-    if (runs_option->count() && !evaluate) {
-      throw std::invalid_argument(
-          "--runs repeats the release to measure it (each run spends the budget again): it needs "
-          "--evaluate");
-    }
-    if (noise_seed_option->count() && !evaluate) {
-      throw std::invalid_argument(
-          "--noise-seed makes the noise recomputable by anyone who knows the seed: it is for "
-          "measurements and needs --evaluate");
-    }
+    evaluation.check();
+    const bool evaluate = evaluation.evaluate();
+    const uint32_t runs = evaluation.runs();
     const ClientVectors vectors = read_client_vectors(path);
     HeterogeneityExact exact;
     if (evaluate) exact = exact_heterogeneity(vectors, options.config);
     const double exact_values[3] = {exact.dispersion, exact.q, exact.i2};
     HeterogeneityEstimate first;
     double squared[3] = {0, 0, 0};
-    const bool seeded_noise = noise_seed_option->count() > 0;
-    NoiseBits csprng = seeded_noise ? NoiseBits::seeded(0) : NoiseBits::csprng();
     for (uint32_t r = 0; r < runs; ++r) {
-      NoiseBits seeded = NoiseBits::seeded(noise_seed + r);
-      NoiseBits& noise = seeded_noise ? seeded : csprng;
-      const HeterogeneityEstimate e = estimate_heterogeneity(vectors, options, noise.stream(0));
+      const HeterogeneityEstimate e =
+          estimate_heterogeneity(vectors, options, evaluation.noise(r).stream(0));
       if (r == 0) first = e;
       const StatisticEstimate* stats[3] = {&e.dispersion, &e.q, &e.i2};
       for (int k = 0; k < 3; ++k) {
@@ -134,7 +116,7 @@ int main(int argc, char** argv) {
       out["delta"] = noised ? nlohmann::json(options.delta) : nlohmann::json(nullptr);
       out["sigma"] = {first.sigma[0], first.sigma[1], first.sigma[2], first.sigma[3]};
       out["grid"] = {first.grid[0], first.grid[1], first.grid[2], first.grid[3]};
-      out["noise"] = seeded_noise ? "seeded" : "csprng";
+      out["noise"] = evaluation.noise_name();
       if (evaluate) {
         out["seconds"] = seconds;
         out["clipped_weights"] = exact.clipped;

@@ -43,6 +43,7 @@
 #include "host_server/estimate/kl_estimator.h"
 #include "host_server/estimate/noise_bits.h"
 #include "host_server/tools/cli_numbers.h"
+#include "host_server/tools/evaluation_options.h"
 #include "nlohmann/json.hpp"
 
 namespace tools = fedstat::tools;
@@ -67,12 +68,13 @@ struct Run {
 int main(int argc, char** argv) {
   CLI::App app{"fedstat-kl: private KL divergence D_KL(reference || P) with PRIEST-KLD"};
   std::string pi_path, p_path, model_name = "dist", calibration = "analytic";
-  uint32_t rounds = 1000, clients = 10, runs = 1;
+  uint32_t rounds = 1000, clients = 10;
   double rate = 1;
-  uint64_t seed = 1, noise_seed = 0;
+  uint64_t seed = 1;
   KlOptions options;
   options.epsilon = 2;
-  bool json = false, secure = false, evaluate = false;
+  bool json = false, secure = false;
+  tools::EvaluationOptions evaluation;
   app.add_option("--pi", pi_path, "reference distribution Pi: '<item_id> <count>' lines")
       ->required();
   app.add_option("--p", p_path, "the clients' data P: '<item_id> <count>' lines")->required();
@@ -104,18 +106,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--seed", seed, "seed of the plan and the split (the noise is the CSPRNG's)")
       ->capture_default_str();
-  auto* noise_seed_option = app.add_option(
-      "--noise-seed", noise_seed,
-      "with --evaluate: seeded noise for reproducible measurements (never for a release)");
-  auto* runs_option =
-      app.add_option("--runs", runs, "with --evaluate: repeat with seeds S..S+R-1, report the MSE")
-          ->check(tools::whole_number(1, kMaxRuns))
-          ->capture_default_str();
   app.add_flag("--secure", secure,
                "dist: sum the clients' noised answers through secure aggregation");
-  app.add_flag("--evaluate", evaluate,
-               "also print values computed from the raw data (exact value, error, warnings): "
-               "for measuring the estimator, never for a release");
+  evaluation.add_to(app, kMaxRuns);
   app.add_flag("--json", json, "print one JSON object");
   CLI11_PARSE(app, argc, argv);
 
@@ -128,16 +121,9 @@ int main(int argc, char** argv) {
       throw std::invalid_argument(
           "--model none adds no noise: --epsilon and --delta apply to trusted, tagg and dist");
     }
-    if (runs_option->count() && !evaluate) {
-      throw std::invalid_argument(
-          "--runs repeats the release to measure it (each run spends the budget again): it needs "
-          "--evaluate");
-    }
-    if (noise_seed_option->count() && !evaluate) {
-      throw std::invalid_argument(
-          "--noise-seed makes the noise recomputable by anyone who knows the seed: it is for "
-          "measurements and needs --evaluate");
-    }
+    evaluation.check();
+    const bool evaluate = evaluation.evaluate();
+    const uint32_t runs = evaluation.runs();
     if (rate * clients < 1) {
       throw std::invalid_argument("--rate x --clients must be at least 1 (a client per round)");
     }
@@ -153,13 +139,10 @@ int main(int argc, char** argv) {
     SeededBits split_bits(seed, 0);
     const EmulatedClients emulated = split_across_clients(p, clients, split_bits.bits());
 
-    const bool seeded_noise = noise_seed_option->count() > 0;
-    NoiseBits csprng = seeded_noise ? NoiseBits::seeded(0) : NoiseBits::csprng();
     std::vector<Run> results;
     for (uint32_t r = 0; r < runs; ++r) {
       SeededBits plan_bits(seed + r, 1ull << 32);
-      NoiseBits seeded = NoiseBits::seeded(noise_seed + r);
-      NoiseBits& noise = seeded_noise ? seeded : csprng;
+      NoiseBits& noise = evaluation.noise(r);
       const KlPlan plan = plan_kl(pi, rounds, clients, rate, plan_bits.bits());
       const KlSums sums = collect_kl_sums(plan, emulated, options, noise, secure);
       Run run;
@@ -233,7 +216,7 @@ int main(int argc, char** argv) {
       out["estimate_sd"] = first.estimate_sd;
       out["dist_lambda"] = first.dist_lambda;
       out["clamped"] = first.clamped;
-      out["noise"] = seeded_noise ? "seeded" : "csprng";
+      out["noise"] = evaluation.noise_name();
       if (evaluate) {
         out["seconds"] = seconds;
         out["exact"] = exact.covered ? nlohmann::json(exact.divergence) : nlohmann::json(nullptr);

@@ -33,6 +33,7 @@
 #include "host_server/estimate/tv_estimator.h"
 #include "host_server/secagg/secagg_simulation.h"
 #include "host_server/tools/cli_numbers.h"
+#include "host_server/tools/evaluation_options.h"
 #include "nlohmann/json.hpp"
 
 namespace tools = fedstat::tools;
@@ -57,8 +58,9 @@ int main(int argc, char** argv) {
   uint32_t clients = 1, rows = 0, width = 0, heap = 0, k = 0, domain = 0, rank = 0, window = 0;
   double tau = 0, heap_fraction = 0.35, noise_margin = 4;
   size_t max_candidates = 0;
-  uint64_t seed = 1, noise_seed = 0;
-  bool json = false, no_ls = false, secure = false, evaluate = false;
+  uint64_t seed = 1;
+  bool json = false, no_ls = false, secure = false;
+  tools::EvaluationOptions evaluation;
   app.add_option("--p", p_path, "distribution P: '<item_id> <count>' lines")->required();
   app.add_option("--q", q_path, "distribution Q: '<item_id> <count>' lines")->required();
   app.add_option("--budget", budget, "device memory per client sketch, bytes")
@@ -74,9 +76,6 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--seed", seed, "task seed (hashes) and the split into clients")
       ->capture_default_str();
-  auto* noise_seed_option = app.add_option(
-      "--noise-seed", noise_seed,
-      "with --evaluate: seeded local-DP noise for reproducible measurements (never a release)");
   app.add_option("--domain", domain, "candidates: every id below D instead of the heaps")
       ->check(tools::whole_number(1, kMaxCandidates));
   app.add_option("--rows", rows, "override R");
@@ -99,17 +98,12 @@ int main(int argc, char** argv) {
   app.add_flag("--secure", secure,
                "sum the clients' counters through secure aggregation (heaps stay hidden: "
                "needs --domain)");
-  app.add_flag("--evaluate", evaluate,
-               "also print the exact D_TV and the errors, computed from the raw files: for "
-               "measuring the estimators, never for a release");
+  evaluation.add_to(app, /*max_runs=*/0);
   app.add_flag("--json", json, "print one JSON object");
   CLI11_PARSE(app, argc, argv);
   try {
-    if (noise_seed_option->count() && !evaluate) {
-      throw std::invalid_argument(
-          "--noise-seed makes the noise recomputable by anyone who knows the seed: it is for "
-          "measurements and needs --evaluate");
-    }
+    evaluation.check();
+    const bool evaluate = evaluation.evaluate();
     if (secure && (domain == 0 || clients < 2)) {
       throw std::invalid_argument(
           "--secure hides the heaps: give --domain D (candidates) and --clients >= 2");
@@ -136,9 +130,8 @@ int main(int argc, char** argv) {
     const EmulatedClients p_clients = split_across_clients(p, clients, split_bits.bits());
     const EmulatedClients q_clients = split_across_clients(q, clients, split_bits.bits());
     const auto sketch_start = std::chrono::steady_clock::now();
-    const bool seeded_noise = noise_seed_option->count() > 0;
-    NoiseBits p_noise = seeded_noise ? NoiseBits::seeded(noise_seed) : NoiseBits::csprng();
-    NoiseBits q_noise = seeded_noise ? NoiseBits::seeded(noise_seed + 1) : NoiseBits::csprng();
+    NoiseBits& p_noise = evaluation.noise(0, 0);
+    NoiseBits& q_noise = evaluation.noise(0, 1);
     const auto p_reports = sketch_clients(p_clients, params, epsilon, p_noise);
     const auto q_reports = sketch_clients(q_clients, params, epsilon, q_noise);
     const double sketch_seconds =
@@ -208,7 +201,7 @@ int main(int argc, char** argv) {
           {"clients", clients},
           {"epsilon", epsilon > 0 ? nlohmann::json(epsilon) : nlohmann::json(nullptr)}};
       out["privacy"] = privacy;
-      out["noise"] = seeded_noise ? "seeded" : "csprng";
+      out["noise"] = evaluation.noise_name();
       if (evaluate) {
         out["seconds"] = seconds;
         out["sketch_seconds"] = sketch_seconds;
