@@ -36,7 +36,8 @@
 // program refuses to report. With other --n and no --expect-fp it is printed, unchecked.
 //
 // Options: --n N (10000000), --reps R (5), --json, --only stream_update|baseline|
-// sketch_from_histogram, --expect-fp HEX. Memory: 8·n bytes of keys + the histogram
+// sketch_from_histogram, --shape 40KiB/5rows|160KiB/5rows|400KiB/3rows (e.g. for perf record),
+// --expect-fp HEX. Memory: 8·n bytes of keys + the histogram
 // (8·capacity) + the sketch. Run it from a Release build (build/host-release/tests/bench/).
 #include <algorithm>
 #include <cerrno>
@@ -46,6 +47,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -135,6 +137,7 @@ struct Options {
   int reps = 5;
   bool json = false;
   std::string only;
+  std::string shape;  // "": all three
   bool expect_given = false;
   uint64_t expect_fp = 0;
 };
@@ -327,7 +330,8 @@ Measurement bench_from_histogram(const Options& o, const Shape& shape,
 // ---- Command line ------------------------------------------------------------------------------
 const char kUsage[] =
     "usage: fedstat_sketch_stream_bench [--n N] [--reps R] [--json]\n"
-    "         [--only stream_update|baseline|sketch_from_histogram] [--expect-fp HEX]\n"
+    "         [--only stream_update|baseline|sketch_from_histogram]\n"
+    "         [--shape 40KiB/5rows|160KiB/5rows|400KiB/3rows] [--expect-fp HEX]\n"
     "  The shared Zipf key stream (../shared/bench/README.md) into the data-shift sketch at\n"
     "  40 KiB/5 rows, 160 KiB/5 rows, 400 KiB/3 rows. --n keys (default 10000000, at most\n"
     "  2^32 - 1), --reps timed repetitions after one warm-up (default 5, 1..1000), --json one\n"
@@ -365,6 +369,11 @@ Options parse(int argc, char** argv) {
                (std::strcmp(value, "stream_update") == 0 || std::strcmp(value, "baseline") == 0 ||
                 std::strcmp(value, "sketch_from_histogram") == 0)) {
       o.only = value;
+      ++i;
+    } else if (a == "--shape" && value != nullptr &&
+               std::any_of(std::begin(kShapes), std::end(kShapes),
+                           [&](const Shape& s) { return std::strcmp(value, s.name) == 0; })) {
+      o.shape = value;
       ++i;
     } else if (a == "--expect-fp" && parse_u64(value, v, 16)) {
       o.expect_given = true;
@@ -407,6 +416,7 @@ int run(int argc, char** argv) {
   const bool all = o.only.empty();
   std::vector<Measurement> fedstat_lines, baseline_lines;
   for (const Shape& shape : kShapes) {
+    if (!o.shape.empty() && o.shape != shape.name) continue;
     if (all || o.only == "stream_update") {
       fedstat_lines.push_back(bench_stream_update(o, shape, keys));
       report(o, fedstat_lines.back(), fp);
@@ -427,7 +437,11 @@ int run(int argc, char** argv) {
     for (const uint64_t key : keys) {
       if (!hist.add(static_cast<uint32_t>(key)).ok()) fail("SparseHistogram::add refused");
     }
-    for (const Shape& shape : kShapes) report(o, bench_from_histogram(o, shape, hist, o.n), fp);
+    for (const Shape& shape : kShapes) {
+      if (o.shape.empty() || o.shape == shape.name) {
+        report(o, bench_from_histogram(o, shape, hist, o.n), fp);
+      }
+    }
   }
   if (!o.json && fedstat_lines.size() == baseline_lines.size()) {
     for (size_t i = 0; i < fedstat_lines.size(); ++i) {
