@@ -82,6 +82,7 @@ done
 /usr/bin/python3 - "$out" <<'EOF'
 import glob, json, os, re, statistics, sys
 rows = {}  # (bench, shape) -> anchor -> [per_s_median per round]
+times = {}  # (bench, shape) -> [fedstat's t_median_s per round]
 fps = set()
 for path in sorted(glob.glob(os.path.join(sys.argv[1], "round*.jsonl"))):
     for text in open(path):
@@ -92,18 +93,22 @@ for path in sorted(glob.glob(os.path.join(sys.argv[1], "round*.jsonl"))):
         shape = f"lambda={float(params['lambda']):g}" if "lambda" in params else params["shape"]
         rows.setdefault((line["bench"], shape), {}).setdefault(line["anchor"], []).append(
             line["per_s_median"])
+        if line["anchor"] == "fedstat":
+            times.setdefault((line["bench"], shape), []).append(line["t_median_s"])
         if line["fp"] is not None:
             fps.add(line["fp"])
 if len(fps) > 1:
     sys.exit(f"bench_pair.sh: the stream programs saw different streams: {sorted(fps)}")
 print(f"\nfingerprint: {', '.join(sorted(fps)) or '(none)'}; per_s_median in M/s, median over "
-      "rounds [each round]; ratio = fedstat / anchor")
+      "rounds [each round]; ratio = fedstat / anchor; s/run: fedstat's t_median_s (one pass over "
+      "the stream, or one report), median over rounds")
 for bench in dict.fromkeys(b for b, _ in rows):  # in order of first appearance
     shapes = [s for b, s in rows if b == bench]
     shapes.sort(key=lambda s: [float(x) for x in re.findall(r"[0-9.]+(?:e[+-]?[0-9]+)?", s)])
-    anchors = sorted({a for s in shapes for a in rows[(bench, s)]}, key=lambda a: a != "fedstat")
-    others = [a for a in anchors if a != "fedstat"]
-    head = ["shape", "fedstat M/s"] + [c for a in others for c in (f"{a} M/s", f"fedstat/{a}")]
+    anchors = {a for s in shapes for a in rows[(bench, s)]} - {"fedstat"}
+    others = sorted(anchors, key=lambda a: (a == "baseline", a))  # the references, then baseline
+    head = ["shape", "fedstat s/run", "fedstat M/s"]
+    head += [c for a in others for c in (f"{a} M/s", f"fedstat/{a}")]
     print(f"\n{bench}\n| " + " | ".join(head) + " |\n|" + "---|" * len(head))
     for s in shapes:
         got = rows[(bench, s)]
@@ -112,7 +117,8 @@ for bench in dict.fromkeys(b for b, _ in rows):  # in order of first appearance
             if a not in got:
                 return "—"
             return f"{med[a] / 1e6:.3g} [" + " ".join(f"{v / 1e6:.3g}" for v in got[a]) + "]"
-        cells = [s, cell("fedstat")]
+        t = times.get((bench, s))
+        cells = [s, f"{statistics.median(t):.4g}" if t else "—", cell("fedstat")]
         for a in others:
             ratio = f"{med['fedstat'] / med[a]:.3g}" if "fedstat" in med and a in med else "—"
             cells += [cell(a), ratio]
