@@ -27,7 +27,7 @@ while [ $# -gt 0 ]; do
     --n) stream_args+=(--n "${2:?--n needs a number}"); shift 2 ;;
     --reps) reps_args=(--reps "${2:?--reps needs a number}"); shift 2 ;;
     --no-build) build=0; shift ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,${/^#/!q;s/^# \{0,1\}//p}' "$0"; exit 0 ;;
     *) echo "bench_pair.sh: unknown argument '$1' (--help)" >&2; exit 2 ;;
   esac
 done
