@@ -23,6 +23,7 @@
 #include "sdk/noise/tabulated_poisson.h"
 #include "sdk/secagg/mask.h"
 #include "sdk/secagg/shamir.h"
+#include "sdk/sketch/sampling_weight.h"
 #include "sdk/sketch/shift_sketch.h"
 #include "sdk/tasks/heterogeneity_task.h"
 #include "sdk/tasks/kl_answer_task.h"
@@ -296,6 +297,19 @@ void check_shift_sketch() {
   check(
       ok && size.ok() && crc32(ByteSpan(report, size.value() - 4)) == golden::kShiftSketchReportCrc,
       "shift sketch: same report bytes as x86-64/AArch64 (portable weights, int64 counters)");
+  // The weights alone, at 13 values of k (tests/unit/sketch/sampling_weight_test.cpp): software
+  // doubles here, SSE2 and AArch64 there, no fused multiply-add anywhere.
+  Crc32 crc;
+  for (uint32_t k : golden::kWeightTestK) {
+    const sketch::SamplingWeight weight(k);
+    for (size_t i = 0; i < golden::kWeightTestHashes; ++i) {
+      uint8_t bytes[8];
+      store_le64(bytes, weight.fixed(golden::weight_test_hash(i)));
+      crc.update(ByteSpan(bytes, 8));
+    }
+  }
+  check(crc.value() == golden::kSamplingWeightCrc,
+        "sampling weights: the same 13 x 1026 values as x86-64/AArch64");
 }
 
 void check_model_update() {
