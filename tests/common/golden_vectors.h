@@ -103,9 +103,13 @@ constexpr uint8_t kGcmCiphertext[32] = {
 constexpr uint8_t kGcmTag[16] = {0x95, 0x05, 0x7d, 0x34, 0xfb, 0x07, 0xaa, 0x27,
                                  0xd9, 0x32, 0xdc, 0xc7, 0x01, 0xd2, 0x67, 0x4a};
 
-// CRC-32 of a ShiftSketch report (tests/unit/sketch/shift_sketch_test.cpp: R = 3, w = 64, H = 16,
-// k = 64, seed bytes 7·31 + i, 400 items), pinned on x86-64 and reproduced on AArch64 and the M4.
-constexpr uint32_t kShiftSketchReportCrc = 0x8CB49645u;
+// CRC-32 of a ShiftSketch report without its trailing CRC (tests/unit/sketch/shift_sketch_test.cpp:
+// R = 3, w = 64, H = 16, k = 64, seed bytes 7·31 + i, 400 items), pinned on x86-64 and reproduced
+// on AArch64 and the M4. Report version 2 (one SipHash per item, rows by multiply-shift, the
+// fixed-length weight): 0x8CB49645 was version 1's. kShiftSketchBufferedReportCrc: the same
+// updates through a 64-slot pre-aggregation buffer (the same counters; the heap offers differ).
+constexpr uint32_t kShiftSketchReportCrc = 0xFD40AFE8u;
+constexpr uint32_t kShiftSketchBufferedReportCrc = 0xE1B8ED40u;
 
 // The sampling weights' test points (tests/unit/sketch/sampling_weight_test.cpp and the Cortex-M4
 // self-test): hash i < 1024 is splitmix64 output 2i + 1 from state 13, shifted right (i mod 3 =
