@@ -136,10 +136,11 @@ TvEstimate estimate_tv(const MergedSketch& p, const MergedSketch& q, const TvOpt
   const sketch::SketchHashes hashes(params);
   auto median_in = [&](const std::vector<double>& cells, uint32_t item) {
     double values[sketch::kMaxRows] = {};
+    const uint64_t h = hashes.item_hash(item);  // one SipHash; the rows derive from it
     for (uint32_t r = 0; r < rows; ++r) {
       uint32_t bucket = 0;
       int sign = 1;
-      hashes.locate(item, r, bucket, sign);
+      hashes.locate_hash(h, r, bucket, sign);
       values[r] = sign * cells[size_t{r} * width + bucket];
     }
     std::sort(values, values + rows);
@@ -196,10 +197,11 @@ TvEstimate estimate_tv(const MergedSketch& p, const MergedSketch& q, const TvOpt
     std::vector<Eigen::Triplet<double>> entries;
     entries.reserve(candidates.size() * rows);
     for (Eigen::Index j = 0; j < m; ++j) {
+      const uint64_t h = hashes.item_hash(candidates[static_cast<size_t>(j)].item);
       for (uint32_t r = 0; r < rows; ++r) {
         uint32_t bucket = 0;
         int sign = 1;
-        hashes.locate(candidates[static_cast<size_t>(j)].item, r, bucket, sign);
+        hashes.locate_hash(h, r, bucket, sign);
         entries.emplace_back(static_cast<Eigen::Index>(size_t{r} * width + bucket), j, sign);
       }
     }

@@ -1,35 +1,72 @@
 #include "sdk/sketch/sampling_weight.h"
 
-#include <math.h>
+#include <string.h>
 
 namespace fedstat {
 namespace sketch {
 namespace {
 
-constexpr double kLn2 = 0.69314718055994530942;
+// fdlibm's e_log.c (Sun Microsystems, 1993: "Permission to use, copy, modify, and distribute
+// this software is freely granted, provided that this notice is preserved."): ln 2 split so that
+// e·kLn2Hi is exact for |e| < 2^11, and the minimax coefficients of
+// R(z) = Lg1·z + … + Lg7·z^7 ≈ (ln(1 + f) − 2s)/s, z = s², |s| ≤ 0.1716, error < 2^-58.45.
+constexpr double kLn2Hi = 6.93147180369123816490e-01;  // 0x3FE62E42FEE00000
+constexpr double kLn2Lo = 1.90821492927058770002e-10;  // 0x3DEA39EF35793C76
+constexpr double kLg1 = 6.666666666666735130e-01;      // 0x3FE5555555555593
+constexpr double kLg2 = 3.999999999940941908e-01;      // 0x3FD999999997FA04
+constexpr double kLg3 = 2.857142874366239149e-01;      // 0x3FD2492494229359
+constexpr double kLg4 = 2.222219843214978396e-01;      // 0x3FCC71C51D8E78AF
+constexpr double kLg5 = 1.818357216161805012e-01;      // 0x3FC7466496CB03DE
+constexpr double kLg6 = 1.531383769920937332e-01;      // 0x3FC39A09D078C69F
+constexpr double kLg7 = 1.479819860511658591e-01;      // 0x3FC2F112DF3E5244
+// The 52 fraction bits of √2 (0x3FF6A09E667F3BCD): a mantissa at or above them is halved.
+constexpr uint64_t kSqrt2Fraction = 0x6A09E667F3BCDull;
+constexpr uint64_t kFractionMask = (uint64_t{1} << 52) - 1;
 
-// ln(x) for x > 0: x = m·2^e with m ∈ [0.5, 1) exactly (frexp), rescaled to [√½, √2), then
-// ln(m) = 2·atanh(s), s = (m − 1)/(m + 1), |s| < 0.172, summed to 2^-60 relative.
+// x/(1 − e^(−x)) = 1 + x/2 + Σ B_2n·x^2n/(2n)! (Bernoulli numbers): the coefficients B_2n/(2n)!
+// for n = 1..6, i.e. 1/12, −1/720, 1/30240, −1/1209600, 1/47900160, −691/1307674368000.
+constexpr double kB2 = 8.333333333333333e-02;
+constexpr double kB4 = -1.388888888888889e-03;
+constexpr double kB6 = 3.306878306878307e-05;
+constexpr double kB8 = -8.267195767195768e-07;
+constexpr double kB10 = 2.08767569878681e-08;
+constexpr double kB12 = -5.284190138687493e-10;
+// The series is used for x ≤ 1/4, where the first omitted term is below 2·(x/2π)^14 < 1e-19 of
+// the sum.
+constexpr double kSeriesLimit = 0.25;
+
+// ln(x) for a positive normal double x: x = (1 + f)·2^e with 1 + f ∈ [√½, √2), taken apart from
+// the bits (exact), then fdlibm's ln(1 + f) = f − (f²/2 − s·(f²/2 + R(s²))), s = f/(2 + f).
+// Error below 1 ulp (fdlibm's bound). For x near 1, e = 0 and the result keeps its relative
+// accuracy (no cancellation against e·ln 2).
 double portable_log(double x) {
-  int e = 0;
-  double m = frexp(x, &e);
-  if (m < 0.70710678118654752440) {
-    m *= 2;
-    e -= 1;
+  uint64_t bits = 0;
+  memcpy(&bits, &x, sizeof bits);
+  int e = static_cast<int>((bits >> 52) & 0x7FF) - 1023;
+  const uint64_t fraction = bits & kFractionMask;
+  uint64_t exponent_bits = uint64_t{1023} << 52;
+  if (fraction >= kSqrt2Fraction) {  // 1 + f ≥ √2: use (1 + f)/2 and e + 1
+    exponent_bits = uint64_t{1022} << 52;
+    e += 1;
   }
-  const double s = (m - 1) / (m + 1);
-  const double s2 = s * s;
-  double term = s, sum = 0;
-  for (int n = 1; n < 60; n += 2) {
-    sum += term / n;
-    term *= s2;
-    if (term < 1e-40 && term > -1e-40) break;
-  }
-  return 2 * sum + e * kLn2;
+  bits = fraction | exponent_bits;
+  double m = 0;
+  memcpy(&m, &bits, sizeof m);
+  const double f = m - 1;  // exact (Sterbenz)
+  const double s = f / (2 + f);
+  const double z = s * s;
+  const double w = z * z;
+  const double t1 = w * (kLg2 + w * (kLg4 + w * kLg6));
+  const double t2 = z * (kLg1 + w * (kLg3 + w * (kLg5 + w * kLg7)));
+  const double r = t2 + t1;
+  const double hfsq = 0.5 * f * f;
+  const double de = e;
+  return de * kLn2Hi - ((hfsq - (s * (hfsq + r) + de * kLn2Lo)) - f);
 }
 
-// exp(z) − 1 for z ≤ 0: halve z until |z| < 2^-4, Taylor series there, then square back with
-// expm1(2y) = expm1(y)·(expm1(y) + 2).
+// exp(z) − 1 for z ≤ −1/4 (the rare path of sampling_weight, small k only): halve z until
+// |z| < 2^-4, Taylor series there (at most 40 terms), then square back with
+// expm1(2y) = expm1(y)·(expm1(y) + 2). Unchanged from the first version of this file.
 double portable_expm1(double z) {
   if (z < -40) return -1;
   int halvings = 0;
@@ -54,17 +91,81 @@ double uniform_from_hash(uint64_t hash) {
   return (static_cast<double>(hash >> 12) + 0.5) * (1.0 / 4503599627370496.0);
 }
 
-double sampling_weight(double u, uint32_t k) {
-  const double z = portable_log(u) / static_cast<double>(k);  // ln(u^(1/k)) < 0
-  return -1 / portable_expm1(z);
+SamplingWeight::SamplingWeight(uint32_t k) : k_(static_cast<double>(k)), inverse_k_(1 / k_) {}
+
+double SamplingWeight::weight(double u) const {
+  const double t = -portable_log(u);  // −ln u > 0; W = 1/(1 − e^(−x)) with x = t/k
+  const double x = t * inverse_k_;
+  if (x <= kSeriesLimit) {
+    // W = 1/x + 1/2 + x·(B2 + x²·B4 + …): k/t (one rounding) plus a small correction.
+    const double z = x * x;
+    const double z2 = z * z;
+    const double p = (kB2 + z * kB4) + z2 * ((kB6 + z * kB8) + z2 * (kB10 + z * kB12));
+    return k_ / t + (0.5 + x * p);
+  }
+  return -1 / portable_expm1(-x);
 }
 
-uint64_t fixed_sampling_weight(uint64_t hash, uint32_t k) {
-  const double w = sampling_weight(uniform_from_hash(hash), k);
-  const double scaled = w * (1u << kWeightFractionBits) + 0.5;
+uint64_t SamplingWeight::fixed(uint64_t hash) const {
+  const double scaled = weight(uniform_from_hash(hash)) * (1u << kWeightFractionBits) + 0.5;
   // W ≥ 1 always; anything else (no finite value) can only come from u at the top end.
   if (!(scaled >= 1) || !(scaled < static_cast<double>(kMaxFixedWeight))) return kMaxFixedWeight;
   return static_cast<uint64_t>(scaled);
+}
+
+void SamplingWeight::fixed_batch(const uint64_t* hashes, uint64_t* out, size_t n) const {
+  // Four at a time, as the same operations as weight() on four independent lanes (no branches
+  // but the rare x > kSeriesLimit, redone by weight() afterwards): the processor overlaps them,
+  // or a compiler uses vector instructions, which round every lane as the scalar ones do.
+  constexpr size_t kLanes = 4;
+  size_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    double t[kLanes], x[kLanes], w[kLanes];
+    for (size_t l = 0; l < kLanes; ++l) {
+      const double u = uniform_from_hash(hashes[j + l]);
+      uint64_t bits = 0;
+      memcpy(&bits, &u, sizeof bits);
+      const uint64_t fraction = bits & kFractionMask;
+      const bool high = fraction >= kSqrt2Fraction;
+      const int e = static_cast<int>((bits >> 52) & 0x7FF) - 1023 + (high ? 1 : 0);
+      bits = fraction | (uint64_t{high ? 1022u : 1023u} << 52);
+      double m = 0;
+      memcpy(&m, &bits, sizeof m);
+      const double f = m - 1;
+      const double s = f / (2 + f);
+      const double z = s * s;
+      const double zz = z * z;
+      const double t1 = zz * (kLg2 + zz * (kLg4 + zz * kLg6));
+      const double t2 = z * (kLg1 + zz * (kLg3 + zz * (kLg5 + zz * kLg7)));
+      const double r = t2 + t1;
+      const double hfsq = 0.5 * f * f;
+      const double de = e;
+      t[l] = -(de * kLn2Hi - ((hfsq - (s * (hfsq + r) + de * kLn2Lo)) - f));
+      x[l] = t[l] * inverse_k_;
+    }
+    for (size_t l = 0; l < kLanes; ++l) {
+      const double z = x[l] * x[l];
+      const double z2 = z * z;
+      const double p = (kB2 + z * kB4) + z2 * ((kB6 + z * kB8) + z2 * (kB10 + z * kB12));
+      w[l] = k_ / t[l] + (0.5 + x[l] * p);
+    }
+    for (size_t l = 0; l < kLanes; ++l) {
+      if (!(x[l] <= kSeriesLimit)) w[l] = weight(uniform_from_hash(hashes[j + l]));
+      const double scaled = w[l] * (1u << kWeightFractionBits) + 0.5;
+      out[j + l] = !(scaled >= 1) || !(scaled < static_cast<double>(kMaxFixedWeight))
+                       ? kMaxFixedWeight
+                       : static_cast<uint64_t>(scaled);
+    }
+  }
+  for (; j < n; ++j) out[j] = fixed(hashes[j]);
+}
+
+double sampling_weight(double u, uint32_t k) {
+  return SamplingWeight(k).weight(u);
+}
+
+uint64_t fixed_sampling_weight(uint64_t hash, uint32_t k) {
+  return SamplingWeight(k).fixed(hash);
 }
 
 }  // namespace sketch

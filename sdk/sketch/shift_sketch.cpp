@@ -12,23 +12,60 @@ namespace {
 
 constexpr size_t kNotFound = ~size_t{0};
 constexpr uint8_t kMagic[4] = {'F', 'S', 'K', '1'};
-constexpr uint8_t kVersion = 1;
+constexpr uint8_t kVersion = 2;  // 1: R + 1 SipHashes per update (other buckets and signs)
 
-size_t slot_of(uint32_t item, size_t mask) {
-  return static_cast<size_t>((uint64_t{item} * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+// An item's home slot in the heap index of `slots` slots (multiply, then scale to the range).
+size_t slot_of(uint32_t item, size_t slots) {
+  const uint64_t mixed = (uint64_t{item} * 0x9E3779B97F4A7C15ull) >> 32;
+  return static_cast<size_t>((mixed * slots) >> 32);
 }
 
-int64_t median(int64_t* values, uint32_t n) {
-  for (uint32_t i = 1; i < n; ++i) {  // insertion sort: n ≤ 15
-    const int64_t v = values[i];
+// A hint to the cache; no effect on any value.
+inline void prefetch(const void* p) {
+#if defined(__GNUC__)
+  __builtin_prefetch(p);
+#else
+  (void)p;
+#endif
+}
+
+// Compare-exchange: afterwards a ≤ b. Written as selects, so the compiler emits conditional moves:
+// the medians' inputs are data and branches on them mispredict.
+inline void order(int64_t& a, int64_t& b) {
+  const int64_t low = a < b ? a : b;
+  b = a < b ? b : a;
+  a = low;
+}
+
+// The median (lower median for even n) of values[0..n), 1 ≤ n ≤ kMaxRows; values may be
+// reordered. n = 3 and n = 5 (the budget rule's row counts) by compare-exchange networks
+// (Devillard's opt_med5 for five: seven exchanges), other n by insertion sort.
+int64_t median(int64_t* v, uint32_t n) {
+  if (n == 3) {
+    order(v[0], v[1]);
+    const int64_t upper = v[1] < v[2] ? v[1] : v[2];
+    return v[0] < upper ? upper : v[0];
+  }
+  if (n == 5) {
+    order(v[0], v[1]);
+    order(v[3], v[4]);
+    order(v[0], v[3]);
+    order(v[1], v[4]);
+    order(v[1], v[2]);
+    order(v[2], v[3]);
+    order(v[1], v[2]);
+    return v[2];
+  }
+  for (uint32_t i = 1; i < n; ++i) {
+    const int64_t x = v[i];
     uint32_t j = i;
-    while (j > 0 && values[j - 1] > v) {
-      values[j] = values[j - 1];
+    while (j > 0 && v[j - 1] > x) {
+      v[j] = v[j - 1];
       --j;
     }
-    values[j] = v;
+    v[j] = x;
   }
-  return values[(n - 1) / 2];
+  return v[(n - 1) / 2];
 }
 
 float magnitude_of(int64_t v) {
@@ -50,25 +87,26 @@ Status validate_params(const ShiftSketchParams& p) {
   if (p.heap_capacity > (1u << 30) || uint64_t{p.rows} * p.width > (uint64_t{1} << 32)) {
     return invalid_argument("sketch: too large for 32-bit indices");
   }
+  if (p.buffer_slots != 0 &&
+      (p.buffer_slots < kMinBufferSlots || p.buffer_slots > kMaxBufferSlots ||
+       (p.buffer_slots & (p.buffer_slots - 1)) != 0)) {
+    return invalid_argument("sketch: buffer slots must be 0 or a power of two from 64 to 2^24");
+  }
   return Status();
 }
 
 SketchHashes::SketchHashes(const ShiftSketchParams& p)
-    : weight_hasher_(ItemHasher::from_key_bytes(p.seed.bytes)),
-      row_hasher_(ItemHasher::from_key_bytes(p.seed.bytes + 16)),
-      k_(p.k),
-      width_(p.width) {}
-
-uint64_t SketchHashes::weight(uint32_t item) const {
-  return fixed_sampling_weight(weight_hasher_.hash_id(item), k_);
+    : item_hasher_(ItemHasher::from_key_bytes(p.seed.bytes)), weight_(p.k), width_(p.width) {
+  const ItemHasher row_hasher = ItemHasher::from_key_bytes(p.seed.bytes + 16);
+  for (uint32_t r = 0; r < kMaxRows; ++r) {
+    row_a_[r] = row_hasher.hash_id(3 * uint64_t{r});
+    row_b_[r] = row_hasher.hash_id(3 * uint64_t{r} + 1);
+    row_c_[r] = row_hasher.hash_id(3 * uint64_t{r} + 2);
+  }
 }
 
-void SketchHashes::locate(uint32_t item, uint32_t row, uint32_t& bucket, int& sign) const {
-  const ItemHasher hasher(row_hasher_.k0() ^ (0x9E3779B97F4A7C15ull * (uint64_t{row} + 1)),
-                          row_hasher_.k1());
-  const uint64_t h = hasher.hash_id(item);
-  bucket = static_cast<uint32_t>(((h >> 32) * width_) >> 32);
-  sign = (h & 1) ? -1 : 1;
+uint64_t SketchHashes::weight_of_hash(uint64_t hash) const {
+  return weight_.fixed(hash);
 }
 
 Status ShiftSketch::init(const ShiftSketchParams& params, MutableByteSpan memory) {
@@ -88,10 +126,27 @@ Status ShiftSketch::init(const ShiftSketchParams& params, MutableByteSpan memory
   params_ = params;
   hashes_ = SketchHashes(params);
   counters_ = reinterpret_cast<uint64_t*>(memory.data());
-  heap_ = reinterpret_cast<HeapEntry*>(memory.data() + 8 * size_t{params.rows} * params.width);
-  index_ = reinterpret_cast<uint32_t*>(reinterpret_cast<uint8_t*>(heap_) +
-                                       8 * size_t{params.heap_capacity});
-  index_mask_ = heap_index_slots(params.heap_capacity) - 1;
+  uint8_t* at = memory.data() + 8 * size_t{params.rows} * params.width;
+  heap_ = reinterpret_cast<HeapEntry*>(at);
+  at += 8 * size_t{params.heap_capacity};
+  index_ = reinterpret_cast<uint32_t*>(at);
+  index_slots_ = heap_index_slots(params.heap_capacity);
+  position_bits_ = 1;  // enough bits for H (positions + 1 run to H)
+  while (position_bits_ < 32 && (uint64_t{1} << position_bits_) <= params.heap_capacity) {
+    ++position_bits_;
+  }
+  position_mask_ = position_bits_ == 32 ? ~uint32_t{0} : (uint32_t{1} << position_bits_) - 1;
+  at += 4 * index_slots_;
+  buffer_ = nullptr;
+  set_bits_ = set_shift_ = count_mask_ = 0;
+  buffer_half_ = 0;
+  if (params.buffer_slots != 0) {
+    buffer_ = reinterpret_cast<uint32_t*>(at);
+    while ((uint32_t{1} << set_bits_) < params.buffer_slots / kBufferWays) ++set_bits_;
+    set_shift_ = 32 - set_bits_;
+    count_mask_ = (uint32_t{1} << set_bits_) - 1;
+    buffer_half_ = int64_t{1} << (set_bits_ - 1);
+  }
   ready_ = true;
   clear();
   return Status();
@@ -100,66 +155,147 @@ Status ShiftSketch::init(const ShiftSketchParams& params, MutableByteSpan memory
 void ShiftSketch::clear() {
   if (!ready_) return;
   memset(counters_, 0, 8 * size_t{params_.rows} * params_.width);
-  memset(index_, 0, 4 * (index_mask_ + 1));
+  memset(index_, 0, 4 * index_slots_);
+  if (buffer_ != nullptr) memset(buffer_, 0, 4 * size_t{params_.buffer_slots});
   heap_size_ = 0;
+  dirty_ = false;
+  queued_ = 0;
   total_ = 0;
 }
 
 int64_t ShiftSketch::counter(uint32_t row, uint32_t bucket) const {
+  settle();
   return static_cast<int64_t>(counters_[size_t{row} * params_.width + bucket]);
 }
 
-int64_t ShiftSketch::signed_counter(uint32_t row, uint32_t bucket, int sign) const {
-  const int64_t c = counter(row, bucket);
-  return sign > 0 ? c : static_cast<int64_t>(0 - static_cast<uint64_t>(c));
-}
-
 int64_t ShiftSketch::estimate(uint32_t item) const {
+  settle();
+  const uint64_t h = hashes_.item_hash(item);
   int64_t values[kMaxRows];
   for (uint32_t r = 0; r < params_.rows; ++r) {
-    uint32_t bucket = 0;
-    int sign = 1;
-    hashes_.locate(item, r, bucket, sign);
-    values[r] = signed_counter(r, bucket, sign);
+    const uint32_t g = hashes_.row_value(h, r);
+    const uint64_t negate = 0 - uint64_t{g & 1};  // all ones for the sign −1
+    const uint64_t c = counters_[size_t{r} * params_.width + hashes_.bucket_of(g)];
+    values[r] = static_cast<int64_t>((c ^ negate) - negate);
   }
   return median(values, params_.rows);
 }
 
-Status ShiftSketch::add(uint32_t item, int64_t count) {
+Status ShiftSketch::add_slow(uint32_t item, int64_t count) {
   if (!ready_) return failed_precondition("sketch: add before init");
-  const uint64_t delta = static_cast<uint64_t>(count) * hashes_.weight(item);  // mod 2^64
-  // One pass: update each row's counter and read it back for the median, so the R hashes are
-  // computed once per update.
-  int64_t values[kMaxRows];
-  for (uint32_t r = 0; r < params_.rows; ++r) {
-    uint32_t bucket = 0;
-    int sign = 1;
-    hashes_.locate(item, r, bucket, sign);
-    uint64_t& c = counters_[size_t{r} * params_.width + bucket];
-    c = sign > 0 ? c + delta : c - delta;
-    values[r] = signed_counter(r, bucket, sign);
-  }
   total_ = static_cast<int64_t>(static_cast<uint64_t>(total_) + static_cast<uint64_t>(count));
-  place(item, magnitude_of(median(values, params_.rows)));
+  if (count == 0) return Status();
+  if (buffer_ == nullptr) {
+    apply(item, count);
+    return Status();
+  }
+  const uint32_t mix = item * kBufferMix;
+  uint32_t* set = buffer_ + kBufferWays * (mix >> set_shift_);
+  const uint32_t key = mix << set_bits_;
+  // The inline path did not finish: the item is held but the sum does not fit its slot, or the
+  // count alone does not fit one.
+  const bool fits = count >= -buffer_half_ && count < buffer_half_;
+  for (uint32_t w = 0; w < kBufferWays; ++w) {
+    if ((set[w] ^ key) > count_mask_) continue;
+    const int64_t sum = int64_t{entry_count(set[w])} + count;
+    // A held item whose sum outgrew its slot keeps a quarter of the range there (so that it stays
+    // held: the heavy items are the ones that overflow) and the rest goes to the sketch. A count
+    // that does not fit at all empties the slot and goes to the sketch with what it held.
+    const int64_t keep = !fits ? 0 : sum > 0 ? buffer_half_ / 2 : -(buffer_half_ / 2);
+    set[w] = key | (static_cast<uint32_t>(keep) & count_mask_);
+    if (sum != keep) defer(item, sum - keep);
+    dirty_ = true;
+    return Status();
+  }
+  defer(item, count);  // not held and too large for a slot
   return Status();
 }
 
+void ShiftSketch::drain() {
+  // In stages over the whole queue, so that independent work overlaps in the processor: the
+  // SipHash of every item, then its buckets (with the counters fetched into the cache while the
+  // weights are computed), then the weights, then the counter updates and heap.
+  uint64_t hash[kQueueLength], weight[kQueueLength];
+  Location at[kQueueLength];
+  for (size_t j = 0; j < queued_; ++j) hash[j] = hashes_.item_hash(queue_[j].item);
+  for (size_t j = 0; j < queued_; ++j) locate(queue_[j].item, hash[j], at[j]);
+  hashes_.weights_of_hashes(hash, weight, queued_);
+  for (size_t j = 0; j < queued_; ++j) update(queue_[j].item, queue_[j].count, weight[j], at[j]);
+  queued_ = 0;
+}
+
+void ShiftSketch::flush() {
+  if (dirty_) {
+    for (uint32_t i = 0; i < params_.buffer_slots; ++i) {
+      const uint32_t e = buffer_[i];
+      const int32_t c = entry_count(e);
+      if (c == 0) continue;
+      buffer_[i] = e & ~count_mask_;
+      const uint32_t mix = ((i / kBufferWays) << set_shift_) | (e >> set_bits_);
+      defer(mix * kBufferMixInverse, c);
+    }
+    dirty_ = false;
+  }
+  drain();
+}
+
+void ShiftSketch::apply(uint32_t item, int64_t count) {
+  const uint64_t h = hashes_.item_hash(item);
+  Location at;
+  locate(item, h, at);
+  update(item, count, hashes_.weight_of_hash(h), at);
+}
+
+void ShiftSketch::locate(uint32_t item, uint64_t hash, Location& at) const {
+  at.signs = 0;
+  for (uint32_t r = 0; r < params_.rows; ++r) {
+    const uint32_t g = hashes_.row_value(hash, r);
+    at.signs |= (g & 1u) << r;
+    at.offset[r] = r * params_.width + hashes_.bucket_of(g);
+    prefetch(counters_ + at.offset[r]);
+  }
+  prefetch(index_ + slot_of(item, index_slots_));
+}
+
+void ShiftSketch::update(uint32_t item, int64_t count, uint64_t weight, const Location& at) {
+  const uint64_t delta = static_cast<uint64_t>(count) * weight;  // mod 2^64
+  // Each row's counter moves by ±delta and is read back, signed, for the median. Signs are
+  // applied without branches: (x ^ m) − m is x for m = 0 and −x for m = all ones.
+  int64_t values[kMaxRows];
+  for (uint32_t r = 0; r < params_.rows; ++r) {
+    const uint64_t negate = 0 - uint64_t{(at.signs >> r) & 1u};
+    uint64_t& c = counters_[at.offset[r]];
+    c += (delta ^ negate) - negate;
+    values[r] = static_cast<int64_t>((c ^ negate) - negate);
+  }
+  place(item, magnitude_of(median(values, params_.rows)));
+}
+
+size_t ShiftSketch::next_slot(size_t slot) const {
+  return slot + 1 == index_slots_ ? 0 : slot + 1;
+}
+
 size_t ShiftSketch::find(uint32_t item) const {
-  size_t slot = slot_of(item, index_mask_);
+  size_t slot = slot_of(item, index_slots_);
+  const uint32_t tag = index_tag(item);
   while (index_[slot] != 0) {
-    if (heap_[index_[slot] - 1].item == item) return slot;
-    slot = (slot + 1) & index_mask_;
+    // The tag rejects most other items without reading their heap entry.
+    if ((index_[slot] & ~position_mask_) == tag && heap_[position_of(slot)].item == item) {
+      return slot;
+    }
+    slot = next_slot(slot);
   }
   return kNotFound;
 }
 
-void ShiftSketch::index_set(uint32_t item, uint32_t position) {
+size_t ShiftSketch::index_set(uint32_t item, uint32_t position) {
   size_t slot = find(item);
   if (slot == kNotFound) {
-    slot = slot_of(item, index_mask_);
-    while (index_[slot] != 0) slot = (slot + 1) & index_mask_;
+    slot = slot_of(item, index_slots_);
+    while (index_[slot] != 0) slot = next_slot(slot);
   }
-  index_[slot] = position + 1;
+  index_[slot] = index_tag(item) | (position + 1);
+  return slot;
 }
 
 void ShiftSketch::index_erase(uint32_t item) {
@@ -167,48 +303,66 @@ void ShiftSketch::index_erase(uint32_t item) {
   if (hole == kNotFound) return;
   index_[hole] = 0;
   // Backward-shift deletion keeps every remaining key reachable from its home slot.
-  size_t next = (hole + 1) & index_mask_;
+  const size_t n = index_slots_;
+  auto distance = [n](size_t from, size_t to) { return to >= from ? to - from : to + n - from; };
+  size_t next = next_slot(hole);
   while (index_[next] != 0) {
-    const size_t home = slot_of(heap_[index_[next] - 1].item, index_mask_);
-    const bool movable = ((next - home) & index_mask_) >= ((next - hole) & index_mask_);
-    if (movable) {
+    const size_t home = slot_of(heap_[position_of(next)].item, n);
+    if (distance(home, next) >= distance(hole, next)) {
       index_[hole] = index_[next];
       index_[next] = 0;
       hole = next;
     }
-    next = (next + 1) & index_mask_;
+    next = next_slot(next);
   }
 }
 
-void ShiftSketch::swap_entries(size_t a, size_t b) {
-  // The index finds an item through the heap entry it points at, so look both up first.
-  const size_t slot_a = find(heap_[a].item), slot_b = find(heap_[b].item);
-  const HeapEntry t = heap_[a];
-  heap_[a] = heap_[b];
-  heap_[b] = t;
-  index_[slot_a] = static_cast<uint32_t>(b + 1);
-  index_[slot_b] = static_cast<uint32_t>(a + 1);
+// The sifts move the entry at `position` (index slot `slot`, or kNotFound: looked up when needed)
+// to its place with one index update per entry passed: the same heap as swapping it step by step,
+// with half the index look-ups.
+void ShiftSketch::move_entry(size_t from, size_t to) {
+  const size_t slot = find(heap_[from].item);  // found through heap_[from], so look up first
+  heap_[to] = heap_[from];
+  set_position(slot, to);
 }
 
-void ShiftSketch::sift_up(size_t position) {
+void ShiftSketch::sift_up(size_t position, size_t slot) {
+  const HeapEntry moving = heap_[position];
+  bool moved = false;
   while (position > 0) {
     const size_t parent = (position - 1) / 2;
-    if (!(heap_[position].magnitude < heap_[parent].magnitude)) break;
-    swap_entries(position, parent);
+    if (!(moving.magnitude < heap_[parent].magnitude)) break;
+    if (slot == kNotFound) slot = find(moving.item);
+    move_entry(parent, position);
+    moved = true;
     position = parent;
   }
+  if (!moved) return;
+  heap_[position] = moving;
+  set_position(slot, position);
 }
 
-void ShiftSketch::sift_down(size_t position) {
+void ShiftSketch::sift_down(size_t position, size_t slot) {
+  const HeapEntry moving = heap_[position];
+  bool moved = false;
   while (true) {
     const size_t left = 2 * position + 1, right = left + 1;
     size_t smallest = position;
-    if (left < heap_size_ && heap_[left].magnitude < heap_[smallest].magnitude) smallest = left;
-    if (right < heap_size_ && heap_[right].magnitude < heap_[smallest].magnitude) smallest = right;
-    if (smallest == position) return;
-    swap_entries(position, smallest);
+    float least = moving.magnitude;
+    if (left < heap_size_ && heap_[left].magnitude < least) {
+      smallest = left;
+      least = heap_[left].magnitude;
+    }
+    if (right < heap_size_ && heap_[right].magnitude < least) smallest = right;
+    if (smallest == position) break;
+    if (slot == kNotFound) slot = find(moving.item);
+    move_entry(smallest, position);
+    moved = true;
     position = smallest;
   }
+  if (!moved) return;
+  heap_[position] = moving;
+  set_position(slot, position);
 }
 
 void ShiftSketch::offer(uint32_t item) {
@@ -216,31 +370,32 @@ void ShiftSketch::offer(uint32_t item) {
 }
 
 void ShiftSketch::place(uint32_t item, float magnitude) {
+  // At or below a full heap's minimum nothing changes, not even for an item the heap holds (its
+  // magnitude stays as it was: see the header). This skips the index for most updates.
+  if (heap_size_ == params_.heap_capacity && !(magnitude > heap_[0].magnitude)) return;
   const size_t slot = find(item);
   if (slot != kNotFound) {
-    const size_t position = index_[slot] - 1;
+    const size_t position = position_of(slot);
     const float old = heap_[position].magnitude;
     heap_[position].magnitude = magnitude;
     if (magnitude < old) {
-      sift_up(position);
+      sift_up(position, slot);
     } else {
-      sift_down(position);
+      sift_down(position, slot);
     }
     return;
   }
   if (heap_size_ < params_.heap_capacity) {
     heap_[heap_size_] = HeapEntry{item, magnitude};
-    index_set(item, static_cast<uint32_t>(heap_size_));
+    const size_t at = index_set(item, static_cast<uint32_t>(heap_size_));
     ++heap_size_;
-    sift_up(heap_size_ - 1);
+    sift_up(heap_size_ - 1, at);
     return;
   }
-  if (magnitude > heap_[0].magnitude) {
-    index_erase(heap_[0].item);
-    heap_[0] = HeapEntry{item, magnitude};
-    index_set(item, 0);
-    sift_down(0);
-  }
+  // Here magnitude > the minimum (checked above): the new item replaces the root.
+  index_erase(heap_[0].item);
+  heap_[0] = HeapEntry{item, magnitude};
+  sift_down(0, index_set(item, 0));
 }
 
 Status ShiftSketch::combine(const ShiftSketch& other, int64_t sign) {
@@ -248,6 +403,8 @@ Status ShiftSketch::combine(const ShiftSketch& other, int64_t sign) {
   if (!same_params(params_, other.params_)) {
     return invalid_argument("sketch: only sketches with equal parameters and seed combine");
   }
+  flush();
+  other.settle();
   const size_t cells = size_t{params_.rows} * params_.width;
   for (size_t i = 0; i < cells; ++i) {
     counters_[i] = sign > 0 ? counters_[i] + other.counters_[i] : counters_[i] - other.counters_[i];
@@ -259,7 +416,7 @@ Status ShiftSketch::combine(const ShiftSketch& other, int64_t sign) {
   // other heap's items; the H largest of the union remain.
   for (size_t i = 0; i < heap_size_; ++i)
     heap_[i].magnitude = magnitude_of(estimate(heap_[i].item));
-  for (size_t i = heap_size_ / 2; i-- > 0;) sift_down(i);
+  for (size_t i = heap_size_ / 2; i-- > 0;) sift_down(i, kNotFound);
   for (size_t i = 0; i < other.heap_size_; ++i) offer(other.heap_[i].item);
   return Status();
 }
@@ -273,17 +430,19 @@ Status ShiftSketch::subtract_sketch(const ShiftSketch& other) {
 
 Status ShiftSketch::scale(int64_t factor) {
   if (!ready_) return failed_precondition("sketch: scale before init");
+  flush();
   const size_t cells = size_t{params_.rows} * params_.width;
   for (size_t i = 0; i < cells; ++i) counters_[i] *= static_cast<uint64_t>(factor);
   total_ = static_cast<int64_t>(static_cast<uint64_t>(total_) * static_cast<uint64_t>(factor));
   for (size_t i = 0; i < heap_size_; ++i)
     heap_[i].magnitude = magnitude_of(estimate(heap_[i].item));
-  for (size_t i = heap_size_ / 2; i-- > 0;) sift_down(i);
+  for (size_t i = heap_size_ / 2; i-- > 0;) sift_down(i, kNotFound);
   return Status();
 }
 
 Result<size_t> ShiftSketch::serialize(MutableByteSpan out) const {
   if (!ready_) return failed_precondition("sketch: serialize before init");
+  settle();
   const size_t bytes = shift_sketch_report_bytes(params_, heap_size_);
   if (out.size() < bytes) return resource_exhausted("sketch: the output buffer is too small");
   uint8_t* p = out.data();

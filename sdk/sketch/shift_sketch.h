@@ -2,13 +2,32 @@
 // integer counters so that sketches add exactly and can be summed modulo 2^64 under secure
 // aggregation.
 //
-// An update (item i, count c) adds c·ω_i·s_r(i) to counter (r, h_r(i)) of each of R rows of a
-// CountSketch of width w, where ω_i is the fixed-point L1-sampling weight (sampling_weight.h:
+// Applying an update (item i, count c) adds c·ω_i·s_r(i) to counter (r, h_r(i)) of each of R rows
+// of a CountSketch of width w, where ω_i is the fixed-point L1-sampling weight (sampling_weight.h:
 // round(W_i·2^4), W_i = 1/(1 − u_i^(1/k))); it then re-estimates v̂_i (the median over the rows
-// of s_r(i)·counter) and keeps the H items with the largest |v̂_i| in a min-heap. Hashes are
-// SipHash-2-4 (item_hash.h) keyed from the 256-bit task seed: bytes 0–15 key the weights, bytes
-// 16–31 (with the row number folded into k0) the buckets and signs. Cost per update: R + 1
-// hashes, R counter updates, a median of R, O(log H) heap work — independent of k.
+// of s_r(i)·counter) and offers i to the heap. The heap (a min-heap of H entries) holds the items
+// with the largest |v̂_i| as estimated when each was last offered; an offer at or below a full
+// heap's minimum changes nothing, even for an item the heap holds (its entry keeps the larger
+// magnitude it had), which skips the heap's index for most updates. Hashes: one keyed SipHash of
+// the item, from which the weight and every row's bucket and sign derive (SketchHashes below).
+// Cost of applying one update: one SipHash, one weight, R counter updates, a median of R, and
+// O(log H) heap work when the item reaches the heap — independent of k.
+//
+// Pre-aggregation buffer (C > 0 slots, params.buffer_slots; params_for_budget gives it the bytes
+// its denser heap index saves): add() first looks the item up in a 4-way set-associative table of
+// C 4-byte entries (the item's tag, its count so far). If it is there and the sum fits the slot
+// (s-bit counts, s = log2(C/4)), only the slot changes: a few integer operations, no hash. If
+// not, it takes the way of its set with the smallest |count| and that way's item and count are
+// applied (a heavy item, with a large count, stays); a held item whose sum outgrows its slot
+// keeps a quarter of the range there and the rest is applied; a count too large for a slot is
+// applied directly. Applied updates wait in a queue of kQueueLength in the object and are applied
+// together (their SipHashes and weights overlap in the processor). Counts are linear, so the
+// counters end exactly as if every update were applied at once (integer addition mod 2^64 is
+// order-free); only the heap sees the buffer: an item is offered when its gathered count is
+// applied, with its estimate at that moment. flush() applies everything the buffer and queue
+// hold; every reader (estimate, counter, heap, heap_size, serialize) and every linear operation
+// flushes first, so they always see every update. A ShiftSketch is therefore not safe to use from
+// two threads at once, even through its const readers. total() follows add() at once.
 //
 // Counters are int64 held as two's complement, updated modulo 2^64: linear operations are exact
 // (sketch(P) + sketch(Q) == sketch(P + Q) bit for bit) and the host reads a counter as signed,
@@ -20,14 +39,17 @@
 // heaps' items, re-estimated on the combined counters, the H largest kept.
 //
 // Reports from peers: parse_sketch_report checks the magic, version, parameters, length and CRC
-// before it gives a view (kDataLoss otherwise, the output untouched); parameters whose report
-// would not fit in size_t — 8·R·w ≥ 2^32 on a 32-bit device — are refused, never wrapped.
+// before it gives a view (kDataLoss otherwise, the output untouched; kUnimplemented for another
+// version: version 1 reports used other hashes and must not be mixed with these); parameters
+// whose report would not fit in size_t — 8·R·w ≥ 2^32 on a 32-bit device — are refused, never
+// wrapped.
 //
-// Memory (caller's): shift_sketch_memory_bytes(p) = 8·R·w + 8·H + 4·S, S = the power of two
-// ≥ 2H (heap index). The report (serialize) is shift_sketch_report_bytes(p, heap items) =
-// 80 + 8·R·w + 4·(items in the heap) + 4 (CRC): the counters and the heap's item ids. Both
-// return kSizeOverflow (sdk/base/checked_size.h) when the size does not fit in size_t; init()
-// refuses such parameters.
+// Memory (caller's): shift_sketch_memory_bytes(p) = 8·R·w + 8·H + 4·S + 4·C, S = H + ⌊H/4⌋ + 1
+// (heap index, load below 0.8). The object itself holds the row constants, the queue and the
+// bookkeeping: sizeof(ShiftSketch), under 700 bytes. The report (serialize) is
+// shift_sketch_report_bytes(p, heap items) = 80 + 8·R·w + 4·(items in the heap) + 4 (CRC): the
+// counters and the heap's item ids. Both return kSizeOverflow (sdk/base/checked_size.h) when the
+// size does not fit in size_t; init() refuses such parameters.
 // Paper: 001 §4.2–4.6, Algorithm 1, Fact 4.11.
 #ifndef FEDSTAT_SDK_SKETCH_SHIFT_SKETCH_H_
 #define FEDSTAT_SDK_SKETCH_SHIFT_SKETCH_H_
@@ -40,6 +62,7 @@
 #include "sdk/base/result.h"
 #include "sdk/base/seeded_stream.h"
 #include "sdk/base/span.h"
+#include "sdk/sketch/sampling_weight.h"
 
 namespace fedstat {
 namespace sketch {
@@ -54,18 +77,20 @@ struct ShiftSketchParams {
   uint32_t heap_capacity = 1024;  // H ≥ 1
   uint32_t k = 4096;              // sampling parameter k ≥ 1
   Seed256 seed;                   // the task's 256-bit seed
+  // C, the pre-aggregation buffer's slots: 0 (none) or a power of two from 64 to 2^24. Device
+  // memory only: it is not in the report, and sketches with different C combine.
+  uint32_t buffer_slots = 0;
 };
 
 // The size formulas follow sdk/base/checked_size.h: kSizeOverflow when the true size does not
 // fit in size_t (on a 32-bit device, e.g. 8·R·w ≥ 2^32), never a wrapped value.
+// The heap index's slots S(H) = H + ⌊H/4⌋ + 1: open addressing at a load below 0.8.
 constexpr size_t heap_index_slots(uint32_t heap_capacity) {
-  uint64_t slots = 2;  // 64-bit: 2·H ≤ 2^33 for any 32-bit H
-  while (slots < 2 * uint64_t{heap_capacity}) slots *= 2;
-  return size_from_u64(slots);
+  return size_from_u64(uint64_t{heap_capacity} + uint64_t{heap_capacity} / 4 + 1);
 }
 constexpr size_t shift_sketch_memory_bytes(const ShiftSketchParams& p) {
   return size_add(
-      size_mul(size_mul(8, p.rows), p.width),
+      size_add(size_mul(size_mul(8, p.rows), p.width), size_mul(4, p.buffer_slots)),
       size_add(size_mul(8, p.heap_capacity), size_mul(4, heap_index_slots(p.heap_capacity))));
 }
 constexpr size_t kSketchHeaderBytes = 80;
@@ -75,22 +100,75 @@ constexpr size_t shift_sketch_report_bytes(const ShiftSketchParams& p, size_t he
 }
 
 Status validate_params(const ShiftSketchParams& p);
-// Equal parameters and seed: only such sketches combine (Fact 4.11).
+// Equal parameters and seed (buffer_slots aside): only such sketches combine (Fact 4.11).
 bool same_params(const ShiftSketchParams& a, const ShiftSketchParams& b);
 
-// The hashes both sides use: the weight ω_i, and each row's bucket and sign.
+// The hashes both sides use (device and host): ONE keyed hash per item, everything else derived
+// from it.
+//   h(i) = SipHash-2-4 of LE64(i) keyed by seed bytes 0–15 (item_hash.h);
+//   ω_i = fixed_sampling_weight(h(i), k): u_i from the top 52 bits of h (sampling_weight.h);
+//   row r: g_r(i) = ⌊((a_r·lo32(h) + b_r·hi32(h) + c_r) mod 2^64) / 2^32⌋, a 32-bit value;
+//     sign s_r(i) = −1 if g_r(i) is odd, else +1; bucket h_r(i) = ⌊⌊g_r(i)/2⌋·w / 2^31⌋;
+//   (a_r, b_r, c_r) = SipHash-2-4 of LE64(3r), LE64(3r + 1), LE64(3r + 2) keyed by seed bytes
+//     16–31, drawn once when the sketch (or the host's estimator) is set up.
+// Independence (what CountSketch and the estimators need): model SipHash with the task seed as a
+// random function (it is a PRF). Then the h(i) of distinct items are independent uniform 64-bit
+// values (equal for two of N items with probability ≤ N²/2^65), and the row constants are
+// independent uniform 64-bit values from other key bytes, independent of every h(i). For
+// distinct hash values, g_r is the vector multiply-shift family of Dietzfelbinger (1996) on two
+// 32-bit characters with 64-bit arithmetic (Thorup, "High speed hashing for integers and
+// strings", 2015): strongly universal on 32-bit outputs, i.e. for h(i) ≠ h(j) the pair
+// (g_r(i), g_r(j)) is uniform on [2^32]². Hence, even conditioned on every weight (on the h's):
+// each sign is ±1 with probability ½ and independent of the bucket; the signs and buckets of two
+// items are independent; a bucket is uniform up to a relative bias below w/2^31 (each takes
+// ⌊2^31/w⌋ or ⌈2^31/w⌉ of the 2^31 values); and the rows are independent of each other. That is
+// pairwise independence within a row and independent rows: the CountSketch guarantee for the
+// fixed vector v = ω ⊙ x. Two items share a bucket in every row only if their full 64-bit hashes
+// collide (2^-64 per pair) or by independent chance in each row (≈ w^-R). Cost per item: one
+// SipHash (8 SipRounds), the weight (sampling_weight.h) and 3 integer multiplications per row.
 class SketchHashes {
  public:
   explicit SketchHashes(const ShiftSketchParams& p);
-  uint64_t weight(uint32_t item) const;
-  // bucket in [0, width) and sign ±1 of item in row r.
-  void locate(uint32_t item, uint32_t row, uint32_t& bucket, int& sign) const;
+  // h(i): the item's one keyed hash.
+  uint64_t item_hash(uint32_t item) const { return item_hasher_.hash_id(item); }
+  // ω_i, from the item or from its hash h(i).
+  uint64_t weight(uint32_t item) const { return weight_of_hash(item_hash(item)); }
+  uint64_t weight_of_hash(uint64_t hash) const;
+  void weights_of_hashes(const uint64_t* hashes, uint64_t* out, size_t n) const {
+    weight_.fixed_batch(hashes, out, n);
+  }
+  // bucket in [0, width) and sign ±1 of item in row r (< kMaxRows), from the item or from h(i).
+  void locate(uint32_t item, uint32_t row, uint32_t& bucket, int& sign) const {
+    locate_hash(item_hash(item), row, bucket, sign);
+  }
+  void locate_hash(uint64_t hash, uint32_t row, uint32_t& bucket, int& sign) const {
+    const uint32_t g = row_value(hash, row);
+    bucket = bucket_of(g);
+    sign = (g & 1) ? -1 : 1;
+  }
+  // g_r(i) of the definition above, and the bucket its top 31 bits select.
+  uint32_t row_value(uint64_t hash, uint32_t row) const {
+    const uint64_t v =
+        row_a_[row] * (hash & 0xFFFFFFFFu) + row_b_[row] * (hash >> 32) + row_c_[row];
+    return static_cast<uint32_t>(v >> 32);
+  }
+  uint32_t bucket_of(uint32_t g) const {
+    return static_cast<uint32_t>((uint64_t{g >> 1} * width_) >> 31);
+  }
 
  private:
-  ItemHasher weight_hasher_;
-  ItemHasher row_hasher_;
-  uint32_t k_, width_;
+  ItemHasher item_hasher_;
+  SamplingWeight weight_;
+  uint64_t row_a_[kMaxRows] = {}, row_b_[kMaxRows] = {}, row_c_[kMaxRows] = {};
+  uint32_t width_;
 };
+
+constexpr uint32_t kBufferWays = 4;  // the buffer is 4-way set-associative
+constexpr uint32_t kMinBufferSlots = 64;
+constexpr uint32_t kMaxBufferSlots = uint32_t{1} << 24;
+// Counts leaving the buffer wait in a queue of this many in the ShiftSketch object, so that their
+// hashes and weights are computed together.
+constexpr size_t kQueueLength = 8;
 
 struct HeapEntry {
   uint32_t item = 0;
@@ -107,8 +185,49 @@ class ShiftSketch {
   Status init(const ShiftSketchParams& params, MutableByteSpan memory);
   void clear();
 
-  // count may be negative (a difference); the total follows it.
-  Status add(uint32_t item, int64_t count);
+  // count may be negative (a difference); the total follows it at once, the counters and heap
+  // when the count leaves the buffer (see above). add(item, 0) changes nothing. The common case —
+  // the item already in the buffer with room for the sum — is inline: a few integer operations.
+  Status add(uint32_t item, int64_t count) {
+    if (buffer_ != nullptr && count != 0 && count >= -buffer_half_ && count < buffer_half_) {
+      const uint32_t mix = item * kBufferMix;
+      uint32_t* set = buffer_ + kBufferWays * (mix >> set_shift_);
+      const uint32_t key = mix << set_bits_;  // the tag, in an entry's high bits
+      uint32_t match = 0, way = 0;
+      for (uint32_t w = 0; w < kBufferWays; ++w) {
+        const uint32_t hit = static_cast<uint32_t>((set[w] ^ key) <= count_mask_);
+        match |= hit;
+        way |= hit * w;
+      }
+      if (match != 0) {
+        const int64_t sum = int64_t{entry_count(set[way])} + count;
+        if (sum < -buffer_half_ || sum >= buffer_half_) return add_slow(item, count);
+        set[way] = key | (static_cast<uint32_t>(sum) & count_mask_);
+      } else {
+        way = 0;
+        int32_t smallest = INT32_MAX;
+        for (uint32_t w = 0; w < kBufferWays; ++w) {
+          const int32_t c = entry_count(set[w]);
+          const int32_t magnitude = c < 0 ? -c : c;
+          way = magnitude < smallest ? w : way;
+          smallest = magnitude < smallest ? magnitude : smallest;
+        }
+        const uint32_t old = set[way];
+        set[way] = key | (static_cast<uint32_t>(count) & count_mask_);
+        if (smallest != 0) {
+          const uint32_t old_mix = ((mix >> set_shift_) << set_shift_) | (old >> set_bits_);
+          defer(old_mix * kBufferMixInverse, entry_count(old));
+        }
+      }
+      total_ = static_cast<int64_t>(static_cast<uint64_t>(total_) + static_cast<uint64_t>(count));
+      dirty_ = true;
+      return Status();
+    }
+    return add_slow(item, count);
+  }
+  // Applies every count the buffer and queue hold (in slot order) and empties them. Every reader
+  // below does this first, so it is never needed for correctness; call it to choose the moment.
+  void flush();
 
   Status add_sketch(const ShiftSketch& other);
   Status subtract_sketch(const ShiftSketch& other);
@@ -118,8 +237,14 @@ class ShiftSketch {
   int64_t estimate(uint32_t item) const;
   int64_t counter(uint32_t row, uint32_t bucket) const;
   int64_t total() const { return total_; }
-  size_t heap_size() const { return heap_size_; }
-  Span<const HeapEntry> heap() const { return Span<const HeapEntry>(heap_, heap_size_); }
+  size_t heap_size() const {
+    settle();
+    return heap_size_;
+  }
+  Span<const HeapEntry> heap() const {
+    settle();
+    return Span<const HeapEntry>(heap_, heap_size_);
+  }
   const ShiftSketchParams& params() const { return params_; }
   const SketchHashes& hashes() const { return hashes_; }
 
@@ -128,25 +253,75 @@ class ShiftSketch {
   Result<size_t> serialize(MutableByteSpan out) const;
 
  private:
+  // Buffer entries: the item's tag (the low 32 − s bits of item·kBufferMix, whose high s bits
+  // pick the set, s = log2(C/4)) above an s-bit two's complement count; count 0 is an empty slot.
+  static constexpr uint32_t kBufferMix = 0x9E3779B1u;  // odd: item·kBufferMix is a bijection
+  static constexpr uint32_t kBufferMixInverse = 0x0E8B2F51u;  // its inverse modulo 2^32
+  static int32_t entry_count(uint32_t entry, uint32_t mask) {
+    const int32_t low = static_cast<int32_t>(entry & mask);
+    return low - ((low & static_cast<int32_t>((mask >> 1) + 1)) << 1);  // sign-extend s bits
+  }
+  int32_t entry_count(uint32_t entry) const { return entry_count(entry, count_mask_); }
+  Status add_slow(uint32_t item, int64_t count);
+  // Readers flush first. A sketch with pending counts was init()ed, so it is not a const object
+  // and the const_cast in settle() is well defined.
+  void settle() const {
+    if (dirty_ || queued_ != 0) const_cast<ShiftSketch*>(this)->flush();
+  }
+  struct Location {
+    uint32_t offset[kMaxRows];  // r·w + bucket
+    uint32_t signs;             // bit r set: sign −1 in row r
+  };
+  struct QueuedUpdate {
+    uint32_t item;
+    int64_t count;
+  };
+  // 001 Algorithm 1 for one (item, count): now (apply), with the item's hash and weight known
+  // (update), or after up to kQueueLength − 1 others (defer; drain applies the queue).
+  void apply(uint32_t item, int64_t count);
+  void locate(uint32_t item, uint64_t hash, Location& at) const;
+  void update(uint32_t item, int64_t count, uint64_t weight, const Location& at);
+  void defer(uint32_t item, int64_t count) {
+    queue_[queued_] = QueuedUpdate{item, count};
+    if (++queued_ == kQueueLength) drain();
+  }
+  void drain();
   Status combine(const ShiftSketch& other, int64_t sign);
   void offer(uint32_t item);                   // re-estimates and places `item` in the heap
   void place(uint32_t item, float magnitude);  // places `item` with a known |v̂|
-  int64_t signed_counter(uint32_t row, uint32_t bucket, int sign) const;
-  size_t find(uint32_t item) const;
-  void index_set(uint32_t item, uint32_t position);
+  // Index entries: an item's tag (bits of another multiple of its id) above its heap position + 1;
+  // 0 is an empty slot.
+  uint32_t index_tag(uint32_t item) const { return (item * 0x2545F491u) & ~position_mask_; }
+  size_t position_of(size_t slot) const { return (index_[slot] & position_mask_) - 1; }
+  void set_position(size_t slot, size_t position) {
+    index_[slot] = (index_[slot] & ~position_mask_) | static_cast<uint32_t>(position + 1);
+  }
+  size_t next_slot(size_t slot) const;
+  size_t find(uint32_t item) const;                    // the item's index slot, or kNotFound
+  size_t index_set(uint32_t item, uint32_t position);  // returns the slot
   void index_erase(uint32_t item);
-  void sift_up(size_t position);
-  void sift_down(size_t position);
-  void swap_entries(size_t a, size_t b);
+  void move_entry(size_t from, size_t to);
+  void sift_up(size_t position, size_t slot);
+  void sift_down(size_t position, size_t slot);
 
   ShiftSketchParams params_;
   SketchHashes hashes_;
   uint64_t* counters_ = nullptr;  // R·w, modulo 2^64
   HeapEntry* heap_ = nullptr;     // min-heap by magnitude
   uint32_t* index_ = nullptr;     // open addressing: item → heap position + 1 (0 = empty)
-  size_t index_mask_ = 0;
+  uint32_t* buffer_ = nullptr;    // C entries in sets of 4; null when C = 0 or before init
+  size_t index_slots_ = 0;
+  uint32_t position_bits_ = 0;  // the index's low bits hold heap position + 1
+  uint32_t position_mask_ = 0;
+  uint32_t set_bits_ = 0;    // s
+  uint32_t set_shift_ = 0;   // 32 − s
+  uint32_t count_mask_ = 0;  // 2^s − 1
+  int64_t buffer_half_ = 0;  // 2^(s−1): counts lie in [−2^(s−1), 2^(s−1))
   size_t heap_size_ = 0;
   int64_t total_ = 0;
+  bool dirty_ = false;  // the buffer may hold counts
+  QueuedUpdate queue_[kQueueLength] = {};
+  size_t queued_ = 0;
   bool ready_ = false;
 };
 

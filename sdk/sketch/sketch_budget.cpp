@@ -5,9 +5,16 @@ namespace sketch {
 
 namespace {
 
-// The heap's bytes, 8·H + 4·S(H), in 64 bits (no overflow for any H ≤ kMaxHeapCapacity).
+// P(H): the power of two ≥ 2H, the index the rule was measured with.
+uint64_t measured_index_slots(uint32_t heap) {
+  uint64_t slots = 2;  // 64-bit: 2·H ≤ 2^33 for any 32-bit H
+  while (slots < 2 * uint64_t{heap}) slots *= 2;
+  return slots;
+}
+
+// The heap's bytes as measured, 8·H + 4·P(H), in 64 bits (no overflow for any H ≤ 2^30).
 uint64_t heap_bytes(uint32_t heap) {
-  return 8 * uint64_t{heap} + 4 * uint64_t{heap_index_slots(heap)};
+  return 8 * uint64_t{heap} + 4 * measured_index_slots(heap);
 }
 
 }  // namespace
@@ -39,8 +46,20 @@ Result<ShiftSketchParams> params_for_budget(size_t bytes, const Seed256& seed,
   p.seed = seed;
   p.heap_capacity = low;
   p.rows = bytes < kFiveRowsBelow ? 5 : 3;
-  const uint64_t heap = heap_bytes(low);  // ≤ max(heap_fraction·B, 16) < B: no underflow
-  p.width = static_cast<uint32_t>((uint64_t{bytes} - heap) / (8 * uint64_t{p.rows}));
+  // C: the largest power of two from kMinBufferSlots whose slots fit those the index saves.
+  const uint64_t index_slots = heap_index_slots(low);
+  const uint64_t saved_slots = measured_index_slots(low) - index_slots;  // S(H) ≤ P(H), H ≥ 1
+  uint32_t slots = 0;
+  if (rule.buffer) {
+    for (uint64_t c = kMinBufferSlots; c <= kMaxBufferSlots && c <= saved_slots; c *= 2) {
+      slots = static_cast<uint32_t>(c);
+    }
+  }
+  p.buffer_slots = slots;
+  // 8·H + 4·S(H) + 4·C ≤ 8·H + 4·P(H) = heap_bytes(H) ≤ max(heap_fraction·B, 16) < B: no
+  // underflow, and w is at least the width as measured.
+  const uint64_t taken = 8 * uint64_t{low} + 4 * index_slots + 4 * uint64_t{slots};
+  p.width = static_cast<uint32_t>((uint64_t{bytes} - taken) / (8 * uint64_t{p.rows}));
   if (uint64_t{rule.k_per_heap} * low > UINT32_MAX) {
     return out_of_range("sketch budget: k = k_per_heap x H exceeds 2^32 - 1; lower k_per_heap");
   }

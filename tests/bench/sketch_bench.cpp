@@ -1,10 +1,18 @@
 // Data-shift sketch costs: device updates per second at two budgets (48 KiB, 400 KiB) and two
 // sampling parameters k (cost flat in k), as a ratio against a plain array increment of the same
-// items in the same run; and the host's estimation time (merge, least squares, HH and top-k) for
-// one pair at each budget.
+// items in the same run; the shared Zipf key stream (../shared/bench/README.md: 10^7 keys over
+// 350,000 ids, s = 1.2, fingerprint 7f22e02bfa195f13) through ShiftSketch::add(key, 1) at the
+// issue's three shapes (40 KiB/5 rows, 160 KiB/5 rows, 400 KiB/3 rows: params_for_budget), with
+// and without the pre-aggregation buffer, against a plain array increment of the same stream; the
+// device's real path (the stream counted into a histogram, untimed; then init, add(id, count) once
+// per distinct id, serialize); and the host's estimation time (merge, least squares, HH and
+// top-k) for one pair at each budget.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -54,6 +62,147 @@ BENCHMARK(BM_SketchUpdate)
     ->Args({409600, 1024})
     ->Args({409600, 1 << 20});
 
+// ---- The shared Zipf stream ------------------------------------------------------------------
+
+struct SplitMix64 {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+};
+
+constexpr uint64_t kStreamKeys = 10000000, kStreamDomain = 350000, kStreamSeed = 0x5EEDF00D;
+constexpr uint64_t kStreamFingerprint = 0x7f22e02bfa195f13ull;
+
+// zipf_keys(10^7, 350000, 1.2, 0x5EEDF00D) exactly as ../shared/bench/README.md defines it; the
+// program stops if the FNV-1a fingerprint differs.
+const std::vector<uint64_t>& zipf_stream() {
+  static const std::vector<uint64_t> keys = [] {
+    std::vector<double> cdf(kStreamDomain);
+    double acc = 0;
+    for (uint64_t k = 1; k <= kStreamDomain; ++k) {
+      acc += std::pow(static_cast<double>(k), -1.2);
+      cdf[k - 1] = acc;
+    }
+    for (double& c : cdf) c /= acc;
+    cdf.back() = 1.0;
+    std::vector<uint64_t> perm(kStreamDomain);
+    for (uint64_t i = 0; i < kStreamDomain; ++i) perm[i] = i;
+    SplitMix64 shuffle{kStreamSeed ^ 0x9E3779B97F4A7C15ull};
+    for (uint64_t i = kStreamDomain - 1; i >= 1; --i) {
+      std::swap(perm[i], perm[shuffle.next() % (i + 1)]);
+    }
+    std::vector<uint64_t> out(kStreamKeys);
+    SplitMix64 g{kStreamSeed};
+    for (uint64_t& key : out) {
+      const double u = static_cast<double>(g.next() >> 11) * 0x1.0p-53;
+      uint64_t r = static_cast<uint64_t>(std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin());
+      if (r > kStreamDomain - 1) r = kStreamDomain - 1;
+      key = perm[r];
+    }
+    uint64_t h = 0xCBF29CE484222325ull;
+    for (uint64_t k : out) {
+      h ^= k;
+      h *= 0x100000001B3ull;
+    }
+    if (h != kStreamFingerprint) {
+      std::fprintf(stderr, "zipf stream: fingerprint %016llx, expected 7f22e02bfa195f13\n",
+                   static_cast<unsigned long long>(h));
+      std::exit(1);
+    }
+    return out;
+  }();
+  return keys;
+}
+
+// The same keys into a plain array of counts: the baseline of the stream benches.
+void BM_ZipfPlainIncrement(benchmark::State& state) {
+  const std::vector<uint64_t>& keys = zipf_stream();
+  std::vector<int64_t> counts(kStreamDomain);
+  for (auto _ : state) {
+    for (uint64_t key : keys) counts[key] += 1;
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * keys.size()));
+}
+BENCHMARK(BM_ZipfPlainIncrement)->Unit(benchmark::kMillisecond)->Iterations(5);
+
+struct OwnedSketch {
+  explicit OwnedSketch(const sketch::ShiftSketchParams& p)
+      : params(p), memory((sketch::shift_sketch_memory_bytes(p) + 7) / 8) {}
+  Status init() {
+    return sketch.init(params, MutableByteSpan(reinterpret_cast<uint8_t*>(memory.data()),
+                                               sketch::shift_sketch_memory_bytes(params)));
+  }
+  sketch::ShiftSketchParams params;
+  std::vector<uint64_t> memory;
+  sketch::ShiftSketch sketch;
+};
+
+// Arguments: the budget in bytes, and 1 for the rule's buffer, 0 for none (its bytes unused).
+void BM_ZipfStream(benchmark::State& state) {
+  const std::vector<uint64_t>& keys = zipf_stream();
+  sketch::ShiftSketchParams p =
+      sketch::params_for_budget(static_cast<size_t>(state.range(0)), Seed256{}).value();
+  if (state.range(1) == 0) p.buffer_slots = 0;
+  OwnedSketch s(p);
+  for (auto _ : state) {
+    state.PauseTiming();
+    if (!s.init().ok()) state.SkipWithError("init");
+    state.ResumeTiming();
+    for (uint64_t key : keys) (void)s.sketch.add(static_cast<uint32_t>(key), 1);
+    s.sketch.flush();  // every update in the counters and heap
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * keys.size()));
+  state.counters["R"] = p.rows;
+  state.counters["w"] = p.width;
+  state.counters["H"] = p.heap_capacity;
+  state.counters["C"] = p.buffer_slots;
+}
+BENCHMARK(BM_ZipfStream)
+    ->Args({40960, 1})
+    ->Args({163840, 1})
+    ->Args({409600, 1})
+    ->Args({40960, 0})
+    ->Args({163840, 0})
+    ->Args({409600, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(5);
+
+// The device's real path: a histogram (the stream counted, untimed), then init, add(id, count)
+// once per distinct id in id order, serialize.
+void BM_HistogramToReport(benchmark::State& state) {
+  static const std::vector<std::pair<uint32_t, int64_t>> histogram = [] {
+    std::vector<int64_t> counts(kStreamDomain);
+    for (uint64_t key : zipf_stream()) ++counts[key];
+    std::vector<std::pair<uint32_t, int64_t>> out;
+    for (uint32_t id = 0; id < kStreamDomain; ++id) {
+      if (counts[id] != 0) out.push_back({id, counts[id]});
+    }
+    return out;
+  }();
+  const sketch::ShiftSketchParams p =
+      sketch::params_for_budget(static_cast<size_t>(state.range(0)), Seed256{}).value();
+  OwnedSketch s(p);
+  std::vector<uint8_t> report(sketch::shift_sketch_report_bytes(p, p.heap_capacity));
+  for (auto _ : state) {
+    if (!s.init().ok()) state.SkipWithError("init");
+    for (const auto& entry : histogram) (void)s.sketch.add(entry.first, entry.second);
+    const Result<size_t> bytes = s.sketch.serialize(MutableByteSpan(report.data(), report.size()));
+    benchmark::DoNotOptimize(bytes.ok());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * histogram.size()));
+}
+BENCHMARK(BM_HistogramToReport)
+    ->Arg(40960)
+    ->Arg(163840)
+    ->Arg(409600)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(10);
+
 void BM_HostEstimate(benchmark::State& state) {
   const size_t budget = static_cast<size_t>(state.range(0));
   const sketch::ShiftSketchParams p = sketch::params_for_budget(budget, Seed256{}).value();
@@ -97,6 +246,21 @@ class RatioReporter : public bench::SameRunReporter {
                     name.c_str(), time / plain_ns_, 1e9 / time);
       return line;
     }
+    const double per_second = run.counters.count("items_per_second")
+                                  ? static_cast<double>(run.counters.at("items_per_second"))
+                                  : 0;
+    if (name.rfind("BM_ZipfPlainIncrement", 0) == 0) zipf_plain_ = per_second;
+    if (name.rfind("BM_ZipfStream", 0) == 0 && zipf_plain_ > 0) {
+      std::snprintf(line, sizeof(line),
+                    "%s: %.3g updates/s, %.2f x the plain increment's time (%.3g/s)\n",
+                    name.c_str(), per_second, zipf_plain_ / per_second, zipf_plain_);
+      return line;
+    }
+    if (name.rfind("BM_HistogramToReport", 0) == 0) {
+      std::snprintf(line, sizeof(line), "%s: %.2f ms per report, %.3g distinct items/s\n",
+                    name.c_str(), time, per_second);
+      return line;
+    }
     if (name.rfind("BM_HostEstimate", 0) == 0) {  // milliseconds
       std::snprintf(line, sizeof(line), "%s: %.1f ms per estimate (both estimators)\n",
                     name.c_str(), time);
@@ -107,6 +271,7 @@ class RatioReporter : public bench::SameRunReporter {
 
  private:
   double plain_ns_ = 0;
+  double zipf_plain_ = 0;
 };
 
 }  // namespace

@@ -103,9 +103,38 @@ constexpr uint8_t kGcmCiphertext[32] = {
 constexpr uint8_t kGcmTag[16] = {0x95, 0x05, 0x7d, 0x34, 0xfb, 0x07, 0xaa, 0x27,
                                  0xd9, 0x32, 0xdc, 0xc7, 0x01, 0xd2, 0x67, 0x4a};
 
-// CRC-32 of a ShiftSketch report (tests/unit/sketch/shift_sketch_test.cpp: R = 3, w = 64, H = 16,
-// k = 64, seed bytes 7·31 + i, 400 items), pinned on x86-64 and reproduced on AArch64 and the M4.
-constexpr uint32_t kShiftSketchReportCrc = 0x8CB49645u;
+// CRC-32 of a ShiftSketch report without its trailing CRC (tests/unit/sketch/shift_sketch_test.cpp:
+// R = 3, w = 64, H = 16, k = 64, seed bytes 7·31 + i, 400 items), pinned on x86-64 and reproduced
+// on AArch64 and the M4. Report version 2 (one SipHash per item, rows by multiply-shift, the
+// fixed-length weight): 0x8CB49645 was version 1's. kShiftSketchBufferedReportCrc: the same
+// updates through a 64-slot pre-aggregation buffer (the same counters; the heap offers differ).
+constexpr uint32_t kShiftSketchReportCrc = 0xFD40AFE8u;
+constexpr uint32_t kShiftSketchBufferedReportCrc = 0xE1B8ED40u;
+
+// The sampling weights' test points (tests/unit/sketch/sampling_weight_test.cpp and the Cortex-M4
+// self-test): hash i < 1024 is splitmix64 output 2i + 1 from state 13, shifted right (i mod 3 =
+// 1) or filled with ones from the top (i mod 3 = 2) by output 2i + 2 mod 64 bits; then 0 and
+// all ones. kSamplingWeightCrc: the CRC-32 of ω (little-endian u64) for every hash at every k of
+// kWeightTestK, in that order (k outer), pinned on x86-64.
+constexpr size_t kWeightTestHashes = 1026;
+constexpr uint32_t kWeightTestK[13] = {1,    2,    3,    7,     64,       146,        147,
+                                       1000, 3072, 4096, 32768, 1u << 20, 4000000000u};
+constexpr uint64_t splitmix64_output(uint64_t state, uint64_t n) {  // the n-th output, n ≥ 1
+  uint64_t z = state + n * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+constexpr uint64_t weight_test_hash(size_t i) {
+  if (i == 1024) return 0;
+  if (i == 1025) return ~uint64_t{0};
+  const uint64_t h = splitmix64_output(13, 2 * uint64_t{i} + 1);
+  const unsigned shift = static_cast<unsigned>(splitmix64_output(13, 2 * uint64_t{i} + 2) % 64);
+  if (i % 3 == 1) return h >> shift;
+  if (i % 3 == 2) return ~(~h >> shift);
+  return h;
+}
+constexpr uint32_t kSamplingWeightCrc = 0xF152CEB4u;
 
 }  // namespace golden
 }  // namespace fedstat

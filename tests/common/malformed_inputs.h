@@ -36,13 +36,13 @@ struct Case {
 
 // ---- Sketch reports ------------------------------------------------------------------------
 
-// A report header (magic "FSK1", version 1, R, w, H, k = 1, zero seed and total, heap count n),
+// A report header (magic "FSK1", version 2, R, w, H, k = 1, zero seed and total, heap count n),
 // `payload` zero bytes, then the CRC of everything before it; returns the report's length.
 inline size_t forge_sketch_report(uint8_t* out, uint32_t rows, uint32_t width, uint32_t heap,
                                   uint32_t heap_count, size_t payload) {
   memset(out, 0, 80 + payload);
   memcpy(out, "FSK1", 4);
-  out[4] = 1;
+  out[4] = 2;
   store_le32(out + 8, rows);
   store_le32(out + 12, width);
   store_le32(out + 16, heap);
@@ -99,7 +99,8 @@ inline bool sketch_formulas_saturate() {
   p.heap_capacity = 1u << 30;
   p.k = 1;
   const uint64_t counters = 8ull * 15 * (1ull << 28);
-  const uint64_t memory = counters + 8ull * (1ull << 30) + 4ull * (1ull << 31);
+  const uint64_t index = (1ull << 30) + (1ull << 28) + 1;  // S(H) = H + ⌊H/4⌋ + 1
+  const uint64_t memory = counters + 8ull * (1ull << 30) + 4ull * index;
   return sketch::shift_sketch_memory_bytes(p) == expected_size(memory) &&
          sketch::shift_sketch_report_bytes(p, 7) == expected_size(80 + counters + 28 + 4) &&
          sketch::shift_sketch_report_bytes(p, SIZE_MAX / 2) == SIZE_MAX;

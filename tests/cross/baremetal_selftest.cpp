@@ -276,26 +276,46 @@ void check_secagg_crypto() {
 }
 
 void check_shift_sketch() {
-  // The same sketch as tests/unit/sketch/shift_sketch_test.cpp SameBytesOnEveryArchitecture.
-  sketch::ShiftSketchParams p;
-  p.rows = 3;
-  p.width = 64;
-  p.heap_capacity = 16;
-  p.k = 64;
-  for (int i = 0; i < 32; ++i) p.seed.bytes[i] = static_cast<uint8_t>(7 * 31 + i);
-  alignas(8) static uint8_t memory[sketch::shift_sketch_memory_bytes(
-      sketch::ShiftSketchParams{3, 64, 16, 64, Seed256{}})];
-  static uint8_t report[sketch::shift_sketch_report_bytes(
-      sketch::ShiftSketchParams{3, 64, 16, 64, Seed256{}}, 16)];
+  // The same sketches as tests/unit/sketch/shift_sketch_test.cpp SameBytesOnEveryArchitecture:
+  // directly, and through a 64-slot pre-aggregation buffer.
+  constexpr sketch::ShiftSketchParams kLargest{3, 64, 16, 64, Seed256{}, 64};
+  alignas(8) static uint8_t memory[sketch::shift_sketch_memory_bytes(kLargest)];
+  static uint8_t report[sketch::shift_sketch_report_bytes(kLargest, 16)];
   static sketch::ShiftSketch s;
-  bool ok = s.init(p, MutableByteSpan(memory)).ok();
-  for (uint32_t i = 0; i < 400 && ok; ++i) {
-    ok = s.add((i * 2654435761u) % 1000003u, i % 9 + 1).ok();  // 32-bit wrap, as the unit test
+  for (uint32_t slots : {0u, 64u}) {
+    sketch::ShiftSketchParams p;
+    p.rows = 3;
+    p.width = 64;
+    p.heap_capacity = 16;
+    p.k = 64;
+    for (int i = 0; i < 32; ++i) p.seed.bytes[i] = static_cast<uint8_t>(7 * 31 + i);
+    p.buffer_slots = slots;
+    bool ok = s.init(p, MutableByteSpan(memory, sketch::shift_sketch_memory_bytes(p))).ok();
+    for (uint32_t i = 0; i < 400 && ok; ++i) {
+      ok = s.add((i * 2654435761u) % 1000003u, i % 9 + 1).ok();  // 32-bit wrap, as the unit test
+    }
+    auto size = s.serialize(MutableByteSpan(report));
+    const uint32_t expected =
+        slots == 0 ? golden::kShiftSketchReportCrc : golden::kShiftSketchBufferedReportCrc;
+    check(ok && size.ok() && crc32(ByteSpan(report, size.value() - 4)) == expected,
+          slots == 0
+              ? "shift sketch: same report bytes as x86-64/AArch64 (portable weights, "
+                "int64 counters)"
+              : "shift sketch through a 64-slot buffer: same report bytes as x86-64/AArch64");
   }
-  auto size = s.serialize(MutableByteSpan(report));
-  check(
-      ok && size.ok() && crc32(ByteSpan(report, size.value() - 4)) == golden::kShiftSketchReportCrc,
-      "shift sketch: same report bytes as x86-64/AArch64 (portable weights, int64 counters)");
+  // The weights alone, at 13 values of k (tests/unit/sketch/sampling_weight_test.cpp): software
+  // doubles here, SSE2 and AArch64 there, no fused multiply-add anywhere.
+  Crc32 crc;
+  for (uint32_t k : golden::kWeightTestK) {
+    const sketch::SamplingWeight weight(k);
+    for (size_t i = 0; i < golden::kWeightTestHashes; ++i) {
+      uint8_t bytes[8];
+      store_le64(bytes, weight.fixed(golden::weight_test_hash(i)));
+      crc.update(ByteSpan(bytes, 8));
+    }
+  }
+  check(crc.value() == golden::kSamplingWeightCrc,
+        "sampling weights: the same 13 x 1026 values as x86-64/AArch64");
 }
 
 void check_model_update() {

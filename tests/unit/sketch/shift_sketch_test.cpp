@@ -7,22 +7,25 @@
 #include <cstring>
 #include <vector>
 
+#include "sdk/base/bytes.h"
 #include "sdk/base/crc32.h"
 #include "sdk/sketch/sampling_weight.h"
 #include "sdk/sketch/sketch_budget.h"
+#include "tests/common/chi_square.h"
 #include "tests/common/golden_vectors.h"
 
 namespace fedstat {
 namespace sketch {
 namespace {
 
-ShiftSketchParams small_params(uint32_t seed_byte = 7) {
+ShiftSketchParams small_params(uint32_t seed_byte = 7, uint32_t buffer_slots = 0) {
   ShiftSketchParams p;
   p.rows = 3;
   p.width = 64;
   p.heap_capacity = 16;
   p.k = 64;
   for (int i = 0; i < 32; ++i) p.seed.bytes[i] = static_cast<uint8_t>(seed_byte * 31 + i);
+  p.buffer_slots = buffer_slots;
   return p;
 }
 
@@ -45,20 +48,37 @@ std::vector<uint8_t> report_of(const ShiftSketch& s) {
 
 TEST(ShiftSketch, MemoryFormulaIsExact) {
   const ShiftSketchParams p = small_params();
-  // 8·R·w + 8·H + 4·(power of two ≥ 2H) = 8·3·64 + 8·16 + 4·32.
-  EXPECT_EQ(shift_sketch_memory_bytes(p), 1536u + 128u + 128u);
+  // 8·R·w + 8·H + 4·S(H) + 4·C = 8·3·64 + 8·16 + 4·(16 + 4 + 1) + 0.
+  EXPECT_EQ(shift_sketch_memory_bytes(p), 1536u + 128u + 84u);
   std::vector<uint64_t> memory(400);
   ShiftSketch s;
-  EXPECT_EQ(s.init(p, MutableByteSpan(reinterpret_cast<uint8_t*>(memory.data()), 1791)).code(),
+  EXPECT_EQ(s.init(p, MutableByteSpan(reinterpret_cast<uint8_t*>(memory.data()), 1747)).code(),
             StatusCode::kInvalidArgument);
-  EXPECT_TRUE(s.init(p, MutableByteSpan(reinterpret_cast<uint8_t*>(memory.data()), 1792)).ok());
+  EXPECT_TRUE(s.init(p, MutableByteSpan(reinterpret_cast<uint8_t*>(memory.data()), 1748)).ok());
+  const ShiftSketchParams buffered = small_params(7, 64);
+  EXPECT_EQ(shift_sketch_memory_bytes(buffered), 1748u + 256u);
+  EXPECT_TRUE(
+      s.init(buffered, MutableByteSpan(reinterpret_cast<uint8_t*>(memory.data()), 2004)).ok());
   ShiftSketchParams bad = p;
   bad.rows = 16;
   EXPECT_EQ(validate_params(bad).code(), StatusCode::kInvalidArgument);
+  // The buffer: 0, or a power of two from 64 to 2^24.
+  for (uint32_t slots : {1u, 4u, 32u, 96u, 1000u, (1u << 24) + 64, 1u << 25}) {
+    bad = p;
+    bad.buffer_slots = slots;
+    EXPECT_EQ(validate_params(bad).code(), StatusCode::kInvalidArgument) << slots;
+  }
+  for (uint32_t slots : {0u, 64u, 128u, 1u << 24}) {
+    bad = p;
+    bad.buffer_slots = slots;
+    EXPECT_TRUE(validate_params(bad).ok()) << slots;
+  }
 }
 
-TEST(ShiftSketch, LinearityIsBitForBit) {
-  const ShiftSketchParams p = small_params();
+class ShiftSketchBuffers : public ::testing::TestWithParam<uint32_t> {};
+
+TEST_P(ShiftSketchBuffers, LinearityIsBitForBit) {
+  const ShiftSketchParams p = small_params(7, GetParam());
   Owned a(p), b(p), both(p);
   for (uint32_t i = 0; i < 300; ++i) {
     const int64_t ca = (i * 7919) % 13 + 1, cb = (i * 104729) % 5;
@@ -88,17 +108,61 @@ TEST(ShiftSketch, LinearityIsBitForBit) {
   EXPECT_EQ(again.sketch.total(), -3 * a.sketch.total());
 }
 
-TEST(ShiftSketch, MismatchedParametersOrSeedsDoNotCombine) {
-  Owned a(small_params(1)), b(small_params(2));
-  EXPECT_EQ(a.sketch.add_sketch(b.sketch).code(), StatusCode::kInvalidArgument);
-  ShiftSketchParams wider = small_params(1);
-  wider.width = 65;
-  Owned c(wider);
-  EXPECT_EQ(a.sketch.subtract_sketch(c.sketch).code(), StatusCode::kInvalidArgument);
+// The buffer changes when counts reach the counters, never what they add up to: a stream of
+// repeated, negative, cancelling, overflowing and oversized updates leaves the counters and total
+// of applying each update at once, read with and without an explicit flush.
+TEST_P(ShiftSketchBuffers, CountersEqualApplyingEveryUpdateAtOnce) {
+  const ShiftSketchParams direct_params = small_params(9, 0);
+  const ShiftSketchParams p = small_params(9, GetParam());
+  Owned direct(direct_params), buffered(p);
+  uint64_t state = 5;
+  auto next = [&state] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return state >> 33;
+  };
+  for (int i = 0; i < 20000; ++i) {
+    const uint32_t item = static_cast<uint32_t>(next() % (i % 2 ? 20 : 3000));  // hot and cold
+    int64_t count = static_cast<int64_t>(next() % 9) - 3;
+    if (i % 97 == 0) count = static_cast<int64_t>(next() % 100000) - 50000;  // beyond a slot
+    if (i % 101 == 0) count = -count;
+    ASSERT_TRUE(direct.sketch.add(item, count).ok());
+    ASSERT_TRUE(buffered.sketch.add(item, count).ok());
+    if (i % 5000 == 4999) {  // readers see every update so far, without a flush
+      ASSERT_EQ(buffered.sketch.counter(1, 7), direct.sketch.counter(1, 7));
+      ASSERT_EQ(buffered.sketch.estimate(item), direct.sketch.estimate(item));
+    }
+  }
+  EXPECT_EQ(buffered.sketch.total(), direct.sketch.total());
+  for (uint32_t r = 0; r < p.rows; ++r) {
+    for (uint32_t c = 0; c < p.width; ++c) {
+      ASSERT_EQ(buffered.sketch.counter(r, c), direct.sketch.counter(r, c)) << r << " " << c;
+    }
+  }
+  // Sketches with different buffers combine (the buffer is device memory, not in the report).
+  ASSERT_TRUE(buffered.sketch.subtract_sketch(direct.sketch).ok());
+  for (uint32_t r = 0; r < p.rows; ++r) {
+    for (uint32_t c = 0; c < p.width; ++c) ASSERT_EQ(buffered.sketch.counter(r, c), 0);
+  }
+  EXPECT_EQ(buffered.sketch.total(), 0);
 }
 
-TEST(ShiftSketch, HeapKeepsTheLargestWeightedItems) {
-  ShiftSketchParams p = small_params();
+// Cancelling counts leave nothing; add(item, 0) changes nothing; add before init is refused.
+TEST_P(ShiftSketchBuffers, CancellingAndZeroCounts) {
+  const ShiftSketchParams p = small_params(3, GetParam());
+  Owned s(p);
+  ASSERT_TRUE(s.sketch.add(42, 3).ok());
+  ASSERT_TRUE(s.sketch.add(42, -3).ok());
+  ASSERT_TRUE(s.sketch.add(43, 0).ok());
+  for (uint32_t r = 0; r < p.rows; ++r) {
+    for (uint32_t c = 0; c < p.width; ++c) ASSERT_EQ(s.sketch.counter(r, c), 0);
+  }
+  EXPECT_EQ(s.sketch.total(), 0);
+  ShiftSketch never_initialised;
+  EXPECT_EQ(never_initialised.add(1, 1).code(), StatusCode::kFailedPrecondition);
+}
+
+TEST_P(ShiftSketchBuffers, HeapKeepsTheLargestWeightedItems) {
+  ShiftSketchParams p = small_params(7, GetParam());
   p.width = 1 << 14;  // no collisions among 200 items: estimates are exact
   p.heap_capacity = 10;
   Owned s(p);
@@ -117,6 +181,17 @@ TEST(ShiftSketch, HeapKeepsTheLargestWeightedItems) {
   for (int i = 0; i < 10; ++i) top.push_back(truth[i].second);
   std::sort(top.begin(), top.end());
   EXPECT_EQ(held, top);
+}
+
+INSTANTIATE_TEST_SUITE_P(NoneAndSmall, ShiftSketchBuffers, ::testing::Values(0u, 64u, 1024u));
+
+TEST(ShiftSketch, MismatchedParametersOrSeedsDoNotCombine) {
+  Owned a(small_params(1)), b(small_params(2));
+  EXPECT_EQ(a.sketch.add_sketch(b.sketch).code(), StatusCode::kInvalidArgument);
+  ShiftSketchParams wider = small_params(1);
+  wider.width = 65;
+  Owned c(wider);
+  EXPECT_EQ(a.sketch.subtract_sketch(c.sketch).code(), StatusCode::kInvalidArgument);
 }
 
 TEST(ShiftSketch, ExtremeWeightsStayExactAndBounded) {
@@ -160,20 +235,151 @@ TEST(ShiftSketch, ReportRoundTripsAndEveryCorruptionIsRejected) {
             StatusCode::kDataLoss);
 }
 
-static_assert(golden::kShiftSketchReportCrc != 0x2144DF1Cu,
+static_assert(golden::kShiftSketchReportCrc != 0x2144DF1Cu &&
+                  golden::kShiftSketchBufferedReportCrc != 0x2144DF1Cu,
               "pin the CRC of the content: 0x2144DF1C is the residue of any data plus its CRC");
 
 // The same seed and inputs give the same report bytes on every architecture (x86-64, AArch64
-// under qemu-aarch64 and the Cortex-M4 self-test pin the same CRC).
+// under qemu-aarch64 and the Cortex-M4 self-test pin the same CRCs), directly and through a
+// 64-slot buffer (whose counts of 1..9 fit its 4-bit slots only in part: both paths run).
 TEST(ShiftSketch, SameBytesOnEveryArchitecture) {
-  const ShiftSketchParams p = small_params();
-  Owned s(p);
-  for (uint32_t i = 0; i < 400; ++i) {
-    ASSERT_TRUE(s.sketch.add((i * 2654435761u) % 1000003u, i % 9 + 1).ok());
+  for (uint32_t slots : {0u, 64u}) {
+    const ShiftSketchParams p = small_params(7, slots);
+    Owned s(p);
+    for (uint32_t i = 0; i < 400; ++i) {
+      ASSERT_TRUE(s.sketch.add((i * 2654435761u) % 1000003u, i % 9 + 1).ok());
+    }
+    const std::vector<uint8_t> blob = report_of(s.sketch);
+    // The content without the trailing CRC (data followed by its CRC always gives 0x2144DF1C).
+    EXPECT_EQ(crc32(ByteSpan(blob.data(), blob.size() - 4)),
+              slots == 0 ? golden::kShiftSketchReportCrc : golden::kShiftSketchBufferedReportCrc)
+        << slots;
   }
-  const std::vector<uint8_t> blob = report_of(s.sketch);
-  // The content without the trailing CRC (data followed by its CRC always gives 0x2144DF1C).
-  EXPECT_EQ(crc32(ByteSpan(blob.data(), blob.size() - 4)), golden::kShiftSketchReportCrc);
+}
+
+// A version 1 report (other hashes: its counters mean something else) is refused, not misread.
+TEST(ShiftSketch, VersionOneReportsAreRefused) {
+  Owned s(small_params());
+  ASSERT_TRUE(s.sketch.add(1, 1).ok());
+  std::vector<uint8_t> blob = report_of(s.sketch);
+  blob[4] = 1;
+  store_le32(blob.data() + blob.size() - 4, crc32(ByteSpan(blob.data(), blob.size() - 4)));
+  SketchReport r;
+  EXPECT_EQ(parse_sketch_report(ByteSpan(blob.data(), blob.size()), r).code(),
+            StatusCode::kUnimplemented);
+}
+
+// ---- SketchHashes: one SipHash per item, rows by multiply-shift ----------------------------
+
+TEST(SketchHashes, RowsDeriveFromTheOneItemHash) {
+  const ShiftSketchParams p = small_params();
+  const SketchHashes hashes(p);
+  const ItemHasher sip = ItemHasher::from_key_bytes(p.seed.bytes);
+  for (uint32_t item : {0u, 1u, 77u, 0xFFFFFFFFu}) {
+    const uint64_t h = hashes.item_hash(item);
+    EXPECT_EQ(h, sip.hash_id(item));
+    EXPECT_EQ(hashes.weight(item), fixed_sampling_weight(h, p.k));
+    for (uint32_t r = 0; r < p.rows; ++r) {
+      uint32_t b1 = 0, b2 = 0;
+      int s1 = 0, s2 = 0;
+      hashes.locate(item, r, b1, s1);
+      hashes.locate_hash(h, r, b2, s2);
+      EXPECT_EQ(b1, b2);
+      EXPECT_EQ(s1, s2);
+      EXPECT_LT(b1, p.width);
+      EXPECT_TRUE(s1 == 1 || s1 == -1);
+    }
+  }
+  // Deterministic in the seed; bytes 16–31 move the rows and leave the weights.
+  ShiftSketchParams other = p;
+  other.seed.bytes[20] ^= 1;
+  const SketchHashes same(p), moved(other);
+  int differing_rows = 0;
+  for (uint32_t item = 0; item < 100; ++item) {
+    EXPECT_EQ(same.weight(item), hashes.weight(item));
+    EXPECT_EQ(moved.weight(item), hashes.weight(item));
+    EXPECT_EQ(same.row_value(hashes.item_hash(item), 2),
+              hashes.row_value(hashes.item_hash(item), 2));
+    differing_rows +=
+        moved.row_value(hashes.item_hash(item), 2) != hashes.row_value(hashes.item_hash(item), 2);
+  }
+  EXPECT_GT(differing_rows, 95);
+}
+
+// Buckets are uniform over the width and signs balanced in every row, and the rows are
+// independent of each other and of the weight: Pearson's chi-square at p = 1e-6 (fixed seed).
+TEST(SketchHashes, BucketsUniformSignsBalancedRowsIndependent) {
+  ShiftSketchParams p = small_params(5);
+  p.rows = 5;
+  p.width = 1000;  // not a power of two
+  p.k = 4096;
+  const SketchHashes hashes(p);
+  constexpr uint32_t kItems = 400000;
+  std::vector<std::vector<uint64_t>> buckets(p.rows, std::vector<uint64_t>(p.width));
+  std::vector<std::vector<uint64_t>> signs(p.rows, std::vector<uint64_t>(2));
+  std::vector<uint64_t> pairs(64), sign_pairs(4), sign_and_weight(4);
+  for (uint32_t item = 0; item < kItems; ++item) {  // consecutive ids: the hardest case
+    const uint64_t h = hashes.item_hash(item);
+    uint32_t b[kMaxRows];
+    int sg[kMaxRows];
+    for (uint32_t r = 0; r < p.rows; ++r) {
+      hashes.locate_hash(h, r, b[r], sg[r]);
+      ++buckets[r][b[r]];
+      ++signs[r][sg[r] > 0];
+    }
+    ++pairs[(b[0] % 8) * 8 + b[1] % 8];
+    ++sign_pairs[(sg[2] > 0) * 2 + (sg[3] > 0)];
+    // The weight's median is near k/ln 2: the sign of row 4 must not depend on which side.
+    ++sign_and_weight[(sg[4] > 0) * 2 + (hashes.weight_of_hash(h) > 16 * 5909)];
+  }
+  const double critical_w = testing::chi_square_critical_p1e6(p.width - 1);
+  for (uint32_t r = 0; r < p.rows; ++r) {
+    EXPECT_LT(testing::chi_square_uniform(buckets[r]), critical_w) << "row " << r;
+    EXPECT_LT(testing::chi_square_uniform(signs[r]), testing::chi_square_critical_p1e6(1)) << r;
+  }
+  EXPECT_LT(testing::chi_square_uniform(pairs), testing::chi_square_critical_p1e6(63));
+  EXPECT_LT(testing::chi_square_uniform(sign_pairs), testing::chi_square_critical_p1e6(3));
+  // Independence of sign and weight class: a 2×2 table against its margins.
+  const double n = kItems;
+  const double row0 = static_cast<double>(sign_and_weight[0] + sign_and_weight[1]);
+  const double col0 = static_cast<double>(sign_and_weight[0] + sign_and_weight[2]);
+  double statistic = 0;
+  for (int i = 0; i < 4; ++i) {
+    const double rows_share = (i < 2 ? row0 : n - row0) / n;
+    const double cols_share = (i % 2 == 0 ? col0 : n - col0) / n;
+    const double expected = n * rows_share * cols_share;
+    const double d = static_cast<double>(sign_and_weight[i]) - expected;
+    statistic += d * d / expected;
+  }
+  EXPECT_LT(statistic, testing::chi_square_critical_p1e6(1));
+}
+
+// Two items share a bucket in a row with probability about 1/w, whatever their ids: checked on
+// pairs of consecutive ids (which a plain multiply-shift of the id would keep apart or together
+// systematically).
+TEST(SketchHashes, CollisionRateIsOneOverWidth) {
+  ShiftSketchParams p = small_params(6);
+  p.rows = 5;
+  p.width = 50;
+  const SketchHashes hashes(p);
+  uint64_t collisions = 0, trials = 0;
+  for (uint32_t item = 0; item < 200000; item += 2) {
+    const uint64_t a = hashes.item_hash(item), b = hashes.item_hash(item + 1);
+    for (uint32_t r = 0; r < p.rows; ++r) {
+      collisions +=
+          hashes.bucket_of(hashes.row_value(a, r)) == hashes.bucket_of(hashes.row_value(b, r));
+      ++trials;
+    }
+  }
+  // Binomial(trials, 1/50): mean 10000, sd ≈ 99; 5 sd either side.
+  EXPECT_NEAR(static_cast<double>(collisions), trials / 50.0, 5 * 99.0);
+}
+
+// P(H), the index the rule was measured with: the power of two ≥ 2H.
+uint64_t measured_index(uint64_t h) {
+  uint64_t slots = 2;
+  while (slots < 2 * h) slots *= 2;
+  return slots;
 }
 
 TEST(SketchBudget, ParametersFitTheBudget) {
@@ -185,14 +391,38 @@ TEST(SketchBudget, ParametersFitTheBudget) {
     EXPECT_GT(shift_sketch_memory_bytes(p), bytes * 9 / 10) << bytes;
     EXPECT_EQ(p.rows, bytes < 256 * 1024 ? 5u : 3u);
     EXPECT_EQ(p.k, 4 * p.heap_capacity);
+    // The buffer takes what the denser index saves: the largest power of two that fits it, and
+    // the counters are never narrower than the rule as measured (index P(H), no buffer).
+    const uint64_t saved = measured_index(p.heap_capacity) - heap_index_slots(p.heap_capacity);
+    if (saved >= kMinBufferSlots) {
+      EXPECT_LE(p.buffer_slots, saved) << bytes;
+      EXPECT_GT(2 * uint64_t{p.buffer_slots}, saved) << bytes;
+    } else {
+      EXPECT_EQ(p.buffer_slots, 0u) << bytes;
+    }
+    const uint64_t measured_width =
+        (bytes - 8 * uint64_t{p.heap_capacity} - 4 * measured_index(p.heap_capacity)) /
+        (8 * uint64_t{p.rows});
+    EXPECT_GE(p.width, measured_width) << bytes;
+    BudgetRule unbuffered;
+    unbuffered.buffer = false;
+    const ShiftSketchParams q = params_for_budget(bytes, seed, unbuffered).value();
+    EXPECT_EQ(q.buffer_slots, 0u);
+    EXPECT_EQ(q.heap_capacity, p.heap_capacity);
+    EXPECT_GE(q.width, p.width);
   }
+  // The shapes of the README's tables: H and w as measured, plus the buffer.
+  const ShiftSketchParams at40 = params_for_budget(40960, seed).value();
+  EXPECT_EQ(at40.heap_capacity, 768u);
+  EXPECT_EQ(at40.buffer_slots, 1024u);
+  EXPECT_EQ(at40.width, 671u);
   EXPECT_EQ(params_for_budget(1000, seed).status().code(), StatusCode::kInvalidArgument);
 }
 
-// The heap the rule documents: the largest H whose 8·H + 4·S(H) bytes fit heap_fraction·B,
+// The heap the rule documents: the largest H whose 8·H + 4·P(H) bytes fit heap_fraction·B,
 // found here by the plain linear search (fine for small budgets).
 uint32_t largest_heap(size_t bytes, double fraction) {
-  auto cost = [](uint64_t h) { return 8 * h + 4 * uint64_t{heap_index_slots(uint32_t(h))}; };
+  auto cost = [](uint64_t h) { return 8 * h + 4 * measured_index(h); };
   uint32_t h = 1;
   while (static_cast<double>(cost(h + 1)) <= fraction * static_cast<double>(bytes)) ++h;
   return h;
