@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "platform/platform.h"
+#include "sdk/base/csprng.h"
 #include "sdk/base/random_bits.h"
 #include "sdk/base/seeded_stream.h"
 #include "sdk/noise/bernoulli.h"
@@ -136,6 +138,122 @@ void BM_SkellamTabulated(benchmark::State& state) {
 }
 BENCHMARK(BM_SkellamTabulated)->Arg(100)->Arg(10000)->Arg(1000000)->Arg(10000000);
 
+// ---- Exact Skellam against its bit source (issue 15 item 3) ------------------------------------
+// The exact Skellam sampler at λ = 10, 10^4, 10^6 with (a) the production CSPRNG (CTR_DRBG) and
+// (b) a seeded AES-CTR stream, both through RandomBits; and (c) the bit source alone, one 64-bit
+// word through RandomBits. Each Skellam run reports words_per_sample (bytes the source produced
+// / 8 / samples), so that time in the bit source ≈ words_per_sample × (c)'s time per word.
+
+// Counts the bytes a source hands out (one extra indirect call per refill, not per bit).
+class CountingSource final : public RandomSource {
+ public:
+  explicit CountingSource(RandomSource& inner) : inner_(inner) {}
+  Status fill(MutableByteSpan out) override {
+    bytes_ += out.size();
+    return inner_.fill(out);
+  }
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  RandomSource& inner_;
+  uint64_t bytes_ = 0;
+};
+
+// The two bit sources: 0 = Csprng (seeded from the platform, as in production), 1 = SeededStream.
+struct Source {
+  explicit Source(int64_t kind) : stream(Seed256{}, 9), counting(select(kind)) {}
+  RandomSource& select(int64_t kind) {
+    if (kind == 0) {
+      ok = csprng.init().ok();
+      return csprng;
+    }
+    return stream;
+  }
+  Csprng csprng;
+  SeededStream stream;
+  bool ok = true;
+  CountingSource counting;
+};
+
+const char* source_name(int64_t kind) {
+  return kind == 0 ? "csprng" : "seeded";
+}
+
+// (c): one 64-bit word from RandomBits over the source.
+void BM_BitSourceWord(benchmark::State& state) {
+  Source source(state.range(0));
+  RandomBits bits(source.counting);
+  if (!source.ok) {
+    state.SkipWithError("Csprng init failed");
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(bits.bits(64).value());
+  state.SetItemsProcessed(state.iterations());
+  state.SetLabel(source_name(state.range(0)));
+}
+BENCHMARK(BM_BitSourceWord)->ArgName("src")->Arg(0)->Arg(1);
+
+// The source's own fill() at a request size (bytes): the per-call overhead of CTR_DRBG.
+void BM_SourceFill(benchmark::State& state) {
+  Source source(state.range(0));
+  std::vector<uint8_t> buffer(static_cast<size_t>(state.range(1)));
+  if (!source.ok) {
+    state.SkipWithError("Csprng init failed");
+    return;
+  }
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(source.counting.fill(MutableByteSpan(buffer.data(), buffer.size())));
+  }
+  state.SetBytesProcessed(state.iterations() * state.range(1));
+  state.SetLabel(source_name(state.range(0)));
+}
+BENCHMARK(BM_SourceFill)->ArgNames({"src", "bytes"})->ArgsProduct({{0, 1}, {8, 64, 1024}});
+
+void set_words_per_sample(benchmark::State& state, const CountingSource& counting) {
+  state.counters["words_per_sample"] =
+      static_cast<double>(counting.bytes()) / 8 / static_cast<double>(state.iterations());
+}
+
+// Table and scratch for the tabulated sampler at λ.
+struct TabulatedMemory {
+  explicit TabulatedMemory(Rational lambda) {
+    auto sizes = TabulatedSkellamSampler::sizes_for(lambda);
+    ok = sizes.ok();
+    if (!ok) return;
+    table.resize(sizes->table_entries);
+    scratch.resize(sizes->scratch_limbs);
+  }
+  std::vector<PoissonThreshold> table;
+  std::vector<uint64_t> scratch;
+  bool ok = false;
+};
+
+// (a), (b): exact Skellam, one sample() per item. Args: source, λ.
+void BM_ExactSkellam(benchmark::State& state) {
+  Source source(state.range(0));
+  RandomBits bits(source.counting);
+  const Rational lambda{static_cast<uint64_t>(state.range(1)), 1};
+  TabulatedMemory memory(lambda);
+  TabulatedSkellamSampler sampler;
+  if (!source.ok || !memory.ok ||
+      !sampler
+           .init(lambda, Span<PoissonThreshold>(memory.table.data(), memory.table.size()),
+                 Span<uint64_t>(memory.scratch.data(), memory.scratch.size()))
+           .ok()) {
+    state.SkipWithError("init failed");
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(sampler.sample(bits).value());
+  state.SetItemsProcessed(state.iterations());
+  set_words_per_sample(state, source.counting);
+  state.counters["table_bytes"] =
+      static_cast<double>(memory.table.size() * sizeof(PoissonThreshold));
+  state.SetLabel(source_name(state.range(0)));
+}
+BENCHMARK(BM_ExactSkellam)
+    ->ArgNames({"src", "lambda"})
+    ->ArgsProduct({{0, 1}, {10, 10000, 1000000}});
+
 void BM_PolyaShare(benchmark::State& state) {
   Bits b;
   for (auto _ : state) {
@@ -145,7 +263,10 @@ void BM_PolyaShare(benchmark::State& state) {
 }
 BENCHMARK(BM_PolyaShare);
 
-// Adds a "x raw draw" column: this benchmark's time per item over the baseline's.
+// Adds a "x raw draw" column: this benchmark's time per item over the baseline's. With
+// --benchmark_repetitions=N only the medians are described. For the exact Skellam runs a second
+// line says the share of its time that the bit source takes: words_per_sample × the time of one
+// word from the same source (BM_BitSourceWord, same run).
 class RatioReporter : public bench::SameRunReporter {
  public:
   RatioReporter()
@@ -153,17 +274,39 @@ class RatioReporter : public bench::SameRunReporter {
 
  protected:
   std::string describe(const Run& run) override {
-    const double per_item = run.GetAdjustedRealTime();
-    if (run.benchmark_name() == "BM_RawDraw64") baseline_ = per_item;
+    if (run.run_type == Run::RT_Aggregate ? run.aggregate_name != "median" : run.repetitions > 1) {
+      return "";
+    }
+    const double per_item = run.GetAdjustedRealTime();  // ns (the default time unit)
+    const std::string& function = run.run_name.function_name;
+    const std::string& args = run.run_name.args;
+    if (function == "BM_RawDraw64") baseline_ = per_item;
+    if (function == "BM_BitSourceWord") word_ns_[args] = per_item;
     if (baseline_ <= 0) return "";
-    char line[160];
-    std::snprintf(line, sizeof(line), "%-32s %10.1f x raw draw   %12.0f samples/s\n",
-                  run.benchmark_name().c_str(), per_item / baseline_, 1e9 / per_item);
-    return line;
+    char line[320];
+    std::snprintf(line, sizeof(line), "%-48s %10.1f x raw draw   %12.0f samples/s\n",
+                  (function + "/" + args).c_str(), per_item / baseline_, 1e9 / per_item);
+    std::string out = line;
+    const auto words = run.counters.find("words_per_sample");
+    if (function.rfind("BM_ExactSkellam", 0) == 0 && words != run.counters.end()) {
+      const std::string source = args.substr(0, args.find('/'));  // "src:0"
+      const auto word = word_ns_.find(source);
+      if (word != word_ns_.end()) {
+        const double bit_ns = words->second.value * word->second;
+        std::snprintf(line, sizeof(line),
+                      "    %.2f M/s, %.3f words/sample x %.2f ns/word = %.1f ns of %.1f ns: bit "
+                      "source %.0f%%\n",
+                      1e3 / per_item, words->second.value, word->second, bit_ns, per_item,
+                      100 * bit_ns / per_item);
+        out += line;
+      }
+    }
+    return out;
   }
 
  private:
   double baseline_ = 0;
+  std::map<std::string, double> word_ns_;
 };
 
 }  // namespace
