@@ -143,6 +143,11 @@ BENCHMARK(BM_SkellamTabulated)->Arg(100)->Arg(10000)->Arg(1000000)->Arg(10000000
 // (b) a seeded AES-CTR stream, both through RandomBits; and (c) the bit source alone, one 64-bit
 // word through RandomBits. Each Skellam run reports words_per_sample (bytes the source produced
 // / 8 / samples), so that time in the bit source ≈ words_per_sample × (c)'s time per word.
+// Sources (src): 0 = Csprng through RandomBits' own 64-byte buffer, 1 = SeededStream (same
+// buffer), 2 = Csprng through a RandomBits::kLargeBufferBytes caller buffer (1024-byte requests).
+// The anchor, numpy's inexact difference of two Poisson draws, is timed in the same session with
+// /usr/bin/python3 (numpy 1.24, PCG64): for each λ the median of 7 runs of
+// rng.poisson(λ, 10**7) − rng.poisson(λ, 10**7) under time.perf_counter().
 
 // Counts the bytes a source hands out (one extra indirect call per refill, not per bit).
 class CountingSource final : public RandomSource {
@@ -159,39 +164,42 @@ class CountingSource final : public RandomSource {
   uint64_t bytes_ = 0;
 };
 
-// The two bit sources: 0 = Csprng (seeded from the platform, as in production), 1 = SeededStream.
+// A bit source and the reader over it.
 struct Source {
-  explicit Source(int64_t kind) : stream(Seed256{}, 9), counting(select(kind)) {}
+  explicit Source(int64_t kind)
+      : stream(Seed256{}, 9),
+        counting(select(kind)),
+        bits(kind == 2 ? RandomBits(counting, MutableByteSpan(large, sizeof(large)))
+                       : RandomBits(counting)) {}
   RandomSource& select(int64_t kind) {
-    if (kind == 0) {
-      ok = csprng.init().ok();
-      return csprng;
-    }
-    return stream;
+    if (kind == 1) return stream;
+    ok = csprng.init().ok();
+    return csprng;
   }
   Csprng csprng;
   SeededStream stream;
   bool ok = true;
   CountingSource counting;
+  uint8_t large[RandomBits::kLargeBufferBytes];
+  RandomBits bits;
 };
 
 const char* source_name(int64_t kind) {
-  return kind == 0 ? "csprng" : "seeded";
+  return kind == 0 ? "csprng, 64 B requests" : kind == 1 ? "seeded" : "csprng, 1 KiB requests";
 }
 
 // (c): one 64-bit word from RandomBits over the source.
 void BM_BitSourceWord(benchmark::State& state) {
   Source source(state.range(0));
-  RandomBits bits(source.counting);
   if (!source.ok) {
     state.SkipWithError("Csprng init failed");
     return;
   }
-  for (auto _ : state) benchmark::DoNotOptimize(bits.bits(64).value());
+  for (auto _ : state) benchmark::DoNotOptimize(source.bits.bits(64).value());
   state.SetItemsProcessed(state.iterations());
   state.SetLabel(source_name(state.range(0)));
 }
-BENCHMARK(BM_BitSourceWord)->ArgName("src")->Arg(0)->Arg(1);
+BENCHMARK(BM_BitSourceWord)->ArgName("src")->Arg(0)->Arg(1)->Arg(2);
 
 // The source's own fill() at a request size (bytes): the per-call overhead of CTR_DRBG.
 void BM_SourceFill(benchmark::State& state) {
@@ -216,8 +224,8 @@ void set_words_per_sample(benchmark::State& state, const CountingSource& countin
 
 // Table and scratch for the tabulated sampler at λ.
 struct TabulatedMemory {
-  explicit TabulatedMemory(Rational lambda) {
-    auto sizes = TabulatedSkellamSampler::sizes_for(lambda);
+  TabulatedMemory(Rational lambda, TabulatedSkellamSampler::Method method) {
+    auto sizes = TabulatedSkellamSampler::sizes_for(lambda, method);
     ok = sizes.ok();
     if (!ok) return;
     table.resize(sizes->table_entries);
@@ -228,31 +236,77 @@ struct TabulatedMemory {
   bool ok = false;
 };
 
-// (a), (b): exact Skellam, one sample() per item. Args: source, λ.
-void BM_ExactSkellam(benchmark::State& state) {
-  Source source(state.range(0));
-  RandomBits bits(source.counting);
-  const Rational lambda{static_cast<uint64_t>(state.range(1)), 1};
-  TabulatedMemory memory(lambda);
-  TabulatedSkellamSampler sampler;
+bool init_skellam(benchmark::State& state, const Source& source, TabulatedSkellamSampler& sampler,
+                  Rational lambda, TabulatedMemory& memory,
+                  TabulatedSkellamSampler::Method method = TabulatedSkellamSampler::Method::kAuto) {
   if (!source.ok || !memory.ok ||
       !sampler
            .init(lambda, Span<PoissonThreshold>(memory.table.data(), memory.table.size()),
-                 Span<uint64_t>(memory.scratch.data(), memory.scratch.size()))
+                 Span<uint64_t>(memory.scratch.data(), memory.scratch.size()), method)
            .ok()) {
     state.SkipWithError("init failed");
-    return;
+    return false;
   }
-  for (auto _ : state) benchmark::DoNotOptimize(sampler.sample(bits).value());
-  state.SetItemsProcessed(state.iterations());
-  set_words_per_sample(state, source.counting);
   state.counters["table_bytes"] =
       static_cast<double>(memory.table.size() * sizeof(PoissonThreshold));
+  state.counters["scratch_bytes"] = static_cast<double>(memory.scratch.size() * sizeof(uint64_t));
+  return true;
+}
+
+// (a), (b): exact Skellam, one sample() per item. Args: source, λ.
+void BM_ExactSkellam(benchmark::State& state) {
+  Source source(state.range(0));
+  const Rational lambda{static_cast<uint64_t>(state.range(1)), 1};
+  TabulatedMemory memory(lambda, TabulatedSkellamSampler::Method::kAuto);
+  TabulatedSkellamSampler sampler;
+  if (!init_skellam(state, source, sampler, lambda, memory)) return;
+  for (auto _ : state) benchmark::DoNotOptimize(sampler.sample(source.bits).value());
+  state.SetItemsProcessed(state.iterations());
+  set_words_per_sample(state, source.counting);
   state.SetLabel(source_name(state.range(0)));
 }
 BENCHMARK(BM_ExactSkellam)
     ->ArgNames({"src", "lambda"})
-    ->ArgsProduct({{0, 1}, {10, 10000, 1000000}});
+    ->ArgsProduct({{0, 1, 2}, {10, 10000, 1000000}});
+
+// The batch API: sample_many() into a 256-sample buffer (what add_noise does), per sample.
+void BM_ExactSkellamBatch(benchmark::State& state) {
+  Source source(state.range(0));
+  const Rational lambda{static_cast<uint64_t>(state.range(1)), 1};
+  TabulatedMemory memory(lambda, TabulatedSkellamSampler::Method::kAuto);
+  TabulatedSkellamSampler sampler;
+  if (!init_skellam(state, source, sampler, lambda, memory)) return;
+  int64_t out[256];
+  for (auto _ : state) {
+    if (!sampler.sample_many(source.bits, Span<int64_t>(out)).ok()) state.SkipWithError("draw");
+    benchmark::DoNotOptimize(out);
+  }
+  state.SetItemsProcessed(state.iterations() * 256);
+  state.counters["samples_per_iteration"] = 256;
+  state.counters["words_per_sample"] = static_cast<double>(source.counting.bytes()) / 8 /
+                                       static_cast<double>(state.iterations() * 256);
+  state.SetLabel(source_name(state.range(0)));
+}
+BENCHMARK(BM_ExactSkellamBatch)
+    ->ArgNames({"src", "lambda"})
+    ->ArgsProduct({{0, 1, 2}, {10, 10000, 1000000}});
+
+// Where kAuto should stop splitting a Poisson(2λ) draw: both methods at small λ (CSPRNG, 1 KiB).
+// method: 1 = the difference of two draws, 2 = the split.
+void BM_SkellamMethod(benchmark::State& state) {
+  Source source(2);
+  const Rational lambda{static_cast<uint64_t>(state.range(0)), 1};
+  const auto method = static_cast<TabulatedSkellamSampler::Method>(state.range(1));
+  TabulatedMemory memory(lambda, method);
+  TabulatedSkellamSampler sampler;
+  if (!init_skellam(state, source, sampler, lambda, memory, method)) return;
+  for (auto _ : state) benchmark::DoNotOptimize(sampler.sample(source.bits).value());
+  state.SetItemsProcessed(state.iterations());
+  set_words_per_sample(state, source.counting);
+}
+BENCHMARK(BM_SkellamMethod)
+    ->ArgNames({"lambda", "method"})
+    ->ArgsProduct({{4, 10, 20, 32, 64, 128}, {1, 2}});
 
 void BM_PolyaShare(benchmark::State& state) {
   Bits b;
@@ -277,7 +331,9 @@ class RatioReporter : public bench::SameRunReporter {
     if (run.run_type == Run::RT_Aggregate ? run.aggregate_name != "median" : run.repetitions > 1) {
       return "";
     }
-    const double per_item = run.GetAdjustedRealTime();  // ns (the default time unit)
+    const auto batch = run.counters.find("samples_per_iteration");
+    const double per_item =  // ns (the default time unit)
+        run.GetAdjustedRealTime() / (batch == run.counters.end() ? 1.0 : batch->second.value);
     const std::string& function = run.run_name.function_name;
     const std::string& args = run.run_name.args;
     if (function == "BM_RawDraw64") baseline_ = per_item;
