@@ -68,23 +68,49 @@ class RandomBits {
 
   // Lookahead: after ensure_lookahead(), peek64() is the next 64 bits (bit 0 first) and skip(n)
   // (n ≤ 64) consumes the first n of them; a failed ensure_lookahead() consumes nothing.
-  Status ensure_lookahead() { return bits_left_ == 64 || has_next_ ? Status() : load_next(); }
-  uint64_t peek64() const {
-    return bits_left_ == 64 ? word_ : word_ | (next_ << bits_left_);  // bits_left_ < 64 here
-  }
-  void skip(unsigned n) {
-    if (n < bits_left_) {
-      word_ >>= n;
-      bits_left_ -= n;
-    } else if (has_next_) {  // n − bits_left_ ≤ 64 bits come from the next word
-      const unsigned from_next = n - bits_left_;
-      word_ = from_next == 64 ? 0 : (next_ >> from_next);
-      bits_left_ = 64 - from_next;
-      has_next_ = false;
-    } else {  // n == bits_left_
-      word_ = 0;
-      bits_left_ = 0;
+  // A Window is the same state as a value, for a sampler's inner loop to keep in registers:
+  // take_window(), then ensure_lookahead(window) / window.peek64() / window.skip(n), then
+  // put_window(); nothing else may use this object in between.
+  struct Window {
+    uint64_t word = 0;  // the next `left` bits, the rest zero
+    uint64_t next = 0;  // the 64 after them, when has_next
+    unsigned left = 0;
+    bool has_next = false;
+    uint64_t peek64() const { return left == 64 ? word : word | (next << left); }
+    void skip(unsigned n) {
+      if (n < left) {
+        word >>= n;
+        left -= n;
+      } else if (has_next) {  // n − left ≤ 64 bits come from the next word
+        const unsigned from_next = n - left;
+        word = from_next == 64 ? 0 : (next >> from_next);
+        left = 64 - from_next;
+        has_next = false;
+      } else {  // n == left
+        word = 0;
+        left = 0;
+      }
     }
+  };
+  Window take_window() const { return Window{word_, next_, bits_left_, has_next_}; }
+  void put_window(const Window& w) {
+    word_ = w.word;
+    next_ = w.next;
+    bits_left_ = w.left;
+    has_next_ = w.has_next;
+  }
+  Status ensure_lookahead(Window& w) {
+    if (w.left == 64 || w.has_next) return Status();
+    FEDSTAT_ASSIGN_OR_RETURN(w.next, load_buffered_word());
+    w.has_next = true;
+    return Status();
+  }
+  Status ensure_lookahead() { return bits_left_ == 64 || has_next_ ? Status() : load_next(); }
+  uint64_t peek64() const { return take_window().peek64(); }
+  void skip(unsigned n) {
+    Window w = take_window();
+    w.skip(n);
+    put_window(w);
   }
 
  private:

@@ -451,12 +451,19 @@ inline Result<uint64_t> TabulatedPoissonSampler::draw(RandomBits& bits) {
   const unsigned slot_bits = log2_slots_;
   const unsigned theta_bits = 63 - slot_bits;
   const uint64_t theta_mask = (uint64_t{1} << theta_bits) - 1;
+  // The bit position lives in registers (a Window) on the fast path; the rare paths that read
+  // bits one by one get it back in `bits` first.
+  RandomBits::Window w = bits.take_window();
   for (;;) {
     // Proposal: b bits pick a slot; the next bits decide [U' < θ/Q] (keep the slot's block, else
     // its alias) at their first difference from θ's expansion (or once θ's last 1 is matched:
     // then U' ≥ θ/Q); then log2(s) bits place j in the block. All from one lookahead.
-    FEDSTAT_RETURN_IF_ERROR(bits.ensure_lookahead());
-    uint64_t v = bits.peek64();
+    const Status more = bits.ensure_lookahead(w);
+    if (!more.ok()) {
+      bits.put_window(w);
+      return more;
+    }
+    uint64_t v = w.peek64();
     const uint64_t slot = v & ((uint64_t{1} << slot_bits) - 1);
     const uint64_t entry = alias_[static_cast<size_t>(slot)].bits;
     const uint64_t theta = entry & theta_mask;
@@ -475,21 +482,25 @@ inline Result<uint64_t> TabulatedPoissonSampler::draw(RandomBits& bits) {
       pending = used + log2_s_;
     } else {
       v_current = false;
+      bits.put_window(w);
       FEDSTAT_ASSIGN_OR_RETURN(block, propose_block_slowly(bits, r));
+      w = bits.take_window();
     }
     int64_t j;
     if (block < central_blocks_) {
       j = c_lo_ + static_cast<int64_t>((block << log2_s_) + r);
       if (j < -static_cast<int64_t>(m_)) {  // f = 0 below the support
-        bits.skip(pending);
+        w.skip(pending);
         continue;
       }
     } else {
-      bits.skip(pending);
+      w.skip(pending);
       pending = 0;
       v_current = false;
+      bits.put_window(w);
       FEDSTAT_ASSIGN_OR_RETURN(const bool proposed,
                                propose_tail(bits, block != central_blocks_, j));
+      w = bits.take_window();
       if (!proposed) continue;
     }
     // Decision: the first bit where U and A(j) differ, if A's known prefix holds it — from the
@@ -505,23 +516,33 @@ inline Result<uint64_t> TabulatedPoissonSampler::draw(RandomBits& bits) {
       const unsigned differ = static_cast<unsigned>(
           __builtin_ctzll(((u ^ a.bits) & kPrefixMask) | (uint64_t{1} << limit)));
       if (differ < limit) {
-        bits.skip(pending + differ + 1);
-        if (((u >> differ) & 1) == 0) return m_ + static_cast<uint64_t>(j);
-        continue;
+        w.skip(pending + differ + 1);
+        if (((u >> differ) & 1) != 0) continue;  // U's bit 1 where A's is 0: U > A
+        bits.put_window(w);
+        return m_ + static_cast<uint64_t>(j);  // wraps correctly for j < 0 (j ≥ −m)
       }
     }
-    bits.skip(pending);
-    FEDSTAT_RETURN_IF_ERROR(bits.ensure_lookahead());
-    v = bits.peek64();
+    w.skip(pending);
+    const Status again = bits.ensure_lookahead(w);
+    if (!again.ok()) {
+      bits.put_window(w);
+      return again;
+    }
+    v = w.peek64();
     const unsigned differ = static_cast<unsigned>(
         __builtin_ctzll(((v ^ a.bits) & kPrefixMask) | (uint64_t{1} << known)));
     if (differ < known) {
-      bits.skip(differ + 1);
+      w.skip(differ + 1);
       accept = ((v >> differ) & 1) == 0;  // U's bit 0 where A's is 1: U < A
     } else {
+      bits.put_window(w);
       FEDSTAT_ASSIGN_OR_RETURN(accept, exact_accept(bits, j));
+      w = bits.take_window();
     }
-    if (accept) return m_ + static_cast<uint64_t>(j);  // wraps correctly for j < 0 (j ≥ −m)
+    if (accept) {
+      bits.put_window(w);
+      return m_ + static_cast<uint64_t>(j);
+    }
   }
 }
 
