@@ -8,7 +8,7 @@
 // for j < 0, f(0) = 1 the maximum); output m + j with probability ∝ f(j), i.e. Poisson(λ).
 //
 // Proposal (rejection sampling, acceptance 0.95–1): central blocks [c_lo + β·s, c_lo + (β+1)·s)
-// of width s = 2^⌊log2(⌊√m⌋/8)⌋ (1 below m = 256), up to 63 a side, covering [c_lo, c_hi] ⊇
+// of width s = 2^⌊log2(⌊√m⌋/8)⌋ (1 below m = 256), at most 63 a side, covering [c_lo, c_hi] ≈
 // [max(−m, −4√m), 4√m]; and two tail blocks: above, j = c_hi + 1 + K·w + r, below, j = c_lo − 1 −
 // (K·w + r) (none if c_lo reaches −m), K the number of 0-bits before the first 1-bit, r log2(w)
 // uniform bits, w a power of two ≥ 2^⌊log2 √m⌋ whose w-th power of the first factor past the
