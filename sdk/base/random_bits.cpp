@@ -4,14 +4,39 @@
 
 namespace fedstat {
 
-Status RandomBits::refill_word() {
-  if (buffer_pos_ == kBufferBytes) {
-    FEDSTAT_RETURN_IF_ERROR(source_.fill(MutableByteSpan(buffer_)));
+RandomBits::RandomBits(RandomSource& source, MutableByteSpan buffer) : source_(source) {
+  const size_t usable = buffer.size() - buffer.size() % 8;
+  if (usable >= 8) {
+    buffer_ = buffer.data();
+    buffer_bytes_ = usable;
+    buffer_pos_ = usable;
+  }
+}
+
+Result<uint64_t> RandomBits::load_buffered_word() {
+  if (buffer_pos_ == buffer_bytes_) {
+    FEDSTAT_RETURN_IF_ERROR(source_.fill(MutableByteSpan(buffer_, buffer_bytes_)));
     buffer_pos_ = 0;
   }
-  word_ = load_le64(buffer_ + buffer_pos_);
+  const uint64_t w = load_le64(buffer_ + buffer_pos_);
   buffer_pos_ += 8;
+  return w;
+}
+
+Status RandomBits::refill_word() {
+  if (has_next_) {
+    word_ = next_;
+    has_next_ = false;
+  } else {
+    FEDSTAT_ASSIGN_OR_RETURN(word_, load_buffered_word());
+  }
   bits_left_ = 64;
+  return Status();
+}
+
+Status RandomBits::load_next() {
+  FEDSTAT_ASSIGN_OR_RETURN(next_, load_buffered_word());
+  has_next_ = true;
   return Status();
 }
 

@@ -1,12 +1,23 @@
-// RandomBits: single bits and short bit strings from a RandomSource, read through a small buffer.
+// RandomBits: single bits and short bit strings from a RandomSource, read through a buffer.
 //
 // The exact samplers (sdk/noise) consume randomness a few bits at a time (an exact Bernoulli
 // trial needs 2 bits on average); asking the source for 8 bytes per trial would waste most of it
-// and pay a virtual call each time. RandomBits refills kBufferBytes at once and hands out bits
+// and pay a virtual call each time. RandomBits refills its buffer at once and hands out bits
 // in a fixed order (bytes in stream order, each byte from its least significant bit), so a
-// seeded stream gives the same samples on every architecture.
+// seeded stream gives the same samples on every architecture. The buffer size never changes
+// which bits are handed out, only how many bytes each source call asks for: the default is
+// kBufferBytes inside the object; a caller buffer (e.g. kLargeBufferBytes) amortises a source's
+// per-call cost — CTR_DRBG (csprng.h) spends about as long on a call's state update as on 64
+// bytes of output, and returns at most 1024 bytes per call. Bits waiting in the buffer are
+// secret (they are future noise): a larger buffer keeps more of them in memory.
 //
-// Memory: kBufferBytes + 3 words. Paper: infrastructure for the samplers (002 §2.3, 001 §4.7).
+// Lookahead (samplers that decide from the shortest prefix of a random number, e.g.
+// tabulated_poisson.h): ensure_lookahead() then peek64() shows the next 64 bits (bit 0 = the
+// next bit) without consuming them; skip(n) consumes the first n of them. Same bits, same order
+// as bit().
+//
+// Memory: kBufferBytes + 7 words, plus the caller's buffer if one is given. Paper: infrastructure
+// for the samplers (002 §2.3, 001 §4.7).
 #ifndef FEDSTAT_SDK_BASE_RANDOM_BITS_H_
 #define FEDSTAT_SDK_BASE_RANDOM_BITS_H_
 
@@ -20,8 +31,14 @@ namespace fedstat {
 class RandomBits {
  public:
   static constexpr size_t kBufferBytes = 64;
+  // CTR_DRBG's largest request (MBEDTLS_CTR_DRBG_MAX_REQUEST): the buffer size that makes the
+  // CSPRNG cheapest per bit (see BM_SourceFill in tests/bench/noise_bench.cpp).
+  static constexpr size_t kLargeBufferBytes = 1024;
 
   explicit RandomBits(RandomSource& source) : source_(source) {}
+  // Refills `buffer` (caller memory that outlives this object) instead of the internal one; its
+  // size is used rounded down to a multiple of 8, and a buffer of fewer than 8 bytes is ignored.
+  RandomBits(RandomSource& source, MutableByteSpan buffer);
   RandomBits(const RandomBits&) = delete;
   RandomBits& operator=(const RandomBits&) = delete;
 
@@ -49,14 +66,67 @@ class RandomBits {
     bits_left_ -= n;
   }
 
+  // Lookahead: after ensure_lookahead(), peek64() is the next 64 bits (bit 0 first) and skip(n)
+  // (n ≤ 64) consumes the first n of them; a failed ensure_lookahead() consumes nothing.
+  // A Window is the same state as a value, for a sampler's inner loop to keep in registers:
+  // take_window(), then ensure_lookahead(window) / window.peek64() / window.skip(n), then
+  // put_window(); nothing else may use this object in between.
+  struct Window {
+    uint64_t word = 0;  // the next `left` bits, the rest zero
+    uint64_t next = 0;  // the 64 after them, when has_next
+    unsigned left = 0;
+    bool has_next = false;
+    uint64_t peek64() const { return left == 64 ? word : word | (next << left); }
+    void skip(unsigned n) {
+      if (n < left) {
+        word >>= n;
+        left -= n;
+      } else if (has_next) {  // n − left ≤ 64 bits come from the next word
+        const unsigned from_next = n - left;
+        word = from_next == 64 ? 0 : (next >> from_next);
+        left = 64 - from_next;
+        has_next = false;
+      } else {  // n == left
+        word = 0;
+        left = 0;
+      }
+    }
+  };
+  Window take_window() const { return Window{word_, next_, bits_left_, has_next_}; }
+  void put_window(const Window& w) {
+    word_ = w.word;
+    next_ = w.next;
+    bits_left_ = w.left;
+    has_next_ = w.has_next;
+  }
+  Status ensure_lookahead(Window& w) {
+    if (w.left == 64 || w.has_next) return Status();
+    FEDSTAT_ASSIGN_OR_RETURN(w.next, load_buffered_word());
+    w.has_next = true;
+    return Status();
+  }
+  Status ensure_lookahead() { return bits_left_ == 64 || has_next_ ? Status() : load_next(); }
+  uint64_t peek64() const { return take_window().peek64(); }
+  void skip(unsigned n) {
+    Window w = take_window();
+    w.skip(n);
+    put_window(w);
+  }
+
  private:
   Status refill_word();
+  Status load_next();
+  Result<uint64_t> load_buffered_word();
 
   RandomSource& source_;
-  uint8_t buffer_[kBufferBytes] = {};
+  uint8_t own_buffer_[kBufferBytes] = {};
+  uint8_t* buffer_ = own_buffer_;
+  size_t buffer_bytes_ = kBufferBytes;
   size_t buffer_pos_ = kBufferBytes;
   uint64_t word_ = 0;
+  uint64_t next_ = 0;  // the word after word_, when has_next_ (loaded by ensure_lookahead)
   unsigned bits_left_ = 0;
+  bool has_next_ = false;
 };
 
 }  // namespace fedstat

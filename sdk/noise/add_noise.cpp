@@ -74,12 +74,45 @@ Result<int64_t> NoiseSampler::sample(RandomBits& bits) const {
 }
 
 namespace {
-template <typename Value>
-Status add_plain(Span<const Value> in, Span<Value> out, const NoiseSampler& noise,
-                 RandomBits& bits) {
+// Noise one element at a time from a NoiseSampler.
+class OneByOne {
+ public:
+  OneByOne(const NoiseSampler& noise, RandomBits& bits) : noise_(noise), bits_(bits) {}
+  Result<int64_t> next() { return noise_.sample(bits_); }
+
+ private:
+  const NoiseSampler& noise_;
+  RandomBits& bits_;
+};
+
+// Noise from a TabulatedSkellamSampler, kNoiseChunk draws at a time (the same draws, in order).
+class Chunked {
+ public:
+  Chunked(TabulatedSkellamSampler& noise, RandomBits& bits, size_t total)
+      : noise_(noise), bits_(bits), left_(total) {}
+  Result<int64_t> next() {
+    if (at_ == filled_) {
+      filled_ = left_ < kNoiseChunk ? left_ : kNoiseChunk;
+      FEDSTAT_RETURN_IF_ERROR(noise_.sample_many(bits_, Span<int64_t>(chunk_, filled_)));
+      left_ -= filled_;
+      at_ = 0;
+    }
+    return chunk_[at_++];
+  }
+
+ private:
+  TabulatedSkellamSampler& noise_;
+  RandomBits& bits_;
+  size_t left_;
+  size_t at_ = 0, filled_ = 0;
+  int64_t chunk_[kNoiseChunk];
+};
+
+template <typename Value, typename Noise>
+Status add_plain(Span<const Value> in, Span<Value> out, Noise noise) {
   if (in.size() != out.size()) return invalid_argument("add_noise: in and out differ in length");
   for (size_t i = 0; i < in.size(); ++i) {
-    FEDSTAT_ASSIGN_OR_RETURN(const int64_t z, noise.sample(bits));
+    FEDSTAT_ASSIGN_OR_RETURN(const int64_t z, noise.next());
     Value sum;
     if (__builtin_add_overflow(in[i], z, &sum)) {
       return out_of_range("add_noise: value + noise overflows the value type: use add_noise_mod");
@@ -88,21 +121,9 @@ Status add_plain(Span<const Value> in, Span<Value> out, const NoiseSampler& nois
   }
   return Status();
 }
-}  // namespace
 
-Status add_noise(Span<const int64_t> in, Span<int64_t> out, const NoiseSampler& noise,
-                 RandomBits& bits) {
-  return add_plain<int64_t>(in, out, noise, bits);
-}
-Status add_noise(Span<const int32_t> in, Span<int32_t> out, const NoiseSampler& noise,
-                 RandomBits& bits) {
-  return add_plain<int32_t>(in, out, noise, bits);
-}
-
-namespace {
-template <typename Word>
-Status add_mod(Span<const Word> in, Span<Word> out, unsigned modulus_bits,
-               const NoiseSampler& noise, RandomBits& bits) {
+template <typename Word, typename Noise>
+Status add_mod(Span<const Word> in, Span<Word> out, unsigned modulus_bits, Noise noise) {
   constexpr unsigned kWordBits = sizeof(Word) * 8;
   if (in.size() != out.size())
     return invalid_argument("add_noise_mod: in and out differ in length");
@@ -112,7 +133,7 @@ Status add_mod(Span<const Word> in, Span<Word> out, unsigned modulus_bits,
   const Word mask = modulus_bits == kWordBits ? static_cast<Word>(~Word{0})
                                               : static_cast<Word>((Word{1} << modulus_bits) - 1);
   for (size_t i = 0; i < in.size(); ++i) {
-    FEDSTAT_ASSIGN_OR_RETURN(const int64_t z, noise.sample(bits));
+    FEDSTAT_ASSIGN_OR_RETURN(const int64_t z, noise.next());
     // Two's complement wrap: adding the 64-bit pattern of z is adding z mod 2^64, then mod 2^b.
     out[i] = static_cast<Word>((static_cast<uint64_t>(in[i]) + static_cast<uint64_t>(z)) & mask);
   }
@@ -120,13 +141,38 @@ Status add_mod(Span<const Word> in, Span<Word> out, unsigned modulus_bits,
 }
 }  // namespace
 
+Status add_noise(Span<const int64_t> in, Span<int64_t> out, const NoiseSampler& noise,
+                 RandomBits& bits) {
+  return add_plain<int64_t>(in, out, OneByOne(noise, bits));
+}
+Status add_noise(Span<const int32_t> in, Span<int32_t> out, const NoiseSampler& noise,
+                 RandomBits& bits) {
+  return add_plain<int32_t>(in, out, OneByOne(noise, bits));
+}
 Status add_noise_mod(Span<const uint32_t> in, Span<uint32_t> out, unsigned bits_of_modulus,
                      const NoiseSampler& noise, RandomBits& bits) {
-  return add_mod<uint32_t>(in, out, bits_of_modulus, noise, bits);
+  return add_mod<uint32_t>(in, out, bits_of_modulus, OneByOne(noise, bits));
 }
 Status add_noise_mod(Span<const uint64_t> in, Span<uint64_t> out, unsigned bits_of_modulus,
                      const NoiseSampler& noise, RandomBits& bits) {
-  return add_mod<uint64_t>(in, out, bits_of_modulus, noise, bits);
+  return add_mod<uint64_t>(in, out, bits_of_modulus, OneByOne(noise, bits));
+}
+
+Status add_noise(Span<const int64_t> in, Span<int64_t> out, TabulatedSkellamSampler& noise,
+                 RandomBits& bits) {
+  return add_plain<int64_t>(in, out, Chunked(noise, bits, in.size()));
+}
+Status add_noise(Span<const int32_t> in, Span<int32_t> out, TabulatedSkellamSampler& noise,
+                 RandomBits& bits) {
+  return add_plain<int32_t>(in, out, Chunked(noise, bits, in.size()));
+}
+Status add_noise_mod(Span<const uint32_t> in, Span<uint32_t> out, unsigned bits_of_modulus,
+                     TabulatedSkellamSampler& noise, RandomBits& bits) {
+  return add_mod<uint32_t>(in, out, bits_of_modulus, Chunked(noise, bits, in.size()));
+}
+Status add_noise_mod(Span<const uint64_t> in, Span<uint64_t> out, unsigned bits_of_modulus,
+                     TabulatedSkellamSampler& noise, RandomBits& bits) {
+  return add_mod<uint64_t>(in, out, bits_of_modulus, Chunked(noise, bits, in.size()));
 }
 
 }  // namespace noise

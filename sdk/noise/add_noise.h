@@ -14,7 +14,13 @@
 // used in lowest terms), Skellam λ ≤ 2^31, Pólya scale ≤ 10^4 with clients ≥ 1 (clients = 0 is
 // kInvalidArgument). sample() before a successful init() is kFailedPrecondition.
 //
-// Memory: sizeof(NoiseSampler) ≈ sizeof(SkellamSampler) + 32 bytes; nothing per element.
+// Every helper also takes a TabulatedSkellamSampler (tabulated_poisson.h: exact Sk(λ) from a
+// table in caller memory, several times faster): it draws with sample_many() in chunks of
+// kNoiseChunk on the stack, so element i gets exactly the i-th draw that sample() calls would
+// give (on an error, the draws of the failing element's chunk are spent).
+//
+// Memory: sizeof(NoiseSampler) ≈ sizeof(SkellamSampler) + 32 bytes; nothing per element; the
+// tabulated helpers use kNoiseChunk·8 bytes of stack.
 // Paper: 002 Algorithm 4 (Skellam noise on the discretised update), 001 §4.7, 000 Algorithm 3.
 #ifndef FEDSTAT_SDK_NOISE_ADD_NOISE_H_
 #define FEDSTAT_SDK_NOISE_ADD_NOISE_H_
@@ -25,6 +31,7 @@
 #include "sdk/base/span.h"
 #include "sdk/noise/poisson.h"
 #include "sdk/noise/rational.h"
+#include "sdk/noise/tabulated_poisson.h"
 
 namespace fedstat {
 namespace noise {
@@ -62,6 +69,16 @@ Status add_noise_mod(Span<const uint32_t> in, Span<uint32_t> out, unsigned bits_
                      const NoiseSampler& noise, RandomBits& bits);
 Status add_noise_mod(Span<const uint64_t> in, Span<uint64_t> out, unsigned bits_of_modulus,
                      const NoiseSampler& noise, RandomBits& bits);
+
+constexpr size_t kNoiseChunk = 32;
+Status add_noise(Span<const int64_t> in, Span<int64_t> out, TabulatedSkellamSampler& noise,
+                 RandomBits& bits);
+Status add_noise(Span<const int32_t> in, Span<int32_t> out, TabulatedSkellamSampler& noise,
+                 RandomBits& bits);
+Status add_noise_mod(Span<const uint32_t> in, Span<uint32_t> out, unsigned bits_of_modulus,
+                     TabulatedSkellamSampler& noise, RandomBits& bits);
+Status add_noise_mod(Span<const uint64_t> in, Span<uint64_t> out, unsigned bits_of_modulus,
+                     TabulatedSkellamSampler& noise, RandomBits& bits);
 
 }  // namespace noise
 }  // namespace fedstat

@@ -75,6 +75,22 @@ Status BigUint::shift_left(uint64_t bits) {
   return Status();
 }
 
+Status BigUint::subtract(const BigUint& other) {
+  if (compare(other) < 0)
+    return invalid_argument("BigUint::subtract: the result would be negative");
+  uint64_t borrow = 0;
+  for (size_t i = 0; i < size_; ++i) {
+    const uint64_t b = i < other.size_ ? other.limbs_[i] : 0;
+    const uint64_t d = limbs_[i] - b;
+    const uint64_t next_borrow = (limbs_[i] < b || d < borrow) ? 1 : 0;
+    limbs_[i] = d - borrow;
+    borrow = next_borrow;
+    if (borrow == 0 && i >= other.size_) break;
+  }
+  while (size_ > 0 && limbs_[size_ - 1] == 0) --size_;
+  return Status();
+}
+
 Status BigUint::assign_product(const BigUint& a, const BigUint& b) {
   if (a.size_ == 0 || b.size_ == 0) {
     size_ = 0;

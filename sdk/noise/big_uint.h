@@ -1,7 +1,8 @@
 // BigUint: an unsigned big integer in caller memory (64-bit limbs, least significant first), with
 // just what exact rational comparisons need: multiply by a word, multiply two numbers, shift
-// left, compare. Never allocates; an operation that would exceed the capacity fails with
-// kResourceExhausted and leaves the number unspecified (callers size buffers by formula).
+// left, subtract a smaller number, compare. Never allocates; an operation that would exceed the
+// capacity fails with kResourceExhausted and leaves the number unspecified (callers size buffers by
+// formula).
 //
 // Memory: the caller's limb span (8 bytes a limb). Paper: none (exact fallback of
 // tabulated_poisson.h).
@@ -27,6 +28,8 @@ class BigUint {
   Status add_word(uint64_t value);
   Status multiply_word(uint64_t factor);
   Status shift_left(uint64_t bits);
+  // this −= other; kInvalidArgument (this unchanged) if other > this.
+  Status subtract(const BigUint& other);
   // this = a · b (this must not share memory with a or b).
   Status assign_product(const BigUint& a, const BigUint& b);
   // -1, 0, +1 as this <, =, > other.

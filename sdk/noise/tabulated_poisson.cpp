@@ -4,12 +4,20 @@
 
 #include "sdk/noise/poisson.h"
 
+// Only correctly rounded IEEE double operations decide C and the block weights W (which define
+// A exactly, and so the samples): +, −, ·, / and the exact ldexp/frexp/nextafter/ceil. Every
+// product that is added (s·h, 2·w·f) has a power-of-two factor, so it is exact and a fused
+// multiply-add (clang's -ffp-contract=on) cannot change the sum either.
+
 namespace fedstat {
 namespace noise {
 namespace {
 
-constexpr double kNegligible = 0x1p-70;     // table ends where A < 2^−70 (< 2^−64 with margin)
+constexpr double kNegligible = 0x1p-62;     // the table ends where A < 2^−62 (so a_1..a_58 = 0)
 constexpr int64_t kMaxHalfWidth = 1 << 26;  // 64 M entries: far beyond any sensible λ
+constexpr uint64_t kMaxHalfBlocks = 63;     // central blocks per side
+constexpr unsigned kKnownShift = 58;
+constexpr uint64_t kPrefixMask = (uint64_t{1} << kKnownShift) - 1;
 
 unsigned bit_length(uint64_t v) {
   unsigned n = 0;
@@ -17,16 +25,135 @@ unsigned bit_length(uint64_t v) {
   return n;
 }
 
+uint64_t reverse_bits(uint64_t x) {
+  x = ((x >> 1) & 0x5555555555555555u) | ((x & 0x5555555555555555u) << 1);
+  x = ((x >> 2) & 0x3333333333333333u) | ((x & 0x3333333333333333u) << 2);
+  x = ((x >> 4) & 0x0F0F0F0F0F0F0F0Fu) | ((x & 0x0F0F0F0F0F0F0F0Fu) << 4);
+  return __builtin_bswap64(x);
+}
+
+// The bits that every integer in [low, high] shares at the top (at most 58 of them), as a table
+// entry: bit-reversed in bits 0..57, their number in bits 58..63.
+PoissonThreshold known_prefix(uint64_t low, uint64_t high) {
+  const uint64_t differ = low ^ high;
+  unsigned known = differ == 0 ? 64 : static_cast<unsigned>(__builtin_clzll(differ));
+  if (known > kKnownShift) known = kKnownShift;
+  const uint64_t prefix = known == 0 ? 0 : reverse_bits(low) & ((uint64_t{1} << known) - 1);
+  return PoissonThreshold{prefix | (static_cast<uint64_t>(known) << kKnownShift)};
+}
+
+// Beyond the table A < 2^−62: its first 58 bits are zeros.
+constexpr PoissonThreshold kNegligibleEntry{uint64_t{kKnownShift} << kKnownShift};
+
+// The relative error bound of n roundings of relative size ≤ 2^−53.
+double rounding_bound(double n) {
+  const double u = 0x1p-53;
+  return n * u / (1 - n * u);
+}
+
+// log2 of the smallest power of two w with x^w ≤ 0.49 (x < 1), by squarings: only correctly
+// rounded operations (pow() is not), and the computed x^w ≤ 0.49 makes the exact one < 1/2.
+unsigned halving_width(double x) {
+  unsigned log2_w = 0;
+  while (x > 0.49 && log2_w < 40) {
+    x *= x;
+    ++log2_w;
+  }
+  return log2_w;
+}
+
 }  // namespace
 
-// The parameters and table shape, computed in double precision (two identical passes: one to
-// size and find M, one to fill the table).
+// Everything the proposal and the table's shape need, computed in double precision from λ
+// alone (so sizes_for() and init() agree, and every architecture gets the same C and W).
 struct TabulatedPoissonSampler::Plan {
-  uint64_t p = 0, q = 1, m = 0, w = 1;
-  unsigned log2_w = 0;
+  uint64_t p = 0, q = 1, m = 0;
   double lambda = 0;
-  int64_t j_max = 0, j_min = 0;
-  double sup = 1;  // max f̃(j)·2^K(j)
+  unsigned log2_s = 0;  // central block width s = 2^log2_s
+  int64_t c_lo = 0, c_hi = 0;
+  uint64_t central_blocks = 0;
+  unsigned log2_slots = 0;
+  unsigned log2_tail[2] = {0, 0};  // tail staircase widths, [0] above c_hi, [1] below c_lo
+  bool lower_tail = false;         // false when the central blocks reach −m
+  double envelope_gamma = 0;       // relative error bound of f̃ within the central blocks ± 1
+  double c_value = 1;              // C
+  uint64_t tail_weight[2] = {0, 0};
+  uint64_t mode_block = 0;  // where the rounding slack of the weights goes
+  uint64_t slack = 0;       // 2^63 − Σ W before it is added to mode_block
+  int64_t j_min = 0, j_max = 0;
+
+  uint64_t slots() const { return uint64_t{1} << log2_slots; }
+  int64_t half_width() const { return j_max > -j_min ? j_max : -j_min; }
+  // Limbs for A's numerator or denominator at |j| ≤ J: J factors below 2^bits each (p, or
+  // q·(m+i) ≤ q·(m+J) < 2^64), then C's mantissa, W and a shift (the 32 spare limbs).
+  size_t region() const {
+    const uint64_t j = static_cast<uint64_t>(half_width());
+    const uint64_t largest = q * (m + j);
+    const unsigned bits = bit_length(p) > bit_length(largest) ? bit_length(p) : bit_length(largest);
+    return static_cast<size_t>((j * bits + 63) / 64) + 32;
+  }
+  // Two regions + 16 for the exact path, 2 words a slot while the alias table is built.
+  size_t scratch_limbs() const {
+    const size_t exact = 2 * region() + 16;
+    const size_t construction = 2 * static_cast<size_t>(slots());
+    return exact > construction ? exact : construction;
+  }
+
+  // f̃(j)/f̃(j∓1) for the step to j = ±i (i ≥ 1): λ/(m+i) above the mode, (m−i+1)/λ below.
+  double factor(bool negative, int64_t i) const {
+    return negative ? static_cast<double>(static_cast<int64_t>(m) - i + 1) / lambda
+                    : lambda / static_cast<double>(m + static_cast<uint64_t>(i));
+  }
+
+  // Calls visit(j, f̃(j)) for j = 0, then ±1, ±2, … on one side, while visit returns true and
+  // j stays in the support (j ≥ −m).
+  template <typename Visit>
+  void walk_side(bool negative, Visit visit) const {
+    double f = 1;
+    for (int64_t i = 1;; ++i) {
+      if (negative && i > static_cast<int64_t>(m)) return;
+      f *= factor(negative, i);
+      if (!visit(negative ? -i : i, f)) return;
+    }
+  }
+
+  // max f̃ over each central block, and f̃ at c_hi + 1 and c_lo − 1, through visit(block, max)
+  // with block = central_blocks for the upper tail's edge and central_blocks + 1 for the lower
+  // (0 without a lower tail). Blocks are [c_lo + b·s, c_lo + (b+1)·s); j = 0 starts one, so each
+  // side walks its own blocks, each reported once (a block partly below −m: its part above).
+  template <typename Visit>
+  void block_maxima(Visit visit) const {
+    double edge[2] = {0, 0};
+    for (int side = 0; side < 2; ++side) {
+      const bool negative = side == 1;
+      int64_t current_block = negative ? -1 : (0 - c_lo) >> log2_s;
+      double current = negative ? 0 : 1;  // f̃(0) = 1, in the upper side's first block
+      walk_side(negative, [&](int64_t j, double f) {
+        if (j > c_hi || j < c_lo) {
+          edge[side] = f;
+          return false;
+        }
+        const int64_t block = (j - c_lo) >> log2_s;
+        if (block != current_block) {
+          if (current_block >= 0) visit(static_cast<uint64_t>(current_block), current);
+          current_block = block;
+          current = 0;
+        }
+        if (f > current) current = f;
+        return true;
+      });
+      if (current_block >= 0) visit(static_cast<uint64_t>(current_block), current);
+    }
+    visit(central_blocks, edge[0]);
+    visit(central_blocks + 1, lower_tail ? edge[1] : 0.0);
+  }
+
+  // W for a block whose f̃ is at most h (central: s·h; tails: 2·w_t·h), rounded up.
+  double weight_value(uint64_t block, double h) const {
+    const unsigned log2_width =
+        block < central_blocks ? log2_s : log2_tail[block - central_blocks] + 1;
+    return ceil(ldexp(h, static_cast<int>(log2_width) + 63) * (1 + 8 * envelope_gamma) / c_value);
+  }
 
   Status make(Rational r_in) {
     FEDSTAT_ASSIGN_OR_RETURN(const Rational r, checked_poisson_lambda(r_in));
@@ -34,72 +161,101 @@ struct TabulatedPoissonSampler::Plan {
     q = r.den;
     m = r.floor();
     lambda = static_cast<double>(p) / static_cast<double>(q);
+    // Blocks of width s ≈ √λ/8 (a power of two), at most 63 per side, reaching ~4√λ + 4 from
+    // the mode (acceptance ≈ 0.95 or better), down to −m at most.
     const uint64_t root = integer_sqrt(m);
-    log2_w = root == 0 ? 0 : bit_length(root) - 1;
-    w = uint64_t{1} << log2_w;
-    sup = 1;
-    // Positive side: factors λ/(m+i), decreasing.
-    FEDSTAT_RETURN_IF_ERROR(walk(false, nullptr, 0, 0, j_max));
-    // Negative side: factors (m−i+1)/λ, decreasing, and f = 0 below −m.
-    int64_t negative_width = 0;
-    FEDSTAT_RETURN_IF_ERROR(walk(true, nullptr, 0, 0, negative_width));
-    j_min = -negative_width;
-    return Status();
-  }
-
-  double factor(bool negative, int64_t i) const {
-    return negative ? static_cast<double>(static_cast<int64_t>(m) - i + 1) / lambda
-                    : lambda / static_cast<double>(m + static_cast<uint64_t>(i));
-  }
-
-  // Walks one side from j = ±1 outward. Without a table it finds the width and updates sup;
-  // with one it writes thresholds T ± margin for the entries of that side.
-  Status walk(bool negative, PoissonThreshold* table, double inverse_m, uint64_t margin,
-              int64_t& width) {
-    double f = 1;
-    int64_t below = 0;
-    int64_t i = 0;
-    const int64_t limit = table != nullptr ? width : kMaxHalfWidth;
-    for (;;) {
-      if (negative && i == static_cast<int64_t>(m)) break;  // f(−m−1) = 0: the support ends
-      if (i == limit) {
-        if (table != nullptr) break;
-        return out_of_range("tabulated Poisson: the table would exceed 2^26 entries per side");
+    log2_s = root / 8 <= 1 ? 0 : bit_length(root / 8) - 1;
+    const uint64_t s = uint64_t{1} << log2_s;
+    uint64_t half_blocks = (4 * root + 4 + s - 1) / s;
+    if (half_blocks > kMaxHalfBlocks) half_blocks = kMaxHalfBlocks;
+    uint64_t lower_blocks = (m + s - 1) / s;
+    if (lower_blocks > half_blocks) lower_blocks = half_blocks;
+    c_hi = static_cast<int64_t>(half_blocks * s) - 1;
+    c_lo = -static_cast<int64_t>(lower_blocks * s);
+    lower_tail = static_cast<uint64_t>(-c_lo) < m;
+    central_blocks = half_blocks + lower_blocks;
+    log2_slots = bit_length(central_blocks + 1);  // 2^b ≥ central_blocks + 2
+    // Tails: j = c_hi + 1 + (K·w + r) and j = c_lo − 1 − (K·w + r), w a power of two at least
+    // 2^⌊log2 √m⌋ and such that the first factor past the edge — the largest of them — has
+    // w-th power ≤ 1/2; so f(edge ± (K·w + r)) ≤ f(edge)·2^−K.
+    const unsigned wide = root == 0 ? 0 : bit_length(root) - 1;
+    log2_tail[0] = halving_width(factor(false, c_hi + 2));
+    log2_tail[1] = lower_tail ? halving_width(factor(true, -c_lo + 2)) : 0;
+    for (unsigned& t : log2_tail) t = t > wide ? t : wide;
+    // f̃ within the central blocks and at their edges: ≤ 2·(c + 1) + 1 roundings.
+    const int64_t central_reach = (c_hi > -c_lo ? c_hi : -c_lo) + 2;
+    envelope_gamma = rounding_bound(3.0 * static_cast<double>(central_reach) + 8);
+    // C: Σ of the blocks' s·max f̃ (and the tails' 2·w_t·f̃(edge)), enlarged by 2^−20 so that
+    // the weights W = ⌈(s·max f̃)·(1 + 8γ)·2^63/C⌉ sum to at most 2^63 (checked exactly).
+    double h = 0;
+    block_maxima([&](uint64_t block, double max_f) {
+      const unsigned log2_width =
+          block < central_blocks ? log2_s : log2_tail[block - central_blocks] + 1;
+      h += ldexp(max_f, static_cast<int>(log2_width));  // exact products: no fused rounding
+    });
+    c_value = nextafter(h * (1 + 0x1p-20), INFINITY);
+    for (int attempt = 0;; ++attempt) {
+      if (attempt == 8) return internal_error("tabulated Poisson: block weights do not fit 2^63");
+      uint64_t sum = 0;
+      bool fits = true;
+      uint64_t largest = 0;
+      block_maxima([&](uint64_t block, double max_f) {
+        const double wv = weight_value(block, max_f);
+        if (!(wv < 0x1p63)) {
+          fits = false;
+          return;
+        }
+        const uint64_t w = static_cast<uint64_t>(wv);
+        if (block >= central_blocks) tail_weight[block - central_blocks] = w;
+        if (w > largest) {
+          largest = w;
+          mode_block = block;
+        }
+        if (sum > (uint64_t{1} << 63) - w) fits = false;
+        sum += w;
+      });
+      if (fits) {
+        slack = (uint64_t{1} << 63) - sum;
+        break;
       }
-      ++i;
-      f *= factor(negative, i);
-      const double a = ldexp(f, static_cast<int>(static_cast<uint64_t>(i) >> log2_w));
-      if (table != nullptr) {
-        write(table[negative ? -i : i], a * inverse_m, margin);
-        continue;
-      }
-      if (a > sup) sup = a;
-      below = a < kNegligible ? below + 1 : 0;
-      if (below >= static_cast<int64_t>(w) && power_of_w(factor(negative, i + 1)) <= 0.49) break;
+      c_value = nextafter(c_value * (1 + 0x1p-20), INFINITY);
     }
-    width = i;
+    // The table: every j whose A may be ≥ 2^−62 — the central blocks, then each tail until
+    // w_t entries in a row are below (A(j + w_t) ≤ A(j) there: f at least halves, 2^K doubles).
+    j_max = table_reach(false);
+    j_min = -table_reach(true);
+    if (j_max >= kMaxHalfWidth || -j_min >= kMaxHalfWidth) {
+      return out_of_range("tabulated Poisson: the table would exceed 2^26 entries per side");
+    }
     return Status();
   }
 
-  // x^w by log2(w) squarings: only correctly rounded IEEE operations, so the table's width —
-  // and with it M and every sample — is the same on every architecture (pow() is not).
-  double power_of_w(double x) const {
-    for (unsigned i = 0; i < log2_w; ++i) x *= x;
-    return x;
+  // Ã(j) for j > c_hi (upper) or j < c_lo (lower) from f̃(j).
+  double tail_acceptance(bool negative, int64_t j, double f) const {
+    const int side = negative ? 1 : 0;
+    const int64_t beyond = negative ? c_lo - 1 - j : j - c_hi - 1;  // K·w + r
+    const int64_t k = beyond >> log2_tail[side];
+    const double scale = ldexp(1.0 / static_cast<double>(tail_weight[side]),
+                               static_cast<int>(k + 1 + log2_tail[side]) + 63);
+    return f * scale / c_value;
   }
 
-  static void write(PoissonThreshold& entry, double accept, uint64_t margin) {
-    const double scaled = ldexp(accept, 64);
-    const uint64_t t = scaled >= 0x1p64 ? UINT64_MAX : static_cast<uint64_t>(scaled);
-    entry.low = t > margin ? t - margin : 0;
-    entry.high = t > UINT64_MAX - margin ? UINT64_MAX : t + margin;
-  }
-
-  int64_t half_width() const { return j_max > -j_min ? j_max : -j_min; }
-  size_t scratch_limbs() const {
-    const size_t region =
-        static_cast<size_t>(half_width()) + static_cast<size_t>(half_width()) / 64 + 32;
-    return 4 * region + 16;
+  int64_t table_reach(bool negative) const {
+    const int side = negative ? 1 : 0;
+    const int64_t edge = negative ? c_lo : c_hi;
+    int64_t reach = negative ? -c_lo : c_hi;
+    if (negative && !lower_tail) return static_cast<int64_t>(m) < reach ? m : reach;
+    int64_t below = 0;
+    const int64_t needed = int64_t{1} << log2_tail[side];
+    walk_side(negative, [&](int64_t j, double f) {
+      const int64_t i = negative ? -j : j;
+      reach = i;
+      if (i >= kMaxHalfWidth) return false;
+      if (negative ? j >= edge : j <= edge) return true;
+      below = tail_acceptance(negative, j, f) < kNegligible ? below + 1 : 0;
+      return below < needed;
+    });
+    return reach;
   }
 };
 
@@ -107,7 +263,7 @@ Result<TabulatedPoissonSampler::Sizes> TabulatedPoissonSampler::sizes_for(Ration
   Plan plan;
   FEDSTAT_RETURN_IF_ERROR(plan.make(lambda));
   Sizes sizes;
-  sizes.table_entries = static_cast<size_t>(plan.j_max - plan.j_min + 1);
+  sizes.table_entries = static_cast<size_t>(plan.slots() + (plan.j_max - plan.j_min + 1));
   sizes.scratch_limbs = plan.scratch_limbs();
   return sizes;
 }
@@ -117,96 +273,301 @@ Status TabulatedPoissonSampler::init(Rational lambda, Span<PoissonThreshold> tab
   // A refused λ or a short buffer changes nothing: an earlier successful init() stays in force.
   Plan plan;
   FEDSTAT_RETURN_IF_ERROR(plan.make(lambda));
+  const size_t slots = static_cast<size_t>(plan.slots());
   const size_t entries = static_cast<size_t>(plan.j_max - plan.j_min + 1);
-  if (table.size() < entries || scratch.size() < plan.scratch_limbs()) {
+  if (table.size() < slots + entries || scratch.size() < plan.scratch_limbs()) {
     return resource_exhausted("tabulated Poisson: table or scratch smaller than sizes_for()");
   }
   ready_ = false;
   p_ = plan.p;
   q_ = plan.q;
   m_ = plan.m;
-  w_ = plan.w;
-  log2_w_ = plan.log2_w;
+  log2_s_ = plan.log2_s;
+  c_lo_ = plan.c_lo;
+  c_hi_ = plan.c_hi;
+  central_blocks_ = plan.central_blocks;
+  log2_slots_ = plan.log2_slots;
+  log2_tail_[0] = plan.log2_tail[0];
+  log2_tail_[1] = plan.log2_tail[1];
   j_min_ = plan.j_min;
   j_max_ = plan.j_max;
-  table_ = table.first(entries);
+  alias_ = table.first(slots);
+  table_ = table.subspan(slots, entries);
   scratch_ = scratch;
   fallbacks_ = 0;
-  // Certified rounding: each entry is a product of at most half_width factors, each factor one
-  // rounding after λ̃ (itself one), the product one per step, then ·2^K (exact) and /M (one):
-  // n = 3·half_width + 3 roundings of relative size ≤ 2^−53.
-  const double n = 3.0 * static_cast<double>(plan.half_width()) + 3;
-  const double u = 0x1p-53;
-  const double gamma = n * u / (1 - n * u);
-  double m_value = nextafter(plan.sup * (1 + 4 * gamma), INFINITY);  // M ≥ sup f·2^K, certified
   int exponent = 0;
-  const double mantissa = frexp(m_value, &exponent);  // m_value = mantissa · 2^exponent
-  m_mantissa_ = static_cast<uint64_t>(ldexp(mantissa, 53));
-  m_exponent_ = exponent - 53;
-  while ((m_mantissa_ & 1) == 0) {
-    m_mantissa_ >>= 1;
-    ++m_exponent_;
+  const double mantissa = frexp(plan.c_value, &exponent);  // C = mantissa · 2^exponent
+  c_mantissa_ = static_cast<uint64_t>(ldexp(mantissa, 53));
+  c_exponent_ = exponent - 53;
+  while ((c_mantissa_ & 1) == 0) {
+    c_mantissa_ >>= 1;
+    ++c_exponent_;
   }
+
+  // The block weights (the slack on the largest), then Vose's alias table in exact integers:
+  // slot i keeps block i with probability θ_i/Q (Q = 2^(63−b)), else takes alias_i.
+  uint64_t* weight = scratch.data();
+  uint64_t* stack = scratch.data() + slots;
+  for (size_t i = 0; i < slots; ++i) weight[i] = 0;
+  plan.block_maxima([&](uint64_t block, double max_f) {
+    weight[block] = static_cast<uint64_t>(plan.weight_value(block, max_f));
+  });
+  weight[plan.mode_block] += plan.slack;
+  const unsigned theta_bits = 63 - log2_slots_;
+  const uint64_t quantum = uint64_t{1} << theta_bits;
+  size_t small = 0, large = slots;  // small indices grow from the front, large from the back
+  for (size_t i = 0; i < slots; ++i) {
+    if (weight[i] < quantum) {
+      stack[small++] = i;
+    } else {
+      stack[--large] = i;
+    }
+  }
+  // residual weights live in `weight`; each finished slot's entry goes straight into alias_.
+  for (size_t i = 0; i < slots; ++i) alias_[i] = PoissonThreshold{uint64_t{i} << theta_bits};
+  while (small > 0 && large < slots) {
+    const size_t light = static_cast<size_t>(stack[--small]);
+    const size_t heavy = static_cast<size_t>(stack[large]);
+    const uint64_t theta = weight[light];  // < quantum
+    alias_[light] = PoissonThreshold{(theta == 0 ? 0 : reverse_bits(theta) >> (log2_slots_ + 1)) |
+                                     (uint64_t{heavy} << theta_bits)};
+    weight[heavy] -= quantum - theta;
+    if (weight[heavy] < quantum) {
+      ++large;
+      stack[small++] = heavy;
+    }
+  }
+  if (small > 0) return internal_error("tabulated Poisson: block weights do not sum to 2^63");
+  // Slots left in `large` hold exactly one quantum: θ = 0 with alias = itself (set above).
+  // Check: the proposal probabilities the table realises are exactly the weights.
+  for (size_t i = 0; i < slots; ++i) weight[i] = 0;
+  plan.block_maxima([&](uint64_t block, double max_f) {
+    weight[block] = static_cast<uint64_t>(plan.weight_value(block, max_f));
+  });
+  weight[plan.mode_block] += plan.slack;
+  for (size_t b = 0; b < slots; ++b) {
+    if (block_weight(b) != weight[b]) {
+      return internal_error("tabulated Poisson: the alias table does not realise the weights");
+    }
+  }
+
+  // Certified rounding of Ã(j): f̃ is a product of at most J factors, each one rounding after
+  // λ̃ (itself one), the product one per step; then W → double, the scale, ·f̃ and /C: at most
+  // n = 3J + 8 roundings of relative size ≤ 2^−53.
+  const double gamma = rounding_bound(3.0 * static_cast<double>(plan.half_width()) + 8);
   const uint64_t margin = static_cast<uint64_t>(ceil(ldexp(gamma, 64))) + 2;
-  PoissonThreshold* center = table_.data() + (-j_min_);
-  Plan::write(*center, 1 / m_value, margin);
-  int64_t width = j_max_;
-  FEDSTAT_RETURN_IF_ERROR(plan.walk(false, center, 1 / m_value, margin, width));
-  width = -j_min_;
-  FEDSTAT_RETURN_IF_ERROR(plan.walk(true, center, 1 / m_value, margin, width));
+  auto write = [&](int64_t j, double f) {
+    double accept;
+    if (j > c_hi_ || j < c_lo_) {
+      accept = plan.tail_acceptance(j < c_lo_, j, f);
+    } else {
+      const uint64_t w = weight[static_cast<uint64_t>(j - c_lo_) >> log2_s_];
+      accept = w == 0 ? 0
+                      : f * (ldexp(1.0, static_cast<int>(log2_s_) + 63) / static_cast<double>(w)) /
+                            plan.c_value;
+    }
+    const double scaled = ldexp(accept, 64);
+    const uint64_t t = scaled >= 0x1p64 ? UINT64_MAX : static_cast<uint64_t>(scaled);
+    const uint64_t low = t > margin ? t - margin : 0;
+    const uint64_t high = t > UINT64_MAX - margin ? UINT64_MAX : t + margin;
+    table_[static_cast<size_t>(j - j_min_)] = known_prefix(low, high);
+  };
+  write(0, 1.0);
+  plan.walk_side(false, [&](int64_t j, double f) {
+    if (j > j_max_) return false;
+    write(j, f);
+    return true;
+  });
+  plan.walk_side(true, [&](int64_t j, double f) {
+    if (j < j_min_) return false;
+    write(j, f);
+    return true;
+  });
   ready_ = true;
   return Status();
 }
 
-Result<uint64_t> TabulatedPoissonSampler::sample(RandomBits& bits) {
-  if (!ready_) return failed_precondition("TabulatedPoissonSampler used before init()");
-  for (;;) {
-    FEDSTAT_ASSIGN_OR_RETURN(const bool negative, bits.bit());
-    uint64_t k = 0;
-    for (;;) {
-      FEDSTAT_ASSIGN_OR_RETURN(const bool one, bits.bit());
-      if (one) break;
-      ++k;
+// W_b realised by the alias table: θ_b (if b keeps) plus Q − θ_i of every slot i aliased to b.
+uint64_t TabulatedPoissonSampler::block_weight(uint64_t block) const {
+  const unsigned theta_bits = 63 - log2_slots_;
+  const uint64_t quantum = uint64_t{1} << theta_bits;
+  const uint64_t theta_mask = quantum - 1;
+  uint64_t total = 0;
+  for (size_t i = 0; i < alias_.size(); ++i) {
+    const uint64_t entry = alias_[i].bits;
+    const uint64_t theta_reversed = entry & theta_mask;
+    const uint64_t theta =
+        theta_reversed == 0 ? 0 : reverse_bits(theta_reversed) >> (log2_slots_ + 1);
+    const uint64_t alias = entry >> theta_bits;
+    if (i == block) total += theta;
+    if (alias == block) total += quantum - theta;
+  }
+  return total;
+}
+
+// The proposal's first part bit by bit (slot, keep-or-alias, offset), for the rare proposal
+// whose bits do not fit one 64-bit lookahead: the same bits in the same order as draw().
+Result<uint64_t> TabulatedPoissonSampler::propose_block_slowly(RandomBits& bits, uint64_t& r) {
+  FEDSTAT_ASSIGN_OR_RETURN(const uint64_t slot, bits.bits(log2_slots_));
+  const unsigned theta_bits = 63 - log2_slots_;
+  const uint64_t entry = alias_[static_cast<size_t>(slot)].bits;
+  const uint64_t theta = entry & ((uint64_t{1} << theta_bits) - 1);  // reversed
+  const unsigned last = theta == 0 ? 0 : 64 - static_cast<unsigned>(__builtin_clzll(theta));
+  bool keep = false;
+  for (unsigned i = 0; i < last; ++i) {
+    FEDSTAT_ASSIGN_OR_RETURN(const bool b, bits.bit());
+    const bool t = ((theta >> i) & 1) != 0;
+    if (b != t) {
+      keep = !b;
+      break;
     }
-    FEDSTAT_ASSIGN_OR_RETURN(const uint64_t r, bits.bits(log2_w_));
-    if (k > (uint64_t{1} << 40)) continue;  // unreachable in practice (P = 2^−2^40); no overflow
-    const uint64_t magnitude = k * w_ + r;
-    if (negative && (magnitude == 0 || magnitude > m_)) continue;
-    const int64_t j = negative ? -static_cast<int64_t>(magnitude) : static_cast<int64_t>(magnitude);
-    FEDSTAT_ASSIGN_OR_RETURN(const uint64_t u, bits.bits(64));
-    bool decided_accept = false;
-    bool need_exact = false;
-    if (j >= j_min_ && j <= j_max_) {
-      const PoissonThreshold& t = table_[static_cast<size_t>(j - j_min_)];
-      const uint64_t low = t.low > extra_margin_ ? t.low - extra_margin_ : 0;
-      const uint64_t high =
-          t.high > UINT64_MAX - extra_margin_ ? UINT64_MAX : t.high + extra_margin_;
-      if (u < low) {
-        decided_accept = true;
-      } else if (u <= high) {
-        need_exact = true;
+  }
+  FEDSTAT_ASSIGN_OR_RETURN(r, bits.bits(log2_s_));
+  return keep ? slot : entry >> theta_bits;
+}
+
+// A tail proposal: K zeros and a one, then log2(w_t) bits r; j = c_hi + 1 + K·w_t + r or
+// c_lo − 1 − (K·w_t + r). False if rejected outright (below −m, or K absurdly large).
+Result<bool> TabulatedPoissonSampler::propose_tail(RandomBits& bits, bool lower, int64_t& j) {
+  uint64_t k = 0;
+  for (;;) {
+    FEDSTAT_ASSIGN_OR_RETURN(const bool one, bits.bit());
+    if (one) break;
+    ++k;
+  }
+  const unsigned log2_w = log2_tail_[lower ? 1 : 0];
+  FEDSTAT_ASSIGN_OR_RETURN(const uint64_t r, bits.bits(log2_w));
+  if (k > (uint64_t{1} << 20)) return false;  // P = 2^−2^20: never; keeps j far from overflow
+  const int64_t beyond = static_cast<int64_t>((k << log2_w) + r);
+  if (!lower) {
+    j = c_hi_ + 1 + beyond;
+    return true;
+  }
+  j = c_lo_ - 1 - beyond;
+  return j >= -static_cast<int64_t>(m_);
+}
+
+inline Result<uint64_t> TabulatedPoissonSampler::draw(RandomBits& bits) {
+  const unsigned slot_bits = log2_slots_;
+  const unsigned theta_bits = 63 - slot_bits;
+  const uint64_t theta_mask = (uint64_t{1} << theta_bits) - 1;
+  // The bit position lives in registers (a Window) on the fast path; the rare paths that read
+  // bits one by one get it back in `bits` first.
+  RandomBits::Window w = bits.take_window();
+  for (;;) {
+    // Proposal: b bits pick a slot; the next bits decide [U' < θ/Q] (keep the slot's block, else
+    // its alias) at their first difference from θ's expansion (or once θ's last 1 is matched:
+    // then U' ≥ θ/Q); then log2(s) bits place j in the block. All from one lookahead.
+    const Status more = bits.ensure_lookahead(w);
+    if (!more.ok()) {
+      bits.put_window(w);
+      return more;
+    }
+    uint64_t v = w.peek64();
+    const uint64_t slot = v & ((uint64_t{1} << slot_bits) - 1);
+    const uint64_t entry = alias_[static_cast<size_t>(slot)].bits;
+    const uint64_t theta = entry & theta_mask;
+    const uint64_t rest = v >> slot_bits;
+    const unsigned last = theta == 0 ? 0 : 64 - static_cast<unsigned>(__builtin_clzll(theta));
+    const unsigned first =
+        static_cast<unsigned>(__builtin_ctzll(((rest ^ theta) & theta_mask) | (theta_mask + 1)));
+    const bool keep = first < last && ((rest >> first) & 1) == 0;
+    const unsigned used = slot_bits + (first < last ? first + 1 : last);
+    uint64_t block, r;
+    unsigned pending = 0;   // bits of v the proposal used, not yet skipped
+    bool v_current = true;  // v still starts at the stream's position (+ pending)
+    if (used + log2_s_ <= 64) {
+      block = keep ? slot : entry >> theta_bits;
+      r = used == 64 ? 0 : (v >> used) & ((uint64_t{1} << log2_s_) - 1);
+      pending = used + log2_s_;
+    } else {
+      v_current = false;
+      bits.put_window(w);
+      FEDSTAT_ASSIGN_OR_RETURN(block, propose_block_slowly(bits, r));
+      w = bits.take_window();
+    }
+    int64_t j;
+    if (block < central_blocks_) {
+      j = c_lo_ + static_cast<int64_t>((block << log2_s_) + r);
+      if (j < -static_cast<int64_t>(m_)) {  // f = 0 below the support
+        w.skip(pending);
+        continue;
       }
     } else {
-      need_exact = u < 1 + extra_margin_;  // A < 2^−70 here: only u = 0 can accept
+      w.skip(pending);
+      pending = 0;
+      v_current = false;
+      bits.put_window(w);
+      FEDSTAT_ASSIGN_OR_RETURN(const bool proposed,
+                               propose_tail(bits, block != central_blocks_, j));
+      w = bits.take_window();
+      if (!proposed) continue;
     }
-    if (need_exact) {
-      FEDSTAT_ASSIGN_OR_RETURN(decided_accept, exact_accept(bits, j, k, u));
+    // Decision: the first bit where U and A(j) differ, if A's known prefix holds it — from the
+    // rest of v when the difference is there, else from a fresh lookahead.
+    const PoissonThreshold a =
+        j >= j_min_ && j <= j_max_ ? table_[static_cast<size_t>(j - j_min_)] : kNegligibleEntry;
+    unsigned known = static_cast<unsigned>(a.bits >> kKnownShift);
+    if (known > known_limit_) known = known_limit_;
+    bool accept;
+    if (v_current && pending < 64) {
+      const uint64_t u = v >> pending;  // 64 − pending valid bits
+      const unsigned limit = known < 64 - pending ? known : 64 - pending;
+      const unsigned differ = static_cast<unsigned>(
+          __builtin_ctzll(((u ^ a.bits) & kPrefixMask) | (uint64_t{1} << limit)));
+      if (differ < limit) {
+        w.skip(pending + differ + 1);
+        if (((u >> differ) & 1) != 0) continue;  // U's bit 1 where A's is 0: U > A
+        bits.put_window(w);
+        return m_ + static_cast<uint64_t>(j);  // wraps correctly for j < 0 (j ≥ −m)
+      }
     }
-    if (decided_accept) return negative ? m_ - magnitude : m_ + magnitude;
+    w.skip(pending);
+    const Status again = bits.ensure_lookahead(w);
+    if (!again.ok()) {
+      bits.put_window(w);
+      return again;
+    }
+    v = w.peek64();
+    const unsigned differ = static_cast<unsigned>(
+        __builtin_ctzll(((v ^ a.bits) & kPrefixMask) | (uint64_t{1} << known)));
+    if (differ < known) {
+      w.skip(differ + 1);
+      accept = ((v >> differ) & 1) == 0;  // U's bit 0 where A's is 1: U < A
+    } else {
+      bits.put_window(w);
+      FEDSTAT_ASSIGN_OR_RETURN(accept, exact_accept(bits, j));
+      w = bits.take_window();
+    }
+    if (accept) {
+      bits.put_window(w);
+      return m_ + static_cast<uint64_t>(j);
+    }
   }
 }
 
-Result<bool> TabulatedPoissonSampler::exact_accept(RandomBits& bits, int64_t j, uint64_t k,
-                                                   uint64_t u) {
+Result<uint64_t> TabulatedPoissonSampler::sample(RandomBits& bits) {
+  if (!ready_) return failed_precondition("TabulatedPoissonSampler used before init()");
+  return draw(bits);
+}
+
+Status TabulatedPoissonSampler::sample_many(RandomBits& bits, Span<uint64_t> out) {
+  if (!ready_) return failed_precondition("TabulatedPoissonSampler used before init()");
+  for (size_t i = 0; i < out.size(); ++i) {
+    FEDSTAT_ASSIGN_OR_RETURN(out[i], draw(bits));
+  }
+  return Status();
+}
+
+// [U < A(j)] from U's bits and A's exact expansion; nothing of U has been read yet.
+Result<bool> TabulatedPoissonSampler::exact_accept(RandomBits& bits, int64_t j) {
   ++fallbacks_;
-  const size_t region = (scratch_.size() - 16) / 4;
+  const size_t region = (scratch_.size() - 16) / 2;  // ≥ Plan::region()
   BigUint n(scratch_.subspan(0, region));
-  BigUint d(scratch_.subspan(region, region));
-  BigUint x(scratch_.subspan(2 * region, region));
-  BigUint y(scratch_.subspan(3 * region, region));
-  BigUint uu(scratch_.subspan(4 * region, 8));
-  BigUint u1(scratch_.subspan(4 * region + 8, 8));
-  // A = f(j)·2^k / M exactly: f(j) = Π p/(q(m+i)) for j > 0, Π q(m−i+1)/p for j < 0.
+  BigUint d(scratch_.subspan(region, region + 16));
+  // A = f(j)·2^E / (C_mantissa·W) with f(j) = Π p/(q(m+i)) for j > 0, Π q(m−i+1)/p for j < 0;
+  // central j: W = the block's weight, E = 63 + log2(s) − C_exponent; tails: W = the tail's
+  // weight, E = 63 + K + 1 + log2(w_t) − C_exponent.
   FEDSTAT_RETURN_IF_ERROR(n.assign(1));
   FEDSTAT_RETURN_IF_ERROR(d.assign(1));
   const uint64_t magnitude = static_cast<uint64_t>(j < 0 ? -j : j);
@@ -219,30 +580,121 @@ Result<bool> TabulatedPoissonSampler::exact_accept(RandomBits& bits, int64_t j, 
       FEDSTAT_RETURN_IF_ERROR(d.multiply_word(p_));
     }
   }
-  FEDSTAT_RETURN_IF_ERROR(d.multiply_word(m_mantissa_));
-  const int64_t e = static_cast<int64_t>(k) - m_exponent_;
+  uint64_t weight;
+  int64_t e = 63 - c_exponent_;
+  if (j >= c_lo_ && j <= c_hi_) {
+    weight = block_weight(static_cast<uint64_t>(j - c_lo_) >> log2_s_);
+    e += log2_s_;
+  } else {
+    const int side = j < c_lo_ ? 1 : 0;
+    weight = block_weight(central_blocks_ + static_cast<uint64_t>(side));
+    const int64_t beyond = side == 1 ? c_lo_ - 1 - j : j - c_hi_ - 1;
+    e += (beyond >> log2_tail_[side]) + 1 + log2_tail_[side];
+  }
+  FEDSTAT_RETURN_IF_ERROR(d.multiply_word(c_mantissa_));
+  FEDSTAT_RETURN_IF_ERROR(d.multiply_word(weight));
   if (e >= 0) {
     FEDSTAT_RETURN_IF_ERROR(n.shift_left(static_cast<uint64_t>(e)));
   } else {
     FEDSTAT_RETURN_IF_ERROR(d.shift_left(static_cast<uint64_t>(-e)));
   }
-  FEDSTAT_RETURN_IF_ERROR(uu.assign(u));
-  uint64_t length = 64;  // U is known to `length` bits: uu / 2^length ≤ U < (uu+1) / 2^length
-  for (int extension = 0; extension < 4; ++extension) {
-    FEDSTAT_RETURN_IF_ERROR(y.assign(n));
-    FEDSTAT_RETURN_IF_ERROR(y.shift_left(length));  // N·2^L
-    FEDSTAT_RETURN_IF_ERROR(u1.assign(uu));
-    FEDSTAT_RETURN_IF_ERROR(u1.add_word(1));
-    FEDSTAT_RETURN_IF_ERROR(x.assign_product(d, u1));
-    if (x.compare(y) <= 0) return true;  // (u+1)·D ≤ N·2^L: U < A
-    FEDSTAT_RETURN_IF_ERROR(x.assign_product(d, uu));
-    if (x.compare(y) >= 0) return false;  // u·D ≥ N·2^L: U ≥ A
-    FEDSTAT_ASSIGN_OR_RETURN(const uint64_t more, bits.bits(64));
-    FEDSTAT_RETURN_IF_ERROR(uu.shift_left(64));
-    FEDSTAT_RETURN_IF_ERROR(uu.add_word(more));
-    length += 64;
+  // A's expansion 64 bits at a time by long division (n becomes the remainder). A ≥ 1 cannot
+  // happen (the weights make A < 1), but would read as 0.111…, above every U < 1.
+  const bool at_least_one = n.compare(d) >= 0;
+  for (int chunk = 0; chunk < 5; ++chunk) {
+    uint64_t a = UINT64_MAX;
+    if (!at_least_one) {
+      a = 0;
+      for (int bit = 0; bit < 64; ++bit) {
+        FEDSTAT_RETURN_IF_ERROR(n.shift_left(1));
+        a <<= 1;
+        if (n.compare(d) >= 0) {
+          FEDSTAT_RETURN_IF_ERROR(n.subtract(d));
+          a |= 1;
+        }
+      }
+    }
+    FEDSTAT_RETURN_IF_ERROR(bits.ensure_lookahead());
+    const uint64_t v = bits.peek64();
+    const uint64_t differ = v ^ reverse_bits(a);
+    if (differ != 0) {
+      const unsigned first = static_cast<unsigned>(__builtin_ctzll(differ));
+      bits.skip(first + 1);
+      return ((v >> first) & 1) == 0;
+    }
+    bits.skip(64);
   }
   return internal_error("tabulated Poisson: exact comparison undecided after 320 bits");
+}
+
+// ---- Skellam ----------------------------------------------------------------------------------
+
+Result<Rational> TabulatedSkellamSampler::table_lambda(Rational lambda, Method method,
+                                                       bool& split) {
+  FEDSTAT_ASSIGN_OR_RETURN(const Rational r, checked_poisson_lambda(lambda));
+  split = false;
+  if (method == Method::kDifference) return r;
+  const Rational twice = reduced(Rational{2 * r.num, r.den});  // r.num < 2^32: no overflow
+  const Result<Rational> checked = checked_poisson_lambda(twice);
+  if (method == Method::kSplit) {
+    if (!checked.ok()) return checked.status();
+    split = true;
+    return checked.value();
+  }
+  if (checked.ok() && twice.num <= 2 * kSplitMaxLambda * twice.den) {
+    split = true;
+    return checked.value();
+  }
+  return r;
+}
+
+Result<TabulatedPoissonSampler::Sizes> TabulatedSkellamSampler::sizes_for(Rational lambda,
+                                                                          Method method) {
+  bool split = false;
+  FEDSTAT_ASSIGN_OR_RETURN(const Rational table, table_lambda(lambda, method, split));
+  return TabulatedPoissonSampler::sizes_for(table);
+}
+
+Status TabulatedSkellamSampler::init(Rational lambda, Span<PoissonThreshold> table,
+                                     Span<uint64_t> scratch, Method method) {
+  bool split = false;
+  FEDSTAT_ASSIGN_OR_RETURN(const Rational table_rate, table_lambda(lambda, method, split));
+  FEDSTAT_RETURN_IF_ERROR(poisson_.init(table_rate, table, scratch));
+  split_ = split;
+  return Status();
+}
+
+inline Result<int64_t> TabulatedSkellamSampler::draw(RandomBits& bits) {
+  FEDSTAT_ASSIGN_OR_RETURN(const uint64_t a, poisson_.draw(bits));
+  if (!split_) {
+    FEDSTAT_ASSIGN_OR_RETURN(const uint64_t b, poisson_.draw(bits));
+    return static_cast<int64_t>(a) - static_cast<int64_t>(b);
+  }
+  // X = the number of ones among the next N = a bits: Binomial(N, 1/2).
+  uint64_t ones = 0;
+  for (uint64_t left = a; left > 0;) {
+    const unsigned take = left < 64 ? static_cast<unsigned>(left) : 64;
+    FEDSTAT_RETURN_IF_ERROR(bits.ensure_lookahead());
+    const uint64_t v = bits.peek64();
+    ones += static_cast<uint64_t>(
+        __builtin_popcountll(take == 64 ? v : v & ((uint64_t{1} << take) - 1)));
+    bits.skip(take);
+    left -= take;
+  }
+  return 2 * static_cast<int64_t>(ones) - static_cast<int64_t>(a);
+}
+
+Result<int64_t> TabulatedSkellamSampler::sample(RandomBits& bits) {
+  if (!poisson_.ready_) return failed_precondition("TabulatedSkellamSampler used before init()");
+  return draw(bits);
+}
+
+Status TabulatedSkellamSampler::sample_many(RandomBits& bits, Span<int64_t> out) {
+  if (!poisson_.ready_) return failed_precondition("TabulatedSkellamSampler used before init()");
+  for (size_t i = 0; i < out.size(); ++i) {
+    FEDSTAT_ASSIGN_OR_RETURN(out[i], draw(bits));
+  }
+  return Status();
 }
 
 }  // namespace noise

@@ -62,9 +62,14 @@ constexpr int64_t kDiscreteGaussian10[8] = {4, -3, -4, -2, -4, 1, -3, 2};
 constexpr int64_t kDiscreteLaplace3[8] = {-6, -3, 7, 5, -2, -11, 1, 3};
 
 // TabulatedSkellamSampler(λ = 100) over RandomBits(SeededStream(seed 00..1f, stream 8)): its
-// first 8 draws. Its decisions are exact events, so these do not depend on floating-point
-// details of the table; Cortex-M (software double) must reproduce them.
-constexpr int64_t kTabulatedSkellam100[8] = {0, -20, 14, -8, -16, 10, 1, -10};
+// first 8 draws; then, on the same bits, the first 8 of a TabulatedSkellamSampler(λ = 10), which
+// splits a Poisson(20) draw by a popcount. Which bits each decision reads depends only on the
+// exact acceptance probabilities, never on a rounding of the table, so Cortex-M (software double)
+// must reproduce them. Re-recorded on x86-64 for issue 15 item 3 (alias-block proposal, decisions
+// at the first differing bit instead of 64 bits, the λ ≤ 32 split): the same seed now gives other
+// (equally exact) samples.
+constexpr int64_t kTabulatedSkellam100[8] = {-12, -4, -5, 1, 6, 22, -1, -19};
+constexpr int64_t kTabulatedSkellam10[8] = {-7, -10, 3, 1, 0, -3, -2, -3};
 
 // CRC-32 of the serialised SparseHistogram (capacity 256) after adding, for i = 0..199, the id
 // (i·2654435761) mod 1000003 with count i mod 7 + 1, over the blob without its trailing CRC.

@@ -133,14 +133,18 @@ void check_noise() {
   }
   check(same, "exact discrete Laplace(3): same draws");
 
-  // The tabulated sampler: a table built with software doubles, decisions still exact.
-  static noise::PoissonThreshold table[256];
-  static uint64_t scratch[768];
+  // The tabulated sampler: a table built with software doubles, decisions still exact and the
+  // bits they read independent of the table's rounding. λ = 100 (two draws of a Poisson(100)
+  // table, 2.8 KiB + 2 KiB of scratch), then λ = 10 (a Poisson(20) draw split by a popcount) in
+  // the same memory, on the same bits.
+  static noise::PoissonThreshold table[384];
+  static uint64_t scratch[256];
   auto sizes = noise::TabulatedSkellamSampler::sizes_for(noise::Rational{100, 1});
+  auto split_sizes = noise::TabulatedSkellamSampler::sizes_for(noise::Rational{10, 1});
   static SeededStream stream8(counting_seed(), 8);
   static RandomBits bits8(stream8);
   static noise::TabulatedSkellamSampler tabulated;
-  same = sizes.ok() && sizes->table_entries <= 256 && sizes->scratch_limbs <= 768 &&
+  same = sizes.ok() && sizes->table_entries <= 384 && sizes->scratch_limbs <= 256 &&
          tabulated
              .init(noise::Rational{100, 1}, Span<noise::PoissonThreshold>(table),
                    Span<uint64_t>(scratch))
@@ -150,6 +154,17 @@ void check_noise() {
     same &= v.ok() && v.value() == expected;
   }
   check(same, "tabulated exact Skellam(100): same draws (table from software doubles)");
+  same = split_sizes.ok() && split_sizes->table_entries <= 384 &&
+         split_sizes->scratch_limbs <= 256 &&
+         tabulated
+             .init(noise::Rational{10, 1}, Span<noise::PoissonThreshold>(table),
+                   Span<uint64_t>(scratch))
+             .ok() &&
+         tabulated.splits();
+  int64_t batch[8];
+  same = same && tabulated.sample_many(bits8, Span<int64_t>(batch)).ok();
+  for (size_t i = 0; i < 8; ++i) same &= batch[i] == golden::kTabulatedSkellam10[i];
+  check(same, "tabulated exact Skellam(10), split, batch: same draws");
 }
 
 void check_histogram() {

@@ -36,6 +36,88 @@ TEST(AddNoiseTest, ModularNoiseIsTheSameDrawsWrapped) {
   }
 }
 
+// The TabulatedSkellamSampler helpers (chunks of kNoiseChunk): element i gets the i-th draw.
+struct Tabulated {
+  explicit Tabulated(uint64_t lambda) {
+    const Rational l{lambda, 1};
+    auto sizes = TabulatedSkellamSampler::sizes_for(l);
+    EXPECT_TRUE(sizes.ok());
+    table.resize(sizes->table_entries);
+    scratch.resize(sizes->scratch_limbs);
+    EXPECT_TRUE(one.init(l, Span<PoissonThreshold>(table.data(), table.size()),
+                         Span<uint64_t>(scratch.data(), scratch.size()))
+                    .ok());
+    many_table = table;
+    many_scratch = scratch;
+    EXPECT_TRUE(many.init(l, Span<PoissonThreshold>(many_table.data(), many_table.size()),
+                          Span<uint64_t>(many_scratch.data(), many_scratch.size()))
+                    .ok());
+  }
+  std::vector<PoissonThreshold> table, many_table;
+  std::vector<uint64_t> scratch, many_scratch;
+  TabulatedSkellamSampler one, many;
+};
+
+TEST(AddNoiseTest, TabulatedHelpersAddTheDrawsInOrder) {
+  for (uint64_t lambda : {10u, 10000u}) {
+    Tabulated t(lambda);
+    const size_t n = 3 * kNoiseChunk + 5;
+    std::vector<int64_t> in64(n), out64(n);
+    std::vector<int32_t> in32(n), out32(n);
+    std::vector<uint32_t> inm32(n), outm32(n);
+    std::vector<uint64_t> inm64(n), outm64(n);
+    for (size_t i = 0; i < n; ++i) {
+      in64[i] = static_cast<int64_t>(i) * 1000 - 7;
+      in32[i] = static_cast<int32_t>(i) * 3;
+      inm32[i] = static_cast<uint32_t>(i) * 0x9E3779B9u;
+      inm64[i] = static_cast<uint64_t>(i) * 0x9E3779B97F4A7C15u;
+    }
+    SeededBits a(51), b(51);
+    ASSERT_TRUE(add_noise(Span<const int64_t>(in64.data(), n), Span<int64_t>(out64.data(), n),
+                          t.many, a.bits)
+                    .ok());
+    ASSERT_TRUE(add_noise(Span<const int32_t>(in32.data(), n), Span<int32_t>(out32.data(), n),
+                          t.many, a.bits)
+                    .ok());
+    ASSERT_TRUE(add_noise_mod(Span<const uint32_t>(inm32.data(), n),
+                              Span<uint32_t>(outm32.data(), n), 20, t.many, a.bits)
+                    .ok());
+    ASSERT_TRUE(add_noise_mod(Span<const uint64_t>(inm64.data(), n),
+                              Span<uint64_t>(outm64.data(), n), 64, t.many, a.bits)
+                    .ok());
+    for (size_t i = 0; i < n; ++i) EXPECT_EQ(out64[i], in64[i] + t.one.sample(b.bits).value());
+    for (size_t i = 0; i < n; ++i) EXPECT_EQ(out32[i], in32[i] + t.one.sample(b.bits).value());
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t z = static_cast<uint64_t>(t.one.sample(b.bits).value());
+      EXPECT_EQ(outm32[i], static_cast<uint32_t>((inm32[i] + z) & 0xFFFFFu));
+    }
+    for (size_t i = 0; i < n; ++i) {
+      EXPECT_EQ(outm64[i], inm64[i] + static_cast<uint64_t>(t.one.sample(b.bits).value()));
+    }
+    EXPECT_EQ(a.bits.bits(64).value(), b.bits.bits(64).value());  // the same bits used
+  }
+  Tabulated t(100);
+  SeededBits c(52);
+  std::vector<int32_t> top(40, INT32_MAX), out(40);
+  EXPECT_EQ(add_noise(Span<const int32_t>(top.data(), top.size()),
+                      Span<int32_t>(out.data(), out.size()), t.many, c.bits)
+                .code(),
+            StatusCode::kOutOfRange);  // some draw is positive
+  EXPECT_EQ(
+      add_noise(Span<const int32_t>(top.data(), 3), Span<int32_t>(out.data(), 4), t.many, c.bits)
+          .code(),
+      StatusCode::kInvalidArgument);
+  std::vector<uint64_t> words(5), words_out(5);
+  EXPECT_EQ(add_noise_mod(Span<const uint64_t>(words.data(), 5),
+                          Span<uint64_t>(words_out.data(), 5), 65, t.many, c.bits)
+                .code(),
+            StatusCode::kInvalidArgument);
+  std::vector<int64_t> in_place = {1, 2, 3};
+  ASSERT_TRUE(add_noise(Span<const int64_t>(in_place.data(), 3), Span<int64_t>(in_place.data(), 3),
+                        t.many, c.bits)
+                  .ok());
+}
+
 TEST(AddNoiseTest, SmallerModulusMasksAndInPlaceWorks) {
   const NoiseSampler noise = skellam(100);
   std::vector<uint64_t> values(1000, 5);
