@@ -14,12 +14,6 @@ constexpr size_t kNotFound = ~size_t{0};
 constexpr uint8_t kMagic[4] = {'F', 'S', 'K', '1'};
 constexpr uint8_t kVersion = 2;  // 1: R + 1 SipHashes per update (other buckets and signs)
 
-// An item's home slot in the heap index of `slots` slots (multiply, then scale to the range).
-size_t slot_of(uint32_t item, size_t slots) {
-  const uint64_t mixed = (uint64_t{item} * 0x9E3779B97F4A7C15ull) >> 32;
-  return static_cast<size_t>((mixed * slots) >> 32);
-}
-
 // A hint to the cache; no effect on any value.
 inline void prefetch(const void* p) {
 #if defined(__GNUC__)
@@ -103,6 +97,7 @@ SketchHashes::SketchHashes(const ShiftSketchParams& p)
     row_b_[r] = row_hasher.hash_id(3 * uint64_t{r} + 1);
     row_c_[r] = row_hasher.hash_id(3 * uint64_t{r} + 2);
   }
+  index_multiplier_ = row_hasher.hash_id(3 * uint64_t{kMaxRows}) | 1;
 }
 
 uint64_t SketchHashes::weight_of_hash(uint64_t hash) const {
@@ -254,7 +249,7 @@ void ShiftSketch::locate(uint32_t item, uint64_t hash, Location& at) const {
     at.offset[r] = r * params_.width + hashes_.bucket_of(g);
     prefetch(counters_ + at.offset[r]);
   }
-  prefetch(index_ + slot_of(item, index_slots_));
+  prefetch(index_ + index_home(item));
 }
 
 void ShiftSketch::update(uint32_t item, int64_t count, uint64_t weight, const Location& at) {
@@ -276,7 +271,7 @@ size_t ShiftSketch::next_slot(size_t slot) const {
 }
 
 size_t ShiftSketch::find(uint32_t item) const {
-  size_t slot = slot_of(item, index_slots_);
+  size_t slot = index_home(item);
   const uint32_t tag = index_tag(item);
   while (index_[slot] != 0) {
     // The tag rejects most other items without reading their heap entry.
@@ -291,7 +286,7 @@ size_t ShiftSketch::find(uint32_t item) const {
 size_t ShiftSketch::index_set(uint32_t item, uint32_t position) {
   size_t slot = find(item);
   if (slot == kNotFound) {
-    slot = slot_of(item, index_slots_);
+    slot = index_home(item);
     while (index_[slot] != 0) slot = next_slot(slot);
   }
   index_[slot] = index_tag(item) | (position + 1);
@@ -307,7 +302,7 @@ void ShiftSketch::index_erase(uint32_t item) {
   auto distance = [n](size_t from, size_t to) { return to >= from ? to - from : to + n - from; };
   size_t next = next_slot(hole);
   while (index_[next] != 0) {
-    const size_t home = slot_of(heap_[position_of(next)].item, n);
+    const size_t home = index_home(heap_[position_of(next)].item);
     if (distance(home, next) >= distance(hole, next)) {
       index_[hole] = index_[next];
       index_[next] = 0;

@@ -155,11 +155,19 @@ class SketchHashes {
   uint32_t bucket_of(uint32_t g) const {
     return static_cast<uint32_t>((uint64_t{g >> 1} * width_) >> 31);
   }
+  // The heap index's home slot for `item` among `slots`: multiply-shift with an odd multiplier
+  // drawn from the seed (SipHash of LE64(3·kMaxRows) keyed by bytes 16–31). Keyed, so that no
+  // order of arrival — e.g. a histogram's own hash order, or ids an adversary picks — clusters the
+  // index's linear probing. Speed only: no output depends on where the index keeps an item.
+  size_t index_home(uint32_t item, size_t slots) const {
+    return static_cast<size_t>((((uint64_t{item} * index_multiplier_) >> 32) * slots) >> 32);
+  }
 
  private:
   ItemHasher item_hasher_;
   SamplingWeight weight_;
   uint64_t row_a_[kMaxRows] = {}, row_b_[kMaxRows] = {}, row_c_[kMaxRows] = {};
+  uint64_t index_multiplier_ = 1;
   uint32_t width_;
 };
 
@@ -296,6 +304,7 @@ class ShiftSketch {
   void set_position(size_t slot, size_t position) {
     index_[slot] = (index_[slot] & ~position_mask_) | static_cast<uint32_t>(position + 1);
   }
+  size_t index_home(uint32_t item) const { return hashes_.index_home(item, index_slots_); }
   size_t next_slot(size_t slot) const;
   size_t find(uint32_t item) const;                    // the item's index slot, or kNotFound
   size_t index_set(uint32_t item, uint32_t position);  // returns the slot
