@@ -1,20 +1,28 @@
 #!/usr/bin/env bash
-# fedstat's stream benchmark next to the performance anchors, in one run, as ratios.
+# fedstat's stream benchmarks next to the performance anchors, in one run, as ratios.
 #   scripts/bench_pair.sh [--reference DIR] [--rounds N] [--n N] [--reps R] [--no-build]
-# Builds the Release preset's fedstat_sketch_stream_bench (tests/bench/sketch_stream_bench.cpp:
-# the shared Zipf key stream of ../shared/bench/README.md into ShiftSketch::add, a plain
-# CountSketch baseline, and the device's histogram → sketch → report path), then runs it with
-# --json. With --reference DIR it also runs the reference programs found in DIR, which live
-# outside the project (see the README's benchmark paragraph for how they are built):
+# Builds the Release preset's two stream programs and runs them with --json:
+#   fedstat_sketch_stream_bench   (tests/bench/sketch_stream_bench.cpp) the shared Zipf key stream
+#                                 of ../shared/bench/README.md into ShiftSketch::add, a plain
+#                                 CountSketch baseline, and the device's histogram → sketch →
+#                                 report path
+#   fedstat_skellam_stream_bench  (tests/bench/skellam_stream_bench.cpp) exact Skellam samples
+#                                 (TabulatedSkellamSampler, the production Csprng) at λ = 10, 1e4,
+#                                 1e6, 10^7 per repetition
+# With --reference DIR it also runs the reference programs found in DIR, which live outside the
+# project (see the README's benchmark paragraph for how they are built):
 #   DIR/ds_countmin_stream   Apache DataSketches count_min_sketch<uint64_t> on the same stream
 #   DIR/numpy_skellam.py     numpy's poisson − poisson at λ = 10, 1e4, 1e6 (/usr/bin/python3)
-# alternately — fedstat, references, fedstat, references, … — for --rounds rounds (default 2;
-# at least 2 with references), so that drift in the machine's speed hits both sides. --n and
-# --reps go to the stream programs (defaults: theirs, 10^7 keys and 5 repetitions); --reps also
-# to numpy. The JSON lines are kept in build/host-release/bench_pair/ (round<i>.<program>.jsonl);
-# the table pairs lines by bench and shape: per anchor the median over rounds of per_s_median
-# (each round's value in brackets) and the ratio fedstat/anchor. Every stream line must carry the
-# same fingerprint, or the script fails. Needs /usr/bin/python3 for the table.
+# alternately — in each round the sketch stream bench, the Skellam stream bench, then the
+# references — for --rounds rounds (default 2; at least 2 with references), so that drift in the
+# machine's speed hits both sides. --n and --reps go to every program (--n: keys for the sketch
+# programs, samples per repetition for the Skellam ones; defaults: theirs, 10^7 keys or samples
+# and 5 repetitions). The JSON lines are kept in
+# build/host-release/bench_pair/ (round<i>.<program>.jsonl: fedstat, fedstat_skellam,
+# ds_countmin_stream, numpy_skellam); the table pairs lines by bench and shape: per anchor the
+# median over rounds of per_s_median (each round's value in brackets) and the ratio
+# fedstat/anchor. Every stream line must carry the same fingerprint, or the script fails (the
+# Skellam lines carry none). Needs /usr/bin/python3 for the table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -53,9 +61,11 @@ fi
 
 if [ "$build" = 1 ]; then
   cmake --preset host-release >/dev/null
-  cmake --build --preset host-release --target fedstat_sketch_stream_bench
+  cmake --build --preset host-release --target fedstat_sketch_stream_bench \
+    fedstat_skellam_stream_bench
 fi
 bench=build/host-release/tests/bench/fedstat_sketch_stream_bench
+skellam_bench=build/host-release/tests/bench/fedstat_skellam_stream_bench
 out=build/host-release/bench_pair
 rm -rf "$out"
 mkdir -p "$out"
@@ -68,13 +78,15 @@ run() {  # run <round> <name> <command...>: JSON lines to $out/round<round>.<nam
 }
 for ((round = 1; round <= rounds; round++)); do
   run "$round" fedstat "$bench" --json "${stream_args[@]}" "${reps_args[@]}"
+  run "$round" fedstat_skellam "$skellam_bench" --json "${stream_args[@]}" "${reps_args[@]}"
   for ref in "${refs[@]}"; do
     case "$ref" in
       ds_countmin_stream)
         run "$round" "$ref" "$reference/ds_countmin_stream" --json "${stream_args[@]}" \
           "${reps_args[@]}" ;;
       numpy_skellam)
-        run "$round" "$ref" /usr/bin/python3 "$reference/numpy_skellam.py" --json "${reps_args[@]}" ;;
+        run "$round" "$ref" /usr/bin/python3 "$reference/numpy_skellam.py" --json \
+          "${stream_args[@]}" "${reps_args[@]}" ;;
     esac
   done
 done
@@ -101,7 +113,7 @@ if len(fps) > 1:
     sys.exit(f"bench_pair.sh: the stream programs saw different streams: {sorted(fps)}")
 print(f"\nfingerprint: {', '.join(sorted(fps)) or '(none)'}; per_s_median in M/s, median over "
       "rounds [each round]; ratio = fedstat / anchor; s/run: fedstat's t_median_s (one pass over "
-      "the stream, or one report), median over rounds")
+      "the stream, one report, or n samples), median over rounds")
 for bench in dict.fromkeys(b for b, _ in rows):  # in order of first appearance
     shapes = [s for b, s in rows if b == bench]
     shapes.sort(key=lambda s: [float(x) for x in re.findall(r"[0-9.]+(?:e[+-]?[0-9]+)?", s)])
