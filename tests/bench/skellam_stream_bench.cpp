@@ -59,6 +59,7 @@
 #include "sdk/base/csprng.h"
 #include "sdk/base/random_bits.h"
 #include "sdk/noise/tabulated_poisson.h"
+#include "tests/bench/stream_bench_line.h"
 
 namespace fedstat {
 namespace noise {
@@ -69,11 +70,9 @@ constexpr size_t kChunk = 4096;  // samples per sample_many() call
 constexpr uint64_t kLambdas[] = {10, 10000, 1000000};
 
 // ---- Timing and the JSON line ------------------------------------------------------------------
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+using bench::Clock;
+using bench::parse_u64;
+using bench::seconds_since;
 
 struct Options {
   uint64_t n = kDefaultN;
@@ -89,32 +88,18 @@ struct Measurement {
   const char* method = "";
 };
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
-
 void report(const Options& o, const Measurement& m) {
-  const double t_med = median_of(m.seconds);
-  const double t_min = *std::min_element(m.seconds.begin(), m.seconds.end());
-  const double t_max = *std::max_element(m.seconds.begin(), m.seconds.end());
-  const double ops = static_cast<double>(m.ops);
   if (o.json) {
-    std::printf(
-        "{\"anchor\":\"fedstat\",\"bench\":\"skellam\",\"params\":%s,\"ops\":%" PRIu64
-        ",\"unit\":\"sample\",\"reps\":%zu,\"t_median_s\":%.9g,\"t_min_s\":%.9g,\"t_max_s\":%.9g,"
-        "\"per_s_median\":%.9g,\"per_s_best\":%.9g,\"per_s_worst\":%.9g,"
-        "\"ns_per_op_median\":%.9g,\"fp\":null}\n",
-        m.params.c_str(), m.ops, m.seconds.size(), t_med, t_min, t_max, ops / t_med, ops / t_min,
-        ops / t_max, 1e9 * t_med / ops);
-  } else {
-    std::printf(
-        "fedstat skellam %-14s %6.2f M samples/s median (best %.2f, worst %.2f), %.1f ns/sample, "
-        "%.3f words/sample, %s, %.4g s median of %zu\n",
-        m.shape.c_str(), ops / t_med / 1e6, ops / t_min / 1e6, ops / t_max / 1e6, 1e9 * t_med / ops,
-        m.words_per_sample, m.method, t_med, m.seconds.size());
+    bench::print_json_line("fedstat", "skellam", m.params, m.ops, "sample", m.seconds, "null");
+    return;
   }
+  const bench::RepetitionTimes t(m.seconds);
+  const double ops = static_cast<double>(m.ops);
+  std::printf(
+      "fedstat skellam %-14s %6.2f M samples/s median (best %.2f, worst %.2f), %.1f ns/sample, "
+      "%.3f words/sample, %s, %.4g s median of %zu\n",
+      m.shape.c_str(), ops / t.median / 1e6, ops / t.min / 1e6, ops / t.max / 1e6,
+      1e9 * t.median / ops, m.words_per_sample, m.method, t.median, m.seconds.size());
   std::fflush(stdout);
 }
 
@@ -241,16 +226,6 @@ const char kUsage[] =
     "  --n samples per repetition (default 10000000, at most 2^32 - 1), --reps timed\n"
     "  repetitions after one warm-up (default 5, 1..1000), --json one line per lambda in the\n"
     "  format of ../shared/bench/README.md.\n";
-
-bool parse_u64(const char* text, uint64_t& out) {
-  if (text == nullptr || *text == '\0' || *text == '-' || *text == '+') return false;
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long v = std::strtoull(text, &end, 10);
-  if (errno != 0 || *end != '\0') return false;
-  out = v;
-  return true;
-}
 
 Options parse(int argc, char** argv) {
   Options o;

@@ -54,6 +54,7 @@
 #include "sdk/histogram/sparse_histogram.h"
 #include "sdk/sketch/shift_sketch.h"
 #include "sdk/sketch/sketch_budget.h"
+#include "tests/bench/stream_bench_line.h"
 
 namespace fedstat {
 namespace {
@@ -117,11 +118,9 @@ uint64_t fingerprint(const std::vector<uint64_t>& keys) {
 }
 
 // ---- Timing and the JSON line ------------------------------------------------------------------
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+using bench::Clock;
+using bench::parse_u64;
+using bench::seconds_since;
 
 struct Shape {
   const char* name;
@@ -149,34 +148,24 @@ struct Measurement {
   std::vector<double> seconds;  // the timed repetitions
 };
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+double median_of(const std::vector<double>& seconds) {
+  return bench::RepetitionTimes(seconds).median;
 }
 
 void report(const Options& o, const Measurement& m, uint64_t fp) {
-  const double t_med = median_of(m.seconds);
-  const double t_min = *std::min_element(m.seconds.begin(), m.seconds.end());
-  const double t_max = *std::max_element(m.seconds.begin(), m.seconds.end());
-  const double ops = static_cast<double>(m.ops);
   if (o.json) {
-    std::printf(
-        "{\"anchor\":\"%s\",\"bench\":\"%s\",\"params\":%s,\"ops\":%" PRIu64
-        ",\"unit\":\"%s\",\"reps\":%zu,\"t_median_s\":%.9g,\"t_min_s\":%.9g,\"t_max_s\":%.9g,"
-        "\"per_s_median\":%.9g,\"per_s_best\":%.9g,\"per_s_worst\":%.9g,"
-        "\"ns_per_op_median\":%.9g,\"fp\":\"%016" PRIx64 "\"}\n",
-        m.anchor.c_str(), m.bench.c_str(), m.params.c_str(), m.ops, m.unit.c_str(),
-        m.seconds.size(), t_med, t_min, t_max, ops / t_med, ops / t_min, ops / t_max,
-        1e9 * t_med / ops, fp);
-  } else {
-    std::printf(
-        "%-9s %-22s %-13s %6.2f M %s/s median (best %.2f, worst %.2f), %.1f ns/%s, "
-        "%.4g s median of %zu\n",
-        m.anchor.c_str(), m.bench.c_str(), m.shape.c_str(), ops / t_med / 1e6, m.unit.c_str(),
-        ops / t_min / 1e6, ops / t_max / 1e6, 1e9 * t_med / ops, m.unit.c_str(), t_med,
-        m.seconds.size());
+    bench::print_json_line(m.anchor.c_str(), m.bench.c_str(), m.params, m.ops, m.unit.c_str(),
+                           m.seconds, bench::fingerprint_json(fp));
+    return;
   }
+  const bench::RepetitionTimes t(m.seconds);
+  const double ops = static_cast<double>(m.ops);
+  std::printf(
+      "%-9s %-22s %-13s %6.2f M %s/s median (best %.2f, worst %.2f), %.1f ns/%s, "
+      "%.4g s median of %zu\n",
+      m.anchor.c_str(), m.bench.c_str(), m.shape.c_str(), ops / t.median / 1e6, m.unit.c_str(),
+      ops / t.min / 1e6, ops / t.max / 1e6, 1e9 * t.median / ops, m.unit.c_str(), t.median,
+      m.seconds.size());
   std::fflush(stdout);
 }
 
@@ -337,16 +326,6 @@ const char kUsage[] =
     "  2^32 - 1), --reps timed repetitions after one warm-up (default 5, 1..1000), --json one\n"
     "  line per measurement. With the default --n the stream's fingerprint must be\n"
     "  7f22e02bfa195f13, with --expect-fp the given one, or nothing is reported.\n";
-
-bool parse_u64(const char* text, uint64_t& out, int base) {
-  if (text == nullptr || *text == '\0' || *text == '-' || *text == '+') return false;
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long v = std::strtoull(text, &end, base);
-  if (errno != 0 || *end != '\0') return false;
-  out = v;
-  return true;
-}
 
 Options parse(int argc, char** argv) {
   Options o;
