@@ -18,6 +18,7 @@
 #include "sdk/noise/poisson.h"
 #include "sdk/noise/polya.h"
 #include "sdk/noise/tabulated_poisson.h"
+#include "tests/bench/counting_source.h"
 #include "tests/bench/same_run_reporter.h"
 
 namespace fedstat {
@@ -149,20 +150,7 @@ BENCHMARK(BM_SkellamTabulated)->Arg(100)->Arg(10000)->Arg(1000000)->Arg(10000000
 // /usr/bin/python3 (numpy 1.24, PCG64): for each λ the median of 7 runs of
 // rng.poisson(λ, 10**7) − rng.poisson(λ, 10**7) under time.perf_counter().
 
-// Counts the bytes a source hands out (one extra indirect call per refill, not per bit).
-class CountingSource final : public RandomSource {
- public:
-  explicit CountingSource(RandomSource& inner) : inner_(inner) {}
-  Status fill(MutableByteSpan out) override {
-    bytes_ += out.size();
-    return inner_.fill(out);
-  }
-  uint64_t bytes() const { return bytes_; }
-
- private:
-  RandomSource& inner_;
-  uint64_t bytes_ = 0;
-};
+using bench::CountingSource;  // counts the bytes the source hands out
 
 // A bit source and the reader over it.
 struct Source {

@@ -59,6 +59,7 @@
 #include "sdk/base/csprng.h"
 #include "sdk/base/random_bits.h"
 #include "sdk/noise/tabulated_poisson.h"
+#include "tests/bench/counting_source.h"
 #include "tests/bench/stream_bench_line.h"
 
 namespace fedstat {
@@ -114,20 +115,7 @@ void report(const Options& o, const Measurement& m) {
 }
 
 // ---- The bit source: Csprng through a 1 KiB RandomBits buffer, its output counted ------------
-// Counts the bytes a source hands out (one extra indirect call per refill, not per bit).
-class CountingSource final : public RandomSource {
- public:
-  explicit CountingSource(RandomSource& inner) : inner_(inner) {}
-  Status fill(MutableByteSpan out) override {
-    bytes_ += out.size();
-    return inner_.fill(out);
-  }
-  uint64_t bytes() const { return bytes_; }
-
- private:
-  RandomSource& inner_;
-  uint64_t bytes_ = 0;
-};
+using bench::CountingSource;  // counts the bytes the source hands out
 
 struct Source {
   Source() : counting(csprng), bits(counting, MutableByteSpan(buffer, sizeof(buffer))) {}
