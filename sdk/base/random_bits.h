@@ -4,8 +4,11 @@
 // trial needs 2 bits on average); asking the source for 8 bytes per trial would waste most of it
 // and pay a virtual call each time. RandomBits refills its buffer at once and hands out bits
 // in a fixed order (bytes in stream order, each byte from its least significant bit), so a
-// seeded stream gives the same samples on every architecture. The buffer size never changes
-// which bits are handed out, only how many bytes each source call asks for: the default is
+// seeded stream gives the same samples on every architecture. For a stream source (SeededStream,
+// whose output does not depend on how it is read) the buffer size never changes which bits are
+// handed out, only how many bytes each source call asks for. A CTR_DRBG source (Csprng) updates
+// its state after every call, so larger requests give other (equally random) bits: draws are
+// reproducible only from a SeededStream. The default is
 // kBufferBytes inside the object; a caller buffer (e.g. kLargeBufferBytes) amortises a source's
 // per-call cost — CTR_DRBG (csprng.h) spends about as long on a call's state update as on 64
 // bytes of output, and returns at most 1024 bytes per call. Bits waiting in the buffer are
@@ -15,6 +18,10 @@
 // tabulated_poisson.h): ensure_lookahead() then peek64() shows the next 64 bits (bit 0 = the
 // next bit) without consuming them; skip(n) consumes the first n of them. Same bits, same order
 // as bit().
+//
+// After any error from the source, discard this RandomBits (and whatever the failing draw was
+// writing): bits a sampler had looked at but not consumed may still be waiting, and a draw retried
+// on them would not be exact.
 //
 // Memory: kBufferBytes + 7 words, plus the caller's buffer if one is given. Paper: infrastructure
 // for the samplers (002 §2.3, 001 §4.7).

@@ -5,7 +5,8 @@
 // element) a sum that would overflow; add_noise_mod writes out[i] = (in[i] + noise_i) mod 2^bits
 // for unsigned words, the form secure aggregation sums. `in` and `out` may be the same span; on
 // an error (a failing random source, an overflow) the elements before the failing index already
-// hold noise, so callers that work in place must discard the vector.
+// hold noise, so callers that work in place must discard the vector — and the RandomBits too
+// (random_bits.h): never retry a failed draw on the same reader.
 //
 // NoiseSampler::init refuses (and then changes nothing: an earlier successful spec stays in
 // force) a parameter that is not a positive rational — kInvalidArgument for a zero denominator

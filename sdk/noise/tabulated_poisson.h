@@ -12,7 +12,9 @@
 // [max(−m, −4√m), 4√m]; and two tail blocks: above, j = c_hi + 1 + K·w + r, below, j = c_lo − 1 −
 // (K·w + r) (none if c_lo reaches −m), K the number of 0-bits before the first 1-bit, r log2(w)
 // uniform bits, w a power of two ≥ 2^⌊log2 √m⌋ whose w-th power of the first factor past the
-// edge — the largest factor there — is ≤ 1/2, so f(edge ± (K·w + r)) ≤ f(edge)·2^−K. Block β is
+// edge — the largest factor there — is ≤ 1/2, so f(edge ± (K·w + r)) ≤ f(edge)·2^−K (a tail
+// proposal with K > 2^20 is rejected, so the output is Poisson(λ) conditioned on a set of
+// probability below 2^−(2^20): exact to far below any δ). Block β is
 // chosen with probability W_β/2^63 exactly, W_β integers summing to 2^63: central W_β =
 // ⌈s·max_β f̃·(1+8γ)·2^63/C⌉, tails ⌈2w·f̃(edge)·(1+8γ)·2^63/C⌉ (f̃ the double-precision f, with
 // relative error ≤ γ there), C a double ≈ 1.000001 × the sum of those before rounding, the
@@ -62,7 +64,9 @@
 //     max(p, q·(m + J)) (256 = 2 KiB at λ = 100, 588 at 10^4, 7266 at 10^6).
 // sizes_for(λ) computes both exactly. Limits: λ = p/q > 0 with p, q < 2^32, λ ≤ 2^31
 // (checked_poisson_lambda: kInvalidArgument for λ = 0, which adds no noise, or q = 0;
-// kOutOfRange past the limits). A refused init() leaves an earlier successful one in force.
+// kOutOfRange past the limits). A refused parameter leaves an earlier successful init() in
+// force; an init() that fails while building its tables leaves the sampler not ready
+// (kFailedPrecondition on every draw until a successful init()).
 // The object itself: ~130 bytes.
 //
 // TabulatedSkellamSampler: Sk(λ) = Poisson(λ) − Poisson(λ). For λ ≤ kSplitMaxLambda (and 2λ
