@@ -39,7 +39,7 @@ constexpr double kSeriesLimit = 0.25;
 // the bits (exact), then fdlibm's ln(1 + f) = f − (f²/2 − s·(f²/2 + R(s²))), s = f/(2 + f).
 // Error below 1 ulp (fdlibm's bound). For x near 1, e = 0 and the result keeps its relative
 // accuracy (no cancellation against e·ln 2).
-double portable_log(double x) {
+inline double portable_log(double x) {
   uint64_t bits = 0;
   memcpy(&bits, &x, sizeof bits);
   int e = static_cast<int>((bits >> 52) & 0x7FF) - 1023;
@@ -96,21 +96,32 @@ SamplingWeight::SamplingWeight(uint32_t k) : k_(static_cast<double>(k)), inverse
 double SamplingWeight::weight(double u) const {
   const double t = -portable_log(u);  // −ln u > 0; W = 1/(1 − e^(−x)) with x = t/k
   const double x = t * inverse_k_;
-  if (x <= kSeriesLimit) {
-    // W = 1/x + 1/2 + x·(B2 + x²·B4 + …): k/t (one rounding) plus a small correction.
-    const double z = x * x;
-    const double z2 = z * z;
-    const double p = (kB2 + z * kB4) + z2 * ((kB6 + z * kB8) + z2 * (kB10 + z * kB12));
-    return k_ / t + (0.5 + x * p);
-  }
+  if (x <= kSeriesLimit) return series_weight(t, x);
   return -1 / portable_expm1(-x);
 }
 
-uint64_t SamplingWeight::fixed(uint64_t hash) const {
-  const double scaled = weight(uniform_from_hash(hash)) * (1u << kWeightFractionBits) + 0.5;
-  // W ≥ 1 always; anything else (no finite value) can only come from u at the top end.
+double SamplingWeight::series_weight(double t, double x) const {
+  // W = 1/x + 1/2 + x·(B2 + x²·B4 + …): k/t (one rounding) plus a small correction.
+  const double z = x * x;
+  const double z2 = z * z;
+  const double p = (kB2 + z * kB4) + z2 * ((kB6 + z * kB8) + z2 * (kB10 + z * kB12));
+  return k_ / t + (0.5 + x * p);
+}
+
+namespace {
+
+// ω = min(round(W·2^4), 2^35). W ≥ 1 always; anything else (no finite value) can only come from u
+// at the top end, and gets the cap.
+inline uint64_t to_fixed(double w) {
+  const double scaled = w * (1u << kWeightFractionBits) + 0.5;
   if (!(scaled >= 1) || !(scaled < static_cast<double>(kMaxFixedWeight))) return kMaxFixedWeight;
   return static_cast<uint64_t>(scaled);
+}
+
+}  // namespace
+
+uint64_t SamplingWeight::fixed(uint64_t hash) const {
+  return to_fixed(weight(uniform_from_hash(hash)));
 }
 
 void SamplingWeight::fixed_batch(const uint64_t* hashes, uint64_t* out, size_t n) const {
@@ -122,39 +133,13 @@ void SamplingWeight::fixed_batch(const uint64_t* hashes, uint64_t* out, size_t n
   for (; j + kLanes <= n; j += kLanes) {
     double t[kLanes], x[kLanes], w[kLanes];
     for (size_t l = 0; l < kLanes; ++l) {
-      const double u = uniform_from_hash(hashes[j + l]);
-      uint64_t bits = 0;
-      memcpy(&bits, &u, sizeof bits);
-      const uint64_t fraction = bits & kFractionMask;
-      const bool high = fraction >= kSqrt2Fraction;
-      const int e = static_cast<int>((bits >> 52) & 0x7FF) - 1023 + (high ? 1 : 0);
-      bits = fraction | (uint64_t{high ? 1022u : 1023u} << 52);
-      double m = 0;
-      memcpy(&m, &bits, sizeof m);
-      const double f = m - 1;
-      const double s = f / (2 + f);
-      const double z = s * s;
-      const double zz = z * z;
-      const double t1 = zz * (kLg2 + zz * (kLg4 + zz * kLg6));
-      const double t2 = z * (kLg1 + zz * (kLg3 + zz * (kLg5 + zz * kLg7)));
-      const double r = t2 + t1;
-      const double hfsq = 0.5 * f * f;
-      const double de = e;
-      t[l] = -(de * kLn2Hi - ((hfsq - (s * (hfsq + r) + de * kLn2Lo)) - f));
+      t[l] = -portable_log(uniform_from_hash(hashes[j + l]));
       x[l] = t[l] * inverse_k_;
     }
-    for (size_t l = 0; l < kLanes; ++l) {
-      const double z = x[l] * x[l];
-      const double z2 = z * z;
-      const double p = (kB2 + z * kB4) + z2 * ((kB6 + z * kB8) + z2 * (kB10 + z * kB12));
-      w[l] = k_ / t[l] + (0.5 + x[l] * p);
-    }
+    for (size_t l = 0; l < kLanes; ++l) w[l] = series_weight(t[l], x[l]);
     for (size_t l = 0; l < kLanes; ++l) {
       if (!(x[l] <= kSeriesLimit)) w[l] = weight(uniform_from_hash(hashes[j + l]));
-      const double scaled = w[l] * (1u << kWeightFractionBits) + 0.5;
-      out[j + l] = !(scaled >= 1) || !(scaled < static_cast<double>(kMaxFixedWeight))
-                       ? kMaxFixedWeight
-                       : static_cast<uint64_t>(scaled);
+      out[j + l] = to_fixed(w[l]);
     }
   }
   for (; j < n; ++j) out[j] = fixed(hashes[j]);

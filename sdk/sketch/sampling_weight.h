@@ -53,6 +53,9 @@ class SamplingWeight {
   void fixed_batch(const uint64_t* hashes, uint64_t* out, size_t n) const;
 
  private:
+  // W for x = t/k ≤ 1/4 from t = −ln u: k/t + 1/2 + x·P(x²) (the Bernoulli series above).
+  double series_weight(double t, double x) const;
+
   double k_;
   double inverse_k_;
 };
