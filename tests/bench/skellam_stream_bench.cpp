@@ -66,7 +66,6 @@ namespace fedstat {
 namespace noise {
 namespace {
 
-constexpr uint64_t kDefaultN = 10000000;
 constexpr size_t kChunk = 4096;  // samples per sample_many() call
 constexpr uint64_t kLambdas[] = {10, 10000, 1000000};
 
@@ -75,11 +74,7 @@ using bench::Clock;
 using bench::parse_u64;
 using bench::seconds_since;
 
-struct Options {
-  uint64_t n = kDefaultN;
-  int reps = 5;
-  bool json = false;
-};
+struct Options : bench::CommonOptions {};
 
 struct Measurement {
   std::string shape, params;  // params: the JSON object
@@ -217,26 +212,10 @@ const char kUsage[] =
 
 Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
-    uint64_t v = 0;
-    if (a == "--help" || a == "-h") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    } else if (a == "--json") {
-      o.json = true;
-    } else if (a == "--n" && parse_u64(value, v) && v >= 1 && v <= UINT32_MAX) {
-      o.n = v;
-      ++i;
-    } else if (a == "--reps" && parse_u64(value, v) && v >= 1 && v <= 1000) {
-      o.reps = static_cast<int>(v);
-      ++i;
-    } else {
-      std::fprintf(stderr, "skellam_stream_bench: bad argument '%s' (or its value)\n%s", a.c_str(),
-                   kUsage);
-      std::exit(2);
-    }
+  for (int i = 1; i < argc;) {
+    const int used = bench::parse_common_option(argc, argv, i, kUsage, o);
+    if (used == 0) bench::refuse_argument("skellam_stream_bench", argv[i], kUsage);
+    i += used;
   }
   return o;
 }

@@ -21,6 +21,7 @@
 #include "sdk/sketch/shift_sketch.h"
 #include "sdk/sketch/sketch_budget.h"
 #include "tests/bench/same_run_reporter.h"
+#include "tests/bench/zipf_stream.h"
 
 namespace fedstat {
 namespace {
@@ -64,51 +65,16 @@ BENCHMARK(BM_SketchUpdate)
 
 // ---- The shared Zipf stream ------------------------------------------------------------------
 
-struct SplitMix64 {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-};
-
-constexpr uint64_t kStreamKeys = 10000000, kStreamDomain = 350000, kStreamSeed = 0x5EEDF00D;
-constexpr uint64_t kStreamFingerprint = 0x7f22e02bfa195f13ull;
+constexpr uint64_t kStreamDomain = bench::kZipfDomain;
 
 // zipf_keys(10^7, 350000, 1.2, 0x5EEDF00D) exactly as ../shared/bench/README.md defines it; the
 // program stops if the FNV-1a fingerprint differs.
 const std::vector<uint64_t>& zipf_stream() {
   static const std::vector<uint64_t> keys = [] {
-    std::vector<double> cdf(kStreamDomain);
-    double acc = 0;
-    for (uint64_t k = 1; k <= kStreamDomain; ++k) {
-      acc += std::pow(static_cast<double>(k), -1.2);
-      cdf[k - 1] = acc;
-    }
-    for (double& c : cdf) c /= acc;
-    cdf.back() = 1.0;
-    std::vector<uint64_t> perm(kStreamDomain);
-    for (uint64_t i = 0; i < kStreamDomain; ++i) perm[i] = i;
-    SplitMix64 shuffle{kStreamSeed ^ 0x9E3779B97F4A7C15ull};
-    for (uint64_t i = kStreamDomain - 1; i >= 1; --i) {
-      std::swap(perm[i], perm[shuffle.next() % (i + 1)]);
-    }
-    std::vector<uint64_t> out(kStreamKeys);
-    SplitMix64 g{kStreamSeed};
-    for (uint64_t& key : out) {
-      const double u = static_cast<double>(g.next() >> 11) * 0x1.0p-53;
-      uint64_t r = static_cast<uint64_t>(std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin());
-      if (r > kStreamDomain - 1) r = kStreamDomain - 1;
-      key = perm[r];
-    }
-    uint64_t h = 0xCBF29CE484222325ull;
-    for (uint64_t k : out) {
-      h ^= k;
-      h *= 0x100000001B3ull;
-    }
-    if (h != kStreamFingerprint) {
+    std::vector<uint64_t> out =
+        bench::zipf_keys(bench::kZipfKeys, bench::kZipfDomain, bench::kZipfS, bench::kZipfSeed);
+    const uint64_t h = bench::fingerprint(out);
+    if (h != bench::kZipfFingerprint) {
       std::fprintf(stderr, "zipf stream: fingerprint %016llx, expected 7f22e02bfa195f13\n",
                    static_cast<unsigned long long>(h));
       std::exit(1);

@@ -55,67 +55,15 @@
 #include "sdk/sketch/shift_sketch.h"
 #include "sdk/sketch/sketch_budget.h"
 #include "tests/bench/stream_bench_line.h"
+#include "tests/bench/zipf_stream.h"
 
 namespace fedstat {
 namespace {
 
-constexpr uint64_t kDefaultN = 10000000;
-constexpr uint64_t kDomain = 350000;
-constexpr double kZipfS = 1.2;
-constexpr uint64_t kStreamSeed = 0x5EEDF00D;
-constexpr uint64_t kReferenceFingerprint = 0x7f22e02bfa195f13ull;  // n = 10^7, the README's
-
-// ---- THE key stream (../shared/bench/README.md), exactly -------------------------------------
-class SplitMix64 {
- public:
-  explicit SplitMix64(uint64_t seed) : state_(seed) {}
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-  uint64_t below(uint64_t n) { return next() % n; }
-
- private:
-  uint64_t state_;
-};
-
-std::vector<uint64_t> zipf_keys(uint64_t n, uint64_t domain, double s, uint64_t seed) {
-  std::vector<double> cdf(domain);
-  double acc = 0;
-  for (uint64_t k = 1; k <= domain; ++k) {
-    acc += std::pow(static_cast<double>(k), -s);
-    cdf[k - 1] = acc;
-  }
-  for (double& c : cdf) c /= acc;
-  cdf[domain - 1] = 1.0;
-
-  std::vector<uint64_t> perm(domain);
-  for (uint64_t i = 0; i < domain; ++i) perm[i] = i;
-  SplitMix64 shuffle(seed ^ 0x9E3779B97F4A7C15ull);
-  for (uint64_t i = domain - 1; i >= 1; --i) std::swap(perm[i], perm[shuffle.below(i + 1)]);
-
-  std::vector<uint64_t> keys(n);
-  SplitMix64 draw(seed);
-  for (uint64_t& key : keys) {
-    const double u = draw.uniform();
-    uint64_t r = static_cast<uint64_t>(std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin());
-    if (r > domain - 1) r = domain - 1;
-    key = perm[r];
-  }
-  return keys;
-}
-
-uint64_t fingerprint(const std::vector<uint64_t>& keys) {
-  uint64_t h = 0xCBF29CE484222325ull;
-  for (const uint64_t k : keys) {
-    h ^= k;
-    h *= 0x100000001B3ull;
-  }
-  return h;
-}
+using bench::fingerprint;
+using bench::SplitMix64;
+using bench::zipf_keys;
+constexpr uint64_t kDomain = bench::kZipfDomain;
 
 // ---- Timing and the JSON line ------------------------------------------------------------------
 using bench::Clock;
@@ -131,10 +79,7 @@ constexpr Shape kShapes[] = {{"40KiB/5rows", 40 * 1024, 5},
                              {"160KiB/5rows", 160 * 1024, 5},
                              {"400KiB/3rows", 400 * 1024, 3}};
 
-struct Options {
-  uint64_t n = kDefaultN;
-  int reps = 5;
-  bool json = false;
+struct Options : bench::CommonOptions {
   std::string only;
   std::string shape;  // "": all three
   bool expect_given = false;
@@ -329,40 +274,30 @@ const char kUsage[] =
 
 Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
+  for (int i = 1; i < argc;) {
+    const int used = bench::parse_common_option(argc, argv, i, kUsage, o);
+    if (used > 0) {
+      i += used;
+      continue;
+    }
     const std::string a = argv[i];
     const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
     uint64_t v = 0;
-    if (a == "--help" || a == "-h") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    } else if (a == "--json") {
-      o.json = true;
-    } else if (a == "--n" && parse_u64(value, v, 10) && v >= 1 && v <= UINT32_MAX) {
-      o.n = v;
-      ++i;
-    } else if (a == "--reps" && parse_u64(value, v, 10) && v >= 1 && v <= 1000) {
-      o.reps = static_cast<int>(v);
-      ++i;
-    } else if (a == "--only" && value != nullptr &&
-               (std::strcmp(value, "stream_update") == 0 || std::strcmp(value, "baseline") == 0 ||
-                std::strcmp(value, "sketch_from_histogram") == 0)) {
+    if (a == "--only" && value != nullptr &&
+        (std::strcmp(value, "stream_update") == 0 || std::strcmp(value, "baseline") == 0 ||
+         std::strcmp(value, "sketch_from_histogram") == 0)) {
       o.only = value;
-      ++i;
     } else if (a == "--shape" && value != nullptr &&
                std::any_of(std::begin(kShapes), std::end(kShapes),
                            [&](const Shape& s) { return std::strcmp(value, s.name) == 0; })) {
       o.shape = value;
-      ++i;
     } else if (a == "--expect-fp" && parse_u64(value, v, 16)) {
       o.expect_given = true;
       o.expect_fp = v;
-      ++i;
     } else {
-      std::fprintf(stderr, "sketch_stream_bench: bad argument '%s' (or its value)\n%s", a.c_str(),
-                   kUsage);
-      std::exit(2);
+      bench::refuse_argument("sketch_stream_bench", argv[i], kUsage);
     }
+    i += 2;
   }
   return o;
 }
@@ -372,15 +307,15 @@ int run(int argc, char** argv) {
   static_assert(kDomain <= UINT32_MAX, "ids are uint32(key)");
 
   const Clock::time_point start = Clock::now();
-  const std::vector<uint64_t> keys = zipf_keys(o.n, kDomain, kZipfS, kStreamSeed);
+  const std::vector<uint64_t> keys = zipf_keys(o.n, kDomain, bench::kZipfS, bench::kZipfSeed);
   const uint64_t fp = fingerprint(keys);
   FILE* info = o.json ? stderr : stdout;  // --json: stdout holds only the JSON lines
   std::fprintf(info,
                "stream: n = %" PRIu64 ", domain = %" PRIu64
                ", s = 1.2, seed 0x5EEDF00D: fingerprint %016" PRIx64 " (%.2f s to build)\n",
                o.n, kDomain, fp, seconds_since(start));
-  const bool check = o.expect_given || o.n == kDefaultN;
-  const uint64_t expected = o.expect_given ? o.expect_fp : kReferenceFingerprint;
+  const bool check = o.expect_given || o.n == bench::kZipfKeys;
+  const uint64_t expected = o.expect_given ? o.expect_fp : bench::kZipfFingerprint;
   if (check && fp != expected) {
     std::fprintf(stderr,
                  "sketch_stream_bench: fingerprint %016" PRIx64 " differs from %016" PRIx64

@@ -70,6 +70,43 @@ inline bool parse_u64(const char* text, uint64_t& out, int base = 10) {
   return true;
 }
 
+// The options both stream programs take: --help/-h (prints `usage`, exits 0), --json, --n N
+// (1..2^32 - 1) and --reps R (1..1000). parse_common_option returns how many arguments it
+// consumed: 0 when argv[i] is not one of them or its value is bad (the caller refuses it).
+struct CommonOptions {
+  uint64_t n = 10000000;  // the shared stream's length (zipf_stream.h)
+  int reps = 5;
+  bool json = false;
+};
+
+inline int parse_common_option(int argc, char** argv, int i, const char* usage, CommonOptions& o) {
+  const std::string a = argv[i];
+  const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
+  uint64_t v = 0;
+  if (a == "--help" || a == "-h") {
+    std::fputs(usage, stdout);
+    std::exit(0);
+  }
+  if (a == "--json") {
+    o.json = true;
+    return 1;
+  }
+  if (a == "--n" && parse_u64(value, v) && v >= 1 && v <= UINT32_MAX) {
+    o.n = v;
+    return 2;
+  }
+  if (a == "--reps" && parse_u64(value, v) && v >= 1 && v <= 1000) {
+    o.reps = static_cast<int>(v);
+    return 2;
+  }
+  return 0;
+}
+
+[[noreturn]] inline void refuse_argument(const char* program, const char* arg, const char* usage) {
+  std::fprintf(stderr, "%s: bad argument '%s' (or its value)\n%s", program, arg, usage);
+  std::exit(2);
+}
+
 }  // namespace bench
 }  // namespace fedstat
 
