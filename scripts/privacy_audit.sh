@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 case "${1:-}" in
   "")
     cmake --preset host-asan >/dev/null
-    cmake --build --preset host-asan
+    cmake --build --preset host-asan --target fedstat_privacy_audit
     log=build/host-asan/privacy_audit.log
     rc=0
     ctest --preset host-asan -L privacy --verbose >"$log" 2>&1 || rc=$?
@@ -25,7 +25,7 @@ case "${1:-}" in
   --long)
     export FEDSTAT_AUDIT_SCALE="${FEDSTAT_AUDIT_SCALE:-10}"
     cmake --preset host-release >/dev/null
-    cmake --build --preset host-release
+    cmake --build --preset host-release --target fedstat_privacy_audit
     log=build/host-release/privacy_audit_long.log
     start=$(date +%s)
     rc=0

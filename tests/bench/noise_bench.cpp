@@ -205,9 +205,11 @@ void BM_SourceFill(benchmark::State& state) {
 }
 BENCHMARK(BM_SourceFill)->ArgNames({"src", "bytes"})->ArgsProduct({{0, 1}, {8, 64, 1024}});
 
-void set_words_per_sample(benchmark::State& state, const CountingSource& counting) {
+void set_words_per_sample(benchmark::State& state, const CountingSource& counting,
+                          int64_t samples_per_iteration = 1) {
   state.counters["words_per_sample"] =
-      static_cast<double>(counting.bytes()) / 8 / static_cast<double>(state.iterations());
+      static_cast<double>(counting.bytes()) / 8 /
+      static_cast<double>(state.iterations() * samples_per_iteration);
 }
 
 // Table and scratch for the tabulated sampler at λ.
@@ -266,13 +268,15 @@ void BM_ExactSkellamBatch(benchmark::State& state) {
   if (!init_skellam(state, source, sampler, lambda, memory)) return;
   int64_t out[256];
   for (auto _ : state) {
-    if (!sampler.sample_many(source.bits, Span<int64_t>(out)).ok()) state.SkipWithError("draw");
+    if (!sampler.sample_many(source.bits, Span<int64_t>(out)).ok()) {
+      state.SkipWithError("draw");
+      break;
+    }
     benchmark::DoNotOptimize(out);
   }
   state.SetItemsProcessed(state.iterations() * 256);
   state.counters["samples_per_iteration"] = 256;
-  state.counters["words_per_sample"] = static_cast<double>(source.counting.bytes()) / 8 /
-                                       static_cast<double>(state.iterations() * 256);
+  set_words_per_sample(state, source.counting, 256);
   state.SetLabel(source_name(state.range(0)));
 }
 BENCHMARK(BM_ExactSkellamBatch)

@@ -117,8 +117,12 @@ void BM_ZipfStream(benchmark::State& state) {
   OwnedSketch s(p);
   for (auto _ : state) {
     state.PauseTiming();
-    if (!s.init().ok()) state.SkipWithError("init");
+    const bool ready = s.init().ok();
     state.ResumeTiming();
+    if (!ready) {
+      state.SkipWithError("init");
+      break;
+    }
     for (uint64_t key : keys) (void)s.sketch.add(static_cast<uint32_t>(key), 1);
     s.sketch.flush();  // every update in the counters and heap
   }
@@ -155,7 +159,10 @@ void BM_HistogramToReport(benchmark::State& state) {
   OwnedSketch s(p);
   std::vector<uint8_t> report(sketch::shift_sketch_report_bytes(p, p.heap_capacity));
   for (auto _ : state) {
-    if (!s.init().ok()) state.SkipWithError("init");
+    if (!s.init().ok()) {
+      state.SkipWithError("init");
+      break;
+    }
     for (const auto& entry : histogram) (void)s.sketch.add(entry.first, entry.second);
     const Result<size_t> bytes = s.sketch.serialize(MutableByteSpan(report.data(), report.size()));
     benchmark::DoNotOptimize(bytes.ok());
