@@ -3,6 +3,7 @@
 # column whose standardisation overflows: each bad file must fail with an error naming the file,
 # the line and the field or column — never train on "0.5x" as 0.5, a hex float, a row with a
 # trailing comma, or a 1e308 feature that would zero every standardised feature.
+include(${CMAKE_CURRENT_LIST_DIR}/cli_helpers.cmake)
 function(write_data name bad_line)
   set(csv "")
   foreach(i RANGE 1 20)
@@ -20,13 +21,9 @@ endfunction()
 
 function(expect_refused name bad_line pattern)
   write_data(${name} "${bad_line}")
-  execute_process(COMMAND ${TOOL} --data ${OUT}/${name}.csv --clients 2 --epsilon 1 --delta 1e-5
-                          --batches 2 --epochs 2
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(rc EQUAL 0 OR NOT err MATCHES "${pattern}")
-    message(FATAL_ERROR "federated_logreg on '${bad_line}' (${name}): exit ${rc}, expected an "
-                        "error matching '${pattern}', got: ${err}${out}")
-  endif()
+  expect_refusal("federated_logreg on '${bad_line}' (${name})" "${pattern}"
+                 COMMAND ${TOOL} --data ${OUT}/${name}.csv --clients 2 --epsilon 1 --delta 1e-5
+                         --batches 2 --epochs 2)
 endfunction()
 
 # The clean file trains (so the refusals below are about the bad line alone).

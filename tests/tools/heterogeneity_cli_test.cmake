@@ -51,12 +51,8 @@ foreach(mechanism agm classical skellam)
 endforeach()
 
 function(expect_failure pattern)
-  execute_process(COMMAND ${TOOL} --vectors ${OUT}/V.csv ${ARGN} RESULT_VARIABLE rc
-                  OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(rc EQUAL 0 OR NOT err MATCHES "${pattern}")
-    message(FATAL_ERROR "fedstat-heterogeneity ${ARGN}: expected an error matching "
-                        "'${pattern}', got rc ${rc}: ${err}${out}")
-  endif()
+  expect_refusal("fedstat-heterogeneity ${ARGN}" "${pattern}"
+                 COMMAND ${TOOL} --vectors ${OUT}/V.csv ${ARGN})
 endfunction()
 expect_failure("--mechanism none adds no noise" --mechanism none --epsilon 1)
 foreach(bad nan -1 0 inf)

@@ -21,12 +21,7 @@ function(run_tool out_var)
 endfunction()
 
 function(expect_failure pattern)
-  execute_process(COMMAND ${TOOL} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
-                  ERROR_VARIABLE err)
-  if(rc EQUAL 0 OR NOT err MATCHES "${pattern}")
-    message(FATAL_ERROR "fedstat-kl ${ARGN}: expected an error matching '${pattern}', "
-                        "got rc ${rc}: ${err}${out}")
-  endif()
+  expect_refusal("fedstat-kl ${ARGN}" "${pattern}" COMMAND ${TOOL} ${ARGN})
 endfunction()
 
 include(${CMAKE_CURRENT_LIST_DIR}/cli_helpers.cmake)

@@ -1,6 +1,7 @@
 # cmake -DTOOL=<fedstat-noise> -P noise_cli_test.cmake
 # fedstat-noise prints exactly --n integers, the same ones for the same seed, different ones for
 # another seed, and refuses a bad parameter with a message and a non-zero exit.
+include(${CMAKE_CURRENT_LIST_DIR}/cli_helpers.cmake)
 function(run_tool out_var rc_var)
   execute_process(COMMAND ${TOOL} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
                   ERROR_VARIABLE err)
@@ -34,13 +35,8 @@ endforeach()
 # exits non-zero, names the option and what is allowed, and prints no sample. TIMEOUT: before
 # the checks, --n -1 wrapped to 2^64 − 1 and printed for ever.
 function(expect_refused what pattern)
-  execute_process(COMMAND ${TOOL} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
-                  ERROR_VARIABLE err TIMEOUT 10)
-  if(rc EQUAL 0 OR NOT "${out}" STREQUAL "" OR NOT err MATCHES "${pattern}")
-    string(SUBSTRING "${out}" 0 100 head)
-    message(SEND_ERROR "fedstat-noise ${ARGN}: ${what} was not refused as documented "
-                       "(exit ${rc}, stdout '${head}', stderr '${err}')")
-  endif()
+  expect_refusal("fedstat-noise ${ARGN}: ${what}" "${pattern}" EMPTY_STDOUT KEEP_GOING TIMEOUT 10
+                 COMMAND ${TOOL} ${ARGN})
 endfunction()
 
 foreach(n nan inf -1 0 1e3 1.5 +5 100000001 18446744073709551615 18446744073709551616)

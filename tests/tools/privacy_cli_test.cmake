@@ -1,6 +1,7 @@
 # cmake -DTOOL=<fedstat-privacy> -P privacy_cli_test.cmake
 # fedstat-privacy prints the accountants' numbers (checked against the scipy reference values of
 # tests/vectors/privacy_reference_vectors.h), JSON with --json, and errors with a non-zero exit.
+include(${CMAKE_CURRENT_LIST_DIR}/cli_helpers.cmake)
 function(expect_number expected tolerance)
   execute_process(COMMAND ${TOOL} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
@@ -34,12 +35,8 @@ endif()
 # Every numeric option is checked while the command line is parsed (issue 11 item 7): a refused
 # value exits non-zero with a message naming the option and what is allowed, and prints nothing.
 function(expect_refused option pattern)
-  execute_process(COMMAND ${TOOL} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
-                  ERROR_VARIABLE err TIMEOUT 20)
-  if(rc EQUAL 0 OR NOT "${out}" STREQUAL "" OR NOT err MATCHES "${option}.*${pattern}")
-    message(SEND_ERROR "fedstat-privacy ${ARGN}: ${option} was not refused as documented "
-                       "(exit ${rc}, stdout '${out}', stderr '${err}')")
-  endif()
+  expect_refusal("fedstat-privacy ${ARGN}: ${option}" "${option}.*${pattern}" EMPTY_STDOUT
+                 KEEP_GOING TIMEOUT 20 COMMAND ${TOOL} ${ARGN})
 endfunction()
 
 set(skellam_eps skellam-epsilon --lambda 10 --clients 100 --l1 1 --l2 1 --delta 1e-5)

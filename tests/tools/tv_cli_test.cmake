@@ -79,12 +79,8 @@ if(NOT rc EQUAL 0 OR NOT missing OR NOT no_time OR NOT privacy MATCHES "local DP
 endif()
 
 function(expect_failure pattern)
-  execute_process(COMMAND ${TOOL} --p ${OUT}/P.txt --q ${OUT}/Q.txt ${ARGN} RESULT_VARIABLE rc
-                  OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(rc EQUAL 0 OR NOT err MATCHES "${pattern}")
-    message(FATAL_ERROR "fedstat-tv ${ARGN}: expected an error matching '${pattern}', "
-                        "got rc ${rc}: ${err}${out}")
-  endif()
+  expect_refusal("fedstat-tv ${ARGN}" "${pattern}"
+                 COMMAND ${TOOL} --p ${OUT}/P.txt --q ${OUT}/Q.txt ${ARGN})
 endfunction()
 foreach(bad nan -1 0 inf)
   expect_failure("--epsilon.*finite number in \\(0, inf\\)" --epsilon ${bad})
