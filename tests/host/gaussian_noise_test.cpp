@@ -7,17 +7,14 @@
 #include "host_server/estimate/host_common.h"
 #include "sdk/privacy/accountants.h"
 #include "tests/common/chi_square.h"
+#include "tests/common/grid_offset_attack.h"
 
 namespace fedstat {
 namespace host {
 namespace {
 
-// Number of correct guesses out of n fair coin flips that a guesser at chance exceeds with
-// probability below 1e-6 (one-sided, normal approximation with z = 4.75): the test fails a
-// correct mechanism about once in a million seeds, and every test here uses fixed seeds.
-double chance_limit(int n) {
-  return n / 2.0 + 4.75 * std::sqrt(n / 4.0);
-}
+using testing::chance_limit_p1e6;
+using testing::grid_offset;
 
 GridGaussian noise_for(double sigma, double sensitivity, size_t values = 1) {
   return make_grid_gaussian(sigma, sensitivity, values).value();
@@ -96,20 +93,17 @@ TEST(GaussianNoise, GridOffsetAttackIsAtChance) {
   const double sensitivity = 0.693, sigma = 3.7;
   const GridGaussian noise = noise_for(sigma, sensitivity);
   const double f[2] = {0.1254312, 0.1254312 + 0.0131};  // neighbours' statistics
-  auto offset = [&](double out, double candidate) {
-    const double steps = (out - candidate) / noise.grid;
-    return std::fabs(steps - std::nearbyint(steps));
-  };
   const int n = 400;
   int correct = 0;
   for (int run = 0; run < n; ++run) {
     const int truth = run % 2;
     SeededBits bits(1000 + run, 0);
     const double out = release_on_grid(noise, f[truth], bits.bits()).value();
-    const int guess = offset(out, f[0]) <= offset(out, f[1]) ? 0 : 1;
+    const int guess =
+        grid_offset(out, f[0], noise.grid) <= grid_offset(out, f[1], noise.grid) ? 0 : 1;
     correct += guess == truth;
   }
-  EXPECT_LE(correct, chance_limit(n));
+  EXPECT_LE(correct, chance_limit_p1e6(n));
 }
 
 // Proof step 3, checked numerically where it can be summed exactly enough: the total variation

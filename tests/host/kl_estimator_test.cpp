@@ -13,6 +13,7 @@
 #include "host_server/estimate/noise_bits.h"
 #include "sdk/noise/rational.h"
 #include "tests/common/chi_square.h"
+#include "tests/common/grid_offset_attack.h"
 
 namespace fedstat {
 namespace host {
@@ -381,13 +382,11 @@ TEST(KlEstimator, TrustedOutputCarriesNoGridOffsetOfTheData) {
     const KlEstimate e = estimate_kl(plan, sums[truth], options, bits.bits());
     const double steps = e.estimate / e.grid;
     ASSERT_EQ(steps, std::nearbyint(steps)) << "an output off the public grid";
-    auto offset = [&](double candidate) {
-      const double k = (e.estimate - candidate) / e.grid;
-      return std::fabs(k - std::nearbyint(k));
-    };
-    correct += (offset(noiseless[0]) <= offset(noiseless[1]) ? 0 : 1) == truth;
+    const bool guess = testing::grid_offset(e.estimate, noiseless[0], e.grid) >
+                       testing::grid_offset(e.estimate, noiseless[1], e.grid);
+    correct += static_cast<int>(guess) == truth;
   }
-  EXPECT_LE(correct, n / 2.0 + 4.75 * std::sqrt(n / 4.0));
+  EXPECT_LE(correct, testing::chance_limit_p1e6(n));
 }
 
 TEST(KlEstimator, DistClampsAtTauAndUsesTheAccountantsLambda) {
