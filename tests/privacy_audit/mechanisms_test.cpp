@@ -64,6 +64,17 @@ void report(const std::string& mechanism, const AuditResult& r) {
   ::testing::Test::RecordProperty("samples", std::to_string(r.samples));
 }
 
+// The audit's verdict, printed either way: the lower bound stays within the claim (a mechanism) or
+// exceeds it (a negative control, proving the audit has the power to see a broken mechanism).
+void expect_within_claim(const std::string& mechanism, const AuditResult& r) {
+  report(mechanism, r);
+  EXPECT_FALSE(r.exceeds_claim()) << r.summary(mechanism);
+}
+void expect_exceeds_claim(const std::string& mechanism, const AuditResult& r) {
+  report(mechanism, r);
+  EXPECT_TRUE(r.exceeds_claim()) << r.summary(mechanism);
+}
+
 double failed_draw(const Status& s) {
   ADD_FAILURE() << "sampler failed: " << s.message();
   return std::nan("");
@@ -95,8 +106,7 @@ AuditResult audit_laplace(noise::Rational scale, uint64_t stream) {
 
 TEST(PrivacyAudit, DiscreteLaplaceCount) {
   const AuditResult r = audit_laplace(kLaplaceScale, 10);
-  report("discrete Laplace (T = 5/4, count 10 vs 11)", r);
-  EXPECT_FALSE(r.exceeds_claim()) << r.summary("discrete Laplace");
+  expect_within_claim("discrete Laplace (T = 5/4, count 10 vs 11)", r);
   // The claim is exact: P[c + 1 + Z ≥ c + 1] / P[c + Z ≥ c + 1] = e^(1/T). At 2·10^5 samples per
   // input the Clopper–Pearson bounds (α = 1.25e-7 each) sit within ~0.02 of it (0.775 expected),
   // so a bound below 0.9·ε would mean the harness (or the sampler) lost power.
@@ -106,8 +116,7 @@ TEST(PrivacyAudit, DiscreteLaplaceCount) {
 TEST(PrivacyAudit, NegativeControlDiscreteLaplaceThirdOfTheScale) {
   // T/3 = 5/12 has true ε = 2.4 against the claimed 0.8; the expected bound is ~2.36.
   const AuditResult r = audit_laplace(noise::Rational{5, 12}, 20);
-  report("negative control: discrete Laplace at T/3 = 5/12", r);
-  EXPECT_TRUE(r.exceeds_claim()) << r.summary("discrete Laplace at T/3");
+  expect_exceeds_claim("negative control: discrete Laplace at T/3 = 5/12", r);
 }
 
 // ---- 2. Stability-based local-DP histogram ------------------------------------------------
@@ -166,8 +175,7 @@ AuditResult audit_stability(uint32_t count_d, uint32_t count_d_prime,
 TEST(PrivacyAudit, StabilityHistogramCountsAboveTheBound) {
   const sketch::StabilityParams p = claimed_stability_params();
   const AuditResult r = audit_stability(100, 101, p, 30);
-  report("stability histogram (eps 1, delta 1e-2: count 100 vs 101)", r);
-  EXPECT_FALSE(r.exceeds_claim()) << r.summary("stability histogram, 100 vs 101");
+  expect_within_claim("stability histogram (eps 1, delta 1e-2: count 100 vs 101)", r);
   // Exact here too: (P[101 + Z ≥ 101] − δ) / P[100 + Z ≥ 101] = e^(1/T) for the truncated Z;
   // expected bound ~0.974 at 2·10^5 samples.
   EXPECT_GT(r.epsilon_lower_bound, 0.9 * r.claimed_epsilon) << r.summary("stability histogram");
@@ -176,8 +184,7 @@ TEST(PrivacyAudit, StabilityHistogramCountsAboveTheBound) {
 TEST(PrivacyAudit, StabilityHistogramAbsentVersusPresentOnce) {
   const sketch::StabilityParams p = claimed_stability_params();
   const AuditResult r = audit_stability(1, 0, p, 40);
-  report("stability histogram (eps 1, delta 1e-2: item absent vs present once)", r);
-  EXPECT_FALSE(r.exceeds_claim()) << r.summary("stability histogram, absent vs once");
+  expect_within_claim("stability histogram (eps 1, delta 1e-2: item absent vs present once)", r);
   // The δ claim is exact as well: P[released | present once] = P[Z = B] = δ. At 2·10^5 samples
   // the proven δ is ~0.0073 of the claimed 0.0085; below half of it the harness lost power.
   EXPECT_GT(r.delta_lower_bound, 0.5 * r.claimed_delta) << r.summary("stability histogram");
@@ -187,8 +194,7 @@ TEST(PrivacyAudit, StabilityHistogramAtTheCut) {
   const sketch::StabilityParams p = claimed_stability_params();
   const AuditResult r =
       audit_stability(static_cast<uint32_t>(p.bound), static_cast<uint32_t>(p.bound + 1), p, 50);
-  report("stability histogram (eps 1, delta 1e-2: count B vs B + 1)", r);
-  EXPECT_FALSE(r.exceeds_claim()) << r.summary("stability histogram, B vs B + 1");
+  expect_within_claim("stability histogram (eps 1, delta 1e-2: count B vs B + 1)", r);
 }
 
 TEST(PrivacyAudit, NegativeControlStabilityHistogramThirdOfTheScale) {
@@ -196,8 +202,7 @@ TEST(PrivacyAudit, NegativeControlStabilityHistogramThirdOfTheScale) {
   sketch::StabilityParams wrong = claimed_stability_params();
   wrong.scale = noise::reduced(noise::Rational{wrong.scale.num, 3 * wrong.scale.den});
   const AuditResult r = audit_stability(100, 101, wrong, 60);
-  report("negative control: stability histogram at T/3, count 100 vs 101", r);
-  EXPECT_TRUE(r.exceeds_claim()) << r.summary("stability histogram at T/3");
+  expect_exceeds_claim("negative control: stability histogram at T/3, count 100 vs 101", r);
 }
 
 TEST(PrivacyAudit, NegativeControlStabilityHistogramBoundOneTooSmall) {
@@ -211,8 +216,8 @@ TEST(PrivacyAudit, NegativeControlStabilityHistogramBoundOneTooSmall) {
   wrong.delta =
       privacy::truncated_discrete_laplace_delta(wrong.scale.to_double(), wrong.bound, 1).value();
   const AuditResult r = audit_stability(1, 0, wrong, 70);
-  report("negative control: stability histogram with bound B - 1, absent vs present once", r);
-  EXPECT_TRUE(r.exceeds_claim()) << r.summary("stability histogram with B - 1");
+  expect_exceeds_claim(
+      "negative control: stability histogram with bound B - 1, absent vs present once", r);
 }
 
 // ---- 3. Skellam shares, summed (distributed DP) ---------------------------------------------
@@ -292,28 +297,25 @@ AuditResult audit_skellam(noise::Rational lambda, bool tabulated, uint64_t strea
 
 TEST(PrivacyAudit, SkellamSharesSummed) {
   const AuditResult r = audit_skellam(kSkellamLambda, false, 80);
-  report("Skellam shares summed (10 clients, lambda 1, delta 1e-5: count 3 vs 4)", r);
-  EXPECT_FALSE(r.exceeds_claim()) << r.summary("Skellam shares");
+  expect_within_claim("Skellam shares summed (10 clients, lambda 1, delta 1e-5: count 3 vs 4)", r);
 }
 
 TEST(PrivacyAudit, NegativeControlSkellamThirdOfTheNoise) {
   // λ/9 per client (a third of the standard deviation): the claim of λ stays ~0.92, the
   // distinguishing bound at 2·10^5 samples is ~1.24 (computed from the exact Sk(10/9) pmf).
   const AuditResult r = audit_skellam(noise::Rational{1, 9}, false, 90);
-  report("negative control: Skellam shares at lambda/9", r);
-  EXPECT_TRUE(r.exceeds_claim()) << r.summary("Skellam shares at lambda/9");
+  expect_exceeds_claim("negative control: Skellam shares at lambda/9", r);
 }
 
 TEST(PrivacyAudit, SkellamSharesSummedTabulated) {
   const AuditResult r = audit_skellam(kSkellamLambda, true, 100);
-  report("Skellam shares summed, tabulated sampler (10 clients, lambda 1, delta 1e-5)", r);
-  EXPECT_FALSE(r.exceeds_claim()) << r.summary("Skellam shares, tabulated");
+  expect_within_claim("Skellam shares summed, tabulated sampler (10 clients, lambda 1, delta 1e-5)",
+                      r);
 }
 
 TEST(PrivacyAudit, NegativeControlSkellamTabulatedThirdOfTheNoise) {
   const AuditResult r = audit_skellam(noise::Rational{1, 9}, true, 110);
-  report("negative control: Skellam shares, tabulated sampler at lambda/9", r);
-  EXPECT_TRUE(r.exceeds_claim()) << r.summary("Skellam shares, tabulated, at lambda/9");
+  expect_exceeds_claim("negative control: Skellam shares, tabulated sampler at lambda/9", r);
 }
 
 // ---- 4. The host's central Gaussian mechanism --------------------------------------------
@@ -375,29 +377,25 @@ AuditResult audit_gaussian(double shift, double sigma_factor, bool old_mechanism
 
 TEST(PrivacyAudit, CentralGaussianOnTheGrid) {
   const AuditResult r = audit_gaussian(kGaussianSensitivity, 1, false, false, 120);
-  report("central Gaussian on the grid (eps 1, delta 1e-6, f vs f + Delta)", r);
-  EXPECT_FALSE(r.exceeds_claim()) << r.summary("central Gaussian");
+  expect_within_claim("central Gaussian on the grid (eps 1, delta 1e-6, f vs f + Delta)", r);
   EXPECT_GT(r.epsilon_lower_bound, 0.2) << r.summary("central Gaussian");  // the audit has power
 }
 
 TEST(PrivacyAudit, NegativeControlCentralGaussianThirdOfSigma) {
   // σ/3: μ = 3Δ/σ ≈ 0.78; the threshold test at 2·10^5 samples proves ~1.5 (normal tails).
   const AuditResult r = audit_gaussian(kGaussianSensitivity, 1.0 / 3, false, false, 130);
-  report("negative control: central Gaussian at sigma/3", r);
-  EXPECT_TRUE(r.exceeds_claim()) << r.summary("central Gaussian at sigma/3");
+  expect_exceeds_claim("negative control: central Gaussian at sigma/3", r);
 }
 
 TEST(PrivacyAudit, CentralGaussianGridOffsetAttack) {
   const AuditResult r = audit_gaussian(0.37 * kGaussianSensitivity, 1, false, true, 140);
-  report("central Gaussian, the grid-offset attack (eps 1, delta 1e-6)", r);
-  EXPECT_FALSE(r.exceeds_claim()) << r.summary("central Gaussian, grid offset");
+  expect_within_claim("central Gaussian, the grid-offset attack (eps 1, delta 1e-6)", r);
 }
 
 TEST(PrivacyAudit, NegativeControlGridOffsetAttackOnTheOldMechanism) {
   // f + g_old·Y: the offset is ~0 under D and 0.37·Δ/g_old mod 1 under D′, every time.
   const AuditResult r = audit_gaussian(0.37 * kGaussianSensitivity, 1, true, true, 150);
-  report("negative control: the grid-offset attack on the pre-fix mechanism", r);
-  EXPECT_TRUE(r.exceeds_claim()) << r.summary("pre-fix central Gaussian, grid offset");
+  expect_exceeds_claim("negative control: the grid-offset attack on the pre-fix mechanism", r);
   EXPECT_GT(r.epsilon_lower_bound, 5);
 }
 
@@ -493,14 +491,13 @@ AuditResult audit_model_update(double lambda_divisor, uint64_t stream) {
 
 TEST(PrivacyAudit, ModelUpdate) {
   const AuditResult r = audit_model_update(1, 160);
-  report("model update (one client, T 2, tau 1, n 4, eps 1, delta 1e-6: (e1,+1) vs (-e1,+1))", r);
-  EXPECT_FALSE(r.exceeds_claim()) << r.summary("model update");
+  expect_within_claim(
+      "model update (one client, T 2, tau 1, n 4, eps 1, delta 1e-6: (e1,+1) vs (-e1,+1))", r);
 }
 
 TEST(PrivacyAudit, NegativeControlModelUpdateTenthOfTheNoise) {
   const AuditResult r = audit_model_update(100, 170);
-  report("negative control: model update at lambda/100", r);
-  EXPECT_TRUE(r.exceeds_claim()) << r.summary("model update at lambda/100");
+  expect_exceeds_claim("negative control: model update at lambda/100", r);
 }
 
 }  // namespace
