@@ -19,6 +19,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The seeded stream the public session id is drawn from: data uses stream 0, client i stream i.
+constexpr uint64_t kSessionIdStream = ~uint64_t{0};
+
 // Encodes `envelope` as a frame and decodes it again, as a transport would carry it; returns the
 // decoded envelope and adds the frame's size to *bytes.
 wire::Envelope carry(const wire::Envelope& envelope, double* bytes) {
@@ -81,7 +84,12 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
   }
   SecAggSimResult result;
   SecAggServerConfig server_config;
-  server_config.session = config.seed * 0x9E3779B97F4A7C15ull + 1;
+  // The session id is public (every message carries it), the seed is the clients' secret: draw
+  // the id from the seed's PRF on a stream no client uses, never by an invertible map of the seed
+  // (from which anyone holding the transcript would rebuild every client's keys and unmask it).
+  SeededStream session_stream(seed_from_u64(config.seed), kSessionIdStream);
+  RandomBits session_bits(session_stream);
+  server_config.session = value_or_throw(session_bits.bits(64), "secagg session id");
   server_config.threshold = config.threshold;
   server_config.vector_length = config.length;
   server_config.bits = config.bits;

@@ -5,10 +5,11 @@
 //
 // Client i (id i + 1) draws its keys and seeds from SeededStream(seed, id) and its input from
 // SeededStream(seed, 0) (words uniform below 2^bits); the droppers are the first A, next B and next
-// C clients of a seeded permutation. `ok` means the unmasked sum equals Σ x_u over U3 (the clients
-// whose masked input the server received); `aborted` that a round fell below the threshold.
-// Memory: O(n² + n·L) words on the host, bounded by the limits below. Paper: Bonawitz et al. 2017
-// §4.
+// C clients of a seeded permutation; the public session id is 64 bits of SeededStream(seed, 2^64 −
+// 1), a PRF output that does not reveal the seed. `ok` means the unmasked sum equals Σ x_u over U3
+// (the clients whose masked input the server received); `aborted` that a round fell below the
+// threshold. Memory: O(n² + n·L) words on the host, bounded by the limits below. Paper: Bonawitz et
+// al. 2017 §4.
 #ifndef FEDSTAT_HOST_SECAGG_SECAGG_SIMULATION_H_
 #define FEDSTAT_HOST_SECAGG_SECAGG_SIMULATION_H_
 
