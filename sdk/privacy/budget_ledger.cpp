@@ -283,6 +283,7 @@ Status BudgetLedger::reset_after_data_loss(uint64_t now_seconds) {
   PrivacySpend blackout;
   blackout.time_seconds = now_seconds;
   blackout.epsilon = config_.epsilon_budget;
+  blackout.delta = config_.delta_budget;  // both: a (0, δ) spend must not slip through either
   entries_[0] = blackout;
   count_ = 1;
   const Status saved = persist();

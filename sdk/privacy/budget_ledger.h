@@ -54,10 +54,10 @@
 // A corrupt or truncated stored ledger makes load() return kDataLoss and locks the ledger (every
 // charge and spent() kFailedPrecondition) until reset_after_data_loss(now) — silently starting
 // from an empty ledger would hand out fresh budget, so the reset starts from one spend of the
-// whole budget dated now (nothing is charged for one window). A charge whose persist fails is
-// undone in memory and returns the storage error (spends it found expired stay dropped, and the
-// ledger's time stays at that charge's effective time, so they cannot come back into the window
-// uncounted). A full ledger (no expired entry to drop) is kResourceExhausted.
+// whole budget, ε and δ, dated now (nothing is charged for one window). A charge whose persist
+// fails is undone in memory and returns the storage error (spends it found expired stay dropped,
+// and the ledger's time stays at that charge's effective time, so they cannot come back into the
+// window uncounted). A full ledger (no expired entry to drop) is kResourceExhausted.
 //
 // Errors of init(): kInvalidArgument unless epsilon_budget is finite and > 0, delta_budget is in
 // (0, 1), 1 ≤ window_seconds ≤ kLedgerMaxWindowSeconds (2^32 s, ~136 years) and blob_name is a

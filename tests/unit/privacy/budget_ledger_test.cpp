@@ -158,6 +158,7 @@ TEST_F(LedgerTest, CorruptLedgerLocksUntilDeliberateReset) {
   // The lost spends may still be in the window: the reset starts from a spend of the whole
   // budget, so nothing is charged until a window (1000 s) has passed.
   EXPECT_EQ(after.ledger.charge(dp(0.01, 0, 2), kT0 + 150).code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(after.ledger.charge(dp(0, 9e-7, 2), kT0 + 150).code(), StatusCode::kResourceExhausted);
   EXPECT_EQ(after.ledger.charge(dp(0.01, 0, 2), kT0 + 1149).code(), StatusCode::kResourceExhausted);
   EXPECT_TRUE(after.ledger.charge(dp(0.01, 0, 2), kT0 + 1150).ok());
   // Once healthy again, a reset would wipe the spends just made: refused, nothing changes.
