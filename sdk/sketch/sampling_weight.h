@@ -16,15 +16,15 @@
 // then with x = t/k: for x ≤ 1/4 (every u when k ≥ 147), W = k/t + 1/2 + x·P(x²) with P the
 // first six Bernoulli terms of x/(1 − e^(−x)) (truncation below 1e-19 relative); for larger x
 // (small k only), W = −1/expm1(−x) by halving and a Taylor series. Those operations are correctly
-// rounded everywhere, and sampling_weight.cpp is compiled with -ffp-contract=off (sdk/CMakeLists:
-// GCC would otherwise fuse a·b + c on AArch64), so ω is the same on x86-64, AArch64 and the
-// Cortex-M4's software floating point (tests/common/golden_vectors.h pins 13 × 1026 values on all
-// three). Accuracy: against 200-bit arithmetic (mpmath, 15,000 u over k = 1 … 2^20) the relative
-// error of W is below 6e-16 (that of the first version's series, summed until terms fell below
-// 1e-40: 7e-16); tests/unit/sketch/sampling_weight_test.cpp checks W within 2e-15 of that series
-// (measured: 1.2e-15) and ω equal to its ω except where W·16 lies within a few ulps of a
-// half-integer (1 hash in 2.8·10^7 measured). So the rounding to ω (≤ 2^-5 absolute) remains the
-// only change to W's distribution. Cost: ≈ 35 operations and 2 divisions, against the series'
+// rounded everywhere, and the SDK is compiled with -ffp-contract=off (fedstat_sdk_rules in
+// cmake/FedstatWarnings.cmake: GCC would otherwise fuse a·b + c on AArch64), so ω is the same on
+// x86-64, AArch64 and the Cortex-M4's software floating point (tests/common/golden_vectors.h pins
+// 13 × 1026 values on all three). Accuracy: against 200-bit arithmetic (mpmath, 15,000 u over k = 1
+// … 2^20) the relative error of W is below 6e-16 (that of the first version's series, summed until
+// terms fell below 1e-40: 7e-16); tests/unit/sketch/sampling_weight_test.cpp checks W within 2e-15
+// of that series (measured: 1.2e-15) and ω equal to its ω except where W·16 lies within a few ulps
+// of a half-integer (1 hash in 2.8·10^7 measured). So the rounding to ω (≤ 2^-5 absolute) remains
+// the only change to W's distribution. Cost: ≈ 35 operations and 2 divisions, against the series'
 // ≈ 60 iterations; SamplingWeight::fixed_batch computes four at a time (the same values).
 // Memory: none. Paper: 001 §4.2, Alg. 1.
 #ifndef FEDSTAT_SDK_SKETCH_SAMPLING_WEIGHT_H_
