@@ -144,9 +144,13 @@ Status clip_to_float(Span<const double> update, double clip_norm, Span<float> ou
 }
 
 double rounding_bound(size_t d, const QuantiseConfig& config) {
-  const double length = static_cast<double>(encoded_length(d, config));
-  int stages = 0;  // K = log2 D butterfly stages when rotating
-  while (config.rotate && (size_t{1} << stages) < static_cast<size_t>(length)) ++stages;
+  const size_t padded = encoded_length(d, config);
+  const double length = static_cast<double>(padded);
+  // K = log2 D butterfly stages when rotating; the shift stays below size_t's width even for a
+  // saturated length (kSizeOverflow from an unvalidated d on a 32-bit device).
+  constexpr int kMaxStages = static_cast<int>(8 * sizeof(size_t)) - 1;
+  int stages = 0;
+  while (config.rotate && stages < kMaxStages && (size_t{1} << stages) < padded) ++stages;
   return (stages + 7) * ldexp(config.clip_norm, -24) + sqrt(length) * ldexp(1.0, -148);
 }
 

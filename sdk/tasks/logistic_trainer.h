@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "sdk/base/arena.h"
+#include "sdk/base/checked_size.h"
 #include "sdk/base/random_bits.h"
 #include "sdk/base/span.h"
 
@@ -67,8 +68,9 @@ inline double trainer_smoothness(const TrainerConfig& config) {
 // record at order[p] is in batch ⌊p/⌊n/m⌋⌋ (positions from m·⌊n/m⌋ on are unused).
 Status shuffle_order(RandomBits& bits, Span<uint32_t> order);
 
+// kSizeOverflow (sdk/base/checked_size.h) when the bytes do not fit in size_t (d is the server's).
 constexpr size_t trainer_memory_bytes(size_t n, size_t d) {
-  return n * 4 + 3 * d * 8 + 16;
+  return size_add(size_add(size_mul(n, 4), size_mul(d, 24)), 16);
 }
 
 // Trains from `start` and writes the local model to `out` (both d values).

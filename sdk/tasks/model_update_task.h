@@ -37,8 +37,9 @@ struct ModelUpdateConfig {
   size_t examples_per_client = 0;
 };
 
+// kSizeOverflow (sdk/base/checked_size.h) when the bytes do not fit in size_t.
 constexpr size_t model_update_memory_bytes(size_t n, size_t d) {
-  return trainer_memory_bytes(n, d) + d * 8 + 2 * d * 4 + 64;
+  return size_add(size_add(trainer_memory_bytes(n, d), size_mul(d, 16)), 64);
 }
 
 // The smallest per-client Skellam λ for (epsilon, delta) with `clients` clients of
