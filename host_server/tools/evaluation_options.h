@@ -59,13 +59,16 @@ class EvaluationOptions {
   const char* noise_name() const { return seeded() ? "seeded" : "csprng"; }
 
   // The noise of run `run` (stream `salt` for a tool that needs several sources per run): the one
-  // CSPRNG, or a fresh seeded source from --noise-seed + run + salt.
+  // CSPRNG, or a fresh seeded source from --noise-seed + run + salt. A seeded source lives until
+  // noise() is asked for another run, so memory stays that of one run however many --runs.
   host::NoiseBits& noise(uint32_t run, uint64_t salt = 0) {
     if (!seeded()) {
       if (csprng_ == nullptr)
         csprng_ = std::make_unique<host::NoiseBits>(host::NoiseBits::csprng());
       return *csprng_;
     }
+    if (run != seeded_run_) seeded_.clear();
+    seeded_run_ = run;
     seeded_.push_back(std::make_unique<host::NoiseBits>(
         host::NoiseBits::seeded(noise_seed_ + run + (salt << 32))));
     return *seeded_.back();
@@ -78,7 +81,8 @@ class EvaluationOptions {
   CLI::Option* runs_option_ = nullptr;
   CLI::Option* noise_seed_option_ = nullptr;
   std::unique_ptr<host::NoiseBits> csprng_;
-  std::vector<std::unique_ptr<host::NoiseBits>> seeded_;
+  std::vector<std::unique_ptr<host::NoiseBits>> seeded_;  // run seeded_run_'s sources
+  uint32_t seeded_run_ = 0;
 };
 
 }  // namespace tools
