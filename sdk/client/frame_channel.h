@@ -1,0 +1,36 @@
+// FrameChannel: the Client's connection to the server — a reliable, ordered stream of Envelope
+// frames (sdk/wire/envelope_codec.h). On a device it is TLS over the platform transport
+// (sdk/client/tls_channel.h); tests give the Client an in-memory channel.
+//
+// Memory: an implementation's own (documented with it); the interface holds nothing.
+// Paper: none (transport for all tasks).
+#ifndef FEDSTAT_SDK_CLIENT_FRAME_CHANNEL_H_
+#define FEDSTAT_SDK_CLIENT_FRAME_CHANNEL_H_
+
+#include <stdint.h>
+
+#include "sdk/base/status.h"
+#include "sdk/wire/envelope_codec.h"
+
+namespace fedstat {
+namespace client {
+
+class FrameChannel {
+ public:
+  // Sends one whole frame; kUnavailable when the peer is gone.
+  virtual Status send(const wire::Envelope& message) = 0;
+  // Receives the next whole frame. kDeadlineExceeded after timeout_ms without one; kUnavailable
+  // when the peer closed the stream; a malformed frame gets decode_frame's status (kDataLoss,
+  // kOutOfRange, kInvalidArgument, kUnimplemented) and the channel is then unusable.
+  virtual Status receive(wire::Envelope& out, uint32_t timeout_ms) = 0;
+  // Ends the connection (idempotent).
+  virtual void close() = 0;
+
+ protected:
+  ~FrameChannel() = default;
+};
+
+}  // namespace client
+}  // namespace fedstat
+
+#endif  // FEDSTAT_SDK_CLIENT_FRAME_CHANNEL_H_
