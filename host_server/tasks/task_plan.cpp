@@ -1,0 +1,316 @@
+// Task plans: declaration → Task message, task data and estimator (task_plan.h).
+#include "host_server/tasks/task_plan.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <memory>
+#include <stdexcept>
+
+#include "host_server/estimate/client_emulation.h"
+#include "host_server/estimate/host_common.h"
+#include "host_server/estimate/item_counts.h"
+#include "host_server/estimate/kl_estimator.h"
+#include "host_server/estimate/noise_bits.h"
+#include "host_server/estimate/tv_estimator.h"
+#include "host_server/secagg/secagg_server.h"
+#include "sdk/sketch/shift_sketch.h"
+
+namespace fedstat {
+namespace host {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void refuse(const std::string& field, const std::string& why) {
+  throw std::invalid_argument("task declaration: " + field + " " + why);
+}
+
+const json& member(const json& object, const std::string& name, const std::string& where) {
+  if (!object.is_object()) refuse(where, "must be a JSON object");
+  const auto it = object.find(name);
+  if (it == object.end()) refuse(where + "." + name, "is missing");
+  return *it;
+}
+
+uint64_t whole_number(const json& object, const std::string& name, const std::string& where,
+                      uint64_t low, uint64_t high) {
+  const json& value = member(object, name, where);
+  const bool whole =
+      value.is_number_unsigned() || (value.is_number_integer() && value.get<int64_t>() >= 0);
+  if (!whole) {
+    refuse(where + "." + name, "must be a whole number >= 0 (got " + value.dump() + ")");
+  }
+  const uint64_t v = value.get<uint64_t>();
+  if (v < low || v > high) {
+    refuse(where + "." + name, "must lie in [" + std::to_string(low) + ", " + std::to_string(high) +
+                                   "], not " + std::to_string(v));
+  }
+  return v;
+}
+
+uint64_t whole_number_or(const json& object, const std::string& name, const std::string& where,
+                         uint64_t low, uint64_t high, uint64_t fallback) {
+  if (!object.contains(name)) return fallback;
+  return whole_number(object, name, where, low, high);
+}
+
+double real_number(const json& object, const std::string& name, const std::string& where,
+                   double low, double high) {
+  const json& value = member(object, name, where);
+  if (!value.is_number()) refuse(where + "." + name, "must be a number (got " + value.dump() + ")");
+  const double v = value.get<double>();
+  if (!std::isfinite(v) || v < low || v > high) {
+    refuse(where + "." + name, "must be finite and in [" + std::to_string(low) + ", " +
+                                   std::to_string(high) + "], not " + value.dump());
+  }
+  return v;
+}
+
+std::string text(const json& object, const std::string& name, const std::string& where) {
+  const json& value = member(object, name, where);
+  if (!value.is_string()) refuse(where + "." + name, "must be a string");
+  return value.get<std::string>();
+}
+
+Seed256 parse_seed(const std::string& hex) {
+  if (hex.size() != 64) refuse("seed", "must be 64 hex digits (256 bits)");
+  Seed256 seed;
+  for (size_t i = 0; i < 32; ++i) {
+    uint8_t byte = 0;
+    for (size_t j = 0; j < 2; ++j) {
+      const char c = hex[2 * i + j];
+      int nibble = -1;
+      if (c >= '0' && c <= '9') nibble = c - '0';
+      if (c >= 'a' && c <= 'f') nibble = c - 'a' + 10;
+      if (c >= 'A' && c <= 'F') nibble = c - 'A' + 10;
+      if (nibble < 0) refuse("seed", "must be 64 hex digits (256 bits)");
+      byte = static_cast<uint8_t>(byte * 16 + nibble);
+    }
+    seed.bytes[i] = byte;
+  }
+  return seed;
+}
+
+std::string resolve(const std::string& base_dir, const std::string& path) {
+  if (path.empty() || path[0] == '/' || base_dir.empty()) return path;
+  return base_dir + "/" + path;
+}
+
+std::shared_ptr<NoiseBits> host_noise(uint64_t noise_seed) {
+  return std::make_shared<NoiseBits>(noise_seed ? NoiseBits::seeded(noise_seed)
+                                                : NoiseBits::csprng());
+}
+
+// data_shift: the fleet's summed sketch against the reference's, candidates [0, domain).
+void plan_data_shift(const json& d, const std::string& base_dir, const Seed256& seed,
+                     TaskPlan& plan) {
+  const std::string where = "data_shift";
+  const json& p = member(d, where, "task");
+  sketch::ShiftSketchParams params;
+  params.rows = static_cast<uint32_t>(whole_number(p, "rows", where, 1, 15));
+  params.width = static_cast<uint32_t>(whole_number(p, "width", where, 1, 1u << 20));
+  params.heap_capacity =
+      static_cast<uint32_t>(whole_number(p, "heap_capacity", where, 1, 1u << 20));
+  params.k = static_cast<uint32_t>(whole_number(p, "k", where, 1, 1u << 30));
+  params.seed = seed;
+  check(sketch::validate_params(params), "task declaration: data_shift");
+  const uint32_t domain = static_cast<uint32_t>(whole_number(p, "domain", where, 1, 1u << 24));
+  const double local_epsilon = real_number(p, "local_epsilon", where, 0, 100);
+  const fedstat_v1_TrustModel trust = plan.task.trust;
+  if (local_epsilon == 0 && trust != fedstat_v1_TrustModel_NONE) {
+    refuse("data_shift.local_epsilon",
+           "is 0 (no local privacy): declare the task with trust \"none\", or give "
+           "local_epsilon > 0");
+  }
+  if (local_epsilon > 0 && (plan.task.epsilon != local_epsilon || plan.task.delta != 1e-6)) {
+    refuse("epsilon/delta",
+           "of a data_shift task must equal (local_epsilon, 1e-6): the stability histogram is "
+           "what the devices' ledgers pay for");
+  }
+  const uint64_t words = uint64_t{params.rows} * params.width + 1;
+  if (words > (1u << 22)) refuse("data_shift.rows x width", "is at most 2^22 counters");
+
+  // The reference sketched with the same parameters and seed, as one device would.
+  const ItemCounts reference = read_item_counts(resolve(base_dir, text(p, "reference", where)));
+  SeededBits split(1, 7);
+  const EmulatedClients one = split_across_clients(reference, 1, split.bits());
+  NoiseBits no_noise = NoiseBits::seeded(1);
+  const auto bytes =
+      std::make_shared<std::vector<std::vector<uint8_t>>>(sketch_clients(one, params, 0, no_noise));
+  const auto reference_sketch =
+      std::make_shared<MergedSketch>(merge_reports(parse_reports(*bytes)));
+
+  fedstat_v1_DataShiftParameters& out = plan.task.parameters.data_shift;
+  plan.task.which_parameters = fedstat_v1_Task_data_shift_tag;
+  out.rows = params.rows;
+  out.width = params.width;
+  out.heap_capacity = params.heap_capacity;
+  out.k = params.k;
+  out.domain = domain;
+  out.local_epsilon = local_epsilon;
+  plan.task.vector_length = static_cast<uint32_t>(words);
+  plan.task.bits = 64;
+  plan.task.device_noise_lambda = 0;
+  plan.estimate = [params, domain, reference_sketch](const std::vector<uint64_t>& sum,
+                                                     uint32_t contributors) {
+    const size_t counters = size_t{params.rows} * params.width;
+    if (sum.size() != counters + 1) throw std::invalid_argument("data_shift: sum length");
+    MergedSketch fleet;
+    fleet.params = params;
+    fleet.counters.resize(counters);
+    for (size_t i = 0; i < counters; ++i) fleet.counters[i] = static_cast<int64_t>(sum[i]);
+    fleet.total = static_cast<int64_t>(sum[counters]);
+    TvOptions options;
+    options.domain = domain;
+    const TvEstimate e = estimate_tv(fleet, *reference_sketch, options);
+    return json{{"kind", "data_shift"},
+                {"estimate", e.topk},
+                {"tv_topk", e.topk},
+                {"tv_hh", e.hh},
+                {"contributors", contributors},
+                {"items", fleet.total},
+                {"candidates", e.candidates}};
+  };
+}
+
+// kl: PRIEST-KLD over T points drawn from Π; each device answers every distinct point once.
+void plan_kl(const json& d, const std::string& base_dir, const Seed256& seed, uint64_t noise_seed,
+             TaskPlan& plan) {
+  const std::string where = "kl";
+  const json& p = member(d, where, "task");
+  KlOptions options;
+  switch (plan.task.trust) {
+    case fedstat_v1_TrustModel_NONE:
+      options.model = KlModel::kNone;
+      break;
+    case fedstat_v1_TrustModel_TRUSTED:
+      options.model = KlModel::kTrusted;
+      break;
+    case fedstat_v1_TrustModel_DIST:
+      options.model = KlModel::kDist;
+      break;
+    default:
+      refuse("trust", "of a kl task must be none, trusted or dist");
+  }
+  options.lambda = real_number(p, "lambda", where, -1e6, 1e6);
+  options.tau = p.contains("tau") ? real_number(p, "tau", where, 1e-300, 1) : 1e-6;
+  options.epsilon = plan.task.epsilon;
+  options.delta = plan.task.delta;
+  if (options.model == KlModel::kNone) {
+    options.epsilon = 1;  // unused; validate_kl_options wants a value
+    options.delta = 1e-6;
+  }
+  validate_kl_options(options);
+  const uint32_t rounds = static_cast<uint32_t>(whole_number(p, "rounds", where, 1, 100000));
+  const auto reference = std::make_shared<ItemCounts>(
+      read_item_counts(resolve(base_dir, text(p, "reference", where))));
+  SeededStream plan_stream(seed, 1);
+  RandomBits plan_bits(plan_stream);
+  auto kl_plan =
+      std::make_shared<KlPlan>(plan_kl(*reference, rounds, plan.task.max_clients, 1.0, plan_bits));
+  std::map<uint32_t, uint32_t> index_of;
+  for (uint32_t x : kl_plan->points) {
+    if (index_of.emplace(x, static_cast<uint32_t>(plan.data.size())).second) {
+      plan.data.push_back(x);
+    }
+  }
+  plan.task.which_parameters = fedstat_v1_Task_kl_tag;
+  plan.task.parameters.kl.points = static_cast<uint32_t>(plan.data.size());
+  plan.task.data_words = static_cast<uint32_t>(plan.data.size());
+  plan.task.vector_length = static_cast<uint32_t>(plan.data.size() + 1);
+  plan.task.bits = 64;
+  if (options.model == KlModel::kDist) {
+    // ≥ threshold shares in every released sum, or secure aggregation aborts.
+    plan.task.device_noise_lambda =
+        kl_dist_noise(*kl_plan, options).sum_lambda / plan.task.threshold;
+  }
+  const auto noise = host_noise(noise_seed);
+  plan.estimate = [kl_plan, options, index_of, noise](const std::vector<uint64_t>& sum,
+                                                      uint32_t contributors) {
+    if (sum.size() != index_of.size() + 1) throw std::invalid_argument("kl: sum length");
+    KlPlan round_plan = *kl_plan;
+    round_plan.clients = contributors;
+    KlSums sums;
+    for (uint32_t x : round_plan.points) {
+      sums.counts.push_back(static_cast<int64_t>(sum[index_of.at(x)]));
+      sums.totals.push_back(sum.back());
+    }
+    json result{{"kind", "kl"},
+                {"model", kl_model_name(options.model)},
+                {"contributors", contributors},
+                {"items", sum.back()}};
+    try {
+      const KlEstimate e = estimate_kl(round_plan, sums, options, noise->stream(0));
+      result["estimate"] = e.estimate;
+      result["estimate_sd"] = e.estimate_sd;
+      if (options.model == KlModel::kDist) {
+        result["sum_lambda"] = e.dist_lambda;
+        result["clamped_rounds"] = e.clamped;
+      }
+    } catch (const std::runtime_error& refusal) {
+      result["estimate"] = nullptr;
+      result["refused"] = refusal.what();
+    }
+    return result;
+  };
+}
+
+fedstat_v1_TrustModel parse_trust(const std::string& name) {
+  if (name == "none") return fedstat_v1_TrustModel_NONE;
+  if (name == "trusted") return fedstat_v1_TrustModel_TRUSTED;
+  if (name == "dist") return fedstat_v1_TrustModel_DIST;
+  if (name == "tagg") refuse("trust", "\"tagg\" is not served yet (a later step of the server)");
+  refuse("trust", "must be none, trusted or dist (not \"" + name + "\")");
+}
+
+}  // namespace
+
+TaskPlan plan_task(const json& declaration, const std::string& base_dir,
+                   uint64_t opened_unix_seconds, uint64_t noise_seed) {
+  TaskPlan plan;
+  fedstat_v1_Task& task = plan.task;
+  const std::string where = "task";
+  task.task_id = static_cast<uint32_t>(whole_number(declaration, "id", where, 1, 1u << 31));
+  const std::string kind = text(declaration, "kind", where);
+  task.trust = parse_trust(text(declaration, "trust", where));
+  task.epsilon = real_number(declaration, "epsilon", where, 0, 100);
+  task.delta = real_number(declaration, "delta", where, 0, 1);
+  if (task.trust != fedstat_v1_TrustModel_NONE && (task.epsilon <= 0 || task.delta >= 1)) {
+    refuse("epsilon/delta", "must be > 0 and < 1 for a private task");
+  }
+  task.min_clients =
+      static_cast<uint32_t>(whole_number(declaration, "min_clients", where, 2, kMaxSecAggClients));
+  task.max_clients = static_cast<uint32_t>(
+      whole_number(declaration, "max_clients", where, task.min_clients, kMaxSecAggClients));
+  const uint32_t default_threshold = std::max<uint32_t>(2, (2 * task.min_clients + 2) / 3);
+  task.threshold = static_cast<uint32_t>(
+      whole_number_or(declaration, "threshold", where, 2, task.min_clients, default_threshold));
+  const uint64_t deadline = whole_number(declaration, "deadline_seconds", where, 1, 86400 * 365);
+  task.deadline_unix_seconds = opened_unix_seconds + deadline;
+  plan.admission_seconds = static_cast<uint32_t>(
+      whole_number_or(declaration, "admission_seconds", where, 1, deadline, 30));
+  plan.phase_timeout_seconds = static_cast<uint32_t>(
+      whole_number_or(declaration, "phase_timeout_seconds", where, 1, deadline, 30));
+  const Seed256 seed = parse_seed(text(declaration, "seed", where));
+  task.seed.size = 32;
+  std::memcpy(task.seed.bytes, seed.bytes, 32);
+  // The session id is public: derived from the task seed by a PRF, never the seed itself.
+  SeededStream session_stream(seed, ~uint64_t{0});
+  task.secagg_session = value_or_throw(session_stream.next_u64(), "secure aggregation session id");
+  if (kind == "data_shift") {
+    task.kind = fedstat_v1_TaskKind_DATA_SHIFT;
+    plan_data_shift(declaration, base_dir, seed, plan);
+  } else if (kind == "kl") {
+    task.kind = fedstat_v1_TaskKind_KL_ANSWERS;
+    plan_kl(declaration, base_dir, seed, noise_seed, plan);
+  } else {
+    refuse("kind", "must be data_shift or kl (not \"" + kind + "\")");
+  }
+  plan.definition = declaration.dump();
+  return plan;
+}
+
+}  // namespace host
+}  // namespace fedstat

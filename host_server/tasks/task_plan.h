@@ -1,0 +1,63 @@
+// Task plans: from a task's declaration (the server's config file, JSON) to what the rounds need —
+// the Task message every device receives, the task's data words (TaskData), and the estimator
+// that turns the fleet's summed contribution into the published result. One place per task kind
+// that knows both halves of the layout in docs/protocol.md ("Contributions").
+//
+// Declaration (JSON object; every field checked, each error names the field):
+//   id (1..2^31), kind ("data_shift" | "kl"), trust ("none" | "trusted" | "dist"),
+//   epsilon, delta (the release's privacy; what each device's ledger is charged),
+//   min_clients ≥ 2, max_clients ≥ min_clients (≤ 1024), threshold (dist; default ⌈2·min/3⌉,
+//   2 ≤ threshold ≤ min_clients), deadline_seconds, admission_seconds, phase_timeout_seconds,
+//   seed (64 hex digits: the 256-bit task seed), and one object per kind:
+//   data_shift: {rows, width, heap_capacity, k, domain, local_epsilon, reference (item-count
+//               file)} — D_TV between the fleet's distribution and the reference's, from the
+//               summed counters with candidates [0, domain) (001 §4.3–4.6). Privacy comes from
+//               the stability histogram on each device (local_epsilon > 0, δ = 1e-6): epsilon
+//               and delta must then equal (local_epsilon, 1e-6); with local_epsilon = 0 the task
+//               must be trust "none".
+//   kl:         {reference (item-count file Π), rounds T, lambda, tau} — PRIEST-KLD D_KL(Π‖P)
+//               (000 Algorithms 1–3). trusted: exact counts, central Gaussian noise on the host;
+//               dist: each device adds Sk(μ/threshold) to its counts, so every sum that secure
+//               aggregation releases (≥ threshold shares, or the round aborts) carries ≥ Sk(μ).
+// Relative file names are resolved against `base_dir`.
+//
+// Errors: std::invalid_argument naming the field; std::runtime_error for unreadable files.
+// Memory: the plan holds the task data (points: T words) and the reference (data_shift: R·w
+// counters; kl: Π's items). Paper: 000 §4, 001 §4.3–4.6.
+#ifndef FEDSTAT_HOST_TASKS_TASK_PLAN_H_
+#define FEDSTAT_HOST_TASKS_TASK_PLAN_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "fedstat/v1/envelope.pb.h"
+#include "nlohmann/json.hpp"
+
+namespace fedstat {
+namespace host {
+
+// The estimator of one task: the fleet's sum (vector_length words, modulo 2^bits) and the number
+// of devices it sums, to the published result. `noise_seed` 0: the host's central noise comes
+// from the platform CSPRNG; otherwise from a seeded stream (tests and the demo's reproducibility).
+using TaskEstimator =
+    std::function<nlohmann::json(const std::vector<uint64_t>& sum, uint32_t contributors)>;
+
+struct TaskPlan {
+  fedstat_v1_Task task = fedstat_v1_Task_init_zero;
+  std::vector<uint64_t> data;  // TaskData words
+  uint32_t admission_seconds = 30;
+  uint32_t phase_timeout_seconds = 30;
+  TaskEstimator estimate;
+  std::string definition;  // the declaration, canonical JSON (what the store keeps)
+};
+
+// `opened_unix_seconds`: when the task opens (its deadline is counted from it).
+TaskPlan plan_task(const nlohmann::json& declaration, const std::string& base_dir,
+                   uint64_t opened_unix_seconds, uint64_t noise_seed = 0);
+
+}  // namespace host
+}  // namespace fedstat
+
+#endif  // FEDSTAT_HOST_TASKS_TASK_PLAN_H_
