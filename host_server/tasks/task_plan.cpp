@@ -210,11 +210,12 @@ void plan_kl(const json& d, const std::string& base_dir, const Seed256& seed, ui
   RandomBits plan_bits(plan_stream);
   auto kl_plan =
       std::make_shared<KlPlan>(plan_kl(*reference, rounds, plan.task.max_clients, 1.0, plan_bits));
+  // The distinct points, ascending (docs/protocol.md), and where each round reads its sum.
   std::map<uint32_t, uint32_t> index_of;
-  for (uint32_t x : kl_plan->points) {
-    if (index_of.emplace(x, static_cast<uint32_t>(plan.data.size())).second) {
-      plan.data.push_back(x);
-    }
+  for (uint32_t x : kl_plan->points) index_of.emplace(x, 0);
+  for (auto& entry : index_of) {
+    entry.second = static_cast<uint32_t>(plan.data.size());
+    plan.data.push_back(entry.first);
   }
   plan.task.which_parameters = fedstat_v1_Task_kl_tag;
   plan.task.parameters.kl.points = static_cast<uint32_t>(plan.data.size());
