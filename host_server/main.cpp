@@ -1,21 +1,104 @@
-// fedstat-server: the host half of fedstat. For now it answers --version and --help; collecting,
-// aggregating and unmasking reports are the server issue's work.
+// fedstat-server: the host half of fedstat. Devices check in over TLS-PSK, receive the declared
+// tasks, and send their contributions (in the clear for trusted tasks, through secure
+// aggregation for dist tasks); the server persists every accepted message before answering,
+// aggregates, estimates and publishes each task's result (docs/protocol.md, docs/server.md).
+//
+//   fedstat-server --config FILE [--listen HOST:PORT] [--store PATH] [--port-file PATH]
+//   fedstat-server tasks --config FILE [--json]
+//   fedstat-server results TASK --config FILE [--json]
+//
+// Exit codes: 0 success; 1 a runtime failure (store, network, task); 2 a usage or configuration
+// error.
 #include <cstdio>
+#include <iostream>
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "host_server/server_app.h"
+#include "host_server/store/sqlite_store.h"
+#include "nlohmann/json.hpp"
 #include "sdk/version.h"
 #include "sdk/wire/envelope_codec.h"
 
+using fedstat::host::ServerConfig;
+using nlohmann::json;
+
 int main(int argc, char** argv) {
   CLI::App app{
-      "fedstat-server: collects fedstat devices' encoded reports, aggregates and unmasks them, "
-      "and computes the estimates.\nThis build implements --version and --help only."};
+      "fedstat-server: collects fedstat devices' encoded reports over TLS, aggregates and unmasks "
+      "them, and publishes the estimates.\n\nExamples:\n"
+      "  fedstat-server --config server.json            serve the declared tasks\n"
+      "  fedstat-server tasks --config server.json      list the tasks and their state\n"
+      "  fedstat-server results 1 --config server.json --json   a task's published result"};
   app.set_version_flag("--version", std::string("fedstat-server ") + FEDSTAT_VERSION_STRING +
                                         " (wire protocol " +
                                         std::to_string(fedstat::wire::kProtocolVersion) + ")");
+  std::string config_path, listen, store_path, port_file;
+  app.add_option("--config", config_path, "the server's JSON configuration (docs/server.md)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--listen", listen, "HOST:PORT to listen on (overrides the config)");
+  app.add_option("--store", store_path, "the SQLite store (overrides the config)");
+  app.add_option("--port-file", port_file, "write the bound port here once listening");
+
+  CLI::App* tasks = app.add_subcommand("tasks", "list the tasks in the store and their state");
+  bool tasks_json = false;
+  tasks->add_flag("--json", tasks_json, "print one JSON object");
+  CLI::App* results = app.add_subcommand("results", "print a task's published result");
+  uint32_t result_task = 0;
+  bool results_json = false;
+  results->add_option("TASK", result_task, "the task id")->required();
+  results->add_flag("--json", results_json, "print the result's JSON only");
+  app.require_subcommand(0, 1);
   CLI11_PARSE(app, argc, argv);
-  std::fprintf(stderr, "fedstat-server %s: serving is not implemented in this build yet\n",
-               FEDSTAT_VERSION_STRING);
-  return 1;
+
+  ServerConfig config;
+  try {
+    if (config_path.empty()) throw std::invalid_argument("--config FILE is required");
+    config = fedstat::host::read_server_config(config_path);
+    if (!listen.empty()) fedstat::host::parse_listen(listen, config);
+    if (!store_path.empty()) config.store_path = store_path;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fedstat-server: %s\n", e.what());
+    return 2;
+  }
+  try {
+    if (tasks->parsed() || results->parsed()) {
+      auto store = fedstat::host::open_sqlite_store(config.store_path);
+      if (tasks->parsed()) {
+        json listing = json::array();
+        for (const auto& task : store->tasks()) {
+          listing.push_back({{"task", task.task_id},
+                             {"state", task.state},
+                             {"has_result", store->result(task.task_id).has_value()}});
+        }
+        if (tasks_json) {
+          std::cout << json{{"tasks", listing}}.dump() << "\n";
+        } else {
+          for (const auto& row : listing) {
+            std::cout << "task " << row["task"] << "  " << row["state"].get<std::string>()
+                      << (row["has_result"].get<bool>() ? "  (result published)" : "") << "\n";
+          }
+        }
+        return 0;
+      }
+      const auto result = store->result(result_task);
+      if (!result) {
+        std::fprintf(stderr, "fedstat-server: task %u has no published result\n", result_task);
+        return 1;
+      }
+      if (results_json) {
+        std::cout << *result << "\n";
+      } else {
+        std::cout << json::parse(*result).dump(2) << "\n";
+      }
+      return 0;
+    }
+    return fedstat::host::serve(config, port_file, std::cerr);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "fedstat-server: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fedstat-server: %s\n", e.what());
+    return 1;
+  }
 }

@@ -1,0 +1,173 @@
+// fedstat-server's serving mode (server_app.h).
+#include "host_server/server_app.h"
+
+#include <asio.hpp>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include "host_server/net/credentials.h"
+#include "host_server/net/tls_server.h"
+#include "host_server/rounds/coordinator.h"
+#include "host_server/store/sqlite_store.h"
+#include "host_server/tasks/task_plan.h"
+
+namespace fedstat {
+namespace host {
+
+using nlohmann::json;
+
+uint64_t unix_seconds() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+
+namespace {
+
+void log_line(std::ostream& log, json fields) {
+  fields["time"] = unix_seconds();
+  log << fields.dump() << std::endl;
+}
+
+// The net layer's frames go to the rounds; the rounds' answers go to the net layer. Both run on
+// the io_context's thread.
+class Bridge final : public net::FrameHandler, public Outbox {
+ public:
+  explicit Bridge(std::ostream& log) : log_(log) {}
+  void attach(net::TlsServer* server, Coordinator* coordinator) {
+    server_ = server;
+    coordinator_ = coordinator;
+  }
+  void on_open(net::ConnectionId id, const std::string& identity) override {
+    coordinator_->on_open(id, identity);
+  }
+  void on_frame(net::ConnectionId id, const wire::Envelope& message) override {
+    coordinator_->on_frame(id, message);
+  }
+  void on_close(net::ConnectionId id, const std::string& reason) override {
+    coordinator_->on_close(id, reason);
+  }
+  void send(ConnectionId id, const fedstat_v1_Envelope& message) override {
+    server_->send(id, message);
+  }
+  void close(ConnectionId id) override { server_->close(id); }
+
+ private:
+  std::ostream& log_;
+  net::TlsServer* server_ = nullptr;
+  Coordinator* coordinator_ = nullptr;
+};
+
+void write_port_file(const std::string& path, uint16_t port) {
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary);
+    out << port << "\n";
+    if (!out) throw std::runtime_error("cannot write the port file " + temporary);
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    throw std::runtime_error("cannot rename the port file to " + path);
+  }
+}
+
+}  // namespace
+
+std::vector<TaskSpec> plan_declared_tasks(const ServerConfig& config, Store& store,
+                                          uint64_t now_unix_seconds) {
+  std::map<uint32_t, json> stored;
+  for (const StoredTask& task : store.tasks()) stored[task.task_id] = json::parse(task.definition);
+  std::vector<TaskSpec> specs;
+  for (const json& declaration : config.tasks) {
+    if (!declaration.is_object() || !declaration.contains("id")) {
+      throw std::invalid_argument("every task declaration needs an id");
+    }
+    const uint32_t id = declaration["id"].get<uint32_t>();
+    uint64_t opened = now_unix_seconds;
+    const auto it = stored.find(id);
+    if (it != stored.end() && it->second.contains("opened_unix_seconds")) {
+      opened = it->second["opened_unix_seconds"].get<uint64_t>();
+    }
+    TaskPlan plan = plan_task(declaration, config.base_dir, opened, config.noise_seed);
+    TaskSpec spec;
+    spec.task = plan.task;
+    spec.data = plan.data;
+    spec.admission_seconds = plan.admission_seconds;
+    spec.phase_timeout_seconds = plan.phase_timeout_seconds;
+    auto estimate = plan.estimate;
+    spec.estimate = [estimate](const std::vector<uint64_t>& sum, uint32_t contributors) {
+      return estimate(sum, contributors).dump();
+    };
+    spec.definition_json =
+        json{{"declaration", declaration}, {"opened_unix_seconds", opened}}.dump();
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+int serve(const ServerConfig& config, const std::string& port_file, std::ostream& log) {
+  std::unique_ptr<Store> store = open_sqlite_store(config.store_path);
+  std::vector<TaskSpec> specs = plan_declared_tasks(config, *store, unix_seconds());
+
+  net::TlsServerConfig tls;
+  tls.address = config.address;
+  tls.port = config.port;
+  tls.handshake_timeout_ms = config.handshake_timeout_ms;
+  tls.idle_timeout_ms = config.idle_timeout_ms;
+  tls.max_connections = config.max_connections;
+  if (config.fleet_secret) {
+    const auto secret = *config.fleet_secret;
+    tls.lookup_psk = [secret](const std::string& identity) -> std::optional<net::DevicePsk> {
+      const auto id = net::parse_device_identity(identity);
+      if (!id) return std::nullopt;
+      return net::derive_device_psk(secret, *id);
+    };
+  } else {
+    const auto keys = std::make_shared<net::DeviceKeys>(net::load_credentials(config.credentials_path));
+    tls.lookup_psk = [keys](const std::string& identity) -> std::optional<net::DevicePsk> {
+      const auto id = net::parse_device_identity(identity);
+      if (!id) return std::nullopt;
+      const auto it = keys->find(*id);
+      if (it == keys->end()) return std::nullopt;
+      return it->second;
+    };
+  }
+
+  asio::io_context io;
+  Bridge bridge(log);
+  Coordinator coordinator(*store, bridge, std::move(specs), unix_seconds());
+  net::TlsServer server(io, tls, bridge);
+  bridge.attach(&server, &coordinator);
+  server.start();
+  log_line(log, {{"event", "listening"}, {"address", config.address}, {"port", server.port()},
+                 {"store", config.store_path}, {"tasks", config.tasks.size()}});
+  if (!port_file.empty()) write_port_file(port_file, server.port());
+
+  asio::steady_timer tick(io);
+  bool stopping = false;
+  std::function<void()> schedule = [&]() {
+    tick.expires_after(std::chrono::milliseconds(100));
+    tick.async_wait([&](const asio::error_code& error) {
+      if (error || stopping) return;
+      coordinator.on_tick(unix_seconds());
+      schedule();
+    });
+  };
+  schedule();
+  asio::signal_set signals(io, SIGTERM, SIGINT);
+  signals.async_wait([&](const asio::error_code& error, int signal) {
+    if (error) return;
+    stopping = true;
+    log_line(log, {{"event", "stopping"}, {"signal", signal}});
+    tick.cancel();
+    server.stop();
+  });
+  io.run();
+  log_line(log, {{"event", "stopped"}, {"integrity", store->integrity_check()}});
+  return 0;
+}
+
+}  // namespace host
+}  // namespace fedstat

@@ -1,0 +1,38 @@
+// ServerApp: fedstat-server's serving mode — the TLS listener (net/), the rounds (rounds/), the
+// SQLite store (store/) and the task plans (tasks/) wired on one Asio io_context, a tick every
+// 100 ms for admission windows, phase time-outs and deadlines, and a clean stop on SIGTERM or
+// SIGINT (stop accepting, close every connection, return). Logs are JSON lines on `log`.
+//
+// Restart: the tasks' opening times are kept in the store with their declarations, so a
+// restarted server gives every task the same deadline, and the rounds replay the store's events.
+// Errors: std::runtime_error / std::invalid_argument from the parts, before serving starts.
+// Memory: the parts'. Paper: none.
+#ifndef FEDSTAT_HOST_SERVER_APP_H_
+#define FEDSTAT_HOST_SERVER_APP_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "host_server/rounds/task_spec.h"
+#include "host_server/server_config.h"
+#include "host_server/store/store.h"
+
+namespace fedstat {
+namespace host {
+
+// Plans every declared task; a task already in the store keeps its stored opening time (and a
+// changed declaration for a stored task id is refused by the store).
+std::vector<TaskSpec> plan_declared_tasks(const ServerConfig& config, Store& store,
+                                          uint64_t now_unix_seconds);
+
+// Serves until SIGTERM/SIGINT. Writes the bound port to `port_file` (when not empty) once
+// listening. Returns the process exit code.
+int serve(const ServerConfig& config, const std::string& port_file, std::ostream& log);
+
+uint64_t unix_seconds();
+
+}  // namespace host
+}  // namespace fedstat
+
+#endif  // FEDSTAT_HOST_SERVER_APP_H_

@@ -1,0 +1,118 @@
+// The server's configuration file (server_config.h).
+#include "host_server/server_config.h"
+
+#include <fstream>
+#include <stdexcept>
+
+namespace fedstat {
+namespace host {
+
+using nlohmann::json;
+
+std::array<uint8_t, 32> parse_hex32(const std::string& hex, const std::string& field) {
+  if (hex.size() != 64) throw std::invalid_argument(field + " must be 64 hex digits");
+  std::array<uint8_t, 32> out{};
+  for (size_t i = 0; i < 64; ++i) {
+    const char c = hex[i];
+    int v = -1;
+    if (c >= '0' && c <= '9') v = c - '0';
+    if (c >= 'a' && c <= 'f') v = c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') v = c - 'A' + 10;
+    if (v < 0) throw std::invalid_argument(field + " must be 64 hex digits");
+    out[i / 2] = static_cast<uint8_t>(out[i / 2] * 16 + v);
+  }
+  return out;
+}
+
+void parse_listen(const std::string& listen, ServerConfig& config) {
+  const size_t colon = listen.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == listen.size()) {
+    throw std::invalid_argument("listen must be host:port (e.g. 127.0.0.1:7443), not '" + listen +
+                                "'");
+  }
+  const std::string port = listen.substr(colon + 1);
+  if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoul(port) > 65535) {
+    throw std::invalid_argument("listen: the port must be 0..65535, not '" + port + "'");
+  }
+  config.address = listen.substr(0, colon);
+  if (config.address.size() > 2 && config.address.front() == '[' && config.address.back() == ']') {
+    config.address = config.address.substr(1, config.address.size() - 2);
+  }
+  config.port = static_cast<uint16_t>(std::stoul(port));
+}
+
+namespace {
+
+std::string resolve(const std::string& base_dir, const std::string& path) {
+  if (path.empty() || path[0] == '/' || base_dir.empty()) return path;
+  return base_dir + "/" + path;
+}
+
+uint64_t whole(const json& value, const std::string& field, uint64_t low, uint64_t high) {
+  const bool ok = value.is_number_unsigned() ||
+                  (value.is_number_integer() && value.get<int64_t>() >= 0);
+  if (!ok || value.get<uint64_t>() < low || value.get<uint64_t>() > high) {
+    throw std::invalid_argument(field + " must be a whole number in [" + std::to_string(low) +
+                                ", " + std::to_string(high) + "], not " + value.dump());
+  }
+  return value.get<uint64_t>();
+}
+
+}  // namespace
+
+ServerConfig read_server_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read the config file " + path);
+  json file;
+  try {
+    file = json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw std::invalid_argument(path + ": not JSON: " + e.what());
+  }
+  if (!file.is_object()) throw std::invalid_argument(path + ": must hold one JSON object");
+  ServerConfig config;
+  const size_t slash = path.rfind('/');
+  config.base_dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  static const char* known[] = {"listen",          "store",           "credentials",
+                                "fleet_secret",    "noise_seed",      "handshake_timeout_ms",
+                                "idle_timeout_ms", "max_connections", "tasks"};
+  for (auto it = file.begin(); it != file.end(); ++it) {
+    bool found = false;
+    for (const char* k : known) found = found || it.key() == k;
+    if (!found) throw std::invalid_argument(path + ": unknown field '" + it.key() + "'");
+  }
+  if (file.contains("listen")) parse_listen(file["listen"].get<std::string>(), config);
+  if (file.contains("store")) config.store_path = resolve(config.base_dir, file["store"]);
+  if (file.contains("credentials")) {
+    config.credentials_path = resolve(config.base_dir, file["credentials"]);
+  }
+  if (file.contains("fleet_secret")) {
+    config.fleet_secret = parse_hex32(file["fleet_secret"].get<std::string>(), "fleet_secret");
+  }
+  if (config.credentials_path.empty() == !config.fleet_secret.has_value()) {
+    throw std::invalid_argument(path + ": give exactly one of credentials and fleet_secret");
+  }
+  if (file.contains("noise_seed")) {
+    config.noise_seed = whole(file["noise_seed"], "noise_seed", 0, ~uint64_t{0});
+  }
+  if (file.contains("handshake_timeout_ms")) {
+    config.handshake_timeout_ms = static_cast<uint32_t>(
+        whole(file["handshake_timeout_ms"], "handshake_timeout_ms", 10, 600000));
+  }
+  if (file.contains("idle_timeout_ms")) {
+    config.idle_timeout_ms =
+        static_cast<uint32_t>(whole(file["idle_timeout_ms"], "idle_timeout_ms", 10, 86400000));
+  }
+  if (file.contains("max_connections")) {
+    config.max_connections = whole(file["max_connections"], "max_connections", 1, 1u << 20);
+  }
+  if (file.contains("tasks")) {
+    if (!file["tasks"].is_array()) throw std::invalid_argument("tasks must be an array");
+    config.tasks = file["tasks"];
+  }
+  return config;
+}
+
+}  // namespace host
+}  // namespace fedstat

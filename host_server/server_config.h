@@ -1,0 +1,49 @@
+// The server's configuration file (JSON), as `fedstat-server --config FILE` reads it:
+//   {
+//     "listen": "127.0.0.1:7443",        host:port (port 0: any free port; see --port-file)
+//     "store": "fedstat-server.db",      the SQLite store (WAL); created when absent
+//     "credentials": "devices.txt",      per-device PSKs: "<device id> <64 hex digits>" lines
+//     "fleet_secret": "<64 hex>",        or: every device's PSK is HKDF(fleet_secret, id) (emulation)
+//     "noise_seed": 0,                   0: central noise from the CSPRNG (production); else seeded
+//     "handshake_timeout_ms": 10000, "idle_timeout_ms": 60000, "max_connections": 4096,
+//     "tasks": [ {task declaration}, ... ]   host_server/tasks/task_plan.h
+//   }
+// Exactly one of credentials and fleet_secret. Relative paths are resolved against the config
+// file's directory. Errors: std::invalid_argument naming the field; std::runtime_error for an
+// unreadable file. Memory: the parsed file. Paper: none.
+#ifndef FEDSTAT_HOST_SERVER_CONFIG_H_
+#define FEDSTAT_HOST_SERVER_CONFIG_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "nlohmann/json.hpp"
+
+namespace fedstat {
+namespace host {
+
+struct ServerConfig {
+  std::string address = "127.0.0.1";
+  uint16_t port = 0;
+  std::string store_path = "fedstat-server.db";
+  std::string credentials_path;                      // or
+  std::optional<std::array<uint8_t, 32>> fleet_secret;
+  uint64_t noise_seed = 0;
+  uint32_t handshake_timeout_ms = 10000;
+  uint32_t idle_timeout_ms = 60000;
+  size_t max_connections = 4096;
+  nlohmann::json tasks = nlohmann::json::array();
+  std::string base_dir;  // the config file's directory
+};
+
+ServerConfig read_server_config(const std::string& path);
+// "host:port" → address and port (std::invalid_argument otherwise).
+void parse_listen(const std::string& listen, ServerConfig& config);
+std::array<uint8_t, 32> parse_hex32(const std::string& hex, const std::string& field);
+
+}  // namespace host
+}  // namespace fedstat
+
+#endif  // FEDSTAT_HOST_SERVER_CONFIG_H_

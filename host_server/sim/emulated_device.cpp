@@ -1,0 +1,198 @@
+// An emulated device: a real Client over real TLS-PSK (emulated_device.h).
+#include "host_server/sim/emulated_device.h"
+
+#include <chrono>
+#include <ctime>
+#include <stdexcept>
+#include <thread>
+
+#include "host_server/estimate/host_common.h"
+#include "sdk/base/csprng.h"
+#include "sdk/base/seeded_stream.h"
+#include "sdk/client/client.h"
+#include "sdk/client/contribution.h"
+#include "sdk/privacy/budget_ledger.h"
+#include "sdk/tls/tls_channel.h"
+
+namespace fedstat {
+namespace host {
+namespace {
+
+uint64_t wall_clock_seconds() { return static_cast<uint64_t>(std::time(nullptr)); }
+
+class EmulatedData final : public client::ClientData {
+ public:
+  explicit EmulatedData(EmulatedClient& data) : data_(data) {}
+  const histogram::SparseHistogram* histogram() override { return &data_.histogram; }
+
+ private:
+  EmulatedClient& data_;
+};
+
+// Closes the connection just before the first message of one kind would go out; counts the
+// frame bytes it lets through.
+class DroppingChannel final : public client::FrameChannel {
+ public:
+  DroppingChannel(client::FrameChannel& inner, pb_size_t drop_before)
+      : inner_(inner), drop_before_(drop_before) {}
+  Status send(const wire::Envelope& message) override {
+    if (dropped_) return unavailable("emulated dropout");
+    if (drop_before_ != 0 && message.which_body == drop_before_) {
+      dropped_ = true;
+      inner_.close();
+      return unavailable("emulated dropout");
+    }
+    uint8_t frame[wire::kMaxFrameBytes];
+    const Result<size_t> size = wire::encode_frame(message, MutableByteSpan(frame, sizeof(frame)));
+    if (size.ok()) bytes_ += size.value();
+    return inner_.send(message);
+  }
+  Status receive(wire::Envelope& out, uint32_t timeout_ms) override {
+    if (dropped_) return unavailable("emulated dropout");
+    return inner_.receive(out, timeout_ms);
+  }
+  void close() override { inner_.close(); }
+  bool dropped() const { return dropped_; }
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  client::FrameChannel& inner_;
+  pb_size_t drop_before_;
+  bool dropped_ = false;
+  uint64_t bytes_ = 0;
+};
+
+const char* outcome_name(client::SessionResult result) {
+  switch (result) {
+    case client::SessionResult::kNoTask: return "no-task";
+    case client::SessionResult::kVersionTooOld: return "version-too-old";
+    case client::SessionResult::kDeclinedInterrupted: return "declined-interrupted";
+    case client::SessionResult::kDeclinedNoData: return "declined-no-data";
+    case client::SessionResult::kDeclinedMemory: return "declined-memory";
+    case client::SessionResult::kDeclinedBudget: return "declined-budget";
+    case client::SessionResult::kCompleted: return "completed";
+    case client::SessionResult::kAborted: return "aborted";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+pb_size_t drop_point_tag(const std::string& name) {
+  if (name == "keys") return fedstat_v1_Envelope_secagg_keys_tag;
+  if (name == "shares") return fedstat_v1_Envelope_secagg_share_tag;
+  if (name == "masking") return fedstat_v1_Envelope_secagg_masked_chunk_tag;
+  if (name == "reveals") return fedstat_v1_Envelope_secagg_reveal_tag;
+  if (name == "report") return fedstat_v1_Envelope_report_tag;
+  throw std::invalid_argument("drop point must be keys, shares, masking, reveals or report, not '" +
+                              name + "'");
+}
+
+DeviceReport run_emulated_device(const DeviceSetup& setup, EmulatedClient& data) {
+  DeviceReport report;
+  report.id = setup.id;
+  const std::string blob = "ledger-" + std::to_string(setup.id);
+  const std::string round_blob = "round-" + std::to_string(setup.id);
+  privacy::LedgerConfig ledger_config;
+  ledger_config.epsilon_budget = setup.epsilon_budget;
+  ledger_config.delta_budget = setup.delta_budget;
+  ledger_config.blob_name = blob.c_str();
+  std::vector<privacy::PrivacySpend> entries(64);
+  std::vector<uint8_t> scratch(privacy::BudgetLedger::blob_bytes(entries.size()));
+  privacy::BudgetLedger ledger;
+  check(ledger.init(ledger_config, Span<privacy::PrivacySpend>(entries.data(), entries.size()),
+                    MutableByteSpan(scratch.data(), scratch.size())),
+        "device " + std::to_string(setup.id) + " ledger");
+  check(ledger.load(), "device " + std::to_string(setup.id) + " ledger");
+
+  std::unique_ptr<RandomSource> random;
+  if (setup.seed != 0) {
+    random = std::make_unique<SeededStream>(seed_from_u64(setup.seed), setup.id);
+  } else {
+    auto csprng = std::make_unique<Csprng>();
+    check(csprng->init(), "device entropy");
+    random = std::move(csprng);
+  }
+  std::vector<uint64_t> memory((setup.memory_bytes + 7) / 8);
+  EmulatedData app_data(data);
+  client::ClientConfig config;
+  config.device_id = setup.id;
+  config.receive_timeout_ms = setup.receive_timeout_ms;
+  config.wall_clock_seconds = wall_clock_seconds;
+  config.round_blob_name = round_blob.c_str();
+  client::Client client;
+  check(client.init(config,
+                    MutableByteSpan(reinterpret_cast<uint8_t*>(memory.data()), memory.size() * 8),
+                    app_data, ledger, *random),
+        "device " + std::to_string(setup.id) + " client");
+
+  const std::string identity = std::to_string(setup.id);
+  for (uint32_t session = 0; session < setup.max_sessions; ++session) {
+    ++report.sessions;
+    tls::TlsPskChannel channel;
+    const Status connected = channel.connect(
+        setup.endpoint.c_str(),
+        ByteSpan(reinterpret_cast<const uint8_t*>(identity.data()), identity.size()),
+        ByteSpan(setup.psk.data(), setup.psk.size()), 10000);
+    if (!connected.ok()) {
+      report.outcome = "error";
+      report.detail = std::string("connect: ") + connected.message();
+      if (connected.code() == StatusCode::kPermissionDenied) return report;
+      std::this_thread::sleep_for(std::chrono::milliseconds(setup.retry_millis));
+      continue;
+    }
+    DroppingChannel dropping(channel, setup.drop_before);
+    const Result<client::SessionOutcome> outcome = client.run_session(dropping);
+    report.frame_bytes_sent += dropping.bytes();
+    channel.close();
+    if (dropping.dropped()) {
+      report.outcome = "dropped";
+      return report;
+    }
+    if (!outcome.ok()) {
+      report.outcome = "error";
+      report.detail = outcome.status().message();
+      if (client.last_server_detail()[0] != '\0') {
+        report.detail += std::string(" (server: ") + client.last_server_detail() + ")";
+      }
+      return report;
+    }
+    report.task_id = outcome.value().task_id;
+    report.outcome = outcome_name(outcome.value().result);
+    if (outcome.value().result != client::SessionResult::kNoTask) return report;
+    // Polling for a task: the server has none open for us yet (a device's check-in interval).
+    std::this_thread::sleep_for(std::chrono::milliseconds(setup.retry_millis));
+  }
+  return report;
+}
+
+std::vector<uint64_t> expected_contribution(const fedstat_v1_Task& task,
+                                            const std::vector<uint64_t>& task_data,
+                                            EmulatedClient& data, uint64_t seed, uint64_t id) {
+  SeededStream stream(seed_from_u64(seed), id);
+  RandomBits bits(stream);
+  const size_t length = value_or_throw(client::contribution_length(task), "contribution length");
+  const size_t scratch_size = value_or_throw(
+      client::scratch_bytes(task, data.histogram.capacity()), "contribution scratch");
+  std::vector<uint64_t> scratch((scratch_size + 7) / 8 + 1);
+  const MutableByteSpan scratch_bytes(reinterpret_cast<uint8_t*>(scratch.data()), scratch_size);
+  std::vector<uint64_t> out(length);
+  const Span<uint64_t> words(out.data(), out.size());
+  switch (task.kind) {
+    case fedstat_v1_TaskKind_DATA_SHIFT:
+      check(client::build_data_shift(task, data.histogram, bits, scratch_bytes, words),
+            "data_shift contribution");
+      break;
+    case fedstat_v1_TaskKind_KL_ANSWERS:
+      check(client::build_kl_answers(task, data.histogram,
+                                     Span<const uint64_t>(task_data.data(), task_data.size()), bits,
+                                     scratch_bytes, words),
+            "kl contribution");
+      break;
+    default: throw std::invalid_argument("expected_contribution: task kind not emulated");
+  }
+  return out;
+}
+
+}  // namespace host
+}  // namespace fedstat
