@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -30,6 +31,12 @@ struct CrashCase {
   Durability durability;
   Death death;
 };
+
+void PrintTo(const CrashCase& c, std::ostream* out) {
+  *out << "seed " << c.seed
+       << (c.durability == Durability::kSurvivesPowerLoss ? ", synchronous=FULL" : ", NORMAL")
+       << (c.death == Death::kChildRaisesSigkill ? ", child raises" : ", parent kills");
+}
 
 // Event number n's payload and client id: anything a replay can check.
 std::vector<uint8_t> payload_of(uint64_t n) {

@@ -66,6 +66,15 @@ TEST(SqliteStoreFile, ReopenedStoreHoldsEverythingAndSequencesGoOn) {
   EXPECT_EQ(store->integrity_check(), "ok");
 }
 
+TEST(SqliteStoreFile, AnEmptyFileBecomesAStore) {
+  testing::TempDir dir;
+  const std::string path = dir.file("made-by-mkstemp.db");
+  std::ofstream(path).close();
+  ASSERT_TRUE(file_bytes(path).empty());
+  open_sqlite_store(path)->put_task(1, "a");
+  EXPECT_EQ(open_sqlite_store(path)->tasks().size(), 1u);
+}
+
 TEST(SqliteStoreFile, FileIsInWalModeWithTheFedstatApplicationId) {
   testing::TempDir dir;
   const std::string path = dir.file("store.db");
