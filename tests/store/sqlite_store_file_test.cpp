@@ -167,6 +167,29 @@ TEST(SqliteStoreFile, AnInsertFailingMidBatchRollsTheWholeBatchBack) {
   EXPECT_EQ(store->integrity_check(), "ok");
 }
 
+TEST(SqliteStoreFile, AnotherWriterHoldingTheLockPastTheBusyTimeoutIsAnErrorNotAHang) {
+  testing::TempDir dir;
+  const std::string path = dir.file("store.db");
+  auto store = open_sqlite_store(path, {Durability::kSurvivesProcessCrash, 20});
+  store->put_task(1, "a");
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  try {
+    store->append_event(event(1, 1, {1}));
+    ADD_FAILURE() << "appended while another connection held the write lock";
+  } catch (const std::runtime_error& error) {
+    EXPECT_NE(std::string(error.what()).find("append_events (begin): database is locked"),
+              std::string::npos)
+        << error.what();
+  }
+  ASSERT_EQ(sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(other);
+  store->append_event(event(1, 2, {2}));
+  ASSERT_EQ(store->events(1).size(), 1u);
+  EXPECT_EQ(store->events(1)[0].client_id, 2u);
+}
+
 TEST(SqliteStoreFile, AKindOutsideTheEnumInTheFileReadsAsAnError) {
   testing::TempDir dir;
   const std::string path = dir.file("store.db");
