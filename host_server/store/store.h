@@ -6,7 +6,9 @@
 // so a server killed with kill -9 after answering a device has the message on disk. The rounds
 // (host_server/rounds/) are rebuilt after a restart by replaying a task's events in order.
 // Errors: std::runtime_error naming the operation and the backend's message; a failed call
-// changes nothing. Memory: the backend's (SQLite: its page cache). Paper: none.
+// changes nothing. A task id that was never declared is std::invalid_argument everywhere.
+// One thread at a time per Store object (the server's single writer). Memory: the backend's
+// (SQLite: its page cache; in memory: everything stored). Paper: none.
 #ifndef FEDSTAT_HOST_STORE_STORE_H_
 #define FEDSTAT_HOST_STORE_STORE_H_
 
@@ -41,6 +43,9 @@ struct StoredEvent {
   std::vector<uint8_t> payload;
 };
 
+// A declared task's state until the first set_task_state.
+inline constexpr char kDeclaredTaskState[] = "declared";
+
 struct StoredTask {
   uint32_t task_id = 0;
   std::string definition;  // the task's declaration (JSON), as put_task stored it
@@ -57,11 +62,13 @@ class Store {
   // std::invalid_argument for an unknown task.
   virtual void set_task_state(uint32_t task_id, const std::string& state) = 0;
   // Appends events in one transaction (group commit); returns the last one's sequence number.
-  // std::invalid_argument for an empty batch or an unknown task (nothing is appended then).
+  // std::invalid_argument for an empty batch, an unknown task or a kind outside EventKind
+  // (nothing of the batch is appended then).
   virtual uint64_t append_events(const std::vector<NewEvent>& events) = 0;
   uint64_t append_event(const NewEvent& event) { return append_events({event}); }
   virtual std::vector<StoredEvent> events(uint32_t task_id) = 0;  // ascending sequence
-  // A task's result is published once: a second, different result throws std::logic_error.
+  // A task's result is published once: the same result again does nothing; a different one
+  // throws std::logic_error. result() is empty until then.
   virtual void put_result(uint32_t task_id, const std::string& result_json) = 0;
   virtual std::optional<std::string> result(uint32_t task_id) = 0;
   // The backend's consistency check: "ok" when sound (SQLite: PRAGMA integrity_check).

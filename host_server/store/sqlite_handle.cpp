@@ -1,0 +1,119 @@
+#include "host_server/store/sqlite_handle.h"
+
+#include <stdexcept>
+
+namespace fedstat {
+namespace host {
+
+SqliteConnection::SqliteConnection(const std::string& path) : path_(path) {
+  const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+  const int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    const std::string message = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+    sqlite3_close_v2(db_);
+    db_ = nullptr;
+    refuse("open", message);
+  }
+  sqlite3_extended_result_codes(db_, 1);
+}
+
+SqliteConnection::~SqliteConnection() {
+  sqlite3_close_v2(db_);
+}
+
+void SqliteConnection::fail(const std::string& operation) const {
+  refuse(operation, sqlite3_errmsg(db_));
+}
+
+void SqliteConnection::refuse(const std::string& operation, const std::string& message) const {
+  throw std::runtime_error("fedstat store " + path_ + ": " + operation + ": " + message);
+}
+
+void SqliteConnection::exec(const char* sql, const std::string& operation) {
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, nullptr) != SQLITE_OK) fail(operation);
+}
+
+SqliteStatement::SqliteStatement(SqliteConnection& connection, const char* sql)
+    : connection_(connection) {
+  if (sqlite3_prepare_v3(connection.db(), sql, -1, SQLITE_PREPARE_PERSISTENT, &statement_,
+                         nullptr) != SQLITE_OK) {
+    connection.fail(std::string("prepare \"") + sql + "\"");
+  }
+}
+
+SqliteStatement::~SqliteStatement() {
+  sqlite3_finalize(statement_);
+}
+
+void SqliteStatement::bind_int64(int index, int64_t value) {
+  if (sqlite3_bind_int64(statement_, index, value) != SQLITE_OK) connection_.fail("bind");
+}
+
+void SqliteStatement::bind_text(int index, const std::string& value) {
+  if (sqlite3_bind_text64(statement_, index, value.data(), value.size(), SQLITE_TRANSIENT,
+                          SQLITE_UTF8) != SQLITE_OK) {
+    connection_.fail("bind");
+  }
+}
+
+void SqliteStatement::bind_blob(int index, const std::vector<uint8_t>& value) {
+  // A null pointer would bind SQL NULL; an empty payload is an empty blob.
+  static const uint8_t kEmpty = 0;
+  const void* data = value.empty() ? &kEmpty : value.data();
+  if (sqlite3_bind_blob64(statement_, index, data, value.size(), SQLITE_TRANSIENT) != SQLITE_OK) {
+    connection_.fail("bind");
+  }
+}
+
+bool SqliteStatement::step(const std::string& operation) {
+  const int rc = sqlite3_step(statement_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  connection_.fail(operation);
+}
+
+void SqliteStatement::step_done(const std::string& operation) {
+  if (step(operation)) connection_.refuse(operation, "a statement returned an unexpected row");
+}
+
+void SqliteStatement::reset() {
+  sqlite3_reset(statement_);
+  sqlite3_clear_bindings(statement_);
+}
+
+std::string SqliteStatement::column_text(int index) const {
+  const unsigned char* text = sqlite3_column_text(statement_, index);
+  const int bytes = sqlite3_column_bytes(statement_, index);
+  if (text == nullptr) return std::string();
+  return std::string(reinterpret_cast<const char*>(text), static_cast<size_t>(bytes));
+}
+
+std::vector<uint8_t> SqliteStatement::column_blob(int index) const {
+  const auto* data = static_cast<const uint8_t*>(sqlite3_column_blob(statement_, index));
+  const int bytes = sqlite3_column_bytes(statement_, index);
+  if (data == nullptr) return {};
+  return std::vector<uint8_t>(data, data + bytes);
+}
+
+SqliteTransaction::SqliteTransaction(SqliteConnection& connection, SqliteStatement& begin,
+                                     SqliteStatement& commit, SqliteStatement& rollback,
+                                     const std::string& operation)
+    : connection_(connection), commit_(commit), rollback_(rollback), operation_(operation) {
+  StatementScope scope(begin);
+  begin.step_done(operation + " (begin)");
+}
+
+SqliteTransaction::~SqliteTransaction() {
+  if (!open_ || sqlite3_get_autocommit(connection_.db()) != 0) return;
+  StatementScope scope(rollback_);
+  rollback_.step_result_code();  // a destructor cannot report; the file stays consistent
+}
+
+void SqliteTransaction::commit() {
+  StatementScope scope(commit_);
+  commit_.step_done(operation_ + " (commit)");
+  open_ = false;
+}
+
+}  // namespace host
+}  // namespace fedstat

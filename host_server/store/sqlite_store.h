@@ -1,0 +1,42 @@
+// The server's embedded Store: one SQLite file in WAL mode, one connection, prepared statements.
+//
+// A file this build did not create is refused and never modified: not SQLite, SQLite without the
+// fedstat schema table (another program's database), or a schema version newer than this build
+// reads. Durability: kSurvivesProcessCrash (synchronous=NORMAL) keeps every committed
+// transaction through kill -9; kSurvivesPowerLoss (synchronous=FULL) also through power loss.
+// Errors: std::runtime_error "fedstat store <path>: <operation>: <SQLite's message>" (and the
+// std::invalid_argument / std::logic_error store.h names). Memory: SQLite's page cache (its
+// default, about 2 MiB) plus one prepared statement per operation. Paper: none.
+#ifndef FEDSTAT_HOST_STORE_SQLITE_STORE_H_
+#define FEDSTAT_HOST_STORE_SQLITE_STORE_H_
+
+#include <memory>
+#include <string>
+
+#include "host_server/store/store.h"
+
+namespace fedstat {
+namespace host {
+
+enum class Durability {
+  kSurvivesProcessCrash,  // WAL + synchronous=NORMAL
+  kSurvivesPowerLoss,     // WAL + synchronous=FULL
+};
+
+struct SqliteStoreOptions {
+  Durability durability = Durability::kSurvivesProcessCrash;
+  int busy_timeout_ms = 5000;  // waiting for another connection's lock before SQLITE_BUSY
+};
+
+// The schema version this build writes and reads.
+inline constexpr int kSqliteStoreSchemaVersion = 1;
+
+// Opens (creating when absent or empty) the store at `path`. Throws std::runtime_error when the
+// file cannot be opened, is refused (see above), or WAL mode does not take effect (":memory:").
+std::unique_ptr<Store> open_sqlite_store(const std::string& path,
+                                         const SqliteStoreOptions& options = {});
+
+}  // namespace host
+}  // namespace fedstat
+
+#endif  // FEDSTAT_HOST_STORE_SQLITE_STORE_H_
