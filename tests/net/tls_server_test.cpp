@@ -15,6 +15,9 @@
 
 #include "host_server/net/credentials.h"
 #include "host_server/net/tls_server.h"
+#include "mbedtls/ctr_drbg.h"
+#include "mbedtls/entropy.h"
+#include "mbedtls/net_sockets.h"
 #include "sdk/tls/tls_channel.h"
 
 namespace fedstat {
@@ -31,13 +34,24 @@ std::array<uint8_t, 32> fleet_secret() {
   return secret;
 }
 
+wire::Envelope hello(uint64_t client_id) {
+  wire::Envelope envelope = wire::make_envelope();
+  envelope.which_body = fedstat_v1_Envelope_client_hello_tag;
+  envelope.body.client_hello.client_id = client_id;
+  envelope.body.client_hello.word_bits = 64;
+  return envelope;
+}
+
 // Records every callback; echoes every frame back to its sender.
 class EchoHandler : public FrameHandler {
  public:
   void on_open(ConnectionId id, const std::string& identity) override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    opened_[id] = identity;
-    changed_.notify_all();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      opened_[id] = identity;
+      changed_.notify_all();
+    }
+    for (size_t i = 0; i < burst_on_open; ++i) server->send(id, hello(i));
   }
   void on_frame(ConnectionId id, const wire::Envelope& envelope) override {
     server->send(id, envelope);
@@ -72,6 +86,7 @@ class EchoHandler : public FrameHandler {
   const std::map<ConnectionId, std::string>& closed_locked() const { return closed_; }
 
   TlsServer* server = nullptr;
+  size_t burst_on_open = 0;  // frames sent to each device as soon as it is open
 
  private:
   std::mutex mutex_;
@@ -80,6 +95,78 @@ class EchoHandler : public FrameHandler {
   std::map<ConnectionId, std::string> closed_;
   size_t frames_ = 0;
 };
+
+// A TLS client written straight on mbedTLS (blocking sockets), for bytes the device's channel
+// would never send: it authenticates like a device, then writes whatever the test gives it.
+class RawTlsClient {
+ public:
+  RawTlsClient(uint16_t port, uint64_t id) {
+    mbedtls_net_init(&net_);
+    mbedtls_entropy_init(&entropy_);
+    mbedtls_ctr_drbg_init(&drbg_);
+    mbedtls_ssl_config_init(&config_);
+    mbedtls_ssl_init(&ssl_);
+    const std::string identity = std::to_string(id);
+    const DevicePsk key = derive_device_psk(fleet_secret(), id);
+    int rc = mbedtls_net_connect(&net_, "127.0.0.1", std::to_string(port).c_str(),
+                                 MBEDTLS_NET_PROTO_TCP);
+    if (rc == 0) rc = mbedtls_ctr_drbg_seed(&drbg_, mbedtls_entropy_func, &entropy_, nullptr, 0);
+    if (rc == 0) {
+      rc = mbedtls_ssl_config_defaults(&config_, MBEDTLS_SSL_IS_CLIENT,
+                                       MBEDTLS_SSL_TRANSPORT_STREAM, MBEDTLS_SSL_PRESET_DEFAULT);
+    }
+    if (rc == 0) {
+      mbedtls_ssl_conf_ciphersuites(&config_, tls::kTlsPskCiphersuites);
+      mbedtls_ssl_conf_rng(&config_, mbedtls_ctr_drbg_random, &drbg_);
+      rc = mbedtls_ssl_conf_psk(&config_, key.data(), key.size(),
+                                reinterpret_cast<const unsigned char*>(identity.data()),
+                                identity.size());
+    }
+    if (rc == 0) rc = mbedtls_ssl_setup(&ssl_, &config_);
+    if (rc == 0) {
+      mbedtls_ssl_set_bio(&ssl_, &net_, mbedtls_net_send, mbedtls_net_recv, nullptr);
+      rc = mbedtls_ssl_handshake(&ssl_);
+    }
+    handshake_ = rc;
+  }
+  ~RawTlsClient() {
+    mbedtls_ssl_free(&ssl_);
+    mbedtls_ssl_config_free(&config_);
+    mbedtls_ctr_drbg_free(&drbg_);
+    mbedtls_entropy_free(&entropy_);
+    mbedtls_net_free(&net_);
+  }
+  int handshake() const { return handshake_; }
+  bool write(const std::vector<uint8_t>& bytes) {
+    return mbedtls_ssl_write(&ssl_, bytes.data(), bytes.size()) == static_cast<int>(bytes.size());
+  }
+  // Reads until the server ends the session; true if it did.
+  bool read_until_closed() {
+    unsigned char sink[256];
+    for (;;) {
+      const int rc = mbedtls_ssl_read(&ssl_, sink, sizeof(sink));
+      if (rc > 0) continue;
+      return rc == 0 || rc == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY ||
+             rc == MBEDTLS_ERR_NET_CONN_RESET || rc == MBEDTLS_ERR_SSL_CONN_EOF;
+    }
+  }
+
+ private:
+  mbedtls_net_context net_;
+  mbedtls_entropy_context entropy_;
+  mbedtls_ctr_drbg_context drbg_;
+  mbedtls_ssl_config config_;
+  mbedtls_ssl_context ssl_;
+  int handshake_ = -1;
+};
+
+// decode_frame's verdict on `bytes`, the reason the server must give.
+std::string decode_verdict(const std::vector<uint8_t>& bytes) {
+  wire::Envelope envelope{};
+  const Result<wire::FrameResult> frame =
+      wire::decode_frame(ByteSpan(bytes.data(), bytes.size()), envelope);
+  return frame.ok() ? "no error" : frame.status().message();
+}
 
 class TlsServerTest : public ::testing::Test {
  protected:
@@ -139,14 +226,6 @@ class TlsServerTest : public ::testing::Test {
   std::thread io_thread_;
   std::string endpoint_;
 };
-
-wire::Envelope hello(uint64_t client_id) {
-  wire::Envelope envelope = wire::make_envelope();
-  envelope.which_body = fedstat_v1_Envelope_client_hello_tag;
-  envelope.body.client_hello.client_id = client_id;
-  envelope.body.client_hello.word_bits = 64;
-  return envelope;
-}
 
 // Sends `count` hellos and checks each echo; returns the first failure.
 Status exchange(tls::TlsPskChannel& channel, uint64_t first_id, int count) {
@@ -212,6 +291,9 @@ TEST_F(TlsServerTest, UnknownIdentityIsRefused) {
       connect_device(device, kUnknownDevice, derive_device_psk(fleet_secret(), 1));
   EXPECT_EQ(status.code(), StatusCode::kPermissionDenied) << status.message();
   EXPECT_FALSE(device.connected());
+  EXPECT_NE(std::string(status.message()).find("does not know this PSK identity"),
+            std::string::npos)
+      << status.message();
   ASSERT_TRUE(handler_.wait_for([&] { return handler_.closed_locked().size() == 1; }));
   EXPECT_NE(handler_.closed().begin()->second.find("TLS handshake failed"), std::string::npos);
   EXPECT_EQ(handler_.opened_count(), 0u);
@@ -224,6 +306,7 @@ TEST_F(TlsServerTest, WrongKeyIsRefused) {
   wrong[0] ^= 0x01;
   const Status status = connect_device(device, 17, wrong);
   EXPECT_EQ(status.code(), StatusCode::kPermissionDenied) << status.message();
+  EXPECT_NE(std::string(status.message()).find("wrong key"), std::string::npos) << status.message();
   ASSERT_TRUE(handler_.wait_for([&] { return handler_.closed_locked().size() == 1; }));
   EXPECT_NE(handler_.closed().begin()->second.find("TLS handshake failed"), std::string::npos);
   EXPECT_EQ(handler_.opened_count(), 0u);
@@ -290,6 +373,44 @@ TEST_F(TlsServerTest, DeviceReceiveTimesOutWithDeadlineExceeded) {
   wire::Envelope envelope{};
   EXPECT_EQ(device.receive(envelope, 50).code(), StatusCode::kDeadlineExceeded);
   EXPECT_TRUE(exchange(device, 1, 1).ok());  // still usable after a timeout
+}
+
+TEST_F(TlsServerTest, MalformedFrameClosesThatConnectionOnly) {
+  start();
+  tls::TlsPskChannel honest;
+  ASSERT_TRUE(connect_device(honest, 2).ok());
+  RawTlsClient rogue(server_->port(), 4);
+  ASSERT_EQ(rogue.handshake(), 0);
+  const std::vector<uint8_t> padded_prefix = {0x85, 0x00};  // a non-minimal length varint
+  ASSERT_TRUE(rogue.write(padded_prefix));
+  EXPECT_TRUE(rogue.read_until_closed());
+  ASSERT_TRUE(handler_.wait_for([&] { return handler_.closed_locked().size() == 1; }));
+  EXPECT_EQ(handler_.closed().begin()->second, decode_verdict(padded_prefix));
+  EXPECT_NE(decode_verdict(padded_prefix), "no error");
+  EXPECT_TRUE(exchange(honest, 1, 3).ok());
+}
+
+TEST_F(TlsServerTest, OversizedFrameClosesTheConnection) {
+  start();
+  RawTlsClient rogue(server_->port(), 4);
+  ASSERT_EQ(rogue.handshake(), 0);
+  const std::vector<uint8_t> huge_prefix = {0xff, 0x7f};  // 16383 bytes > kMaxEnvelopeBytes
+  ASSERT_TRUE(rogue.write(huge_prefix));
+  EXPECT_TRUE(rogue.read_until_closed());
+  ASSERT_TRUE(handler_.wait_for([&] { return handler_.closed_locked().size() == 1; }));
+  EXPECT_EQ(handler_.closed().begin()->second, decode_verdict(huge_prefix));
+  EXPECT_NE(decode_verdict(huge_prefix), "no error");
+}
+
+TEST_F(TlsServerTest, OutputBeyondTheLimitClosesThatPeer) {
+  config_.max_pending_output_bytes = 4 * wire::kMaxFrameBytes;
+  handler_.burst_on_open = 200;  // far more than the limit before any write can complete
+  start();
+  tls::TlsPskChannel device;
+  ASSERT_TRUE(connect_device(device, 6).ok());
+  ASSERT_TRUE(handler_.wait_for([&] { return handler_.closed_locked().size() == 1; }));
+  EXPECT_EQ(handler_.closed().begin()->second,
+            "unsent output exceeds max_pending_output_bytes (peer not reading)");
 }
 
 TEST(TlsPskChannel, RefusesBadArgumentsAndUnconnectedUse) {
