@@ -81,7 +81,8 @@ class TlsServer {
   // then accepts asynchronously.
   void start();
   uint16_t port() const { return port_; }
-  // Encodes `message` as one frame and queues it for `id`.
+  // Encodes `message` as one frame and queues it for `id`. Throws std::invalid_argument if the
+  // message cannot be encoded (a caller's bug: nanopb's limits are static).
   void send(ConnectionId id, const wire::Envelope& message);
   void close(ConnectionId id);
   // Stops accepting and closes every connection (on_close "server stopping").
