@@ -91,8 +91,10 @@ TlsServer::~TlsServer() {
   stopped_ = true;
   asio::error_code ignored;
   acceptor_.close(ignored);
-  for (auto& entry : connections_) finish(entry.second);
-  connections_.clear();
+  std::vector<ConnectionPtr> all;
+  for (auto& entry : connections_) all.push_back(entry.second);
+  for (auto& entry : lingering_) all.push_back(entry.second);
+  for (auto& connection : all) finish(connection);  // no callbacks from a destructor
   mbedtls_ssl_config_free(&ssl_config_);
   mbedtls_ctr_drbg_free(&drbg_);
   mbedtls_entropy_free(&entropy_);
@@ -344,6 +346,9 @@ void TlsServer::stop() {
   std::vector<ConnectionPtr> all;
   for (auto& entry : connections_) all.push_back(entry.second);
   for (auto& connection : all) drop(connection, "server stopping", false);
+  all.clear();
+  for (auto& entry : lingering_) all.push_back(entry.second);
+  for (auto& connection : all) finish(connection);
 }
 
 void TlsServer::drop(const ConnectionPtr& connection, const std::string& reason,
@@ -357,6 +362,7 @@ void TlsServer::drop(const ConnectionPtr& connection, const std::string& reason,
   if (linger) {
     // Let the final alert or frames out, bounded: a peer that never reads is cut off.
     connection->state = Connection::State::kClosing;
+    lingering_.emplace(connection->id, connection);
     connection->deadline = Clock::now() + std::chrono::milliseconds(std::min<uint32_t>(
                                               config_.handshake_timeout_ms, 1000));
     arm_timer(connection);
@@ -375,6 +381,7 @@ void TlsServer::finish(const ConnectionPtr& connection) {
   mbedtls_ssl_free(&connection->ssl);  // it refers to ssl_config_: never outlive the server
   mbedtls_ssl_init(&connection->ssl);
   connections_.erase(connection->id);
+  lingering_.erase(connection->id);
 }
 
 }  // namespace net

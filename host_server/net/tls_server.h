@@ -120,7 +120,8 @@ class TlsServer {
   bool stopped_ = false;
   ConnectionId next_id_ = 1;
   Connection* handshaking_ = nullptr;  // the connection whose handshake step is running
-  std::unordered_map<ConnectionId, ConnectionPtr> connections_;
+  std::unordered_map<ConnectionId, ConnectionPtr> connections_;  // handshaking or open
+  std::unordered_map<ConnectionId, ConnectionPtr> lingering_;    // closed, last bytes going out
 };
 
 }  // namespace net
