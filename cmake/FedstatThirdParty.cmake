@@ -62,4 +62,23 @@ else()
   set_target_properties(fedstat::mbedcrypto PROPERTIES
     IMPORTED_LOCATION "${FEDSTAT_MBEDCRYPTO_LIBRARY}"
     INTERFACE_INCLUDE_DIRECTORIES "${FEDSTAT_MBEDTLS_INCLUDE_DIR}")
+  # TLS (sdk/tls, host_server/net): libmbedtls and libmbedx509, static archives first as above.
+  # Each imported target links the next, so the order on any link line is
+  # mbedtls -> mbedx509 -> mbedcrypto.
+  find_library(FEDSTAT_MBEDX509_LIBRARY NAMES libmbedx509.a mbedx509)
+  find_library(FEDSTAT_MBEDTLS_LIBRARY NAMES libmbedtls.a mbedtls)
+  if(NOT FEDSTAT_MBEDX509_LIBRARY OR NOT FEDSTAT_MBEDTLS_LIBRARY)
+    message(FATAL_ERROR "libmbedtls/libmbedx509 not found for ${CMAKE_SYSTEM_PROCESSOR}: install "
+                        "libmbedtls-dev; scripts/setup.sh does.")
+  endif()
+  add_library(fedstat::mbedx509 UNKNOWN IMPORTED)
+  set_target_properties(fedstat::mbedx509 PROPERTIES
+    IMPORTED_LOCATION "${FEDSTAT_MBEDX509_LIBRARY}"
+    INTERFACE_INCLUDE_DIRECTORIES "${FEDSTAT_MBEDTLS_INCLUDE_DIR}"
+    INTERFACE_LINK_LIBRARIES fedstat::mbedcrypto)
+  add_library(fedstat::mbedtls UNKNOWN IMPORTED)
+  set_target_properties(fedstat::mbedtls PROPERTIES
+    IMPORTED_LOCATION "${FEDSTAT_MBEDTLS_LIBRARY}"
+    INTERFACE_INCLUDE_DIRECTORIES "${FEDSTAT_MBEDTLS_INCLUDE_DIR}"
+    INTERFACE_LINK_LIBRARIES fedstat::mbedx509)
 endif()

@@ -1,0 +1,49 @@
+// Device credentials for the TLS server: the credentials file (one device a line,
+// "<decimal device id> <64 hex chars>", '#' starts a comment) and the fleet key derivation that
+// lets an emulated fleet and the server share one secret instead of a file.
+//
+// derive_device_psk = HKDF-SHA256 (RFC 5869, mbedTLS's mbedtls_hkdf) with the fleet secret as
+// input key material, no salt, and info = "fedstat device psk v1" || device id (8 bytes,
+// big-endian), 32 bytes of output. A device's PSK identity is its decimal id ("17").
+//
+// Memory: a DeviceKeys map holds one (id, 32-byte key) entry per device.
+// Errors: parse_credentials / load_credentials throw CredentialsError whose message names the line
+// ("credentials line 3: ...") or the file: a malformed or zero/overflowing id, a key that is not
+// 64 hex digits, trailing fields, a duplicate id, an unreadable file. Nothing is returned on error.
+// parse_device_identity returns nullopt for anything but a canonical decimal id 1..2^64-2.
+// Paper: none (infrastructure).
+#ifndef FEDSTAT_HOST_SERVER_NET_CREDENTIALS_H_
+#define FEDSTAT_HOST_SERVER_NET_CREDENTIALS_H_
+
+#include <array>
+#include <cstdint>
+#include <istream>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace fedstat {
+namespace net {
+
+using DevicePsk = std::array<uint8_t, 32>;
+using DeviceKeys = std::map<uint64_t, DevicePsk>;
+
+class CredentialsError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+DeviceKeys parse_credentials(std::istream& in);
+DeviceKeys load_credentials(const std::string& path);
+
+// The canonical decimal form of a device id: digits only, no sign, no leading zero, 1..2^64-2
+// (2^64-1 is reserved as "no device").
+std::optional<uint64_t> parse_device_identity(const std::string& identity);
+
+DevicePsk derive_device_psk(const std::array<uint8_t, 32>& fleet_secret, uint64_t device_id);
+
+}  // namespace net
+}  // namespace fedstat
+
+#endif  // FEDSTAT_HOST_SERVER_NET_CREDENTIALS_H_

@@ -1,0 +1,388 @@
+// TlsServer: Asio sockets + mbedTLS over per-connection memory buffers. See tls_server.h.
+//
+// Each connection has exactly one socket read outstanding from admission until it is finished,
+// at most one write, and one timer whose deadline moves (the handler re-arms until the current
+// deadline has really passed). mbedTLS never touches the socket: bio_receive hands it the bytes the
+// last read brought (WANT_READ when they are used up), bio_send appends to the connection's
+// output, which flush() writes asynchronously.
+#include "host_server/net/tls_server.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+#include "mbedtls/error.h"
+#include "sdk/tls/tls_channel.h"
+
+namespace fedstat {
+namespace net {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string mbedtls_text(int rc) {
+  char text[160];
+  mbedtls_strerror(rc, text, sizeof(text));
+  return text;
+}
+
+}  // namespace
+
+struct TlsServer::Connection {
+  enum class State { kHandshake, kOpen, kClosing, kClosed };
+
+  Connection(asio::io_context& io, asio::ip::tcp::socket s, ConnectionId connection_id)
+      : id(connection_id), socket(std::move(s)), timer(io) {
+    mbedtls_ssl_init(&ssl);
+  }
+  ~Connection() { mbedtls_ssl_free(&ssl); }
+  size_t pending_output() const { return outbox.size() + writing.size(); }
+
+  ConnectionId id;
+  State state = State::kHandshake;
+  asio::ip::tcp::socket socket;
+  asio::steady_timer timer;
+  Clock::time_point deadline;
+  mbedtls_ssl_context ssl;
+  std::string identity;
+  std::array<uint8_t, 4096> chunk;  // target of the outstanding socket read
+  std::vector<uint8_t> inbox;       // ciphertext received, not yet taken by mbedTLS
+  size_t inbox_taken = 0;
+  std::vector<uint8_t> outbox;   // ciphertext from mbedTLS, not yet handed to a write
+  std::vector<uint8_t> writing;  // ciphertext of the write in flight
+  bool write_in_flight = false;
+  std::array<uint8_t, wire::kMaxFrameBytes> plain;  // plaintext of incomplete frames
+  size_t plain_bytes = 0;
+};
+
+TlsServer::TlsServer(asio::io_context& io, TlsServerConfig config, FrameHandler& handler)
+    : io_(io), config_(std::move(config)), handler_(handler), acceptor_(io) {
+  mbedtls_entropy_init(&entropy_);
+  mbedtls_ctr_drbg_init(&drbg_);
+  mbedtls_ssl_config_init(&ssl_config_);
+  static constexpr char kPersonalisation[] = "fedstat tls server";
+  if (!config_.lookup_psk) throw std::invalid_argument("TlsServer: lookup_psk is empty");
+  int rc = mbedtls_ctr_drbg_seed(&drbg_, mbedtls_entropy_func, &entropy_,
+                                 reinterpret_cast<const unsigned char*>(kPersonalisation),
+                                 sizeof(kPersonalisation) - 1);
+  if (rc == 0) {
+    rc = mbedtls_ssl_config_defaults(&ssl_config_, MBEDTLS_SSL_IS_SERVER,
+                                     MBEDTLS_SSL_TRANSPORT_STREAM, MBEDTLS_SSL_PRESET_DEFAULT);
+  }
+  if (rc != 0) {
+    mbedtls_ssl_config_free(&ssl_config_);
+    mbedtls_ctr_drbg_free(&drbg_);
+    mbedtls_entropy_free(&entropy_);
+    throw std::runtime_error("TlsServer: mbedTLS setup failed: " + mbedtls_text(rc));
+  }
+  mbedtls_ssl_conf_min_version(&ssl_config_, MBEDTLS_SSL_MAJOR_VERSION_3,
+                               MBEDTLS_SSL_MINOR_VERSION_3);
+  mbedtls_ssl_conf_max_version(&ssl_config_, MBEDTLS_SSL_MAJOR_VERSION_3,
+                               MBEDTLS_SSL_MINOR_VERSION_3);
+  mbedtls_ssl_conf_ciphersuites(&ssl_config_, tls::kTlsPskCiphersuites);
+  mbedtls_ssl_conf_curves(&ssl_config_, tls::kTlsPskCurves);
+  mbedtls_ssl_conf_rng(&ssl_config_, mbedtls_ctr_drbg_random, &drbg_);
+  mbedtls_ssl_conf_psk_cb(&ssl_config_, &TlsServer::psk_callback, this);
+}
+
+TlsServer::~TlsServer() {
+  stopped_ = true;
+  asio::error_code ignored;
+  acceptor_.close(ignored);
+  std::vector<ConnectionPtr> all;
+  for (auto& entry : connections_) all.push_back(entry.second);
+  for (auto& entry : lingering_) all.push_back(entry.second);
+  for (auto& connection : all) finish(connection);  // no callbacks from a destructor
+  mbedtls_ssl_config_free(&ssl_config_);
+  mbedtls_ctr_drbg_free(&drbg_);
+  mbedtls_entropy_free(&entropy_);
+}
+
+int TlsServer::bio_send(void* connection, const unsigned char* bytes, size_t length) {
+  auto* c = static_cast<Connection*>(connection);
+  c->outbox.insert(c->outbox.end(), bytes, bytes + length);
+  return static_cast<int>(length);
+}
+
+int TlsServer::bio_receive(void* connection, unsigned char* out, size_t length) {
+  auto* c = static_cast<Connection*>(connection);
+  const size_t available = c->inbox.size() - c->inbox_taken;
+  if (available == 0) return MBEDTLS_ERR_SSL_WANT_READ;
+  const size_t n = std::min(available, length);
+  std::memcpy(out, c->inbox.data() + c->inbox_taken, n);
+  c->inbox_taken += n;
+  if (c->inbox_taken == c->inbox.size()) {
+    c->inbox.clear();
+    c->inbox_taken = 0;
+  }
+  return static_cast<int>(n);
+}
+
+int TlsServer::psk_callback(void* server, mbedtls_ssl_context* ssl, const unsigned char* identity,
+                            size_t identity_length) {
+  auto* self = static_cast<TlsServer*>(server);
+  const std::string name(reinterpret_cast<const char*>(identity), identity_length);
+  std::optional<std::array<uint8_t, 32>> key;
+  try {
+    key = self->config_.lookup_psk(name);
+  } catch (...) {
+    return -1;  // never let an exception cross mbedTLS's C frames
+  }
+  if (!key) return -1;  // mbedTLS sends the unknown_psk_identity alert
+  if (self->handshaking_ != nullptr) self->handshaking_->identity = name;
+  return mbedtls_ssl_set_hs_psk(ssl, key->data(), key->size());
+}
+
+void TlsServer::start() {
+  const asio::ip::tcp::endpoint endpoint(asio::ip::make_address(config_.address), config_.port);
+  acceptor_.open(endpoint.protocol());
+  acceptor_.set_option(asio::ip::tcp::acceptor::reuse_address(true));
+  acceptor_.bind(endpoint);
+  acceptor_.listen();
+  port_ = acceptor_.local_endpoint().port();
+  accept();
+}
+
+void TlsServer::accept() {
+  acceptor_.async_accept([this](const asio::error_code& error, asio::ip::tcp::socket socket) {
+    if (stopped_ || error == asio::error::operation_aborted) return;
+    if (!error) admit(std::move(socket));
+    accept();
+  });
+}
+
+void TlsServer::admit(asio::ip::tcp::socket socket) {
+  asio::error_code ignored;
+  if (connections_.size() >= config_.max_connections) {
+    socket.close(ignored);
+    return;
+  }
+  socket.set_option(asio::ip::tcp::no_delay(true), ignored);
+  auto connection = std::make_shared<Connection>(io_, std::move(socket), next_id_);
+  if (mbedtls_ssl_setup(&connection->ssl, &ssl_config_) != 0) {
+    connection->socket.close(ignored);
+    return;
+  }
+  ++next_id_;
+  mbedtls_ssl_set_bio(&connection->ssl, connection.get(), &TlsServer::bio_send,
+                      &TlsServer::bio_receive, nullptr);
+  connection->deadline = Clock::now() + std::chrono::milliseconds(config_.handshake_timeout_ms);
+  connections_.emplace(connection->id, connection);
+  arm_timer(connection);
+  read(connection);
+}
+
+void TlsServer::arm_timer(const ConnectionPtr& connection) {
+  connection->timer.expires_at(connection->deadline);
+  connection->timer.async_wait([this, connection](const asio::error_code& error) {
+    if (error || connection->state == Connection::State::kClosed) return;
+    if (Clock::now() < connection->deadline) {
+      arm_timer(connection);
+      return;
+    }
+    switch (connection->state) {
+      case Connection::State::kHandshake:
+        drop(connection, "TLS handshake not finished within handshake_timeout_ms", false);
+        break;
+      case Connection::State::kOpen:
+        drop(connection, "idle for longer than idle_timeout_ms", false);
+        break;
+      default:
+        finish(connection);
+    }
+  });
+}
+
+void TlsServer::read(const ConnectionPtr& connection) {
+  connection->socket.async_read_some(
+      asio::buffer(connection->chunk),
+      [this, connection](const asio::error_code& error, size_t bytes) {
+        if (connection->state == Connection::State::kClosed) return;
+        if (error) {
+          if (connection->state == Connection::State::kClosing) {
+            finish(connection);
+          } else {
+            drop(connection,
+                 error == asio::error::eof ? "peer closed the connection"
+                                           : "socket read failed: " + error.message(),
+                 false);
+          }
+          return;
+        }
+        on_read(connection, bytes);
+      });
+}
+
+void TlsServer::on_read(const ConnectionPtr& connection, size_t bytes) {
+  if (connection->state == Connection::State::kHandshake ||
+      connection->state == Connection::State::kOpen) {
+    connection->inbox.insert(connection->inbox.end(), connection->chunk.begin(),
+                             connection->chunk.begin() + static_cast<std::ptrdiff_t>(bytes));
+    if (connection->state == Connection::State::kHandshake) {
+      advance_handshake(connection);
+    } else {
+      connection->deadline = Clock::now() + std::chrono::milliseconds(config_.idle_timeout_ms);
+      read_frames(connection);
+    }
+  }  // kClosing: bytes after our last word are discarded until the peer's end of stream
+  if (connection->state == Connection::State::kClosed) return;
+  flush(connection);
+  read(connection);
+}
+
+void TlsServer::advance_handshake(const ConnectionPtr& connection) {
+  handshaking_ = connection.get();
+  const int rc = mbedtls_ssl_handshake(&connection->ssl);
+  handshaking_ = nullptr;
+  if (rc == MBEDTLS_ERR_SSL_WANT_READ || rc == MBEDTLS_ERR_SSL_WANT_WRITE) return;
+  if (rc != 0) {
+    drop(connection, "TLS handshake failed: " + mbedtls_text(rc), true);  // sends the alert
+    return;
+  }
+  connection->state = Connection::State::kOpen;
+  connection->deadline = Clock::now() + std::chrono::milliseconds(config_.idle_timeout_ms);
+  arm_timer(connection);  // the idle deadline may come before the handshake's
+  handler_.on_open(connection->id, connection->identity);
+  read_frames(connection);  // application data may have come with the client's Finished
+}
+
+void TlsServer::read_frames(const ConnectionPtr& connection) {
+  wire::Envelope envelope{};
+  Connection& c = *connection;
+  while (c.state == Connection::State::kOpen) {
+    Result<wire::FrameResult> frame =
+        wire::decode_frame(ByteSpan(c.plain.data(), c.plain_bytes), envelope);
+    if (!frame.ok()) {
+      drop(connection, frame.status().message(), true);
+      return;
+    }
+    if (frame.value().complete) {
+      const size_t consumed = frame.value().consumed;
+      std::memmove(c.plain.data(), c.plain.data() + consumed, c.plain_bytes - consumed);
+      c.plain_bytes -= consumed;
+      handler_.on_frame(c.id, envelope);
+      continue;
+    }
+    const int rc =
+        mbedtls_ssl_read(&c.ssl, c.plain.data() + c.plain_bytes, c.plain.size() - c.plain_bytes);
+    if (rc > 0) {
+      c.plain_bytes += static_cast<size_t>(rc);
+    } else if (rc == MBEDTLS_ERR_SSL_WANT_READ || rc == MBEDTLS_ERR_SSL_WANT_WRITE) {
+      return;
+    } else if (rc == 0 || rc == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY) {
+      drop(connection, "peer closed the connection", false);
+    } else {
+      drop(connection, "TLS record error: " + mbedtls_text(rc), true);
+    }
+  }
+}
+
+void TlsServer::send(ConnectionId id, const wire::Envelope& message) {
+  const auto found = connections_.find(id);
+  if (found == connections_.end() || found->second->state != Connection::State::kOpen) return;
+  const ConnectionPtr connection = found->second;
+  std::array<uint8_t, wire::kMaxFrameBytes> frame;
+  const Result<size_t> encoded =
+      wire::encode_frame(message, MutableByteSpan(frame.data(), frame.size()));
+  if (!encoded.ok()) {
+    throw std::invalid_argument(std::string("TlsServer::send: ") + encoded.status().message());
+  }
+  size_t written = 0;
+  while (written < encoded.value()) {
+    const int rc =
+        mbedtls_ssl_write(&connection->ssl, frame.data() + written, encoded.value() - written);
+    if (rc < 0) {
+      drop(connection, "TLS write failed: " + mbedtls_text(rc), false);
+      return;
+    }
+    written += static_cast<size_t>(rc);
+  }
+  if (connection->pending_output() > config_.max_pending_output_bytes) {
+    drop(connection, "unsent output exceeds max_pending_output_bytes (peer not reading)", false);
+    return;
+  }
+  flush(connection);
+}
+
+void TlsServer::flush(const ConnectionPtr& connection) {
+  if (connection->write_in_flight || connection->outbox.empty()) return;
+  connection->writing.swap(connection->outbox);
+  connection->write_in_flight = true;
+  asio::async_write(
+      connection->socket, asio::buffer(connection->writing),
+      [this, connection](const asio::error_code& error, size_t /*bytes*/) {
+        connection->write_in_flight = false;
+        connection->writing.clear();
+        if (connection->state == Connection::State::kClosed) return;
+        if (error) {
+          if (connection->state == Connection::State::kClosing) {
+            finish(connection);
+          } else {
+            drop(connection, "socket write failed: " + error.message(), false);
+          }
+          return;
+        }
+        if (!connection->outbox.empty()) {
+          flush(connection);
+        } else if (connection->state == Connection::State::kClosing) {
+          asio::error_code ignored;  // our last word is out: end our half, wait for the peer's
+          connection->socket.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+        }
+      });
+}
+
+void TlsServer::close(ConnectionId id) {
+  const auto found = connections_.find(id);
+  if (found == connections_.end()) return;
+  drop(found->second, "closed by the server", true);
+}
+
+void TlsServer::stop() {
+  stopped_ = true;
+  asio::error_code ignored;
+  acceptor_.close(ignored);
+  std::vector<ConnectionPtr> all;
+  for (auto& entry : connections_) all.push_back(entry.second);
+  for (auto& connection : all) drop(connection, "server stopping", false);
+  all.clear();
+  for (auto& entry : lingering_) all.push_back(entry.second);
+  for (auto& connection : all) finish(connection);
+}
+
+void TlsServer::drop(const ConnectionPtr& connection, const std::string& reason,
+                     bool send_pending) {
+  if (connection->state == Connection::State::kClosing ||
+      connection->state == Connection::State::kClosed) {
+    return;
+  }
+  connections_.erase(connection->id);
+  const bool linger = send_pending && connection->pending_output() > 0;
+  if (linger) {
+    // Let the final alert or frames out, bounded: a peer that never reads is cut off.
+    connection->state = Connection::State::kClosing;
+    lingering_.emplace(connection->id, connection);
+    connection->deadline = Clock::now() + std::chrono::milliseconds(std::min<uint32_t>(
+                                              config_.handshake_timeout_ms, 1000));
+    arm_timer(connection);
+    flush(connection);
+  } else {
+    finish(connection);
+  }
+  handler_.on_close(connection->id, reason);
+}
+
+void TlsServer::finish(const ConnectionPtr& connection) {
+  connection->state = Connection::State::kClosed;
+  asio::error_code ignored;
+  connection->timer.cancel();
+  connection->socket.close(ignored);
+  mbedtls_ssl_free(&connection->ssl);  // it refers to ssl_config_: never outlive the server
+  mbedtls_ssl_init(&connection->ssl);
+  connections_.erase(connection->id);
+  lingering_.erase(connection->id);
+}
+
+}  // namespace net
+}  // namespace fedstat

@@ -1,0 +1,130 @@
+// TlsServer: the server's listener — TCP via standalone Asio (one io_context, async I/O only),
+// TLS 1.2 with pre-shared keys from mbedTLS over per-connection memory buffers, carrying
+// length-delimited Envelope frames (sdk/wire/envelope_codec.h) to a FrameHandler.
+//
+// Security: TLS 1.2 exactly and the device's pinned suite (sdk/tls/tls_channel.h:
+// TLS-ECDHE-PSK-WITH-CHACHA20-POLY1305-SHA256, X25519 or P-256). The PSK identity is looked up
+// with TlsServerConfig::lookup_psk; an unknown identity or a wrong key fails the handshake (the
+// device gets a fatal alert), on_open is never called and the socket is closed.
+//
+// Threads: every FrameHandler call happens on the io_context's thread, and every TlsServer method
+// must be called on that thread too (asio::post to it from elsewhere). Nothing is locked.
+//
+// Lifecycle of a connection: accepted (an id is assigned) → handshake (at most
+// handshake_timeout_ms) → on_open(id, identity) → on_frame... → on_close(id, reason).
+// on_close is called exactly once for every accepted connection the server drops — including
+// those whose handshake failed or timed out, which never had on_open (a handler ignores ids it
+// never saw open). Sockets beyond max_connections are closed at once, get no id and no call.
+// A connection is closed when: its handshake fails or takes longer than handshake_timeout_ms; it
+// sends nothing for idle_timeout_ms; it sends a malformed or oversized frame (the reason is
+// decode_frame's message); its unsent output exceeds max_pending_output_bytes (a slow reader never
+// holds up others); it closes; close(id) or stop() is called. close() and stop() also call
+// on_close. send() and close() on an unknown or closed id do nothing (the peer may just have
+// gone).
+//
+// Memory per connection: a Connection (the mbedTLS ssl context plus ~16.7 KiB in and out record
+// buffers that mbedTLS allocates, a receive chunk of 4 KiB, a plaintext frame buffer of
+// wire::kMaxFrameBytes) plus its pending output, at most max_pending_output_bytes.
+// Destroy a TlsServer only after its io_context has stopped running handlers that may refer to it
+// (stop(), then let run() return). Paper: none (transport for all tasks).
+#ifndef FEDSTAT_HOST_SERVER_NET_TLS_SERVER_H_
+#define FEDSTAT_HOST_SERVER_NET_TLS_SERVER_H_
+
+#include <array>
+#include <asio.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "mbedtls/ctr_drbg.h"
+#include "mbedtls/entropy.h"
+#include "mbedtls/ssl.h"
+#include "sdk/wire/envelope_codec.h"
+
+namespace fedstat {
+namespace net {
+
+using ConnectionId = uint64_t;
+
+class FrameHandler {
+ public:
+  virtual ~FrameHandler() = default;
+  virtual void on_open(ConnectionId, const std::string& identity) = 0;  // after a handshake
+  virtual void on_frame(ConnectionId, const wire::Envelope&) = 0;
+  virtual void on_close(ConnectionId, const std::string& reason) = 0;
+};
+
+struct TlsServerConfig {
+  std::string address = "127.0.0.1";
+  uint16_t port = 0;  // 0: an ephemeral port, see TlsServer::port()
+  // The 32-byte PSK of a PSK identity (a decimal device id), or nullopt to refuse it.
+  std::function<std::optional<std::array<uint8_t, 32>>(const std::string& identity)> lookup_psk;
+  uint32_t handshake_timeout_ms = 10000;
+  uint32_t idle_timeout_ms = 60000;
+  size_t max_connections = 4096;
+  size_t max_pending_output_bytes = 1 << 20;
+};
+
+class TlsServer {
+ public:
+  // Throws std::runtime_error if mbedTLS cannot be set up or lookup_psk is empty.
+  TlsServer(asio::io_context& io, TlsServerConfig config, FrameHandler& handler);
+  ~TlsServer();
+  TlsServer(const TlsServer&) = delete;
+  TlsServer& operator=(const TlsServer&) = delete;
+
+  // Binds and listens on config.address:config.port (throws std::system_error if it cannot),
+  // then accepts asynchronously.
+  void start();
+  uint16_t port() const { return port_; }
+  // Encodes `message` as one frame and queues it for `id`. Throws std::invalid_argument if the
+  // message cannot be encoded (a caller's bug: nanopb's limits are static).
+  void send(ConnectionId id, const wire::Envelope& message);
+  void close(ConnectionId id);
+  // Stops accepting and closes every connection (on_close "server stopping").
+  void stop();
+  size_t connections() const { return connections_.size(); }
+
+ private:
+  struct Connection;
+  using ConnectionPtr = std::shared_ptr<Connection>;
+
+  static int bio_send(void* connection, const unsigned char* bytes, size_t length);
+  static int bio_receive(void* connection, unsigned char* out, size_t length);
+  static int psk_callback(void* server, mbedtls_ssl_context* ssl, const unsigned char* identity,
+                          size_t identity_length);
+
+  void accept();
+  void admit(asio::ip::tcp::socket socket);
+  void read(const ConnectionPtr& connection);
+  void on_read(const ConnectionPtr& connection, size_t bytes);
+  void advance_handshake(const ConnectionPtr& connection);
+  void read_frames(const ConnectionPtr& connection);
+  void flush(const ConnectionPtr& connection);
+  void arm_timer(const ConnectionPtr& connection);
+  void drop(const ConnectionPtr& connection, const std::string& reason, bool send_pending);
+  void finish(const ConnectionPtr& connection);
+
+  asio::io_context& io_;
+  TlsServerConfig config_;
+  FrameHandler& handler_;
+  asio::ip::tcp::acceptor acceptor_;
+  mbedtls_entropy_context entropy_;
+  mbedtls_ctr_drbg_context drbg_;
+  mbedtls_ssl_config ssl_config_;
+  uint16_t port_ = 0;
+  bool stopped_ = false;
+  ConnectionId next_id_ = 1;
+  Connection* handshaking_ = nullptr;  // the connection whose handshake step is running
+  std::unordered_map<ConnectionId, ConnectionPtr> connections_;  // handshaking or open
+  std::unordered_map<ConnectionId, ConnectionPtr> lingering_;    // closed, last bytes going out
+};
+
+}  // namespace net
+}  // namespace fedstat
+
+#endif  // FEDSTAT_HOST_SERVER_NET_TLS_SERVER_H_

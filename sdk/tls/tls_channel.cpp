@@ -1,0 +1,224 @@
+// TlsPskChannel: mbedTLS client over the platform transport. See tls_channel.h.
+#include "sdk/tls/tls_channel.h"
+
+#include <string.h>
+
+#include "mbedtls/entropy.h"
+#include "mbedtls/net_sockets.h"
+
+namespace fedstat {
+namespace tls {
+
+const int kTlsPskCiphersuites[] = {MBEDTLS_TLS_ECDHE_PSK_WITH_CHACHA20_POLY1305_SHA256, 0};
+const mbedtls_ecp_group_id kTlsPskCurves[] = {MBEDTLS_ECP_DP_CURVE25519, MBEDTLS_ECP_DP_SECP256R1,
+                                              MBEDTLS_ECP_DP_NONE};
+
+namespace {
+constexpr char kDrbgPersonalisation[] = "fedstat tls psk channel";
+}  // namespace
+
+TlsPskChannel::TlsPskChannel() {
+  mbedtls_ssl_init(&ssl_);
+  mbedtls_ssl_config_init(&config_);
+  mbedtls_ctr_drbg_init(&drbg_);
+}
+
+TlsPskChannel::~TlsPskChannel() {
+  close();
+  mbedtls_ssl_free(&ssl_);
+  mbedtls_ssl_config_free(&config_);
+  mbedtls_ctr_drbg_free(&drbg_);
+}
+
+int TlsPskChannel::drbg_entropy(void* /*self*/, unsigned char* out, size_t length) {
+  return platform::fill_entropy(MutableByteSpan(out, length)).ok()
+             ? 0
+             : MBEDTLS_ERR_ENTROPY_SOURCE_FAILED;
+}
+
+int TlsPskChannel::bio_send(void* self, const unsigned char* bytes, size_t length) {
+  auto* channel = static_cast<TlsPskChannel*>(self);
+  channel->last_io_ = platform::transport_send(channel->connection_, ByteSpan(bytes, length));
+  return channel->last_io_.ok() ? static_cast<int>(length) : MBEDTLS_ERR_NET_CONN_RESET;
+}
+
+// mbedTLS's own timeout argument is unused (config read_timeout stays 0): the channel's deadline
+// covers a whole connect() or receive(), however many reads it takes.
+int TlsPskChannel::bio_receive_timeout(void* self, unsigned char* out, size_t length,
+                                       uint32_t /*unused*/) {
+  auto* channel = static_cast<TlsPskChannel*>(self);
+  const uint64_t now = platform::monotonic_micros();
+  if (now >= channel->deadline_us_) {
+    channel->last_io_ = deadline_exceeded("TLS: timed out waiting for the server");
+    return MBEDTLS_ERR_SSL_TIMEOUT;
+  }
+  const uint64_t remaining_ms = (channel->deadline_us_ - now + 999) / 1000;
+  const uint32_t wait_ms =
+      remaining_ms > 0xFFFFFFFEu ? 0xFFFFFFFEu : static_cast<uint32_t>(remaining_ms);
+  Result<size_t> got =
+      platform::transport_receive(channel->connection_, MutableByteSpan(out, length), wait_ms);
+  channel->last_io_ = got.status();
+  if (got.ok()) return static_cast<int>(got.value());
+  return got.status().code() == StatusCode::kDeadlineExceeded ? MBEDTLS_ERR_SSL_TIMEOUT
+                                                              : MBEDTLS_ERR_NET_CONN_RESET;
+}
+
+void TlsPskChannel::set_deadline(uint32_t timeout_ms) {
+  deadline_us_ = platform::monotonic_micros() + static_cast<uint64_t>(timeout_ms) * 1000u;
+}
+
+Status TlsPskChannel::setup(ByteSpan identity, ByteSpan psk) {
+  if (mbedtls_ctr_drbg_seed(&drbg_, &TlsPskChannel::drbg_entropy, this,
+                            reinterpret_cast<const unsigned char*>(kDrbgPersonalisation),
+                            sizeof(kDrbgPersonalisation) - 1) != 0) {
+    return unavailable("TLS: seeding the DRBG failed (platform entropy unavailable)");
+  }
+  if (mbedtls_ssl_config_defaults(&config_, MBEDTLS_SSL_IS_CLIENT, MBEDTLS_SSL_TRANSPORT_STREAM,
+                                  MBEDTLS_SSL_PRESET_DEFAULT) != 0) {
+    return internal_error("TLS: mbedtls_ssl_config_defaults failed");
+  }
+  mbedtls_ssl_conf_min_version(&config_, MBEDTLS_SSL_MAJOR_VERSION_3, MBEDTLS_SSL_MINOR_VERSION_3);
+  mbedtls_ssl_conf_max_version(&config_, MBEDTLS_SSL_MAJOR_VERSION_3, MBEDTLS_SSL_MINOR_VERSION_3);
+  mbedtls_ssl_conf_ciphersuites(&config_, kTlsPskCiphersuites);
+  mbedtls_ssl_conf_curves(&config_, kTlsPskCurves);
+  mbedtls_ssl_conf_rng(&config_, mbedtls_ctr_drbg_random, &drbg_);
+  mbedtls_ssl_conf_session_tickets(&config_, MBEDTLS_SSL_SESSION_TICKETS_DISABLED);
+  if (mbedtls_ssl_conf_psk(&config_, psk.data(), psk.size(), identity.data(), identity.size()) !=
+      0) {
+    return internal_error("TLS: mbedtls_ssl_conf_psk failed (out of memory)");
+  }
+  if (mbedtls_ssl_setup(&ssl_, &config_) != 0) {
+    return internal_error("TLS: mbedtls_ssl_setup failed (out of memory)");
+  }
+  mbedtls_ssl_set_bio(&ssl_, this, &TlsPskChannel::bio_send, nullptr,
+                      &TlsPskChannel::bio_receive_timeout);
+  return Status();
+}
+
+Status TlsPskChannel::io_status(int mbedtls_error, const char* otherwise) const {
+  if (mbedtls_error == MBEDTLS_ERR_SSL_TIMEOUT) {
+    return deadline_exceeded("TLS: timed out waiting for the server");
+  }
+  if (mbedtls_error == MBEDTLS_ERR_NET_CONN_RESET || mbedtls_error == MBEDTLS_ERR_SSL_CONN_EOF) {
+    return unavailable("TLS: the connection to the server is gone");
+  }
+  return unavailable(otherwise);
+}
+
+Status TlsPskChannel::handshake_status(int mbedtls_error) const {
+  if (mbedtls_error == MBEDTLS_ERR_SSL_FATAL_ALERT_MESSAGE) {
+    const uint8_t alert = ssl_.in_msg != nullptr ? ssl_.in_msg[1] : 0;
+    if (alert == MBEDTLS_SSL_ALERT_MSG_UNKNOWN_PSK_IDENTITY) {
+      return permission_denied("TLS: the server does not know this PSK identity (device id)");
+    }
+    if (alert == MBEDTLS_SSL_ALERT_MSG_BAD_RECORD_MAC ||
+        alert == MBEDTLS_SSL_ALERT_MSG_DECRYPT_ERROR) {
+      return permission_denied("TLS: the server refused the pre-shared key (wrong key)");
+    }
+    return unavailable("TLS: the server ended the handshake with a fatal alert");
+  }
+  if (mbedtls_error == MBEDTLS_ERR_SSL_BAD_HS_FINISHED ||
+      mbedtls_error == MBEDTLS_ERR_SSL_INVALID_MAC) {
+    return permission_denied("TLS: the server's Finished did not verify (wrong pre-shared key)");
+  }
+  return io_status(mbedtls_error, "TLS: the handshake failed");
+}
+
+Status TlsPskChannel::connect(const char* endpoint, ByteSpan identity, ByteSpan psk,
+                              uint32_t timeout_ms) {
+  if (connected_ || transport_open_) return failed_precondition("TLS: channel already connected");
+  if (identity.size() == 0) return invalid_argument("TLS: PSK identity is empty");
+  if (psk.size() == 0 || psk.size() > MBEDTLS_PSK_MAX_LEN) {
+    return invalid_argument("TLS: pre-shared key is empty or longer than MBEDTLS_PSK_MAX_LEN");
+  }
+  set_deadline(timeout_ms);
+  Status status = setup(identity, psk);
+  if (!status.ok()) {
+    close();
+    return status;
+  }
+  Result<platform::Connection> connection = platform::transport_connect(endpoint, timeout_ms);
+  if (!connection.ok()) {
+    close();
+    return connection.status();
+  }
+  connection_ = connection.value();
+  transport_open_ = true;
+  for (;;) {
+    const int rc = mbedtls_ssl_handshake(&ssl_);
+    if (rc == 0) break;
+    if (rc == MBEDTLS_ERR_SSL_WANT_READ || rc == MBEDTLS_ERR_SSL_WANT_WRITE) continue;
+    status = handshake_status(rc);
+    close();
+    return status;
+  }
+  connected_ = true;
+  return Status();
+}
+
+Status TlsPskChannel::send(const wire::Envelope& message) {
+  if (!connected_) return failed_precondition("TLS: send on a channel that is not connected");
+  Result<size_t> encoded = wire::encode_frame(message, MutableByteSpan(sending_));
+  if (!encoded.ok()) return encoded.status();
+  size_t written = 0;
+  while (written < encoded.value()) {
+    const int rc = mbedtls_ssl_write(&ssl_, sending_ + written, encoded.value() - written);
+    if (rc == MBEDTLS_ERR_SSL_WANT_READ || rc == MBEDTLS_ERR_SSL_WANT_WRITE) continue;
+    if (rc < 0) return io_status(rc, "TLS: sending a record failed");
+    written += static_cast<size_t>(rc);
+  }
+  return Status();
+}
+
+Status TlsPskChannel::receive(wire::Envelope& out, uint32_t timeout_ms) {
+  if (!connected_) return failed_precondition("TLS: receive on a channel that is not connected");
+  if (!broken_.ok()) return broken_;
+  set_deadline(timeout_ms);
+  for (;;) {
+    Result<wire::FrameResult> frame = wire::decode_frame(ByteSpan(received_, received_bytes_), out);
+    if (!frame.ok()) {
+      broken_ = frame.status();
+      return broken_;
+    }
+    if (frame.value().complete) {
+      const size_t consumed = frame.value().consumed;
+      memmove(received_, received_ + consumed, received_bytes_ - consumed);
+      received_bytes_ -= consumed;
+      return Status();
+    }
+    if (received_bytes_ == sizeof(received_)) {
+      return internal_error("TLS: decode_frame gave no verdict on a full frame buffer");
+    }
+    const int rc =
+        mbedtls_ssl_read(&ssl_, received_ + received_bytes_, sizeof(received_) - received_bytes_);
+    if (rc > 0) {
+      received_bytes_ += static_cast<size_t>(rc);
+      continue;
+    }
+    if (rc == MBEDTLS_ERR_SSL_WANT_READ || rc == MBEDTLS_ERR_SSL_WANT_WRITE) continue;
+    if (rc == 0 || rc == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY) {
+      return unavailable("TLS: the server closed the connection");
+    }
+    return io_status(rc, "TLS: receiving a record failed");
+  }
+}
+
+void TlsPskChannel::close() {
+  if (connected_) (void)mbedtls_ssl_close_notify(&ssl_);  // best effort
+  if (transport_open_) platform::transport_close(connection_);
+  mbedtls_ssl_free(&ssl_);
+  mbedtls_ssl_config_free(&config_);
+  mbedtls_ctr_drbg_free(&drbg_);
+  mbedtls_ssl_init(&ssl_);
+  mbedtls_ssl_config_init(&config_);
+  mbedtls_ctr_drbg_init(&drbg_);
+  connection_ = platform::Connection();
+  connected_ = false;
+  transport_open_ = false;
+  broken_ = Status();
+  last_io_ = Status();
+  received_bytes_ = 0;
+}
+
+}  // namespace tls
+}  // namespace fedstat

@@ -1,0 +1,94 @@
+// TlsPskChannel: the device's FrameChannel to the server — TLS 1.2 from mbedTLS with a
+// pre-shared key, over the platform transport (platform/platform.h), carrying length-delimited
+// Envelope frames (sdk/wire/envelope_codec.h).
+//
+// Pinned: TLS 1.2 exactly (mbedTLS 2.28's TLS 1.3 is experimental) and one suite,
+// TLS-ECDHE-PSK-WITH-CHACHA20-POLY1305-SHA256 (kTlsPskCiphersuites): an AEAD, and forward secrecy
+// from the ephemeral X25519 (or P-256) exchange — a stolen device key does not decrypt recorded
+// sessions. It is mbedTLS 2.28's only ECDHE-PSK suite with an AEAD (ECDHE-PSK has CBC, but no GCM
+// or CCM); ChaCha20 is also fast on microcontrollers without AES hardware. The server
+// (host_server/net/tls_server.h) pins the same list.
+//
+// Memory: sizeof(TlsPskChannel) (mbedTLS's ssl, config and ctr_drbg contexts plus one receive and
+// one send buffer of wire::kMaxFrameBytes each; 3088 bytes on x86-64 with Debian's mbedTLS
+// 2.28.3: ssl 736 + config 416 + ctr_drbg 392 + 2 × 738) — our code allocates nothing.
+// While connected, mbedTLS itself allocates on POSIX (calloc): its record buffers,
+// MBEDTLS_SSL_IN_BUFFER_LEN + MBEDTLS_SSL_OUT_BUFFER_LEN (2 × 16717 bytes with Debian's 16 KiB
+// MBEDTLS_SSL_*_CONTENT_LEN), a copy of the PSK and identity, the handshake state (a few KiB,
+// freed after the handshake) and the transform (~1 KiB). Those allocations are mbedTLS's, freed by
+// close(). A bare-metal build will set small content lengths and a static pool (a later issue).
+//
+// Errors: connect: kInvalidArgument (empty identity, PSK empty or longer than MBEDTLS_PSK_MAX_LEN),
+// kFailedPrecondition (already connected), kPermissionDenied (the server refused the identity or
+// the key: a fatal alert during the handshake), kUnavailable (no route, peer gone, entropy
+// failed), kDeadlineExceeded (no handshake within timeout_ms), kInternal (mbedTLS setup failed).
+// send/receive: as FrameChannel (sdk/client/frame_channel.h); kFailedPrecondition when not
+// connected.
+//
+// Threads: one channel is used by one thread at a time. Paper: none (transport for all tasks).
+#ifndef FEDSTAT_SDK_TLS_TLS_CHANNEL_H_
+#define FEDSTAT_SDK_TLS_TLS_CHANNEL_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mbedtls/ctr_drbg.h"
+#include "mbedtls/ssl.h"
+#include "platform/platform.h"
+#include "sdk/base/span.h"
+#include "sdk/base/status.h"
+#include "sdk/client/frame_channel.h"
+#include "sdk/wire/envelope_codec.h"
+
+namespace fedstat {
+namespace tls {
+
+// The pinned suites, zero-terminated as mbedtls_ssl_conf_ciphersuites wants.
+extern const int kTlsPskCiphersuites[];
+// The pinned key-exchange groups (X25519 first), MBEDTLS_ECP_DP_NONE-terminated.
+extern const mbedtls_ecp_group_id kTlsPskCurves[];
+
+class TlsPskChannel final : public client::FrameChannel {
+ public:
+  TlsPskChannel();
+  ~TlsPskChannel();
+  TlsPskChannel(const TlsPskChannel&) = delete;
+  TlsPskChannel& operator=(const TlsPskChannel&) = delete;
+
+  // Connects to `endpoint` (platform::transport_connect's "host:port") and completes the TLS
+  // handshake with `identity` (the decimal device id) and `psk`, all within timeout_ms.
+  Status connect(const char* endpoint, ByteSpan identity, ByteSpan psk, uint32_t timeout_ms);
+
+  Status send(const wire::Envelope& message) override;
+  Status receive(wire::Envelope& out, uint32_t timeout_ms) override;
+  void close() override;
+
+  bool connected() const { return connected_; }
+
+ private:
+  static int bio_send(void* self, const unsigned char* bytes, size_t length);
+  static int bio_receive_timeout(void* self, unsigned char* out, size_t length, uint32_t unused);
+  static int drbg_entropy(void* self, unsigned char* out, size_t length);
+  Status setup(ByteSpan identity, ByteSpan psk);
+  Status handshake_status(int mbedtls_error) const;
+  Status io_status(int mbedtls_error, const char* otherwise) const;
+  void set_deadline(uint32_t timeout_ms);
+
+  mbedtls_ssl_context ssl_;
+  mbedtls_ssl_config config_;
+  mbedtls_ctr_drbg_context drbg_;
+  platform::Connection connection_;
+  bool connected_ = false;
+  bool transport_open_ = false;
+  Status broken_;             // a malformed frame was received: the stream is unusable
+  Status last_io_;            // what the transport last reported to mbedTLS
+  uint64_t deadline_us_ = 0;  // for bio_receive_timeout; platform::monotonic_micros() time
+  size_t received_bytes_ = 0;
+  uint8_t received_[wire::kMaxFrameBytes];
+  uint8_t sending_[wire::kMaxFrameBytes];
+};
+
+}  // namespace tls
+}  // namespace fedstat
+
+#endif  // FEDSTAT_SDK_TLS_TLS_CHANNEL_H_

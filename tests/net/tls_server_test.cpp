@@ -1,0 +1,434 @@
+// TlsServer (host) against TlsPskChannel (the real device code) on loopback. The server's
+// io_context runs on its own thread; the test thread waits on condition variables and joins,
+// never sleeps.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "host_server/net/credentials.h"
+#include "host_server/net/tls_server.h"
+#include "mbedtls/ctr_drbg.h"
+#include "mbedtls/entropy.h"
+#include "mbedtls/net_sockets.h"
+#include "sdk/tls/tls_channel.h"
+
+namespace fedstat {
+namespace net {
+namespace {
+
+constexpr uint32_t kClientTimeoutMs = 10000;
+constexpr auto kWaitLimit = std::chrono::seconds(20);  // a cap on waits, not a synchroniser
+constexpr uint64_t kUnknownDevice = 999;
+
+std::array<uint8_t, 32> fleet_secret() {
+  std::array<uint8_t, 32> secret{};
+  for (size_t i = 0; i < secret.size(); ++i) secret[i] = static_cast<uint8_t>(0xA0 + i);
+  return secret;
+}
+
+wire::Envelope hello(uint64_t client_id) {
+  wire::Envelope envelope = wire::make_envelope();
+  envelope.which_body = fedstat_v1_Envelope_client_hello_tag;
+  envelope.body.client_hello.client_id = client_id;
+  envelope.body.client_hello.word_bits = 64;
+  return envelope;
+}
+
+// Records every callback; echoes every frame back to its sender.
+class EchoHandler : public FrameHandler {
+ public:
+  void on_open(ConnectionId id, const std::string& identity) override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      opened_[id] = identity;
+      changed_.notify_all();
+    }
+    for (size_t i = 0; i < burst_on_open; ++i) server->send(id, hello(i));
+  }
+  void on_frame(ConnectionId id, const wire::Envelope& envelope) override {
+    server->send(id, envelope);
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++frames_;
+  }
+  void on_close(ConnectionId id, const std::string& reason) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    closed_[id] = reason;
+    changed_.notify_all();
+  }
+
+  template <typename Predicate>
+  bool wait_for(Predicate predicate) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return changed_.wait_for(lock, kWaitLimit, [&] { return predicate(); });
+  }
+  size_t opened_count() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return opened_.size();
+  }
+  std::map<ConnectionId, std::string> opened() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return opened_;
+  }
+  std::map<ConnectionId, std::string> closed() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return closed_;
+  }
+  // Unlocked views for use inside wait_for's predicate (the lock is held there).
+  const std::map<ConnectionId, std::string>& opened_locked() const { return opened_; }
+  const std::map<ConnectionId, std::string>& closed_locked() const { return closed_; }
+
+  TlsServer* server = nullptr;
+  size_t burst_on_open = 0;  // frames sent to each device as soon as it is open
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::map<ConnectionId, std::string> opened_;
+  std::map<ConnectionId, std::string> closed_;
+  size_t frames_ = 0;
+};
+
+// A TLS client written straight on mbedTLS (blocking sockets), for bytes the device's channel
+// would never send: it authenticates like a device, then writes whatever the test gives it.
+class RawTlsClient {
+ public:
+  RawTlsClient(uint16_t port, uint64_t id) {
+    mbedtls_net_init(&net_);
+    mbedtls_entropy_init(&entropy_);
+    mbedtls_ctr_drbg_init(&drbg_);
+    mbedtls_ssl_config_init(&config_);
+    mbedtls_ssl_init(&ssl_);
+    const std::string identity = std::to_string(id);
+    const DevicePsk key = derive_device_psk(fleet_secret(), id);
+    int rc = mbedtls_net_connect(&net_, "127.0.0.1", std::to_string(port).c_str(),
+                                 MBEDTLS_NET_PROTO_TCP);
+    if (rc == 0) rc = mbedtls_ctr_drbg_seed(&drbg_, mbedtls_entropy_func, &entropy_, nullptr, 0);
+    if (rc == 0) {
+      rc = mbedtls_ssl_config_defaults(&config_, MBEDTLS_SSL_IS_CLIENT,
+                                       MBEDTLS_SSL_TRANSPORT_STREAM, MBEDTLS_SSL_PRESET_DEFAULT);
+    }
+    if (rc == 0) {
+      mbedtls_ssl_conf_ciphersuites(&config_, tls::kTlsPskCiphersuites);
+      mbedtls_ssl_conf_rng(&config_, mbedtls_ctr_drbg_random, &drbg_);
+      rc = mbedtls_ssl_conf_psk(&config_, key.data(), key.size(),
+                                reinterpret_cast<const unsigned char*>(identity.data()),
+                                identity.size());
+    }
+    if (rc == 0) rc = mbedtls_ssl_setup(&ssl_, &config_);
+    if (rc == 0) {
+      mbedtls_ssl_set_bio(&ssl_, &net_, mbedtls_net_send, mbedtls_net_recv, nullptr);
+      rc = mbedtls_ssl_handshake(&ssl_);
+    }
+    handshake_ = rc;
+  }
+  ~RawTlsClient() {
+    mbedtls_ssl_free(&ssl_);
+    mbedtls_ssl_config_free(&config_);
+    mbedtls_ctr_drbg_free(&drbg_);
+    mbedtls_entropy_free(&entropy_);
+    mbedtls_net_free(&net_);
+  }
+  int handshake() const { return handshake_; }
+  bool write(const std::vector<uint8_t>& bytes) {
+    return mbedtls_ssl_write(&ssl_, bytes.data(), bytes.size()) == static_cast<int>(bytes.size());
+  }
+  // Reads until the server ends the session; true if it did.
+  bool read_until_closed() {
+    unsigned char sink[256];
+    for (;;) {
+      const int rc = mbedtls_ssl_read(&ssl_, sink, sizeof(sink));
+      if (rc > 0) continue;
+      return rc == 0 || rc == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY ||
+             rc == MBEDTLS_ERR_NET_CONN_RESET || rc == MBEDTLS_ERR_SSL_CONN_EOF;
+    }
+  }
+
+ private:
+  mbedtls_net_context net_;
+  mbedtls_entropy_context entropy_;
+  mbedtls_ctr_drbg_context drbg_;
+  mbedtls_ssl_config config_;
+  mbedtls_ssl_context ssl_;
+  int handshake_ = -1;
+};
+
+// decode_frame's verdict on `bytes`, the reason the server must give.
+std::string decode_verdict(const std::vector<uint8_t>& bytes) {
+  wire::Envelope envelope{};
+  const Result<wire::FrameResult> frame =
+      wire::decode_frame(ByteSpan(bytes.data(), bytes.size()), envelope);
+  return frame.ok() ? "no error" : frame.status().message();
+}
+
+class TlsServerTest : public ::testing::Test {
+ protected:
+  TlsServerTest() {
+    config_.lookup_psk = [](const std::string& identity) -> std::optional<DevicePsk> {
+      const std::optional<uint64_t> id = parse_device_identity(identity);
+      if (!id || *id == kUnknownDevice) return std::nullopt;
+      return derive_device_psk(fleet_secret(), *id);
+    };
+  }
+  ~TlsServerTest() override {
+    if (!server_) return;
+    asio::post(io_, [this] { server_->stop(); });
+    io_thread_.join();  // run() returns once every handler has completed
+  }
+
+  void start() {
+    server_ = std::make_unique<TlsServer>(io_, config_, handler_);
+    handler_.server = server_.get();
+    server_->start();
+    endpoint_ = "127.0.0.1:" + std::to_string(server_->port());
+    io_thread_ = std::thread([this] { io_.run(); });
+  }
+
+  Status connect_device(tls::TlsPskChannel& channel, uint64_t id, const DevicePsk& key) {
+    const std::string identity = std::to_string(id);
+    return channel.connect(
+        endpoint_.c_str(),
+        ByteSpan(reinterpret_cast<const uint8_t*>(identity.data()), identity.size()),
+        ByteSpan(key.data(), key.size()), kClientTimeoutMs);
+  }
+  Status connect_device(tls::TlsPskChannel& channel, uint64_t id) {
+    return connect_device(channel, id, derive_device_psk(fleet_secret(), id));
+  }
+
+  // A plain TCP socket to the server (no TLS), blocking, on the test thread.
+  asio::ip::tcp::socket raw_socket() {
+    asio::ip::tcp::socket socket(client_io_);
+    socket.connect({asio::ip::make_address("127.0.0.1"), server_->port()});
+    return socket;
+  }
+  // Reads until the server ends the stream; true if it did (EOF or reset).
+  static bool read_until_closed(asio::ip::tcp::socket& socket) {
+    std::array<uint8_t, 256> sink;
+    for (;;) {
+      asio::error_code error;
+      socket.read_some(asio::buffer(sink), error);
+      if (error) return error == asio::error::eof || error == asio::error::connection_reset;
+    }
+  }
+
+  asio::io_context io_;
+  asio::io_context client_io_;
+  TlsServerConfig config_;
+  EchoHandler handler_;
+  std::unique_ptr<TlsServer> server_;
+  std::thread io_thread_;
+  std::string endpoint_;
+};
+
+// Sends `count` hellos and checks each echo; returns the first failure.
+Status exchange(tls::TlsPskChannel& channel, uint64_t first_id, int count) {
+  for (int i = 0; i < count; ++i) {
+    const uint64_t id = first_id + static_cast<uint64_t>(i);
+    Status status = channel.send(hello(id));
+    if (!status.ok()) return status;
+    wire::Envelope echoed{};
+    status = channel.receive(echoed, kClientTimeoutMs);
+    if (!status.ok()) return status;
+    if (echoed.which_body != fedstat_v1_Envelope_client_hello_tag ||
+        echoed.body.client_hello.client_id != id) {
+      return data_loss("echo does not match what was sent");
+    }
+  }
+  return Status();
+}
+
+TEST_F(TlsServerTest, HandshakeThenFramesBothWays) {
+  start();
+  tls::TlsPskChannel device;
+  ASSERT_TRUE(connect_device(device, 17).ok());
+  ASSERT_TRUE(handler_.wait_for([&] { return handler_.opened_locked().size() == 1; }));
+  EXPECT_EQ(handler_.opened().begin()->second, "17");  // identity = decimal device id
+  const Status status = exchange(device, 1000, 5);
+  EXPECT_TRUE(status.ok()) << status.message();
+  device.close();
+  ASSERT_TRUE(handler_.wait_for([&] { return handler_.closed_locked().size() == 1; }));
+  EXPECT_EQ(handler_.closed().begin()->second, "peer closed the connection");
+}
+
+TEST_F(TlsServerTest, FiftyConcurrentDevicesEachExchangeFrames) {
+  start();
+  constexpr int kDevices = 50;
+  std::vector<Status> results(kDevices);
+  std::vector<std::thread> devices;
+  for (int d = 0; d < kDevices; ++d) {
+    devices.emplace_back([&, d] {
+      tls::TlsPskChannel device;
+      const uint64_t id = static_cast<uint64_t>(d) + 1;
+      Status status = connect_device(device, id);
+      if (status.ok()) status = exchange(device, id * 1000, 10);
+      results[static_cast<size_t>(d)] = status;
+      device.close();
+    });
+  }
+  for (auto& device : devices) device.join();
+  for (int d = 0; d < kDevices; ++d) {
+    EXPECT_TRUE(results[static_cast<size_t>(d)].ok())
+        << "device " << d + 1 << ": " << results[static_cast<size_t>(d)].message();
+  }
+  ASSERT_TRUE(handler_.wait_for([&] { return handler_.closed_locked().size() == kDevices; }));
+  std::set<std::string> identities;
+  for (const auto& entry : handler_.opened()) identities.insert(entry.second);
+  EXPECT_EQ(identities.size(), static_cast<size_t>(kDevices));
+}
+
+TEST_F(TlsServerTest, UnknownIdentityIsRefused) {
+  start();
+  tls::TlsPskChannel device;
+  // Any key: the server has none for this identity.
+  const Status status =
+      connect_device(device, kUnknownDevice, derive_device_psk(fleet_secret(), 1));
+  EXPECT_EQ(status.code(), StatusCode::kPermissionDenied) << status.message();
+  EXPECT_FALSE(device.connected());
+  EXPECT_NE(std::string(status.message()).find("does not know this PSK identity"),
+            std::string::npos)
+      << status.message();
+  ASSERT_TRUE(handler_.wait_for([&] { return handler_.closed_locked().size() == 1; }));
+  EXPECT_NE(handler_.closed().begin()->second.find("TLS handshake failed"), std::string::npos);
+  EXPECT_EQ(handler_.opened_count(), 0u);
+}
+
+TEST_F(TlsServerTest, WrongKeyIsRefused) {
+  start();
+  tls::TlsPskChannel device;
+  DevicePsk wrong = derive_device_psk(fleet_secret(), 17);
+  wrong[0] ^= 0x01;
+  const Status status = connect_device(device, 17, wrong);
+  EXPECT_EQ(status.code(), StatusCode::kPermissionDenied) << status.message();
+  EXPECT_NE(std::string(status.message()).find("wrong key"), std::string::npos) << status.message();
+  ASSERT_TRUE(handler_.wait_for([&] { return handler_.closed_locked().size() == 1; }));
+  EXPECT_NE(handler_.closed().begin()->second.find("TLS handshake failed"), std::string::npos);
+  EXPECT_EQ(handler_.opened_count(), 0u);
+}
+
+TEST_F(TlsServerTest, GarbageInsteadOfTlsIsClosed) {
+  start();
+  asio::ip::tcp::socket socket = raw_socket();
+  const std::string garbage = "GET / HTTP/1.1\r\nHost: fedstat\r\n\r\n";
+  asio::write(socket, asio::buffer(garbage));
+  EXPECT_TRUE(read_until_closed(socket));
+  ASSERT_TRUE(handler_.wait_for([&] { return handler_.closed_locked().size() == 1; }));
+  EXPECT_NE(handler_.closed().begin()->second.find("TLS handshake failed"), std::string::npos);
+  EXPECT_EQ(handler_.opened_count(), 0u);
+}
+
+TEST_F(TlsServerTest, SilentPeerIsClosedAfterHandshakeTimeout) {
+  config_.handshake_timeout_ms = 200;
+  start();
+  asio::ip::tcp::socket socket = raw_socket();
+  ASSERT_TRUE(handler_.wait_for([&] { return handler_.closed_locked().size() == 1; }));
+  EXPECT_EQ(handler_.closed().begin()->second,
+            "TLS handshake not finished within handshake_timeout_ms");
+  EXPECT_TRUE(read_until_closed(socket));
+}
+
+TEST_F(TlsServerTest, HonestDeviceCompletesWhileSilentPeerIsConnected) {
+  start();  // handshake timeout 10 s: the silent peer stays for the whole exchange
+  asio::ip::tcp::socket silent = raw_socket();
+  tls::TlsPskChannel device;
+  ASSERT_TRUE(connect_device(device, 5).ok());
+  const Status status = exchange(device, 1, 20);
+  EXPECT_TRUE(status.ok()) << status.message();
+  EXPECT_TRUE(handler_.closed().empty());  // the silent peer was not closed to make room
+  EXPECT_EQ(handler_.opened_count(), 1u);
+}
+
+TEST_F(TlsServerTest, IdlePeerIsClosedAndDeviceSeesUnavailable) {
+  config_.idle_timeout_ms = 200;
+  start();
+  tls::TlsPskChannel device;
+  ASSERT_TRUE(connect_device(device, 3).ok());
+  ASSERT_TRUE(handler_.wait_for([&] { return handler_.closed_locked().size() == 1; }));
+  EXPECT_EQ(handler_.closed().begin()->second, "idle for longer than idle_timeout_ms");
+  wire::Envelope envelope{};
+  EXPECT_EQ(device.receive(envelope, kClientTimeoutMs).code(), StatusCode::kUnavailable);
+}
+
+TEST_F(TlsServerTest, ConnectionsBeyondTheLimitAreClosedAtOnce) {
+  config_.max_connections = 1;
+  start();
+  tls::TlsPskChannel first;
+  ASSERT_TRUE(connect_device(first, 1).ok());
+  tls::TlsPskChannel second;
+  EXPECT_EQ(connect_device(second, 2).code(), StatusCode::kUnavailable);
+  EXPECT_TRUE(exchange(first, 1, 1).ok());
+  EXPECT_EQ(handler_.opened_count(), 1u);
+}
+
+TEST_F(TlsServerTest, DeviceReceiveTimesOutWithDeadlineExceeded) {
+  start();
+  tls::TlsPskChannel device;
+  ASSERT_TRUE(connect_device(device, 9).ok());
+  wire::Envelope envelope{};
+  EXPECT_EQ(device.receive(envelope, 50).code(), StatusCode::kDeadlineExceeded);
+  EXPECT_TRUE(exchange(device, 1, 1).ok());  // still usable after a timeout
+}
+
+TEST_F(TlsServerTest, MalformedFrameClosesThatConnectionOnly) {
+  start();
+  tls::TlsPskChannel honest;
+  ASSERT_TRUE(connect_device(honest, 2).ok());
+  RawTlsClient rogue(server_->port(), 4);
+  ASSERT_EQ(rogue.handshake(), 0);
+  const std::vector<uint8_t> padded_prefix = {0x85, 0x00};  // a non-minimal length varint
+  ASSERT_TRUE(rogue.write(padded_prefix));
+  EXPECT_TRUE(rogue.read_until_closed());
+  ASSERT_TRUE(handler_.wait_for([&] { return handler_.closed_locked().size() == 1; }));
+  EXPECT_EQ(handler_.closed().begin()->second, decode_verdict(padded_prefix));
+  EXPECT_NE(decode_verdict(padded_prefix), "no error");
+  EXPECT_TRUE(exchange(honest, 1, 3).ok());
+}
+
+TEST_F(TlsServerTest, OversizedFrameClosesTheConnection) {
+  start();
+  RawTlsClient rogue(server_->port(), 4);
+  ASSERT_EQ(rogue.handshake(), 0);
+  const std::vector<uint8_t> huge_prefix = {0xff, 0x7f};  // 16383 bytes > kMaxEnvelopeBytes
+  ASSERT_TRUE(rogue.write(huge_prefix));
+  EXPECT_TRUE(rogue.read_until_closed());
+  ASSERT_TRUE(handler_.wait_for([&] { return handler_.closed_locked().size() == 1; }));
+  EXPECT_EQ(handler_.closed().begin()->second, decode_verdict(huge_prefix));
+  EXPECT_NE(decode_verdict(huge_prefix), "no error");
+}
+
+TEST_F(TlsServerTest, OutputBeyondTheLimitClosesThatPeer) {
+  config_.max_pending_output_bytes = 4 * wire::kMaxFrameBytes;
+  handler_.burst_on_open = 200;  // far more than the limit before any write can complete
+  start();
+  tls::TlsPskChannel device;
+  ASSERT_TRUE(connect_device(device, 6).ok());
+  ASSERT_TRUE(handler_.wait_for([&] { return handler_.closed_locked().size() == 1; }));
+  EXPECT_EQ(handler_.closed().begin()->second,
+            "unsent output exceeds max_pending_output_bytes (peer not reading)");
+}
+
+TEST(TlsPskChannel, RefusesBadArgumentsAndUnconnectedUse) {
+  tls::TlsPskChannel device;
+  const uint8_t key[32] = {1};
+  const uint8_t too_long[MBEDTLS_PSK_MAX_LEN + 1] = {1};
+  const uint8_t identity[] = {'1'};
+  EXPECT_EQ(device.connect("127.0.0.1:1", ByteSpan(), ByteSpan(key), 100).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(device.connect("127.0.0.1:1", ByteSpan(identity), ByteSpan(), 100).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(device.connect("127.0.0.1:1", ByteSpan(identity), ByteSpan(too_long), 100).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(device.send(hello(1)).code(), StatusCode::kFailedPrecondition);
+  wire::Envelope envelope{};
+  EXPECT_EQ(device.receive(envelope, 10).code(), StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace net
+}  // namespace fedstat
