@@ -1,6 +1,6 @@
 // FrameChannel: the Client's connection to the server — a reliable, ordered stream of Envelope
 // frames (sdk/wire/envelope_codec.h). On a device it is TLS over the platform transport
-// (sdk/client/tls_channel.h); tests give the Client an in-memory channel.
+// (sdk/tls/tls_channel.h); tests give the Client an in-memory channel.
 //
 // Memory: an implementation's own (documented with it); the interface holds nothing.
 // Paper: none (transport for all tasks).
