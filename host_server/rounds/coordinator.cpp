@@ -17,6 +17,25 @@ uint64_t parse_identity(const std::string& identity) {
   return id;
 }
 
+void validate(const TaskSpec& spec) {
+  const fedstat_v1_Task& t = spec.task;
+  const std::string name = "task " + std::to_string(t.task_id) + ": ";
+  if (!spec.estimate) throw std::invalid_argument(name + "no estimate");
+  if (t.vector_length == 0 || t.bits == 0 || t.bits > 64) {
+    throw std::invalid_argument(name + "vector_length >= 1 and bits in 1..64");
+  }
+  if (t.max_clients == 0 || t.min_clients > t.max_clients) {
+    throw std::invalid_argument(name + "need 1 <= max_clients and min_clients <= max_clients");
+  }
+  if (t.trust == fedstat_v1_TrustModel_DIST &&
+      (t.threshold < 2 || t.threshold > t.max_clients || t.max_clients > kMaxSecAggClients)) {
+    throw std::invalid_argument(name + "DIST needs 2 <= threshold <= max_clients <= 1024");
+  }
+  if (t.trust == fedstat_v1_TrustModel_TRUST_MODEL_UNSPECIFIED) {
+    throw std::invalid_argument(name + "no trust model");
+  }
+}
+
 }  // namespace
 
 Coordinator::Coordinator(Store& store, Outbox& outbox, std::vector<TaskSpec> tasks, uint64_t now)
@@ -28,7 +47,7 @@ Coordinator::Coordinator(Store& store, Outbox& outbox, std::vector<TaskSpec> tas
     if (id == 0 || rounds_.count(id) != 0) {
       throw std::invalid_argument("tasks need distinct non-zero ids");
     }
-    if (!spec.estimate) throw std::invalid_argument("task " + std::to_string(id) + ": no estimate");
+    validate(spec);
     store_.put_task(id, spec.definition_json);
     RoundLinks links;
     links.send = [this, id](uint64_t client, const fedstat_v1_Envelope& e) {
@@ -167,7 +186,7 @@ void Coordinator::on_hello(ConnectionId connection, Connection& c, const fedstat
       if (old != bound_.end()) connections_[old->second].task = 0;  // the newer link wins
       c.task = round.id();
       bound_[{round.id(), c.client}] = connection;
-      round.resume(c.client);
+      round.resume(c.client, e);
       return;
     }
     auto refusal = round.can_offer(c.client);
@@ -197,7 +216,7 @@ void Coordinator::on_hello(ConnectionId connection, Connection& c, const fedstat
   }
   c.task = chosen->id();
   bound_[{chosen->id(), c.client}] = connection;
-  chosen->offer(c.client);
+  chosen->offer(c.client, e);
 }
 
 void Coordinator::on_close(ConnectionId connection, const std::string& reason) {

@@ -130,12 +130,14 @@ std::optional<Refusal> TaskRound::can_offer(uint64_t client) const {
   return std::nullopt;
 }
 
-void TaskRound::offer(uint64_t client) {
+void TaskRound::offer(uint64_t client, const fedstat_v1_Envelope& hello) {
+  persist_message(client, hello);
   offered_.insert(client);
   for (const auto& e : task_offer(spec_.task, spec_.data)) send(client, e);
 }
 
-void TaskRound::resume(uint64_t client) {
+void TaskRound::resume(uint64_t client, const fedstat_v1_Envelope& hello) {
+  persist_message(client, hello);
   dropped_.erase(static_cast<uint32_t>(client));
   for (const auto& e : task_offer(spec_.task, spec_.data)) send(client, e);
   if (!dist()) {
@@ -158,6 +160,9 @@ std::optional<Refusal> TaskRound::check_and_apply(uint64_t client, const fedstat
   const auto reply = replies_.find(client);
   const bool admitted = reply != replies_.end() && reply->second;
   switch (e.which_body) {
+    case fedstat_v1_Envelope_client_hello_tag:  // stored by offer()/resume(); nothing to rebuild
+      if (replaying_) return std::nullopt;
+      return refused(StatusCode::kInvalidArgument, "ClientHello is the Coordinator's");
     case fedstat_v1_Envelope_task_reply_tag: {
       if (reply != replies_.end()) {
         return refused(StatusCode::kAlreadyExists, "task reply: already replied");

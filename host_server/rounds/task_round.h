@@ -8,7 +8,8 @@
 // its encoded Envelope) before anything that depends on it is sent; a stage change is appended
 // (kTransition, "<word> <unix seconds>") before its messages go out. replay() feeds stored events
 // back through the same handlers with sends and appends muted, so a restarted server continues
-// the round; stages close during replay only where a kTransition says they did.
+// the round; stages close during replay only where a kTransition says they did. An accepted
+// ClientHello is stored too (under the task it was offered); replay passes over it.
 //
 // Errors: a refused message returns a Refusal (messages.h) and changes nothing — the wrong task
 // or trust path (kFailedPrecondition), a non-member (kPermissionDenied), a duplicate reply
@@ -67,11 +68,11 @@ class TaskRound {
   // Check-in: may `client` be offered this task? (RETRY_LATER when full or it already replied.)
   std::optional<Refusal> can_offer(uint64_t client) const;
   bool replied(uint64_t client) const { return replies_.count(client) != 0; }
-  // Sends Task + TaskData to a newly checked-in client.
-  void offer(uint64_t client);
+  // Stores the accepted ClientHello, then sends Task + TaskData to a newly checked-in client.
+  void offer(uint64_t client, const fedstat_v1_Envelope& hello);
   // A known member reconnected: Task + TaskData again, then an Ack of the words stored (clear
   // path) or the current secure-aggregation stage's messages.
-  void resume(uint64_t client);
+  void resume(uint64_t client, const fedstat_v1_Envelope& hello);
   // A message from `client` for this task (TaskReply, Report, SecAgg*).
   std::optional<Refusal> on_message(uint64_t client, const fedstat_v1_Envelope& envelope,
                                     uint64_t now);

@@ -136,6 +136,25 @@ TEST_F(RefusalTest, ReportAndHelloForAClosedTaskAreTaskClosed) {
   EXPECT_EQ(fresh.action, fedstat_v1_ErrorAction_RETRY_LATER);
 }
 
+TEST(TaskSpecs, InvalidSpecsAreRefusedBeforeAnythingIsStored) {
+  std::vector<TaskSpec> bad;
+  bad.push_back(make_spec(1, fedstat_v1_TrustModel_DIST, 10, 32, 2, 10, 1));   // threshold 1
+  bad.push_back(make_spec(1, fedstat_v1_TrustModel_DIST, 10, 32, 2, 10, 11));  // > max_clients
+  bad.push_back(make_spec(1, fedstat_v1_TrustModel_TRUSTED, 0, 32, 2, 10));    // no words
+  bad.push_back(make_spec(1, fedstat_v1_TrustModel_TRUSTED, 10, 65, 2, 10));   // bits
+  bad.push_back(make_spec(1, fedstat_v1_TrustModel_TRUSTED, 10, 32, 11, 10));  // min > max
+  bad.push_back(make_spec(0, fedstat_v1_TrustModel_TRUSTED, 10, 32, 2, 10));   // id 0
+  bad.push_back(make_spec(1, fedstat_v1_TrustModel_TRUSTED, 10, 32, 2, 10));
+  bad.back().estimate = nullptr;
+  for (size_t i = 0; i < bad.size(); ++i) {
+    FakeStore store;
+    FakeOutbox out(store);
+    EXPECT_THROW(Coordinator(store, out, {bad[i]}, kT0), std::invalid_argument) << "spec " << i;
+    EXPECT_TRUE(store.tasks().empty()) << "spec " << i;
+    EXPECT_EQ(store.event_count(), 0u) << "spec " << i;
+  }
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace host
