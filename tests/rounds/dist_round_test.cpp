@@ -150,6 +150,43 @@ TEST(DistRound, SilentMemberTimesOutAsADropout) {
   EXPECT_EQ(store.result(1).value_or(""), sum_json(sum_of(u3, kBits), 9));
 }
 
+TEST(DistRound, WrongRoundForgedKeysAndClearReportsAreRefusedUnstored) {
+  FakeStore store;
+  FakeOutbox out(store);
+  Coordinator c(store, out, dist_task(6, 5), kT0);
+  Devices devices = make_devices(std::vector<int>(kDevices, kNever));
+  check_in_all(c, devices, 1);
+  // Deliver Task (→ accept) to every device but keep SecAggStart queued.
+  for (auto& d : devices) d->handle(c, out.pop(d->conn));
+  for (auto& d : devices) {
+    while (!out.empty(d->conn) &&
+           out.pop(d->conn).which_body != fedstat_v1_Envelope_secagg_start_tag) {
+    }
+  }
+  const size_t events = store.event_count();
+  auto refused_code = [&](const fedstat_v1_Envelope& e) -> uint32_t {
+    c.on_frame(devices[0]->conn, e);
+    EXPECT_EQ(store.event_count(), events);
+    if (out.empty(devices[0]->conn)) return 0;
+    fedstat_v1_Envelope answer = out.pop(devices[0]->conn);
+    EXPECT_EQ(answer.body.server_error.action, fedstat_v1_ErrorAction_REFUSED);
+    return answer.body.server_error.status_code;
+  };
+  fedstat_v1_Envelope share = wire::make_envelope();
+  share.which_body = fedstat_v1_Envelope_secagg_share_tag;
+  share.body.secagg_share.session = dist_task(6, 5)[0].task.secagg_session;
+  share.body.secagg_share.from_id = 300;
+  share.body.secagg_share.to_id = 301;
+  EXPECT_EQ(refused_code(share), static_cast<uint32_t>(StatusCode::kFailedPrecondition));
+  fedstat_v1_Envelope keys = wire::make_envelope();
+  keys.which_body = fedstat_v1_Envelope_secagg_keys_tag;
+  keys.body.secagg_keys.session = share.body.secagg_share.session;
+  keys.body.secagg_keys.client_id = 301;  // device 300 speaking for 301
+  EXPECT_EQ(refused_code(keys), static_cast<uint32_t>(StatusCode::kPermissionDenied));
+  EXPECT_EQ(refused_code(report(1, devices[0]->input, 0, 64)),
+            static_cast<uint32_t>(StatusCode::kFailedPrecondition));
+}
+
 TEST(DistRound, RestartDuringMaskingResumesTheSameSession) {
   FakeStore store;
   Devices devices = make_devices(
