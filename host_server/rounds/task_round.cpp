@@ -252,11 +252,12 @@ void TaskRound::close_admission() {
   for (const auto& r : replies_) {
     if (r.second) accepted.insert(static_cast<uint32_t>(r.first));
   }
-  for (uint64_t client : offered_) {
+  const std::set<uint64_t> late = std::move(offered_);  // a close may call on_disconnect back
+  offered_.clear();
+  for (uint64_t client : late) {
     send(client, server_error(retry_later(StatusCode::kResourceExhausted, "admission is over")));
     if (!replaying_ && links_.close) links_.close(client);
   }
-  offered_.clear();
   if (accepted.size() < spec_.task.min_clients) {
     abort("fewer than min_clients when admission ended");
     return;

@@ -4,6 +4,7 @@
 #define FEDSTAT_TESTS_ROUNDS_FAKE_OUTBOX_H_
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <set>
 #include <vector>
@@ -28,7 +29,13 @@ class FakeOutbox : public Outbox {
     queues_[connection].push_back(s);
     log_.push_back(s);
   }
-  void close(ConnectionId connection) override { closed_.insert(connection); }
+  // With a hook set, close() calls it at once, as a net layer reporting the close synchronously
+  // would (the Coordinator must bear being called back from inside its own sends).
+  void close(ConnectionId connection) override {
+    if (!closed_.insert(connection).second) return;
+    if (on_close_hook) on_close_hook(connection);
+  }
+  std::function<void(ConnectionId)> on_close_hook;
 
   bool empty(ConnectionId c) { return queues_[c].empty(); }
   fedstat_v1_Envelope pop(ConnectionId c) {

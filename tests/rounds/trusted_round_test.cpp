@@ -173,6 +173,38 @@ TEST(TrustedRound, PhaseTimeoutPublishesTheCompleteReportsOnly) {
   EXPECT_EQ(*store.result(1), sum_json(sum_of(complete, kBits), 3));
 }
 
+// The net layer may report a close from inside Outbox::close: a decline, a late device turned
+// away when admission ends, and the outcome's closes all call back into the Coordinator.
+TEST(TrustedRound, SurvivesClosesReportedFromInsideOutboxClose) {
+  FakeStore store;
+  FakeOutbox out(store);
+  Coordinator c(store, out, one_task(), kT0);
+  out.on_close_hook = [&c](ConnectionId id) { c.on_close(id, "closed by the server"); };
+  TrustedDevice decliner;
+  decliner.id = 90;
+  check_in(c, out, decliner, 1);
+  c.on_frame(1, reply(1, false));
+  EXPECT_TRUE(out.closed(1));
+  std::vector<TrustedDevice> devices(4);
+  std::vector<std::vector<uint64_t>> inputs;
+  for (uint64_t i = 0; i < 4; ++i) {
+    devices[i].id = 91 + i;
+    devices[i].words = device_words(devices[i].id, kLength, kBits);
+    inputs.push_back(devices[i].words);
+    check_in(c, out, devices[i], 2 + i);
+    if (i < 3) accept(c, out, devices[i], 1);  // device 94 never replies
+  }
+  c.on_tick(kT0 + 30);  // admission ends: 94 is turned away and closed
+  ASSERT_FALSE(out.empty(5));
+  EXPECT_EQ(out.pop(5).body.server_error.action, fedstat_v1_ErrorAction_RETRY_LATER);
+  EXPECT_TRUE(out.closed(5));
+  inputs.pop_back();
+  for (int i = 0; i < 3; ++i) send_reports(c, out, devices[i], 1, kLength);
+  ASSERT_EQ(c.task_state(1), "completed");
+  EXPECT_EQ(*store.result(1), sum_json(sum_of(inputs, kBits), 3));
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(out.closed(devices[i].conn));
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace host
