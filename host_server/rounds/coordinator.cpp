@@ -1,0 +1,242 @@
+#include "host_server/rounds/coordinator.h"
+
+#include <stdexcept>
+
+namespace fedstat {
+namespace host {
+namespace {
+
+// The decimal device id a TLS-PSK identity names; 0 when it names none.
+uint64_t parse_identity(const std::string& identity) {
+  if (identity.empty() || identity.size() > 19) return 0;
+  uint64_t id = 0;
+  for (char ch : identity) {
+    if (ch < '0' || ch > '9') return 0;
+    id = id * 10 + static_cast<uint64_t>(ch - '0');
+  }
+  return id;
+}
+
+void validate(const TaskSpec& spec) {
+  const fedstat_v1_Task& t = spec.task;
+  const std::string name = "task " + std::to_string(t.task_id) + ": ";
+  if (!spec.estimate) throw std::invalid_argument(name + "no estimate");
+  if (t.vector_length == 0 || t.bits == 0 || t.bits > 64) {
+    throw std::invalid_argument(name + "vector_length >= 1 and bits in 1..64");
+  }
+  if (t.max_clients == 0 || t.min_clients > t.max_clients) {
+    throw std::invalid_argument(name + "need 1 <= max_clients and min_clients <= max_clients");
+  }
+  if (t.trust == fedstat_v1_TrustModel_DIST &&
+      (t.threshold < 2 || t.threshold > t.max_clients || t.max_clients > kMaxSecAggClients)) {
+    throw std::invalid_argument(name + "DIST needs 2 <= threshold <= max_clients <= 1024");
+  }
+  if (t.trust == fedstat_v1_TrustModel_TRUST_MODEL_UNSPECIFIED) {
+    throw std::invalid_argument(name + "no trust model");
+  }
+}
+
+}  // namespace
+
+Coordinator::Coordinator(Store& store, Outbox& outbox, std::vector<TaskSpec> tasks, uint64_t now)
+    : store_(store), outbox_(outbox), now_(now) {
+  std::map<uint32_t, std::string> states;
+  for (const StoredTask& t : store_.tasks()) states[t.task_id] = t.state;
+  for (TaskSpec& spec : tasks) {
+    const uint32_t id = spec.task.task_id;
+    if (id == 0 || rounds_.count(id) != 0) {
+      throw std::invalid_argument("tasks need distinct non-zero ids");
+    }
+    validate(spec);
+    store_.put_task(id, spec.definition_json);
+    RoundLinks links;
+    links.send = [this, id](uint64_t client, const fedstat_v1_Envelope& e) {
+      send_to_client(id, client, e);
+    };
+    links.close = [this, id](uint64_t client) { close_client(id, client); };
+    links.log = [this](const std::string& line) { log_.push_back(line); };
+    auto round = std::make_unique<TaskRound>(std::move(spec), store_, std::move(links));
+    const std::string state = states.count(id) ? states[id] : "";
+    if (state == "completed" || state == "aborted") {
+      round->mark_finished(state == "completed");
+    } else {
+      auto events = store_.events(id);
+      if (events.empty()) {
+        round->open(now);
+      } else {
+        round->recover(events, now);
+        log_.push_back("task " + std::to_string(id) + ": recovered from " +
+                       std::to_string(events.size()) + " events");
+      }
+    }
+    rounds_[id] = std::move(round);
+  }
+}
+
+std::string Coordinator::task_state(uint32_t task_id) const {
+  auto it = rounds_.find(task_id);
+  if (it == rounds_.end()) return "unknown";
+  switch (it->second->stage()) {
+    case TaskRound::Stage::kCompleted:
+      return "completed";
+    case TaskRound::Stage::kAborted:
+      return "aborted";
+    default:
+      return "open";
+  }
+}
+
+const TaskRound* Coordinator::round(uint32_t task_id) const {
+  auto it = rounds_.find(task_id);
+  return it == rounds_.end() ? nullptr : it->second.get();
+}
+
+void Coordinator::on_open(ConnectionId connection, const std::string& identity) {
+  connections_[connection] = Connection{parse_identity(identity), 0};
+}
+
+void Coordinator::refuse(ConnectionId connection, const Refusal& refusal) {
+  outbox_.send(connection, server_error(refusal));
+  if (refusal.close) outbox_.close(connection);
+}
+
+void Coordinator::send_to_client(uint32_t task, uint64_t client, const fedstat_v1_Envelope& e) {
+  auto it = bound_.find({task, client});
+  if (it != bound_.end()) outbox_.send(it->second, e);
+}
+
+void Coordinator::close_client(uint32_t task, uint64_t client) {
+  auto it = bound_.find({task, client});
+  if (it == bound_.end()) return;
+  const ConnectionId connection = it->second;
+  bound_.erase(it);
+  outbox_.close(connection);
+}
+
+void Coordinator::on_frame(ConnectionId connection, const fedstat_v1_Envelope& e) {
+  auto it = connections_.find(connection);
+  if (it == connections_.end()) return;  // not open: the net layer's mistake, nothing to answer
+  Connection& c = it->second;
+  if (e.which_body == fedstat_v1_Envelope_client_hello_tag) {
+    on_hello(connection, c, e);
+    return;
+  }
+  if (c.task == 0) {
+    refuse(connection, refused(StatusCode::kFailedPrecondition, "send ClientHello first"));
+    return;
+  }
+  uint32_t named = c.task;
+  if (e.which_body == fedstat_v1_Envelope_task_reply_tag) named = e.body.task_reply.task_id;
+  if (e.which_body == fedstat_v1_Envelope_report_tag) named = e.body.report.task_id;
+  if (named != c.task) {
+    auto other = rounds_.find(named);
+    if (other != rounds_.end() && other->second->finished()) {
+      Refusal r = refused(StatusCode::kFailedPrecondition, "the task is over");
+      r.action = fedstat_v1_ErrorAction_TASK_CLOSED;
+      refuse(connection, r);
+    } else {
+      refuse(connection, refused(StatusCode::kInvalidArgument,
+                                 "message names task " + std::to_string(named) +
+                                     ", this connection is for task " + std::to_string(c.task)));
+    }
+    return;
+  }
+  auto refusal = rounds_.at(c.task)->on_message(c.client, e, now_);
+  if (refusal) refuse(connection, *refusal);
+}
+
+void Coordinator::on_hello(ConnectionId connection, Connection& c, const fedstat_v1_Envelope& e) {
+  const fedstat_v1_ClientHello& hello = e.body.client_hello;
+  if (c.client == 0 || hello.client_id != c.client) {
+    Refusal r = refused(StatusCode::kPermissionDenied, "client_id is not the TLS identity");
+    r.close = true;
+    refuse(connection, r);
+    return;
+  }
+  if (e.protocol_version < kMinProtocolVersion) {
+    Refusal r = refused(StatusCode::kFailedPrecondition, "protocol version too old");
+    r.action = fedstat_v1_ErrorAction_VERSION_TOO_OLD;
+    r.close = true;
+    refuse(connection, r);
+    return;
+  }
+  if (c.task != 0) {
+    refuse(connection, refused(StatusCode::kAlreadyExists, "ClientHello already received"));
+    return;
+  }
+  TaskRound* chosen = nullptr;
+  if (hello.resume_task_id != 0) {
+    auto it = rounds_.find(hello.resume_task_id);
+    if (it == rounds_.end()) {
+      Refusal r = refused(StatusCode::kNotFound, "no such task");
+      r.close = true;
+      refuse(connection, r);
+      return;
+    }
+    TaskRound& round = *it->second;
+    if (round.finished()) {
+      Refusal r = refused(StatusCode::kFailedPrecondition, "the task is over");
+      r.action = fedstat_v1_ErrorAction_TASK_CLOSED;
+      r.close = true;
+      refuse(connection, r);
+      return;
+    }
+    if (round.replied(c.client)) {
+      auto old = bound_.find({round.id(), c.client});
+      if (old != bound_.end()) connections_[old->second].task = 0;  // the newer link wins
+      c.task = round.id();
+      bound_[{round.id(), c.client}] = connection;
+      round.resume(c.client, e);
+      return;
+    }
+    auto refusal = round.can_offer(c.client);
+    if (refusal) {
+      refusal->close = true;
+      refuse(connection, *refusal);
+      return;
+    }
+    chosen = &round;
+  } else {
+    Refusal last = refused(StatusCode::kNotFound, "no open task with room");
+    last.action = fedstat_v1_ErrorAction_RETRY_LATER;
+    for (auto& entry : rounds_) {
+      auto refusal = entry.second->can_offer(c.client);
+      if (!refusal) {
+        chosen = entry.second.get();
+        break;
+      }
+      if (refusal->action == fedstat_v1_ErrorAction_RETRY_LATER) last = *refusal;
+    }
+    if (chosen == nullptr) {
+      last.action = fedstat_v1_ErrorAction_RETRY_LATER;
+      last.close = true;
+      refuse(connection, last);
+      return;
+    }
+  }
+  c.task = chosen->id();
+  bound_[{chosen->id(), c.client}] = connection;
+  chosen->offer(c.client, e);
+}
+
+void Coordinator::on_close(ConnectionId connection, const std::string& reason) {
+  auto it = connections_.find(connection);
+  if (it == connections_.end()) return;
+  const Connection c = it->second;
+  connections_.erase(it);
+  if (c.task == 0) return;
+  auto bound = bound_.find({c.task, c.client});
+  if (bound == bound_.end() || bound->second != connection) return;  // a newer link took over
+  bound_.erase(bound);
+  log_.push_back("client " + std::to_string(c.client) + " left task " + std::to_string(c.task) +
+                 ": " + reason);
+  rounds_.at(c.task)->on_disconnect(c.client, now_);
+}
+
+void Coordinator::on_tick(uint64_t now_unix_seconds) {
+  now_ = now_unix_seconds;
+  for (auto& entry : rounds_) entry.second->on_tick(now_);
+}
+
+}  // namespace host
+}  // namespace fedstat

@@ -1,0 +1,72 @@
+// Coordinator: the server's rounds behind the net layer — every task's TaskRound, the
+// connections' identities, and the check-in rules of docs/protocol.md. No I/O of its own: the net
+// layer calls on_open/on_frame/on_close/on_tick on its io thread (one thread: not thread-safe)
+// and the Coordinator answers through the Outbox.
+//
+// Check-in (ClientHello): client_id ≠ the TLS identity → REFUSED kPermissionDenied, close; an
+// envelope older than kMinProtocolVersion → VERSION_TOO_OLD, close; resume_task_id naming an
+// unknown task → REFUSED kNotFound, close; a task that is over → TASK_CLOSED, close; no open task
+// with room, or the device already took part → RETRY_LATER, close. A member naming its task in
+// resume_task_id is resumed (TaskRound::resume). Any other refused message gets its own
+// ServerError and changes nothing (task_round.h lists them).
+//
+// Construction recovers: a task the store holds events for is rebuilt by replay; a task over in
+// the store stays over. Errors: Store exceptions propagate; an invalid TaskSpec throws
+// std::invalid_argument. Memory: the TaskRounds' plus one entry per connection. Paper: none.
+#ifndef FEDSTAT_HOST_ROUNDS_COORDINATOR_H_
+#define FEDSTAT_HOST_ROUNDS_COORDINATOR_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "host_server/rounds/outbox.h"
+#include "host_server/rounds/task_round.h"
+#include "host_server/rounds/task_spec.h"
+#include "host_server/store/store.h"
+
+namespace fedstat {
+namespace host {
+
+// The oldest envelope protocol_version the server serves.
+constexpr uint32_t kMinProtocolVersion = 1;
+
+class Coordinator {
+ public:
+  Coordinator(Store& store, Outbox& outbox, std::vector<TaskSpec> tasks, uint64_t now);
+
+  void on_open(ConnectionId connection, const std::string& identity);
+  void on_frame(ConnectionId connection, const fedstat_v1_Envelope& envelope);
+  void on_close(ConnectionId connection, const std::string& reason);
+  void on_tick(uint64_t now_unix_seconds);
+
+  // "open", "completed", "aborted" (or "unknown").
+  std::string task_state(uint32_t task_id) const;
+  const TaskRound* round(uint32_t task_id) const;
+  const std::vector<std::string>& log() const { return log_; }
+
+ private:
+  struct Connection {
+    uint64_t client = 0;  // 0: the identity was not a device id
+    uint32_t task = 0;    // 0: no hello accepted yet
+  };
+  void on_hello(ConnectionId connection, Connection& c, const fedstat_v1_Envelope& e);
+  void refuse(ConnectionId connection, const Refusal& refusal);
+  void send_to_client(uint32_t task, uint64_t client, const fedstat_v1_Envelope& e);
+  void close_client(uint32_t task, uint64_t client);
+
+  Store& store_;
+  Outbox& outbox_;
+  uint64_t now_;
+  std::map<uint32_t, std::unique_ptr<TaskRound>> rounds_;
+  std::map<ConnectionId, Connection> connections_;
+  std::map<std::pair<uint32_t, uint64_t>, ConnectionId> bound_;  // (task, client) → connection
+  std::vector<std::string> log_;
+};
+
+}  // namespace host
+}  // namespace fedstat
+
+#endif  // FEDSTAT_HOST_ROUNDS_COORDINATOR_H_

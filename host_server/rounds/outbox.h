@@ -1,0 +1,27 @@
+// Outbox: where the rounds send what they answer — the net layer implements it (one TLS
+// connection per ConnectionId); tests implement it with per-connection queues.
+// Errors: none of its own (a send on a closed connection is the implementation's to drop).
+// Memory: the implementation's. Paper: none.
+#ifndef FEDSTAT_HOST_ROUNDS_OUTBOX_H_
+#define FEDSTAT_HOST_ROUNDS_OUTBOX_H_
+
+#include <cstdint>
+
+#include "fedstat/v1/envelope.pb.h"
+
+namespace fedstat {
+namespace host {
+
+using ConnectionId = uint64_t;
+
+class Outbox {
+ public:
+  virtual ~Outbox() = default;
+  virtual void send(ConnectionId connection, const fedstat_v1_Envelope& envelope) = 0;
+  virtual void close(ConnectionId connection) = 0;
+};
+
+}  // namespace host
+}  // namespace fedstat
+
+#endif  // FEDSTAT_HOST_ROUNDS_OUTBOX_H_

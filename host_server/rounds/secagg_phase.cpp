@@ -1,0 +1,202 @@
+#include "host_server/rounds/secagg_phase.h"
+
+#include <stdexcept>
+
+#include "sdk/base/csprng.h"
+#include "sdk/wire/envelope_codec.h"
+
+namespace fedstat {
+namespace host {
+namespace {
+
+SecAggServerConfig config_of(const fedstat_v1_Task& task) {
+  SecAggServerConfig c;
+  c.session = task.secagg_session;
+  c.threshold = task.threshold;
+  c.vector_length = task.vector_length;
+  c.bits = task.bits;
+  c.max_clients = task.max_clients;
+  return c;
+}
+
+fedstat_v1_Envelope wrap_roster(const fedstat_v1_SecAggRoster& roster) {
+  fedstat_v1_Envelope e = wire::make_envelope();
+  e.which_body = fedstat_v1_Envelope_secagg_roster_tag;
+  e.body.secagg_roster = roster;
+  return e;
+}
+
+pb_size_t expected_body(SecAggPhase::Stage stage) {
+  switch (stage) {
+    case SecAggPhase::Stage::kKeys:
+      return fedstat_v1_Envelope_secagg_keys_tag;
+    case SecAggPhase::Stage::kShares:
+      return fedstat_v1_Envelope_secagg_share_tag;
+    case SecAggPhase::Stage::kMasking:
+      return fedstat_v1_Envelope_secagg_masked_chunk_tag;
+    case SecAggPhase::Stage::kReveals:
+      return fedstat_v1_Envelope_secagg_reveal_tag;
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
+SecAggPhase::SecAggPhase(const fedstat_v1_Task& task, const std::set<uint32_t>& admitted)
+    : server_(config_of(task)), vector_length_(task.vector_length), members_(admitted) {}
+
+uint32_t SecAggPhase::required() const {
+  switch (stage_) {
+    case Stage::kKeys:
+      return 1;
+    case Stage::kShares:
+      return static_cast<uint32_t>(u1_.size()) - 1;
+    case Stage::kMasking:
+      return vector_length_;
+    case Stage::kReveals:
+      return u2_size_;
+    default:
+      return 0;
+  }
+}
+
+bool SecAggPhase::member_done(uint32_t member) const {
+  auto it = progress_.find(member);
+  return it != progress_.end() && it->second >= required();
+}
+
+bool SecAggPhase::all_done(const std::set<uint32_t>& dropped) const {
+  for (uint32_t m : members_) {
+    if (dropped.count(m) == 0 && !member_done(m)) return false;
+  }
+  return true;
+}
+
+Status SecAggPhase::on_message(uint32_t sender, const fedstat_v1_Envelope& e) {
+  if (e.which_body != expected_body(stage_)) {
+    return Status(StatusCode::kFailedPrecondition, "secagg: message for another round");
+  }
+  if (members_.count(sender) == 0) {
+    return Status(StatusCode::kPermissionDenied, "secagg: sender is not in this round");
+  }
+  Status s;
+  uint32_t count = 1;
+  switch (stage_) {
+    case Stage::kKeys:
+      if (e.body.secagg_keys.client_id != sender) {
+        return Status(StatusCode::kPermissionDenied, "secagg: keys name another client");
+      }
+      s = server_.on_keys(e.body.secagg_keys);
+      break;
+    case Stage::kShares:
+      s = server_.on_share(sender, e.body.secagg_share);
+      break;
+    case Stage::kMasking:
+      s = server_.on_chunk(sender, e.body.secagg_masked_chunk);
+      count = e.body.secagg_masked_chunk.words_count;
+      break;
+    case Stage::kReveals:
+      s = server_.on_reveal(sender, e.body.secagg_reveal);
+      break;
+    default:
+      return Status(StatusCode::kFailedPrecondition, "secagg: the round is over");
+  }
+  if (s.ok()) progress_[sender] += count;
+  return s;
+}
+
+std::set<uint32_t> SecAggPhase::read_roster(const fedstat_v1_SecAggRoster& roster) const {
+  std::set<uint32_t> out;
+  for (size_t i = 0; i < u1_.size(); ++i) {
+    if (i / 8 < roster.members.size && (roster.members.bytes[i / 8] >> (i % 8)) & 1u) {
+      out.insert(u1_[i].keys.client_id);
+    }
+  }
+  return out;
+}
+
+Status SecAggPhase::close(std::vector<uint64_t>* sum) {
+  progress_.clear();
+  switch (stage_) {
+    case Stage::kKeys: {
+      auto r = server_.close_advertising();
+      if (!r.ok()) break;
+      u1_ = r.value();
+      members_.clear();
+      for (const auto& p : u1_) members_.insert(p.keys.client_id);
+      stage_ = Stage::kShares;
+      return Status();
+    }
+    case Stage::kShares: {
+      auto r = server_.close_sharing();
+      if (!r.ok()) break;
+      u2_ = r.value();
+      members_ = read_roster(u2_);
+      u2_size_ = static_cast<uint32_t>(members_.size());
+      stage_ = Stage::kMasking;
+      return Status();
+    }
+    case Stage::kMasking: {
+      auto r = server_.close_masking();
+      if (!r.ok()) break;
+      u3_ = r.value();
+      members_ = read_roster(u3_);
+      stage_ = Stage::kReveals;
+      return Status();
+    }
+    case Stage::kReveals: {
+      Csprng blinding;  // X25519 blinding only: the result does not depend on it
+      Status init = blinding.init();
+      if (!init.ok()) throw std::runtime_error(std::string("csprng: ") + init.message());
+      auto r = server_.finish(blinding);
+      if (!r.ok()) break;
+      if (sum != nullptr) *sum = r.value();
+      stage_ = Stage::kDone;
+      return Status();
+    }
+    default:
+      return Status(StatusCode::kFailedPrecondition, "secagg: nothing to close");
+  }
+  stage_ = Stage::kAborted;
+  return Status(StatusCode::kAborted, "secagg: below the threshold");
+}
+
+std::vector<fedstat_v1_Envelope> SecAggPhase::opening_for(uint32_t member) const {
+  std::vector<fedstat_v1_Envelope> out;
+  switch (stage_) {
+    case Stage::kKeys: {
+      fedstat_v1_Envelope e = wire::make_envelope();
+      e.which_body = fedstat_v1_Envelope_secagg_start_tag;
+      e.body.secagg_start = server_.start();
+      out.push_back(e);
+      break;
+    }
+    case Stage::kShares:
+      for (const auto& p : u1_) {
+        fedstat_v1_Envelope e = wire::make_envelope();
+        e.which_body = fedstat_v1_Envelope_secagg_peer_keys_tag;
+        e.body.secagg_peer_keys = p;
+        out.push_back(e);
+      }
+      break;
+    case Stage::kMasking:
+      for (const auto& share : server_.shares_for(member)) {
+        fedstat_v1_Envelope e = wire::make_envelope();
+        e.which_body = fedstat_v1_Envelope_secagg_share_tag;
+        e.body.secagg_share = share;
+        out.push_back(e);
+      }
+      out.push_back(wrap_roster(u2_));
+      break;
+    case Stage::kReveals:
+      out.push_back(wrap_roster(u3_));
+      break;
+    default:
+      break;
+  }
+  return out;
+}
+
+}  // namespace host
+}  // namespace fedstat

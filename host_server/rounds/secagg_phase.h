@@ -1,0 +1,64 @@
+// SecAggPhase: the DIST path — host::SecAggServer run over the admitted devices, one stage per
+// Bonawitz round, with who must still send in the current stage and what each member is sent when
+// a stage opens (also resent to a member that reconnects).
+// Stages: kKeys (members: the admitted devices, 1 SecAggKeys each) → kShares (U1, |U1|−1
+// SecAggShares each) → kMasking (U2, vector_length masked words each) → kReveals (U3, |U2|
+// SecAggReveals each) → kDone | kAborted.
+// Errors (on_message, nothing changes): a body for another stage (kFailedPrecondition), a sender
+// outside the stage's members or keys naming another client (kPermissionDenied), and every
+// SecAggServer check (secagg_server.h). close() aborts below the threshold (kAborted).
+// Memory: SecAggServer's, plus the U1 roster and the two roster bitmaps. Paper: Bonawitz et al.
+// 2017 §4, Figure 4.
+#ifndef FEDSTAT_HOST_ROUNDS_SECAGG_PHASE_H_
+#define FEDSTAT_HOST_ROUNDS_SECAGG_PHASE_H_
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "fedstat/v1/envelope.pb.h"
+#include "host_server/secagg/secagg_server.h"
+
+namespace fedstat {
+namespace host {
+
+class SecAggPhase {
+ public:
+  enum class Stage { kKeys, kShares, kMasking, kReveals, kDone, kAborted };
+
+  // Throws std::invalid_argument for a task SecAggServer refuses.
+  SecAggPhase(const fedstat_v1_Task& task, const std::set<uint32_t>& admitted);
+
+  Stage stage() const { return stage_; }
+  const std::set<uint32_t>& members() const { return members_; }
+  bool member_done(uint32_t member) const;
+  bool all_done(const std::set<uint32_t>& dropped) const;
+
+  Status on_message(uint32_t sender, const fedstat_v1_Envelope& envelope);
+  // Closes the current stage. kReveals: `sum` receives Σ_{U3} x mod 2^bits. Not kOk: aborted.
+  Status close(std::vector<uint64_t>* sum);
+  // What the server sends `member` when the current stage opens.
+  std::vector<fedstat_v1_Envelope> opening_for(uint32_t member) const;
+  uint32_t survivors() const { return static_cast<uint32_t>(members_.size()); }
+  const std::string& abort_reason() const { return server_.abort_reason(); }
+
+ private:
+  uint32_t required() const;
+  std::set<uint32_t> read_roster(const fedstat_v1_SecAggRoster& roster) const;
+
+  SecAggServer server_;
+  uint32_t vector_length_;
+  Stage stage_ = Stage::kKeys;
+  std::set<uint32_t> members_;
+  std::map<uint32_t, uint32_t> progress_;  // messages (words in kMasking) sent in this stage
+  std::vector<fedstat_v1_SecAggPeerKeys> u1_;
+  fedstat_v1_SecAggRoster u2_ = fedstat_v1_SecAggRoster_init_zero;
+  fedstat_v1_SecAggRoster u3_ = fedstat_v1_SecAggRoster_init_zero;
+  uint32_t u2_size_ = 0;
+};
+
+}  // namespace host
+}  // namespace fedstat
+
+#endif  // FEDSTAT_HOST_ROUNDS_SECAGG_PHASE_H_

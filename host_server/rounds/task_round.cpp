@@ -1,0 +1,348 @@
+#include "host_server/rounds/task_round.h"
+
+#include <sstream>
+#include <stdexcept>
+
+namespace fedstat {
+namespace host {
+namespace {
+
+constexpr const char* kOpen = "open";
+constexpr const char* kAdmissionClosed = "admission_closed";
+constexpr const char* kReportsClosed = "reports_closed";
+constexpr const char* kSecAggClosed = "secagg_closed";
+constexpr const char* kAborted = "aborted";
+constexpr const char* kCompleted = "completed";
+
+Refusal task_closed() {
+  Refusal r = refused(StatusCode::kFailedPrecondition, "the task is over");
+  r.action = fedstat_v1_ErrorAction_TASK_CLOSED;
+  return r;
+}
+
+Refusal retry_later(StatusCode code, const std::string& detail) {
+  Refusal r = refused(code, detail);
+  r.action = fedstat_v1_ErrorAction_RETRY_LATER;
+  r.close = true;
+  return r;
+}
+
+std::vector<uint8_t> text_bytes(const std::string& s) {
+  return std::vector<uint8_t>(s.begin(), s.end());
+}
+
+}  // namespace
+
+TaskRound::TaskRound(TaskSpec spec, Store& store, RoundLinks links)
+    : spec_(std::move(spec)),
+      store_(store),
+      links_(std::move(links)),
+      trusted_(spec_.task.vector_length, spec_.task.bits) {
+  spec_.task.data_words = static_cast<uint32_t>(spec_.data.size());
+}
+
+void TaskRound::open(uint64_t now) {
+  transition(kOpen, now);
+}
+
+void TaskRound::mark_finished(bool completed) {
+  stage_ = completed ? Stage::kCompleted : Stage::kAborted;
+}
+
+void TaskRound::recover(const std::vector<StoredEvent>& events, uint64_t now) {
+  replaying_ = true;
+  for (const StoredEvent& event : events) {
+    if (finished()) break;
+    if (event.kind == EventKind::kDeviceMessage) {
+      auto refusal = on_message(event.client_id, decode_bytes(event.payload), 0);
+      if (refusal && links_.log) links_.log("replay refused a stored message: " + refusal->detail);
+    } else if (event.kind == EventKind::kTransition) {
+      std::istringstream in(std::string(event.payload.begin(), event.payload.end()));
+      std::string word;
+      uint64_t at = 0;
+      in >> word >> at;
+      std::string reason;
+      std::getline(in, reason);
+      if (word == kAborted) {
+        abort(reason);
+      } else if (word != kCompleted) {
+        apply_transition(word, at);
+      }
+    }
+  }
+  replaying_ = false;
+  stage_started_ = now;  // a restarted server gives the current stage a fresh time-out
+}
+
+void TaskRound::send(uint64_t client, const fedstat_v1_Envelope& e) {
+  if (!replaying_ && links_.send) links_.send(client, e);
+}
+
+void TaskRound::persist_message(uint64_t client, const fedstat_v1_Envelope& e) {
+  if (replaying_) return;
+  NewEvent event;
+  event.task_id = id();
+  event.client_id = client;
+  event.kind = EventKind::kDeviceMessage;
+  event.payload = encode_bytes(e);
+  store_.append_event(event);
+}
+
+void TaskRound::transition(const std::string& word, uint64_t now) {
+  if (!replaying_) {
+    NewEvent event;
+    event.task_id = id();
+    event.kind = EventKind::kTransition;
+    event.payload = text_bytes(word + " " + std::to_string(now));
+    store_.append_event(event);
+    if (links_.log) links_.log("task " + std::to_string(id()) + ": " + word);
+  }
+  apply_transition(word, now);
+}
+
+void TaskRound::apply_transition(const std::string& word, uint64_t at) {
+  stage_started_ = at;
+  if (word == kOpen) {
+    opened_at_ = at;
+    if (!replaying_) store_.set_task_state(id(), "open");
+  } else if (word == kAdmissionClosed) {
+    close_admission();
+  } else if (word == kReportsClosed) {
+    finish_reports();
+  } else if (word == kSecAggClosed) {
+    close_secagg_stage();
+  } else {
+    throw std::runtime_error("task " + std::to_string(id()) + ": unknown transition " + word);
+  }
+}
+
+std::optional<Refusal> TaskRound::can_offer(uint64_t client) const {
+  if (finished()) return task_closed();
+  if (replied(client)) return retry_later(StatusCode::kAlreadyExists, "already took part");
+  if (stage_ != Stage::kAdmission) {
+    return retry_later(StatusCode::kResourceExhausted, "admission is over");
+  }
+  size_t accepted = 0;
+  for (const auto& r : replies_) accepted += r.second ? 1 : 0;
+  if (accepted + offered_.size() >= spec_.task.max_clients && offered_.count(client) == 0) {
+    return retry_later(StatusCode::kResourceExhausted, "the round is full");
+  }
+  return std::nullopt;
+}
+
+void TaskRound::offer(uint64_t client, const fedstat_v1_Envelope& hello) {
+  persist_message(client, hello);
+  offered_.insert(client);
+  for (const auto& e : task_offer(spec_.task, spec_.data)) send(client, e);
+}
+
+void TaskRound::resume(uint64_t client, const fedstat_v1_Envelope& hello) {
+  persist_message(client, hello);
+  dropped_.erase(static_cast<uint32_t>(client));
+  for (const auto& e : task_offer(spec_.task, spec_.data)) send(client, e);
+  if (!dist()) {
+    send(client, ack(id(), trusted_.words_from(client)));
+  } else if (stage_ == Stage::kSecAgg && secagg_->members().count(client) != 0 &&
+             !secagg_->member_done(static_cast<uint32_t>(client))) {
+    send_opening(client);
+  }
+}
+
+std::optional<Refusal> TaskRound::on_message(uint64_t client, const fedstat_v1_Envelope& e,
+                                             uint64_t now) {
+  if (finished()) return task_closed();
+  auto refusal = check_and_apply(client, e);
+  if (!refusal && !replaying_) advance(now);
+  return refusal;
+}
+
+std::optional<Refusal> TaskRound::check_and_apply(uint64_t client, const fedstat_v1_Envelope& e) {
+  const auto reply = replies_.find(client);
+  const bool admitted = reply != replies_.end() && reply->second;
+  switch (e.which_body) {
+    case fedstat_v1_Envelope_client_hello_tag:  // stored by offer()/resume(); nothing to rebuild
+      if (replaying_) return std::nullopt;
+      return refused(StatusCode::kInvalidArgument, "ClientHello is the Coordinator's");
+    case fedstat_v1_Envelope_task_reply_tag: {
+      if (reply != replies_.end()) {
+        return refused(StatusCode::kAlreadyExists, "task reply: already replied");
+      }
+      if (!replaying_ && offered_.count(client) == 0) {
+        return refused(StatusCode::kFailedPrecondition, "task reply: the task was not offered");
+      }
+      if (stage_ != Stage::kAdmission) {
+        return retry_later(StatusCode::kResourceExhausted, "admission is over");
+      }
+      const bool accept = e.body.task_reply.accept;
+      persist_message(client, e);
+      replies_[client] = accept;
+      offered_.erase(client);
+      if (!accept && !replaying_ && links_.close) links_.close(client);
+      return std::nullopt;
+    }
+    case fedstat_v1_Envelope_report_tag: {
+      if (dist()) {
+        return refused(StatusCode::kFailedPrecondition,
+                       "report: a DIST task takes secagg messages");
+      }
+      if (!admitted) return refused(StatusCode::kPermissionDenied, "report: not admitted");
+      auto bad = trusted_.check(client, e.body.report);
+      if (bad) return bad;
+      persist_message(client, e);
+      const uint32_t words = trusted_.add(client, e.body.report);
+      send(client, ack(id(), words));
+      return std::nullopt;
+    }
+    case fedstat_v1_Envelope_secagg_keys_tag:
+    case fedstat_v1_Envelope_secagg_share_tag:
+    case fedstat_v1_Envelope_secagg_masked_chunk_tag:
+    case fedstat_v1_Envelope_secagg_reveal_tag: {
+      if (!dist() || stage_ != Stage::kSecAgg) {
+        return refused(StatusCode::kFailedPrecondition, "secagg: no secure aggregation running");
+      }
+      if (client > UINT32_MAX) return refused(StatusCode::kPermissionDenied, "secagg: bad id");
+      Status s = secagg_->on_message(static_cast<uint32_t>(client), e);
+      if (!s.ok()) return refused(s);
+      persist_message(client, e);
+      return std::nullopt;
+    }
+    default:
+      return refused(StatusCode::kInvalidArgument, "not a device message for a task");
+  }
+}
+
+void TaskRound::on_disconnect(uint64_t client, uint64_t now) {
+  offered_.erase(client);
+  if (client <= UINT32_MAX) dropped_.insert(static_cast<uint32_t>(client));
+  if (!finished()) advance(now);
+}
+
+void TaskRound::on_tick(uint64_t now) {
+  if (!finished()) advance(now);
+}
+
+void TaskRound::advance(uint64_t now) {
+  while (!finished()) {
+    if (spec_.task.deadline_unix_seconds != 0 && now >= spec_.task.deadline_unix_seconds) {
+      abort("the deadline passed");
+      return;
+    }
+    const bool timed_out = now >= stage_started_ + spec_.phase_timeout_seconds;
+    if (stage_ == Stage::kAdmission) {
+      size_t accepted = 0;
+      for (const auto& r : replies_) accepted += r.second ? 1 : 0;
+      if (accepted < spec_.task.max_clients && now < opened_at_ + spec_.admission_seconds) return;
+      transition(kAdmissionClosed, now);
+    } else if (stage_ == Stage::kReports) {
+      bool all = true;
+      for (const auto& r : replies_) all = all && (!r.second || trusted_.complete(r.first));
+      if (!all && !timed_out) return;
+      transition(kReportsClosed, now);
+    } else if (stage_ == Stage::kSecAgg) {
+      if (!secagg_->all_done(dropped_) && !timed_out) return;
+      transition(kSecAggClosed, now);
+    } else {
+      return;
+    }
+  }
+}
+
+void TaskRound::close_admission() {
+  std::set<uint32_t> accepted;
+  for (const auto& r : replies_) {
+    if (r.second) accepted.insert(static_cast<uint32_t>(r.first));
+  }
+  const std::set<uint64_t> late = std::move(offered_);  // a close may call on_disconnect back
+  offered_.clear();
+  for (uint64_t client : late) {
+    send(client, server_error(retry_later(StatusCode::kResourceExhausted, "admission is over")));
+    if (!replaying_ && links_.close) links_.close(client);
+  }
+  if (accepted.size() < spec_.task.min_clients) {
+    abort("fewer than min_clients when admission ended");
+    return;
+  }
+  if (!dist()) {
+    stage_ = Stage::kReports;
+    return;
+  }
+  secagg_ = std::make_unique<SecAggPhase>(spec_.task, accepted);
+  stage_ = Stage::kSecAgg;
+  for (uint32_t m : accepted) send_opening(m);
+}
+
+void TaskRound::close_secagg_stage() {
+  std::vector<uint64_t> sum;
+  Status s = secagg_->close(&sum);
+  if (!s.ok()) {
+    abort("secure aggregation aborted: " + secagg_->abort_reason());
+    return;
+  }
+  if (secagg_->stage() == SecAggPhase::Stage::kDone) {
+    complete(sum, secagg_->survivors());
+    return;
+  }
+  for (uint32_t m : secagg_->members()) {
+    if (dropped_.count(m) == 0) send_opening(m);
+  }
+}
+
+void TaskRound::send_opening(uint64_t member) {
+  for (const auto& e : secagg_->opening_for(static_cast<uint32_t>(member))) send(member, e);
+}
+
+void TaskRound::finish_reports() {
+  if (trusted_.contributors() < spec_.task.min_clients) {
+    abort("fewer than min_clients complete reports");
+    return;
+  }
+  complete(trusted_.sum(), trusted_.contributors());
+}
+
+std::vector<uint64_t> TaskRound::members_to_notify() const {
+  std::vector<uint64_t> out;
+  for (const auto& r : replies_) {
+    if (r.second) out.push_back(r.first);
+  }
+  return out;
+}
+
+void TaskRound::complete(const std::vector<uint64_t>& sum, uint32_t contributors) {
+  // A result published before a crash is kept (estimate may draw fresh central noise).
+  if (!store_.result(id())) store_.put_result(id(), spec_.estimate(sum, contributors));
+  if (!replaying_) {
+    NewEvent event;
+    event.task_id = id();
+    event.kind = EventKind::kTransition;
+    event.payload = text_bytes(std::string(kCompleted) + " " + std::to_string(stage_started_));
+    store_.append_event(event);
+  }
+  store_.set_task_state(id(), "completed");
+  stage_ = Stage::kCompleted;
+  if (links_.log && !replaying_) links_.log("task " + std::to_string(id()) + ": completed");
+  for (uint64_t m : members_to_notify()) {
+    send(m, round_outcome(id(), true, "completed"));
+    if (!replaying_ && links_.close) links_.close(m);
+  }
+}
+
+void TaskRound::abort(const std::string& reason) {
+  if (!replaying_) {
+    NewEvent event;
+    event.task_id = id();
+    event.kind = EventKind::kTransition;
+    event.payload =
+        text_bytes(std::string(kAborted) + " " + std::to_string(stage_started_) + " " + reason);
+    store_.append_event(event);
+    if (links_.log) links_.log("task " + std::to_string(id()) + ": aborted: " + reason);
+  }
+  store_.set_task_state(id(), "aborted");
+  stage_ = Stage::kAborted;
+  for (uint64_t m : members_to_notify()) {
+    send(m, round_outcome(id(), false, reason));
+    if (!replaying_ && links_.close) links_.close(m);
+  }
+}
+
+}  // namespace host
+}  // namespace fedstat

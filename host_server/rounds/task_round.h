@@ -1,0 +1,113 @@
+// TaskRound: one task's round, without I/O — admission (TaskReply accept/decline up to
+// max_clients or until admission_seconds after the task opened), then either the clear Report
+// path (TrustedSum) or secure aggregation (SecAggPhase), then the outcome: the result published
+// (estimate → Store::put_result, state "completed") or the round aborted (state "aborted"), and
+// RoundOutcome to every connected member.
+//
+// Persist, then answer: an accepted device message is appended to the store (kDeviceMessage,
+// its encoded Envelope) before anything that depends on it is sent; a stage change is appended
+// (kTransition, "<word> <unix seconds>") before its messages go out. replay() feeds stored events
+// back through the same handlers with sends and appends muted, so a restarted server continues
+// the round; stages close during replay only where a kTransition says they did. An accepted
+// ClientHello is stored too (under the task it was offered); replay passes over it.
+//
+// Errors: a refused message returns a Refusal (messages.h) and changes nothing — the wrong task
+// or trust path (kFailedPrecondition), a non-member (kPermissionDenied), a duplicate reply
+// (kAlreadyExists), admission over (RETRY_LATER, kResourceExhausted), the round over
+// (TASK_CLOSED, kFailedPrecondition), TrustedSum's and SecAggPhase's checks. Store failures
+// propagate as exceptions. Memory: TrustedSum's or SecAggPhase's, plus a few words per device.
+// Paper: Bonawitz et al. 2017 §4 (DIST); none otherwise.
+#ifndef FEDSTAT_HOST_ROUNDS_TASK_ROUND_H_
+#define FEDSTAT_HOST_ROUNDS_TASK_ROUND_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "host_server/rounds/messages.h"
+#include "host_server/rounds/secagg_phase.h"
+#include "host_server/rounds/task_spec.h"
+#include "host_server/rounds/trusted_sum.h"
+#include "host_server/store/store.h"
+
+namespace fedstat {
+namespace host {
+
+// How a round reaches its devices: the Coordinator maps a client id to its live connection.
+struct RoundLinks {
+  std::function<void(uint64_t client, const fedstat_v1_Envelope&)> send;
+  std::function<void(uint64_t client)> close;
+  std::function<void(const std::string&)> log;
+};
+
+class TaskRound {
+ public:
+  enum class Stage { kAdmission, kReports, kSecAgg, kCompleted, kAborted };
+
+  TaskRound(TaskSpec spec, Store& store, RoundLinks links);
+
+  uint32_t id() const { return spec_.task.task_id; }
+  Stage stage() const { return stage_; }
+  bool finished() const { return stage_ == Stage::kCompleted || stage_ == Stage::kAborted; }
+  bool dist() const { return spec_.task.trust == fedstat_v1_TrustModel_DIST; }
+  const SecAggPhase* secagg() const { return secagg_.get(); }
+
+  // A fresh task: appends "open <now>".
+  void open(uint64_t now);
+  // Rebuilds the round from the store's events (muted), then gives the current stage a fresh
+  // time-out from `now`.
+  void recover(const std::vector<StoredEvent>& events, uint64_t now);
+  // A task already over in the store (state "completed" or "aborted").
+  void mark_finished(bool completed);
+
+  // Check-in: may `client` be offered this task? (RETRY_LATER when full or it already replied.)
+  std::optional<Refusal> can_offer(uint64_t client) const;
+  bool replied(uint64_t client) const { return replies_.count(client) != 0; }
+  // Stores the accepted ClientHello, then sends Task + TaskData to a newly checked-in client.
+  void offer(uint64_t client, const fedstat_v1_Envelope& hello);
+  // A known member reconnected: Task + TaskData again, then an Ack of the words stored (clear
+  // path) or the current secure-aggregation stage's messages.
+  void resume(uint64_t client, const fedstat_v1_Envelope& hello);
+  // A message from `client` for this task (TaskReply, Report, SecAgg*).
+  std::optional<Refusal> on_message(uint64_t client, const fedstat_v1_Envelope& envelope,
+                                    uint64_t now);
+  void on_disconnect(uint64_t client, uint64_t now);
+  void on_tick(uint64_t now);
+
+ private:
+  std::optional<Refusal> check_and_apply(uint64_t client, const fedstat_v1_Envelope& e);
+  void persist_message(uint64_t client, const fedstat_v1_Envelope& e);
+  void transition(const std::string& word, uint64_t now);  // append, then apply
+  void apply_transition(const std::string& word, uint64_t at);
+  void close_admission();
+  void close_secagg_stage();
+  void finish_reports();
+  void complete(const std::vector<uint64_t>& sum, uint32_t contributors);
+  void abort(const std::string& reason);
+  void advance(uint64_t now);  // closes what may close now
+  void send(uint64_t client, const fedstat_v1_Envelope& e);
+  void send_opening(uint64_t member);
+  std::vector<uint64_t> members_to_notify() const;
+
+  TaskSpec spec_;
+  Store& store_;
+  RoundLinks links_;
+  bool replaying_ = false;
+  Stage stage_ = Stage::kAdmission;
+  uint64_t opened_at_ = 0, stage_started_ = 0;
+  std::map<uint64_t, bool> replies_;  // client → accepted
+  std::set<uint64_t> offered_;        // got the Task, not yet replied
+  std::set<uint32_t> dropped_;        // DIST: connection lost in this session
+  TrustedSum trusted_;
+  std::unique_ptr<SecAggPhase> secagg_;
+};
+
+}  // namespace host
+}  // namespace fedstat
+
+#endif  // FEDSTAT_HOST_ROUNDS_TASK_ROUND_H_

@@ -1,0 +1,31 @@
+// TaskSpec: one task the server runs — the Task message the planner filled, its TaskData words,
+// the admission window and phase time-out, and the estimator that turns the aggregate into the
+// published result JSON. Errors: none (checked by the Coordinator). Memory: data.size() words.
+// Paper: none.
+#ifndef FEDSTAT_HOST_ROUNDS_TASK_SPEC_H_
+#define FEDSTAT_HOST_ROUNDS_TASK_SPEC_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "fedstat/v1/envelope.pb.h"
+
+namespace fedstat {
+namespace host {
+
+struct TaskSpec {
+  fedstat_v1_Task task = fedstat_v1_Task_init_zero;
+  std::vector<uint64_t> data;  // TaskData words (task.data_words is set to data.size())
+  uint32_t admission_seconds = 60;
+  uint32_t phase_timeout_seconds = 60;
+  // The aggregate (mod 2^bits) and how many devices it sums → the result JSON.
+  std::function<std::string(const std::vector<uint64_t>& sum, uint32_t contributors)> estimate;
+  std::string definition_json;  // stored with Store::put_task
+};
+
+}  // namespace host
+}  // namespace fedstat
+
+#endif  // FEDSTAT_HOST_ROUNDS_TASK_SPEC_H_

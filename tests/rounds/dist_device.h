@@ -1,0 +1,163 @@
+// A DIST device for the rounds' tests: the SDK's SecAggClient answering what the Coordinator
+// sends, which may drop (close its connection) at a chosen round or hold (stop reading, as if the
+// server died) when masking begins. Paper: Bonawitz et al. 2017 §4.
+#ifndef FEDSTAT_TESTS_ROUNDS_DIST_DEVICE_H_
+#define FEDSTAT_TESTS_ROUNDS_DIST_DEVICE_H_
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "host_server/rounds/coordinator.h"
+#include "sdk/base/seeded_stream.h"
+#include "sdk/secagg/secagg_client.h"
+#include "tests/rounds/fake_outbox.h"
+#include "tests/rounds/round_messages.h"
+
+namespace fedstat {
+namespace host {
+namespace testing {
+
+// Where a device drops: before sending keys, shares, its masked input, its reveals; or never.
+enum DropAt { kBeforeKeys = 0, kBeforeShares, kBeforeMasking, kBeforeReveals, kNever };
+
+struct DistDevice {
+  uint64_t id = 0;
+  ConnectionId conn = 0;
+  int drop_at = kNever;
+  bool hold_at_masking = false;  // stop reading when the masking round's messages arrive
+  bool held = false, gone = false, replied = false;
+  std::unique_ptr<SeededStream> random;
+  std::vector<secagg::SecAggPeer> peers;
+  secagg::SecAggClient client;
+  std::vector<uint64_t> input;
+  int errors = 0, outcomes = 0, u3_rosters = 0;
+  bool completed = false;
+
+  DistDevice(uint64_t device_id, uint32_t max_clients, std::vector<uint64_t> words)
+      : id(device_id), peers(max_clients), input(std::move(words)) {
+    Seed256 seed;
+    seed.bytes[0] = static_cast<uint8_t>(device_id);
+    seed.bytes[1] = 0x5A;
+    random = std::make_unique<SeededStream>(seed, device_id);
+    EXPECT_TRUE(client
+                    .init(static_cast<uint32_t>(id),
+                          Span<secagg::SecAggPeer>(peers.data(), peers.size()), *random)
+                    .ok());
+  }
+
+  void drop(Coordinator& c) {
+    gone = true;
+    c.on_close(conn, "device dropped");
+  }
+
+  void handle(Coordinator& c, const fedstat_v1_Envelope& e) {
+    fedstat_v1_Envelope m = wire::make_envelope();
+    switch (e.which_body) {
+      case fedstat_v1_Envelope_task_tag:
+        if (!replied) c.on_frame(conn, reply(e.body.task.task_id, true));
+        replied = true;
+        break;
+      case fedstat_v1_Envelope_secagg_start_tag:
+        if (drop_at == kBeforeKeys) return drop(c);
+        m.which_body = fedstat_v1_Envelope_secagg_keys_tag;
+        ASSERT_TRUE(client.on_start(e.body.secagg_start, m.body.secagg_keys).ok());
+        c.on_frame(conn, m);
+        break;
+      case fedstat_v1_Envelope_secagg_peer_keys_tag:
+        ASSERT_TRUE(client.on_peer_keys(e.body.secagg_peer_keys).ok());
+        if (e.body.secagg_peer_keys.index + 1 < e.body.secagg_peer_keys.count) break;
+        if (drop_at == kBeforeShares) return drop(c);
+        m.which_body = fedstat_v1_Envelope_secagg_share_tag;
+        while (true) {
+          auto more = client.next_share(m.body.secagg_share);
+          ASSERT_TRUE(more.ok());
+          if (!more.value()) break;
+          c.on_frame(conn, m);
+        }
+        break;
+      case fedstat_v1_Envelope_secagg_share_tag:
+        ASSERT_TRUE(client.on_share(e.body.secagg_share).ok());
+        break;
+      case fedstat_v1_Envelope_secagg_roster_tag:
+        ASSERT_TRUE(client.on_roster(e.body.secagg_roster).ok());
+        if (e.body.secagg_roster.round == 2) {
+          if (drop_at == kBeforeMasking) return drop(c);
+          std::vector<uint64_t> masked = input;
+          ASSERT_TRUE(client.mask(Span<uint64_t>(masked.data(), masked.size())).ok());
+          m.which_body = fedstat_v1_Envelope_secagg_masked_chunk_tag;
+          while (true) {
+            auto more = client.next_chunk(Span<const uint64_t>(masked.data(), masked.size()),
+                                          m.body.secagg_masked_chunk);
+            ASSERT_TRUE(more.ok());
+            if (!more.value()) break;
+            c.on_frame(conn, m);
+          }
+        } else {
+          ++u3_rosters;
+          if (drop_at == kBeforeReveals) return drop(c);
+          m.which_body = fedstat_v1_Envelope_secagg_reveal_tag;
+          while (true) {
+            auto more = client.next_reveal(m.body.secagg_reveal);
+            ASSERT_TRUE(more.ok());
+            if (!more.value()) break;
+            c.on_frame(conn, m);
+          }
+        }
+        break;
+      case fedstat_v1_Envelope_round_outcome_tag:
+        ++outcomes;
+        completed = e.body.round_outcome.completed;
+        break;
+      case fedstat_v1_Envelope_server_error_tag:
+        ++errors;
+        ADD_FAILURE() << "device " << id << ": " << e.body.server_error.detail;
+        break;
+      default:
+        break;
+    }
+  }
+};
+
+using Devices = std::vector<std::unique_ptr<DistDevice>>;
+
+// Delivers queued messages until no device has any left (an explicit event loop).
+inline void pump(Coordinator& c, FakeOutbox& out, Devices& devices) {
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (auto& d : devices) {
+      while (!d->gone && !d->held && !out.empty(d->conn)) {
+        const fedstat_v1_Envelope e = out.pop(d->conn);
+        const bool masking_opens = e.which_body == fedstat_v1_Envelope_secagg_share_tag ||
+                                   (e.which_body == fedstat_v1_Envelope_secagg_roster_tag &&
+                                    e.body.secagg_roster.round == 2);
+        if (d->hold_at_masking && masking_opens) {
+          d->held = true;
+          break;
+        }
+        d->handle(c, e);
+        progress = true;
+      }
+    }
+  }
+}
+
+inline void check_in_all(Coordinator& c, Devices& devices, ConnectionId first_conn,
+                         uint32_t resume = 0) {
+  ConnectionId conn = first_conn;
+  for (auto& d : devices) {
+    if (d->gone) continue;
+    d->conn = conn++;
+    c.on_open(d->conn, std::to_string(d->id));
+    c.on_frame(d->conn, hello(d->id, resume));
+  }
+}
+
+}  // namespace testing
+}  // namespace host
+}  // namespace fedstat
+
+#endif  // FEDSTAT_TESTS_ROUNDS_DIST_DEVICE_H_

@@ -1,0 +1,222 @@
+// Secure aggregation (DIST) through the Coordinator with the SDK's SecAggClient as devices.
+#include <gtest/gtest.h>
+
+#include "host_server/rounds/coordinator.h"
+#include "tests/rounds/dist_device.h"
+#include "tests/rounds/fake_outbox.h"
+#include "tests/rounds/fake_store.h"
+#include "tests/rounds/trusted_device.h"
+
+namespace fedstat {
+namespace host {
+namespace testing {
+namespace {
+
+constexpr uint32_t kLength = 70;  // two masked chunks
+constexpr uint32_t kBits = 32;
+constexpr uint32_t kDevices = 10;
+
+Devices make_devices(const std::vector<int>& drop_at) {
+  Devices devices;
+  for (uint32_t i = 0; i < kDevices; ++i) {
+    const uint64_t id = 300 + i;
+    devices.push_back(std::make_unique<DistDevice>(id, kDevices, device_words(id, kLength, kBits)));
+    devices.back()->drop_at = drop_at[i];
+  }
+  return devices;
+}
+
+std::vector<TaskSpec> dist_task(uint32_t min_clients, uint32_t threshold) {
+  return {
+      make_spec(1, fedstat_v1_TrustModel_DIST, kLength, kBits, min_clients, kDevices, threshold)};
+}
+
+// Σ of the inputs of devices whose masked vector reached the server (U3).
+std::string expected_result(const Devices& devices) {
+  std::vector<std::vector<uint64_t>> u3;
+  for (const auto& d : devices) {
+    if (d->drop_at >= kBeforeReveals) u3.push_back(d->input);
+  }
+  return sum_json(sum_of(u3, kBits), static_cast<uint32_t>(u3.size()));
+}
+
+size_t transitions_in(const FakeStore& store, size_t prefix) {
+  size_t n = 0;
+  for (size_t i = 0; i < prefix; ++i) n += store.all_events()[i].kind == EventKind::kTransition;
+  return n;
+}
+
+TEST(DistRound, DropoutsInEveryRoundStillSumTheSurvivors) {
+  FakeStore store;
+  FakeOutbox out(store);
+  Coordinator c(store, out, dist_task(6, 5), kT0);
+  Devices devices = make_devices({kBeforeKeys, kBeforeShares, kBeforeMasking, kBeforeReveals,
+                                  kNever, kNever, kNever, kNever, kNever, kNever});
+  check_in_all(c, devices, 1);
+  pump(c, out, devices);
+  ASSERT_EQ(c.task_state(1), "completed") << (c.log().empty() ? "" : c.log().back());
+  EXPECT_EQ(store.result(1).value_or(""), expected_result(devices));
+  for (const auto& d : devices) {
+    EXPECT_EQ(d->errors, 0);
+    if (d->drop_at == kNever) {
+      EXPECT_EQ(d->outcomes, 1);
+      EXPECT_TRUE(d->completed);
+    }
+  }
+  // Persist, then answer: each round's messages went out after its transition was stored
+  // (open, admission_closed, then one secagg_closed per round).
+  for (const Sent& s : out.log()) {
+    size_t needed = 0;
+    switch (s.envelope.which_body) {
+      case fedstat_v1_Envelope_secagg_start_tag:
+        needed = 2;
+        break;
+      case fedstat_v1_Envelope_secagg_peer_keys_tag:
+        needed = 3;
+        break;
+      case fedstat_v1_Envelope_secagg_share_tag:
+        needed = 4;
+        break;
+      case fedstat_v1_Envelope_secagg_roster_tag:
+        needed = s.envelope.body.secagg_roster.round == 2 ? 4 : 5;
+        break;
+      case fedstat_v1_Envelope_round_outcome_tag:
+        needed = 7;
+        break;  // + "completed"
+      default:
+        continue;
+    }
+    EXPECT_GE(transitions_in(store, s.events_stored), needed)
+        << "message " << s.envelope.which_body << " sent before its transition was stored";
+  }
+}
+
+TEST(DistRound, BelowTheThresholdAbortsAndAsksForNoReveals) {
+  FakeStore store;
+  FakeOutbox out(store);
+  Coordinator c(store, out, dist_task(6, 6), kT0);
+  Devices devices = make_devices({kBeforeMasking, kBeforeMasking, kBeforeMasking, kBeforeMasking,
+                                  kBeforeMasking, kNever, kNever, kNever, kNever, kNever});
+  check_in_all(c, devices, 1);
+  pump(c, out, devices);
+  EXPECT_EQ(c.task_state(1), "aborted");
+  EXPECT_FALSE(store.result(1).has_value());
+  for (const Sent& s : out.log()) {
+    EXPECT_FALSE(s.envelope.which_body == fedstat_v1_Envelope_secagg_roster_tag &&
+                 s.envelope.body.secagg_roster.round == 3)
+        << "a round-3 roster (asking for reveals) was sent";
+  }
+  for (const auto& d : devices) {
+    EXPECT_EQ(d->u3_rosters, 0);
+    if (d->drop_at == kNever) {
+      EXPECT_EQ(d->outcomes, 1);
+      EXPECT_FALSE(d->completed);
+    }
+  }
+}
+
+TEST(DistRound, FewerThanMinClientsAtAdmissionEndNeverStarts) {
+  FakeStore store;
+  FakeOutbox out(store);
+  Coordinator c(store, out, dist_task(6, 5), kT0);
+  Devices devices = make_devices(std::vector<int>(kDevices, kNever));
+  devices.resize(4);
+  check_in_all(c, devices, 1);
+  pump(c, out, devices);
+  EXPECT_EQ(c.task_state(1), "open");
+  c.on_tick(kT0 + 30);
+  pump(c, out, devices);
+  EXPECT_EQ(c.task_state(1), "aborted");
+  for (const Sent& s : out.log()) {
+    EXPECT_NE(s.envelope.which_body, fedstat_v1_Envelope_secagg_start_tag);
+  }
+  for (const auto& d : devices) EXPECT_EQ(d->outcomes, 1);
+}
+
+TEST(DistRound, SilentMemberTimesOutAsADropout) {
+  FakeStore store;
+  FakeOutbox out(store);
+  Coordinator c(store, out, dist_task(6, 5), kT0);
+  Devices devices = make_devices(std::vector<int>(kDevices, kNever));
+  devices[0]->hold_at_masking = true;  // connected, but never sends its masked input
+  check_in_all(c, devices, 1);
+  pump(c, out, devices);
+  EXPECT_EQ(c.task_state(1), "open");
+  c.on_tick(kT0 + 1 + 20);  // the masking round's time-out
+  pump(c, out, devices);
+  ASSERT_EQ(c.task_state(1), "completed");
+  std::vector<std::vector<uint64_t>> u3;
+  for (size_t i = 1; i < devices.size(); ++i) u3.push_back(devices[i]->input);
+  EXPECT_EQ(store.result(1).value_or(""), sum_json(sum_of(u3, kBits), 9));
+}
+
+TEST(DistRound, WrongRoundForgedKeysAndClearReportsAreRefusedUnstored) {
+  FakeStore store;
+  FakeOutbox out(store);
+  Coordinator c(store, out, dist_task(6, 5), kT0);
+  Devices devices = make_devices(std::vector<int>(kDevices, kNever));
+  check_in_all(c, devices, 1);
+  // Deliver Task (→ accept) to every device but keep SecAggStart queued.
+  for (auto& d : devices) d->handle(c, out.pop(d->conn));
+  for (auto& d : devices) {
+    while (!out.empty(d->conn) &&
+           out.pop(d->conn).which_body != fedstat_v1_Envelope_secagg_start_tag) {
+    }
+  }
+  const size_t events = store.event_count();
+  auto refused_code = [&](const fedstat_v1_Envelope& e) -> uint32_t {
+    c.on_frame(devices[0]->conn, e);
+    EXPECT_EQ(store.event_count(), events);
+    if (out.empty(devices[0]->conn)) return 0;
+    fedstat_v1_Envelope answer = out.pop(devices[0]->conn);
+    EXPECT_EQ(answer.body.server_error.action, fedstat_v1_ErrorAction_REFUSED);
+    return answer.body.server_error.status_code;
+  };
+  fedstat_v1_Envelope share = wire::make_envelope();
+  share.which_body = fedstat_v1_Envelope_secagg_share_tag;
+  share.body.secagg_share.session = dist_task(6, 5)[0].task.secagg_session;
+  share.body.secagg_share.from_id = 300;
+  share.body.secagg_share.to_id = 301;
+  EXPECT_EQ(refused_code(share), static_cast<uint32_t>(StatusCode::kFailedPrecondition));
+  fedstat_v1_Envelope keys = wire::make_envelope();
+  keys.which_body = fedstat_v1_Envelope_secagg_keys_tag;
+  keys.body.secagg_keys.session = share.body.secagg_share.session;
+  keys.body.secagg_keys.client_id = 301;  // device 300 speaking for 301
+  EXPECT_EQ(refused_code(keys), static_cast<uint32_t>(StatusCode::kPermissionDenied));
+  EXPECT_EQ(refused_code(report(1, devices[0]->input, 0, 64)),
+            static_cast<uint32_t>(StatusCode::kFailedPrecondition));
+}
+
+TEST(DistRound, RestartDuringMaskingResumesTheSameSession) {
+  FakeStore store;
+  Devices devices = make_devices(
+      {kBeforeShares, kNever, kNever, kNever, kNever, kNever, kNever, kNever, kNever, kNever});
+  for (size_t i = 5; i < devices.size(); ++i) devices[i]->hold_at_masking = true;
+  {
+    FakeOutbox out(store);
+    Coordinator first(store, out, dist_task(6, 5), kT0);
+    check_in_all(first, devices, 1);
+    pump(first, out, devices);
+    ASSERT_EQ(first.task_state(1), "open");
+    ASSERT_TRUE(first.round(1)->secagg() != nullptr);
+    ASSERT_EQ(first.round(1)->secagg()->stage(), SecAggPhase::Stage::kMasking);
+  }  // the server dies with five masked inputs stored and five devices waiting
+  const size_t events_before = store.event_count();
+  FakeOutbox out(store);
+  Coordinator second(store, out, dist_task(6, 5), kT0 + 2);
+  EXPECT_EQ(store.event_count(), events_before);
+  ASSERT_EQ(second.round(1)->secagg()->stage(), SecAggPhase::Stage::kMasking);
+  for (auto& d : devices) d->held = false;
+  for (auto& d : devices) d->hold_at_masking = false;
+  check_in_all(second, devices, 100, /*resume=*/1);
+  pump(second, out, devices);
+  ASSERT_EQ(second.task_state(1), "completed") << (second.log().empty() ? "" : second.log().back());
+  std::vector<std::vector<uint64_t>> u3;
+  for (size_t i = 1; i < devices.size(); ++i) u3.push_back(devices[i]->input);
+  EXPECT_EQ(store.result(1).value_or(""), sum_json(sum_of(u3, kBits), 9));
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace host
+}  // namespace fedstat

@@ -1,0 +1,64 @@
+// FakeOutbox: queues what the Coordinator sends per connection, records closes, and notes at
+// each send how many events the store held (the persist-then-answer oracle). Paper: none.
+#ifndef FEDSTAT_TESTS_ROUNDS_FAKE_OUTBOX_H_
+#define FEDSTAT_TESTS_ROUNDS_FAKE_OUTBOX_H_
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "host_server/rounds/outbox.h"
+#include "tests/rounds/fake_store.h"
+
+namespace fedstat {
+namespace host {
+
+struct Sent {
+  ConnectionId connection = 0;
+  fedstat_v1_Envelope envelope = fedstat_v1_Envelope_init_zero;
+  size_t events_stored = 0;  // the store's event count when this was sent
+};
+
+class FakeOutbox : public Outbox {
+ public:
+  explicit FakeOutbox(const FakeStore& store) : store_(store) {}
+  void send(ConnectionId connection, const fedstat_v1_Envelope& envelope) override {
+    Sent s{connection, envelope, store_.event_count()};
+    queues_[connection].push_back(s);
+    log_.push_back(s);
+  }
+  // With a hook set, close() calls it at once, as a net layer reporting the close synchronously
+  // would (the Coordinator must bear being called back from inside its own sends).
+  void close(ConnectionId connection) override {
+    if (!closed_.insert(connection).second) return;
+    if (on_close_hook) on_close_hook(connection);
+  }
+  std::function<void(ConnectionId)> on_close_hook;
+
+  bool empty(ConnectionId c) { return queues_[c].empty(); }
+  fedstat_v1_Envelope pop(ConnectionId c) {
+    fedstat_v1_Envelope e = queues_[c].front().envelope;
+    queues_[c].pop_front();
+    return e;
+  }
+  std::vector<fedstat_v1_Envelope> drain(ConnectionId c) {
+    std::vector<fedstat_v1_Envelope> out;
+    while (!empty(c)) out.push_back(pop(c));
+    return out;
+  }
+  bool closed(ConnectionId c) const { return closed_.count(c) != 0; }
+  const std::vector<Sent>& log() const { return log_; }
+
+ private:
+  const FakeStore& store_;
+  std::map<ConnectionId, std::deque<Sent>> queues_;
+  std::set<ConnectionId> closed_;
+  std::vector<Sent> log_;
+};
+
+}  // namespace host
+}  // namespace fedstat
+
+#endif  // FEDSTAT_TESTS_ROUNDS_FAKE_OUTBOX_H_

@@ -1,0 +1,102 @@
+// A restarted server rebuilds its rounds from the store and finishes them.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "host_server/rounds/coordinator.h"
+#include "tests/rounds/fake_outbox.h"
+#include "tests/rounds/fake_store.h"
+#include "tests/rounds/trusted_device.h"
+
+namespace fedstat {
+namespace host {
+namespace testing {
+namespace {
+
+constexpr uint32_t kLength = 150;  // three chunks: 64, 64, 22
+constexpr uint32_t kBits = 24;
+
+std::vector<TaskSpec> specs() {
+  return {make_spec(1, fedstat_v1_TrustModel_TRUSTED, kLength, kBits, 3, 5)};
+}
+
+std::vector<TrustedDevice> make_devices() {
+  std::vector<TrustedDevice> devices(5);
+  for (uint64_t i = 0; i < 5; ++i) {
+    devices[i].id = 200 + i;
+    devices[i].words = device_words(devices[i].id, kLength, kBits);
+  }
+  return devices;
+}
+
+std::string uninterrupted_result() {
+  FakeStore store;
+  FakeOutbox out(store);
+  Coordinator c(store, out, specs(), kT0);
+  auto devices = make_devices();
+  for (size_t i = 0; i < devices.size(); ++i) {
+    check_in(c, out, devices[i], i + 1);
+    accept(c, out, devices[i], 1);
+  }
+  for (auto& d : devices) send_reports(c, out, d, 1, kLength);
+  EXPECT_EQ(c.task_state(1), "completed");
+  return store.result(1).value_or("");
+}
+
+TEST(Recovery, TrustedRoundResumedAfterRestartGivesTheSameResult) {
+  const std::string expected = uninterrupted_result();
+  ASSERT_FALSE(expected.empty());
+
+  FakeStore store;
+  auto devices = make_devices();
+  {
+    FakeOutbox out(store);
+    Coordinator first(store, out, specs(), kT0);
+    for (size_t i = 0; i < devices.size(); ++i) {
+      check_in(first, out, devices[i], i + 1);
+      accept(first, out, devices[i], 1);
+    }
+    // Half-way: device i has i chunks acknowledged (device 4: all three — complete).
+    for (size_t i = 0; i < devices.size(); ++i) {
+      send_reports(first, out, devices[i], 1, std::min<uint32_t>(kLength, 64 * i));
+    }
+    ASSERT_EQ(first.task_state(1), "open");
+  }  // the server dies: no on_close, nothing more
+  const size_t events_before = store.event_count();
+
+  FakeOutbox out(store);
+  Coordinator second(store, out, specs(), kT0 + 5);
+  EXPECT_EQ(second.task_state(1), "open");
+  EXPECT_EQ(store.event_count(), events_before) << "replay must not append";
+  for (size_t i = 0; i < devices.size(); ++i) {
+    TrustedDevice& d = devices[i];
+    const uint32_t before = d.sent;
+    ASSERT_EQ(check_in(second, out, d, 100 + i, /*resume=*/1), 1u);
+    ASSERT_FALSE(out.empty(d.conn));
+    fedstat_v1_Envelope a = out.pop(d.conn);
+    ASSERT_EQ(a.which_body, fedstat_v1_Envelope_ack_tag);
+    EXPECT_EQ(a.body.ack.offset, before) << "the Ack names the words stored before the crash";
+    d.sent = a.body.ack.offset;
+  }
+  for (auto& d : devices) send_reports(second, out, d, 1, kLength);
+  ASSERT_EQ(second.task_state(1), "completed");
+  EXPECT_EQ(store.result(1).value_or(""), expected);
+  for (auto& d : devices) {
+    ASSERT_FALSE(out.empty(d.conn));
+    EXPECT_EQ(out.pop(d.conn).which_body, fedstat_v1_Envelope_round_outcome_tag);
+  }
+
+  // A third start finds the task completed and refuses a late resume.
+  FakeOutbox out3(store);
+  Coordinator third(store, out3, specs(), kT0 + 10);
+  EXPECT_EQ(third.task_state(1), "completed");
+  third.on_open(1, "200");
+  third.on_frame(1, hello(200, 1));
+  ASSERT_FALSE(out3.empty(1));
+  EXPECT_EQ(out3.pop(1).body.server_error.action, fedstat_v1_ErrorAction_TASK_CLOSED);
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace host
+}  // namespace fedstat

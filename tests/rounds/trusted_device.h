@@ -1,0 +1,96 @@
+// A device of the clear (TRUSTED / TAGG / NONE) path for the rounds' tests: checks in, accepts,
+// sends its Report in chunks of up to 64 words and checks each Ack. Paper: none.
+#ifndef FEDSTAT_TESTS_ROUNDS_TRUSTED_DEVICE_H_
+#define FEDSTAT_TESTS_ROUNDS_TRUSTED_DEVICE_H_
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "host_server/rounds/coordinator.h"
+#include "tests/rounds/fake_outbox.h"
+#include "tests/rounds/round_messages.h"
+
+namespace fedstat {
+namespace host {
+namespace testing {
+
+struct TrustedDevice {
+  uint64_t id = 0;
+  ConnectionId conn = 0;
+  std::vector<uint64_t> words;
+  uint32_t sent = 0;  // words the server acknowledged
+};
+
+// Opens a connection and says hello; expects Task and its TaskData. Returns the Task's id.
+inline uint32_t check_in(Coordinator& c, FakeOutbox& out, TrustedDevice& d, ConnectionId conn,
+                         uint32_t resume = 0) {
+  d.conn = conn;
+  c.on_open(conn, std::to_string(d.id));
+  c.on_frame(conn, hello(d.id, resume));
+  if (out.empty(conn)) {
+    ADD_FAILURE() << "no answer to hello";
+    return 0;
+  }
+  fedstat_v1_Envelope task = out.pop(conn);
+  EXPECT_EQ(task.which_body, fedstat_v1_Envelope_task_tag);
+  uint32_t words = 0;
+  while (!out.empty(conn) && words < task.body.task.data_words) {
+    fedstat_v1_Envelope data = out.pop(conn);
+    EXPECT_EQ(data.which_body, fedstat_v1_Envelope_task_data_tag);
+    EXPECT_EQ(data.body.task_data.offset, words);
+    words += data.body.task_data.words_count;
+  }
+  EXPECT_EQ(words, task.body.task.data_words);
+  return task.body.task.task_id;
+}
+
+inline void accept(Coordinator& c, FakeOutbox& out, TrustedDevice& d, uint32_t task) {
+  c.on_frame(d.conn, reply(task, true));
+  (void)out;
+}
+
+// Sends chunks until `upto` words are acknowledged, checking each Ack's offset.
+inline void send_reports(Coordinator& c, FakeOutbox& out, TrustedDevice& d, uint32_t task,
+                         uint32_t upto) {
+  while (d.sent < upto) {
+    const uint32_t n = std::min<uint32_t>(64, upto - d.sent);
+    c.on_frame(d.conn, report(task, d.words, d.sent, n));
+    ASSERT_FALSE(out.empty(d.conn));
+    fedstat_v1_Envelope a = out.pop(d.conn);
+    ASSERT_EQ(a.which_body, fedstat_v1_Envelope_ack_tag);
+    ASSERT_EQ(a.body.ack.offset, d.sent + n);
+    d.sent += n;
+  }
+}
+
+// Deterministic device vectors below 2^bits.
+inline std::vector<uint64_t> device_words(uint64_t id, uint32_t length, uint32_t bits) {
+  std::vector<uint64_t> w(length);
+  const uint64_t mask = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  uint64_t x = 0x9E3779B97F4A7C15ULL * (id + 1);
+  for (auto& v : w) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    v = x & mask;
+  }
+  return w;
+}
+
+inline std::vector<uint64_t> sum_of(const std::vector<std::vector<uint64_t>>& vs, uint32_t bits) {
+  const uint64_t mask = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  std::vector<uint64_t> s(vs.at(0).size(), 0);
+  for (const auto& v : vs) {
+    for (size_t i = 0; i < s.size(); ++i) s[i] = (s[i] + v[i]) & mask;
+  }
+  return s;
+}
+
+}  // namespace testing
+}  // namespace host
+}  // namespace fedstat
+
+#endif  // FEDSTAT_TESTS_ROUNDS_TRUSTED_DEVICE_H_

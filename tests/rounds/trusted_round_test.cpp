@@ -1,0 +1,211 @@
+// The clear path end to end through the Coordinator: sums, persist-then-answer, aborts.
+#include <gtest/gtest.h>
+
+#include "host_server/rounds/coordinator.h"
+#include "sdk/wire/envelope_codec.h"
+#include "tests/rounds/fake_outbox.h"
+#include "tests/rounds/fake_store.h"
+#include "tests/rounds/trusted_device.h"
+
+namespace fedstat {
+namespace host {
+namespace testing {
+namespace {
+
+constexpr uint32_t kLength = 130;  // three Report chunks: 64, 64, 2
+constexpr uint32_t kBits = 20;
+
+std::vector<TaskSpec> one_task(fedstat_v1_TrustModel trust = fedstat_v1_TrustModel_TRUSTED) {
+  return {make_spec(1, trust, kLength, kBits, 3, 5)};
+}
+
+TEST(TrustedRound, FiveDevicesPublishTheSumOfTheirVectors) {
+  FakeStore store;
+  FakeOutbox out(store);
+  Coordinator c(store, out, one_task(), kT0);
+  std::vector<TrustedDevice> devices(5);
+  std::vector<std::vector<uint64_t>> inputs;
+  for (uint64_t i = 0; i < 5; ++i) {
+    devices[i].id = 100 + i;
+    devices[i].words = device_words(devices[i].id, kLength, kBits);
+    inputs.push_back(devices[i].words);
+    ASSERT_EQ(check_in(c, out, devices[i], i + 1), 1u);
+    accept(c, out, devices[i], 1);
+  }
+  for (auto& d : devices) send_reports(c, out, d, 1, kLength);
+  EXPECT_EQ(c.task_state(1), "completed");
+  EXPECT_EQ(store.state(1), "completed");
+  ASSERT_TRUE(store.result(1).has_value());
+  EXPECT_EQ(*store.result(1), sum_json(sum_of(inputs, kBits), 5));
+  for (auto& d : devices) {
+    ASSERT_FALSE(out.empty(d.conn));
+    fedstat_v1_Envelope o = out.pop(d.conn);
+    ASSERT_EQ(o.which_body, fedstat_v1_Envelope_round_outcome_tag);
+    EXPECT_TRUE(o.body.round_outcome.completed);
+    EXPECT_TRUE(out.closed(d.conn));
+  }
+}
+
+// Every Ack was sent after the event that stored its Report chunk; the outcome after the
+// "completed" transition.
+TEST(TrustedRound, EveryAckFollowsItsStoredReport) {
+  FakeStore store;
+  FakeOutbox out(store);
+  Coordinator c(store, out, one_task(), kT0);
+  std::vector<TrustedDevice> devices(3);
+  std::map<ConnectionId, uint64_t> client_of;
+  for (uint64_t i = 0; i < 3; ++i) {
+    devices[i].id = 7 + i;
+    devices[i].words = device_words(devices[i].id, kLength, kBits);
+    check_in(c, out, devices[i], 10 + i);
+    client_of[10 + i] = devices[i].id;
+    accept(c, out, devices[i], 1);
+  }
+  c.on_tick(kT0 + 30);  // admission ends with 3 ≥ min_clients
+  for (auto& d : devices) send_reports(c, out, d, 1, kLength);
+  ASSERT_EQ(c.task_state(1), "completed");
+  size_t acks = 0;
+  for (const Sent& s : out.log()) {
+    if (s.envelope.which_body == fedstat_v1_Envelope_ack_tag) {
+      ++acks;
+      // The event storing the chunk that ends at this Ack's offset, from this client.
+      size_t stored_at = 0;
+      for (size_t i = 0; i < store.all_events().size(); ++i) {
+        const StoredEvent& ev = store.all_events()[i];
+        if (ev.kind != EventKind::kDeviceMessage || ev.client_id != client_of[s.connection]) {
+          continue;
+        }
+        fedstat_v1_Envelope e = fedstat_v1_Envelope_init_zero;
+        ASSERT_TRUE(wire::decode_envelope(ByteSpan(ev.payload.data(), ev.payload.size()), e).ok());
+        if (e.which_body == fedstat_v1_Envelope_report_tag &&
+            e.body.report.offset + e.body.report.words_count == s.envelope.body.ack.offset) {
+          stored_at = i + 1;
+        }
+      }
+      ASSERT_GT(stored_at, 0u) << "an Ack with no stored Report";
+      EXPECT_LE(stored_at, s.events_stored) << "Ack sent before its Report was stored";
+    }
+    if (s.envelope.which_body == fedstat_v1_Envelope_round_outcome_tag) {
+      const StoredEvent& last = store.all_events()[s.events_stored - 1];
+      EXPECT_EQ(std::string(last.payload.begin(), last.payload.begin() + 9), "completed");
+    }
+  }
+  EXPECT_EQ(acks, 3u * 3u);
+}
+
+TEST(TrustedRound, AbortsWhenFewerThanMinClientsAtAdmissionEnd) {
+  FakeStore store;
+  FakeOutbox out(store);
+  Coordinator c(store, out, one_task(), kT0);
+  std::vector<TrustedDevice> devices(2);
+  for (uint64_t i = 0; i < 2; ++i) {
+    devices[i].id = 40 + i;
+    check_in(c, out, devices[i], 1 + i);
+    accept(c, out, devices[i], 1);
+  }
+  c.on_tick(kT0 + 29);
+  EXPECT_EQ(c.task_state(1), "open");
+  c.on_tick(kT0 + 30);
+  EXPECT_EQ(c.task_state(1), "aborted");
+  EXPECT_EQ(store.state(1), "aborted");
+  EXPECT_FALSE(store.result(1).has_value());
+  for (auto& d : devices) {
+    ASSERT_FALSE(out.empty(d.conn));
+    fedstat_v1_Envelope o = out.pop(d.conn);
+    ASSERT_EQ(o.which_body, fedstat_v1_Envelope_round_outcome_tag);
+    EXPECT_FALSE(o.body.round_outcome.completed);
+    EXPECT_TRUE(out.empty(d.conn));
+  }
+}
+
+TEST(TrustedRound, AbortsAtTheDeadline) {
+  FakeStore store;
+  FakeOutbox out(store);
+  auto specs = one_task();
+  specs[0].task.deadline_unix_seconds = kT0 + 100;
+  specs[0].phase_timeout_seconds = 1000;  // only the deadline can end it
+  Coordinator c(store, out, specs, kT0);
+  std::vector<TrustedDevice> devices(3);
+  for (uint64_t i = 0; i < 3; ++i) {
+    devices[i].id = 60 + i;
+    devices[i].words = device_words(devices[i].id, kLength, kBits);
+    check_in(c, out, devices[i], 1 + i);
+    accept(c, out, devices[i], 1);
+  }
+  c.on_tick(kT0 + 30);
+  send_reports(c, out, devices[0], 1, kLength);
+  send_reports(c, out, devices[1], 1, 64);
+  c.on_tick(kT0 + 99);
+  EXPECT_EQ(c.task_state(1), "open");
+  c.on_tick(kT0 + 100);
+  EXPECT_EQ(c.task_state(1), "aborted");
+  EXPECT_FALSE(store.result(1).has_value());
+  for (auto& d : devices) {
+    ASSERT_FALSE(out.empty(d.conn));
+    fedstat_v1_Envelope o = out.pop(d.conn);
+    ASSERT_EQ(o.which_body, fedstat_v1_Envelope_round_outcome_tag);
+    EXPECT_FALSE(o.body.round_outcome.completed);
+  }
+}
+
+TEST(TrustedRound, PhaseTimeoutPublishesTheCompleteReportsOnly) {
+  FakeStore store;
+  FakeOutbox out(store);
+  Coordinator c(store, out, one_task(fedstat_v1_TrustModel_NONE), kT0);
+  std::vector<TrustedDevice> devices(4);
+  std::vector<std::vector<uint64_t>> complete;
+  for (uint64_t i = 0; i < 4; ++i) {
+    devices[i].id = 80 + i;
+    devices[i].words = device_words(devices[i].id, kLength, kBits);
+    check_in(c, out, devices[i], 1 + i);
+    accept(c, out, devices[i], 1);
+  }
+  c.on_tick(kT0 + 30);
+  for (int i = 0; i < 3; ++i) {
+    send_reports(c, out, devices[i], 1, kLength);
+    complete.push_back(devices[i].words);
+  }
+  send_reports(c, out, devices[3], 1, 128);  // never finishes
+  c.on_tick(kT0 + 49);
+  EXPECT_EQ(c.task_state(1), "open");
+  c.on_tick(kT0 + 50);
+  ASSERT_EQ(c.task_state(1), "completed");
+  EXPECT_EQ(*store.result(1), sum_json(sum_of(complete, kBits), 3));
+}
+
+// The net layer may report a close from inside Outbox::close: a decline, a late device turned
+// away when admission ends, and the outcome's closes all call back into the Coordinator.
+TEST(TrustedRound, SurvivesClosesReportedFromInsideOutboxClose) {
+  FakeStore store;
+  FakeOutbox out(store);
+  Coordinator c(store, out, one_task(), kT0);
+  out.on_close_hook = [&c](ConnectionId id) { c.on_close(id, "closed by the server"); };
+  TrustedDevice decliner;
+  decliner.id = 90;
+  check_in(c, out, decliner, 1);
+  c.on_frame(1, reply(1, false));
+  EXPECT_TRUE(out.closed(1));
+  std::vector<TrustedDevice> devices(4);
+  std::vector<std::vector<uint64_t>> inputs;
+  for (uint64_t i = 0; i < 4; ++i) {
+    devices[i].id = 91 + i;
+    devices[i].words = device_words(devices[i].id, kLength, kBits);
+    inputs.push_back(devices[i].words);
+    check_in(c, out, devices[i], 2 + i);
+    if (i < 3) accept(c, out, devices[i], 1);  // device 94 never replies
+  }
+  c.on_tick(kT0 + 30);  // admission ends: 94 is turned away and closed
+  ASSERT_FALSE(out.empty(5));
+  EXPECT_EQ(out.pop(5).body.server_error.action, fedstat_v1_ErrorAction_RETRY_LATER);
+  EXPECT_TRUE(out.closed(5));
+  inputs.pop_back();
+  for (int i = 0; i < 3; ++i) send_reports(c, out, devices[i], 1, kLength);
+  ASSERT_EQ(c.task_state(1), "completed");
+  EXPECT_EQ(*store.result(1), sum_json(sum_of(inputs, kBits), 3));
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(out.closed(devices[i].conn));
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace host
+}  // namespace fedstat
