@@ -272,100 +272,24 @@ TEST_F(ClientSessionTest, KlPointsMustBeDistinctAscending) {
   EXPECT_TRUE(s.seen.report.empty());
 }
 
-// MODEL_UPDATE: a small logistic-regression task.
-struct ModelData : client::ClientData {
-  std::vector<float> features;
-  std::vector<int8_t> labels;
-  size_t d = 4;
-  ModelData() {
-    for (int i = 0; i < 40; ++i) {
-      float row[4] = {0.3f * std::sin(i * 1.f), 0.3f * std::cos(i * 2.f), 0.2f, 0.1f * (i % 3)};
-      features.insert(features.end(), row, row + 4);
-      labels.push_back(static_cast<int8_t>(row[0] + row[1] > 0 ? 1 : -1));
-    }
-  }
-  Result<tasks::Examples> examples() override {
-    return tasks::Examples{Span<const float>(features.data(), features.size()),
-                           Span<const int8_t>(labels.data(), labels.size()), d};
-  }
-};
-
-fedstat_v1_Task model_task(fedstat_v1_TrustModel trust) {
-  fedstat_v1_Task t = fedstat_v1_Task_init_zero;
-  t.task_id = 13;
-  t.kind = fedstat_v1_TaskKind_MODEL_UPDATE;
-  t.trust = trust;
-  t.epsilon = 1;
-  t.delta = 1e-8;
-  t.device_noise_lambda = trust == fedstat_v1_TrustModel_DIST ? 40 : 0;
-  set_seed(t, 9);
-  t.bits = 32;
-  t.which_parameters = fedstat_v1_Task_model_update_tag;
-  auto& m = t.parameters.model_update;
-  m.dimension = 4;
-  m.epochs = 3;
-  m.batches = 2;
-  m.averaging_interval = 3;
-  m.eta0 = 1;
-  m.mu = 0.001;
-  m.clip_norm = 1;
-  m.rotate = true;
-  m.gamma = 1024;
-  m.beta = 0.6065306597;
-  m.examples_per_client = 40;
-  t.data_words = 4;
-  return t;
-}
-
-tasks::ModelUpdateConfig config_of(const fedstat_v1_Task& t) {
-  tasks::ModelUpdateConfig c;
-  const auto& m = t.parameters.model_update;
-  c.trainer = tasks::TrainerConfig{m.epochs, m.batches, m.averaging_interval, m.eta0, m.mu};
-  c.quantise.clip_norm = m.clip_norm;
-  c.quantise.rotate = m.rotate;
-  c.quantise.rotation_seed = seed_of(t);
-  c.quantise.gamma = m.gamma;
-  c.quantise.beta = m.beta;
-  c.quantise.modulus_bits = t.bits;
-  c.examples_per_client = m.examples_per_client;
-  return c;
-}
-
-std::vector<uint64_t> model_bits(const std::vector<double>& model) {
-  std::vector<uint64_t> bits(model.size());
-  std::memcpy(bits.data(), model.data(), 8 * model.size());
-  return bits;
-}
-
 TEST_F(ClientSessionTest, ModelUpdateReportIsTheQuantisedUpdate) {
   ModelData data;
   fedstat_v1_Task task = model_task(fedstat_v1_TrustModel_TRUSTED);
-  task.vector_length = static_cast<uint32_t>(quantise::encoded_length(4, config_of(task).quantise));
   const std::vector<double> model = {0.1, -0.2, 0.05, 0.0};
   const size_t need = client::Client::memory_bytes(task, data.labels.size()).value();
   Device device(23, need, data);
   Session s = run(device, task, model_bits(model));
   ASSERT_TRUE(s.outcome.ok()) << s.outcome.status().message();
 
-  // Directly: tasks::model_update_report in 32-bit words, same private stream.
-  std::vector<uint8_t> scratch(tasks::model_update_memory_bytes(40, 4) + 64);
-  Arena arena(MutableByteSpan(scratch.data(), scratch.size()));
-  std::vector<uint32_t> report(task.vector_length);
   CountingSource same(test_seed(99), 23);
-  RandomBits bits(same);
-  auto examples = data.examples();
-  ASSERT_TRUE(tasks::model_update_report(
-                  examples.value(), Span<const double>(model.data(), model.size()), config_of(task),
-                  nullptr, bits, arena, Span<uint32_t>(report.data(), report.size()))
-                  .ok());
-  EXPECT_EQ(s.seen.report, std::vector<uint64_t>(report.begin(), report.end()));
+  const std::vector<uint64_t> report = expected_model(task, model, data, same);
+  EXPECT_EQ(s.seen.report, report);
   EXPECT_NE(s.seen.report, std::vector<uint64_t>(report.size(), 0));
 }
 
 TEST_F(ClientSessionTest, ModelUpdateRefusesANonFiniteGlobalModel) {
   ModelData data;
   fedstat_v1_Task task = model_task(fedstat_v1_TrustModel_TRUSTED);
-  task.vector_length = static_cast<uint32_t>(quantise::encoded_length(4, config_of(task).quantise));
   Device device(23, client::Client::memory_bytes(task, 40).value(), data);
   Session s = run(device, task, model_bits({0.1, std::nan(""), 0, 0}));
   EXPECT_EQ(s.outcome.status().code(), StatusCode::kInvalidArgument);
@@ -378,8 +302,6 @@ TEST_F(ClientSessionTest, MemoryFormulaIsExactlyEnough) {
   ModelData model_data;
   std::vector<uint64_t> points;
   fedstat_v1_Task model = model_task(fedstat_v1_TrustModel_TRUSTED);
-  model.vector_length =
-      static_cast<uint32_t>(quantise::encoded_length(4, config_of(model).quantise));
   struct Case {
     fedstat_v1_Task task;
     std::vector<uint64_t> data;

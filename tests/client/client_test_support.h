@@ -12,16 +12,20 @@
 #include <string>
 #include <vector>
 
+#include <cmath>
 #include "platform/posix/posix_platform.h"
+#include "sdk/base/arena.h"
 #include "sdk/base/random_bits.h"
 #include "sdk/base/seeded_stream.h"
 #include "sdk/client/client.h"
 #include "sdk/noise/add_noise.h"
 #include "sdk/noise/rational.h"
 #include "sdk/privacy/budget_ledger.h"
+#include "sdk/quantise/quantise.h"
 #include "sdk/sketch/shift_sketch.h"
 #include "sdk/sketch/stability_histogram.h"
 #include "sdk/tasks/kl_answer_task.h"
+#include "sdk/tasks/model_update_task.h"
 
 namespace fedstat {
 namespace client_test {
@@ -274,6 +278,100 @@ inline void send_task(client::FrameChannel& server, const fedstat_v1_Task& task,
     for (size_t i = 0; i < n; ++i) d.body.task_data.words[i] = data[offset + i];
     if (!server.send(d).ok()) return;
   }
+}
+
+// MODEL_UPDATE: a small logistic-regression task.
+struct ModelData : client::ClientData {
+  std::vector<float> features;
+  std::vector<int8_t> labels;
+  size_t d = 4;
+  ModelData() {
+    for (int i = 0; i < 40; ++i) {
+      float row[4] = {0.3f * std::sin(i * 1.f), 0.3f * std::cos(i * 2.f), 0.2f, 0.1f * (i % 3)};
+      features.insert(features.end(), row, row + 4);
+      labels.push_back(static_cast<int8_t>(row[0] + row[1] > 0 ? 1 : -1));
+    }
+  }
+  Result<tasks::Examples> examples() override {
+    return tasks::Examples{Span<const float>(features.data(), features.size()),
+                           Span<const int8_t>(labels.data(), labels.size()), d};
+  }
+};
+
+inline fedstat_v1_Task model_task(fedstat_v1_TrustModel trust) {
+  fedstat_v1_Task t = fedstat_v1_Task_init_zero;
+  t.task_id = 13;
+  t.kind = fedstat_v1_TaskKind_MODEL_UPDATE;
+  t.trust = trust;
+  t.epsilon = 1;
+  t.delta = 1e-8;
+  t.device_noise_lambda = trust == fedstat_v1_TrustModel_DIST ? 40 : 0;
+  set_seed(t, 9);
+  t.bits = 32;
+  t.which_parameters = fedstat_v1_Task_model_update_tag;
+  auto& m = t.parameters.model_update;
+  m.dimension = 4;
+  m.epochs = 3;
+  m.batches = 2;
+  m.averaging_interval = 3;
+  m.eta0 = 1;
+  m.mu = 0.001;
+  m.clip_norm = 1;
+  m.rotate = true;
+  m.gamma = 1024;
+  m.beta = 0.6065306597;
+  m.examples_per_client = 40;
+  t.data_words = 4;
+  tasks::ModelUpdateConfig c;  // only the quantiser's shape matters for D
+  c.quantise.rotate = m.rotate;
+  t.vector_length = static_cast<uint32_t>(quantise::encoded_length(4, c.quantise));
+  return t;
+}
+
+inline tasks::ModelUpdateConfig config_of(const fedstat_v1_Task& t) {
+  tasks::ModelUpdateConfig c;
+  const auto& m = t.parameters.model_update;
+  c.trainer = tasks::TrainerConfig{m.epochs, m.batches, m.averaging_interval, m.eta0, m.mu};
+  c.quantise.clip_norm = m.clip_norm;
+  c.quantise.rotate = m.rotate;
+  c.quantise.rotation_seed = seed_of(t);
+  c.quantise.gamma = m.gamma;
+  c.quantise.beta = m.beta;
+  c.quantise.modulus_bits = t.bits;
+  c.examples_per_client = m.examples_per_client;
+  return c;
+}
+
+inline std::vector<uint64_t> model_bits(const std::vector<double>& model) {
+  std::vector<uint64_t> bits(model.size());
+  std::memcpy(bits.data(), model.data(), 8 * model.size());
+  return bits;
+}
+
+// MODEL_UPDATE by hand: tasks::model_update_report in 32-bit words (+ the Skellam share in DIST).
+inline std::vector<uint64_t> expected_model(const fedstat_v1_Task& t,
+                                            const std::vector<double>& model, ModelData& data,
+                                            RandomSource& private_source) {
+  std::vector<uint8_t> scratch(tasks::model_update_memory_bytes(data.labels.size(), 4) + 64);
+  Arena arena(MutableByteSpan(scratch.data(), scratch.size()));
+  std::vector<uint32_t> report(t.vector_length);
+  noise::NoiseSampler share;
+  const noise::NoiseSampler* share_ptr = nullptr;
+  if (t.trust == fedstat_v1_TrustModel_DIST) {
+    EXPECT_TRUE(
+        share
+            .init(noise::NoiseSpec{noise::NoiseKind::kSkellam,
+                                   noise::rational_at_least(t.device_noise_lambda).value(), 1})
+            .ok());
+    share_ptr = &share;
+  }
+  RandomBits bits(private_source);
+  EXPECT_TRUE(tasks::model_update_report(data.examples().value(),
+                                         Span<const double>(model.data(), model.size()),
+                                         config_of(t), share_ptr, bits, arena,
+                                         Span<uint32_t>(report.data(), report.size()))
+                  .ok());
+  return std::vector<uint64_t>(report.begin(), report.end());
 }
 
 }  // namespace client_test

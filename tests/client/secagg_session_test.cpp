@@ -32,6 +32,14 @@ class DropAtMasking : public InMemoryChannel {
 struct DistResult {
   Result<std::vector<uint64_t>> sum = failed_precondition("not finished");
   std::vector<uint32_t> u3;
+  size_t chunks = 0, reveals = 0;  // messages of rounds 2 and 3 the server received
+};
+
+enum class ServerMode {
+  kNormal,
+  kNoAdmission,     // RoundOutcome{false} right after the TaskReplies (below min_clients)
+  kAbortAfterKeys,  // SecAggAbort after round 0
+  kEarlyU3Roster,   // a round-3 roster where U2 belongs: the devices must stop
 };
 
 size_t members(const fedstat_v1_SecAggRoster& roster) {
@@ -42,7 +50,7 @@ size_t members(const fedstat_v1_SecAggRoster& roster) {
 }
 
 DistResult serve_dist(const std::vector<InMemoryChannel*>& conns, const fedstat_v1_Task& task,
-                      const std::vector<uint64_t>& data) {
+                      const std::vector<uint64_t>& data, ServerMode mode = ServerMode::kNormal) {
   DistResult result;
   host::SecAggServerConfig config;
   config.session = task.secagg_session;
@@ -74,6 +82,21 @@ DistResult serve_dist(const std::vector<InMemoryChannel*>& conns, const fedstat_
       EXPECT_TRUE(in.body.task_reply.accept);
     }
   }
+  auto end_round = [&](pb_size_t tag) {
+    for (size_t i = 0; i < n; ++i) {
+      wire::Envelope e = envelope_of(tag);
+      e.body.round_outcome.task_id = task.task_id;  // SecAggAbort: session left 0, unused
+      if (tag == fedstat_v1_Envelope_secagg_abort_tag) {
+        e.body.secagg_abort = fedstat_v1_SecAggAbort_init_zero;
+        e.body.secagg_abort.session = task.secagg_session;
+      }
+      send(i, e);
+    }
+  };
+  if (mode == ServerMode::kNoAdmission) {
+    end_round(fedstat_v1_Envelope_round_outcome_tag);
+    return result;
+  }
   // Round 0.
   wire::Envelope start = envelope_of(fedstat_v1_Envelope_secagg_start_tag);
   start.body.secagg_start = server.start();
@@ -82,6 +105,10 @@ DistResult serve_dist(const std::vector<InMemoryChannel*>& conns, const fedstat_
     if (receive(i, fedstat_v1_Envelope_secagg_keys_tag)) {
       EXPECT_TRUE(server.on_keys(in.body.secagg_keys).ok());
     }
+  }
+  if (mode == ServerMode::kAbortAfterKeys) {
+    end_round(fedstat_v1_Envelope_secagg_abort_tag);
+    return result;
   }
   auto roster = server.close_advertising();
   if (!roster.ok()) return result;
@@ -109,6 +136,7 @@ DistResult serve_dist(const std::vector<InMemoryChannel*>& conns, const fedstat_
     }
     wire::Envelope e = envelope_of(fedstat_v1_Envelope_secagg_roster_tag);
     e.body.secagg_roster = u2.value();
+    if (mode == ServerMode::kEarlyU3Roster) e.body.secagg_roster.round = 3;
     send(i, e);
   }
   // Round 2.
@@ -117,6 +145,7 @@ DistResult serve_dist(const std::vector<InMemoryChannel*>& conns, const fedstat_
     for (size_t k = 0; k < chunks; ++k) {
       if (!receive(i, fedstat_v1_Envelope_secagg_masked_chunk_tag)) break;
       EXPECT_TRUE(server.on_chunk(ids[i], in.body.secagg_masked_chunk).ok());
+      ++result.chunks;
     }
   }
   auto u3 = server.close_masking();
@@ -131,6 +160,7 @@ DistResult serve_dist(const std::vector<InMemoryChannel*>& conns, const fedstat_
     for (size_t k = 0; k < members(u2.value()); ++k) {
       if (!receive(i, fedstat_v1_Envelope_secagg_reveal_tag)) break;
       EXPECT_TRUE(server.on_reveal(ids[i], in.body.secagg_reveal).ok());
+      ++result.reveals;
     }
   }
   SeededStream blinding(test_seed(1), 777);
@@ -145,7 +175,83 @@ DistResult serve_dist(const std::vector<InMemoryChannel*>& conns, const fedstat_
   return result;
 }
 
-enum class Kind { kKl, kDataShift };
+enum class Kind { kKl, kDataShift, kModel };
+
+// Five devices with their data, channels and Clients, for one DIST task of `kind`.
+struct Fleet {
+  static constexpr size_t kClients = 5;
+  Kind kind;
+  fedstat_v1_Task task = fedstat_v1_Task_init_zero;
+  std::vector<uint64_t> data;  // TaskData
+  std::vector<double> model = {0.1, -0.2, 0.05, 0.0};
+  std::vector<std::unique_ptr<OwnedHistogram>> histograms;
+  std::vector<std::unique_ptr<HistogramData>> histogram_apps;
+  std::vector<std::unique_ptr<ModelData>> model_apps;
+  std::vector<client::ClientData*> apps;
+  std::vector<std::unique_ptr<Device>> devices;
+  std::vector<std::unique_ptr<InMemoryChannel>> device_ends, server_ends;
+  std::vector<Result<client::SessionOutcome>> outcomes;
+
+  Fleet(Kind k, int dropper) : kind(k) {
+    std::vector<uint64_t> points;
+    if (kind == Kind::kKl) {
+      task = kl_task(fedstat_v1_TrustModel_DIST, points);
+      data = points;
+    } else if (kind == Kind::kDataShift) {
+      task = data_shift_task(fedstat_v1_TrustModel_DIST, /*local_epsilon=*/1.0);
+    } else {
+      task = model_task(fedstat_v1_TrustModel_DIST);
+      data = model_bits(model);
+    }
+    make_dist(task, kClients, 3);
+    for (size_t c = 0; c < kClients; ++c) {
+      size_t local = 0;
+      if (kind == Kind::kModel) {
+        model_apps.push_back(std::make_unique<ModelData>());
+        apps.push_back(model_apps.back().get());
+        local = model_apps.back()->labels.size();
+      } else {
+        histograms.push_back(std::make_unique<OwnedHistogram>(static_cast<uint32_t>(10 + c)));
+        histogram_apps.push_back(std::make_unique<HistogramData>(&histograms.back()->histogram));
+        apps.push_back(histogram_apps.back().get());
+        local = histograms.back()->histogram.capacity();
+      }
+      const size_t need = client::Client::memory_bytes(task, local).value();
+      devices.push_back(std::make_unique<Device>(c + 1, need, *apps.back()));
+      EXPECT_TRUE(devices.back()->init_status.ok());
+      auto up = std::make_shared<Pipe>();
+      auto down = std::make_shared<Pipe>();
+      if (static_cast<int>(c) == dropper) {
+        device_ends.push_back(std::make_unique<DropAtMasking>(down, up));
+      } else {
+        device_ends.push_back(std::make_unique<InMemoryChannel>(down, up));
+      }
+      server_ends.push_back(std::make_unique<InMemoryChannel>(up, down));
+    }
+  }
+
+  DistResult run(ServerMode mode = ServerMode::kNormal) {
+    outcomes.assign(kClients, failed_precondition("not run"));
+    std::vector<std::thread> threads;
+    for (size_t c = 0; c < kClients; ++c) {
+      threads.emplace_back(
+          [this, c] { outcomes[c] = devices[c]->client.run_session(*device_ends[c]); });
+    }
+    std::vector<InMemoryChannel*> conns;
+    for (auto& e : server_ends) conns.push_back(e.get());
+    DistResult result = serve_dist(conns, task, data, mode);
+    for (auto& t : threads) t.join();
+    return result;
+  }
+
+  // Client c's contribution, computed directly from the SDK routines with its noise stream.
+  std::vector<uint64_t> expected(size_t c) {
+    CountingSource same(test_seed(99), c + 1);
+    if (kind == Kind::kKl) return expected_kl(task, data, histograms[c]->histogram, same);
+    if (kind == Kind::kDataShift) return expected_sketch(task, histograms[c]->histogram, same);
+    return expected_model(task, model, *model_apps[c], same);
+  }
+};
 
 class DistSessionTest : public StorageTest,
                         public ::testing::WithParamInterface<std::tuple<Kind, bool>> {};
@@ -153,80 +259,80 @@ class DistSessionTest : public StorageTest,
 TEST_P(DistSessionTest, UnmaskedSumIsTheSumOfTheSurvivorsContributions) {
   const Kind kind = std::get<0>(GetParam());
   const bool one_drops = std::get<1>(GetParam());
-  constexpr size_t kClients = 5;
-  std::vector<uint64_t> points;
-  fedstat_v1_Task task = kind == Kind::kKl
-                             ? kl_task(fedstat_v1_TrustModel_DIST, points)
-                             : data_shift_task(fedstat_v1_TrustModel_DIST, /*local_epsilon=*/1.0);
-  make_dist(task, kClients, 3);
-  const std::vector<uint64_t> data = kind == Kind::kKl ? points : std::vector<uint64_t>();
-
-  std::vector<std::unique_ptr<OwnedHistogram>> histograms;
-  std::vector<std::unique_ptr<HistogramData>> apps;
-  std::vector<std::unique_ptr<Device>> devices;
-  std::vector<std::unique_ptr<InMemoryChannel>> device_ends, server_ends;
-  for (size_t c = 0; c < kClients; ++c) {
-    histograms.push_back(std::make_unique<OwnedHistogram>(static_cast<uint32_t>(10 + c)));
-    apps.push_back(std::make_unique<HistogramData>(&histograms.back()->histogram));
-    const size_t need =
-        client::Client::memory_bytes(task, histograms.back()->histogram.capacity()).value();
-    devices.push_back(std::make_unique<Device>(c + 1, need, *apps.back()));
-    ASSERT_TRUE(devices.back()->init_status.ok());
-    auto up = std::make_shared<Pipe>();
-    auto down = std::make_shared<Pipe>();
-    if (one_drops && c == 2) {
-      device_ends.push_back(std::make_unique<DropAtMasking>(down, up));
-    } else {
-      device_ends.push_back(std::make_unique<InMemoryChannel>(down, up));
-    }
-    server_ends.push_back(std::make_unique<InMemoryChannel>(up, down));
-  }
-  std::vector<Result<client::SessionOutcome>> outcomes(kClients, failed_precondition("not run"));
-  std::vector<std::thread> threads;
-  for (size_t c = 0; c < kClients; ++c) {
-    threads.emplace_back([&, c] { outcomes[c] = devices[c]->client.run_session(*device_ends[c]); });
-  }
-  std::vector<InMemoryChannel*> conns;
-  for (auto& e : server_ends) conns.push_back(e.get());
-  const DistResult result = serve_dist(conns, task, data);
-  for (auto& t : threads) t.join();
-
+  const int dropper = one_drops ? 2 : -1;
+  Fleet fleet(kind, dropper);
+  const DistResult result = fleet.run();
   ASSERT_TRUE(result.sum.ok()) << result.sum.status().message();
-  std::vector<uint64_t> expected(task.vector_length, 0);
-  std::vector<uint64_t> everyone(task.vector_length, 0);
-  for (size_t c = 0; c < kClients; ++c) {
-    CountingSource same(test_seed(99), c + 1);
-    const std::vector<uint64_t> x = kind == Kind::kKl
-                                        ? expected_kl(task, points, histograms[c]->histogram, same)
-                                        : expected_sketch(task, histograms[c]->histogram, same);
-    const bool survivor = !(one_drops && c == 2);
+
+  const fedstat_v1_Task& task = fleet.task;
+  const uint64_t mask = task.bits == 64 ? ~uint64_t{0} : (uint64_t{1} << task.bits) - 1;
+  std::vector<uint64_t> expected(task.vector_length, 0), everyone(task.vector_length, 0);
+  for (size_t c = 0; c < Fleet::kClients; ++c) {
+    const std::vector<uint64_t> x = fleet.expected(c);
+    ASSERT_EQ(x.size(), task.vector_length);
+    const bool survivor = static_cast<int>(c) != dropper;
     for (size_t i = 0; i < x.size(); ++i) {
-      everyone[i] += x[i];
-      if (survivor) expected[i] += x[i];
+      everyone[i] = (everyone[i] + x[i]) & mask;
+      if (survivor) expected[i] = (expected[i] + x[i]) & mask;
     }
     if (survivor) {
-      ASSERT_TRUE(outcomes[c].ok()) << c << ": " << outcomes[c].status().message();
-      EXPECT_EQ(outcomes[c].value().result, SessionResult::kCompleted);
+      ASSERT_TRUE(fleet.outcomes[c].ok()) << c << ": " << fleet.outcomes[c].status().message();
+      EXPECT_EQ(fleet.outcomes[c].value().result, SessionResult::kCompleted);
     } else {
-      EXPECT_EQ(outcomes[c].status().code(), StatusCode::kUnavailable);
+      EXPECT_EQ(fleet.outcomes[c].status().code(), StatusCode::kUnavailable);
     }
-    EXPECT_DOUBLE_EQ(devices[c]->spent(), task.epsilon);
+    EXPECT_DOUBLE_EQ(fleet.devices[c]->spent(), task.epsilon);
   }
   EXPECT_EQ(result.sum.value(), expected);
-  EXPECT_EQ(result.u3.size(), one_drops ? kClients - 1 : kClients);
+  EXPECT_EQ(result.u3.size(), one_drops ? Fleet::kClients - 1 : Fleet::kClients);
   if (one_drops) {
     EXPECT_NE(result.sum.value(), everyone);  // the dropper's input really is missing
     // The dropper kept its round marker: after a reboot it declines this round.
-    Device rebooted(3, 1 << 20, *apps[2]);
+    Device rebooted(3, 1 << 20, *fleet.apps[2]);
     EXPECT_EQ(rebooted.client.interrupted_task(), task.task_id);
   }
-  Device survivor_rebooted(1, 1 << 20, *apps[0]);
+  Device survivor_rebooted(1, 1 << 20, *fleet.apps[0]);
   EXPECT_EQ(survivor_rebooted.client.interrupted_task(), 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(KindsAndDropouts, DistSessionTest,
-                         ::testing::Combine(::testing::Values(Kind::kKl, Kind::kDataShift),
+                         ::testing::Combine(::testing::Values(Kind::kKl, Kind::kDataShift,
+                                                              Kind::kModel),
                                             ::testing::Bool()));
+
+class DistRoundEndTest : public StorageTest {};
+
+TEST_F(DistRoundEndTest, ARosterOutOfOrderStopsEveryDeviceBeforeMasking) {
+  Fleet fleet(Kind::kKl, -1);
+  const DistResult result = fleet.run(ServerMode::kEarlyU3Roster);
+  EXPECT_FALSE(result.sum.ok());
+  EXPECT_EQ(result.chunks, 0u);
+  EXPECT_EQ(result.reveals, 0u);
+  for (size_t c = 0; c < Fleet::kClients; ++c) {
+    EXPECT_EQ(fleet.outcomes[c].status().code(), StatusCode::kFailedPrecondition) << c;
+  }
+}
+
+TEST_F(DistRoundEndTest, SecAggAbortIsTheAbortedOutcomeAndClearsTheMarker) {
+  Fleet fleet(Kind::kKl, -1);
+  fleet.run(ServerMode::kAbortAfterKeys);
+  for (size_t c = 0; c < Fleet::kClients; ++c) {
+    ASSERT_TRUE(fleet.outcomes[c].ok()) << fleet.outcomes[c].status().message();
+    EXPECT_EQ(fleet.outcomes[c].value().result, SessionResult::kAborted);
+    EXPECT_EQ(fleet.outcomes[c].value().task_id, fleet.task.task_id);
+  }
+  Device rebooted(1, 1 << 20, *fleet.apps[0]);
+  EXPECT_EQ(rebooted.client.interrupted_task(), 0u);
+}
+
+TEST_F(DistRoundEndTest, NoAdmissionIsTheAbortedOutcome) {
+  Fleet fleet(Kind::kDataShift, -1);
+  fleet.run(ServerMode::kNoAdmission);
+  for (size_t c = 0; c < Fleet::kClients; ++c) {
+    ASSERT_TRUE(fleet.outcomes[c].ok()) << fleet.outcomes[c].status().message();
+    EXPECT_EQ(fleet.outcomes[c].value().result, SessionResult::kAborted);
+  }
+}
 
 }  // namespace
 }  // namespace client_test
