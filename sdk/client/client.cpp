@@ -1,0 +1,443 @@
+#include "sdk/client/client.h"
+
+#include <string.h>
+
+#include "platform/platform.h"
+#include "sdk/base/arena.h"
+#include "sdk/base/checked_size.h"
+#include "sdk/base/random_bits.h"
+#include "sdk/client/contribution.h"
+#include "sdk/version.h"
+
+namespace fedstat {
+namespace client {
+namespace {
+
+constexpr uint8_t kMarkerMagic[4] = {'F', 'C', 'R', '1'};
+constexpr uint8_t kStageAccepted = 1;
+constexpr uint8_t kStageUnmasking = 2;
+
+void copy_string(char* out, size_t capacity, const char* text) {
+  size_t n = 0;
+  for (; text != nullptr && text[n] != '\0' && n + 1 < capacity; ++n) out[n] = text[n];
+  out[n] = '\0';
+}
+
+void put_le(uint8_t* out, uint64_t value, size_t bytes) {
+  for (size_t i = 0; i < bytes; ++i) out[i] = static_cast<uint8_t>(value >> (8 * i));
+}
+
+uint64_t get_le(const uint8_t* in, size_t bytes) {
+  uint64_t value = 0;
+  for (size_t i = 0; i < bytes; ++i) value |= uint64_t{in[i]} << (8 * i);
+  return value;
+}
+
+bool is_dist(const fedstat_v1_Task& task) {
+  return task.trust == fedstat_v1_TrustModel_DIST;
+}
+
+bool uses_histogram(const fedstat_v1_Task& task) {
+  return task.kind == fedstat_v1_TaskKind_DATA_SHIFT || task.kind == fedstat_v1_TaskKind_KL_ANSWERS;
+}
+
+Status server_status(uint32_t status_code) {
+  const uint32_t last = static_cast<uint32_t>(StatusCode::kInternal);
+  const StatusCode code = status_code >= 1 && status_code <= last
+                              ? static_cast<StatusCode>(status_code)
+                              : StatusCode::kInternal;
+  return Status(code, "the server ended the session with a ServerError (last_server_detail())");
+}
+
+}  // namespace
+
+Result<size_t> Client::memory_bytes(const fedstat_v1_Task& task, size_t local_size) {
+  Result<size_t> scratch = scratch_bytes(task, local_size);
+  if (!scratch.ok()) return scratch.status();
+  size_t bytes = size_add(size_mul(8, task.vector_length), size_mul(8, task.data_words));
+  if (is_dist(task)) bytes = size_add(bytes, secagg::secagg_client_memory_bytes(task.max_clients));
+  bytes = size_add(bytes, scratch.value());
+  if (bytes == kSizeOverflow) {
+    return resource_exhausted("the task's memory does not fit this device's address space");
+  }
+  return bytes;
+}
+
+Status Client::forget_interrupted_round(const char* round_blob_name) {
+  const Status removed = platform::remove_blob(round_blob_name);
+  return removed.code() == StatusCode::kNotFound ? Status() : removed;
+}
+
+Status Client::init(const ClientConfig& config, MutableByteSpan memory, ClientData& data,
+                    privacy::BudgetLedger& ledger, RandomSource& random) {
+  if (config.device_id == 0 || config.device_id > 0x80000000u) {
+    return invalid_argument("ClientConfig.device_id must be in [1, 2^31]");
+  }
+  if (config.wall_clock_seconds == nullptr) {
+    return invalid_argument("ClientConfig.wall_clock_seconds is required (the ledger's clock)");
+  }
+  if (config.round_blob_name == nullptr || config.round_blob_name[0] == '\0') {
+    return invalid_argument("ClientConfig.round_blob_name must name a blob");
+  }
+  if (reinterpret_cast<uintptr_t>(memory.data()) % 8 != 0) {
+    return invalid_argument("the Client's memory must be 8-byte aligned");
+  }
+  uint32_t interrupted = 0;
+  Result<size_t> loaded =
+      platform::load_blob(config.round_blob_name, MutableByteSpan(marker_bytes_, kMarkerBytes));
+  if (loaded.ok()) {
+    if (loaded.value() != kMarkerBytes || memcmp(marker_bytes_, kMarkerMagic, 4) != 0) {
+      return data_loss("the stored round marker is corrupt (forget_interrupted_round to drop it)");
+    }
+    interrupted = static_cast<uint32_t>(get_le(marker_bytes_ + 4, 4));
+  } else if (loaded.status().code() == StatusCode::kResourceExhausted) {
+    return data_loss("the stored round marker is corrupt (forget_interrupted_round to drop it)");
+  } else if (loaded.status().code() != StatusCode::kNotFound) {
+    return loaded.status();
+  }
+  config_ = config;
+  memory_ = memory;
+  data_ = &data;
+  ledger_ = &ledger;
+  random_ = &random;
+  interrupted_task_ = interrupted;
+  ready_ = true;
+  return Status();
+}
+
+Result<SessionOutcome> Client::run_session(FrameChannel& channel) {
+  if (!ready_) return failed_precondition("Client::init has not succeeded");
+  round_ended_ = false;
+  server_detail_[0] = '\0';
+  task_ = fedstat_v1_Task_init_zero;
+  Result<SessionOutcome> result = session(channel);
+  if (!result.ok() && round_ended_) {
+    clear_marker();
+    result = SessionOutcome{SessionResult::kAborted, task_.task_id};
+  }
+  channel.close();
+  return result;
+}
+
+Status Client::send(FrameChannel& channel) {
+  return channel.send(out_);
+}
+
+Status Client::receive(FrameChannel& channel) {
+  in_ = fedstat_v1_Envelope_init_zero;
+  FEDSTAT_RETURN_IF_ERROR(channel.receive(in_, config_.receive_timeout_ms));
+  if (in_.which_body == fedstat_v1_Envelope_server_error_tag) {
+    copy_string(server_detail_, sizeof(server_detail_), in_.body.server_error.detail);
+    return server_status(in_.body.server_error.status_code);
+  }
+  return Status();
+}
+
+Status Client::receive_expect(FrameChannel& channel, pb_size_t tag, pb_size_t other_tag) {
+  FEDSTAT_RETURN_IF_ERROR(receive(channel));
+  if (in_.which_body == tag || (other_tag != 0 && in_.which_body == other_tag)) return Status();
+  if (in_.which_body == fedstat_v1_Envelope_round_outcome_tag &&
+      in_.body.round_outcome.task_id == task_.task_id && !in_.body.round_outcome.completed) {
+    round_ended_ = true;
+    return aborted("the server aborted the round");
+  }
+  if (in_.which_body == fedstat_v1_Envelope_secagg_abort_tag) {
+    secagg_.on_abort();
+    round_ended_ = true;
+    return aborted("the server abandoned secure aggregation (SecAggAbort)");
+  }
+  return failed_precondition(
+      "the server sent a message this point of the protocol does not expect");
+}
+
+Status Client::decline(FrameChannel& channel, fedstat_v1_ErrorAction reason, const char* detail) {
+  out_ = wire::make_envelope();
+  out_.which_body = fedstat_v1_Envelope_task_reply_tag;
+  out_.body.task_reply.task_id = task_.task_id;
+  out_.body.task_reply.accept = false;
+  out_.body.task_reply.reason = reason;
+  copy_string(out_.body.task_reply.detail, sizeof(out_.body.task_reply.detail), detail);
+  return send(channel);
+}
+
+Result<SessionOutcome> Client::session(FrameChannel& channel) {
+  out_ = wire::make_envelope();
+  out_.which_body = fedstat_v1_Envelope_client_hello_tag;
+  fedstat_v1_ClientHello& hello = out_.body.client_hello;
+  hello.client_id = config_.device_id;
+  copy_string(hello.sdk_version, sizeof(hello.sdk_version), FEDSTAT_VERSION_STRING);
+  hello.memory_bytes = memory_.size();
+  hello.word_bits = static_cast<uint32_t>(8 * sizeof(void*));
+  hello.resume_task_id = 0;  // no resume: an interrupted round is declined (see client.h)
+  FEDSTAT_RETURN_IF_ERROR(send(channel));
+
+  in_ = fedstat_v1_Envelope_init_zero;
+  FEDSTAT_RETURN_IF_ERROR(channel.receive(in_, config_.receive_timeout_ms));
+  if (in_.which_body == fedstat_v1_Envelope_server_error_tag) {
+    const fedstat_v1_ServerError& error = in_.body.server_error;
+    copy_string(server_detail_, sizeof(server_detail_), error.detail);
+    switch (error.action) {
+      case fedstat_v1_ErrorAction_RETRY_LATER:
+      case fedstat_v1_ErrorAction_TASK_CLOSED:
+        return SessionOutcome{SessionResult::kNoTask, 0};
+      case fedstat_v1_ErrorAction_VERSION_TOO_OLD:
+        return SessionOutcome{SessionResult::kVersionTooOld, 0};
+      default:
+        return server_status(error.status_code);
+    }
+  }
+  if (in_.which_body != fedstat_v1_Envelope_task_tag) {
+    return failed_precondition("the server answered the ClientHello with neither Task nor error");
+  }
+  task_ = in_.body.task;
+  return after_task(channel);
+}
+
+Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
+  const uint32_t id = task_.task_id;
+  const Status valid = validate_task(task_);
+  if (!valid.ok()) {
+    FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_REFUSED, valid.message()));
+    return valid;
+  }
+  if (interrupted_task_ != 0 && id == interrupted_task_) {
+    FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_TASK_CLOSED,
+                                    "this device rebooted during the task's round"));
+    return SessionOutcome{SessionResult::kDeclinedInterrupted, id};
+  }
+  // The app's data for the kind, and the size the memory formula reads from it.
+  size_t local = 0;
+  if (uses_histogram(task_)) {
+    const histogram::SparseHistogram* histogram = data_->histogram();
+    if (histogram == nullptr) {
+      FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_ERROR_ACTION_UNSPECIFIED,
+                                      "the app holds no histogram"));
+      return SessionOutcome{SessionResult::kDeclinedNoData, id};
+    }
+    if (task_.kind == fedstat_v1_TaskKind_DATA_SHIFT) local = histogram->capacity();
+  } else {
+    Result<tasks::Examples> examples = data_->examples();
+    if (!examples.ok()) {
+      FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_ERROR_ACTION_UNSPECIFIED,
+                                      "the app holds no examples"));
+      return SessionOutcome{SessionResult::kDeclinedNoData, id};
+    }
+    local = examples.value().count();
+  }
+  Result<size_t> need = memory_bytes(task_, local);
+  if (!need.ok() || need.value() > memory_.size()) {
+    FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_INSUFFICIENT_MEMORY,
+                                    "the task needs more memory than the app gave the Client"));
+    return SessionOutcome{SessionResult::kDeclinedMemory, id};
+  }
+  // Caller memory: contribution, TaskData, [DIST] peers, then the builders' scratch.
+  Arena arena(memory_);
+  Result<Span<uint64_t>> contribution = arena.allocate_array<uint64_t>(task_.vector_length);
+  Result<Span<uint64_t>> data = arena.allocate_array<uint64_t>(task_.data_words);
+  Result<Span<secagg::SecAggPeer>> peers =
+      arena.allocate_array<secagg::SecAggPeer>(is_dist(task_) ? task_.max_clients : 0);
+  if (!contribution.ok() || !data.ok() || !peers.ok()) {
+    return internal_error("memory_bytes did not cover the task's buffers");
+  }
+  const MutableByteSpan scratch(memory_.data() + arena.used(), memory_.size() - arena.used());
+
+  FEDSTAT_RETURN_IF_ERROR(receive_task_data(channel, data.value()));
+
+  // The ledger pays before anything is computed; a refusal changes nothing.
+  if (task_.trust != fedstat_v1_TrustModel_NONE) {
+    privacy::PrivacySpend spend;
+    spend.task_id = id;
+    spend.epsilon = task_.epsilon;
+    spend.delta = task_.delta;
+    const Status charged = ledger_->charge(spend, config_.wall_clock_seconds());
+    if (charged.code() == StatusCode::kResourceExhausted) {
+      FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_BUDGET_EXHAUSTED,
+                                      "the device's privacy budget cannot pay for the task"));
+      return SessionOutcome{SessionResult::kDeclinedBudget, id};
+    }
+    if (!charged.ok()) {
+      decline(channel, fedstat_v1_ErrorAction_ERROR_ACTION_UNSPECIFIED,
+              "the device's privacy ledger is unavailable")
+          .ignore();
+      return charged;
+    }
+  }
+  marker_ = Marker();
+  marker_.task_id = id;
+  marker_.stage = kStageAccepted;
+  marker_.session = task_.secagg_session;
+  const Status saved = save_marker();
+  if (!saved.ok()) {
+    decline(channel, fedstat_v1_ErrorAction_ERROR_ACTION_UNSPECIFIED,
+            "the device could not record the round")
+        .ignore();
+    return saved;
+  }
+  out_ = wire::make_envelope();
+  out_.which_body = fedstat_v1_Envelope_task_reply_tag;
+  out_.body.task_reply.task_id = id;
+  out_.body.task_reply.accept = true;
+  FEDSTAT_RETURN_IF_ERROR(send(channel));
+
+  FEDSTAT_RETURN_IF_ERROR(compute(data.value(), contribution.value(), scratch));
+  if (is_dist(task_)) {
+    FEDSTAT_RETURN_IF_ERROR(run_secagg(channel, contribution.value(), peers.value()));
+  } else {
+    FEDSTAT_RETURN_IF_ERROR(send_report(channel, contribution.value()));
+  }
+  FEDSTAT_RETURN_IF_ERROR(receive_expect(channel, fedstat_v1_Envelope_round_outcome_tag));
+  if (in_.body.round_outcome.task_id != id) {
+    return failed_precondition("RoundOutcome for another task");
+  }
+  clear_marker();
+  return SessionOutcome{
+      in_.body.round_outcome.completed ? SessionResult::kCompleted : SessionResult::kAborted, id};
+}
+
+Status Client::receive_task_data(FrameChannel& channel, Span<uint64_t> data) {
+  size_t received = 0;
+  while (received < data.size()) {
+    FEDSTAT_RETURN_IF_ERROR(receive_expect(channel, fedstat_v1_Envelope_task_data_tag));
+    const fedstat_v1_TaskData& chunk = in_.body.task_data;
+    if (chunk.task_id != task_.task_id) return failed_precondition("TaskData for another task");
+    if (chunk.offset != received || chunk.words_count == 0 ||
+        chunk.words_count > data.size() - received) {
+      return failed_precondition("TaskData out of order, empty or past data_words");
+    }
+    for (pb_size_t i = 0; i < chunk.words_count; ++i) data[received + i] = chunk.words[i];
+    received += chunk.words_count;
+  }
+  return Status();
+}
+
+Status Client::compute(Span<const uint64_t> data, Span<uint64_t> contribution,
+                       MutableByteSpan scratch) {
+  RandomBits noise(*random_);
+  switch (task_.kind) {
+    case fedstat_v1_TaskKind_DATA_SHIFT:
+      return build_data_shift(task_, *data_->histogram(), noise, scratch, contribution);
+    case fedstat_v1_TaskKind_KL_ANSWERS:
+      return build_kl_answers(task_, *data_->histogram(), data, noise, scratch, contribution);
+    case fedstat_v1_TaskKind_MODEL_UPDATE: {
+      Result<tasks::Examples> examples = data_->examples();
+      FEDSTAT_RETURN_IF_ERROR(examples.status());
+      return build_model_update(task_, examples.value(), data, noise, scratch, contribution);
+    }
+    default:
+      return unimplemented("Task.kind: not computed on the device");
+  }
+}
+
+Status Client::send_report(FrameChannel& channel, Span<const uint64_t> contribution) {
+  size_t offset = 0;
+  while (offset < contribution.size()) {
+    const size_t count =
+        contribution.size() - offset < 64 ? contribution.size() - offset : size_t{64};
+    out_ = wire::make_envelope();
+    out_.which_body = fedstat_v1_Envelope_report_tag;
+    out_.body.report.task_id = task_.task_id;
+    out_.body.report.offset = static_cast<uint32_t>(offset);
+    out_.body.report.words_count = static_cast<pb_size_t>(count);
+    for (size_t i = 0; i < count; ++i) out_.body.report.words[i] = contribution[offset + i];
+    FEDSTAT_RETURN_IF_ERROR(send(channel));
+    FEDSTAT_RETURN_IF_ERROR(receive_expect(channel, fedstat_v1_Envelope_ack_tag));
+    if (in_.body.ack.task_id != task_.task_id || in_.body.ack.offset != offset + count) {
+      return failed_precondition("Ack for another task or with the wrong offset");
+    }
+    offset += count;
+  }
+  return Status();
+}
+
+Status Client::run_secagg(FrameChannel& channel, Span<uint64_t> contribution,
+                          Span<secagg::SecAggPeer> peers) {
+  FEDSTAT_RETURN_IF_ERROR(secagg_.init(static_cast<uint32_t>(config_.device_id), peers, *random_));
+  // Round 0: the session must be the task's.
+  FEDSTAT_RETURN_IF_ERROR(receive_expect(channel, fedstat_v1_Envelope_secagg_start_tag));
+  const fedstat_v1_SecAggStart start = in_.body.secagg_start;
+  if (start.session != task_.secagg_session || start.threshold != task_.threshold ||
+      start.vector_length != task_.vector_length || start.bits != task_.bits ||
+      start.max_clients > task_.max_clients) {
+    return failed_precondition("SecAggStart does not match the task");
+  }
+  out_ = wire::make_envelope();
+  out_.which_body = fedstat_v1_Envelope_secagg_keys_tag;
+  FEDSTAT_RETURN_IF_ERROR(secagg_.on_start(start, out_.body.secagg_keys));
+  FEDSTAT_RETURN_IF_ERROR(send(channel));
+  // Round 1: the roster U1, then my shares for every peer.
+  while (true) {
+    FEDSTAT_RETURN_IF_ERROR(receive_expect(channel, fedstat_v1_Envelope_secagg_peer_keys_tag));
+    FEDSTAT_RETURN_IF_ERROR(secagg_.on_peer_keys(in_.body.secagg_peer_keys));
+    if (in_.body.secagg_peer_keys.index + 1 == in_.body.secagg_peer_keys.count) break;
+  }
+  while (true) {
+    out_ = wire::make_envelope();
+    out_.which_body = fedstat_v1_Envelope_secagg_share_tag;
+    Result<bool> more = secagg_.next_share(out_.body.secagg_share);
+    FEDSTAT_RETURN_IF_ERROR(more.status());
+    if (!more.value()) break;
+    FEDSTAT_RETURN_IF_ERROR(send(channel));
+  }
+  // The peers' shares for me, then U2.
+  while (true) {
+    FEDSTAT_RETURN_IF_ERROR(receive_expect(channel, fedstat_v1_Envelope_secagg_share_tag,
+                                           fedstat_v1_Envelope_secagg_roster_tag));
+    if (in_.which_body == fedstat_v1_Envelope_secagg_share_tag) {
+      FEDSTAT_RETURN_IF_ERROR(secagg_.on_share(in_.body.secagg_share));
+      continue;
+    }
+    if (in_.body.secagg_roster.round != 2) return failed_precondition("expected the U2 roster");
+    break;
+  }
+  Status roster = secagg_.on_roster(in_.body.secagg_roster);
+  if (roster.code() == StatusCode::kAborted) round_ended_ = true;
+  FEDSTAT_RETURN_IF_ERROR(roster);
+  memcpy(marker_.u2, in_.body.secagg_roster.members.bytes, in_.body.secagg_roster.members.size);
+  // Round 2: the masked contribution.
+  FEDSTAT_RETURN_IF_ERROR(secagg_.mask(contribution));
+  while (true) {
+    out_ = wire::make_envelope();
+    out_.which_body = fedstat_v1_Envelope_secagg_masked_chunk_tag;
+    Result<bool> more = secagg_.next_chunk(contribution, out_.body.secagg_masked_chunk);
+    FEDSTAT_RETURN_IF_ERROR(more.status());
+    if (!more.value()) break;
+    FEDSTAT_RETURN_IF_ERROR(send(channel));
+  }
+  // Round 3: U3; record what will be revealed about whom, then reveal.
+  FEDSTAT_RETURN_IF_ERROR(receive_expect(channel, fedstat_v1_Envelope_secagg_roster_tag));
+  if (in_.body.secagg_roster.round != 3) return failed_precondition("expected the U3 roster");
+  roster = secagg_.on_roster(in_.body.secagg_roster);
+  if (roster.code() == StatusCode::kAborted) round_ended_ = true;
+  FEDSTAT_RETURN_IF_ERROR(roster);
+  memcpy(marker_.u3, in_.body.secagg_roster.members.bytes, in_.body.secagg_roster.members.size);
+  marker_.stage = kStageUnmasking;
+  FEDSTAT_RETURN_IF_ERROR(save_marker());  // no record, no reveal
+  while (true) {
+    out_ = wire::make_envelope();
+    out_.which_body = fedstat_v1_Envelope_secagg_reveal_tag;
+    Result<bool> more = secagg_.next_reveal(out_.body.secagg_reveal);
+    FEDSTAT_RETURN_IF_ERROR(more.status());
+    if (!more.value()) break;
+    FEDSTAT_RETURN_IF_ERROR(send(channel));
+  }
+  return Status();
+}
+
+Status Client::save_marker() {
+  uint8_t* p = marker_bytes_;
+  memcpy(p, kMarkerMagic, 4);
+  put_le(p + 4, marker_.task_id, 4);
+  p[8] = marker_.stage;
+  put_le(p + 9, marker_.session, 8);
+  memcpy(p + 17, marker_.u2, sizeof(marker_.u2));
+  memcpy(p + 17 + sizeof(marker_.u2), marker_.u3, sizeof(marker_.u3));
+  return platform::save_blob(config_.round_blob_name, ByteSpan(marker_bytes_, kMarkerBytes));
+}
+
+void Client::clear_marker() {
+  platform::remove_blob(config_.round_blob_name).ignore();
+  if (interrupted_task_ == task_.task_id) interrupted_task_ = 0;
+}
+
+}  // namespace client
+}  // namespace fedstat

@@ -1,0 +1,167 @@
+// Client: the one object an app holds to take part in fedstat tasks. run_session() runs ONE task
+// session over a FrameChannel, exactly in the message order of docs/protocol.md:
+//   ClientHello → Task (or ServerError) → TaskData × ⌈data_words/64⌉ → checks → TaskReply →
+//   TRUSTED/TAGG/NONE: Report chunks (≤ 64 words), each answered by its Ack before the next;
+//   DIST: secure aggregation (sdk/secagg/secagg_client.h) → RoundOutcome.
+// Order of the checks, each ending the session with a decline (TaskReply{accept = false}) and
+// nothing computed: the task's fields (validate_task, contribution.h: kInvalidArgument naming the
+// field, or kUnimplemented; the decline says REFUSED) → an interrupted round of this task
+// recorded before a reboot (kDeclinedInterrupted, reason TASK_CLOSED) → the app has no data for
+// the kind (kDeclinedNoData) → memory_bytes(task) > the memory given (kDeclinedMemory,
+// INSUFFICIENT_MEMORY) → the ledger is charged (ε, δ) of the task (trust NONE: nothing) — a
+// refusal is kDeclinedBudget, BUDGET_EXHAUSTED, the ledger unchanged. Only then the Client
+// accepts, computes the contribution and sends it.
+//
+// Errors: a ServerError ends the session with its status code (detail: last_server_detail()); a
+// message of the wrong kind, for another task, or an Ack with the wrong offset is
+// kFailedPrecondition, and the Client sends nothing more that session (never a reveal on a
+// confused state); channel errors (kUnavailable, kDeadlineExceeded after receive_timeout_ms, a
+// malformed frame) are returned as they are. A RoundOutcome{completed = false} or SecAggAbort
+// at any point is the outcome kAborted. The channel is closed when run_session returns.
+//
+// Persistence across a reboot (platform::save_blob, blob ClientConfig::round_blob_name): the
+// round marker {task id, secagg session, stage, U2 and U3 bitmaps}.
+//   * Written when the Client accepts a task (stage "accepted"), before TaskReply is sent.
+//   * DIST: rewritten with stage "unmasking" and the U2/U3 rosters — which fix, for each peer,
+//     which secret it will reveal (U3: self-mask share, U2 \ U3: key share) — before the first
+//     SecAggReveal is sent; if that write fails, nothing is revealed.
+//   * Removed when the round ends (RoundOutcome or SecAggAbort received).
+// A rebooted device does not resume (ClientHello.resume_task_id is 0): init() reads the marker
+// and the next session offered that task declines it (kDeclinedInterrupted), so a device that
+// rebooted mid-round drops out cleanly and never sends shares or reveals for that round again.
+// A marker stays until another task is accepted. A corrupt marker fails init() (kDataLoss,
+// fail closed); forget_interrupted_round() deletes it deliberately.
+//
+// Memory: sizeof(Client) (two Envelopes, the SecAggClient, the marker: ≈ 3 KB on a 64-bit host)
+// + the caller memory of memory_bytes(task, local_size), 8-byte aligned:
+//     8·L (the contribution) + 8·data_words (TaskData) + [DIST] secagg_client_memory_bytes(
+//     max_clients) + scratch_bytes(task, local_size) (contribution.h: sketch, points, trainer)
+// where local_size is the app's histogram capacity (DATA_SHIFT) or example count
+// (MODEL_UPDATE), 0 otherwise. Stack: a ShiftSketch object, a RandomBits and a noise sampler
+// while computing.
+// Paper: none (the protocol around 000–002's device routines and Bonawitz et al. 2017).
+#ifndef FEDSTAT_SDK_CLIENT_CLIENT_H_
+#define FEDSTAT_SDK_CLIENT_CLIENT_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fedstat/v1/envelope.pb.h"
+#include "sdk/base/random_source.h"
+#include "sdk/base/result.h"
+#include "sdk/base/span.h"
+#include "sdk/client/frame_channel.h"
+#include "sdk/histogram/sparse_histogram.h"
+#include "sdk/privacy/budget_ledger.h"
+#include "sdk/secagg/secagg_client.h"
+#include "sdk/tasks/logistic_trainer.h"
+#include "sdk/wire/envelope_codec.h"
+
+namespace fedstat {
+namespace client {
+
+struct ClientConfig {
+  uint64_t device_id = 0;               // [1, 2^31]: also the secure-aggregation client id
+  uint32_t receive_timeout_ms = 30000;  // per received message
+  // Wall-clock seconds for the ledger (sdk/privacy/budget_ledger.h: an RTC or network time).
+  uint64_t (*wall_clock_seconds)() = nullptr;
+  const char* round_blob_name = "fedstat-client-round";  // must outlive the Client
+};
+
+// The app's data. Return null / kNotFound when the app has none for a kind: the Client declines.
+class ClientData {
+ public:
+  virtual const histogram::SparseHistogram* histogram() { return nullptr; }
+  virtual Result<tasks::Examples> examples() { return not_found("the app holds no examples"); }
+
+ protected:
+  ~ClientData() = default;
+};
+
+enum class SessionResult : uint8_t {
+  kNoTask,               // ServerError RETRY_LATER (or TASK_CLOSED) before a task: check in later
+  kVersionTooOld,        // ServerError VERSION_TOO_OLD: the SDK must be updated
+  kDeclinedInterrupted,  // this task's round was interrupted by a reboot: not rejoined
+  kDeclinedNoData,       // the app holds no data for the task's kind
+  kDeclinedMemory,       // memory_bytes(task) > the memory given to init()
+  kDeclinedBudget,       // the privacy ledger refused the task's (ε, δ)
+  kCompleted,            // RoundOutcome{completed = true}
+  kAborted,              // RoundOutcome{completed = false} or SecAggAbort
+};
+
+struct SessionOutcome {
+  SessionResult result = SessionResult::kNoTask;
+  uint32_t task_id = 0;  // 0 when no task was offered
+};
+
+class Client {
+ public:
+  // The caller memory the task needs (formula above); kInvalidArgument/kUnimplemented for a task
+  // validate_task refuses; kResourceExhausted when it does not fit in size_t.
+  static Result<size_t> memory_bytes(const fedstat_v1_Task& task, size_t local_size = 0);
+  // Deletes a recorded interrupted round (the app's deliberate choice, e.g. after kDataLoss).
+  static Status forget_interrupted_round(const char* round_blob_name);
+
+  Client() = default;
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // kInvalidArgument: device id outside [1, 2^31], no wall clock, no blob name, memory not
+  // 8-byte aligned. kDataLoss: the stored round marker is corrupt. The references must outlive
+  // the Client.
+  Status init(const ClientConfig& config, MutableByteSpan memory, ClientData& data,
+              privacy::BudgetLedger& ledger, RandomSource& random);
+  Result<SessionOutcome> run_session(FrameChannel& channel);
+
+  // The ServerError detail that ended the last session ("" if none).
+  const char* last_server_detail() const { return server_detail_; }
+  // The task id of a round interrupted before a reboot (0: none).
+  uint32_t interrupted_task() const { return interrupted_task_; }
+
+ private:
+  struct Marker {
+    uint32_t task_id = 0;
+    uint8_t stage = 0;  // 1: accepted; 2: unmasking (rosters recorded)
+    uint64_t session = 0;
+    uint8_t u2[sizeof(fedstat_v1_SecAggRoster_members_t::bytes)] = {};
+    uint8_t u3[sizeof(fedstat_v1_SecAggRoster_members_t::bytes)] = {};
+  };
+  static constexpr size_t kMarkerBytes = 4 + 4 + 1 + 8 + 2 * sizeof(Marker::u2);
+
+  Result<SessionOutcome> session(FrameChannel& channel);
+  Result<SessionOutcome> after_task(FrameChannel& channel);
+  Status receive(FrameChannel& channel);
+  // OK when the message is of `tag` (or `other_tag`); kAborted (round_ended_) on a RoundOutcome
+  // {false} or SecAggAbort; kFailedPrecondition on any other kind.
+  Status receive_expect(FrameChannel& channel, pb_size_t tag, pb_size_t other_tag = 0);
+  Status send(FrameChannel& channel);
+  Status decline(FrameChannel& channel, fedstat_v1_ErrorAction reason, const char* detail);
+  Status receive_task_data(FrameChannel& channel, Span<uint64_t> data);
+  Status compute(Span<const uint64_t> data, Span<uint64_t> contribution, MutableByteSpan scratch);
+  Status send_report(FrameChannel& channel, Span<const uint64_t> contribution);
+  Status run_secagg(FrameChannel& channel, Span<uint64_t> contribution,
+                    Span<secagg::SecAggPeer> peers);
+  Status save_marker();
+  void clear_marker();
+
+  ClientConfig config_;
+  MutableByteSpan memory_;
+  ClientData* data_ = nullptr;
+  privacy::BudgetLedger* ledger_ = nullptr;
+  RandomSource* random_ = nullptr;
+  bool ready_ = false;
+  bool round_ended_ = false;  // a RoundOutcome{false} or SecAggAbort arrived
+  uint32_t interrupted_task_ = 0;
+  fedstat_v1_Task task_ = fedstat_v1_Task_init_zero;
+  Marker marker_;
+  uint8_t marker_bytes_[kMarkerBytes] = {};
+  char server_detail_[sizeof(fedstat_v1_ServerError::detail)] = {};
+  wire::Envelope in_ = fedstat_v1_Envelope_init_zero;
+  wire::Envelope out_ = fedstat_v1_Envelope_init_zero;
+  secagg::SecAggClient secagg_;
+};
+
+}  // namespace client
+}  // namespace fedstat
+
+#endif  // FEDSTAT_SDK_CLIENT_CLIENT_H_

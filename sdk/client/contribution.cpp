@@ -1,0 +1,356 @@
+#include "sdk/client/contribution.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "sdk/base/arena.h"
+#include "sdk/base/checked_size.h"
+#include "sdk/noise/add_noise.h"
+#include "sdk/noise/rational.h"
+#include "sdk/sketch/shift_sketch.h"
+#include "sdk/sketch/stability_histogram.h"
+#include "sdk/tasks/kl_answer_task.h"
+#include "sdk/tasks/model_update_task.h"
+
+namespace fedstat {
+namespace client {
+namespace {
+
+constexpr size_t round_up8(size_t bytes) {
+  return bytes == kSizeOverflow ? kSizeOverflow : size_mul(size_add(bytes, 7) / 8, 8);
+}
+
+Seed256 seed_of(const fedstat_v1_Task& task) {
+  Seed256 seed;
+  memcpy(seed.bytes, task.seed.bytes, sizeof(seed.bytes));
+  return seed;
+}
+
+sketch::ShiftSketchParams sketch_params_of(const fedstat_v1_Task& task) {
+  sketch::ShiftSketchParams p;
+  p.rows = task.parameters.data_shift.rows;
+  p.width = task.parameters.data_shift.width;
+  p.heap_capacity = task.parameters.data_shift.heap_capacity;
+  p.k = task.parameters.data_shift.k;
+  p.seed = seed_of(task);
+  p.buffer_slots = 0;
+  return p;
+}
+
+tasks::ModelUpdateConfig model_config_of(const fedstat_v1_Task& task) {
+  const fedstat_v1_ModelUpdateParameters& m = task.parameters.model_update;
+  tasks::ModelUpdateConfig c;
+  c.trainer.epochs = m.epochs;
+  c.trainer.batches = m.batches;
+  c.trainer.averaging_interval = m.averaging_interval;
+  c.trainer.eta0 = m.eta0;
+  c.trainer.mu = m.mu;
+  c.quantise.clip_norm = m.clip_norm;
+  c.quantise.rotate = m.rotate;
+  c.quantise.rotation_seed = seed_of(task);
+  c.quantise.rotation_stream = 0;
+  c.quantise.gamma = m.gamma;
+  c.quantise.beta = m.beta;
+  c.quantise.modulus_bits = task.bits;
+  c.examples_per_client = m.examples_per_client;
+  return c;
+}
+
+bool finite_at_least_zero(double x) {
+  return isfinite(x) && x >= 0;
+}
+
+// The checks every kind shares: privacy fields, seed, bits, the DIST roster.
+Status validate_common(const fedstat_v1_Task& task) {
+  switch (task.trust) {
+    case fedstat_v1_TrustModel_TRUSTED:
+    case fedstat_v1_TrustModel_TAGG:
+    case fedstat_v1_TrustModel_DIST:
+    case fedstat_v1_TrustModel_NONE:
+      break;
+    default:
+      return unimplemented("Task.trust: unknown trust model");
+  }
+  if (!finite_at_least_zero(task.epsilon)) {
+    return invalid_argument("Task.epsilon must be finite and >= 0");
+  }
+  if (!(task.delta >= 0 && task.delta < 1)) return invalid_argument("Task.delta must be in [0, 1)");
+  if (task.trust == fedstat_v1_TrustModel_NONE) {
+    if (task.epsilon != 0 || task.delta != 0) {
+      return invalid_argument("Task.epsilon and Task.delta must be 0 for trust model NONE");
+    }
+  } else if (task.epsilon == 0) {
+    return invalid_argument("Task.epsilon must be > 0 for a private task");
+  }
+  if (!finite_at_least_zero(task.device_noise_lambda)) {
+    return invalid_argument("Task.device_noise_lambda must be finite and >= 0");
+  }
+  const bool device_noise =
+      task.trust == fedstat_v1_TrustModel_DIST && (task.kind == fedstat_v1_TaskKind_KL_ANSWERS ||
+                                                   task.kind == fedstat_v1_TaskKind_MODEL_UPDATE);
+  if (device_noise && task.device_noise_lambda == 0) {
+    return invalid_argument("Task.device_noise_lambda must be > 0 for this kind in DIST");
+  }
+  if (!device_noise && task.device_noise_lambda != 0) {
+    return invalid_argument(
+        "Task.device_noise_lambda must be 0: this kind and trust model add no Skellam share");
+  }
+  if (task.seed.size != 32) return invalid_argument("Task.seed must be 32 bytes");
+  if (task.bits < 1 || task.bits > 64) return invalid_argument("Task.bits must be in 1..64");
+  if (task.vector_length == 0) return invalid_argument("Task.vector_length must be >= 1");
+  if (task.trust == fedstat_v1_TrustModel_DIST &&
+      !(task.threshold >= 2 && task.threshold <= task.max_clients &&
+        task.max_clients <= kMaxTaskClients)) {
+    return invalid_argument(
+        "Task.threshold and Task.max_clients must satisfy 2 <= threshold <= max_clients <= 1024");
+  }
+  return Status();
+}
+
+Status validate_data_shift(const fedstat_v1_Task& task) {
+  if (task.which_parameters != fedstat_v1_Task_data_shift_tag) {
+    return invalid_argument("Task.parameters: DATA_SHIFT needs data_shift parameters");
+  }
+  const sketch::ShiftSketchParams p = sketch_params_of(task);
+  if (!sketch::validate_params(p).ok()) {
+    return invalid_argument("Task.data_shift: rows/width/heap_capacity/k refused by ShiftSketch");
+  }
+  if (sketch::shift_sketch_memory_bytes(p) == kSizeOverflow) {
+    return invalid_argument("Task.data_shift: the sketch does not fit this device's address space");
+  }
+  const double local_epsilon = task.parameters.data_shift.local_epsilon;
+  if (!finite_at_least_zero(local_epsilon)) {
+    return invalid_argument("Task.data_shift.local_epsilon must be finite and >= 0");
+  }
+  if (local_epsilon > 0 && !sketch::stability_params(local_epsilon, kStabilityDelta).ok()) {
+    return invalid_argument("Task.data_shift.local_epsilon is outside [0.001, 20]");
+  }
+  if (task.bits != 64) return invalid_argument("Task.bits must be 64 for DATA_SHIFT");
+  if (task.data_words != 0) return invalid_argument("Task.data_words must be 0 for DATA_SHIFT");
+  if (uint64_t{p.rows} * p.width + 1 != task.vector_length) {
+    return invalid_argument("Task.vector_length must be rows x width + 1 for DATA_SHIFT");
+  }
+  return Status();
+}
+
+Status validate_kl(const fedstat_v1_Task& task) {
+  if (task.which_parameters != fedstat_v1_Task_kl_tag) {
+    return invalid_argument("Task.parameters: KL_ANSWERS needs kl parameters");
+  }
+  const uint32_t points = task.parameters.kl.points;
+  if (points == 0) return invalid_argument("Task.kl.points must be >= 1");
+  if (task.data_words != points) {
+    return invalid_argument("Task.data_words must equal Task.kl.points for KL_ANSWERS");
+  }
+  if (task.bits != 64) return invalid_argument("Task.bits must be 64 for KL_ANSWERS");
+  if (uint64_t{points} + 1 != task.vector_length) {
+    return invalid_argument("Task.vector_length must be points + 1 for KL_ANSWERS");
+  }
+  return Status();
+}
+
+Status validate_model_update(const fedstat_v1_Task& task) {
+  if (task.which_parameters != fedstat_v1_Task_model_update_tag) {
+    return invalid_argument("Task.parameters: MODEL_UPDATE needs model_update parameters");
+  }
+  const fedstat_v1_ModelUpdateParameters& m = task.parameters.model_update;
+  if (m.dimension == 0) return invalid_argument("Task.model_update.dimension must be >= 1");
+  if (task.data_words != m.dimension) {
+    return invalid_argument("Task.data_words must equal Task.model_update.dimension");
+  }
+  if (m.examples_per_client == 0) {
+    return invalid_argument("Task.model_update.examples_per_client must be >= 1");
+  }
+  const tasks::ModelUpdateConfig c = model_config_of(task);
+  if (!tasks::validate_trainer_config(c.trainer).ok()) {
+    return invalid_argument(
+        "Task.model_update: epochs/batches/averaging_interval/eta0/mu refused by the trainer");
+  }
+  if (!quantise::validate_config(m.dimension, c.quantise).ok()) {
+    return invalid_argument(
+        "Task.model_update: clip_norm/gamma/beta/bits refused by quantise for this dimension");
+  }
+  if (quantise::encoded_length(m.dimension, c.quantise) != task.vector_length) {
+    return invalid_argument(
+        "Task.vector_length must be quantise::encoded_length(dimension) for MODEL_UPDATE");
+  }
+  return Status();
+}
+
+// A Skellam share of λ = device_noise_lambda (rounded up to a rational, as the host tools do).
+Status init_share(const fedstat_v1_Task& task, noise::NoiseSampler& share) {
+  Result<noise::Rational> lambda = noise::rational_at_least(task.device_noise_lambda);
+  if (!lambda.ok()) return invalid_argument("Task.device_noise_lambda is not a usable rational");
+  return share.init(noise::NoiseSpec{noise::NoiseKind::kSkellam, lambda.value(), 1});
+}
+
+bool dist(const fedstat_v1_Task& task) {
+  return task.trust == fedstat_v1_TrustModel_DIST;
+}
+
+}  // namespace
+
+Status validate_task(const fedstat_v1_Task& task) {
+  FEDSTAT_RETURN_IF_ERROR(validate_common(task));
+  switch (task.kind) {
+    case fedstat_v1_TaskKind_DATA_SHIFT:
+      return validate_data_shift(task);
+    case fedstat_v1_TaskKind_KL_ANSWERS:
+      return validate_kl(task);
+    case fedstat_v1_TaskKind_MODEL_UPDATE:
+      return validate_model_update(task);
+    case fedstat_v1_TaskKind_HETEROGENEITY:
+      return unimplemented("Task.kind: HETEROGENEITY is not implemented on the device yet");
+    default:
+      return unimplemented("Task.kind: unknown task kind");
+  }
+}
+
+Result<size_t> contribution_length(const fedstat_v1_Task& task) {
+  FEDSTAT_RETURN_IF_ERROR(validate_task(task));
+  return static_cast<size_t>(task.vector_length);
+}
+
+Result<size_t> scratch_bytes(const fedstat_v1_Task& task, size_t local_size) {
+  FEDSTAT_RETURN_IF_ERROR(validate_task(task));
+  size_t bytes = 0;
+  switch (task.kind) {
+    case fedstat_v1_TaskKind_DATA_SHIFT:
+      bytes = round_up8(sketch::shift_sketch_memory_bytes(sketch_params_of(task)));
+      if (task.parameters.data_shift.local_epsilon > 0) {
+        bytes = size_add(bytes, size_mul(sizeof(histogram::SparseEntry), local_size));
+      }
+      break;
+    case fedstat_v1_TaskKind_KL_ANSWERS:
+      bytes = round_up8(size_mul(4, task.parameters.kl.points));
+      break;
+    default: {  // MODEL_UPDATE (validate_task refused the others)
+      const size_t d = task.parameters.model_update.dimension;
+      bytes =
+          size_add(size_mul(8, d), size_add(tasks::model_update_memory_bytes(local_size, d), 8));
+      if (task.bits <= 32) bytes = size_add(bytes, round_up8(size_mul(4, task.vector_length)));
+      break;
+    }
+  }
+  if (bytes == kSizeOverflow) {
+    return resource_exhausted("the task's scratch does not fit this device's address space");
+  }
+  return bytes;
+}
+
+Status build_data_shift(const fedstat_v1_Task& task, const histogram::SparseHistogram& local,
+                        RandomBits& noise, MutableByteSpan scratch, Span<uint64_t> out) {
+  FEDSTAT_RETURN_IF_ERROR(validate_task(task));
+  if (task.kind != fedstat_v1_TaskKind_DATA_SHIFT) return invalid_argument("not a DATA_SHIFT task");
+  if (out.size() != task.vector_length)
+    return invalid_argument("out must hold vector_length words");
+  const sketch::ShiftSketchParams p = sketch_params_of(task);
+  const size_t sketch_bytes = sketch::shift_sketch_memory_bytes(p);
+  Arena arena(scratch);
+  Result<Span<uint64_t>> sketch_words = arena.allocate_array<uint64_t>(round_up8(sketch_bytes) / 8);
+  if (!sketch_words.ok()) return resource_exhausted("scratch is smaller than scratch_bytes(task)");
+  sketch::ShiftSketch sketch;
+  FEDSTAT_RETURN_IF_ERROR(sketch.init(
+      p, MutableByteSpan(reinterpret_cast<uint8_t*>(sketch_words.value().data()), sketch_bytes)));
+
+  const histogram::SparseHistogram* source = &local;
+  histogram::SparseHistogram noisy;
+  if (task.parameters.data_shift.local_epsilon > 0) {
+    Result<Span<histogram::SparseEntry>> table =
+        arena.allocate_array<histogram::SparseEntry>(local.capacity());
+    if (!table.ok()) return resource_exhausted("scratch is smaller than scratch_bytes(task)");
+    FEDSTAT_RETURN_IF_ERROR(noisy.init(table.value()));
+    Result<sketch::StabilityParams> stability =
+        sketch::stability_params(task.parameters.data_shift.local_epsilon, kStabilityDelta);
+    FEDSTAT_RETURN_IF_ERROR(stability.status());
+    FEDSTAT_RETURN_IF_ERROR(sketch::stability_histogram(local, stability.value(), noise, noisy));
+    source = &noisy;
+  }
+  const Span<const histogram::SparseEntry> slots = source->slots();
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (slots[i].count > 0) FEDSTAT_RETURN_IF_ERROR(sketch.add(slots[i].id, slots[i].count));
+  }
+  size_t next = 0;
+  for (uint32_t r = 0; r < p.rows; ++r) {
+    for (uint32_t b = 0; b < p.width; ++b)
+      out[next++] = static_cast<uint64_t>(sketch.counter(r, b));
+  }
+  out[next] = static_cast<uint64_t>(sketch.total());
+  return Status();
+}
+
+Status build_kl_answers(const fedstat_v1_Task& task, const histogram::SparseHistogram& local,
+                        Span<const uint64_t> points, RandomBits& noise, MutableByteSpan scratch,
+                        Span<uint64_t> out) {
+  FEDSTAT_RETURN_IF_ERROR(validate_task(task));
+  if (task.kind != fedstat_v1_TaskKind_KL_ANSWERS) return invalid_argument("not a KL task");
+  const size_t n = task.parameters.kl.points;
+  if (out.size() != task.vector_length)
+    return invalid_argument("out must hold vector_length words");
+  if (points.size() != n) return invalid_argument("TaskData: KL needs one word per query point");
+  Arena arena(scratch);
+  Result<Span<uint32_t>> ids = arena.allocate_array<uint32_t>(n);
+  if (!ids.ok()) return resource_exhausted("scratch is smaller than scratch_bytes(task)");
+  for (size_t t = 0; t < n; ++t) {
+    if (points[t] > UINT32_MAX || (t > 0 && points[t] <= points[t - 1])) {
+      return invalid_argument("TaskData: KL points must be distinct ascending ids below 2^32");
+    }
+    ids.value()[t] = static_cast<uint32_t>(points[t]);
+  }
+  // The counts, int64 in two's complement, in the contribution's own words.
+  const Span<int64_t> counts(reinterpret_cast<int64_t*>(out.data()), n);
+  uint64_t total = 0;
+  if (dist(task)) {
+    noise::NoiseSampler share;
+    FEDSTAT_RETURN_IF_ERROR(init_share(task, share));
+    FEDSTAT_RETURN_IF_ERROR(
+        tasks::answer_kl_points_noised(local, ids.value(), share, noise, counts, &total));
+  } else {
+    FEDSTAT_RETURN_IF_ERROR(tasks::answer_kl_points(local, ids.value(), counts, &total));
+  }
+  out[n] = total;
+  return Status();
+}
+
+Status build_model_update(const fedstat_v1_Task& task, const tasks::Examples& examples,
+                          Span<const uint64_t> model_bits, RandomBits& noise,
+                          MutableByteSpan scratch, Span<uint64_t> out) {
+  FEDSTAT_RETURN_IF_ERROR(validate_task(task));
+  if (task.kind != fedstat_v1_TaskKind_MODEL_UPDATE) return invalid_argument("not MODEL_UPDATE");
+  const size_t d = task.parameters.model_update.dimension;
+  if (out.size() != task.vector_length)
+    return invalid_argument("out must hold vector_length words");
+  if (model_bits.size() != d) return invalid_argument("TaskData: the model needs d words");
+  if (examples.dimension != d) {
+    return invalid_argument("the app's examples have another dimension than the task's model");
+  }
+  Arena arena(scratch);
+  Result<Span<double>> model = arena.allocate_array<double>(d);
+  if (!model.ok()) return resource_exhausted("scratch is smaller than scratch_bytes(task)");
+  for (size_t j = 0; j < d; ++j) {
+    double w = 0;
+    memcpy(&w, &model_bits[j], sizeof(w));
+    if (!isfinite(w)) return invalid_argument("TaskData: the global model holds a NaN or infinity");
+    model.value()[j] = w;
+  }
+  const tasks::ModelUpdateConfig config = model_config_of(task);
+  noise::NoiseSampler share;
+  const noise::NoiseSampler* share_ptr = nullptr;
+  if (dist(task)) {
+    FEDSTAT_RETURN_IF_ERROR(init_share(task, share));
+    share_ptr = &share;
+  }
+  if (task.bits > 32) {
+    return tasks::model_update_report(examples, model.value(), config, share_ptr, noise, arena,
+                                      out);
+  }
+  Result<Span<uint32_t>> narrow = arena.allocate_array<uint32_t>(out.size());
+  if (!narrow.ok()) return resource_exhausted("scratch is smaller than scratch_bytes(task)");
+  FEDSTAT_RETURN_IF_ERROR(tasks::model_update_report(examples, model.value(), config, share_ptr,
+                                                     noise, arena, narrow.value()));
+  for (size_t i = 0; i < out.size(); ++i) out[i] = narrow.value()[i];
+  return Status();
+}
+
+}  // namespace client
+}  // namespace fedstat

@@ -1,0 +1,80 @@
+// Contribution: a task's checks and the device's contribution vector for each task kind — the
+// words docs/protocol.md ("Contributions: one integer vector per task kind") sums over devices.
+//
+//   DATA_SHIFT     R·w counters of a sketch::ShiftSketch (int64 as two's complement words,
+//                  row-major), then the total. Seed = the task seed; R, w, H, k from the task; no
+//                  pre-aggregation buffer. With local_epsilon > 0 the sketch is fed from the
+//                  stability histogram (sdk/sketch/stability_histogram.h, δ = kStabilityDelta)
+//                  of the app's histogram, drawn from `noise` — as host_server/estimate/
+//                  client_emulation.cpp sketch_clients does. bits 64; no Skellam share
+//                  (device_noise_lambda must be 0).
+//   KL_ANSWERS     TaskData = the query points (distinct, ascending, < 2^32, one word each); the
+//                  counts at the points, then the total. DIST: each count plus a Skellam share of
+//                  λ = device_noise_lambda (tasks::answer_kl_points_noised, as collect_kl_sums);
+//                  other models: exact (tasks::answer_kl_points). bits 64.
+//   MODEL_UPDATE   TaskData = the global model (d IEEE-754 doubles' bits); the report of
+//                  tasks::model_update_report (rotation seed = the task seed, stream 0), words
+//                  mod 2^bits (bits ≤ 32: computed as 32-bit words, widened); DIST adds the
+//                  Skellam share λ = device_noise_lambda inside quantise.
+//   HETEROGENEITY  not implemented on the device yet (kUnimplemented).
+// Noise (the stability histogram, Skellam shares, the trainer's shuffle) is drawn from `noise`
+// in that order, so a SeededStream reproduces a report exactly.
+//
+// Checks (validate_task, before anything is computed): every field the kind reads, each failure
+// kInvalidArgument with a message naming the field — ε, δ, λ NaN/negative/infinite or not allowed
+// for the trust model, a seed that is not 32 bytes, bits outside the kind's, vector_length other
+// than the kind's formula, data_words other than the kind's, sketch or trainer parameters the SDK
+// refuses, DIST threshold/max_clients outside 2 ≤ t ≤ max ≤ 1024. kUnimplemented: HETEROGENEITY,
+// an unknown kind or trust model.
+//
+// Memory: scratch_bytes(task, local_size) bytes of caller scratch (8-byte aligned), where
+// local_size is the app's histogram capacity (DATA_SHIFT) or example count (MODEL_UPDATE):
+//   DATA_SHIFT   ⌈shift_sketch_memory_bytes(R, w, H)⌉₈ + (local_epsilon > 0 ? 8·local_size : 0)
+//   KL_ANSWERS   ⌈4·points⌉₈
+//   MODEL_UPDATE 8·d + model_update_memory_bytes(local_size, d) + 8 + (bits ≤ 32 ? ⌈4·L⌉₈ : 0)
+// (kSizeOverflow arithmetic, sdk/base/checked_size.h: a size past size_t is kResourceExhausted).
+// A sketch object (< 700 bytes) and a noise sampler live on the stack while building.
+// Paper: 001 Algorithm 1 and §4.7.1; 000 Algorithms 1–3; 002 Algorithm 1.
+#ifndef FEDSTAT_SDK_CLIENT_CONTRIBUTION_H_
+#define FEDSTAT_SDK_CLIENT_CONTRIBUTION_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fedstat/v1/envelope.pb.h"
+#include "sdk/base/random_bits.h"
+#include "sdk/base/result.h"
+#include "sdk/base/span.h"
+#include "sdk/histogram/sparse_histogram.h"
+#include "sdk/tasks/logistic_trainer.h"
+
+namespace fedstat {
+namespace client {
+
+// The δ of the local stability histogram (the host tools use the same).
+constexpr double kStabilityDelta = 1e-6;
+// Largest DIST roster a task may ask for (the roster bitmap's limit).
+constexpr uint32_t kMaxTaskClients = 1024;
+
+// Every field check above; OK when the task can be computed.
+Status validate_task(const fedstat_v1_Task& task);
+// L = vector_length as the kind's formula gives it (validates the task first).
+Result<size_t> contribution_length(const fedstat_v1_Task& task);
+// The caller scratch a validated task needs while building (formula above).
+Result<size_t> scratch_bytes(const fedstat_v1_Task& task, size_t local_size);
+
+// The builders: `out` holds contribution_length(task) words; `scratch` scratch_bytes(...) bytes,
+// 8-byte aligned. On an error `out` holds no complete contribution: discard it.
+Status build_data_shift(const fedstat_v1_Task& task, const histogram::SparseHistogram& local,
+                        RandomBits& noise, MutableByteSpan scratch, Span<uint64_t> out);
+Status build_kl_answers(const fedstat_v1_Task& task, const histogram::SparseHistogram& local,
+                        Span<const uint64_t> points, RandomBits& noise, MutableByteSpan scratch,
+                        Span<uint64_t> out);
+Status build_model_update(const fedstat_v1_Task& task, const tasks::Examples& examples,
+                          Span<const uint64_t> model_bits, RandomBits& noise,
+                          MutableByteSpan scratch, Span<uint64_t> out);
+
+}  // namespace client
+}  // namespace fedstat
+
+#endif  // FEDSTAT_SDK_CLIENT_CONTRIBUTION_H_

@@ -1,0 +1,462 @@
+// The Client against a scripted one-connection server: declines, refusals, TRUSTED reports of
+// each kind equal to the SDK routines' output, protocol confusion, and the reboot marker.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <thread>
+
+#include "sdk/base/arena.h"
+#include "sdk/quantise/quantise.h"
+#include "sdk/tasks/model_update_task.h"
+#include "sdk/version.h"
+#include "tests/client/client_test_support.h"
+#include "tests/client/in_memory_channel.h"
+
+namespace fedstat {
+namespace client_test {
+namespace {
+
+using client::SessionResult;
+
+enum class Mode { kNormal, kWrongAckOffset, kCloseAfterReply };
+
+// What the scripted server saw.
+struct Seen {
+  fedstat_v1_ClientHello hello = fedstat_v1_ClientHello_init_zero;
+  bool replied = false;
+  fedstat_v1_TaskReply reply = fedstat_v1_TaskReply_init_zero;
+  std::vector<uint64_t> report;
+  size_t extra_messages = 0;  // anything the device sent after the script's last expected one
+};
+
+// Hello → Task + TaskData → TaskReply → Reports/Acks → RoundOutcome, then counts what else the
+// device sends before it closes.
+Seen serve(InMemoryChannel& server, const fedstat_v1_Task& task, const std::vector<uint64_t>& data,
+           Mode mode = Mode::kNormal) {
+  Seen seen;
+  wire::Envelope in;
+  if (!server.receive(in, 20000).ok()) return seen;
+  seen.hello = in.body.client_hello;
+  send_task(server, task, data);
+  if (!server.receive(in, 20000).ok() || in.which_body != fedstat_v1_Envelope_task_reply_tag) {
+    return seen;
+  }
+  seen.replied = true;
+  seen.reply = in.body.task_reply;
+  if (mode == Mode::kCloseAfterReply) {
+    server.close();
+    return seen;
+  }
+  if (seen.reply.accept) {
+    while (seen.report.size() < task.vector_length) {
+      if (!server.receive(in, 20000).ok() || in.which_body != fedstat_v1_Envelope_report_tag) break;
+      EXPECT_EQ(in.body.report.offset, seen.report.size());
+      seen.report.insert(seen.report.end(), in.body.report.words,
+                         in.body.report.words + in.body.report.words_count);
+      wire::Envelope ack = envelope_of(fedstat_v1_Envelope_ack_tag);
+      ack.body.ack.task_id = task.task_id;
+      ack.body.ack.offset = static_cast<uint32_t>(seen.report.size());
+      if (mode == Mode::kWrongAckOffset) ack.body.ack.offset += 1;
+      server.send(ack).ignore();
+      if (mode == Mode::kWrongAckOffset) break;
+    }
+    if (mode == Mode::kNormal) {
+      wire::Envelope outcome = envelope_of(fedstat_v1_Envelope_round_outcome_tag);
+      outcome.body.round_outcome.task_id = task.task_id;
+      outcome.body.round_outcome.completed = true;
+      server.send(outcome).ignore();  // the device may have stopped already
+    }
+  }
+  while (server.receive(in, 20000).ok()) ++seen.extra_messages;
+  return seen;
+}
+
+struct Session {
+  Result<client::SessionOutcome> outcome = failed_precondition("not run");
+  Seen seen;
+};
+
+Session run(Device& device, const fedstat_v1_Task& task, const std::vector<uint64_t>& data,
+            Mode mode = Mode::kNormal) {
+  auto ends = make_channel_pair();
+  Session s;
+  std::thread server([&] { s.seen = serve(*ends.second, task, data, mode); });
+  s.outcome = device.client.run_session(*ends.first);
+  server.join();
+  return s;
+}
+
+class ClientSessionTest : public StorageTest {};
+
+TEST_F(ClientSessionTest, RetryLaterIsNoTaskAndTheHelloDescribesTheDevice) {
+  OwnedHistogram h(1);
+  HistogramData data(&h.histogram);
+  Device device(17, 4096, data);
+  ASSERT_TRUE(device.init_status.ok());
+  auto ends = make_channel_pair();
+  fedstat_v1_ClientHello hello = fedstat_v1_ClientHello_init_zero;
+  std::thread server([&] {
+    wire::Envelope in;
+    ASSERT_TRUE(ends.second->receive(in, 20000).ok());
+    hello = in.body.client_hello;
+    wire::Envelope e = envelope_of(fedstat_v1_Envelope_server_error_tag);
+    e.body.server_error.action = fedstat_v1_ErrorAction_RETRY_LATER;
+    e.body.server_error.status_code = static_cast<uint32_t>(StatusCode::kUnavailable);
+    std::strcpy(e.body.server_error.detail, "no open task");
+    ASSERT_TRUE(ends.second->send(e).ok());
+  });
+  auto outcome = device.client.run_session(*ends.first);
+  server.join();
+  ASSERT_TRUE(outcome.ok()) << outcome.status().message();
+  EXPECT_EQ(outcome.value().result, SessionResult::kNoTask);
+  EXPECT_STREQ(device.client.last_server_detail(), "no open task");
+  EXPECT_EQ(hello.client_id, 17u);
+  EXPECT_EQ(hello.memory_bytes, 4096u);
+  EXPECT_EQ(hello.word_bits, 8 * sizeof(void*));
+  EXPECT_STREQ(hello.sdk_version, FEDSTAT_VERSION_STRING);
+}
+
+TEST_F(ClientSessionTest, VersionTooOldAndOtherServerErrors) {
+  OwnedHistogram h(1);
+  HistogramData data(&h.histogram);
+  Device device(17, 4096, data);
+  for (auto action : {fedstat_v1_ErrorAction_VERSION_TOO_OLD, fedstat_v1_ErrorAction_REFUSED}) {
+    auto ends = make_channel_pair();
+    std::thread server([&] {
+      wire::Envelope in;
+      ASSERT_TRUE(ends.second->receive(in, 20000).ok());
+      wire::Envelope e = envelope_of(fedstat_v1_Envelope_server_error_tag);
+      e.body.server_error.action = action;
+      e.body.server_error.status_code = static_cast<uint32_t>(StatusCode::kPermissionDenied);
+      ASSERT_TRUE(ends.second->send(e).ok());
+    });
+    auto outcome = device.client.run_session(*ends.first);
+    server.join();
+    if (action == fedstat_v1_ErrorAction_VERSION_TOO_OLD) {
+      ASSERT_TRUE(outcome.ok());
+      EXPECT_EQ(outcome.value().result, SessionResult::kVersionTooOld);
+    } else {
+      EXPECT_EQ(outcome.status().code(), StatusCode::kPermissionDenied);
+    }
+  }
+}
+
+TEST_F(ClientSessionTest, MalformedTaskFieldsAreRefusedNamingTheField) {
+  OwnedHistogram h(1);
+  HistogramData data(&h.histogram);
+  Device device(17, 1 << 16, data);
+  std::vector<uint64_t> points;
+  const fedstat_v1_Task good = kl_task(fedstat_v1_TrustModel_TRUSTED, points);
+  struct Case {
+    const char* field;
+    void (*mutate)(fedstat_v1_Task&);
+    StatusCode code;
+  };
+  const Case cases[] = {
+      {"Task.epsilon", [](fedstat_v1_Task& t) { t.epsilon = std::nan(""); },
+       StatusCode::kInvalidArgument},
+      {"Task.epsilon", [](fedstat_v1_Task& t) { t.epsilon = -1; }, StatusCode::kInvalidArgument},
+      {"Task.delta", [](fedstat_v1_Task& t) { t.delta = 1; }, StatusCode::kInvalidArgument},
+      {"Task.bits", [](fedstat_v1_Task& t) { t.bits = 0; }, StatusCode::kInvalidArgument},
+      {"Task.bits", [](fedstat_v1_Task& t) { t.bits = 65; }, StatusCode::kInvalidArgument},
+      {"Task.bits", [](fedstat_v1_Task& t) { t.bits = 32; }, StatusCode::kInvalidArgument},
+      {"Task.vector_length", [](fedstat_v1_Task& t) { t.vector_length += 1; },
+       StatusCode::kInvalidArgument},
+      {"Task.vector_length", [](fedstat_v1_Task& t) { t.vector_length = 0xFFFFFFFFu; },
+       StatusCode::kInvalidArgument},
+      {"Task.data_words", [](fedstat_v1_Task& t) { t.data_words -= 1; },
+       StatusCode::kInvalidArgument},
+      {"Task.seed", [](fedstat_v1_Task& t) { t.seed.size = 31; }, StatusCode::kInvalidArgument},
+      {"Task.device_noise_lambda", [](fedstat_v1_Task& t) { t.device_noise_lambda = 2; },
+       StatusCode::kInvalidArgument},
+      {"Task.kl.points", [](fedstat_v1_Task& t) { t.parameters.kl.points = 0; },
+       StatusCode::kInvalidArgument},
+      {"Task.kind", [](fedstat_v1_Task& t) { t.kind = fedstat_v1_TaskKind_HETEROGENEITY; },
+       StatusCode::kUnimplemented},
+  };
+  for (const Case& c : cases) {
+    fedstat_v1_Task bad = good;
+    c.mutate(bad);
+    Session s = run(device, bad, points);
+    ASSERT_FALSE(s.outcome.ok()) << c.field;
+    EXPECT_EQ(s.outcome.status().code(), c.code) << c.field;
+    EXPECT_NE(std::strstr(s.outcome.status().message(), c.field), nullptr)
+        << c.field << ": " << s.outcome.status().message();
+    ASSERT_TRUE(s.seen.replied) << c.field;
+    EXPECT_FALSE(s.seen.reply.accept);
+    EXPECT_EQ(s.seen.reply.reason, fedstat_v1_ErrorAction_REFUSED);
+    EXPECT_EQ(s.seen.extra_messages, 0u);
+    EXPECT_EQ(device.spent(), 0) << c.field;
+    EXPECT_EQ(device.random->drawn, 0u) << c.field;
+  }
+  // The unmutated task runs, so each refusal above came from its one field.
+  Session ok = run(device, good, points);
+  ASSERT_TRUE(ok.outcome.ok()) << ok.outcome.status().message();
+  EXPECT_EQ(ok.outcome.value().result, SessionResult::kCompleted);
+}
+
+TEST_F(ClientSessionTest, BudgetExhaustedDeclinesAndComputesNothing) {
+  OwnedHistogram h(1);
+  HistogramData data(&h.histogram);
+  Device device(17, 1 << 16, data, /*budget=*/0.75);
+  std::vector<uint64_t> points;
+  fedstat_v1_Task task = kl_task(fedstat_v1_TrustModel_TRUSTED, points);  // ε = 1 > 0.75
+  Session s = run(device, task, points);
+  ASSERT_TRUE(s.outcome.ok()) << s.outcome.status().message();
+  EXPECT_EQ(s.outcome.value().result, SessionResult::kDeclinedBudget);
+  ASSERT_TRUE(s.seen.replied);
+  EXPECT_FALSE(s.seen.reply.accept);
+  EXPECT_EQ(s.seen.reply.reason, fedstat_v1_ErrorAction_BUDGET_EXHAUSTED);
+  EXPECT_TRUE(s.seen.report.empty());
+  EXPECT_EQ(s.seen.extra_messages, 0u);
+  EXPECT_EQ(device.spent(), 0);
+  EXPECT_EQ(device.ledger.size(), 0u);
+  EXPECT_EQ(device.random->drawn, 0u);
+  // Within budget the same device accepts, and pays exactly the task's ε.
+  task.epsilon = 0.5;
+  Session paid = run(device, task, points);
+  ASSERT_TRUE(paid.outcome.ok());
+  EXPECT_EQ(paid.outcome.value().result, SessionResult::kCompleted);
+  EXPECT_DOUBLE_EQ(device.spent(), 0.5);
+}
+
+TEST_F(ClientSessionTest, TrustedDataShiftReportIsTheSketch) {
+  uint64_t id = 21;
+  for (double local_epsilon : {0.0, 1.0}) {
+    OwnedHistogram h(2);
+    HistogramData data(&h.histogram);
+    const fedstat_v1_Task task = data_shift_task(fedstat_v1_TrustModel_TRUSTED, local_epsilon);
+    const size_t need = client::Client::memory_bytes(task, h.histogram.capacity()).value();
+    Device device(id, need, data);
+    ASSERT_TRUE(device.init_status.ok());
+    Session s = run(device, task, {});
+    ASSERT_TRUE(s.outcome.ok()) << s.outcome.status().message();
+    EXPECT_EQ(s.outcome.value().result, SessionResult::kCompleted);
+    CountingSource same(test_seed(99), id++);
+    const std::vector<uint64_t> expected = expected_sketch(task, h.histogram, same);
+    EXPECT_EQ(s.seen.report, expected) << "local_epsilon " << local_epsilon;
+    EXPECT_EQ(expected.back(), local_epsilon > 0 ? expected.back() : h.histogram.total());
+    EXPECT_DOUBLE_EQ(device.spent(), task.epsilon);
+    EXPECT_EQ(device.random->drawn > 0, local_epsilon > 0);  // noise only for the local DP
+  }
+}
+
+TEST_F(ClientSessionTest, TrustedKlReportIsTheCountsThenTheTotal) {
+  OwnedHistogram h(3);
+  HistogramData data(&h.histogram);
+  std::vector<uint64_t> points;
+  const fedstat_v1_Task task = kl_task(fedstat_v1_TrustModel_TRUSTED, points);
+  Device device(22, client::Client::memory_bytes(task).value(), data);
+  Session s = run(device, task, points);
+  ASSERT_TRUE(s.outcome.ok()) << s.outcome.status().message();
+  CountingSource unused(test_seed(99), 22);
+  EXPECT_EQ(s.seen.report, expected_kl(task, points, h.histogram, unused));
+  EXPECT_EQ(s.seen.report.back(), h.histogram.total());
+  uint64_t hits = 0;  // the data hits some points, so equal reports are not all zeros
+  for (size_t i = 0; i + 1 < s.seen.report.size(); ++i) hits += s.seen.report[i];
+  EXPECT_GT(hits, 0u);
+}
+
+TEST_F(ClientSessionTest, KlPointsMustBeDistinctAscending) {
+  OwnedHistogram h(3);
+  HistogramData data(&h.histogram);
+  std::vector<uint64_t> points;
+  const fedstat_v1_Task task = kl_task(fedstat_v1_TrustModel_TRUSTED, points);
+  Device device(22, client::Client::memory_bytes(task).value(), data);
+  std::vector<uint64_t> bad = points;
+  bad[5] = bad[4];
+  Session s = run(device, task, bad);
+  EXPECT_EQ(s.outcome.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(s.seen.report.empty());
+}
+
+TEST_F(ClientSessionTest, ModelUpdateReportIsTheQuantisedUpdate) {
+  ModelData data;
+  fedstat_v1_Task task = model_task(fedstat_v1_TrustModel_TRUSTED);
+  const std::vector<double> model = {0.1, -0.2, 0.05, 0.0};
+  const size_t need = client::Client::memory_bytes(task, data.labels.size()).value();
+  Device device(23, need, data);
+  Session s = run(device, task, model_bits(model));
+  ASSERT_TRUE(s.outcome.ok()) << s.outcome.status().message();
+
+  CountingSource same(test_seed(99), 23);
+  const std::vector<uint64_t> report = expected_model(task, model, data, same);
+  EXPECT_EQ(s.seen.report, report);
+  EXPECT_NE(s.seen.report, std::vector<uint64_t>(report.size(), 0));
+}
+
+TEST_F(ClientSessionTest, ModelUpdateRefusesANonFiniteGlobalModel) {
+  ModelData data;
+  fedstat_v1_Task task = model_task(fedstat_v1_TrustModel_TRUSTED);
+  Device device(23, client::Client::memory_bytes(task, 40).value(), data);
+  Session s = run(device, task, model_bits({0.1, std::nan(""), 0, 0}));
+  EXPECT_EQ(s.outcome.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(s.seen.report.empty());
+}
+
+TEST_F(ClientSessionTest, MemoryFormulaIsExactlyEnough) {
+  OwnedHistogram h(4);
+  HistogramData hist(&h.histogram);
+  ModelData model_data;
+  std::vector<uint64_t> points;
+  fedstat_v1_Task model = model_task(fedstat_v1_TrustModel_TRUSTED);
+  struct Case {
+    fedstat_v1_Task task;
+    std::vector<uint64_t> data;
+    client::ClientData* app;
+    size_t local;
+  };
+  std::vector<Case> cases = {
+      {data_shift_task(fedstat_v1_TrustModel_TRUSTED, 1.0), {}, &hist, h.histogram.capacity()},
+      {kl_task(fedstat_v1_TrustModel_TRUSTED, points), {}, &hist, 0},
+      {model, model_bits({0.1, -0.2, 0.05, 0}), &model_data, 40},
+  };
+  cases[1].data = points;
+  uint64_t id = 30;
+  for (Case& c : cases) {
+    const size_t need = client::Client::memory_bytes(c.task, c.local).value();
+    Device enough(id++, need, *c.app);
+    Session s = run(enough, c.task, c.data);
+    ASSERT_TRUE(s.outcome.ok()) << c.task.kind << ": " << s.outcome.status().message();
+    EXPECT_EQ(s.outcome.value().result, SessionResult::kCompleted);
+
+    Device short_one(id++, need - 1, *c.app);
+    Session d = run(short_one, c.task, c.data);
+    ASSERT_TRUE(d.outcome.ok()) << d.outcome.status().message();
+    EXPECT_EQ(d.outcome.value().result, SessionResult::kDeclinedMemory);
+    EXPECT_EQ(d.seen.reply.reason, fedstat_v1_ErrorAction_INSUFFICIENT_MEMORY);
+    EXPECT_EQ(short_one.spent(), 0);
+    EXPECT_EQ(short_one.random->drawn, 0u);
+  }
+}
+
+TEST_F(ClientSessionTest, NoDataDeclines) {
+  HistogramData none(nullptr);
+  std::vector<uint64_t> points;
+  const fedstat_v1_Task task = kl_task(fedstat_v1_TrustModel_TRUSTED, points);
+  Device device(24, 1 << 16, none);
+  Session s = run(device, task, points);
+  ASSERT_TRUE(s.outcome.ok());
+  EXPECT_EQ(s.outcome.value().result, SessionResult::kDeclinedNoData);
+  EXPECT_FALSE(s.seen.reply.accept);
+  EXPECT_EQ(device.spent(), 0);
+}
+
+TEST_F(ClientSessionTest, WrongAckOffsetEndsTheSessionAndNothingMoreIsSent) {
+  OwnedHistogram h(5);
+  HistogramData data(&h.histogram);
+  const fedstat_v1_Task task = data_shift_task(fedstat_v1_TrustModel_TRUSTED);
+  Device device(25, 1 << 16, data);
+  Session s = run(device, task, {}, Mode::kWrongAckOffset);
+  EXPECT_EQ(s.outcome.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(s.seen.report.size(), 64u);  // the first chunk only
+  EXPECT_EQ(s.seen.extra_messages, 0u);
+}
+
+TEST_F(ClientSessionTest, AMessageOfTheWrongKindIsFailedPrecondition) {
+  OwnedHistogram h(5);
+  HistogramData data(&h.histogram);
+  Device device(26, 1 << 16, data);
+  auto ends = make_channel_pair();
+  size_t after = 0;
+  std::thread server([&] {
+    wire::Envelope in;
+    ASSERT_TRUE(ends.second->receive(in, 20000).ok());
+    ASSERT_TRUE(ends.second->send(envelope_of(fedstat_v1_Envelope_ack_tag)).ok());
+    while (ends.second->receive(in, 20000).ok()) ++after;
+  });
+  auto outcome = device.client.run_session(*ends.first);
+  server.join();
+  EXPECT_EQ(outcome.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(after, 0u);
+}
+
+TEST_F(ClientSessionTest, TaskDataForAnotherTaskIsFailedPrecondition) {
+  OwnedHistogram h(5);
+  HistogramData data(&h.histogram);
+  std::vector<uint64_t> points;
+  const fedstat_v1_Task task = kl_task(fedstat_v1_TrustModel_TRUSTED, points);
+  Device device(27, 1 << 16, data);
+  auto ends = make_channel_pair();
+  size_t after = 0;
+  std::thread server([&] {
+    wire::Envelope in;
+    ASSERT_TRUE(ends.second->receive(in, 20000).ok());
+    fedstat_v1_Task other = task;
+    wire::Envelope e = envelope_of(fedstat_v1_Envelope_task_tag);
+    e.body.task = task;
+    ASSERT_TRUE(ends.second->send(e).ok());
+    wire::Envelope d = envelope_of(fedstat_v1_Envelope_task_data_tag);
+    d.body.task_data.task_id = other.task_id + 1;
+    d.body.task_data.words_count = 1;
+    ASSERT_TRUE(ends.second->send(d).ok());
+    while (ends.second->receive(in, 20000).ok()) ++after;
+  });
+  auto outcome = device.client.run_session(*ends.first);
+  server.join();
+  EXPECT_EQ(outcome.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(after, 0u);  // no TaskReply: nothing charged, nothing sent
+  EXPECT_EQ(device.spent(), 0);
+}
+
+TEST_F(ClientSessionTest, ARebootMidRoundDeclinesThatRoundAndOnlyThatOne) {
+  OwnedHistogram h(6);
+  HistogramData data(&h.histogram);
+  const fedstat_v1_Task task = data_shift_task(fedstat_v1_TrustModel_TRUSTED);
+  {
+    Device before(40, 1 << 16, data);
+    ASSERT_EQ(before.client.interrupted_task(), 0u);
+    Session s = run(before, task, {}, Mode::kCloseAfterReply);  // lost mid-round
+    ASSERT_TRUE(s.seen.reply.accept);
+    EXPECT_FALSE(s.outcome.ok());
+    EXPECT_DOUBLE_EQ(before.spent(), task.epsilon);
+  }
+  // "Reboot": a new Client (and ledger object) on the same storage.
+  Device after(40, 1 << 16, data);
+  ASSERT_TRUE(after.init_status.ok());
+  EXPECT_EQ(after.client.interrupted_task(), task.task_id);
+  EXPECT_DOUBLE_EQ(after.spent(), task.epsilon);
+  Session again = run(after, task, {});
+  ASSERT_TRUE(again.outcome.ok()) << again.outcome.status().message();
+  EXPECT_EQ(again.outcome.value().result, SessionResult::kDeclinedInterrupted);
+  EXPECT_EQ(again.seen.reply.reason, fedstat_v1_ErrorAction_TASK_CLOSED);
+  EXPECT_TRUE(again.seen.report.empty());
+  EXPECT_DOUBLE_EQ(after.spent(), task.epsilon);  // not charged twice
+  // Another task runs, and completing it clears the marker.
+  fedstat_v1_Task next = task;
+  next.task_id = task.task_id + 1;
+  Session other = run(after, next, {});
+  ASSERT_TRUE(other.outcome.ok());
+  EXPECT_EQ(other.outcome.value().result, SessionResult::kCompleted);
+  Device later(40, 1 << 16, data);
+  EXPECT_EQ(later.client.interrupted_task(), 0u);
+}
+
+TEST_F(ClientSessionTest, ACorruptRoundMarkerFailsInitClosed) {
+  ASSERT_TRUE(
+      platform::save_blob("round-41", ByteSpan(reinterpret_cast<const uint8_t*>("junk"), 4)).ok());
+  OwnedHistogram h(6);
+  HistogramData data(&h.histogram);
+  Device device(41, 1 << 16, data);
+  EXPECT_EQ(device.init_status.code(), StatusCode::kDataLoss);
+  ASSERT_TRUE(client::Client::forget_interrupted_round("round-41").ok());
+  Device fresh(41, 1 << 16, data);
+  EXPECT_TRUE(fresh.init_status.ok());
+}
+
+TEST_F(ClientSessionTest, InitRefusesBadConfig) {
+  OwnedHistogram h(6);
+  HistogramData data(&h.histogram);
+  Device device(0, 64, data);
+  EXPECT_EQ(device.init_status.code(), StatusCode::kInvalidArgument);
+  Device huge((uint64_t{1} << 31) + 1, 64, data);
+  EXPECT_EQ(huge.init_status.code(), StatusCode::kInvalidArgument);
+  Device top(uint64_t{1} << 31, 64, data);
+  EXPECT_TRUE(top.init_status.ok());
+}
+
+}  // namespace
+}  // namespace client_test
+}  // namespace fedstat
