@@ -48,6 +48,8 @@ int main(int argc, char** argv) {
   bool results_json = false;
   results->add_option("TASK", result_task, "the task id")->required();
   results->add_flag("--json", results_json, "print the result's JSON only");
+  tasks->fallthrough();
+  results->fallthrough();
   app.require_subcommand(0, 1);
   CLI11_PARSE(app, argc, argv);
 

@@ -336,7 +336,8 @@ void TlsServer::flush(const ConnectionPtr& connection) {
 void TlsServer::close(ConnectionId id) {
   const auto found = connections_.find(id);
   if (found == connections_.end()) return;
-  drop(found->second, "closed by the server", true);
+  const ConnectionPtr connection = found->second;  // drop() erases the map's copy
+  drop(connection, "closed by the server", true);
 }
 
 void TlsServer::stop() {
@@ -351,8 +352,8 @@ void TlsServer::stop() {
   for (auto& connection : all) finish(connection);
 }
 
-void TlsServer::drop(const ConnectionPtr& connection, const std::string& reason,
-                     bool send_pending) {
+void TlsServer::drop(const ConnectionPtr& held, const std::string& reason, bool send_pending) {
+  const ConnectionPtr connection = held;  // `held` may be the map's entry, erased below
   if (connection->state == Connection::State::kClosing ||
       connection->state == Connection::State::kClosed) {
     return;

@@ -105,13 +105,16 @@ DeviceReport run_emulated_device(const DeviceSetup& setup, EmulatedClient& data)
         "device " + std::to_string(setup.id) + " ledger");
   check(ledger.load(), "device " + std::to_string(setup.id) + " ledger");
 
-  std::unique_ptr<RandomSource> random;
+  std::unique_ptr<SeededStream> seeded;
+  std::unique_ptr<Csprng> csprng;
+  RandomSource* random = nullptr;
   if (setup.seed != 0) {
-    random = std::make_unique<SeededStream>(seed_from_u64(setup.seed), setup.id);
+    seeded = std::make_unique<SeededStream>(seed_from_u64(setup.seed), setup.id);
+    random = seeded.get();
   } else {
-    auto csprng = std::make_unique<Csprng>();
+    csprng = std::make_unique<Csprng>();
     check(csprng->init(), "device entropy");
-    random = std::move(csprng);
+    random = csprng.get();
   }
   std::vector<uint64_t> memory((setup.memory_bytes + 7) / 8);
   EmulatedData app_data(data);

@@ -15,6 +15,7 @@
 #include "host_server/estimate/noise_bits.h"
 #include "host_server/estimate/tv_estimator.h"
 #include "host_server/secagg/secagg_server.h"
+#include "mbedtls/sha256.h"
 #include "sdk/sketch/shift_sketch.h"
 
 namespace fedstat {
@@ -268,6 +269,27 @@ fedstat_v1_TrustModel parse_trust(const std::string& name) {
 
 }  // namespace
 
+std::string sum_digest(const std::vector<uint64_t>& sum) {
+  mbedtls_sha256_context sha;
+  mbedtls_sha256_init(&sha);
+  mbedtls_sha256_starts_ret(&sha, 0);
+  for (uint64_t word : sum) {
+    uint8_t bytes[8];
+    for (int i = 0; i < 8; ++i) bytes[i] = static_cast<uint8_t>(word >> (8 * i));
+    mbedtls_sha256_update_ret(&sha, bytes, sizeof(bytes));
+  }
+  uint8_t digest[32];
+  mbedtls_sha256_finish_ret(&sha, digest);
+  mbedtls_sha256_free(&sha);
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (uint8_t b : digest) {
+    out += hex[b >> 4];
+    out += hex[b & 15];
+  }
+  return out;
+}
+
 TaskPlan plan_task(const json& declaration, const std::string& base_dir,
                    uint64_t opened_unix_seconds, uint64_t noise_seed) {
   TaskPlan plan;
@@ -309,6 +331,19 @@ TaskPlan plan_task(const json& declaration, const std::string& base_dir,
   } else {
     refuse("kind", "must be data_shift or kl (not \"" + kind + "\")");
   }
+  // A result names the aggregate it was computed from (bit-for-bit checks) only when the
+  // aggregate is itself a release: noised by the devices (dist, or local DP) or no privacy
+  // claimed (none). A trusted task's aggregate is exact: its hash would let anyone who knows all
+  // records but one test every candidate for the last one, so it is never published.
+  TaskEstimator kind_estimate = std::move(plan.estimate);
+  const bool aggregate_is_released = task.trust != fedstat_v1_TrustModel_TRUSTED &&
+                                     task.trust != fedstat_v1_TrustModel_TAGG;
+  plan.estimate = [kind_estimate, aggregate_is_released](const std::vector<uint64_t>& sum,
+                                                         uint32_t contributors) {
+    json result = kind_estimate(sum, contributors);
+    if (aggregate_is_released) result["sum_sha256"] = sum_digest(sum);
+    return result;
+  };
   plan.definition = declaration.dump();
   return plan;
 }

@@ -53,6 +53,11 @@ struct TaskPlan {
   std::string definition;  // the declaration, canonical JSON (what the store keeps)
 };
 
+// SHA-256 of the sum's words, little-endian, in hex. Results of none and dist tasks carry it as
+// "sum_sha256", so a published result can be checked bit for bit against an in-process
+// computation; trusted results never do (the exact aggregate's hash is not private).
+std::string sum_digest(const std::vector<uint64_t>& sum);
+
 // `opened_unix_seconds`: when the task opens (its deadline is counted from it).
 TaskPlan plan_task(const nlohmann::json& declaration, const std::string& base_dir,
                    uint64_t opened_unix_seconds, uint64_t noise_seed = 0);

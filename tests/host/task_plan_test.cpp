@@ -172,3 +172,27 @@ TEST(TaskPlan, KlSendsDistinctPointsAndSplitsTheSkellamMeanOverTheThreshold) {
 }  // namespace
 }  // namespace host
 }  // namespace fedstat
+
+namespace fedstat {
+namespace host {
+namespace {
+
+// A trusted task's aggregate is exact: its hash would single out the last unknown record, so only
+// results whose aggregate is itself a release (none, dist) name it.
+TEST(TaskPlan, OnlyReleasedAggregatesArePublishedWithTheirHash) {
+  const std::string reference = write_counts("plan_pi2.txt", 20, 500, 0);
+  std::vector<uint64_t> sum;
+  for (const char* trust : {"trusted", "dist", "none"}) {
+    json task = base_task("kl", trust);
+    task["kl"] = {{"reference", reference}, {"rounds", 50}, {"lambda", 0.1}};
+    const TaskPlan plan = plan_task(task, "", 0, /*noise_seed=*/3);
+    sum.assign(plan.task.vector_length, 40);
+    const json result = plan.estimate(sum, 12);
+    EXPECT_EQ(result.contains("sum_sha256"), std::string(trust) != "trusted") << trust;
+  }
+  EXPECT_EQ(sum_digest({}), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
+}  // namespace
+}  // namespace host
+}  // namespace fedstat
