@@ -176,7 +176,8 @@ Result<SessionOutcome> Client::session(FrameChannel& channel) {
   if (in_.which_body == fedstat_v1_Envelope_server_error_tag) {
     const fedstat_v1_ServerError& error = in_.body.server_error;
     copy_string(server_detail_, sizeof(server_detail_), error.detail);
-    switch (error.action) {
+    // The action as a number: nanopb stores whatever the wire said in the enum field.
+    switch (wire_enum_value(error.action)) {
       case fedstat_v1_ErrorAction_RETRY_LATER:
       case fedstat_v1_ErrorAction_TASK_CLOSED:
         return SessionOutcome{SessionResult::kNoTask, 0};
@@ -215,6 +216,12 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
       return SessionOutcome{SessionResult::kDeclinedNoData, id};
     }
     if (task_.kind == fedstat_v1_TaskKind_DATA_SHIFT) local = histogram->capacity();
+  } else if (task_.kind == fedstat_v1_TaskKind_HETEROGENEITY) {
+    if (!data_->unit_vector().ok()) {
+      FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_ERROR_ACTION_UNSPECIFIED,
+                                      "the app holds no vector for heterogeneity"));
+      return SessionOutcome{SessionResult::kDeclinedNoData, id};
+    }
   } else {
     Result<tasks::Examples> examples = data_->examples();
     if (!examples.ok()) {
@@ -322,6 +329,11 @@ Status Client::compute(Span<const uint64_t> data, Span<uint64_t> contribution,
       Result<tasks::Examples> examples = data_->examples();
       FEDSTAT_RETURN_IF_ERROR(examples.status());
       return build_model_update(task_, examples.value(), data, noise, scratch, contribution);
+    }
+    case fedstat_v1_TaskKind_HETEROGENEITY: {
+      Result<Span<const double>> x = data_->unit_vector();
+      FEDSTAT_RETURN_IF_ERROR(x.status());
+      return build_heterogeneity(task_, x.value(), data, noise, scratch, contribution);
     }
     default:
       return unimplemented("Task.kind: not computed on the device");

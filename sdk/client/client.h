@@ -73,6 +73,10 @@ class ClientData {
  public:
   virtual const histogram::SparseHistogram* histogram() { return nullptr; }
   virtual Result<tasks::Examples> examples() { return not_found("the app holds no examples"); }
+  // HETEROGENEITY: the client's x ∈ [0,1]^d (e.g. its label distribution).
+  virtual Result<Span<const double>> unit_vector() {
+    return not_found("the app holds no vector for heterogeneity");
+  }
 
  protected:
   ~ClientData() = default;

@@ -175,7 +175,7 @@ DistResult serve_dist(const std::vector<InMemoryChannel*>& conns, const fedstat_
   return result;
 }
 
-enum class Kind { kKl, kDataShift, kModel };
+enum class Kind { kKl, kDataShift, kModel, kHeterogeneity };
 
 // Five devices with their data, channels and Clients, for one DIST task of `kind`.
 struct Fleet {
@@ -187,6 +187,8 @@ struct Fleet {
   std::vector<std::unique_ptr<OwnedHistogram>> histograms;
   std::vector<std::unique_ptr<HistogramData>> histogram_apps;
   std::vector<std::unique_ptr<ModelData>> model_apps;
+  std::vector<std::unique_ptr<VectorData>> vector_apps;
+  std::vector<double> means = {0.2, 0.4, 0.6, 0.5, 0.25, 0.45, 0.55, 0.5};
   std::vector<client::ClientData*> apps;
   std::vector<std::unique_ptr<Device>> devices;
   std::vector<std::unique_ptr<InMemoryChannel>> device_ends, server_ends;
@@ -199,14 +201,20 @@ struct Fleet {
       data = points;
     } else if (kind == Kind::kDataShift) {
       task = data_shift_task(fedstat_v1_TrustModel_DIST, /*local_epsilon=*/1.0);
-    } else {
+    } else if (kind == Kind::kModel) {
       task = model_task(fedstat_v1_TrustModel_DIST);
       data = model_bits(model);
+    } else {
+      task = heterogeneity_task(fedstat_v1_TrustModel_DIST, 2);
+      data = model_bits(means);
     }
     make_dist(task, kClients, 3);
     for (size_t c = 0; c < kClients; ++c) {
       size_t local = 0;
-      if (kind == Kind::kModel) {
+      if (kind == Kind::kHeterogeneity) {
+        vector_apps.push_back(std::make_unique<VectorData>(static_cast<int>(c)));
+        apps.push_back(vector_apps.back().get());
+      } else if (kind == Kind::kModel) {
         model_apps.push_back(std::make_unique<ModelData>());
         apps.push_back(model_apps.back().get());
         local = model_apps.back()->labels.size();
@@ -249,6 +257,9 @@ struct Fleet {
     CountingSource same(test_seed(99), c + 1);
     if (kind == Kind::kKl) return expected_kl(task, data, histograms[c]->histogram, same);
     if (kind == Kind::kDataShift) return expected_sketch(task, histograms[c]->histogram, same);
+    if (kind == Kind::kHeterogeneity) {
+      return expected_heterogeneity(task, vector_apps[c]->x, means, same);
+    }
     return expected_model(task, model, *model_apps[c], same);
   }
 };
@@ -297,7 +308,7 @@ TEST_P(DistSessionTest, UnmaskedSumIsTheSumOfTheSurvivorsContributions) {
 
 INSTANTIATE_TEST_SUITE_P(KindsAndDropouts, DistSessionTest,
                          ::testing::Combine(::testing::Values(Kind::kKl, Kind::kDataShift,
-                                                              Kind::kModel),
+                                                              Kind::kModel, Kind::kHeterogeneity),
                                             ::testing::Bool()));
 
 class DistRoundEndTest : public StorageTest {};
