@@ -14,8 +14,6 @@ namespace client {
 namespace {
 
 constexpr uint8_t kMarkerMagic[4] = {'F', 'C', 'R', '1'};
-constexpr uint8_t kStageAccepted = 1;
-constexpr uint8_t kStageUnmasking = 2;
 
 void copy_string(char* out, size_t capacity, const char* text) {
   size_t n = 0;
@@ -82,14 +80,21 @@ Status Client::init(const ClientConfig& config, MutableByteSpan memory, ClientDa
   if (reinterpret_cast<uintptr_t>(memory.data()) % 8 != 0) {
     return invalid_argument("the Client's memory must be 8-byte aligned");
   }
-  uint32_t interrupted = 0;
+  RoundMarker interrupted;
   Result<size_t> loaded =
       platform::load_blob(config.round_blob_name, MutableByteSpan(marker_bytes_, kMarkerBytes));
   if (loaded.ok()) {
     if (loaded.value() != kMarkerBytes || memcmp(marker_bytes_, kMarkerMagic, 4) != 0) {
       return data_loss("the stored round marker is corrupt (forget_interrupted_round to drop it)");
     }
-    interrupted = static_cast<uint32_t>(get_le(marker_bytes_ + 4, 4));
+    interrupted.task_id = static_cast<uint32_t>(get_le(marker_bytes_ + 4, 4));
+    interrupted.stage = marker_bytes_[8];
+    if (interrupted.stage != kRoundAccepted && interrupted.stage != kRoundUnmasking) {
+      return data_loss("the stored round marker is corrupt (forget_interrupted_round to drop it)");
+    }
+    interrupted.session = get_le(marker_bytes_ + 9, 8);
+    memcpy(interrupted.u2, marker_bytes_ + 17, sizeof(interrupted.u2));
+    memcpy(interrupted.u3, marker_bytes_ + 17 + sizeof(interrupted.u2), sizeof(interrupted.u3));
   } else if (loaded.status().code() == StatusCode::kResourceExhausted) {
     return data_loss("the stored round marker is corrupt (forget_interrupted_round to drop it)");
   } else if (loaded.status().code() != StatusCode::kNotFound) {
@@ -100,7 +105,7 @@ Status Client::init(const ClientConfig& config, MutableByteSpan memory, ClientDa
   data_ = &data;
   ledger_ = &ledger;
   random_ = &random;
-  interrupted_task_ = interrupted;
+  interrupted_ = interrupted;
   ready_ = true;
   return Status();
 }
@@ -201,7 +206,7 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
     FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_REFUSED, valid.message()));
     return valid;
   }
-  if (interrupted_task_ != 0 && id == interrupted_task_) {
+  if (interrupted_.task_id != 0 && id == interrupted_.task_id) {
     FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_TASK_CLOSED,
                                     "this device rebooted during the task's round"));
     return SessionOutcome{SessionResult::kDeclinedInterrupted, id};
@@ -269,9 +274,9 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
       return charged;
     }
   }
-  marker_ = Marker();
+  marker_ = RoundMarker();
   marker_.task_id = id;
-  marker_.stage = kStageAccepted;
+  marker_.stage = kRoundAccepted;
   marker_.session = task_.secagg_session;
   const Status saved = save_marker();
   if (!saved.ok()) {
@@ -422,7 +427,7 @@ Status Client::run_secagg(FrameChannel& channel, Span<uint64_t> contribution,
   if (roster.code() == StatusCode::kAborted) round_ended_ = true;
   FEDSTAT_RETURN_IF_ERROR(roster);
   memcpy(marker_.u3, in_.body.secagg_roster.members.bytes, in_.body.secagg_roster.members.size);
-  marker_.stage = kStageUnmasking;
+  marker_.stage = kRoundUnmasking;
   FEDSTAT_RETURN_IF_ERROR(save_marker());  // no record, no reveal
   while (true) {
     out_ = wire::make_envelope();
@@ -448,7 +453,7 @@ Status Client::save_marker() {
 
 void Client::clear_marker() {
   platform::remove_blob(config_.round_blob_name).ignore();
-  if (interrupted_task_ == task_.task_id) interrupted_task_ = 0;
+  if (interrupted_.task_id == task_.task_id) interrupted_ = RoundMarker();
 }
 
 }  // namespace client

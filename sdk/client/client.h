@@ -32,7 +32,8 @@
 // A marker stays until another task is accepted. A corrupt marker fails init() (kDataLoss,
 // fail closed); forget_interrupted_round() deletes it deliberately.
 //
-// Memory: sizeof(Client) (two Envelopes, the SecAggClient, the marker: ≈ 3 KB on a 64-bit host)
+// Memory: sizeof(Client) (two Envelopes, the Task, the SecAggClient, the marker: 2,608 bytes on
+// a 64-bit host)
 // + the caller memory of memory_bytes(task, local_size), 8-byte aligned:
 //     8·L (the contribution) + 8·data_words (TaskData) + [DIST] secagg_client_memory_bytes(
 //     max_clients) + scratch_bytes(task, local_size) (contribution.h: sketch, points, trainer)
@@ -98,6 +99,18 @@ struct SessionOutcome {
   uint32_t task_id = 0;  // 0 when no task was offered
 };
 
+// The round marker persisted across reboots (see above). Blob: "FCR1", task id (LE32), stage,
+// session (LE64), U2 bitmap, U3 bitmap (128 bytes each; zeros before they are known).
+struct RoundMarker {
+  uint32_t task_id = 0;
+  uint8_t stage = 0;  // 1: accepted; 2: unmasking (the rosters fix what is revealed about whom)
+  uint64_t session = 0;
+  uint8_t u2[sizeof(fedstat_v1_SecAggRoster_members_t::bytes)] = {};
+  uint8_t u3[sizeof(fedstat_v1_SecAggRoster_members_t::bytes)] = {};
+};
+constexpr uint8_t kRoundAccepted = 1;
+constexpr uint8_t kRoundUnmasking = 2;
+
 class Client {
  public:
   // The caller memory the task needs (formula above); kInvalidArgument/kUnimplemented for a task
@@ -119,18 +132,12 @@ class Client {
 
   // The ServerError detail that ended the last session ("" if none).
   const char* last_server_detail() const { return server_detail_; }
-  // The task id of a round interrupted before a reboot (0: none).
-  uint32_t interrupted_task() const { return interrupted_task_; }
+  // The round interrupted before a reboot, as init() found it (task_id 0: none).
+  const RoundMarker& interrupted_round() const { return interrupted_; }
+  uint32_t interrupted_task() const { return interrupted_.task_id; }
 
  private:
-  struct Marker {
-    uint32_t task_id = 0;
-    uint8_t stage = 0;  // 1: accepted; 2: unmasking (rosters recorded)
-    uint64_t session = 0;
-    uint8_t u2[sizeof(fedstat_v1_SecAggRoster_members_t::bytes)] = {};
-    uint8_t u3[sizeof(fedstat_v1_SecAggRoster_members_t::bytes)] = {};
-  };
-  static constexpr size_t kMarkerBytes = 4 + 4 + 1 + 8 + 2 * sizeof(Marker::u2);
+  static constexpr size_t kMarkerBytes = 4 + 4 + 1 + 8 + 2 * sizeof(RoundMarker::u2);
 
   Result<SessionOutcome> session(FrameChannel& channel);
   Result<SessionOutcome> after_task(FrameChannel& channel);
@@ -155,9 +162,9 @@ class Client {
   RandomSource* random_ = nullptr;
   bool ready_ = false;
   bool round_ended_ = false;  // a RoundOutcome{false} or SecAggAbort arrived
-  uint32_t interrupted_task_ = 0;
   fedstat_v1_Task task_ = fedstat_v1_Task_init_zero;
-  Marker marker_;
+  RoundMarker marker_;       // the current session's round
+  RoundMarker interrupted_;  // the round found in storage by init() (task_id 0: none)
   uint8_t marker_bytes_[kMarkerBytes] = {};
   char server_detail_[sizeof(fedstat_v1_ServerError::detail)] = {};
   wire::Envelope in_ = fedstat_v1_Envelope_init_zero;

@@ -16,17 +16,22 @@ namespace {
 
 using client::SessionResult;
 
-// A device whose connection dies when it starts sending its masked input.
-class DropAtMasking : public InMemoryChannel {
+// A device whose connection dies when it starts sending messages of one kind (its masked input,
+// its reveals): as if it lost power there.
+class DropAt : public InMemoryChannel {
  public:
-  using InMemoryChannel::InMemoryChannel;
+  DropAt(std::shared_ptr<Pipe> in, std::shared_ptr<Pipe> out, pb_size_t tag)
+      : InMemoryChannel(std::move(in), std::move(out)), tag_(tag) {}
   Status send(const wire::Envelope& message) override {
-    if (message.which_body == fedstat_v1_Envelope_secagg_masked_chunk_tag) {
+    if (message.which_body == tag_) {
       close();
-      return unavailable("dropped before masking");
+      return unavailable("dropped");
     }
     return InMemoryChannel::send(message);
   }
+
+ private:
+  pb_size_t tag_;
 };
 
 struct DistResult {
@@ -194,7 +199,8 @@ struct Fleet {
   std::vector<std::unique_ptr<InMemoryChannel>> device_ends, server_ends;
   std::vector<Result<client::SessionOutcome>> outcomes;
 
-  Fleet(Kind k, int dropper) : kind(k) {
+  Fleet(Kind k, int dropper, pb_size_t drop_at = fedstat_v1_Envelope_secagg_masked_chunk_tag)
+      : kind(k) {
     std::vector<uint64_t> points;
     if (kind == Kind::kKl) {
       task = kl_task(fedstat_v1_TrustModel_DIST, points);
@@ -230,7 +236,7 @@ struct Fleet {
       auto up = std::make_shared<Pipe>();
       auto down = std::make_shared<Pipe>();
       if (static_cast<int>(c) == dropper) {
-        device_ends.push_back(std::make_unique<DropAtMasking>(down, up));
+        device_ends.push_back(std::make_unique<DropAt>(down, up, drop_at));
       } else {
         device_ends.push_back(std::make_unique<InMemoryChannel>(down, up));
       }
@@ -312,6 +318,31 @@ INSTANTIATE_TEST_SUITE_P(KindsAndDropouts, DistSessionTest,
                                             ::testing::Bool()));
 
 class DistRoundEndTest : public StorageTest {};
+
+TEST_F(DistRoundEndTest, ADeviceLostWhileUnmaskingRecordedWhatItWouldReveal) {
+  Fleet fleet(Kind::kKl, /*dropper=*/2, fedstat_v1_Envelope_secagg_reveal_tag);
+  const DistResult result = fleet.run();
+  ASSERT_TRUE(result.sum.ok()) << result.sum.status().message();
+  EXPECT_EQ(result.u3.size(), Fleet::kClients);  // its masked input arrived: it is in the sum
+  EXPECT_EQ(result.reveals, (Fleet::kClients - 1) * Fleet::kClients);  // none from it
+  std::vector<uint64_t> everyone(fleet.task.vector_length, 0);
+  for (size_t c = 0; c < Fleet::kClients; ++c) {
+    const std::vector<uint64_t> x = fleet.expected(c);
+    for (size_t i = 0; i < x.size(); ++i) everyone[i] += x[i];
+  }
+  EXPECT_EQ(result.sum.value(), everyone);
+  EXPECT_EQ(fleet.outcomes[2].status().code(), StatusCode::kUnavailable);
+
+  Device rebooted(3, 1 << 20, *fleet.apps[2]);
+  ASSERT_TRUE(rebooted.init_status.ok());
+  const client::RoundMarker& marker = rebooted.client.interrupted_round();
+  EXPECT_EQ(marker.task_id, fleet.task.task_id);
+  EXPECT_EQ(marker.stage, client::kRoundUnmasking);
+  EXPECT_EQ(marker.session, fleet.task.secagg_session);
+  EXPECT_EQ(marker.u2[0], 0x1F);  // roster indices 0..4
+  EXPECT_EQ(marker.u3[0], 0x1F);
+  EXPECT_EQ(marker.u3[1], 0);
+}
 
 TEST_F(DistRoundEndTest, ARosterOutOfOrderStopsEveryDeviceBeforeMasking) {
   Fleet fleet(Kind::kKl, -1);
