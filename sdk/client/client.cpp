@@ -222,10 +222,16 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
     }
     if (task_.kind == fedstat_v1_TaskKind_DATA_SHIFT) local = histogram->capacity();
   } else if (task_.kind == fedstat_v1_TaskKind_HETEROGENEITY) {
-    if (!data_->unit_vector().ok()) {
+    Result<Span<const double>> x = data_->unit_vector();
+    if (!x.ok()) {
       FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_ERROR_ACTION_UNSPECIFIED,
                                       "the app holds no vector for heterogeneity"));
       return SessionOutcome{SessionResult::kDeclinedNoData, id};
+    }
+    const Status usable = validate_unit_vector(task_, x.value());
+    if (!usable.ok()) {
+      decline(channel, fedstat_v1_ErrorAction_ERROR_ACTION_UNSPECIFIED, usable.message()).ignore();
+      return usable;
     }
   } else {
     Result<tasks::Examples> examples = data_->examples();
@@ -233,6 +239,11 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
       FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_ERROR_ACTION_UNSPECIFIED,
                                       "the app holds no examples"));
       return SessionOutcome{SessionResult::kDeclinedNoData, id};
+    }
+    const Status usable = validate_examples(task_, examples.value());
+    if (!usable.ok()) {
+      decline(channel, fedstat_v1_ErrorAction_ERROR_ACTION_UNSPECIFIED, usable.message()).ignore();
+      return usable;
     }
     local = examples.value().count();
   }
@@ -254,6 +265,11 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
   const MutableByteSpan scratch(memory_.data() + arena.used(), memory_.size() - arena.used());
 
   FEDSTAT_RETURN_IF_ERROR(receive_task_data(channel, data.value()));
+  const Status data_valid = validate_task_data(task_, data.value());
+  if (!data_valid.ok()) {
+    FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_REFUSED, data_valid.message()));
+    return data_valid;
+  }
 
   // The ledger pays before anything is computed; a refusal changes nothing.
   if (task_.trust != fedstat_v1_TrustModel_NONE) {

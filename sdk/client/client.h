@@ -4,13 +4,16 @@
 //   TRUSTED/TAGG/NONE: Report chunks (≤ 64 words), each answered by its Ack before the next;
 //   DIST: secure aggregation (sdk/secagg/secagg_client.h) → RoundOutcome.
 // Order of the checks, each ending the session with a decline (TaskReply{accept = false}) and
-// nothing computed: the task's fields (validate_task, contribution.h: kInvalidArgument naming the
-// field, or kUnimplemented; the decline says REFUSED) → an interrupted round of this task
+// nothing charged or computed: the task's fields (validate_task, contribution.h: kInvalidArgument
+// naming the field, or kUnimplemented; reason REFUSED) → an interrupted round of this task
 // recorded before a reboot (kDeclinedInterrupted, reason TASK_CLOSED) → the app has no data for
-// the kind (kDeclinedNoData) → memory_bytes(task) > the memory given (kDeclinedMemory,
-// INSUFFICIENT_MEMORY) → the ledger is charged (ε, δ) of the task (trust NONE: nothing) — a
-// refusal is kDeclinedBudget, BUDGET_EXHAUSTED, the ledger unchanged. Only then the Client
-// accepts, computes the contribution and sends it.
+// the kind (kDeclinedNoData) or data that does not fit the task (validate_examples /
+// validate_unit_vector's status) → memory_bytes(task) > the memory given (kDeclinedMemory,
+// INSUFFICIENT_MEMORY; declined at once, the TaskData left unread) → the TaskData (chunks in
+// order for this task, else kFailedPrecondition with no reply; content per validate_task_data,
+// else its status and REFUSED) → the ledger is charged the task's (ε, δ) (trust NONE: nothing) —
+// a refusal is kDeclinedBudget, BUDGET_EXHAUSTED, the ledger unchanged. Only then the Client
+// records the round, accepts, computes the contribution and sends it.
 //
 // Errors: a ServerError ends the session with its status code (detail: last_server_detail()); a
 // message of the wrong kind, for another task, or an Ack with the wrong offset is
@@ -38,9 +41,9 @@
 //     8·L (the contribution) + 8·data_words (TaskData) + [DIST] secagg_client_memory_bytes(
 //     max_clients) + scratch_bytes(task, local_size) (contribution.h: sketch, points, trainer)
 // where local_size is the app's histogram capacity (DATA_SHIFT) or example count
-// (MODEL_UPDATE), 0 otherwise. Stack: a ShiftSketch object, a RandomBits and a noise sampler
-// while computing.
-// Paper: none (the protocol around 000–002's device routines and Bonawitz et al. 2017).
+// (MODEL_UPDATE), 0 otherwise (KL_ANSWERS, HETEROGENEITY). Stack: a ShiftSketch object, a
+// RandomBits and a noise sampler while computing. Paper: none (the protocol around 000–004's device
+// routines and Bonawitz et al. 2017).
 #ifndef FEDSTAT_SDK_CLIENT_CLIENT_H_
 #define FEDSTAT_SDK_CLIENT_CLIENT_H_
 

@@ -254,6 +254,45 @@ Status validate_task(const fedstat_v1_Task& task) {
   }
 }
 
+Status validate_task_data(const fedstat_v1_Task& task, Span<const uint64_t> data) {
+  FEDSTAT_RETURN_IF_ERROR(validate_task(task));
+  if (data.size() != task.data_words) return invalid_argument("TaskData: not data_words words");
+  if (task.kind == fedstat_v1_TaskKind_KL_ANSWERS) {
+    for (size_t t = 0; t < data.size(); ++t) {
+      if (data[t] > UINT32_MAX || (t > 0 && data[t] <= data[t - 1])) {
+        return invalid_argument("TaskData: KL points must be distinct ascending ids below 2^32");
+      }
+    }
+    return Status();
+  }
+  for (size_t j = 0; j < data.size(); ++j) {  // MODEL_UPDATE, HETEROGENEITY: doubles' bits
+    double v = 0;
+    memcpy(&v, &data[j], sizeof(v));
+    if (!isfinite(v)) return invalid_argument("TaskData: a model or mean holds a NaN or infinity");
+  }
+  return Status();
+}
+
+Status validate_examples(const fedstat_v1_Task& task, const tasks::Examples& examples) {
+  const fedstat_v1_ModelUpdateParameters& m = task.parameters.model_update;
+  if (examples.dimension != m.dimension ||
+      examples.features.size() != examples.count() * m.dimension) {
+    return invalid_argument("the app's examples have another dimension than the task's model");
+  }
+  if (m.batches == 0 || examples.count() / m.batches < m.examples_per_client / m.batches) {
+    return failed_precondition(
+        "the app holds fewer examples than the task was calibrated for (examples_per_client)");
+  }
+  return Status();
+}
+
+Status validate_unit_vector(const fedstat_v1_Task& task, Span<const double> x) {
+  if (x.size() != task.parameters.heterogeneity.dimension) {
+    return invalid_argument("the app's vector has another dimension than the task");
+  }
+  return tasks::validate_unit_vector(x);
+}
+
 Result<size_t> contribution_length(const fedstat_v1_Task& task) {
   FEDSTAT_RETURN_IF_ERROR(validate_task(task));
   return static_cast<size_t>(task.vector_length);

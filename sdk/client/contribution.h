@@ -79,6 +79,14 @@ int64_t wire_enum_value(const Enum& field) {
 Status validate_task(const fedstat_v1_Task& task);
 // L = vector_length as the kind's formula gives it (validates the task first).
 Result<size_t> contribution_length(const fedstat_v1_Task& task);
+// The TaskData's content, before anything is charged or computed: KL points distinct, ascending
+// and < 2^32; a global model or host means of finite doubles (kInvalidArgument naming TaskData).
+Status validate_task_data(const fedstat_v1_Task& task, Span<const uint64_t> data);
+// The app's data against the task: MODEL_UPDATE examples of dimension d and at least as many per
+// batch as calibrated (kFailedPrecondition otherwise: model_update_report would refuse);
+// HETEROGENEITY a vector of d numbers in [0, 1] (kInvalidArgument).
+Status validate_examples(const fedstat_v1_Task& task, const tasks::Examples& examples);
+Status validate_unit_vector(const fedstat_v1_Task& task, Span<const double> x);
 // The caller scratch a validated task needs while building (formula above).
 Result<size_t> scratch_bytes(const fedstat_v1_Task& task, size_t local_size);
 

@@ -272,6 +272,11 @@ TEST_F(ClientSessionTest, KlPointsMustBeDistinctAscending) {
   Session s = run(device, task, bad);
   EXPECT_EQ(s.outcome.status().code(), StatusCode::kInvalidArgument);
   EXPECT_TRUE(s.seen.report.empty());
+  // Refused before the ledger pays: a decline, nothing spent.
+  ASSERT_TRUE(s.seen.replied);
+  EXPECT_FALSE(s.seen.reply.accept);
+  EXPECT_EQ(s.seen.reply.reason, fedstat_v1_ErrorAction_REFUSED);
+  EXPECT_EQ(device.spent(), 0);
 }
 
 TEST_F(ClientSessionTest, ModelUpdateReportIsTheQuantisedUpdate) {
@@ -296,6 +301,21 @@ TEST_F(ClientSessionTest, ModelUpdateRefusesANonFiniteGlobalModel) {
   Session s = run(device, task, model_bits({0.1, std::nan(""), 0, 0}));
   EXPECT_EQ(s.outcome.status().code(), StatusCode::kInvalidArgument);
   EXPECT_TRUE(s.seen.report.empty());
+  EXPECT_FALSE(s.seen.reply.accept);
+  EXPECT_EQ(device.spent(), 0);
+  EXPECT_EQ(device.random->drawn, 0u);
+}
+
+TEST_F(ClientSessionTest, TooFewExamplesIsRefusedBeforeTheLedgerPays) {
+  ModelData data;
+  data.labels.resize(20);  // 20 < the 40 examples the task was calibrated for
+  data.features.resize(20 * 4);
+  const fedstat_v1_Task task = model_task(fedstat_v1_TrustModel_TRUSTED);
+  Device device(28, 1 << 16, data);
+  Session s = run(device, task, model_bits({0, 0, 0, 0}));
+  EXPECT_EQ(s.outcome.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_FALSE(s.seen.reply.accept);
+  EXPECT_EQ(device.spent(), 0);
 }
 
 TEST_F(ClientSessionTest, HeterogeneityReportsAreTheFixedPointRounds) {
@@ -319,10 +339,13 @@ TEST_F(ClientSessionTest, HeterogeneityReportsAreTheFixedPointRounds) {
   Session s = run(refuses, heterogeneity_task(fedstat_v1_TrustModel_TRUSTED, 1), {});
   EXPECT_EQ(s.outcome.status().code(), StatusCode::kInvalidArgument);
   EXPECT_TRUE(s.seen.report.empty());
+  EXPECT_FALSE(s.seen.reply.accept);
+  EXPECT_EQ(refuses.spent(), 0);
   Device nan_mean(54, 1 << 16, data);
   Session m = run(nan_mean, heterogeneity_task(fedstat_v1_TrustModel_TRUSTED, 2),
                   model_bits({0.1, 0.1, 0.1, 0.1, std::nan(""), 0.1, 0.1, 0.1}));
   EXPECT_EQ(m.outcome.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(nan_mean.spent(), 0);
 }
 
 TEST_F(ClientSessionTest, MemoryFormulaIsExactlyEnough) {
