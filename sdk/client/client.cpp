@@ -114,7 +114,7 @@ Result<SessionOutcome> Client::run_session(FrameChannel& channel) {
   if (!ready_) return failed_precondition("Client::init has not succeeded");
   round_ended_ = false;
   server_detail_[0] = '\0';
-  task_ = fedstat_v1_Task_init_zero;
+  memset(&task_, 0, sizeof(task_));
   Result<SessionOutcome> result = session(channel);
   if (!result.ok() && round_ended_) {
     clear_marker();
@@ -128,8 +128,14 @@ Status Client::send(FrameChannel& channel) {
   return channel.send(out_);
 }
 
+void Client::start_message(pb_size_t tag) {
+  memset(&out_, 0, sizeof(out_));  // = init_zero, in place: no Envelope temporary on the stack
+  out_.protocol_version = wire::kProtocolVersion;
+  out_.which_body = tag;
+}
+
 Status Client::receive(FrameChannel& channel) {
-  in_ = fedstat_v1_Envelope_init_zero;
+  memset(&in_, 0, sizeof(in_));  // in place: no 544-byte temporary on a small stack
   FEDSTAT_RETURN_IF_ERROR(channel.receive(in_, config_.receive_timeout_ms));
   if (in_.which_body == fedstat_v1_Envelope_server_error_tag) {
     copy_string(server_detail_, sizeof(server_detail_), in_.body.server_error.detail);
@@ -156,8 +162,7 @@ Status Client::receive_expect(FrameChannel& channel, pb_size_t tag, pb_size_t ot
 }
 
 Status Client::decline(FrameChannel& channel, fedstat_v1_ErrorAction reason, const char* detail) {
-  out_ = wire::make_envelope();
-  out_.which_body = fedstat_v1_Envelope_task_reply_tag;
+  start_message(fedstat_v1_Envelope_task_reply_tag);
   out_.body.task_reply.task_id = task_.task_id;
   out_.body.task_reply.accept = false;
   out_.body.task_reply.reason = reason;
@@ -166,8 +171,7 @@ Status Client::decline(FrameChannel& channel, fedstat_v1_ErrorAction reason, con
 }
 
 Result<SessionOutcome> Client::session(FrameChannel& channel) {
-  out_ = wire::make_envelope();
-  out_.which_body = fedstat_v1_Envelope_client_hello_tag;
+  start_message(fedstat_v1_Envelope_client_hello_tag);
   fedstat_v1_ClientHello& hello = out_.body.client_hello;
   hello.client_id = config_.device_id;
   copy_string(hello.sdk_version, sizeof(hello.sdk_version), FEDSTAT_VERSION_STRING);
@@ -176,7 +180,7 @@ Result<SessionOutcome> Client::session(FrameChannel& channel) {
   hello.resume_task_id = 0;  // no resume: an interrupted round is declined (see client.h)
   FEDSTAT_RETURN_IF_ERROR(send(channel));
 
-  in_ = fedstat_v1_Envelope_init_zero;
+  memset(&in_, 0, sizeof(in_));  // in place: no 544-byte temporary on a small stack
   FEDSTAT_RETURN_IF_ERROR(channel.receive(in_, config_.receive_timeout_ms));
   if (in_.which_body == fedstat_v1_Envelope_server_error_tag) {
     const fedstat_v1_ServerError& error = in_.body.server_error;
@@ -301,8 +305,7 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
         .ignore();
     return saved;
   }
-  out_ = wire::make_envelope();
-  out_.which_body = fedstat_v1_Envelope_task_reply_tag;
+  start_message(fedstat_v1_Envelope_task_reply_tag);
   out_.body.task_reply.task_id = id;
   out_.body.task_reply.accept = true;
   FEDSTAT_RETURN_IF_ERROR(send(channel));
@@ -366,8 +369,7 @@ Status Client::send_report(FrameChannel& channel, Span<const uint64_t> contribut
   while (offset < contribution.size()) {
     const size_t count =
         contribution.size() - offset < 64 ? contribution.size() - offset : size_t{64};
-    out_ = wire::make_envelope();
-    out_.which_body = fedstat_v1_Envelope_report_tag;
+    start_message(fedstat_v1_Envelope_report_tag);
     out_.body.report.task_id = task_.task_id;
     out_.body.report.offset = static_cast<uint32_t>(offset);
     out_.body.report.words_count = static_cast<pb_size_t>(count);
@@ -393,8 +395,7 @@ Status Client::run_secagg(FrameChannel& channel, Span<uint64_t> contribution,
       start.max_clients > task_.max_clients) {
     return failed_precondition("SecAggStart does not match the task");
   }
-  out_ = wire::make_envelope();
-  out_.which_body = fedstat_v1_Envelope_secagg_keys_tag;
+  start_message(fedstat_v1_Envelope_secagg_keys_tag);
   FEDSTAT_RETURN_IF_ERROR(secagg_.on_start(start, out_.body.secagg_keys));
   FEDSTAT_RETURN_IF_ERROR(send(channel));
   // Round 1: the roster U1, then my shares for every peer.
@@ -404,8 +405,7 @@ Status Client::run_secagg(FrameChannel& channel, Span<uint64_t> contribution,
     if (in_.body.secagg_peer_keys.index + 1 == in_.body.secagg_peer_keys.count) break;
   }
   while (true) {
-    out_ = wire::make_envelope();
-    out_.which_body = fedstat_v1_Envelope_secagg_share_tag;
+    start_message(fedstat_v1_Envelope_secagg_share_tag);
     Result<bool> more = secagg_.next_share(out_.body.secagg_share);
     FEDSTAT_RETURN_IF_ERROR(more.status());
     if (!more.value()) break;
@@ -429,8 +429,7 @@ Status Client::run_secagg(FrameChannel& channel, Span<uint64_t> contribution,
   // Round 2: the masked contribution.
   FEDSTAT_RETURN_IF_ERROR(secagg_.mask(contribution));
   while (true) {
-    out_ = wire::make_envelope();
-    out_.which_body = fedstat_v1_Envelope_secagg_masked_chunk_tag;
+    start_message(fedstat_v1_Envelope_secagg_masked_chunk_tag);
     Result<bool> more = secagg_.next_chunk(contribution, out_.body.secagg_masked_chunk);
     FEDSTAT_RETURN_IF_ERROR(more.status());
     if (!more.value()) break;
@@ -446,8 +445,7 @@ Status Client::run_secagg(FrameChannel& channel, Span<uint64_t> contribution,
   marker_.stage = kRoundUnmasking;
   FEDSTAT_RETURN_IF_ERROR(save_marker());  // no record, no reveal
   while (true) {
-    out_ = wire::make_envelope();
-    out_.which_body = fedstat_v1_Envelope_secagg_reveal_tag;
+    start_message(fedstat_v1_Envelope_secagg_reveal_tag);
     Result<bool> more = secagg_.next_reveal(out_.body.secagg_reveal);
     FEDSTAT_RETURN_IF_ERROR(more.status());
     if (!more.value()) break;

@@ -41,9 +41,10 @@
 //     8·L (the contribution) + 8·data_words (TaskData) + [DIST] secagg_client_memory_bytes(
 //     max_clients) + scratch_bytes(task, local_size) (contribution.h: sketch, points, trainer)
 // where local_size is the app's histogram capacity (DATA_SHIFT) or example count
-// (MODEL_UPDATE), 0 otherwise (KL_ANSWERS, HETEROGENEITY). Stack: a ShiftSketch object, a
-// RandomBits and a noise sampler while computing. Paper: none (the protocol around 000–004's device
-// routines and Bonawitz et al. 2017).
+// (MODEL_UPDATE), 0 otherwise (KL_ANSWERS, HETEROGENEITY). Stack (Cortex-M4, -Os, own frames):
+// run_session's deepest frame 480 bytes, a builder under 1 KB (a ShiftSketch object, a RandomBits,
+// a noise sampler), plus the SDK routines they call.
+// Paper: none (the protocol around 000–004's device routines and Bonawitz et al. 2017).
 #ifndef FEDSTAT_SDK_CLIENT_CLIENT_H_
 #define FEDSTAT_SDK_CLIENT_CLIENT_H_
 
@@ -148,6 +149,7 @@ class Client {
   // OK when the message is of `tag` (or `other_tag`); kAborted (round_ended_) on a RoundOutcome
   // {false} or SecAggAbort; kFailedPrecondition on any other kind.
   Status receive_expect(FrameChannel& channel, pb_size_t tag, pb_size_t other_tag = 0);
+  void start_message(pb_size_t tag);  // out_ ← an empty envelope of kind `tag`
   Status send(FrameChannel& channel);
   Status decline(FrameChannel& channel, fedstat_v1_ErrorAction reason, const char* detail);
   Status receive_task_data(FrameChannel& channel, Span<uint64_t> data);
