@@ -14,8 +14,6 @@ namespace client {
 namespace {
 
 constexpr uint8_t kMarkerMagic[4] = {'F', 'C', 'R', '1'};
-constexpr uint8_t kStageAccepted = 1;
-constexpr uint8_t kStageUnmasking = 2;
 
 void copy_string(char* out, size_t capacity, const char* text) {
   size_t n = 0;
@@ -82,14 +80,21 @@ Status Client::init(const ClientConfig& config, MutableByteSpan memory, ClientDa
   if (reinterpret_cast<uintptr_t>(memory.data()) % 8 != 0) {
     return invalid_argument("the Client's memory must be 8-byte aligned");
   }
-  uint32_t interrupted = 0;
+  RoundMarker interrupted;
   Result<size_t> loaded =
       platform::load_blob(config.round_blob_name, MutableByteSpan(marker_bytes_, kMarkerBytes));
   if (loaded.ok()) {
     if (loaded.value() != kMarkerBytes || memcmp(marker_bytes_, kMarkerMagic, 4) != 0) {
       return data_loss("the stored round marker is corrupt (forget_interrupted_round to drop it)");
     }
-    interrupted = static_cast<uint32_t>(get_le(marker_bytes_ + 4, 4));
+    interrupted.task_id = static_cast<uint32_t>(get_le(marker_bytes_ + 4, 4));
+    interrupted.stage = marker_bytes_[8];
+    if (interrupted.stage != kRoundAccepted && interrupted.stage != kRoundUnmasking) {
+      return data_loss("the stored round marker is corrupt (forget_interrupted_round to drop it)");
+    }
+    interrupted.session = get_le(marker_bytes_ + 9, 8);
+    memcpy(interrupted.u2, marker_bytes_ + 17, sizeof(interrupted.u2));
+    memcpy(interrupted.u3, marker_bytes_ + 17 + sizeof(interrupted.u2), sizeof(interrupted.u3));
   } else if (loaded.status().code() == StatusCode::kResourceExhausted) {
     return data_loss("the stored round marker is corrupt (forget_interrupted_round to drop it)");
   } else if (loaded.status().code() != StatusCode::kNotFound) {
@@ -100,7 +105,7 @@ Status Client::init(const ClientConfig& config, MutableByteSpan memory, ClientDa
   data_ = &data;
   ledger_ = &ledger;
   random_ = &random;
-  interrupted_task_ = interrupted;
+  interrupted_ = interrupted;
   ready_ = true;
   return Status();
 }
@@ -109,7 +114,7 @@ Result<SessionOutcome> Client::run_session(FrameChannel& channel) {
   if (!ready_) return failed_precondition("Client::init has not succeeded");
   round_ended_ = false;
   server_detail_[0] = '\0';
-  task_ = fedstat_v1_Task_init_zero;
+  memset(&task_, 0, sizeof(task_));
   Result<SessionOutcome> result = session(channel);
   if (!result.ok() && round_ended_) {
     clear_marker();
@@ -123,8 +128,14 @@ Status Client::send(FrameChannel& channel) {
   return channel.send(out_);
 }
 
+void Client::start_message(pb_size_t tag) {
+  memset(&out_, 0, sizeof(out_));  // = init_zero, in place: no Envelope temporary on the stack
+  out_.protocol_version = wire::kProtocolVersion;
+  out_.which_body = tag;
+}
+
 Status Client::receive(FrameChannel& channel) {
-  in_ = fedstat_v1_Envelope_init_zero;
+  memset(&in_, 0, sizeof(in_));  // in place: no 544-byte temporary on a small stack
   FEDSTAT_RETURN_IF_ERROR(channel.receive(in_, config_.receive_timeout_ms));
   if (in_.which_body == fedstat_v1_Envelope_server_error_tag) {
     copy_string(server_detail_, sizeof(server_detail_), in_.body.server_error.detail);
@@ -151,8 +162,7 @@ Status Client::receive_expect(FrameChannel& channel, pb_size_t tag, pb_size_t ot
 }
 
 Status Client::decline(FrameChannel& channel, fedstat_v1_ErrorAction reason, const char* detail) {
-  out_ = wire::make_envelope();
-  out_.which_body = fedstat_v1_Envelope_task_reply_tag;
+  start_message(fedstat_v1_Envelope_task_reply_tag);
   out_.body.task_reply.task_id = task_.task_id;
   out_.body.task_reply.accept = false;
   out_.body.task_reply.reason = reason;
@@ -161,8 +171,7 @@ Status Client::decline(FrameChannel& channel, fedstat_v1_ErrorAction reason, con
 }
 
 Result<SessionOutcome> Client::session(FrameChannel& channel) {
-  out_ = wire::make_envelope();
-  out_.which_body = fedstat_v1_Envelope_client_hello_tag;
+  start_message(fedstat_v1_Envelope_client_hello_tag);
   fedstat_v1_ClientHello& hello = out_.body.client_hello;
   hello.client_id = config_.device_id;
   copy_string(hello.sdk_version, sizeof(hello.sdk_version), FEDSTAT_VERSION_STRING);
@@ -171,12 +180,13 @@ Result<SessionOutcome> Client::session(FrameChannel& channel) {
   hello.resume_task_id = 0;  // no resume: an interrupted round is declined (see client.h)
   FEDSTAT_RETURN_IF_ERROR(send(channel));
 
-  in_ = fedstat_v1_Envelope_init_zero;
+  memset(&in_, 0, sizeof(in_));  // in place: no 544-byte temporary on a small stack
   FEDSTAT_RETURN_IF_ERROR(channel.receive(in_, config_.receive_timeout_ms));
   if (in_.which_body == fedstat_v1_Envelope_server_error_tag) {
     const fedstat_v1_ServerError& error = in_.body.server_error;
     copy_string(server_detail_, sizeof(server_detail_), error.detail);
-    switch (error.action) {
+    // The action as a number: nanopb stores whatever the wire said in the enum field.
+    switch (wire_enum_value(error.action)) {
       case fedstat_v1_ErrorAction_RETRY_LATER:
       case fedstat_v1_ErrorAction_TASK_CLOSED:
         return SessionOutcome{SessionResult::kNoTask, 0};
@@ -200,7 +210,7 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
     FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_REFUSED, valid.message()));
     return valid;
   }
-  if (interrupted_task_ != 0 && id == interrupted_task_) {
+  if (interrupted_.task_id != 0 && id == interrupted_.task_id) {
     FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_TASK_CLOSED,
                                     "this device rebooted during the task's round"));
     return SessionOutcome{SessionResult::kDeclinedInterrupted, id};
@@ -215,12 +225,29 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
       return SessionOutcome{SessionResult::kDeclinedNoData, id};
     }
     if (task_.kind == fedstat_v1_TaskKind_DATA_SHIFT) local = histogram->capacity();
+  } else if (task_.kind == fedstat_v1_TaskKind_HETEROGENEITY) {
+    Result<Span<const double>> x = data_->unit_vector();
+    if (!x.ok()) {
+      FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_ERROR_ACTION_UNSPECIFIED,
+                                      "the app holds no vector for heterogeneity"));
+      return SessionOutcome{SessionResult::kDeclinedNoData, id};
+    }
+    const Status usable = validate_unit_vector(task_, x.value());
+    if (!usable.ok()) {
+      decline(channel, fedstat_v1_ErrorAction_ERROR_ACTION_UNSPECIFIED, usable.message()).ignore();
+      return usable;
+    }
   } else {
     Result<tasks::Examples> examples = data_->examples();
     if (!examples.ok()) {
       FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_ERROR_ACTION_UNSPECIFIED,
                                       "the app holds no examples"));
       return SessionOutcome{SessionResult::kDeclinedNoData, id};
+    }
+    const Status usable = validate_examples(task_, examples.value());
+    if (!usable.ok()) {
+      decline(channel, fedstat_v1_ErrorAction_ERROR_ACTION_UNSPECIFIED, usable.message()).ignore();
+      return usable;
     }
     local = examples.value().count();
   }
@@ -242,6 +269,11 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
   const MutableByteSpan scratch(memory_.data() + arena.used(), memory_.size() - arena.used());
 
   FEDSTAT_RETURN_IF_ERROR(receive_task_data(channel, data.value()));
+  const Status data_valid = validate_task_data(task_, data.value());
+  if (!data_valid.ok()) {
+    FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_REFUSED, data_valid.message()));
+    return data_valid;
+  }
 
   // The ledger pays before anything is computed; a refusal changes nothing.
   if (task_.trust != fedstat_v1_TrustModel_NONE) {
@@ -262,9 +294,9 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
       return charged;
     }
   }
-  marker_ = Marker();
+  marker_ = RoundMarker();
   marker_.task_id = id;
-  marker_.stage = kStageAccepted;
+  marker_.stage = kRoundAccepted;
   marker_.session = task_.secagg_session;
   const Status saved = save_marker();
   if (!saved.ok()) {
@@ -273,8 +305,7 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
         .ignore();
     return saved;
   }
-  out_ = wire::make_envelope();
-  out_.which_body = fedstat_v1_Envelope_task_reply_tag;
+  start_message(fedstat_v1_Envelope_task_reply_tag);
   out_.body.task_reply.task_id = id;
   out_.body.task_reply.accept = true;
   FEDSTAT_RETURN_IF_ERROR(send(channel));
@@ -323,6 +354,11 @@ Status Client::compute(Span<const uint64_t> data, Span<uint64_t> contribution,
       FEDSTAT_RETURN_IF_ERROR(examples.status());
       return build_model_update(task_, examples.value(), data, noise, scratch, contribution);
     }
+    case fedstat_v1_TaskKind_HETEROGENEITY: {
+      Result<Span<const double>> x = data_->unit_vector();
+      FEDSTAT_RETURN_IF_ERROR(x.status());
+      return build_heterogeneity(task_, x.value(), data, noise, scratch, contribution);
+    }
     default:
       return unimplemented("Task.kind: not computed on the device");
   }
@@ -333,8 +369,7 @@ Status Client::send_report(FrameChannel& channel, Span<const uint64_t> contribut
   while (offset < contribution.size()) {
     const size_t count =
         contribution.size() - offset < 64 ? contribution.size() - offset : size_t{64};
-    out_ = wire::make_envelope();
-    out_.which_body = fedstat_v1_Envelope_report_tag;
+    start_message(fedstat_v1_Envelope_report_tag);
     out_.body.report.task_id = task_.task_id;
     out_.body.report.offset = static_cast<uint32_t>(offset);
     out_.body.report.words_count = static_cast<pb_size_t>(count);
@@ -360,8 +395,7 @@ Status Client::run_secagg(FrameChannel& channel, Span<uint64_t> contribution,
       start.max_clients > task_.max_clients) {
     return failed_precondition("SecAggStart does not match the task");
   }
-  out_ = wire::make_envelope();
-  out_.which_body = fedstat_v1_Envelope_secagg_keys_tag;
+  start_message(fedstat_v1_Envelope_secagg_keys_tag);
   FEDSTAT_RETURN_IF_ERROR(secagg_.on_start(start, out_.body.secagg_keys));
   FEDSTAT_RETURN_IF_ERROR(send(channel));
   // Round 1: the roster U1, then my shares for every peer.
@@ -371,8 +405,7 @@ Status Client::run_secagg(FrameChannel& channel, Span<uint64_t> contribution,
     if (in_.body.secagg_peer_keys.index + 1 == in_.body.secagg_peer_keys.count) break;
   }
   while (true) {
-    out_ = wire::make_envelope();
-    out_.which_body = fedstat_v1_Envelope_secagg_share_tag;
+    start_message(fedstat_v1_Envelope_secagg_share_tag);
     Result<bool> more = secagg_.next_share(out_.body.secagg_share);
     FEDSTAT_RETURN_IF_ERROR(more.status());
     if (!more.value()) break;
@@ -396,8 +429,7 @@ Status Client::run_secagg(FrameChannel& channel, Span<uint64_t> contribution,
   // Round 2: the masked contribution.
   FEDSTAT_RETURN_IF_ERROR(secagg_.mask(contribution));
   while (true) {
-    out_ = wire::make_envelope();
-    out_.which_body = fedstat_v1_Envelope_secagg_masked_chunk_tag;
+    start_message(fedstat_v1_Envelope_secagg_masked_chunk_tag);
     Result<bool> more = secagg_.next_chunk(contribution, out_.body.secagg_masked_chunk);
     FEDSTAT_RETURN_IF_ERROR(more.status());
     if (!more.value()) break;
@@ -410,11 +442,10 @@ Status Client::run_secagg(FrameChannel& channel, Span<uint64_t> contribution,
   if (roster.code() == StatusCode::kAborted) round_ended_ = true;
   FEDSTAT_RETURN_IF_ERROR(roster);
   memcpy(marker_.u3, in_.body.secagg_roster.members.bytes, in_.body.secagg_roster.members.size);
-  marker_.stage = kStageUnmasking;
+  marker_.stage = kRoundUnmasking;
   FEDSTAT_RETURN_IF_ERROR(save_marker());  // no record, no reveal
   while (true) {
-    out_ = wire::make_envelope();
-    out_.which_body = fedstat_v1_Envelope_secagg_reveal_tag;
+    start_message(fedstat_v1_Envelope_secagg_reveal_tag);
     Result<bool> more = secagg_.next_reveal(out_.body.secagg_reveal);
     FEDSTAT_RETURN_IF_ERROR(more.status());
     if (!more.value()) break;
@@ -436,7 +467,7 @@ Status Client::save_marker() {
 
 void Client::clear_marker() {
   platform::remove_blob(config_.round_blob_name).ignore();
-  if (interrupted_task_ == task_.task_id) interrupted_task_ = 0;
+  if (interrupted_.task_id == task_.task_id) interrupted_ = RoundMarker();
 }
 
 }  // namespace client

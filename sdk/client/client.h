@@ -4,13 +4,16 @@
 //   TRUSTED/TAGG/NONE: Report chunks (≤ 64 words), each answered by its Ack before the next;
 //   DIST: secure aggregation (sdk/secagg/secagg_client.h) → RoundOutcome.
 // Order of the checks, each ending the session with a decline (TaskReply{accept = false}) and
-// nothing computed: the task's fields (validate_task, contribution.h: kInvalidArgument naming the
-// field, or kUnimplemented; the decline says REFUSED) → an interrupted round of this task
+// nothing charged or computed: the task's fields (validate_task, contribution.h: kInvalidArgument
+// naming the field, or kUnimplemented; reason REFUSED) → an interrupted round of this task
 // recorded before a reboot (kDeclinedInterrupted, reason TASK_CLOSED) → the app has no data for
-// the kind (kDeclinedNoData) → memory_bytes(task) > the memory given (kDeclinedMemory,
-// INSUFFICIENT_MEMORY) → the ledger is charged (ε, δ) of the task (trust NONE: nothing) — a
-// refusal is kDeclinedBudget, BUDGET_EXHAUSTED, the ledger unchanged. Only then the Client
-// accepts, computes the contribution and sends it.
+// the kind (kDeclinedNoData) or data that does not fit the task (validate_examples /
+// validate_unit_vector's status) → memory_bytes(task) > the memory given (kDeclinedMemory,
+// INSUFFICIENT_MEMORY; declined at once, the TaskData left unread) → the TaskData (chunks in
+// order for this task, else kFailedPrecondition with no reply; content per validate_task_data,
+// else its status and REFUSED) → the ledger is charged the task's (ε, δ) (trust NONE: nothing) —
+// a refusal is kDeclinedBudget, BUDGET_EXHAUSTED, the ledger unchanged. Only then the Client
+// records the round, accepts, computes the contribution and sends it.
 //
 // Errors: a ServerError ends the session with its status code (detail: last_server_detail()); a
 // message of the wrong kind, for another task, or an Ack with the wrong offset is
@@ -32,14 +35,16 @@
 // A marker stays until another task is accepted. A corrupt marker fails init() (kDataLoss,
 // fail closed); forget_interrupted_round() deletes it deliberately.
 //
-// Memory: sizeof(Client) (two Envelopes, the SecAggClient, the marker: ≈ 3 KB on a 64-bit host)
+// Memory: sizeof(Client) (two Envelopes, the Task, the SecAggClient, the marker: 2,608 bytes on
+// a 64-bit host)
 // + the caller memory of memory_bytes(task, local_size), 8-byte aligned:
 //     8·L (the contribution) + 8·data_words (TaskData) + [DIST] secagg_client_memory_bytes(
 //     max_clients) + scratch_bytes(task, local_size) (contribution.h: sketch, points, trainer)
 // where local_size is the app's histogram capacity (DATA_SHIFT) or example count
-// (MODEL_UPDATE), 0 otherwise. Stack: a ShiftSketch object, a RandomBits and a noise sampler
-// while computing.
-// Paper: none (the protocol around 000–002's device routines and Bonawitz et al. 2017).
+// (MODEL_UPDATE), 0 otherwise (KL_ANSWERS, HETEROGENEITY). Stack (Cortex-M4, -Os, own frames):
+// run_session's deepest frame 480 bytes, a builder under 1 KB (a ShiftSketch object, a RandomBits,
+// a noise sampler), plus the SDK routines they call.
+// Paper: none (the protocol around 000–004's device routines and Bonawitz et al. 2017).
 #ifndef FEDSTAT_SDK_CLIENT_CLIENT_H_
 #define FEDSTAT_SDK_CLIENT_CLIENT_H_
 
@@ -73,6 +78,10 @@ class ClientData {
  public:
   virtual const histogram::SparseHistogram* histogram() { return nullptr; }
   virtual Result<tasks::Examples> examples() { return not_found("the app holds no examples"); }
+  // HETEROGENEITY: the client's x ∈ [0,1]^d (e.g. its label distribution).
+  virtual Result<Span<const double>> unit_vector() {
+    return not_found("the app holds no vector for heterogeneity");
+  }
 
  protected:
   ~ClientData() = default;
@@ -93,6 +102,18 @@ struct SessionOutcome {
   SessionResult result = SessionResult::kNoTask;
   uint32_t task_id = 0;  // 0 when no task was offered
 };
+
+// The round marker persisted across reboots (see above). Blob: "FCR1", task id (LE32), stage,
+// session (LE64), U2 bitmap, U3 bitmap (128 bytes each; zeros before they are known).
+struct RoundMarker {
+  uint32_t task_id = 0;
+  uint8_t stage = 0;  // 1: accepted; 2: unmasking (the rosters fix what is revealed about whom)
+  uint64_t session = 0;
+  uint8_t u2[sizeof(fedstat_v1_SecAggRoster_members_t::bytes)] = {};
+  uint8_t u3[sizeof(fedstat_v1_SecAggRoster_members_t::bytes)] = {};
+};
+constexpr uint8_t kRoundAccepted = 1;
+constexpr uint8_t kRoundUnmasking = 2;
 
 class Client {
  public:
@@ -115,18 +136,12 @@ class Client {
 
   // The ServerError detail that ended the last session ("" if none).
   const char* last_server_detail() const { return server_detail_; }
-  // The task id of a round interrupted before a reboot (0: none).
-  uint32_t interrupted_task() const { return interrupted_task_; }
+  // The round interrupted before a reboot, as init() found it (task_id 0: none).
+  const RoundMarker& interrupted_round() const { return interrupted_; }
+  uint32_t interrupted_task() const { return interrupted_.task_id; }
 
  private:
-  struct Marker {
-    uint32_t task_id = 0;
-    uint8_t stage = 0;  // 1: accepted; 2: unmasking (rosters recorded)
-    uint64_t session = 0;
-    uint8_t u2[sizeof(fedstat_v1_SecAggRoster_members_t::bytes)] = {};
-    uint8_t u3[sizeof(fedstat_v1_SecAggRoster_members_t::bytes)] = {};
-  };
-  static constexpr size_t kMarkerBytes = 4 + 4 + 1 + 8 + 2 * sizeof(Marker::u2);
+  static constexpr size_t kMarkerBytes = 4 + 4 + 1 + 8 + 2 * sizeof(RoundMarker::u2);
 
   Result<SessionOutcome> session(FrameChannel& channel);
   Result<SessionOutcome> after_task(FrameChannel& channel);
@@ -134,6 +149,7 @@ class Client {
   // OK when the message is of `tag` (or `other_tag`); kAborted (round_ended_) on a RoundOutcome
   // {false} or SecAggAbort; kFailedPrecondition on any other kind.
   Status receive_expect(FrameChannel& channel, pb_size_t tag, pb_size_t other_tag = 0);
+  void start_message(pb_size_t tag);  // out_ ← an empty envelope of kind `tag`
   Status send(FrameChannel& channel);
   Status decline(FrameChannel& channel, fedstat_v1_ErrorAction reason, const char* detail);
   Status receive_task_data(FrameChannel& channel, Span<uint64_t> data);
@@ -151,9 +167,9 @@ class Client {
   RandomSource* random_ = nullptr;
   bool ready_ = false;
   bool round_ended_ = false;  // a RoundOutcome{false} or SecAggAbort arrived
-  uint32_t interrupted_task_ = 0;
   fedstat_v1_Task task_ = fedstat_v1_Task_init_zero;
-  Marker marker_;
+  RoundMarker marker_;       // the current session's round
+  RoundMarker interrupted_;  // the round found in storage by init() (task_id 0: none)
   uint8_t marker_bytes_[kMarkerBytes] = {};
   char server_detail_[sizeof(fedstat_v1_ServerError::detail)] = {};
   wire::Envelope in_ = fedstat_v1_Envelope_init_zero;

@@ -3,12 +3,15 @@
 #include <math.h>
 #include <string.h>
 
+#include <type_traits>
+
 #include "sdk/base/arena.h"
 #include "sdk/base/checked_size.h"
 #include "sdk/noise/add_noise.h"
 #include "sdk/noise/rational.h"
 #include "sdk/sketch/shift_sketch.h"
 #include "sdk/sketch/stability_histogram.h"
+#include "sdk/tasks/heterogeneity_task.h"
 #include "sdk/tasks/kl_answer_task.h"
 #include "sdk/tasks/model_update_task.h"
 
@@ -62,14 +65,9 @@ bool finite_at_least_zero(double x) {
 
 // The checks every kind shares: privacy fields, seed, bits, the DIST roster.
 Status validate_common(const fedstat_v1_Task& task) {
-  switch (task.trust) {
-    case fedstat_v1_TrustModel_TRUSTED:
-    case fedstat_v1_TrustModel_TAGG:
-    case fedstat_v1_TrustModel_DIST:
-    case fedstat_v1_TrustModel_NONE:
-      break;
-    default:
-      return unimplemented("Task.trust: unknown trust model");
+  const int64_t trust = wire_enum_value(task.trust);
+  if (trust < fedstat_v1_TrustModel_TRUSTED || trust > fedstat_v1_TrustModel_NONE) {
+    return unimplemented("Task.trust: unknown trust model");
   }
   if (!finite_at_least_zero(task.epsilon)) {
     return invalid_argument("Task.epsilon must be finite and >= 0");
@@ -87,7 +85,8 @@ Status validate_common(const fedstat_v1_Task& task) {
   }
   const bool device_noise =
       task.trust == fedstat_v1_TrustModel_DIST && (task.kind == fedstat_v1_TaskKind_KL_ANSWERS ||
-                                                   task.kind == fedstat_v1_TaskKind_MODEL_UPDATE);
+                                                   task.kind == fedstat_v1_TaskKind_MODEL_UPDATE ||
+                                                   task.kind == fedstat_v1_TaskKind_HETEROGENEITY);
   if (device_noise && task.device_noise_lambda == 0) {
     return invalid_argument("Task.device_noise_lambda must be > 0 for this kind in DIST");
   }
@@ -177,6 +176,51 @@ Status validate_model_update(const fedstat_v1_Task& task) {
   return Status();
 }
 
+tasks::HeterogeneityConfig heterogeneity_config_of(const fedstat_v1_Task& task) {
+  tasks::HeterogeneityConfig c;
+  c.p = task.parameters.heterogeneity.p;
+  c.max_weight = task.parameters.heterogeneity.max_weight;
+  return c;
+}
+
+Status validate_heterogeneity(const fedstat_v1_Task& task) {
+  if (task.which_parameters != fedstat_v1_Task_heterogeneity_tag) {
+    return invalid_argument("Task.parameters: HETEROGENEITY needs heterogeneity parameters");
+  }
+  const fedstat_v1_HeterogeneityParameters& h = task.parameters.heterogeneity;
+  if (h.dimension == 0) return invalid_argument("Task.heterogeneity.dimension must be >= 1");
+  if (!isfinite(h.p) || !isfinite(h.max_weight) ||
+      !tasks::validate_heterogeneity_config(heterogeneity_config_of(task)).ok()) {
+    return invalid_argument("Task.heterogeneity: p must be finite >= 1, max_weight finite >= 4");
+  }
+  if (!(isfinite(h.scale) && h.scale > 0)) {
+    return invalid_argument("Task.heterogeneity.scale must be finite and > 0");
+  }
+  // The largest value encoded is max(W, 1)·d (w·||x − μ̄||² ≤ W·d): it must fit 2^62.
+  const double largest = h.scale * (h.max_weight > 1 ? h.max_weight : 1) * h.dimension;
+  if (!(largest < 4.6e18)) {
+    return invalid_argument(
+        "Task.heterogeneity.scale x max_weight x dimension must stay below 2^62");
+  }
+  if (task.bits != 64) return invalid_argument("Task.bits must be 64 for HETEROGENEITY");
+  uint64_t length = 0, data_words = 0;
+  if (h.stage == 1) {
+    length = 2 * uint64_t{h.dimension} + 2;
+  } else if (h.stage == 2) {
+    length = tasks::heterogeneity_round2_length();
+    data_words = 2 * uint64_t{h.dimension};
+  } else {
+    return invalid_argument("Task.heterogeneity.stage must be 1 or 2");
+  }
+  if (task.data_words != data_words) {
+    return invalid_argument("Task.data_words must be 0 (stage 1) or 2 x dimension (stage 2)");
+  }
+  if (task.vector_length != length) {
+    return invalid_argument("Task.vector_length must be 2d + 2 (stage 1) or 2 (stage 2)");
+  }
+  return Status();
+}
+
 // A Skellam share of λ = device_noise_lambda (rounded up to a rational, as the host tools do).
 Status init_share(const fedstat_v1_Task& task, noise::NoiseSampler& share) {
   Result<noise::Rational> lambda = noise::rational_at_least(task.device_noise_lambda);
@@ -191,6 +235,10 @@ bool dist(const fedstat_v1_Task& task) {
 }  // namespace
 
 Status validate_task(const fedstat_v1_Task& task) {
+  const int64_t kind = wire_enum_value(task.kind);
+  if (kind < fedstat_v1_TaskKind_DATA_SHIFT || kind > fedstat_v1_TaskKind_MODEL_UPDATE) {
+    return unimplemented("Task.kind: unknown task kind");
+  }
   FEDSTAT_RETURN_IF_ERROR(validate_common(task));
   switch (task.kind) {
     case fedstat_v1_TaskKind_DATA_SHIFT:
@@ -200,10 +248,49 @@ Status validate_task(const fedstat_v1_Task& task) {
     case fedstat_v1_TaskKind_MODEL_UPDATE:
       return validate_model_update(task);
     case fedstat_v1_TaskKind_HETEROGENEITY:
-      return unimplemented("Task.kind: HETEROGENEITY is not implemented on the device yet");
+      return validate_heterogeneity(task);
     default:
       return unimplemented("Task.kind: unknown task kind");
   }
+}
+
+Status validate_task_data(const fedstat_v1_Task& task, Span<const uint64_t> data) {
+  FEDSTAT_RETURN_IF_ERROR(validate_task(task));
+  if (data.size() != task.data_words) return invalid_argument("TaskData: not data_words words");
+  if (task.kind == fedstat_v1_TaskKind_KL_ANSWERS) {
+    for (size_t t = 0; t < data.size(); ++t) {
+      if (data[t] > UINT32_MAX || (t > 0 && data[t] <= data[t - 1])) {
+        return invalid_argument("TaskData: KL points must be distinct ascending ids below 2^32");
+      }
+    }
+    return Status();
+  }
+  for (size_t j = 0; j < data.size(); ++j) {  // MODEL_UPDATE, HETEROGENEITY: doubles' bits
+    double v = 0;
+    memcpy(&v, &data[j], sizeof(v));
+    if (!isfinite(v)) return invalid_argument("TaskData: a model or mean holds a NaN or infinity");
+  }
+  return Status();
+}
+
+Status validate_examples(const fedstat_v1_Task& task, const tasks::Examples& examples) {
+  const fedstat_v1_ModelUpdateParameters& m = task.parameters.model_update;
+  if (examples.dimension != m.dimension ||
+      examples.features.size() != examples.count() * m.dimension) {
+    return invalid_argument("the app's examples have another dimension than the task's model");
+  }
+  if (m.batches == 0 || examples.count() / m.batches < m.examples_per_client / m.batches) {
+    return failed_precondition(
+        "the app holds fewer examples than the task was calibrated for (examples_per_client)");
+  }
+  return Status();
+}
+
+Status validate_unit_vector(const fedstat_v1_Task& task, Span<const double> x) {
+  if (x.size() != task.parameters.heterogeneity.dimension) {
+    return invalid_argument("the app's vector has another dimension than the task");
+  }
+  return tasks::validate_unit_vector(x);
 }
 
 Result<size_t> contribution_length(const fedstat_v1_Task& task) {
@@ -223,6 +310,9 @@ Result<size_t> scratch_bytes(const fedstat_v1_Task& task, size_t local_size) {
       break;
     case fedstat_v1_TaskKind_KL_ANSWERS:
       bytes = round_up8(size_mul(4, task.parameters.kl.points));
+      break;
+    case fedstat_v1_TaskKind_HETEROGENEITY:
+      bytes = size_add(size_mul(8, task.vector_length), size_mul(8, task.data_words));
       break;
     default: {  // MODEL_UPDATE (validate_task refused the others)
       const size_t d = task.parameters.model_update.dimension;
@@ -349,6 +439,49 @@ Status build_model_update(const fedstat_v1_Task& task, const tasks::Examples& ex
   FEDSTAT_RETURN_IF_ERROR(tasks::model_update_report(examples, model.value(), config, share_ptr,
                                                      noise, arena, narrow.value()));
   for (size_t i = 0; i < out.size(); ++i) out[i] = narrow.value()[i];
+  return Status();
+}
+
+Status build_heterogeneity(const fedstat_v1_Task& task, Span<const double> x,
+                           Span<const uint64_t> means, RandomBits& noise, MutableByteSpan scratch,
+                           Span<uint64_t> out) {
+  FEDSTAT_RETURN_IF_ERROR(validate_task(task));
+  if (task.kind != fedstat_v1_TaskKind_HETEROGENEITY) return invalid_argument("not HETEROGENEITY");
+  const fedstat_v1_HeterogeneityParameters& h = task.parameters.heterogeneity;
+  const size_t d = h.dimension;
+  if (out.size() != task.vector_length)
+    return invalid_argument("out must hold vector_length words");
+  if (means.size() != task.data_words) return invalid_argument("TaskData: 2d words in stage 2");
+  if (x.size() != d)
+    return invalid_argument("the app's vector has another dimension than the task");
+  FEDSTAT_RETURN_IF_ERROR(tasks::validate_unit_vector(x));
+  Arena arena(scratch);
+  Result<Span<double>> values = arena.allocate_array<double>(out.size());
+  Result<Span<double>> host_means = arena.allocate_array<double>(means.size());
+  if (!values.ok() || !host_means.ok()) {
+    return resource_exhausted("scratch is smaller than scratch_bytes(task)");
+  }
+  const tasks::HeterogeneityConfig config = heterogeneity_config_of(task);
+  if (h.stage == 1) {
+    FEDSTAT_RETURN_IF_ERROR(tasks::heterogeneity_round1(x, config, values.value()));
+  } else {
+    for (size_t j = 0; j < means.size(); ++j) {
+      double v = 0;
+      memcpy(&v, &means[j], sizeof(v));
+      if (!isfinite(v)) return invalid_argument("TaskData: the means hold a NaN or infinity");
+      host_means.value()[j] = v;
+    }
+    const Span<const double> all = host_means.value();
+    FEDSTAT_RETURN_IF_ERROR(
+        tasks::heterogeneity_round2(x, all.first(d), all.subspan(d, d), config, values.value()));
+  }
+  const Span<int64_t> words(reinterpret_cast<int64_t*>(out.data()), out.size());
+  FEDSTAT_RETURN_IF_ERROR(tasks::encode_fixed_point(values.value(), h.scale, words));
+  if (dist(task)) {
+    noise::NoiseSampler share;
+    FEDSTAT_RETURN_IF_ERROR(init_share(task, share));
+    FEDSTAT_RETURN_IF_ERROR(noise::add_noise(Span<const int64_t>(words), words, share, noise));
+  }
   return Status();
 }
 

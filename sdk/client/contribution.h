@@ -16,7 +16,13 @@
 //                  tasks::model_update_report (rotation seed = the task seed, stream 0), words
 //                  mod 2^bits (bits ≤ 32: computed as 32-bit words, widened); DIST adds the
 //                  Skellam share λ = device_noise_lambda inside quantise.
-//   HETEROGENEITY  not implemented on the device yet (kUnimplemented).
+//   HETEROGENEITY  the app's x ∈ [0,1]^d; stage 1: [x, w·x, w, 1/w] (2d + 2 words,
+//                  tasks::heterogeneity_round1); stage 2: TaskData = the host's mean μ′ then its
+//                  weighted mean μ̄′ (2d doubles' bits), [||x − μ′||_p^p, w·||x − μ̄′||²] (2 words,
+//                  tasks::heterogeneity_round2). Each value v is sent as round(scale·v)
+//                  (tasks::encode_fixed_point, int64 as two's complement; one scale for every
+//                  entry); DIST adds a Skellam share of λ = device_noise_lambda to every entry
+//                  (noise::add_noise). bits 64; scale·max(W, 1)·d must stay below 2^62.
 // Noise (the stability histogram, Skellam shares, the trainer's shuffle) is drawn from `noise`
 // in that order, so a SeededStream reproduces a report exactly.
 //
@@ -24,22 +30,26 @@
 // kInvalidArgument with a message naming the field — ε, δ, λ NaN/negative/infinite or not allowed
 // for the trust model, a seed that is not 32 bytes, bits outside the kind's, vector_length other
 // than the kind's formula, data_words other than the kind's, sketch or trainer parameters the SDK
-// refuses, DIST threshold/max_clients outside 2 ≤ t ≤ max ≤ 1024. kUnimplemented: HETEROGENEITY,
-// an unknown kind or trust model.
+// refuses, DIST threshold/max_clients outside 2 ≤ t ≤ max ≤ 1024. kUnimplemented: an unknown
+// kind or trust model.
 //
 // Memory: scratch_bytes(task, local_size) bytes of caller scratch (8-byte aligned), where
 // local_size is the app's histogram capacity (DATA_SHIFT) or example count (MODEL_UPDATE):
 //   DATA_SHIFT   ⌈shift_sketch_memory_bytes(R, w, H)⌉₈ + (local_epsilon > 0 ? 8·local_size : 0)
 //   KL_ANSWERS   ⌈4·points⌉₈
 //   MODEL_UPDATE 8·d + model_update_memory_bytes(local_size, d) + 8 + (bits ≤ 32 ? ⌈4·L⌉₈ : 0)
+//   HETEROGENEITY 8·L + 8·data_words
 // (kSizeOverflow arithmetic, sdk/base/checked_size.h: a size past size_t is kResourceExhausted).
 // A sketch object (< 700 bytes) and a noise sampler live on the stack while building.
-// Paper: 001 Algorithm 1 and §4.7.1; 000 Algorithms 1–3; 002 Algorithm 1.
+// Paper: 001 Algorithm 1 and §4.7.1; 000 Algorithms 1–3; 002 Algorithm 1; 004 §3.1, §4.
 #ifndef FEDSTAT_SDK_CLIENT_CONTRIBUTION_H_
 #define FEDSTAT_SDK_CLIENT_CONTRIBUTION_H_
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+#include <type_traits>
 
 #include "fedstat/v1/envelope.pb.h"
 #include "sdk/base/random_bits.h"
@@ -56,10 +66,27 @@ constexpr double kStabilityDelta = 1e-6;
 // Largest DIST roster a task may ask for (the roster bitmap's limit).
 constexpr uint32_t kMaxTaskClients = 1024;
 
+// An enum field as the wire delivered it: nanopb stores any number there, and reading an
+// out-of-range value through the enum type is undefined, so the bytes are copied out instead.
+template <typename Enum>
+int64_t wire_enum_value(const Enum& field) {
+  typename std::underlying_type<Enum>::type value;
+  memcpy(&value, &field, sizeof(value));
+  return static_cast<int64_t>(value);
+}
+
 // Every field check above; OK when the task can be computed.
 Status validate_task(const fedstat_v1_Task& task);
 // L = vector_length as the kind's formula gives it (validates the task first).
 Result<size_t> contribution_length(const fedstat_v1_Task& task);
+// The TaskData's content, before anything is charged or computed: KL points distinct, ascending
+// and < 2^32; a global model or host means of finite doubles (kInvalidArgument naming TaskData).
+Status validate_task_data(const fedstat_v1_Task& task, Span<const uint64_t> data);
+// The app's data against the task: MODEL_UPDATE examples of dimension d and at least as many per
+// batch as calibrated (kFailedPrecondition otherwise: model_update_report would refuse);
+// HETEROGENEITY a vector of d numbers in [0, 1] (kInvalidArgument).
+Status validate_examples(const fedstat_v1_Task& task, const tasks::Examples& examples);
+Status validate_unit_vector(const fedstat_v1_Task& task, Span<const double> x);
 // The caller scratch a validated task needs while building (formula above).
 Result<size_t> scratch_bytes(const fedstat_v1_Task& task, size_t local_size);
 
@@ -73,6 +100,10 @@ Status build_kl_answers(const fedstat_v1_Task& task, const histogram::SparseHist
 Status build_model_update(const fedstat_v1_Task& task, const tasks::Examples& examples,
                           Span<const uint64_t> model_bits, RandomBits& noise,
                           MutableByteSpan scratch, Span<uint64_t> out);
+
+Status build_heterogeneity(const fedstat_v1_Task& task, Span<const double> x,
+                           Span<const uint64_t> means, RandomBits& noise, MutableByteSpan scratch,
+                           Span<uint64_t> out);
 
 }  // namespace client
 }  // namespace fedstat

@@ -173,8 +173,10 @@ TEST_F(ClientSessionTest, MalformedTaskFieldsAreRefusedNamingTheField) {
        StatusCode::kInvalidArgument},
       {"Task.kl.points", [](fedstat_v1_Task& t) { t.parameters.kl.points = 0; },
        StatusCode::kInvalidArgument},
-      {"Task.kind", [](fedstat_v1_Task& t) { t.kind = fedstat_v1_TaskKind_HETEROGENEITY; },
+      {"Task.kind", [](fedstat_v1_Task& t) { t.kind = static_cast<fedstat_v1_TaskKind>(99); },
        StatusCode::kUnimplemented},
+      {"Task.parameters", [](fedstat_v1_Task& t) { t.kind = fedstat_v1_TaskKind_HETEROGENEITY; },
+       StatusCode::kInvalidArgument},
   };
   for (const Case& c : cases) {
     fedstat_v1_Task bad = good;
@@ -270,6 +272,11 @@ TEST_F(ClientSessionTest, KlPointsMustBeDistinctAscending) {
   Session s = run(device, task, bad);
   EXPECT_EQ(s.outcome.status().code(), StatusCode::kInvalidArgument);
   EXPECT_TRUE(s.seen.report.empty());
+  // Refused before the ledger pays: a decline, nothing spent.
+  ASSERT_TRUE(s.seen.replied);
+  EXPECT_FALSE(s.seen.reply.accept);
+  EXPECT_EQ(s.seen.reply.reason, fedstat_v1_ErrorAction_REFUSED);
+  EXPECT_EQ(device.spent(), 0);
 }
 
 TEST_F(ClientSessionTest, ModelUpdateReportIsTheQuantisedUpdate) {
@@ -294,6 +301,51 @@ TEST_F(ClientSessionTest, ModelUpdateRefusesANonFiniteGlobalModel) {
   Session s = run(device, task, model_bits({0.1, std::nan(""), 0, 0}));
   EXPECT_EQ(s.outcome.status().code(), StatusCode::kInvalidArgument);
   EXPECT_TRUE(s.seen.report.empty());
+  EXPECT_FALSE(s.seen.reply.accept);
+  EXPECT_EQ(device.spent(), 0);
+  EXPECT_EQ(device.random->drawn, 0u);
+}
+
+TEST_F(ClientSessionTest, TooFewExamplesIsRefusedBeforeTheLedgerPays) {
+  ModelData data;
+  data.labels.resize(20);  // 20 < the 40 examples the task was calibrated for
+  data.features.resize(20 * 4);
+  const fedstat_v1_Task task = model_task(fedstat_v1_TrustModel_TRUSTED);
+  Device device(28, 1 << 16, data);
+  Session s = run(device, task, model_bits({0, 0, 0, 0}));
+  EXPECT_EQ(s.outcome.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_FALSE(s.seen.reply.accept);
+  EXPECT_EQ(device.spent(), 0);
+}
+
+TEST_F(ClientSessionTest, HeterogeneityReportsAreTheFixedPointRounds) {
+  VectorData data(0);
+  for (uint32_t stage : {1u, 2u}) {
+    const fedstat_v1_Task task = heterogeneity_task(fedstat_v1_TrustModel_TRUSTED, stage);
+    const std::vector<double> means = {0.2, 0.4, 0.6, 0.5, 0.25, 0.45, 0.55, 0.5};
+    const std::vector<uint64_t> words = stage == 2 ? model_bits(means) : std::vector<uint64_t>();
+    Device device(50 + stage, client::Client::memory_bytes(task).value(), data);
+    Session s = run(device, task, words);
+    ASSERT_TRUE(s.outcome.ok()) << s.outcome.status().message();
+    CountingSource unused(test_seed(99), 50 + stage);
+    EXPECT_EQ(s.seen.report, expected_heterogeneity(task, data.x, means, unused)) << stage;
+    EXPECT_EQ(s.seen.report.size(), stage == 1 ? 10u : 2u);
+    EXPECT_EQ(unused.drawn, 0u);
+  }
+  // Out-of-range app data and a non-finite host mean are refused.
+  VectorData bad(0);
+  bad.x[1] = 1.5;
+  Device refuses(53, 1 << 16, bad);
+  Session s = run(refuses, heterogeneity_task(fedstat_v1_TrustModel_TRUSTED, 1), {});
+  EXPECT_EQ(s.outcome.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(s.seen.report.empty());
+  EXPECT_FALSE(s.seen.reply.accept);
+  EXPECT_EQ(refuses.spent(), 0);
+  Device nan_mean(54, 1 << 16, data);
+  Session m = run(nan_mean, heterogeneity_task(fedstat_v1_TrustModel_TRUSTED, 2),
+                  model_bits({0.1, 0.1, 0.1, 0.1, std::nan(""), 0.1, 0.1, 0.1}));
+  EXPECT_EQ(m.outcome.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(nan_mean.spent(), 0);
 }
 
 TEST_F(ClientSessionTest, MemoryFormulaIsExactlyEnough) {

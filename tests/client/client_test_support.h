@@ -24,6 +24,7 @@
 #include "sdk/quantise/quantise.h"
 #include "sdk/sketch/shift_sketch.h"
 #include "sdk/sketch/stability_histogram.h"
+#include "sdk/tasks/heterogeneity_task.h"
 #include "sdk/tasks/kl_answer_task.h"
 #include "sdk/tasks/model_update_task.h"
 
@@ -372,6 +373,77 @@ inline std::vector<uint64_t> expected_model(const fedstat_v1_Task& t,
                                          Span<uint32_t>(report.data(), report.size()))
                   .ok());
   return std::vector<uint64_t>(report.begin(), report.end());
+}
+
+// HETEROGENEITY: the app's vector x ∈ [0,1]^4, different per salt.
+struct VectorData : client::ClientData {
+  std::vector<double> x;
+  explicit VectorData(int salt) : x{0.1 + 0.05 * salt, 0.5, 0.9 - 0.1 * salt, 0.3} {}
+  Result<Span<const double>> unit_vector() override {
+    return Span<const double>(x.data(), x.size());
+  }
+};
+
+inline fedstat_v1_Task heterogeneity_task(fedstat_v1_TrustModel trust, uint32_t stage) {
+  fedstat_v1_Task t = fedstat_v1_Task_init_zero;
+  t.task_id = 14;
+  t.kind = fedstat_v1_TaskKind_HETEROGENEITY;
+  t.trust = trust;
+  t.epsilon = 1;
+  t.delta = 1e-8;
+  t.device_noise_lambda = trust == fedstat_v1_TrustModel_DIST ? 25 : 0;
+  set_seed(t, 4);
+  t.bits = 64;
+  t.which_parameters = fedstat_v1_Task_heterogeneity_tag;
+  auto& h = t.parameters.heterogeneity;
+  h.dimension = 4;
+  h.p = 2;
+  h.max_weight = 100;
+  h.scale = 1000;
+  h.stage = stage;
+  t.vector_length = stage == 1 ? 10 : 2;
+  t.data_words = stage == 1 ? 0 : 8;
+  return t;
+}
+
+// HETEROGENEITY by hand: the round's values in fixed point (+ a Skellam share each in DIST).
+inline std::vector<uint64_t> expected_heterogeneity(const fedstat_v1_Task& t,
+                                                    const std::vector<double>& x,
+                                                    const std::vector<double>& means,
+                                                    RandomSource& noise_source) {
+  tasks::HeterogeneityConfig c;
+  c.p = t.parameters.heterogeneity.p;
+  c.max_weight = t.parameters.heterogeneity.max_weight;
+  std::vector<double> values(t.vector_length);
+  const Span<const double> xs(x.data(), x.size());
+  if (t.parameters.heterogeneity.stage == 1) {
+    EXPECT_TRUE(
+        tasks::heterogeneity_round1(xs, c, Span<double>(values.data(), values.size())).ok());
+  } else {
+    EXPECT_TRUE(tasks::heterogeneity_round2(xs, Span<const double>(means.data(), 4),
+                                            Span<const double>(means.data() + 4, 4), c,
+                                            Span<double>(values.data(), values.size()))
+                    .ok());
+  }
+  std::vector<int64_t> words(values.size());
+  EXPECT_TRUE(tasks::encode_fixed_point(Span<const double>(values.data(), values.size()),
+                                        t.parameters.heterogeneity.scale,
+                                        Span<int64_t>(words.data(), words.size()))
+                  .ok());
+  if (t.trust == fedstat_v1_TrustModel_DIST) {
+    noise::NoiseSampler share;
+    EXPECT_TRUE(
+        share
+            .init(noise::NoiseSpec{noise::NoiseKind::kSkellam,
+                                   noise::rational_at_least(t.device_noise_lambda).value(), 1})
+            .ok());
+    RandomBits bits(noise_source);
+    const std::vector<int64_t> exact = words;
+    EXPECT_TRUE(noise::add_noise(Span<const int64_t>(exact.data(), exact.size()),
+                                 Span<int64_t>(words.data(), words.size()), share, bits)
+                    .ok());
+  }
+  return std::vector<uint64_t>(words.begin(), words.end());
 }
 
 }  // namespace client_test

@@ -16,17 +16,22 @@ namespace {
 
 using client::SessionResult;
 
-// A device whose connection dies when it starts sending its masked input.
-class DropAtMasking : public InMemoryChannel {
+// A device whose connection dies when it starts sending messages of one kind (its masked input,
+// its reveals): as if it lost power there.
+class DropAt : public InMemoryChannel {
  public:
-  using InMemoryChannel::InMemoryChannel;
+  DropAt(std::shared_ptr<Pipe> in, std::shared_ptr<Pipe> out, pb_size_t tag)
+      : InMemoryChannel(std::move(in), std::move(out)), tag_(tag) {}
   Status send(const wire::Envelope& message) override {
-    if (message.which_body == fedstat_v1_Envelope_secagg_masked_chunk_tag) {
+    if (message.which_body == tag_) {
       close();
-      return unavailable("dropped before masking");
+      return unavailable("dropped");
     }
     return InMemoryChannel::send(message);
   }
+
+ private:
+  pb_size_t tag_;
 };
 
 struct DistResult {
@@ -175,7 +180,7 @@ DistResult serve_dist(const std::vector<InMemoryChannel*>& conns, const fedstat_
   return result;
 }
 
-enum class Kind { kKl, kDataShift, kModel };
+enum class Kind { kKl, kDataShift, kModel, kHeterogeneity };
 
 // Five devices with their data, channels and Clients, for one DIST task of `kind`.
 struct Fleet {
@@ -187,26 +192,35 @@ struct Fleet {
   std::vector<std::unique_ptr<OwnedHistogram>> histograms;
   std::vector<std::unique_ptr<HistogramData>> histogram_apps;
   std::vector<std::unique_ptr<ModelData>> model_apps;
+  std::vector<std::unique_ptr<VectorData>> vector_apps;
+  std::vector<double> means = {0.2, 0.4, 0.6, 0.5, 0.25, 0.45, 0.55, 0.5};
   std::vector<client::ClientData*> apps;
   std::vector<std::unique_ptr<Device>> devices;
   std::vector<std::unique_ptr<InMemoryChannel>> device_ends, server_ends;
   std::vector<Result<client::SessionOutcome>> outcomes;
 
-  Fleet(Kind k, int dropper) : kind(k) {
+  Fleet(Kind k, int dropper, pb_size_t drop_at = fedstat_v1_Envelope_secagg_masked_chunk_tag)
+      : kind(k) {
     std::vector<uint64_t> points;
     if (kind == Kind::kKl) {
       task = kl_task(fedstat_v1_TrustModel_DIST, points);
       data = points;
     } else if (kind == Kind::kDataShift) {
       task = data_shift_task(fedstat_v1_TrustModel_DIST, /*local_epsilon=*/1.0);
-    } else {
+    } else if (kind == Kind::kModel) {
       task = model_task(fedstat_v1_TrustModel_DIST);
       data = model_bits(model);
+    } else {
+      task = heterogeneity_task(fedstat_v1_TrustModel_DIST, 2);
+      data = model_bits(means);
     }
     make_dist(task, kClients, 3);
     for (size_t c = 0; c < kClients; ++c) {
       size_t local = 0;
-      if (kind == Kind::kModel) {
+      if (kind == Kind::kHeterogeneity) {
+        vector_apps.push_back(std::make_unique<VectorData>(static_cast<int>(c)));
+        apps.push_back(vector_apps.back().get());
+      } else if (kind == Kind::kModel) {
         model_apps.push_back(std::make_unique<ModelData>());
         apps.push_back(model_apps.back().get());
         local = model_apps.back()->labels.size();
@@ -222,7 +236,7 @@ struct Fleet {
       auto up = std::make_shared<Pipe>();
       auto down = std::make_shared<Pipe>();
       if (static_cast<int>(c) == dropper) {
-        device_ends.push_back(std::make_unique<DropAtMasking>(down, up));
+        device_ends.push_back(std::make_unique<DropAt>(down, up, drop_at));
       } else {
         device_ends.push_back(std::make_unique<InMemoryChannel>(down, up));
       }
@@ -249,6 +263,9 @@ struct Fleet {
     CountingSource same(test_seed(99), c + 1);
     if (kind == Kind::kKl) return expected_kl(task, data, histograms[c]->histogram, same);
     if (kind == Kind::kDataShift) return expected_sketch(task, histograms[c]->histogram, same);
+    if (kind == Kind::kHeterogeneity) {
+      return expected_heterogeneity(task, vector_apps[c]->x, means, same);
+    }
     return expected_model(task, model, *model_apps[c], same);
   }
 };
@@ -297,10 +314,35 @@ TEST_P(DistSessionTest, UnmaskedSumIsTheSumOfTheSurvivorsContributions) {
 
 INSTANTIATE_TEST_SUITE_P(KindsAndDropouts, DistSessionTest,
                          ::testing::Combine(::testing::Values(Kind::kKl, Kind::kDataShift,
-                                                              Kind::kModel),
+                                                              Kind::kModel, Kind::kHeterogeneity),
                                             ::testing::Bool()));
 
 class DistRoundEndTest : public StorageTest {};
+
+TEST_F(DistRoundEndTest, ADeviceLostWhileUnmaskingRecordedWhatItWouldReveal) {
+  Fleet fleet(Kind::kKl, /*dropper=*/2, fedstat_v1_Envelope_secagg_reveal_tag);
+  const DistResult result = fleet.run();
+  ASSERT_TRUE(result.sum.ok()) << result.sum.status().message();
+  EXPECT_EQ(result.u3.size(), Fleet::kClients);  // its masked input arrived: it is in the sum
+  EXPECT_EQ(result.reveals, (Fleet::kClients - 1) * Fleet::kClients);  // none from it
+  std::vector<uint64_t> everyone(fleet.task.vector_length, 0);
+  for (size_t c = 0; c < Fleet::kClients; ++c) {
+    const std::vector<uint64_t> x = fleet.expected(c);
+    for (size_t i = 0; i < x.size(); ++i) everyone[i] += x[i];
+  }
+  EXPECT_EQ(result.sum.value(), everyone);
+  EXPECT_EQ(fleet.outcomes[2].status().code(), StatusCode::kUnavailable);
+
+  Device rebooted(3, 1 << 20, *fleet.apps[2]);
+  ASSERT_TRUE(rebooted.init_status.ok());
+  const client::RoundMarker& marker = rebooted.client.interrupted_round();
+  EXPECT_EQ(marker.task_id, fleet.task.task_id);
+  EXPECT_EQ(marker.stage, client::kRoundUnmasking);
+  EXPECT_EQ(marker.session, fleet.task.secagg_session);
+  EXPECT_EQ(marker.u2[0], 0x1F);  // roster indices 0..4
+  EXPECT_EQ(marker.u3[0], 0x1F);
+  EXPECT_EQ(marker.u3[1], 0);
+}
 
 TEST_F(DistRoundEndTest, ARosterOutOfOrderStopsEveryDeviceBeforeMasking) {
   Fleet fleet(Kind::kKl, -1);
