@@ -125,7 +125,8 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
       return net::derive_device_psk(secret, *id);
     };
   } else {
-    const auto keys = std::make_shared<net::DeviceKeys>(net::load_credentials(config.credentials_path));
+    const auto keys =
+        std::make_shared<net::DeviceKeys>(net::load_credentials(config.credentials_path));
     tls.lookup_psk = [keys](const std::string& identity) -> std::optional<net::DevicePsk> {
       const auto id = net::parse_device_identity(identity);
       if (!id) return std::nullopt;
@@ -141,8 +142,11 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
   net::TlsServer server(io, tls, bridge);
   bridge.attach(&server, &coordinator);
   server.start();
-  log_line(log, {{"event", "listening"}, {"address", config.address}, {"port", server.port()},
-                 {"store", config.store_path}, {"tasks", config.tasks.size()}});
+  log_line(log, {{"event", "listening"},
+                 {"address", config.address},
+                 {"port", server.port()},
+                 {"store", config.store_path},
+                 {"tasks", config.tasks.size()}});
   if (!port_file.empty()) write_port_file(port_file, server.port());
 
   asio::steady_timer tick(io);

@@ -50,8 +50,8 @@ std::string resolve(const std::string& base_dir, const std::string& path) {
 }
 
 uint64_t whole(const json& value, const std::string& field, uint64_t low, uint64_t high) {
-  const bool ok = value.is_number_unsigned() ||
-                  (value.is_number_integer() && value.get<int64_t>() >= 0);
+  const bool ok =
+      value.is_number_unsigned() || (value.is_number_integer() && value.get<int64_t>() >= 0);
   if (!ok || value.get<uint64_t>() < low || value.get<uint64_t>() > high) {
     throw std::invalid_argument(field + " must be a whole number in [" + std::to_string(low) +
                                 ", " + std::to_string(high) + "], not " + value.dump());

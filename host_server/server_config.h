@@ -3,9 +3,9 @@
 //     "listen": "127.0.0.1:7443",        host:port (port 0: any free port; see --port-file)
 //     "store": "fedstat-server.db",      the SQLite store (WAL); created when absent
 //     "credentials": "devices.txt",      per-device PSKs: "<device id> <64 hex digits>" lines
-//     "fleet_secret": "<64 hex>",        or: every device's PSK is HKDF(fleet_secret, id) (emulation)
-//     "noise_seed": 0,                   0: central noise from the CSPRNG (production); else seeded
-//     "handshake_timeout_ms": 10000, "idle_timeout_ms": 60000, "max_connections": 4096,
+//     "fleet_secret": "<64 hex>",        or: every device's PSK is HKDF(fleet_secret, id)
+//     (emulation) "noise_seed": 0,                   0: central noise from the CSPRNG (production);
+//     else seeded "handshake_timeout_ms": 10000, "idle_timeout_ms": 60000, "max_connections": 4096,
 //     "tasks": [ {task declaration}, ... ]   host_server/tasks/task_plan.h
 //   }
 // Exactly one of credentials and fleet_secret. Relative paths are resolved against the config
@@ -28,7 +28,7 @@ struct ServerConfig {
   std::string address = "127.0.0.1";
   uint16_t port = 0;
   std::string store_path = "fedstat-server.db";
-  std::string credentials_path;                      // or
+  std::string credentials_path;  // or
   std::optional<std::array<uint8_t, 32>> fleet_secret;
   uint64_t noise_seed = 0;
   uint32_t handshake_timeout_ms = 10000;

@@ -18,7 +18,9 @@ namespace fedstat {
 namespace host {
 namespace {
 
-uint64_t wall_clock_seconds() { return static_cast<uint64_t>(std::time(nullptr)); }
+uint64_t wall_clock_seconds() {
+  return static_cast<uint64_t>(std::time(nullptr));
+}
 
 class EmulatedData final : public client::ClientData {
  public:
@@ -64,14 +66,22 @@ class DroppingChannel final : public client::FrameChannel {
 
 const char* outcome_name(client::SessionResult result) {
   switch (result) {
-    case client::SessionResult::kNoTask: return "no-task";
-    case client::SessionResult::kVersionTooOld: return "version-too-old";
-    case client::SessionResult::kDeclinedInterrupted: return "declined-interrupted";
-    case client::SessionResult::kDeclinedNoData: return "declined-no-data";
-    case client::SessionResult::kDeclinedMemory: return "declined-memory";
-    case client::SessionResult::kDeclinedBudget: return "declined-budget";
-    case client::SessionResult::kCompleted: return "completed";
-    case client::SessionResult::kAborted: return "aborted";
+    case client::SessionResult::kNoTask:
+      return "no-task";
+    case client::SessionResult::kVersionTooOld:
+      return "version-too-old";
+    case client::SessionResult::kDeclinedInterrupted:
+      return "declined-interrupted";
+    case client::SessionResult::kDeclinedNoData:
+      return "declined-no-data";
+    case client::SessionResult::kDeclinedMemory:
+      return "declined-memory";
+    case client::SessionResult::kDeclinedBudget:
+      return "declined-budget";
+    case client::SessionResult::kCompleted:
+      return "completed";
+    case client::SessionResult::kAborted:
+      return "aborted";
   }
   return "unknown";
 }
@@ -175,8 +185,8 @@ std::vector<uint64_t> expected_contribution(const fedstat_v1_Task& task,
   SeededStream stream(seed_from_u64(seed), id);
   RandomBits bits(stream);
   const size_t length = value_or_throw(client::contribution_length(task), "contribution length");
-  const size_t scratch_size = value_or_throw(
-      client::scratch_bytes(task, data.histogram.capacity()), "contribution scratch");
+  const size_t scratch_size = value_or_throw(client::scratch_bytes(task, data.histogram.capacity()),
+                                             "contribution scratch");
   std::vector<uint64_t> scratch((scratch_size + 7) / 8 + 1);
   const MutableByteSpan scratch_bytes(reinterpret_cast<uint8_t*>(scratch.data()), scratch_size);
   std::vector<uint64_t> out(length);
@@ -192,7 +202,8 @@ std::vector<uint64_t> expected_contribution(const fedstat_v1_Task& task,
                                      scratch_bytes, words),
             "kl contribution");
       break;
-    default: throw std::invalid_argument("expected_contribution: task kind not emulated");
+    default:
+      throw std::invalid_argument("expected_contribution: task kind not emulated");
   }
   return out;
 }

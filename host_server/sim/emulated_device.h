@@ -32,8 +32,8 @@ struct DeviceSetup {
   size_t memory_bytes = 4u << 20;
   pb_size_t drop_before = 0;  // an Envelope body tag (e.g. fedstat_v1_Envelope_secagg_keys_tag)
   double epsilon_budget = 10, delta_budget = 1e-3;
-  uint32_t max_sessions = 600;     // check-ins before giving up while no task is offered
-  uint32_t retry_millis = 50;      // wait between check-ins that found no task
+  uint32_t max_sessions = 600;  // check-ins before giving up while no task is offered
+  uint32_t retry_millis = 50;   // wait between check-ins that found no task
   uint32_t receive_timeout_ms = 120000;
 };
 

@@ -336,8 +336,8 @@ TaskPlan plan_task(const json& declaration, const std::string& base_dir,
   // claimed (none). A trusted task's aggregate is exact: its hash would let anyone who knows all
   // records but one test every candidate for the last one, so it is never published.
   TaskEstimator kind_estimate = std::move(plan.estimate);
-  const bool aggregate_is_released = task.trust != fedstat_v1_TrustModel_TRUSTED &&
-                                     task.trust != fedstat_v1_TrustModel_TAGG;
+  const bool aggregate_is_released =
+      task.trust != fedstat_v1_TrustModel_TRUSTED && task.trust != fedstat_v1_TrustModel_TAGG;
   plan.estimate = [kind_estimate, aggregate_is_released](const std::vector<uint64_t>& sum,
                                                          uint32_t contributors) {
     json result = kind_estimate(sum, contributors);

@@ -1,5 +1,5 @@
-// fedstat-sim: N emulated devices, each a real Client (sdk/client) over real TLS-PSK (sdk/tls), take
-// part in a task a running fedstat-server serves; their data comes from files.
+// fedstat-sim: N emulated devices, each a real Client (sdk/client) over real TLS-PSK (sdk/tls),
+// take part in a task a running fedstat-server serves; their data comes from files.
 //
 //   fedstat-sim --server HOST:PORT --clients N --task FILE --data DIR --fleet-secret HEX
 //               [--dropout R] [--seed S] [--first-id ID] [--memory BYTES] [--noise-seed S] [--json]
@@ -35,10 +35,11 @@ using namespace fedstat::host;
 using nlohmann::json;
 
 int main(int argc, char** argv) {
-  CLI::App app{"fedstat-sim: a fleet of emulated devices (real Clients over real TLS) taking part "
-               "in a task served by fedstat-server.\n\nExample:\n"
-               "  fedstat-sim --server 127.0.0.1:7443 --clients 200 --task shift.json --data data/ "
-               "--fleet-secret $(cat fleet.key) --dropout 0.05 --seed 7 --json"};
+  CLI::App app{
+      "fedstat-sim: a fleet of emulated devices (real Clients over real TLS) taking part "
+      "in a task served by fedstat-server.\n\nExample:\n"
+      "  fedstat-sim --server 127.0.0.1:7443 --clients 200 --task shift.json --data data/ "
+      "--fleet-secret $(cat fleet.key) --dropout 0.05 --seed 7 --json"};
   std::string server, task_path, data_dir, secret_hex, state_dir;
   uint32_t clients = 10;
   double dropout = 0;
@@ -47,17 +48,19 @@ int main(int argc, char** argv) {
   bool json_output = false;
   app.add_option("--server", server, "the server's HOST:PORT")->required();
   app.add_option("--clients", clients, "devices")->check(CLI::Range(1u, 1024u));
-  app.add_option("--task", task_path, "the task declaration (JSON)")->required()->check(
-      CLI::ExistingFile);
-  app.add_option("--data", data_dir, "directory holding items.txt")->required()->check(
-      CLI::ExistingDirectory);
+  app.add_option("--task", task_path, "the task declaration (JSON)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app.add_option("--data", data_dir, "directory holding items.txt")
+      ->required()
+      ->check(CLI::ExistingDirectory);
   app.add_option("--fleet-secret", secret_hex, "64 hex digits: device keys are HKDF(secret, id)")
       ->required();
-  app.add_option("--dropout", dropout, "probability a device drops out")->check(
-      CLI::Range(0.0, 1.0));
+  app.add_option("--dropout", dropout, "probability a device drops out")
+      ->check(CLI::Range(0.0, 1.0));
   app.add_option("--seed", seed, "device randomness seed (0: CSPRNG, no in-process check)");
-  app.add_option("--first-id", first_id, "the first device id")->check(
-      CLI::Range(uint64_t{1}, uint64_t{1} << 30));
+  app.add_option("--first-id", first_id, "the first device id")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 30));
   app.add_option("--memory", memory, "bytes each device gives its Client");
   app.add_option("--noise-seed", noise_seed, "the server's noise_seed (to reproduce its estimate)");
   app.add_option("--state", state_dir, "where devices keep ledgers and round state (default: .)");
@@ -92,12 +95,12 @@ int main(int argc, char** argv) {
       s.psk = net::derive_device_psk(secret, s.id);
       s.seed = seed;
       s.memory_bytes = memory;
-      const double u = static_cast<double>(value_or_throw(choose.bits().uniform_below(1u << 30),
-                                                          "dropout draw")) /
+      const double u = static_cast<double>(
+                           value_or_throw(choose.bits().uniform_below(1u << 30), "dropout draw")) /
                        (1u << 30);
       if (u < dropout) {
-        drop_names[i] = dist ? dist_points[value_or_throw(choose.bits().uniform_below(4), "phase")]
-                             : "report";
+        drop_names[i] =
+            dist ? dist_points[value_or_throw(choose.bits().uniform_below(4), "phase")] : "report";
         s.drop_before = drop_point_tag(drop_names[i]);
       }
     }
@@ -131,8 +134,11 @@ int main(int argc, char** argv) {
       const bool summed =
           r.outcome == "completed" || (r.outcome == "dropped" && drop_names[i] == "reveals");
       if (summed) contributors.push_back(i);
-      devices.push_back({{"id", r.id}, {"outcome", r.outcome}, {"drop_before", drop_names[i]},
-                         {"frame_bytes", r.frame_bytes_sent}, {"sessions", r.sessions},
+      devices.push_back({{"id", r.id},
+                         {"outcome", r.outcome},
+                         {"drop_before", drop_names[i]},
+                         {"frame_bytes", r.frame_bytes_sent},
+                         {"sessions", r.sessions},
                          {"detail", r.detail}});
     }
     json out{{"task", plan.task.task_id},
@@ -149,8 +155,8 @@ int main(int argc, char** argv) {
       const uint64_t mask =
           plan.task.bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << plan.task.bits) - 1;
       for (uint32_t i : contributors) {
-        const auto words = expected_contribution(plan.task, plan.data, *data[i], seed,
-                                                 setups[i].id);
+        const auto words =
+            expected_contribution(plan.task, plan.data, *data[i], seed, setups[i].id);
         for (size_t j = 0; j < sum.size(); ++j) sum[j] = (sum[j] + words[j]) & mask;
       }
       out["expected"] = plan.estimate(sum, static_cast<uint32_t>(contributors.size()));
@@ -159,8 +165,8 @@ int main(int argc, char** argv) {
     if (json_output) {
       std::cout << out.dump() << "\n";
     } else {
-      std::cout << "task " << plan.task.task_id << ": " << clients << " devices in "
-                << seconds << " s;";
+      std::cout << "task " << plan.task.task_id << ": " << clients << " devices in " << seconds
+                << " s;";
       for (const auto& [name, count] : outcomes) std::cout << " " << name << " " << count;
       std::cout << "\n";
       if (out.contains("expected")) {

@@ -18,7 +18,7 @@ with open('reference.txt', 'w') as f:           # the reference (also Π for kl)
     for i in range(320): f.write(f"{i} {max(1, 100000 // (i + 1))}\n")
 task = {"id": 3, "kind": kind, "trust": trust, "epsilon": 0, "delta": 0,
         "min_clients": clients, "max_clients": clients, "deadline_seconds": 600,
-        "admission_seconds": 120, "phase_timeout_seconds": 60, "seed": "00" * 31 + "31"}
+        "admission_seconds": 120, "phase_timeout_seconds": 600, "seed": "00" * 31 + "31"}
 if kind == "data_shift":
     task["data_shift"] = {"rows": 5, "width": 256, "heap_capacity": 64, "k": 1024, "domain": 400,
                           "local_epsilon": 0, "reference": "reference.txt"}
@@ -27,7 +27,7 @@ else:
     task["kl"] = {"reference": "reference.txt", "rounds": 300, "lambda": 0.1}
 json.dump(task, open('task.json', 'w'))
 json.dump({"listen": "127.0.0.1:0", "store": "server.db", "fleet_secret": "5a" * 32,
-           "noise_seed": 9, "tasks": [task]}, open('server.json', 'w'))
+           "idle_timeout_ms": 900000, "noise_seed": 9, "tasks": [task]}, open('server.json', 'w'))
 PY
 "$server" --config server.json --port-file port 2>server.log &
 pid=$!
