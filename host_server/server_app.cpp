@@ -36,7 +36,6 @@ void log_line(std::ostream& log, json fields) {
 // the io_context's thread.
 class Bridge final : public net::FrameHandler, public Outbox {
  public:
-  explicit Bridge(std::ostream& log) : log_(log) {}
   void attach(net::TlsServer* server, Coordinator* coordinator) {
     server_ = server;
     coordinator_ = coordinator;
@@ -56,7 +55,6 @@ class Bridge final : public net::FrameHandler, public Outbox {
   void close(ConnectionId id) override { server_->close(id); }
 
  private:
-  std::ostream& log_;
   net::TlsServer* server_ = nullptr;
   Coordinator* coordinator_ = nullptr;
 };
@@ -81,14 +79,16 @@ std::vector<TaskSpec> plan_declared_tasks(const ServerConfig& config, Store& sto
   for (const StoredTask& task : store.tasks()) stored[task.task_id] = json::parse(task.definition);
   std::vector<TaskSpec> specs;
   for (const json& declaration : config.tasks) {
-    if (!declaration.is_object() || !declaration.contains("id")) {
-      throw std::invalid_argument("every task declaration needs an id");
-    }
-    const uint32_t id = declaration["id"].get<uint32_t>();
+    // A stored task keeps its opening time; a malformed id is plan_task's to refuse by name.
     uint64_t opened = now_unix_seconds;
-    const auto it = stored.find(id);
-    if (it != stored.end() && it->second.contains("opened_unix_seconds")) {
-      opened = it->second["opened_unix_seconds"].get<uint64_t>();
+    const json* id =
+        declaration.is_object() && declaration.contains("id") ? &declaration["id"] : nullptr;
+    if (id != nullptr && id->is_number_integer() && id->get<int64_t>() >= 0 &&
+        id->get<uint64_t>() <= UINT32_MAX) {
+      const auto it = stored.find(id->get<uint32_t>());
+      if (it != stored.end() && it->second.contains("opened_unix_seconds")) {
+        opened = it->second["opened_unix_seconds"].get<uint64_t>();
+      }
     }
     TaskPlan plan = plan_task(declaration, config.base_dir, opened, config.noise_seed);
     TaskSpec spec;
@@ -137,7 +137,7 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
   }
 
   asio::io_context io;
-  Bridge bridge(log);
+  Bridge bridge;
   Coordinator coordinator(*store, bridge, std::move(specs), unix_seconds());
   net::TlsServer server(io, tls, bridge);
   bridge.attach(&server, &coordinator);

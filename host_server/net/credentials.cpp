@@ -37,19 +37,6 @@ std::optional<DevicePsk> parse_key(const std::string& hex) {
 
 }  // namespace
 
-std::optional<uint64_t> parse_device_identity(const std::string& identity) {
-  if (identity.empty() || identity.size() > 20 || identity[0] == '0') return std::nullopt;
-  uint64_t value = 0;
-  for (char c : identity) {
-    if (c < '0' || c > '9') return std::nullopt;
-    const uint64_t digit = static_cast<uint64_t>(c - '0');
-    if (value > (std::numeric_limits<uint64_t>::max() - digit) / 10) return std::nullopt;
-    value = value * 10 + digit;
-  }
-  if (value == std::numeric_limits<uint64_t>::max()) return std::nullopt;
-  return value;
-}
-
 DeviceKeys parse_credentials(std::istream& in) {
   DeviceKeys keys;
   std::string text;

@@ -10,7 +10,8 @@
 // Errors: parse_credentials / load_credentials throw CredentialsError whose message names the line
 // ("credentials line 3: ...") or the file: a malformed or zero/overflowing id, a key that is not
 // 64 hex digits, trailing fields, a duplicate id, an unreadable file. Nothing is returned on error.
-// parse_device_identity returns nullopt for anything but a canonical decimal id 1..2^64-2.
+// parse_device_identity (host_server/device_identity.h) returns nullopt for anything but a
+// canonical decimal id 1..2^64-2.
 // Paper: none (infrastructure).
 #ifndef FEDSTAT_HOST_SERVER_NET_CREDENTIALS_H_
 #define FEDSTAT_HOST_SERVER_NET_CREDENTIALS_H_
@@ -22,6 +23,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+
+#include "host_server/device_identity.h"
 
 namespace fedstat {
 namespace net {
@@ -39,7 +42,7 @@ DeviceKeys load_credentials(const std::string& path);
 
 // The canonical decimal form of a device id: digits only, no sign, no leading zero, 1..2^64-2
 // (2^64-1 is reserved as "no device").
-std::optional<uint64_t> parse_device_identity(const std::string& identity);
+using host::parse_device_identity;
 
 DevicePsk derive_device_psk(const std::array<uint8_t, 32>& fleet_secret, uint64_t device_id);
 

@@ -252,16 +252,13 @@ void TlsServer::read_frames(const ConnectionPtr& connection) {
   wire::Envelope envelope{};
   Connection& c = *connection;
   while (c.state == Connection::State::kOpen) {
-    Result<wire::FrameResult> frame =
-        wire::decode_frame(ByteSpan(c.plain.data(), c.plain_bytes), envelope);
+    Result<bool> frame =
+        wire::take_frame(MutableByteSpan(c.plain.data(), c.plain.size()), c.plain_bytes, envelope);
     if (!frame.ok()) {
       drop(connection, frame.status().message(), true);
       return;
     }
-    if (frame.value().complete) {
-      const size_t consumed = frame.value().consumed;
-      std::memmove(c.plain.data(), c.plain.data() + consumed, c.plain_bytes - consumed);
-      c.plain_bytes -= consumed;
+    if (frame.value()) {
       handler_.on_frame(c.id, envelope);
       continue;
     }

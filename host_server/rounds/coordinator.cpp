@@ -2,20 +2,11 @@
 
 #include <stdexcept>
 
+#include "host_server/device_identity.h"
+
 namespace fedstat {
 namespace host {
 namespace {
-
-// The decimal device id a TLS-PSK identity names; 0 when it names none.
-uint64_t parse_identity(const std::string& identity) {
-  if (identity.empty() || identity.size() > 19) return 0;
-  uint64_t id = 0;
-  for (char ch : identity) {
-    if (ch < '0' || ch > '9') return 0;
-    id = id * 10 + static_cast<uint64_t>(ch - '0');
-  }
-  return id;
-}
 
 void validate(const TaskSpec& spec) {
   const fedstat_v1_Task& t = spec.task;
@@ -92,7 +83,8 @@ const TaskRound* Coordinator::round(uint32_t task_id) const {
 }
 
 void Coordinator::on_open(ConnectionId connection, const std::string& identity) {
-  connections_[connection] = Connection{parse_identity(identity), 0};
+  // 0 (no device) when the identity names none; such a connection is refused at its hello.
+  connections_[connection] = Connection{parse_device_identity(identity).value_or(0), 0};
 }
 
 void Coordinator::refuse(ConnectionId connection, const Refusal& refusal) {

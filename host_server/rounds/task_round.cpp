@@ -122,9 +122,7 @@ std::optional<Refusal> TaskRound::can_offer(uint64_t client) const {
   if (stage_ != Stage::kAdmission) {
     return retry_later(StatusCode::kResourceExhausted, "admission is over");
   }
-  size_t accepted = 0;
-  for (const auto& r : replies_) accepted += r.second ? 1 : 0;
-  if (accepted + offered_.size() >= spec_.task.max_clients && offered_.count(client) == 0) {
+  if (accepted() + offered_.size() >= spec_.task.max_clients && offered_.count(client) == 0) {
     return retry_later(StatusCode::kResourceExhausted, "the round is full");
   }
   return std::nullopt;
@@ -229,9 +227,9 @@ void TaskRound::advance(uint64_t now) {
     }
     const bool timed_out = now >= stage_started_ + spec_.phase_timeout_seconds;
     if (stage_ == Stage::kAdmission) {
-      size_t accepted = 0;
-      for (const auto& r : replies_) accepted += r.second ? 1 : 0;
-      if (accepted < spec_.task.max_clients && now < opened_at_ + spec_.admission_seconds) return;
+      if (accepted() < spec_.task.max_clients && now < opened_at_ + spec_.admission_seconds) {
+        return;
+      }
       transition(kAdmissionClosed, now);
     } else if (stage_ == Stage::kReports) {
       bool all = true;
@@ -305,6 +303,12 @@ std::vector<uint64_t> TaskRound::members_to_notify() const {
     if (r.second) out.push_back(r.first);
   }
   return out;
+}
+
+size_t TaskRound::accepted() const {
+  size_t count = 0;
+  for (const auto& r : replies_) count += r.second ? 1 : 0;
+  return count;
 }
 
 void TaskRound::complete(const std::vector<uint64_t>& sum, uint32_t contributors) {

@@ -92,6 +92,7 @@ class TaskRound {
   void advance(uint64_t now);  // closes what may close now
   void send(uint64_t client, const fedstat_v1_Envelope& e);
   void send_opening(uint64_t member);
+  size_t accepted() const;  // devices that accepted the task
   std::vector<uint64_t> members_to_notify() const;
 
   TaskSpec spec_;

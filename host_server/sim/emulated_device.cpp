@@ -190,21 +190,11 @@ std::vector<uint64_t> expected_contribution(const fedstat_v1_Task& task,
   std::vector<uint64_t> scratch((scratch_size + 7) / 8 + 1);
   const MutableByteSpan scratch_bytes(reinterpret_cast<uint8_t*>(scratch.data()), scratch_size);
   std::vector<uint64_t> out(length);
-  const Span<uint64_t> words(out.data(), out.size());
-  switch (task.kind) {
-    case fedstat_v1_TaskKind_DATA_SHIFT:
-      check(client::build_data_shift(task, data.histogram, bits, scratch_bytes, words),
-            "data_shift contribution");
-      break;
-    case fedstat_v1_TaskKind_KL_ANSWERS:
-      check(client::build_kl_answers(task, data.histogram,
-                                     Span<const uint64_t>(task_data.data(), task_data.size()), bits,
-                                     scratch_bytes, words),
-            "kl contribution");
-      break;
-    default:
-      throw std::invalid_argument("expected_contribution: task kind not emulated");
-  }
+  EmulatedData app_data(data);
+  check(client::build_contribution(task, app_data,
+                                   Span<const uint64_t>(task_data.data(), task_data.size()), bits,
+                                   scratch_bytes, Span<uint64_t>(out.data(), out.size())),
+        "device " + std::to_string(id) + " contribution");
   return out;
 }
 

@@ -141,16 +141,15 @@ int main(int argc, char** argv) {
                          {"sessions", r.sessions},
                          {"detail", r.detail}});
     }
+    const uint32_t completed = outcomes.count("completed") ? outcomes.at("completed") : 0;
     json out{{"task", plan.task.task_id},
              {"clients", clients},
              {"outcomes", outcomes},
              {"contributors", contributors.size()},
              {"bytes_per_completed_device",
-              outcomes["completed"] ? static_cast<double>(completed_bytes) / outcomes["completed"]
-                                    : 0.0},
+              completed ? static_cast<double>(completed_bytes) / completed : 0.0},
              {"seconds", seconds}};
-    bool round_completed = outcomes["completed"] > 0;
-    if (seed != 0 && round_completed) {
+    if (seed != 0 && completed > 0) {
       std::vector<uint64_t> sum(plan.task.vector_length, 0);
       const uint64_t mask =
           plan.task.bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << plan.task.bits) - 1;

@@ -310,7 +310,9 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
   out_.body.task_reply.accept = true;
   FEDSTAT_RETURN_IF_ERROR(send(channel));
 
-  FEDSTAT_RETURN_IF_ERROR(compute(data.value(), contribution.value(), scratch));
+  RandomBits noise(*random_);
+  FEDSTAT_RETURN_IF_ERROR(
+      build_contribution(task_, *data_, data.value(), noise, scratch, contribution.value()));
   if (is_dist(task_)) {
     FEDSTAT_RETURN_IF_ERROR(run_secagg(channel, contribution.value(), peers.value()));
   } else {
@@ -341,34 +343,12 @@ Status Client::receive_task_data(FrameChannel& channel, Span<uint64_t> data) {
   return Status();
 }
 
-Status Client::compute(Span<const uint64_t> data, Span<uint64_t> contribution,
-                       MutableByteSpan scratch) {
-  RandomBits noise(*random_);
-  switch (task_.kind) {
-    case fedstat_v1_TaskKind_DATA_SHIFT:
-      return build_data_shift(task_, *data_->histogram(), noise, scratch, contribution);
-    case fedstat_v1_TaskKind_KL_ANSWERS:
-      return build_kl_answers(task_, *data_->histogram(), data, noise, scratch, contribution);
-    case fedstat_v1_TaskKind_MODEL_UPDATE: {
-      Result<tasks::Examples> examples = data_->examples();
-      FEDSTAT_RETURN_IF_ERROR(examples.status());
-      return build_model_update(task_, examples.value(), data, noise, scratch, contribution);
-    }
-    case fedstat_v1_TaskKind_HETEROGENEITY: {
-      Result<Span<const double>> x = data_->unit_vector();
-      FEDSTAT_RETURN_IF_ERROR(x.status());
-      return build_heterogeneity(task_, x.value(), data, noise, scratch, contribution);
-    }
-    default:
-      return unimplemented("Task.kind: not computed on the device");
-  }
-}
-
 Status Client::send_report(FrameChannel& channel, Span<const uint64_t> contribution) {
+  constexpr size_t kChunk = sizeof(out_.body.report.words) / sizeof(out_.body.report.words[0]);
   size_t offset = 0;
   while (offset < contribution.size()) {
     const size_t count =
-        contribution.size() - offset < 64 ? contribution.size() - offset : size_t{64};
+        contribution.size() - offset < kChunk ? contribution.size() - offset : kChunk;
     start_message(fedstat_v1_Envelope_report_tag);
     out_.body.report.task_id = task_.task_id;
     out_.body.report.offset = static_cast<uint32_t>(offset);

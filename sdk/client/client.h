@@ -55,6 +55,7 @@
 #include "sdk/base/random_source.h"
 #include "sdk/base/result.h"
 #include "sdk/base/span.h"
+#include "sdk/client/client_data.h"
 #include "sdk/client/frame_channel.h"
 #include "sdk/histogram/sparse_histogram.h"
 #include "sdk/privacy/budget_ledger.h"
@@ -71,20 +72,6 @@ struct ClientConfig {
   // Wall-clock seconds for the ledger (sdk/privacy/budget_ledger.h: an RTC or network time).
   uint64_t (*wall_clock_seconds)() = nullptr;
   const char* round_blob_name = "fedstat-client-round";  // must outlive the Client
-};
-
-// The app's data. Return null / kNotFound when the app has none for a kind: the Client declines.
-class ClientData {
- public:
-  virtual const histogram::SparseHistogram* histogram() { return nullptr; }
-  virtual Result<tasks::Examples> examples() { return not_found("the app holds no examples"); }
-  // HETEROGENEITY: the client's x ∈ [0,1]^d (e.g. its label distribution).
-  virtual Result<Span<const double>> unit_vector() {
-    return not_found("the app holds no vector for heterogeneity");
-  }
-
- protected:
-  ~ClientData() = default;
 };
 
 enum class SessionResult : uint8_t {
@@ -153,7 +140,6 @@ class Client {
   Status send(FrameChannel& channel);
   Status decline(FrameChannel& channel, fedstat_v1_ErrorAction reason, const char* detail);
   Status receive_task_data(FrameChannel& channel, Span<uint64_t> data);
-  Status compute(Span<const uint64_t> data, Span<uint64_t> contribution, MutableByteSpan scratch);
   Status send_report(FrameChannel& channel, Span<const uint64_t> contribution);
   Status run_secagg(FrameChannel& channel, Span<uint64_t> contribution,
                     Span<secagg::SecAggPeer> peers);

@@ -228,6 +228,28 @@ Status init_share(const fedstat_v1_Task& task, noise::NoiseSampler& share) {
   return share.init(noise::NoiseSpec{noise::NoiseKind::kSkellam, lambda.value(), 1});
 }
 
+// KL query points: distinct, ascending, each below 2^32 (docs/protocol.md).
+Status check_kl_points(Span<const uint64_t> points) {
+  for (size_t t = 0; t < points.size(); ++t) {
+    if (points[t] > UINT32_MAX || (t > 0 && points[t] <= points[t - 1])) {
+      return invalid_argument("TaskData: KL points must be distinct ascending ids below 2^32");
+    }
+  }
+  return Status();
+}
+
+// TaskData words holding IEEE-754 doubles' bits (a model, means): every one finite. Written to
+// `out` (out.size() == bits.size()) when it is not empty.
+Status decode_doubles(Span<const uint64_t> bits, Span<double> out, const char* refusal) {
+  for (size_t j = 0; j < bits.size(); ++j) {
+    double v = 0;
+    memcpy(&v, &bits[j], sizeof(v));
+    if (!isfinite(v)) return invalid_argument(refusal);
+    if (!out.empty()) out[j] = v;
+  }
+  return Status();
+}
+
 bool dist(const fedstat_v1_Task& task) {
   return task.trust == fedstat_v1_TrustModel_DIST;
 }
@@ -257,20 +279,9 @@ Status validate_task(const fedstat_v1_Task& task) {
 Status validate_task_data(const fedstat_v1_Task& task, Span<const uint64_t> data) {
   FEDSTAT_RETURN_IF_ERROR(validate_task(task));
   if (data.size() != task.data_words) return invalid_argument("TaskData: not data_words words");
-  if (task.kind == fedstat_v1_TaskKind_KL_ANSWERS) {
-    for (size_t t = 0; t < data.size(); ++t) {
-      if (data[t] > UINT32_MAX || (t > 0 && data[t] <= data[t - 1])) {
-        return invalid_argument("TaskData: KL points must be distinct ascending ids below 2^32");
-      }
-    }
-    return Status();
-  }
-  for (size_t j = 0; j < data.size(); ++j) {  // MODEL_UPDATE, HETEROGENEITY: doubles' bits
-    double v = 0;
-    memcpy(&v, &data[j], sizeof(v));
-    if (!isfinite(v)) return invalid_argument("TaskData: a model or mean holds a NaN or infinity");
-  }
-  return Status();
+  if (task.kind == fedstat_v1_TaskKind_KL_ANSWERS) return check_kl_points(data);
+  // MODEL_UPDATE, HETEROGENEITY: doubles' bits.
+  return decode_doubles(data, Span<double>(), "TaskData: a model or mean holds a NaN or infinity");
 }
 
 Status validate_examples(const fedstat_v1_Task& task, const tasks::Examples& examples) {
@@ -381,12 +392,8 @@ Status build_kl_answers(const fedstat_v1_Task& task, const histogram::SparseHist
   Arena arena(scratch);
   Result<Span<uint32_t>> ids = arena.allocate_array<uint32_t>(n);
   if (!ids.ok()) return resource_exhausted("scratch is smaller than scratch_bytes(task)");
-  for (size_t t = 0; t < n; ++t) {
-    if (points[t] > UINT32_MAX || (t > 0 && points[t] <= points[t - 1])) {
-      return invalid_argument("TaskData: KL points must be distinct ascending ids below 2^32");
-    }
-    ids.value()[t] = static_cast<uint32_t>(points[t]);
-  }
+  FEDSTAT_RETURN_IF_ERROR(check_kl_points(points));
+  for (size_t t = 0; t < n; ++t) ids.value()[t] = static_cast<uint32_t>(points[t]);
   // The counts, int64 in two's complement, in the contribution's own words.
   const Span<int64_t> counts(reinterpret_cast<int64_t*>(out.data()), n);
   uint64_t total = 0;
@@ -417,12 +424,8 @@ Status build_model_update(const fedstat_v1_Task& task, const tasks::Examples& ex
   Arena arena(scratch);
   Result<Span<double>> model = arena.allocate_array<double>(d);
   if (!model.ok()) return resource_exhausted("scratch is smaller than scratch_bytes(task)");
-  for (size_t j = 0; j < d; ++j) {
-    double w = 0;
-    memcpy(&w, &model_bits[j], sizeof(w));
-    if (!isfinite(w)) return invalid_argument("TaskData: the global model holds a NaN or infinity");
-    model.value()[j] = w;
-  }
+  FEDSTAT_RETURN_IF_ERROR(decode_doubles(model_bits, model.value(),
+                                         "TaskData: the global model holds a NaN or infinity"));
   const tasks::ModelUpdateConfig config = model_config_of(task);
   noise::NoiseSampler share;
   const noise::NoiseSampler* share_ptr = nullptr;
@@ -465,12 +468,8 @@ Status build_heterogeneity(const fedstat_v1_Task& task, Span<const double> x,
   if (h.stage == 1) {
     FEDSTAT_RETURN_IF_ERROR(tasks::heterogeneity_round1(x, config, values.value()));
   } else {
-    for (size_t j = 0; j < means.size(); ++j) {
-      double v = 0;
-      memcpy(&v, &means[j], sizeof(v));
-      if (!isfinite(v)) return invalid_argument("TaskData: the means hold a NaN or infinity");
-      host_means.value()[j] = v;
-    }
+    FEDSTAT_RETURN_IF_ERROR(
+        decode_doubles(means, host_means.value(), "TaskData: the means hold a NaN or infinity"));
     const Span<const double> all = host_means.value();
     FEDSTAT_RETURN_IF_ERROR(
         tasks::heterogeneity_round2(x, all.first(d), all.subspan(d, d), config, values.value()));
@@ -483,6 +482,33 @@ Status build_heterogeneity(const fedstat_v1_Task& task, Span<const double> x,
     FEDSTAT_RETURN_IF_ERROR(noise::add_noise(Span<const int64_t>(words), words, share, noise));
   }
   return Status();
+}
+
+Status build_contribution(const fedstat_v1_Task& task, ClientData& data,
+                          Span<const uint64_t> task_data, RandomBits& noise,
+                          MutableByteSpan scratch, Span<uint64_t> out) {
+  switch (task.kind) {
+    case fedstat_v1_TaskKind_DATA_SHIFT:
+    case fedstat_v1_TaskKind_KL_ANSWERS: {
+      const histogram::SparseHistogram* histogram = data.histogram();
+      if (histogram == nullptr) return not_found("the app holds no histogram");
+      return task.kind == fedstat_v1_TaskKind_DATA_SHIFT
+                 ? build_data_shift(task, *histogram, noise, scratch, out)
+                 : build_kl_answers(task, *histogram, task_data, noise, scratch, out);
+    }
+    case fedstat_v1_TaskKind_MODEL_UPDATE: {
+      Result<tasks::Examples> examples = data.examples();
+      FEDSTAT_RETURN_IF_ERROR(examples.status());
+      return build_model_update(task, examples.value(), task_data, noise, scratch, out);
+    }
+    case fedstat_v1_TaskKind_HETEROGENEITY: {
+      Result<Span<const double>> x = data.unit_vector();
+      FEDSTAT_RETURN_IF_ERROR(x.status());
+      return build_heterogeneity(task, x.value(), task_data, noise, scratch, out);
+    }
+    default:
+      return unimplemented("Task.kind: not computed on the device");
+  }
 }
 
 }  // namespace client

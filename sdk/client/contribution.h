@@ -55,6 +55,7 @@
 #include "sdk/base/random_bits.h"
 #include "sdk/base/result.h"
 #include "sdk/base/span.h"
+#include "sdk/client/client_data.h"
 #include "sdk/histogram/sparse_histogram.h"
 #include "sdk/tasks/logistic_trainer.h"
 
@@ -104,6 +105,13 @@ Status build_model_update(const fedstat_v1_Task& task, const tasks::Examples& ex
 Status build_heterogeneity(const fedstat_v1_Task& task, Span<const double> x,
                            Span<const uint64_t> means, RandomBits& noise, MutableByteSpan scratch,
                            Span<uint64_t> out);
+
+// The contribution of `task` from the app's data: the builder of the task's kind, fed with what
+// `data` holds for it (kNotFound when it holds nothing). What the Client sends; what an emulator
+// recomputes in process for the same task, data and noise.
+Status build_contribution(const fedstat_v1_Task& task, ClientData& data,
+                          Span<const uint64_t> task_data, RandomBits& noise,
+                          MutableByteSpan scratch, Span<uint64_t> out);
 
 }  // namespace client
 }  // namespace fedstat

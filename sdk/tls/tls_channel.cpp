@@ -38,8 +38,9 @@ int TlsPskChannel::drbg_entropy(void* /*self*/, unsigned char* out, size_t lengt
 
 int TlsPskChannel::bio_send(void* self, const unsigned char* bytes, size_t length) {
   auto* channel = static_cast<TlsPskChannel*>(self);
-  channel->last_io_ = platform::transport_send(channel->connection_, ByteSpan(bytes, length));
-  return channel->last_io_.ok() ? static_cast<int>(length) : MBEDTLS_ERR_NET_CONN_RESET;
+  return platform::transport_send(channel->connection_, ByteSpan(bytes, length)).ok()
+             ? static_cast<int>(length)
+             : MBEDTLS_ERR_NET_CONN_RESET;
 }
 
 // mbedTLS's own timeout argument is unused (config read_timeout stays 0): the channel's deadline
@@ -48,16 +49,12 @@ int TlsPskChannel::bio_receive_timeout(void* self, unsigned char* out, size_t le
                                        uint32_t /*unused*/) {
   auto* channel = static_cast<TlsPskChannel*>(self);
   const uint64_t now = platform::monotonic_micros();
-  if (now >= channel->deadline_us_) {
-    channel->last_io_ = deadline_exceeded("TLS: timed out waiting for the server");
-    return MBEDTLS_ERR_SSL_TIMEOUT;
-  }
+  if (now >= channel->deadline_us_) return MBEDTLS_ERR_SSL_TIMEOUT;
   const uint64_t remaining_ms = (channel->deadline_us_ - now + 999) / 1000;
   const uint32_t wait_ms =
       remaining_ms > 0xFFFFFFFEu ? 0xFFFFFFFEu : static_cast<uint32_t>(remaining_ms);
   Result<size_t> got =
       platform::transport_receive(channel->connection_, MutableByteSpan(out, length), wait_ms);
-  channel->last_io_ = got.status();
   if (got.ok()) return static_cast<int>(got.value());
   return got.status().code() == StatusCode::kDeadlineExceeded ? MBEDTLS_ERR_SSL_TIMEOUT
                                                               : MBEDTLS_ERR_NET_CONN_RESET;
@@ -175,20 +172,12 @@ Status TlsPskChannel::receive(wire::Envelope& out, uint32_t timeout_ms) {
   if (!broken_.ok()) return broken_;
   set_deadline(timeout_ms);
   for (;;) {
-    Result<wire::FrameResult> frame = wire::decode_frame(ByteSpan(received_, received_bytes_), out);
+    Result<bool> frame = wire::take_frame(MutableByteSpan(received_), received_bytes_, out);
     if (!frame.ok()) {
       broken_ = frame.status();
       return broken_;
     }
-    if (frame.value().complete) {
-      const size_t consumed = frame.value().consumed;
-      memmove(received_, received_ + consumed, received_bytes_ - consumed);
-      received_bytes_ -= consumed;
-      return Status();
-    }
-    if (received_bytes_ == sizeof(received_)) {
-      return internal_error("TLS: decode_frame gave no verdict on a full frame buffer");
-    }
+    if (frame.value()) return Status();
     const int rc =
         mbedtls_ssl_read(&ssl_, received_ + received_bytes_, sizeof(received_) - received_bytes_);
     if (rc > 0) {
@@ -216,7 +205,6 @@ void TlsPskChannel::close() {
   connected_ = false;
   transport_open_ = false;
   broken_ = Status();
-  last_io_ = Status();
   received_bytes_ = 0;
 }
 

@@ -81,7 +81,6 @@ class TlsPskChannel final : public client::FrameChannel {
   bool connected_ = false;
   bool transport_open_ = false;
   Status broken_;             // a malformed frame was received: the stream is unusable
-  Status last_io_;            // what the transport last reported to mbedTLS
   uint64_t deadline_us_ = 0;  // for bio_receive_timeout; platform::monotonic_micros() time
   size_t received_bytes_ = 0;
   uint8_t received_[wire::kMaxFrameBytes];

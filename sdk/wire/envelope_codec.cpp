@@ -1,5 +1,7 @@
 #include "sdk/wire/envelope_codec.h"
 
+#include <string.h>
+
 #include "pb_decode.h"
 #include "pb_encode.h"
 
@@ -108,6 +110,21 @@ Result<FrameResult> decode_frame(ByteSpan buffered, Envelope& out) {
   result.complete = true;
   result.consumed = prefix + length;
   return result;
+}
+
+Result<bool> take_frame(MutableByteSpan buffer, size_t& buffered, Envelope& out) {
+  if (buffered > buffer.size()) return invalid_argument("take_frame: buffered > buffer size");
+  Result<FrameResult> frame = decode_frame(ByteSpan(buffer.data(), buffered), out);
+  FEDSTAT_RETURN_IF_ERROR(frame.status());
+  if (!frame.value().complete) {
+    // A buffer of kMaxFrameBytes always gets a verdict; a smaller full one never would.
+    if (buffered == buffer.size()) return out_of_range("take_frame: the buffer is full");
+    return false;
+  }
+  const size_t consumed = frame.value().consumed;
+  memmove(buffer.data(), buffer.data() + consumed, buffered - consumed);
+  buffered -= consumed;
+  return true;
 }
 
 }  // namespace wire

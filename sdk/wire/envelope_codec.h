@@ -71,6 +71,12 @@ struct FrameResult {
 };
 Result<FrameResult> decode_frame(ByteSpan buffered, Envelope& out);
 
+// A receiver's reassembly step: decodes one frame from the front of buffer[0, buffered) into
+// `out` and moves the bytes after it to the front (buffered shrinks). false: the frame is still
+// incomplete, nothing moved — read more into buffer[buffered, size). Errors as decode_frame, and
+// kOutOfRange when the buffer is full without a verdict (it is smaller than kMaxFrameBytes).
+Result<bool> take_frame(MutableByteSpan buffer, size_t& buffered, Envelope& out);
+
 }  // namespace wire
 }  // namespace fedstat
 

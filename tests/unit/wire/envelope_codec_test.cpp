@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -112,6 +113,47 @@ TEST(EnvelopeCodecTest, FramesArriveByteByByte) {
   }
   EXPECT_EQ(ids, (std::vector<uint64_t>{1, 2}));
   EXPECT_EQ(start, total);
+}
+
+// A receiver's buffer: bytes arrive in uneven pieces; take_frame hands out each whole frame once
+// and keeps the rest of the next one at the front.
+TEST(EnvelopeCodecTest, TakeFrameReassemblesFramesFromPieces) {
+  uint8_t stream[3 * kMaxFrameBytes];
+  size_t total = 0;
+  for (uint64_t id = 1; id <= 3; ++id) {
+    auto n = encode_frame(hello(id, "x"), MutableByteSpan(stream).subspan(total));
+    ASSERT_TRUE(n.ok());
+    total += n.value();
+  }
+  uint8_t buffer[kMaxFrameBytes];
+  size_t buffered = 0;
+  std::vector<uint64_t> ids;
+  for (size_t sent = 0; sent < total;) {
+    const size_t piece = std::min<size_t>(total - sent, 7);  // not aligned with the frames
+    std::memcpy(buffer + buffered, stream + sent, piece);
+    buffered += piece;
+    sent += piece;
+    for (;;) {
+      Envelope out{};
+      auto taken = take_frame(MutableByteSpan(buffer), buffered, out);
+      ASSERT_TRUE(taken.ok()) << taken.status().message();
+      if (!taken.value()) break;
+      ids.push_back(out.body.client_hello.client_id);
+    }
+  }
+  EXPECT_EQ(ids, (std::vector<uint64_t>{1, 2, 3}));
+  EXPECT_EQ(buffered, 0u);
+
+  // A buffer too small for the frame under way gets a verdict instead of waiting forever.
+  uint8_t small[4];
+  std::memcpy(small, stream, sizeof(small));
+  size_t full = sizeof(small);
+  Envelope out{};
+  EXPECT_EQ(take_frame(MutableByteSpan(small), full, out).status().code(), StatusCode::kOutOfRange);
+  // A malformed prefix is decode_frame's verdict.
+  uint8_t padded[] = {0x85, 0x00};
+  size_t two = sizeof(padded);
+  EXPECT_EQ(take_frame(MutableByteSpan(padded), two, out).status().code(), StatusCode::kDataLoss);
 }
 
 TEST(EnvelopeCodecTest, OversizedAndMalformedPrefixesAreRejected) {
