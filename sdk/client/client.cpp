@@ -277,10 +277,17 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
 
   // The ledger pays before anything is computed; a refusal changes nothing.
   if (task_.trust != fedstat_v1_TrustModel_NONE) {
+    // What the device's own noise guarantees, never less than the task declares.
+    const Result<DeviceSpend> owed = device_spend(task_);
+    if (!owed.ok()) {
+      FEDSTAT_RETURN_IF_ERROR(
+          decline(channel, fedstat_v1_ErrorAction_REFUSED, owed.status().message()));
+      return owed.status();
+    }
     privacy::PrivacySpend spend;
     spend.task_id = id;
-    spend.epsilon = task_.epsilon;
-    spend.delta = task_.delta;
+    spend.epsilon = owed.value().epsilon;
+    spend.delta = owed.value().delta;
     const Status charged = ledger_->charge(spend, config_.wall_clock_seconds());
     if (charged.code() == StatusCode::kResourceExhausted) {
       FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_BUDGET_EXHAUSTED,

@@ -11,9 +11,10 @@
 // validate_unit_vector's status) → memory_bytes(task) > the memory given (kDeclinedMemory,
 // INSUFFICIENT_MEMORY; declined at once, the TaskData left unread) → the TaskData (chunks in
 // order for this task, else kFailedPrecondition with no reply; content per validate_task_data,
-// else its status and REFUSED) → the ledger is charged the task's (ε, δ) (trust NONE: nothing) —
-// a refusal is kDeclinedBudget, BUDGET_EXHAUSTED, the ledger unchanged. Only then the Client
-// records the round, accepts, computes the contribution and sends it.
+// else its status and REFUSED) → the ledger is charged device_spend(task) (contribution.h: at least
+// the task's (ε, δ), more when the device's own noise gives less; trust NONE: nothing) — a refusal
+// is kDeclinedBudget, BUDGET_EXHAUSTED, the ledger unchanged. Only then the Client records the
+// round, accepts, computes the contribution and sends it.
 //
 // Errors: a ServerError ends the session with its status code (detail: last_server_detail()); a
 // message of the wrong kind, for another task, or an Ack with the wrong offset is

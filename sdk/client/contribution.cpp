@@ -9,6 +9,7 @@
 #include "sdk/base/checked_size.h"
 #include "sdk/noise/add_noise.h"
 #include "sdk/noise/rational.h"
+#include "sdk/privacy/accountants.h"
 #include "sdk/sketch/shift_sketch.h"
 #include "sdk/sketch/stability_histogram.h"
 #include "sdk/tasks/heterogeneity_task.h"
@@ -123,6 +124,10 @@ Status validate_data_shift(const fedstat_v1_Task& task) {
   }
   if (local_epsilon > 0 && !sketch::stability_params(local_epsilon, kStabilityDelta).ok()) {
     return invalid_argument("Task.data_shift.local_epsilon is outside [0.001, 20]");
+  }
+  if (task.trust == fedstat_v1_TrustModel_DIST && local_epsilon == 0) {
+    // The device adds no other noise to a sketch: the summed counters would be exact.
+    return invalid_argument("Task.data_shift.local_epsilon must be > 0 in DIST (no other noise)");
   }
   if (task.bits != 64) return invalid_argument("Task.bits must be 64 for DATA_SHIFT");
   if (task.data_words != 0) return invalid_argument("Task.data_words must be 0 for DATA_SHIFT");
@@ -482,6 +487,30 @@ Status build_heterogeneity(const fedstat_v1_Task& task, Span<const double> x,
     FEDSTAT_RETURN_IF_ERROR(noise::add_noise(Span<const int64_t>(words), words, share, noise));
   }
   return Status();
+}
+
+Result<DeviceSpend> device_spend(const fedstat_v1_Task& task) {
+  FEDSTAT_RETURN_IF_ERROR(validate_task(task));
+  DeviceSpend spend;
+  if (task.trust == fedstat_v1_TrustModel_NONE) return spend;
+  spend.epsilon = task.epsilon;
+  spend.delta = task.delta;
+  if (task.kind == fedstat_v1_TaskKind_DATA_SHIFT && task.parameters.data_shift.local_epsilon > 0) {
+    spend.epsilon = fmax(spend.epsilon, task.parameters.data_shift.local_epsilon);
+    spend.delta = fmax(spend.delta, kStabilityDelta);
+  }
+  if (task.kind == fedstat_v1_TaskKind_KL_ANSWERS && dist(task)) {
+    const privacy::Sensitivity sensitivity =
+        tasks::kl_answer_sensitivity(1, task.parameters.kl.points > 1 ? 1 : 0);
+    Result<privacy::DpFromRdp> noise =
+        privacy::skellam_epsilon(task.device_noise_lambda, task.threshold, sensitivity, task.delta);
+    if (!noise.ok()) {
+      return invalid_argument(
+          "Task.device_noise_lambda/threshold/delta: the Skellam accountant refuses them");
+    }
+    spend.epsilon = fmax(spend.epsilon, noise.value().epsilon);
+  }
+  return spend;
 }
 
 Status build_contribution(const fedstat_v1_Task& task, ClientData& data,

@@ -106,6 +106,23 @@ Status build_heterogeneity(const fedstat_v1_Task& task, Span<const double> x,
                            Span<const uint64_t> means, RandomBits& noise, MutableByteSpan scratch,
                            Span<uint64_t> out);
 
+// What the device's ledger is charged for `task`: what the device's own noise guarantees, never
+// less than the task declares (a server cannot under-charge a device by declaring a small ε):
+//   NONE                        nothing (ε = δ = 0; the app chose to answer unprotected tasks)
+//   DATA_SHIFT, local_epsilon>0 at least (local_epsilon, kStabilityDelta): the stability histogram
+//   KL_ANSWERS in DIST          at least the ε of Sk(λ·threshold) — the least noise a released sum
+//                               carries, since secure aggregation aborts below threshold shares —
+//                               for the answers' sensitivity (each distinct point answered once:
+//                               Δ1 = 2, Δ2 = √2; one point: 1, 1), by the Skellam accountant
+//   otherwise                   the task's (ε, δ) (TRUSTED: the trusted server adds the noise;
+//                               MODEL_UPDATE, HETEROGENEITY in DIST: not yet re-derived here)
+// validate_task's checks first; kInvalidArgument when the accountant refuses (δ = 0 in DIST KL).
+struct DeviceSpend {
+  double epsilon = 0;
+  double delta = 0;
+};
+Result<DeviceSpend> device_spend(const fedstat_v1_Task& task);
+
 // The contribution of `task` from the app's data: the builder of the task's kind, fed with what
 // `data` holds for it (kNotFound when it holds nothing). What the Client sends; what an emulator
 // recomputes in process for the same task, data and noise.

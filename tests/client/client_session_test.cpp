@@ -2,13 +2,17 @@
 // each kind equal to the SDK routines' output, protocol confusion, and the reboot marker.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <thread>
 
 #include "sdk/base/arena.h"
+#include "sdk/client/contribution.h"
+#include "sdk/privacy/accountants.h"
 #include "sdk/quantise/quantise.h"
+#include "sdk/tasks/kl_answer_task.h"
 #include "sdk/tasks/model_update_task.h"
 #include "sdk/version.h"
 #include "tests/client/client_test_support.h"
@@ -224,6 +228,61 @@ TEST_F(ClientSessionTest, BudgetExhaustedDeclinesAndComputesNothing) {
   EXPECT_DOUBLE_EQ(device.spent(), 0.5);
 }
 
+// A server cannot under-charge a device: the ledger pays what the device's own noise gives.
+TEST(DeviceSpend, IsWhatTheDevicesNoiseGivesNeverLessThanDeclared) {
+  std::vector<uint64_t> points;
+  fedstat_v1_Task kl = kl_task(fedstat_v1_TrustModel_TRUSTED, points);
+  make_dist(kl, 10, 4);
+  const privacy::Sensitivity sensitivity = tasks::kl_answer_sensitivity(1, 1);  // 80 points
+  // λ calibrated for (ε, δ) with `threshold` shares: charged the declared ε (the accountant's
+  // bisection lands within 1e-9 of it, on the safe side of what it computes back).
+  kl.device_noise_lambda =
+      tasks::kl_dist_skellam_lambda(kl.epsilon, kl.delta, sensitivity, kl.threshold).value();
+  const double calibrated = client::device_spend(kl).value().epsilon;
+  EXPECT_GE(calibrated, kl.epsilon);
+  EXPECT_NEAR(calibrated, kl.epsilon, 1e-6);
+  // A tenth of that λ: ε is what Sk(λ·t) gives — far above the declared 1 — not the declared ε.
+  kl.device_noise_lambda /= 10;
+  const double weak = client::device_spend(kl).value().epsilon;
+  EXPECT_DOUBLE_EQ(
+      weak, privacy::skellam_epsilon(kl.device_noise_lambda, kl.threshold, sensitivity, kl.delta)
+                .value()
+                .epsilon);
+  EXPECT_GT(weak, 3 * kl.epsilon);
+  // Local DP of a sketch costs its local_epsilon and δ = 1e-6 even when the task says less.
+  const fedstat_v1_Task shift = data_shift_task(fedstat_v1_TrustModel_TRUSTED, 2.0);
+  const client::DeviceSpend local = client::device_spend(shift).value();
+  EXPECT_DOUBLE_EQ(local.epsilon, 2.0);
+  EXPECT_DOUBLE_EQ(local.delta, std::max(shift.delta, client::kStabilityDelta));
+  // DIST sketches without local DP would be summed exact: refused, not charged.
+  fedstat_v1_Task exact = data_shift_task(fedstat_v1_TrustModel_TRUSTED, 0.0);
+  make_dist(exact, 10, 4);
+  EXPECT_EQ(client::device_spend(exact).status().code(), StatusCode::kInvalidArgument);
+  // NONE charges nothing.
+  fedstat_v1_Task none = kl_task(fedstat_v1_TrustModel_NONE, points);
+  none.epsilon = 0;
+  none.delta = 0;
+  EXPECT_EQ(client::device_spend(none).value().epsilon, 0);
+}
+
+// The same through a session: a DIST task whose λ is too small for its declared ε costs the
+// device what the noise really gives, so a ledger that could pay the declared ε declines it.
+TEST_F(ClientSessionTest, DistTaskWithTooLittleNoiseIsChargedItsTrueCost) {
+  OwnedHistogram h(1);
+  HistogramData data(&h.histogram);
+  Device device(18, 1 << 20, data, /*budget=*/5);
+  std::vector<uint64_t> points;
+  fedstat_v1_Task task = kl_task(fedstat_v1_TrustModel_TRUSTED, points);
+  make_dist(task, 10, 4);
+  task.device_noise_lambda = 1e-3;  // declared ε = 1 ≤ budget 5; the noise gives far more
+  Session s = run(device, task, points);
+  ASSERT_TRUE(s.outcome.ok()) << s.outcome.status().message();
+  EXPECT_EQ(s.outcome.value().result, SessionResult::kDeclinedBudget);
+  EXPECT_EQ(s.seen.reply.reason, fedstat_v1_ErrorAction_BUDGET_EXHAUSTED);
+  EXPECT_EQ(device.spent(), 0);
+  EXPECT_EQ(device.random->drawn, 0u);
+}
+
 TEST_F(ClientSessionTest, TrustedDataShiftReportIsTheSketch) {
   uint64_t id = 21;
   for (double local_epsilon : {0.0, 1.0}) {
@@ -240,7 +299,8 @@ TEST_F(ClientSessionTest, TrustedDataShiftReportIsTheSketch) {
     const std::vector<uint64_t> expected = expected_sketch(task, h.histogram, same);
     EXPECT_EQ(s.seen.report, expected) << "local_epsilon " << local_epsilon;
     EXPECT_EQ(expected.back(), local_epsilon > 0 ? expected.back() : h.histogram.total());
-    EXPECT_DOUBLE_EQ(device.spent(), task.epsilon);
+    // The stability histogram spends local_epsilon whatever the task declares (here 0.5).
+    EXPECT_DOUBLE_EQ(device.spent(), std::max(task.epsilon, local_epsilon));
     EXPECT_EQ(device.random->drawn > 0, local_epsilon > 0);  // noise only for the local DP
   }
 }

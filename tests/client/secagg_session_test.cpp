@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "host_server/secagg/secagg_server.h"
+#include "sdk/tasks/kl_answer_task.h"
 #include "tests/client/client_test_support.h"
 #include "tests/client/in_memory_channel.h"
 
@@ -207,6 +208,8 @@ struct Fleet {
       data = points;
     } else if (kind == Kind::kDataShift) {
       task = data_shift_task(fedstat_v1_TrustModel_DIST, /*local_epsilon=*/1.0);
+      task.epsilon = 1.0;  // what the stability histogram spends (as the server declares it)
+      task.delta = 1e-6;
     } else if (kind == Kind::kModel) {
       task = model_task(fedstat_v1_TrustModel_DIST);
       data = model_bits(model);
@@ -215,6 +218,12 @@ struct Fleet {
       data = model_bits(means);
     }
     make_dist(task, kClients, 3);
+    if (kind == Kind::kKl) {  // the λ that gives the declared ε with `threshold` shares
+      task.device_noise_lambda =
+          tasks::kl_dist_skellam_lambda(task.epsilon, task.delta,
+                                        tasks::kl_answer_sensitivity(1, 1), task.threshold)
+              .value();
+    }
     for (size_t c = 0; c < kClients; ++c) {
       size_t local = 0;
       if (kind == Kind::kHeterogeneity) {
