@@ -91,6 +91,13 @@ std::vector<TaskSpec> plan_declared_tasks(const ServerConfig& config, Store& sto
       }
     }
     TaskPlan plan = plan_task(declaration, config.base_dir, opened, config.noise_seed);
+    if (config.noise_seed != 0 && plan.task.trust == fedstat_v1_TrustModel_TRUSTED) {
+      // Anyone who knows the seed could subtract the central noise from the published result.
+      throw std::invalid_argument(
+          "noise_seed makes the server's central noise reproducible: it is for tasks without "
+          "central noise only (none, dist), not the trusted task " +
+          std::to_string(plan.task.task_id));
+    }
     TaskSpec spec;
     spec.task = plan.task;
     spec.data = plan.data;

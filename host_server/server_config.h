@@ -1,13 +1,12 @@
-// The server's configuration file (JSON), as `fedstat-server --config FILE` reads it:
-//   {
-//     "listen": "127.0.0.1:7443",        host:port (port 0: any free port; see --port-file)
-//     "store": "fedstat-server.db",      the SQLite store (WAL); created when absent
-//     "credentials": "devices.txt",      per-device PSKs: "<device id> <64 hex digits>" lines
-//     "fleet_secret": "<64 hex>",        or: every device's PSK is HKDF(fleet_secret, id)
-//     (emulation) "noise_seed": 0,                   0: central noise from the CSPRNG (production);
-//     else seeded "handshake_timeout_ms": 10000, "idle_timeout_ms": 60000, "max_connections": 4096,
-//     "tasks": [ {task declaration}, ... ]   host_server/tasks/task_plan.h
-//   }
+// The server's configuration file (JSON), as `fedstat-server --config FILE` reads it. Fields:
+//   listen        "127.0.0.1:7443" (port 0: any free port; see --port-file)
+//   store         "fedstat-server.db": the SQLite store (WAL), created when absent
+//   credentials   "devices.txt": per-device PSKs, "<device id> <64 hex digits>" lines
+//   fleet_secret  or 64 hex digits: every device's PSK is HKDF(fleet_secret, id) (emulation)
+//   noise_seed    0 (default): central noise from the CSPRNG; else seeded — for tests, refused
+//                 when a trusted task would draw its central noise from it
+//   handshake_timeout_ms 10000, idle_timeout_ms 60000, max_connections 4096
+//   tasks         [ {task declaration}, ... ] (host_server/tasks/task_plan.h)
 // Exactly one of credentials and fleet_secret. Relative paths are resolved against the config
 // file's directory. Errors: std::invalid_argument naming the field; std::runtime_error for an
 // unreadable file. Memory: the parsed file. Paper: none.

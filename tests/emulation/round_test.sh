@@ -43,7 +43,7 @@ wrong=$(printf '77%.0s' $(seq 32))
 python3 - <<'PY'
 import json
 d = json.load(open('refused.json'))['devices'][0]
-assert d['outcome'] == 'error' and 'refused' in d['detail'].lower() or 'permission' in d['detail'].lower(), d
+assert d['outcome'] == 'error' and 'refused the pre-shared key' in d['detail'], d
 print('unauthenticated device refused:', d['detail'])
 PY
 
