@@ -48,15 +48,25 @@ inline void set_seed(fedstat_v1_Task& task, uint8_t salt) {
   std::memcpy(task.seed.bytes, s.bytes, 32);
 }
 
-inline fedstat_v1_Task data_shift_task(fedstat_v1_TrustModel trust, double local_epsilon = 0) {
+// The fields every test task shares: id, kind, trust, (ε, δ = 1e-8), the DIST Skellam share λ
+// (0 in the other models), the seed and the word size.
+inline fedstat_v1_Task task_header(uint32_t id, fedstat_v1_TaskKind kind,
+                                   fedstat_v1_TrustModel trust, double epsilon, double dist_lambda,
+                                   uint8_t seed_salt, uint32_t bits) {
   fedstat_v1_Task t = fedstat_v1_Task_init_zero;
-  t.task_id = 11;
-  t.kind = fedstat_v1_TaskKind_DATA_SHIFT;
+  t.task_id = id;
+  t.kind = kind;
   t.trust = trust;
-  t.epsilon = 0.5;
+  t.epsilon = epsilon;
   t.delta = 1e-8;
-  set_seed(t, 3);
-  t.bits = 64;
+  t.device_noise_lambda = trust == fedstat_v1_TrustModel_DIST ? dist_lambda : 0;
+  set_seed(t, seed_salt);
+  t.bits = bits;
+  return t;
+}
+
+inline fedstat_v1_Task data_shift_task(fedstat_v1_TrustModel trust, double local_epsilon = 0) {
+  fedstat_v1_Task t = task_header(11, fedstat_v1_TaskKind_DATA_SHIFT, trust, 0.5, 0, 3, 64);
   t.which_parameters = fedstat_v1_Task_data_shift_tag;
   t.parameters.data_shift.rows = 3;
   t.parameters.data_shift.width = 50;  // 151 words: three Report chunks
@@ -69,15 +79,7 @@ inline fedstat_v1_Task data_shift_task(fedstat_v1_TrustModel trust, double local
 }
 
 inline fedstat_v1_Task kl_task(fedstat_v1_TrustModel trust, std::vector<uint64_t>& points) {
-  fedstat_v1_Task t = fedstat_v1_Task_init_zero;
-  t.task_id = 12;
-  t.kind = fedstat_v1_TaskKind_KL_ANSWERS;
-  t.trust = trust;
-  t.epsilon = 1;
-  t.delta = 1e-8;
-  t.device_noise_lambda = trust == fedstat_v1_TrustModel_DIST ? 3.5 : 0;
-  set_seed(t, 5);
-  t.bits = 64;
+  fedstat_v1_Task t = task_header(12, fedstat_v1_TaskKind_KL_ANSWERS, trust, 1, 3.5, 5, 64);
   points = {1, 4, 9, 16, 25, 36, 49, 64, 81, 100};
   for (uint64_t p = 200; p < 270; ++p) points.push_back(p);  // 80 points: two TaskData chunks
   t.which_parameters = fedstat_v1_Task_kl_tag;
@@ -300,15 +302,7 @@ struct ModelData : client::ClientData {
 };
 
 inline fedstat_v1_Task model_task(fedstat_v1_TrustModel trust) {
-  fedstat_v1_Task t = fedstat_v1_Task_init_zero;
-  t.task_id = 13;
-  t.kind = fedstat_v1_TaskKind_MODEL_UPDATE;
-  t.trust = trust;
-  t.epsilon = 1;
-  t.delta = 1e-8;
-  t.device_noise_lambda = trust == fedstat_v1_TrustModel_DIST ? 40 : 0;
-  set_seed(t, 9);
-  t.bits = 32;
+  fedstat_v1_Task t = task_header(13, fedstat_v1_TaskKind_MODEL_UPDATE, trust, 1, 40, 9, 32);
   t.which_parameters = fedstat_v1_Task_model_update_tag;
   auto& m = t.parameters.model_update;
   m.dimension = 4;
@@ -385,15 +379,7 @@ struct VectorData : client::ClientData {
 };
 
 inline fedstat_v1_Task heterogeneity_task(fedstat_v1_TrustModel trust, uint32_t stage) {
-  fedstat_v1_Task t = fedstat_v1_Task_init_zero;
-  t.task_id = 14;
-  t.kind = fedstat_v1_TaskKind_HETEROGENEITY;
-  t.trust = trust;
-  t.epsilon = 1;
-  t.delta = 1e-8;
-  t.device_noise_lambda = trust == fedstat_v1_TrustModel_DIST ? 25 : 0;
-  set_seed(t, 4);
-  t.bits = 64;
+  fedstat_v1_Task t = task_header(14, fedstat_v1_TaskKind_HETEROGENEITY, trust, 1, 25, 4, 64);
   t.which_parameters = fedstat_v1_Task_heterogeneity_tag;
   auto& h = t.parameters.heterogeneity;
   h.dimension = 4;
