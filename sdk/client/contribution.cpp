@@ -508,6 +508,9 @@ Result<DeviceSpend> device_spend(const fedstat_v1_Task& task) {
       return invalid_argument(
           "Task.device_noise_lambda/threshold/delta: the Skellam accountant refuses them");
     }
+    if (!(isfinite(noise.value().epsilon) && noise.value().epsilon >= 0)) {
+      return invalid_argument("Task.device_noise_lambda: the Skellam accountant gives no finite ε");
+    }
     spend.epsilon = fmax(spend.epsilon, noise.value().epsilon);
   }
   return spend;

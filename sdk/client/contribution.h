@@ -106,8 +106,9 @@ Status build_heterogeneity(const fedstat_v1_Task& task, Span<const double> x,
                            Span<const uint64_t> means, RandomBits& noise, MutableByteSpan scratch,
                            Span<uint64_t> out);
 
-// What the device's ledger is charged for `task`: what the device's own noise guarantees, never
-// less than the task declares (a server cannot under-charge a device by declaring a small ε):
+// What the device's ledger is charged for `task`: what the device's noise guarantees under the
+// task's trust model, never less than the task declares (a server cannot under-charge a device
+// by declaring a small ε beside little noise):
 //   NONE                        nothing (ε = δ = 0; the app chose to answer unprotected tasks)
 //   DATA_SHIFT, local_epsilon>0 at least (local_epsilon, kStabilityDelta): the stability histogram
 //   KL_ANSWERS in DIST          at least the ε of Sk(λ·threshold) — the least noise a released sum
@@ -116,7 +117,12 @@ Status build_heterogeneity(const fedstat_v1_Task& task, Span<const double> x,
 //                               Δ1 = 2, Δ2 = √2; one point: 1, 1), by the Skellam accountant
 //   otherwise                   the task's (ε, δ) (TRUSTED: the trusted server adds the noise;
 //                               MODEL_UPDATE, HETEROGENEITY in DIST: not yet re-derived here)
-// validate_task's checks first; kInvalidArgument when the accountant refuses (δ = 0 in DIST KL).
+// Assumption of the DIST line (Bonawitz et al.'s semi-honest server): the threshold shares come
+// from honest devices. A server that forges peer keys or fields Sybils (it derives every key from
+// fleet_secret in emulation) would leave only this device's Sk(λ); the signed-roster consistency
+// round and per-device credentials that rule that out are not built yet (docs/protocol.md).
+// validate_task's checks first; kInvalidArgument when the accountant refuses (δ = 0 in DIST KL)
+// or gives no finite ε.
 struct DeviceSpend {
   double epsilon = 0;
   double delta = 0;
