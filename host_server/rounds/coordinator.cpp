@@ -181,6 +181,18 @@ void Coordinator::on_hello(ConnectionId connection, Connection& c, const fedstat
       round.resume(c.client, e);
       return;
     }
+    if (!round.dist()) {  // a report the device computed and could not finish sending
+      c.task = round.id();
+      bound_[{round.id(), c.client}] = connection;
+      auto refusal = round.admit_resumed(c.client, e, now_);
+      if (refusal) {
+        bound_.erase({round.id(), c.client});
+        c.task = 0;
+        refusal->close = true;
+        refuse(connection, *refusal);
+      }
+      return;
+    }
     auto refusal = round.can_offer(c.client);
     if (refusal) {
       refusal->close = true;

@@ -146,6 +146,31 @@ void TaskRound::resume(uint64_t client, const fedstat_v1_Envelope& hello) {
   }
 }
 
+std::optional<Refusal> TaskRound::admit_resumed(uint64_t client, const fedstat_v1_Envelope& hello,
+                                                uint64_t now) {
+  if (dist())
+    return refused(StatusCode::kFailedPrecondition, "resume: DIST rounds are not resumed");
+  if (auto full = can_offer(client)) return full;
+  if (stage_ != Stage::kAdmission)
+    return retry_later(StatusCode::kResourceExhausted, "admission is over");
+  persist_message(client, hello);
+  offered_.insert(client);
+  fedstat_v1_Envelope reply = fedstat_v1_Envelope_init_zero;
+  reply.protocol_version = hello.protocol_version;
+  reply.which_body = fedstat_v1_Envelope_task_reply_tag;
+  reply.body.task_reply.task_id = id();
+  reply.body.task_reply.accept = true;
+  auto refusal = check_and_apply(client, reply);
+  if (refusal) {
+    offered_.erase(client);
+    return refusal;
+  }
+  for (const auto& e : task_offer(spec_.task, spec_.data)) send(client, e);
+  send(client, ack(id(), trusted_.words_from(client)));
+  advance(now);
+  return std::nullopt;
+}
+
 std::optional<Refusal> TaskRound::on_message(uint64_t client, const fedstat_v1_Envelope& e,
                                              uint64_t now) {
   if (finished()) return task_closed();

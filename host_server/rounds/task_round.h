@@ -73,6 +73,12 @@ class TaskRound {
   // A known member reconnected: Task + TaskData again, then an Ack of the words stored (clear
   // path) or the current secure-aggregation stage's messages.
   void resume(uint64_t client, const fedstat_v1_Envelope& hello);
+  // Clear path: a device resumes a report for this task, but the server holds no TaskReply from
+  // it (a crash lost it before it was stored). Its resume is its acceptance: if admission is still
+  // open with room, a TaskReply{accept} is stored for it, then Task + TaskData + Ack(0) are sent.
+  // Refused (nothing stored) as a TaskReply would be: admission over, or no room.
+  std::optional<Refusal> admit_resumed(uint64_t client, const fedstat_v1_Envelope& hello,
+                                       uint64_t now);
   // A message from `client` for this task (TaskReply, Report, SecAgg*).
   std::optional<Refusal> on_message(uint64_t client, const fedstat_v1_Envelope& envelope,
                                     uint64_t now);

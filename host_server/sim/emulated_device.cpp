@@ -47,6 +47,7 @@ class DroppingChannel final : public client::FrameChannel {
     uint8_t frame[wire::kMaxFrameBytes];
     const Result<size_t> size = wire::encode_frame(message, MutableByteSpan(frame, sizeof(frame)));
     if (size.ok()) bytes_ += size.value();
+    if (message.which_body == fedstat_v1_Envelope_task_reply_tag) replied_ = true;
     return inner_.send(message);
   }
   Status receive(wire::Envelope& out, uint32_t timeout_ms) override {
@@ -55,12 +56,14 @@ class DroppingChannel final : public client::FrameChannel {
   }
   void close() override { inner_.close(); }
   bool dropped() const { return dropped_; }
+  bool replied() const { return replied_; }
   uint64_t bytes() const { return bytes_; }
 
  private:
   client::FrameChannel& inner_;
   pb_size_t drop_before_;
   bool dropped_ = false;
+  bool replied_ = false;
   uint64_t bytes_ = 0;
 };
 
@@ -163,6 +166,16 @@ DeviceReport run_emulated_device(const DeviceSetup& setup, EmulatedClient& data)
       return report;
     }
     if (!outcome.ok()) {
+      // A lost connection (the server restarted): check in again, as an app would, when the
+      // Client holds a report to resume or had not yet answered a task. A DIST round it had
+      // joined is not resumed (client.h): that ends here as an error.
+      const StatusCode code = outcome.status().code();
+      const bool lost = code == StatusCode::kUnavailable || code == StatusCode::kDeadlineExceeded;
+      if (lost && (client.pending_report_task() != 0 || !dropping.replied())) {
+        ++report.reconnects;
+        std::this_thread::sleep_for(std::chrono::milliseconds(setup.retry_millis));
+        continue;
+      }
       report.outcome = "error";
       report.detail = outcome.status().message();
       if (client.last_server_detail()[0] != '\0') {

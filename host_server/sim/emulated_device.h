@@ -6,9 +6,10 @@
 //
 // Randomness: with a seed, device `id` draws everything (noise, secure-aggregation keys) from
 // SeededStream(seed, id), so its contribution can be recomputed in-process
-// (expected_contribution); without one, from a Csprng. Memory: the histogram's table, the
-// Client's memory (`memory_bytes`) and the ledger. Errors: std::runtime_error from setup.
-// Paper: none (emulation).
+// (expected_contribution); without one, from a Csprng. A connection lost mid-report (the server
+// restarted) is checked in again and the Client resumes its report (sdk/client/client.h). Memory:
+// the histogram's table, the Client's memory (`memory_bytes`) and the ledger. Errors:
+// std::runtime_error from setup. Paper: none (emulation).
 #ifndef FEDSTAT_HOST_SIM_EMULATED_DEVICE_H_
 #define FEDSTAT_HOST_SIM_EMULATED_DEVICE_H_
 
@@ -43,6 +44,7 @@ struct DeviceReport {
   uint32_t task_id = 0;
   uint64_t frame_bytes_sent = 0;
   uint32_t sessions = 0;
+  uint32_t reconnects = 0;  // sessions the connection was lost in, then checked in again
   std::string detail;
 };
 

@@ -139,6 +139,7 @@ int main(int argc, char** argv) {
                          {"drop_before", drop_names[i]},
                          {"frame_bytes", r.frame_bytes_sent},
                          {"sessions", r.sessions},
+                         {"reconnects", r.reconnects},
                          {"detail", r.detail}});
     }
     const uint32_t completed = outcomes.count("completed") ? outcomes.at("completed") : 0;

@@ -117,8 +117,15 @@ Result<SessionOutcome> Client::run_session(FrameChannel& channel) {
   memset(&task_, 0, sizeof(task_));
   Result<SessionOutcome> result = session(channel);
   if (!result.ok() && round_ended_) {
+    pending_ = false;
     clear_marker();
     result = SessionOutcome{SessionResult::kAborted, task_.task_id};
+  }
+  // Only a lost channel leaves a report to resume; any other failure (a confused exchange, a
+  // refusal) ends it: nothing more is sent for that round.
+  if (!result.ok() && result.status().code() != StatusCode::kUnavailable &&
+      result.status().code() != StatusCode::kDeadlineExceeded) {
+    pending_ = false;
   }
   channel.close();
   return result;
@@ -177,7 +184,8 @@ Result<SessionOutcome> Client::session(FrameChannel& channel) {
   copy_string(hello.sdk_version, sizeof(hello.sdk_version), FEDSTAT_VERSION_STRING);
   hello.memory_bytes = memory_.size();
   hello.word_bits = static_cast<uint32_t>(8 * sizeof(void*));
-  hello.resume_task_id = 0;  // no resume: an interrupted round is declined (see client.h)
+  // A report the channel cut off is resumed (client.h); a round interrupted by a reboot is not.
+  hello.resume_task_id = pending_ ? pending_task_.task_id : 0;
   FEDSTAT_RETURN_IF_ERROR(send(channel));
 
   memset(&in_, 0, sizeof(in_));  // in place: no 544-byte temporary on a small stack
@@ -185,6 +193,7 @@ Result<SessionOutcome> Client::session(FrameChannel& channel) {
   if (in_.which_body == fedstat_v1_Envelope_server_error_tag) {
     const fedstat_v1_ServerError& error = in_.body.server_error;
     copy_string(server_detail_, sizeof(server_detail_), error.detail);
+    pending_ = false;  // the server will not take the rest of a pending report
     // The action as a number: nanopb stores whatever the wire said in the enum field.
     switch (wire_enum_value(error.action)) {
       case fedstat_v1_ErrorAction_RETRY_LATER:
@@ -199,8 +208,46 @@ Result<SessionOutcome> Client::session(FrameChannel& channel) {
   if (in_.which_body != fedstat_v1_Envelope_task_tag) {
     return failed_precondition("the server answered the ClientHello with neither Task nor error");
   }
-  task_ = in_.body.task;
+  if (pending_) return resume_report(channel);
+  memcpy(&task_, &in_.body.task, sizeof(task_));  // padding too: resume compares the bytes
   return after_task(channel);
+}
+
+Result<SessionOutcome> Client::resume_report(FrameChannel& channel) {
+  // Byte-for-byte the task the contribution was computed for (both structs start zeroed).
+  if (memcmp(&in_.body.task, &pending_task_, sizeof(pending_task_)) != 0) {
+    pending_ = false;
+    return failed_precondition("the server resumed a task other than the one reported for");
+  }
+  memcpy(&task_, &pending_task_, sizeof(task_));
+  // The layout of after_task: the contribution first, then the TaskData (read, not used: the
+  // contribution is not recomputed, so its noise is drawn and its ledger charged only once).
+  // allocate_bytes, not allocate_array: the held contribution must not be zeroed.
+  Arena arena(memory_);
+  Result<void*> held = arena.allocate_bytes(size_mul(8, task_.vector_length), 8);
+  Result<Span<uint64_t>> data = arena.allocate_array<uint64_t>(task_.data_words);
+  if (!held.ok() || !data.ok()) return internal_error("the held report is not in memory");
+  const Span<uint64_t> contribution(static_cast<uint64_t*>(held.value()), task_.vector_length);
+  FEDSTAT_RETURN_IF_ERROR(receive_task_data(channel, data.value()));
+  FEDSTAT_RETURN_IF_ERROR(receive_expect(channel, fedstat_v1_Envelope_ack_tag));
+  const fedstat_v1_Ack& ack = in_.body.ack;
+  if (ack.task_id != task_.task_id || ack.offset > contribution.size()) {
+    return failed_precondition("the resumed round's Ack names another task or a bad offset");
+  }
+  FEDSTAT_RETURN_IF_ERROR(send_report(channel, contribution, ack.offset));
+  return finish_round(channel);
+}
+
+Result<SessionOutcome> Client::finish_round(FrameChannel& channel) {
+  const uint32_t id = task_.task_id;
+  FEDSTAT_RETURN_IF_ERROR(receive_expect(channel, fedstat_v1_Envelope_round_outcome_tag));
+  if (in_.body.round_outcome.task_id != id) {
+    return failed_precondition("RoundOutcome for another task");
+  }
+  pending_ = false;
+  clear_marker();
+  return SessionOutcome{
+      in_.body.round_outcome.completed ? SessionResult::kCompleted : SessionResult::kAborted, id};
 }
 
 Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
@@ -323,15 +370,12 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
   if (is_dist(task_)) {
     FEDSTAT_RETURN_IF_ERROR(run_secagg(channel, contribution.value(), peers.value()));
   } else {
-    FEDSTAT_RETURN_IF_ERROR(send_report(channel, contribution.value()));
+    // From here a channel failure leaves the report pending: the next session resumes it.
+    memcpy(&pending_task_, &task_, sizeof(task_));
+    pending_ = true;
+    FEDSTAT_RETURN_IF_ERROR(send_report(channel, contribution.value(), 0));
   }
-  FEDSTAT_RETURN_IF_ERROR(receive_expect(channel, fedstat_v1_Envelope_round_outcome_tag));
-  if (in_.body.round_outcome.task_id != id) {
-    return failed_precondition("RoundOutcome for another task");
-  }
-  clear_marker();
-  return SessionOutcome{
-      in_.body.round_outcome.completed ? SessionResult::kCompleted : SessionResult::kAborted, id};
+  return finish_round(channel);
 }
 
 Status Client::receive_task_data(FrameChannel& channel, Span<uint64_t> data) {
@@ -350,9 +394,9 @@ Status Client::receive_task_data(FrameChannel& channel, Span<uint64_t> data) {
   return Status();
 }
 
-Status Client::send_report(FrameChannel& channel, Span<const uint64_t> contribution) {
+Status Client::send_report(FrameChannel& channel, Span<const uint64_t> contribution,
+                           size_t offset) {
   constexpr size_t kChunk = sizeof(out_.body.report.words) / sizeof(out_.body.report.words[0]);
-  size_t offset = 0;
   while (offset < contribution.size()) {
     const size_t count =
         contribution.size() - offset < kChunk ? contribution.size() - offset : kChunk;

@@ -30,6 +30,13 @@
 //     which secret it will reveal (U3: self-mask share, U2 \ U3: key share) — before the first
 //     SecAggReveal is sent; if that write fails, nothing is revealed.
 //   * Removed when the round ends (RoundOutcome or SecAggAbort received).
+// A lost channel, without a reboot, is resumed on the clear path (TRUSTED/TAGG/NONE): when a
+// session ends with kUnavailable or kDeadlineExceeded after the contribution was built, the next
+// session's ClientHello names the task in resume_task_id; the server answers Task + TaskData (the
+// Task must equal the one reported for, byte for byte, else kFailedPrecondition) and an Ack of the
+// words it holds, and the Client sends the rest of the SAME contribution (kept in its memory: no
+// noise drawn again, nothing charged again) and waits for the RoundOutcome. A ServerError instead
+// (the round is over, admission closed) ends the pending report. DIST rounds are not resumed.
 // A rebooted device does not resume (ClientHello.resume_task_id is 0): init() reads the marker
 // and the next session offered that task declines it (kDeclinedInterrupted), so a device that
 // rebooted mid-round drops out cleanly and never sends shares or reveals for that round again.
@@ -127,6 +134,9 @@ class Client {
   // The round interrupted before a reboot, as init() found it (task_id 0: none).
   const RoundMarker& interrupted_round() const { return interrupted_; }
   uint32_t interrupted_task() const { return interrupted_.task_id; }
+  // A TRUSTED/TAGG/NONE report the channel cut off (kUnavailable or kDeadlineExceeded after the
+  // contribution was built): the next run_session resumes it. 0: none.
+  uint32_t pending_report_task() const { return pending_ ? pending_task_.task_id : 0; }
 
  private:
   static constexpr size_t kMarkerBytes = 4 + 4 + 1 + 8 + 2 * sizeof(RoundMarker::u2);
@@ -141,7 +151,9 @@ class Client {
   Status send(FrameChannel& channel);
   Status decline(FrameChannel& channel, fedstat_v1_ErrorAction reason, const char* detail);
   Status receive_task_data(FrameChannel& channel, Span<uint64_t> data);
-  Status send_report(FrameChannel& channel, Span<const uint64_t> contribution);
+  Status send_report(FrameChannel& channel, Span<const uint64_t> contribution, size_t offset);
+  Result<SessionOutcome> resume_report(FrameChannel& channel);
+  Result<SessionOutcome> finish_round(FrameChannel& channel);
   Status run_secagg(FrameChannel& channel, Span<uint64_t> contribution,
                     Span<secagg::SecAggPeer> peers);
   Status save_marker();
@@ -154,6 +166,8 @@ class Client {
   RandomSource* random_ = nullptr;
   bool ready_ = false;
   bool round_ended_ = false;  // a RoundOutcome{false} or SecAggAbort arrived
+  bool pending_ = false;      // a clear-path report the channel cut off (pending_task_)
+  fedstat_v1_Task pending_task_ = fedstat_v1_Task_init_zero;
   fedstat_v1_Task task_ = fedstat_v1_Task_init_zero;
   RoundMarker marker_;       // the current session's round
   RoundMarker interrupted_;  // the round found in storage by init() (task_id 0: none)

@@ -24,7 +24,7 @@ namespace {
 
 using client::SessionResult;
 
-enum class Mode { kNormal, kWrongAckOffset, kCloseAfterReply };
+enum class Mode { kNormal, kWrongAckOffset, kCloseAfterReply, kCloseAfterFirstAck };
 
 // What the scripted server saw.
 struct Seen {
@@ -65,6 +65,10 @@ Seen serve(InMemoryChannel& server, const fedstat_v1_Task& task, const std::vect
       if (mode == Mode::kWrongAckOffset) ack.body.ack.offset += 1;
       server.send(ack).ignore();
       if (mode == Mode::kWrongAckOffset) break;
+      if (mode == Mode::kCloseAfterFirstAck) {
+        server.close();  // the connection is lost with the rest of the report unsent
+        return seen;
+      }
     }
     if (mode == Mode::kNormal) {
       wire::Envelope outcome = envelope_of(fedstat_v1_Envelope_round_outcome_tag);
@@ -465,6 +469,113 @@ TEST_F(ClientSessionTest, WrongAckOffsetEndsTheSessionAndNothingMoreIsSent) {
   EXPECT_EQ(s.outcome.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(s.seen.report.size(), 64u);  // the first chunk only
   EXPECT_EQ(s.seen.extra_messages, 0u);
+}
+
+// The server side of a resumed session: the hello must name the task; Task + TaskData, then an
+// Ack of `held` words (or, with `closed`, TASK_CLOSED instead), then the rest of the report.
+Seen serve_resume(InMemoryChannel& server, const fedstat_v1_Task& task, uint32_t held,
+                  bool closed = false) {
+  Seen seen;
+  wire::Envelope in;
+  if (!server.receive(in, 20000).ok()) return seen;
+  seen.hello = in.body.client_hello;
+  if (closed) {
+    wire::Envelope error = envelope_of(fedstat_v1_Envelope_server_error_tag);
+    error.body.server_error.action = fedstat_v1_ErrorAction_TASK_CLOSED;
+    error.body.server_error.status_code = static_cast<uint32_t>(StatusCode::kFailedPrecondition);
+    server.send(error).ignore();
+  } else {
+    send_task(server, task, {});
+    wire::Envelope ack = envelope_of(fedstat_v1_Envelope_ack_tag);
+    ack.body.ack.task_id = task.task_id;
+    ack.body.ack.offset = held;
+    server.send(ack).ignore();
+    size_t next = held;
+    while (next < task.vector_length) {
+      if (!server.receive(in, 20000).ok() || in.which_body != fedstat_v1_Envelope_report_tag) break;
+      EXPECT_EQ(in.body.report.offset, next);
+      seen.report.insert(seen.report.end(), in.body.report.words,
+                         in.body.report.words + in.body.report.words_count);
+      next += in.body.report.words_count;
+      ack.body.ack.offset = static_cast<uint32_t>(next);
+      server.send(ack).ignore();
+    }
+    wire::Envelope outcome = envelope_of(fedstat_v1_Envelope_round_outcome_tag);
+    outcome.body.round_outcome.task_id = task.task_id;
+    outcome.body.round_outcome.completed = true;
+    server.send(outcome).ignore();
+  }
+  while (server.receive(in, 20000).ok()) ++seen.extra_messages;
+  return seen;
+}
+
+Session run_resume(Device& device, const fedstat_v1_Task& task, uint32_t held,
+                   bool closed = false) {
+  auto ends = make_channel_pair();
+  Session s;
+  std::thread server([&] { s.seen = serve_resume(*ends.second, task, held, closed); });
+  s.outcome = device.client.run_session(*ends.first);
+  server.join();
+  return s;
+}
+
+TEST_F(ClientSessionTest, ALostChannelResumesTheSameReportWithoutNewNoiseOrCharge) {
+  OwnedHistogram h(6);
+  HistogramData data(&h.histogram);
+  // local_epsilon > 0: the report carries noise, so a recomputed report would differ.
+  const fedstat_v1_Task task = data_shift_task(fedstat_v1_TrustModel_TRUSTED, 1.0);
+  ASSERT_GT(task.vector_length, 128u);
+  Device device(31, client::Client::memory_bytes(task, h.histogram.capacity()).value(), data);
+  ASSERT_TRUE(device.init_status.ok());
+  Session first = run(device, task, {}, Mode::kCloseAfterFirstAck);
+  EXPECT_EQ(first.outcome.status().code(), StatusCode::kUnavailable);
+  ASSERT_EQ(first.seen.report.size(), 64u);
+  EXPECT_EQ(device.client.pending_report_task(), task.task_id);
+  const double spent = device.spent();
+  const size_t drawn = device.random->drawn;
+
+  Session second = run_resume(device, task, 64);
+  ASSERT_TRUE(second.outcome.ok()) << second.outcome.status().message();
+  EXPECT_EQ(second.outcome.value().result, SessionResult::kCompleted);
+  EXPECT_EQ(second.seen.hello.resume_task_id, task.task_id);
+  std::vector<uint64_t> report = first.seen.report;
+  report.insert(report.end(), second.seen.report.begin(), second.seen.report.end());
+  CountingSource same(test_seed(99), 31);
+  const std::vector<uint64_t> expected = expected_sketch(task, h.histogram, same);
+  ASSERT_EQ(report.size(), expected.size());
+  for (size_t i = 0; i < report.size(); ++i) {
+    ASSERT_EQ(report[i], expected[i]) << "word " << i;  // one contribution, whole
+  }
+  EXPECT_EQ(device.spent(), spent);        // charged once
+  EXPECT_EQ(device.random->drawn, drawn);  // no noise drawn again
+  EXPECT_EQ(device.client.pending_report_task(), 0u);
+  EXPECT_EQ(second.seen.extra_messages, 0u);
+}
+
+TEST_F(ClientSessionTest, AResumeTheServerRefusesOrAnotherTaskEndsThePendingReport) {
+  OwnedHistogram h(7);
+  HistogramData data(&h.histogram);
+  const fedstat_v1_Task task = data_shift_task(fedstat_v1_TrustModel_TRUSTED);
+  Device device(32, 1 << 16, data);
+  ASSERT_TRUE(device.init_status.ok());
+  run(device, task, {}, Mode::kCloseAfterFirstAck);
+  ASSERT_EQ(device.client.pending_report_task(), task.task_id);
+  Session closed = run_resume(device, task, 64, /*closed=*/true);
+  ASSERT_TRUE(closed.outcome.ok());
+  EXPECT_EQ(closed.outcome.value().result, SessionResult::kNoTask);
+  EXPECT_EQ(device.client.pending_report_task(), 0u);
+  EXPECT_EQ(closed.seen.extra_messages, 0u);
+
+  // Cut again; this time the server "resumes" with a task that differs in one field.
+  run(device, task, {}, Mode::kCloseAfterFirstAck);  // a new round of the same task id
+  ASSERT_EQ(device.client.pending_report_task(), task.task_id);
+  fedstat_v1_Task other = task;
+  other.epsilon = task.epsilon * 2;
+  Session confused = run_resume(device, other, 64);
+  EXPECT_EQ(confused.outcome.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(confused.seen.report.empty());  // nothing of the old report sent for it
+  EXPECT_EQ(confused.seen.extra_messages, 0u);
+  EXPECT_EQ(device.client.pending_report_task(), 0u);
 }
 
 TEST_F(ClientSessionTest, AMessageOfTheWrongKindIsFailedPrecondition) {

@@ -96,6 +96,56 @@ TEST(Recovery, TrustedRoundResumedAfterRestartGivesTheSameResult) {
   EXPECT_EQ(out3.pop(1).body.server_error.action, fedstat_v1_ErrorAction_TASK_CLOSED);
 }
 
+TEST(Recovery, AResumeWhoseTaskReplyWasLostIsItsAcceptance) {
+  const std::string expected = uninterrupted_result();
+  FakeStore store;
+  auto devices = make_devices();
+  {
+    FakeOutbox out(store);
+    Coordinator first(store, out, specs(), kT0);
+    for (size_t i = 0; i < devices.size(); ++i) check_in(first, out, devices[i], i + 1);
+    // Device 4's TaskReply never reached the store: the server died first.
+    for (size_t i = 0; i + 1 < devices.size(); ++i) accept(first, out, devices[i], 1);
+    send_reports(first, out, devices[0], 1, 64);
+  }
+  FakeOutbox out(store);
+  Coordinator second(store, out, specs(), kT0 + 5);
+  for (size_t i = 0; i < devices.size(); ++i) {
+    TrustedDevice& d = devices[i];
+    ASSERT_EQ(check_in(second, out, d, 100 + i, /*resume=*/1), 1u);
+    ASSERT_FALSE(out.empty(d.conn)) << "device " << i;
+    fedstat_v1_Envelope a = out.pop(d.conn);
+    ASSERT_EQ(a.which_body, fedstat_v1_Envelope_ack_tag);
+    EXPECT_EQ(a.body.ack.offset, i == 0 ? 64u : 0u);
+    d.sent = a.body.ack.offset;
+  }
+  for (auto& d : devices) send_reports(second, out, d, 1, kLength);
+  ASSERT_EQ(second.task_state(1), "completed");
+  EXPECT_EQ(store.result(1).value_or(""), expected) << "the resumed device's report is summed";
+}
+
+TEST(Recovery, AResumeByANonMemberAfterAdmissionIsRefusedAndStoresNothing) {
+  FakeStore store;
+  FakeOutbox out(store);
+  Coordinator c(store, out, specs(), kT0);
+  auto devices = make_devices();
+  for (size_t i = 0; i < devices.size(); ++i) {  // five of five: admission closes
+    check_in(c, out, devices[i], i + 1);
+    accept(c, out, devices[i], 1);
+  }
+  const size_t events = store.event_count();
+  TrustedDevice late;
+  late.id = 900;
+  c.on_open(50, "900");
+  c.on_frame(50, hello(900, 1));
+  ASSERT_FALSE(out.empty(50));
+  const fedstat_v1_Envelope e = out.pop(50);
+  ASSERT_EQ(e.which_body, fedstat_v1_Envelope_server_error_tag);
+  EXPECT_EQ(e.body.server_error.action, fedstat_v1_ErrorAction_RETRY_LATER);
+  EXPECT_TRUE(out.empty(50)) << "no Task, no Ack for a refused resume";
+  EXPECT_EQ(store.event_count(), events);
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace host
