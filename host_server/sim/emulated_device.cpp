@@ -158,6 +158,7 @@ DeviceReport run_emulated_device(const DeviceSetup& setup, EmulatedClient& data)
       continue;
     }
     DroppingChannel dropping(channel, setup.drop_before);
+    const uint32_t resuming = client.pending_report_task();
     const Result<client::SessionOutcome> outcome = client.run_session(dropping);
     report.frame_bytes_sent += dropping.bytes();
     channel.close();
@@ -181,6 +182,13 @@ DeviceReport run_emulated_device(const DeviceSetup& setup, EmulatedClient& data)
       if (client.last_server_detail()[0] != '\0') {
         report.detail += std::string(" (server: ") + client.last_server_detail() + ")";
       }
+      return report;
+    }
+    if (resuming != 0 && outcome.value().result == client::SessionResult::kNoTask) {
+      // The round ended while the device was away: its report may or may not have been summed.
+      report.task_id = resuming;
+      report.outcome = "unconfirmed";
+      report.detail = client.last_server_detail();
       return report;
     }
     report.task_id = outcome.value().task_id;

@@ -40,7 +40,9 @@ struct DeviceSetup {
 
 struct DeviceReport {
   uint64_t id = 0;
-  std::string outcome;  // "completed", "aborted", "dropped", "declined-budget", ..., "error"
+  // "completed", "aborted", "dropped", "declined-budget", ..., "error"; "unconfirmed": the device
+  // lost its connection with its report sent, and the round was over when it came back.
+  std::string outcome;
   uint32_t task_id = 0;
   uint64_t frame_bytes_sent = 0;
   uint32_t sessions = 0;

@@ -134,9 +134,10 @@ void plan_data_shift(const json& d, const std::string& base_dir, const Seed256& 
   if (words > (1u << 22)) refuse("data_shift.rows x width", "is at most 2^22 counters");
 
   // The reference sketched with the same parameters and seed, as one device would.
-  const ItemCounts reference = read_item_counts(resolve(base_dir, text(p, "reference", where)));
+  const auto reference = std::make_shared<ItemCounts>(
+      read_item_counts(resolve(base_dir, text(p, "reference", where))));
   SeededBits split(1, 7);
-  const EmulatedClients one = split_across_clients(reference, 1, split.bits());
+  const EmulatedClients one = split_across_clients(*reference, 1, split.bits());
   NoiseBits no_noise = NoiseBits::seeded(1);
   const auto bytes =
       std::make_shared<std::vector<std::vector<uint8_t>>>(sketch_clients(one, params, 0, no_noise));
@@ -154,6 +155,9 @@ void plan_data_shift(const json& d, const std::string& base_dir, const Seed256& 
   plan.task.vector_length = static_cast<uint32_t>(words);
   plan.task.bits = 64;
   plan.task.device_noise_lambda = 0;
+  plan.exact = [reference](const std::string& data_dir) {
+    return exact_tv(read_item_counts(data_dir + "/items.txt"), *reference);
+  };
   plan.estimate = [params, domain, reference_sketch](const std::vector<uint64_t>& sum,
                                                      uint32_t contributors) {
     const size_t counters = size_t{params.rows} * params.width;
@@ -229,6 +233,9 @@ void plan_kl(const json& d, const std::string& base_dir, const Seed256& seed, ui
         kl_dist_noise(*kl_plan, options).sum_lambda / plan.task.threshold;
   }
   const auto noise = host_noise(noise_seed);
+  plan.exact = [reference](const std::string& data_dir) {
+    return exact_kl(*reference, read_item_counts(data_dir + "/items.txt")).divergence;
+  };
   plan.estimate = [kl_plan, options, index_of, noise](const std::vector<uint64_t>& sum,
                                                       uint32_t contributors) {
     if (sum.size() != index_of.size() + 1) throw std::invalid_argument("kl: sum length");

@@ -50,6 +50,10 @@ struct TaskPlan {
   uint32_t admission_seconds = 30;
   uint32_t phase_timeout_seconds = 30;
   TaskEstimator estimate;
+  // The non-private value the estimate estimates, over the fleet's whole data (`data_dir`, the
+  // files fedstat-sim reads): for measurement only (the demo's "exact" column), never released
+  // by the server. Null for a kind without one.
+  std::function<double(const std::string& data_dir)> exact;
   std::string definition;  // the declaration, canonical JSON (what the store keeps)
 };
 

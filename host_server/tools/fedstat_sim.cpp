@@ -11,7 +11,10 @@
 // --seed S      devices draw noise and keys from SeededStream(S, id): the sim then recomputes the
 //               aggregate of the devices whose input the server summed, in process, and prints
 //               its SHA-256 and estimate, to compare with `fedstat-server results`
+// The JSON also carries "exact": the task's non-private value over all of DIR's data (the truth
+// the estimate is for; a measurement, never something a server publishes).
 // Exit codes: 0 the devices ran (whatever the round's outcome); 1 a runtime failure; 2 usage.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -95,6 +98,8 @@ int main(int argc, char** argv) {
       s.psk = net::derive_device_psk(secret, s.id);
       s.seed = seed;
       s.memory_bytes = memory;
+      // A device waits for the server longer than any of the task's phases may last.
+      s.receive_timeout_ms = 1000 * std::max<uint32_t>(120, plan.phase_timeout_seconds + 60);
       const double u = static_cast<double>(
                            value_or_throw(choose.bits().uniform_below(1u << 30), "dropout draw")) /
                        (1u << 30);
@@ -161,6 +166,7 @@ int main(int argc, char** argv) {
       }
       out["expected"] = plan.estimate(sum, static_cast<uint32_t>(contributors.size()));
     }
+    if (plan.exact) out["exact"] = plan.exact(data_dir);
     out["devices"] = devices;
     if (json_output) {
       std::cout << out.dump() << "\n";
