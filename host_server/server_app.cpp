@@ -36,9 +36,10 @@ void log_line(std::ostream& log, json fields) {
 // the io_context's thread.
 class Bridge final : public net::FrameHandler, public Outbox {
  public:
-  void attach(net::TlsServer* server, Coordinator* coordinator) {
+  void attach(net::TlsServer* server, Coordinator* coordinator, std::ostream* log) {
     server_ = server;
     coordinator_ = coordinator;
+    log_ = log;
   }
   void on_open(net::ConnectionId id, const std::string& identity) override {
     coordinator_->on_open(id, identity);
@@ -48,6 +49,11 @@ class Bridge final : public net::FrameHandler, public Outbox {
   }
   void on_close(net::ConnectionId id, const std::string& reason) override {
     coordinator_->on_close(id, reason);
+    // Refusals before a device is known (a failed or timed-out handshake, an unknown identity)
+    // are the operator's to see; the rounds log what happens to devices they know.
+    if (reason.rfind("TLS", 0) == 0 || reason.find("identity") != std::string::npos) {
+      log_line(*log_, {{"event", "refused"}, {"connection", id}, {"reason", reason}});
+    }
   }
   void send(ConnectionId id, const fedstat_v1_Envelope& message) override {
     server_->send(id, message);
@@ -57,6 +63,7 @@ class Bridge final : public net::FrameHandler, public Outbox {
  private:
   net::TlsServer* server_ = nullptr;
   Coordinator* coordinator_ = nullptr;
+  std::ostream* log_ = nullptr;
 };
 
 void write_port_file(const std::string& path, uint16_t port) {
@@ -147,7 +154,7 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
   Bridge bridge;
   Coordinator coordinator(*store, bridge, std::move(specs), unix_seconds());
   net::TlsServer server(io, tls, bridge);
-  bridge.attach(&server, &coordinator);
+  bridge.attach(&server, &coordinator, &log);
   server.start();
   log_line(log, {{"event", "listening"},
                  {"address", config.address},
@@ -163,6 +170,9 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
     tick.async_wait([&](const asio::error_code& error) {
       if (error || stopping) return;
       coordinator.on_tick(unix_seconds());
+      for (const std::string& line : coordinator.take_log()) {
+        log_line(log, {{"event", "round"}, {"detail", line}});
+      }
       schedule();
     });
   };

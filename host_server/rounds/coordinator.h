@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "host_server/rounds/outbox.h"
@@ -47,6 +48,9 @@ class Coordinator {
   std::string task_state(uint32_t task_id) const;
   const TaskRound* round(uint32_t task_id) const;
   const std::vector<std::string>& log() const { return log_; }
+  // The log lines since the last call (round transitions, departures), moved out: a serving
+  // process drains them so they do not accumulate.
+  std::vector<std::string> take_log() { return std::exchange(log_, {}); }
 
  private:
   struct Connection {

@@ -193,6 +193,7 @@ DeviceReport run_emulated_device(const DeviceSetup& setup, EmulatedClient& data)
     }
     report.task_id = outcome.value().task_id;
     report.outcome = outcome_name(outcome.value().result);
+    report.detail = client.last_server_detail();
     if (outcome.value().result != client::SessionResult::kNoTask) return report;
     // Polling for a task: the server has none open for us yet (a device's check-in interval).
     std::this_thread::sleep_for(std::chrono::milliseconds(setup.retry_millis));

@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
       "  fedstat-sim --server 127.0.0.1:7443 --clients 200 --task shift.json --data data/ "
       "--fleet-secret $(cat fleet.key) --dropout 0.05 --seed 7 --json"};
   std::string server, task_path, data_dir, secret_hex, state_dir;
-  uint32_t clients = 10;
+  uint32_t clients = 10, max_sessions = 600;
   double dropout = 0;
   uint64_t seed = 0, first_id = 1, noise_seed = 0;
   size_t memory = 4u << 20;
@@ -67,6 +67,8 @@ int main(int argc, char** argv) {
   app.add_option("--memory", memory, "bytes each device gives its Client");
   app.add_option("--noise-seed", noise_seed, "the server's noise_seed (to reproduce its estimate)");
   app.add_option("--state", state_dir, "where devices keep ledgers and round state (default: .)");
+  app.add_option("--max-sessions", max_sessions, "check-ins per device before it gives up")
+      ->check(CLI::Range(1u, 100000u));
   app.add_flag("--json", json_output, "print one JSON object");
   CLI11_PARSE(app, argc, argv);
   try {
@@ -98,6 +100,7 @@ int main(int argc, char** argv) {
       s.psk = net::derive_device_psk(secret, s.id);
       s.seed = seed;
       s.memory_bytes = memory;
+      s.max_sessions = max_sessions;
       // A device waits for the server longer than any of the task's phases may last.
       s.receive_timeout_ms = 1000 * std::max<uint32_t>(120, plan.phase_timeout_seconds + 60);
       const double u = static_cast<double>(
