@@ -86,6 +86,24 @@ EmulatedClients split_across_clients(const ItemCounts& data, uint32_t clients, R
   return result;
 }
 
+EmulatedClients split_examples(const LabelledExamples& data, uint32_t clients, size_t per_client) {
+  if (clients == 0 || per_client == 0) {
+    throw std::invalid_argument("examples: at least one client and one example per client");
+  }
+  if (data.count() / clients < per_client) {
+    throw std::invalid_argument("examples: " + std::to_string(data.count()) + " rows, fewer than " +
+                                std::to_string(clients) + " clients x " +
+                                std::to_string(per_client) + " examples per client");
+  }
+  EmulatedClients result;
+  for (uint32_t c = 0; c < clients; ++c) {
+    auto client = std::make_unique<EmulatedClient>();
+    client->examples = data.slice(size_t{c} * per_client, per_client);
+    result.push_back(std::move(client));
+  }
+  return result;
+}
+
 KlSums collect_kl_sums(const KlPlan& plan, const EmulatedClients& clients, const KlOptions& options,
                        NoiseBits& noise, bool secure) {
   if (clients.size() != plan.clients) {

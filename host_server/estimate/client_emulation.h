@@ -1,5 +1,6 @@
 // Emulated clients for the command-line tools and tests: one item-count file split across N
-// devices, each holding an SDK SparseHistogram, as in deployment.
+// devices, each holding an SDK SparseHistogram, as in deployment; or (model updates) one file of
+// labelled examples dealt out in consecutive blocks.
 //
 // split_across_clients assigns every unit of count to a client chosen by a keyed hash of (item,
 // unit) — uniform, so clients differ as real ones do, and a function of that unit alone, so a
@@ -9,7 +10,11 @@
 // (load ≤ 1/2); a count beyond 2^32 − 1 stops there, as a device's counter does.
 // The split is the simulation's: the privacy guarantees are for one client's record substituted
 // (that client's total, and every N_t, unchanged), as the headers of the estimators say.
-// Memory: 16 bytes × Σ_c (distinct items of client c), at most 16 × total.
+// split_examples gives client i the rows [i·n, (i + 1)·n) of the file (n = per_client): each
+// client exactly n examples, the rest of the file unused; std::invalid_argument when the file
+// holds fewer than N·n rows. Deterministic and public: one record substituted changes one client.
+// Memory: 16 bytes × Σ_c (distinct items of client c), at most 16 × total; examples: a copy of the
+// N·n rows used.
 // Paper: 000 §5 (clients' local histograms), 001 §5.
 #ifndef FEDSTAT_HOST_ESTIMATE_CLIENT_EMULATION_H_
 #define FEDSTAT_HOST_ESTIMATE_CLIENT_EMULATION_H_
@@ -19,6 +24,7 @@
 
 #include "host_server/estimate/item_counts.h"
 #include "host_server/estimate/kl_estimator.h"
+#include "host_server/estimate/labelled_examples.h"
 #include "host_server/estimate/noise_bits.h"
 #include "sdk/histogram/sparse_histogram.h"
 #include "sdk/sketch/shift_sketch.h"
@@ -27,13 +33,15 @@ namespace fedstat {
 namespace host {
 
 struct EmulatedClient {
-  std::vector<histogram::SparseEntry> table;
+  std::vector<histogram::SparseEntry> table;  // empty: the client holds no histogram
   histogram::SparseHistogram histogram;
+  LabelledExamples examples;  // MODEL_UPDATE (none for the histogram kinds)
 };
 
 using EmulatedClients = std::vector<std::unique_ptr<EmulatedClient>>;
 
 EmulatedClients split_across_clients(const ItemCounts& data, uint32_t clients, RandomBits& bits);
+EmulatedClients split_examples(const LabelledExamples& data, uint32_t clients, size_t per_client);
 
 // Every client in every round's C_t answers through the SDK (tasks::answer_kl_points*, with a
 // Skellam share in Dist: μ/k per client when k clients answer a sum, rounded up), and the host

@@ -25,7 +25,13 @@ uint64_t wall_clock_seconds() {
 class EmulatedData final : public client::ClientData {
  public:
   explicit EmulatedData(EmulatedClient& data) : data_(data) {}
-  const histogram::SparseHistogram* histogram() override { return &data_.histogram; }
+  const histogram::SparseHistogram* histogram() override {
+    return data_.table.empty() ? nullptr : &data_.histogram;
+  }
+  Result<tasks::Examples> examples() override {
+    if (data_.examples.count() == 0) return not_found("the emulated device holds no examples");
+    return data_.examples.view();
+  }
 
  private:
   EmulatedClient& data_;
@@ -207,8 +213,12 @@ std::vector<uint64_t> expected_contribution(const fedstat_v1_Task& task,
   SeededStream stream(seed_from_u64(seed), id);
   RandomBits bits(stream);
   const size_t length = value_or_throw(client::contribution_length(task), "contribution length");
-  const size_t scratch_size = value_or_throw(client::scratch_bytes(task, data.histogram.capacity()),
-                                             "contribution scratch");
+  // The local size the Client's memory formula reads: examples, or the histogram's capacity.
+  const size_t local = task.kind == fedstat_v1_TaskKind_MODEL_UPDATE ? data.examples.count()
+                       : data.table.empty()                          ? 0
+                                                                     : data.histogram.capacity();
+  const size_t scratch_size =
+      value_or_throw(client::scratch_bytes(task, local), "contribution scratch");
   std::vector<uint64_t> scratch((scratch_size + 7) / 8 + 1);
   const MutableByteSpan scratch_bytes(reinterpret_cast<uint8_t*>(scratch.data()), scratch_size);
   std::vector<uint64_t> out(length);

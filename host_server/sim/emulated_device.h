@@ -1,15 +1,16 @@
 // An emulated device for fedstat-sim and the emulation tests: a real `Client` (sdk/client) with
-// its own histogram, privacy ledger (platform storage, blob "ledger-<id>") and random source,
-// talking to a real fedstat-server over real TLS-PSK (sdk/tls) on loopback. It may drop out of a
-// round on purpose: just before it would send its first message of a chosen kind (its keys, its
-// shares, its masked input, its reveals, or its report), it closes the connection.
+// its own histogram or examples (EmulatedClient, the app's ClientData), privacy ledger (platform
+// storage, blob "ledger-<id>") and random source, talking to a real fedstat-server over real
+// TLS-PSK (sdk/tls) on loopback. It may drop out of a round on purpose: just before it would send
+// its first message of a chosen kind (its keys, its shares, its masked input, its reveals, or its
+// report), it closes the connection.
 //
 // Randomness: with a seed, device `id` draws everything (noise, secure-aggregation keys) from
 // SeededStream(seed, id), so its contribution can be recomputed in-process
 // (expected_contribution); without one, from a Csprng. A connection lost mid-report (the server
 // restarted) is checked in again and the Client resumes its report (sdk/client/client.h). Memory:
-// the histogram's table, the Client's memory (`memory_bytes`) and the ledger. Errors:
-// std::runtime_error from setup. Paper: none (emulation).
+// the histogram's table or the examples, the Client's memory (`memory_bytes`) and the ledger.
+// Errors: std::runtime_error from setup. Paper: none (emulation).
 #ifndef FEDSTAT_HOST_SIM_EMULATED_DEVICE_H_
 #define FEDSTAT_HOST_SIM_EMULATED_DEVICE_H_
 

@@ -15,6 +15,8 @@
 #include "host_server/estimate/noise_bits.h"
 #include "host_server/estimate/tv_estimator.h"
 #include "host_server/secagg/secagg_server.h"
+#include "host_server/tasks/declaration_fields.h"
+#include "host_server/tasks/model_update_plan.h"
 #include "mbedtls/sha256.h"
 #include "sdk/sketch/shift_sketch.h"
 
@@ -23,57 +25,7 @@ namespace host {
 namespace {
 
 using nlohmann::json;
-
-[[noreturn]] void refuse(const std::string& field, const std::string& why) {
-  throw std::invalid_argument("task declaration: " + field + " " + why);
-}
-
-const json& member(const json& object, const std::string& name, const std::string& where) {
-  if (!object.is_object()) refuse(where, "must be a JSON object");
-  const auto it = object.find(name);
-  if (it == object.end()) refuse(where + "." + name, "is missing");
-  return *it;
-}
-
-uint64_t whole_number(const json& object, const std::string& name, const std::string& where,
-                      uint64_t low, uint64_t high) {
-  const json& value = member(object, name, where);
-  const bool whole =
-      value.is_number_unsigned() || (value.is_number_integer() && value.get<int64_t>() >= 0);
-  if (!whole) {
-    refuse(where + "." + name, "must be a whole number >= 0 (got " + value.dump() + ")");
-  }
-  const uint64_t v = value.get<uint64_t>();
-  if (v < low || v > high) {
-    refuse(where + "." + name, "must lie in [" + std::to_string(low) + ", " + std::to_string(high) +
-                                   "], not " + std::to_string(v));
-  }
-  return v;
-}
-
-uint64_t whole_number_or(const json& object, const std::string& name, const std::string& where,
-                         uint64_t low, uint64_t high, uint64_t fallback) {
-  if (!object.contains(name)) return fallback;
-  return whole_number(object, name, where, low, high);
-}
-
-double real_number(const json& object, const std::string& name, const std::string& where,
-                   double low, double high) {
-  const json& value = member(object, name, where);
-  if (!value.is_number()) refuse(where + "." + name, "must be a number (got " + value.dump() + ")");
-  const double v = value.get<double>();
-  if (!std::isfinite(v) || v < low || v > high) {
-    refuse(where + "." + name, "must be finite and in [" + std::to_string(low) + ", " +
-                                   std::to_string(high) + "], not " + value.dump());
-  }
-  return v;
-}
-
-std::string text(const json& object, const std::string& name, const std::string& where) {
-  const json& value = member(object, name, where);
-  if (!value.is_string()) refuse(where + "." + name, "must be a string");
-  return value.get<std::string>();
-}
+using namespace declaration;  // NOLINT: the field readers every plan shares
 
 Seed256 parse_seed(const std::string& hex) {
   if (hex.size() != 64) refuse("seed", "must be 64 hex digits (256 bits)");
@@ -92,11 +44,6 @@ Seed256 parse_seed(const std::string& hex) {
     seed.bytes[i] = byte;
   }
   return seed;
-}
-
-std::string resolve(const std::string& base_dir, const std::string& path) {
-  if (path.empty() || path[0] == '/' || base_dir.empty()) return path;
-  return base_dir + "/" + path;
 }
 
 std::shared_ptr<NoiseBits> host_noise(uint64_t noise_seed) {
@@ -335,8 +282,11 @@ TaskPlan plan_task(const json& declaration, const std::string& base_dir,
   } else if (kind == "kl") {
     task.kind = fedstat_v1_TaskKind_KL_ANSWERS;
     plan_kl(declaration, base_dir, seed, noise_seed, plan);
+  } else if (kind == "model_update") {
+    task.kind = fedstat_v1_TaskKind_MODEL_UPDATE;
+    plan_model_update(declaration, base_dir, plan);
   } else {
-    refuse("kind", "must be data_shift or kl (not \"" + kind + "\")");
+    refuse("kind", "must be data_shift, kl or model_update (not \"" + kind + "\")");
   }
   // A result names the aggregate it was computed from (bit-for-bit checks) only when the
   // aggregate is itself a release: noised by the devices (dist, or local DP) or no privacy

@@ -4,7 +4,7 @@
 // that knows both halves of the layout in docs/protocol.md ("Contributions").
 //
 // Declaration (JSON object; every field checked, each error names the field):
-//   id (1..2^31), kind ("data_shift" | "kl"), trust ("none" | "trusted" | "dist"),
+//   id (1..2^31), kind ("data_shift" | "kl" | "model_update"), trust ("none" | "trusted" | "dist"),
 //   epsilon, delta (the release's privacy; what each device's ledger is charged),
 //   min_clients ≥ 2, max_clients ≥ min_clients (≤ 1024), threshold (dist; default ⌈2·min/3⌉,
 //   2 ≤ threshold ≤ min_clients), deadline_seconds, admission_seconds, phase_timeout_seconds,
@@ -19,11 +19,20 @@
 //               (000 Algorithms 1–3). trusted: exact counts, central Gaussian noise on the host;
 //               dist: each device adds Sk(μ/threshold) to its counts, so every sum that secure
 //               aggregation releases (≥ threshold shares, or the round aborts) carries ≥ Sk(μ).
-// Relative file names are resolved against `base_dir`.
+//   model_update: {dimension, epochs, batches, averaging_interval, eta0, mu, clip_norm, rotate,
+//               gamma, beta, bits (≤ 32), examples_per_client, initial_model (optional, zeros),
+//               evaluation (optional CSV of held-out examples)} — one round of Sk-RSGD-AR
+//               logistic regression (002 Algorithm 1): the new global model w + dequantise(Σ)/N,
+//               and its loss and accuracy ("estimate") on the evaluation set. Trust none or dist
+//               (each device adds Sk(λ), λ calibrated for threshold shares); trusted is refused.
+//               Details: model_update_plan.h.
+// Relative file names are resolved against `base_dir`. The field readers every plan shares are
+// in declaration_fields.h.
 //
 // Errors: std::invalid_argument naming the field; std::runtime_error for unreadable files.
-// Memory: the plan holds the task data (points: T words) and the reference (data_shift: R·w
-// counters; kl: Π's items). Paper: 000 §4, 001 §4.3–4.6.
+// Memory: the plan holds the task data (points: T words; model: d words) and the reference
+// (data_shift: R·w counters; kl: Π's items; model_update: the evaluation set). Paper: 000 §4,
+// 001 §4.3–4.6, 002 Algorithm 1.
 #ifndef FEDSTAT_HOST_TASKS_TASK_PLAN_H_
 #define FEDSTAT_HOST_TASKS_TASK_PLAN_H_
 

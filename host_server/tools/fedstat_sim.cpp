@@ -5,7 +5,10 @@
 //               [--dropout R] [--seed S] [--first-id ID] [--memory BYTES] [--noise-seed S] [--json]
 //
 // --task FILE   the task's declaration, as in the server's config (host_server/tasks/task_plan.h)
-// --data DIR    DIR/items.txt (an item-count file) split across the N devices (seeded)
+// --data DIR    data_shift, kl: DIR/items.txt (an item-count file) split across the N devices
+//               (seeded); model_update: DIR/examples.csv (labelled examples,
+//               host_server/estimate/labelled_examples.h), device i holding rows
+//               [i·n, (i + 1)·n), n = the task's examples_per_client (too few rows: an error)
 // --dropout R   each device drops out with probability R, before one phase chosen uniformly:
 //               keys, shares, masked input or reveals (dist), or its report (other models)
 // --seed S      devices draw noise and keys from SeededStream(S, id): the sim then recomputes the
@@ -26,6 +29,7 @@
 #include "host_server/estimate/client_emulation.h"
 #include "host_server/estimate/host_common.h"
 #include "host_server/estimate/item_counts.h"
+#include "host_server/estimate/labelled_examples.h"
 #include "host_server/net/credentials.h"
 #include "host_server/server_config.h"
 #include "host_server/sim/emulated_device.h"
@@ -54,7 +58,7 @@ int main(int argc, char** argv) {
   app.add_option("--task", task_path, "the task declaration (JSON)")
       ->required()
       ->check(CLI::ExistingFile);
-  app.add_option("--data", data_dir, "directory holding items.txt")
+  app.add_option("--data", data_dir, "directory holding items.txt (model_update: examples.csv)")
       ->required()
       ->check(CLI::ExistingDirectory);
   app.add_option("--fleet-secret", secret_hex, "64 hex digits: device keys are HKDF(secret, id)")
@@ -84,9 +88,17 @@ int main(int argc, char** argv) {
     const TaskPlan plan = plan_task(declaration, base_dir, 0, noise_seed);
     const bool dist = plan.task.trust == fedstat_v1_TrustModel_DIST;
 
-    const ItemCounts items = read_item_counts(data_dir + "/items.txt");
-    SeededBits split(seed, 11);
-    EmulatedClients data = split_across_clients(items, clients, split.bits());
+    // Only the file the task's kind reads.
+    EmulatedClients data;
+    if (plan.task.kind == fedstat_v1_TaskKind_MODEL_UPDATE) {
+      const fedstat_v1_ModelUpdateParameters& m = plan.task.parameters.model_update;
+      data = split_examples(read_labelled_examples(data_dir + "/examples.csv", m.dimension),
+                            clients, m.examples_per_client);
+    } else {
+      const ItemCounts items = read_item_counts(data_dir + "/items.txt");
+      SeededBits split(seed, 11);
+      data = split_across_clients(items, clients, split.bits());
+    }
 
     // Who drops out, and before what: a seeded draw per device.
     SeededBits choose(seed, 12);

@@ -51,7 +51,9 @@
 // where local_size is the app's histogram capacity (DATA_SHIFT) or example count
 // (MODEL_UPDATE), 0 otherwise (KL_ANSWERS, HETEROGENEITY). Stack (Cortex-M4, -Os, own frames):
 // run_session's deepest frame 480 bytes, a builder under 1 KB (a ShiftSketch object, a RandomBits,
-// a noise sampler), plus the SDK routines they call.
+// a noise sampler), plus the SDK routines they call; the ledger charge of a DIST MODEL_UPDATE
+// (device_spend → tasks::model_update_epsilon) holds the per-batch sensitivities for up to 256
+// batches, 6 KiB (a host-side figure: not yet measured on the Cortex-M4 image).
 // Paper: none (the protocol around 000–004's device routines and Bonawitz et al. 2017).
 #ifndef FEDSTAT_SDK_CLIENT_CLIENT_H_
 #define FEDSTAT_SDK_CLIENT_CLIENT_H_

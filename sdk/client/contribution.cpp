@@ -41,7 +41,9 @@ sketch::ShiftSketchParams sketch_params_of(const fedstat_v1_Task& task) {
   return p;
 }
 
-tasks::ModelUpdateConfig model_config_of(const fedstat_v1_Task& task) {
+}  // namespace
+
+tasks::ModelUpdateConfig model_update_config(const fedstat_v1_Task& task) {
   const fedstat_v1_ModelUpdateParameters& m = task.parameters.model_update;
   tasks::ModelUpdateConfig c;
   c.trainer.epochs = m.epochs;
@@ -59,6 +61,8 @@ tasks::ModelUpdateConfig model_config_of(const fedstat_v1_Task& task) {
   c.examples_per_client = m.examples_per_client;
   return c;
 }
+
+namespace {
 
 bool finite_at_least_zero(double x) {
   return isfinite(x) && x >= 0;
@@ -165,7 +169,7 @@ Status validate_model_update(const fedstat_v1_Task& task) {
   if (m.examples_per_client == 0) {
     return invalid_argument("Task.model_update.examples_per_client must be >= 1");
   }
-  const tasks::ModelUpdateConfig c = model_config_of(task);
+  const tasks::ModelUpdateConfig c = model_update_config(task);
   if (!tasks::validate_trainer_config(c.trainer).ok()) {
     return invalid_argument(
         "Task.model_update: epochs/batches/averaging_interval/eta0/mu refused by the trainer");
@@ -431,7 +435,7 @@ Status build_model_update(const fedstat_v1_Task& task, const tasks::Examples& ex
   if (!model.ok()) return resource_exhausted("scratch is smaller than scratch_bytes(task)");
   FEDSTAT_RETURN_IF_ERROR(decode_doubles(model_bits, model.value(),
                                          "TaskData: the global model holds a NaN or infinity"));
-  const tasks::ModelUpdateConfig config = model_config_of(task);
+  const tasks::ModelUpdateConfig config = model_update_config(task);
   noise::NoiseSampler share;
   const noise::NoiseSampler* share_ptr = nullptr;
   if (dist(task)) {
@@ -499,11 +503,20 @@ Result<DeviceSpend> device_spend(const fedstat_v1_Task& task) {
     spend.epsilon = fmax(spend.epsilon, task.parameters.data_shift.local_epsilon);
     spend.delta = fmax(spend.delta, kStabilityDelta);
   }
-  if (task.kind == fedstat_v1_TaskKind_KL_ANSWERS && dist(task)) {
-    const privacy::Sensitivity sensitivity =
-        tasks::kl_answer_sensitivity(1, task.parameters.kl.points > 1 ? 1 : 0);
-    Result<privacy::DpFromRdp> noise =
-        privacy::skellam_epsilon(task.device_noise_lambda, task.threshold, sensitivity, task.delta);
+  if (dist(task) && (task.kind == fedstat_v1_TaskKind_KL_ANSWERS ||
+                     task.kind == fedstat_v1_TaskKind_MODEL_UPDATE)) {
+    // The ε of the least noise a released sum carries: Sk(λ) from each of threshold shares.
+    Result<privacy::DpFromRdp> noise = privacy::DpFromRdp();
+    if (task.kind == fedstat_v1_TaskKind_KL_ANSWERS) {
+      const privacy::Sensitivity sensitivity =
+          tasks::kl_answer_sensitivity(1, task.parameters.kl.points > 1 ? 1 : 0);
+      noise = privacy::skellam_epsilon(task.device_noise_lambda, task.threshold, sensitivity,
+                                       task.delta);
+    } else {  // the sensitivities model_update_lambda calibrates with
+      noise = tasks::model_update_epsilon(model_update_config(task),
+                                          task.parameters.model_update.dimension, task.threshold,
+                                          task.device_noise_lambda, task.delta);
+    }
     if (!noise.ok()) {
       return invalid_argument(
           "Task.device_noise_lambda/threshold/delta: the Skellam accountant refuses them");

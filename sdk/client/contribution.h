@@ -58,6 +58,7 @@
 #include "sdk/client/client_data.h"
 #include "sdk/histogram/sparse_histogram.h"
 #include "sdk/tasks/logistic_trainer.h"
+#include "sdk/tasks/model_update_task.h"
 
 namespace fedstat {
 namespace client {
@@ -78,6 +79,10 @@ int64_t wire_enum_value(const Enum& field) {
 
 // Every field check above; OK when the task can be computed.
 Status validate_task(const fedstat_v1_Task& task);
+// MODEL_UPDATE: the trainer and quantiser configuration the device runs (rotation seed = the task
+// seed, stream 0; modulus_bits = Task.bits) — what the host calibrates λ with and dequantises by.
+// Reads the fields only: validate_task checks them.
+tasks::ModelUpdateConfig model_update_config(const fedstat_v1_Task& task);
 // L = vector_length as the kind's formula gives it (validates the task first).
 Result<size_t> contribution_length(const fedstat_v1_Task& task);
 // The TaskData's content, before anything is charged or computed: KL points distinct, ascending
@@ -115,14 +120,17 @@ Status build_heterogeneity(const fedstat_v1_Task& task, Span<const double> x,
 //                               carries, since secure aggregation aborts below threshold shares —
 //                               for the answers' sensitivity (each distinct point answered once:
 //                               Δ1 = 2, Δ2 = √2; one point: 1, 1), by the Skellam accountant
+//   MODEL_UPDATE in DIST        at least the ε of Sk(λ·threshold) for the report's per-batch
+//                               sensitivities (tasks::model_update_epsilon: the mixture accountant
+//                               model_update_lambda inverts), at the task's δ
 //   otherwise                   the task's (ε, δ) (TRUSTED: the trusted server adds the noise;
-//                               MODEL_UPDATE, HETEROGENEITY in DIST: not yet re-derived here)
+//                               HETEROGENEITY in DIST: not yet re-derived here)
 // Assumption of the DIST line (Bonawitz et al.'s semi-honest server): the threshold shares come
 // from honest devices. A server that forges peer keys or fields Sybils (it derives every key from
 // fleet_secret in emulation) would leave only this device's Sk(λ); the signed-roster consistency
 // round and per-device credentials that rule that out are not built yet (docs/protocol.md).
-// validate_task's checks first; kInvalidArgument when the accountant refuses (δ = 0 in DIST KL)
-// or gives no finite ε.
+// validate_task's checks first; kInvalidArgument when the accountant refuses (δ = 0 in DIST KL or
+// MODEL_UPDATE) or gives no finite ε.
 struct DeviceSpend {
   double epsilon = 0;
   double delta = 0;

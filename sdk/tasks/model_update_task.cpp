@@ -2,14 +2,18 @@
 
 #include <math.h>
 
-#include "sdk/privacy/accountants.h"
-
 namespace fedstat {
 namespace tasks {
 
-Result<double> model_update_lambda(const ModelUpdateConfig& config, size_t dimension,
-                                   uint32_t clients, double epsilon, double delta) {
-  constexpr size_t kMaxBatches = 256;
+namespace {
+
+constexpr size_t kMaxBatches = 256;
+
+// (Δ1*[j], Δ2*[j]) for j = 1..m: the discretised sensitivities of the report when the differing
+// record is in batch j (header: Calibration), written to storage[0, m) and returned as that span.
+Result<Span<const privacy::Sensitivity>> batch_sensitivities(
+    const ModelUpdateConfig& config, size_t dimension,
+    privacy::Sensitivity (&storage)[kMaxBatches]) {
   const uint32_t m = config.trainer.batches;
   if (m == 0 || m > kMaxBatches) return invalid_argument("1..256 batches supported");
   const size_t batch_size = config.examples_per_client / m;
@@ -22,7 +26,6 @@ Result<double> model_update_lambda(const ModelUpdateConfig& config, size_t dimen
       mu, trainer_smoothness(config.trainer), config.trainer.epochs,
       config.trainer.averaging_interval, config.trainer.eta0, static_cast<double>(batch_size),
       /*gradient_bound=*/sqrt(kMaxFeatureNorm2), Span<double>(delta_by_batch, m)));
-  privacy::Sensitivity by_batch[kMaxBatches];
   const double root_length =
       sqrt(static_cast<double>(quantise::encoded_length(dimension, config.quantise)));
   for (uint32_t j = 0; j < m; ++j) {
@@ -30,10 +33,30 @@ Result<double> model_update_lambda(const ModelUpdateConfig& config, size_t dimen
     // of the float pipeline (quantise.h, Rounding). v* − v*′ is an integer vector: L1 ≤ L2².
     const double l2 =
         quantise::discretised_l2_sensitivity(delta_by_batch[j], dimension, config.quantise);
-    by_batch[j] = privacy::Sensitivity{fmin(root_length * l2, l2 * l2), l2};
+    storage[j] = privacy::Sensitivity{fmin(root_length * l2, l2 * l2), l2};
   }
-  return privacy::skellam_lambda_mixture(epsilon, delta,
-                                         Span<const privacy::Sensitivity>(by_batch, m), clients);
+  return Span<const privacy::Sensitivity>(storage, m);
+}
+
+}  // namespace
+
+Result<double> model_update_lambda(const ModelUpdateConfig& config, size_t dimension,
+                                   uint32_t clients, double epsilon, double delta) {
+  privacy::Sensitivity storage[kMaxBatches];
+  const Result<Span<const privacy::Sensitivity>> by_batch =
+      batch_sensitivities(config, dimension, storage);
+  FEDSTAT_RETURN_IF_ERROR(by_batch.status());
+  return privacy::skellam_lambda_mixture(epsilon, delta, by_batch.value(), clients);
+}
+
+Result<privacy::DpFromRdp> model_update_epsilon(const ModelUpdateConfig& config, size_t dimension,
+                                                uint32_t clients, double lambda_per_client,
+                                                double delta) {
+  privacy::Sensitivity storage[kMaxBatches];
+  const Result<Span<const privacy::Sensitivity>> by_batch =
+      batch_sensitivities(config, dimension, storage);
+  FEDSTAT_RETURN_IF_ERROR(by_batch.status());
+  return privacy::skellam_epsilon_mixture(lambda_per_client, clients, by_batch.value(), delta);
 }
 
 namespace {

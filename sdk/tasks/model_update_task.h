@@ -23,6 +23,7 @@
 #define FEDSTAT_SDK_TASKS_MODEL_UPDATE_TASK_H_
 
 #include "sdk/noise/add_noise.h"
+#include "sdk/privacy/accountants.h"
 #include "sdk/quantise/quantise.h"
 #include "sdk/tasks/logistic_trainer.h"
 
@@ -46,6 +47,12 @@ constexpr size_t model_update_memory_bytes(size_t n, size_t d) {
 // config.examples_per_client examples each, for models of dimension d.
 Result<double> model_update_lambda(const ModelUpdateConfig& config, size_t dimension,
                                    uint32_t clients, double epsilon, double delta);
+// The inverse: the (ε, δ) that `clients` clients each adding Sk(lambda_per_client) give, with the
+// same sensitivities (what a device is charged for a DIST model update, sdk/client/contribution.h
+// device_spend). Stack: the m sensitivities (≤ 256 × 24 bytes), as model_update_lambda.
+Result<privacy::DpFromRdp> model_update_epsilon(const ModelUpdateConfig& config, size_t dimension,
+                                                uint32_t clients, double lambda_per_client,
+                                                double delta);
 
 // The report in 32-bit words (modulus_bits ≤ 32) or 64-bit words (modulus_bits ≤ 64).
 Status model_update_report(const Examples& examples, Span<const double> global_model,

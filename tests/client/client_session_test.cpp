@@ -269,6 +269,40 @@ TEST(DeviceSpend, IsWhatTheDevicesNoiseGivesNeverLessThanDeclared) {
   EXPECT_EQ(client::device_spend(none).value().epsilon, 0);
 }
 
+// A DIST model update is charged the ε its Skellam shares give at threshold shares, for the
+// report's per-batch sensitivities (the accountant model_update_lambda inverts).
+TEST(DeviceSpend, DistModelUpdateIsChargedTheEpsilonOfItsNoise) {
+  fedstat_v1_Task model = model_task(fedstat_v1_TrustModel_TRUSTED);
+  make_dist(model, 10, 4);
+  const tasks::ModelUpdateConfig config = config_of(model);
+  model.device_noise_lambda =
+      tasks::model_update_lambda(config, 4, model.threshold, model.epsilon, model.delta).value();
+  EXPECT_DOUBLE_EQ(client::device_spend(model).value().epsilon, model.epsilon);
+  // The accountant's ε of the calibrated λ is the declared one (its bisection rounds λ up).
+  const double back = tasks::model_update_epsilon(config, 4, model.threshold,
+                                                  model.device_noise_lambda, model.delta)
+                          .value()
+                          .epsilon;
+  EXPECT_LE(back, model.epsilon);
+  EXPECT_NEAR(back, model.epsilon, 1e-6);
+  // A tenth of that λ: charged what Sk(λ·t) gives, far above the declared ε.
+  model.device_noise_lambda /= 10;
+  const double weak = client::device_spend(model).value().epsilon;
+  EXPECT_DOUBLE_EQ(weak, tasks::model_update_epsilon(config, 4, model.threshold,
+                                                     model.device_noise_lambda, model.delta)
+                             .value()
+                             .epsilon);
+  EXPECT_GT(weak, 3 * model.epsilon);
+  // The same λ counted at max_clients shares would be cheaper: the charge is at threshold.
+  EXPECT_GT(weak, tasks::model_update_epsilon(config, 4, model.max_clients,
+                                              model.device_noise_lambda, model.delta)
+                      .value()
+                      .epsilon);
+  // δ = 0 gives the accountant nothing to convert with: refused, not charged.
+  model.delta = 0;
+  EXPECT_EQ(client::device_spend(model).status().code(), StatusCode::kInvalidArgument);
+}
+
 // The same through a session: a DIST task whose λ is too small for its declared ε costs the
 // device what the noise really gives, so a ledger that could pay the declared ε declines it.
 TEST_F(ClientSessionTest, DistTaskWithTooLittleNoiseIsChargedItsTrueCost) {

@@ -223,6 +223,10 @@ struct Fleet {
           tasks::kl_dist_skellam_lambda(task.epsilon, task.delta,
                                         tasks::kl_answer_sensitivity(1, 1), task.threshold)
               .value();
+    } else if (kind == Kind::kModel) {  // the same for the model update's sensitivities
+      task.device_noise_lambda =
+          tasks::model_update_lambda(config_of(task), 4, task.threshold, task.epsilon, task.delta)
+              .value();
     }
     for (size_t c = 0; c < kClients; ++c) {
       size_t local = 0;

@@ -14,6 +14,9 @@
 #include "host_server/estimate/host_common.h"
 #include "host_server/estimate/kl_estimator.h"
 #include "host_server/estimate/tv_estimator.h"
+#include "sdk/client/contribution.h"
+#include "sdk/quantise/quantise.h"
+#include "sdk/tasks/model_update_task.h"
 
 namespace fedstat {
 namespace host {
@@ -191,6 +194,221 @@ TEST(TaskPlan, OnlyReleasedAggregatesArePublishedWithTheirHash) {
     EXPECT_EQ(result.contains("sum_sha256"), std::string(trust) != "trusted") << trust;
   }
   EXPECT_EQ(sum_digest({}), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
+}  // namespace
+}  // namespace host
+}  // namespace fedstat
+
+namespace fedstat {
+namespace host {
+namespace {
+
+// A separable data set at unit norm: label = sign(x0 − x1 + 0.1), rows through the bias (last
+// feature 0.5). Written as "label,x1,...,x4".
+std::string write_examples(const std::string& name, size_t rows, uint32_t salt) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream out(path);
+  out.precision(17);
+  for (size_t i = 0; i < rows; ++i) {
+    const double a = std::sin(0.7 * i + salt), b = std::cos(1.3 * i + 2 * salt);
+    double x[4] = {0.6 * a, 0.6 * b, 0.2 * std::sin(3.1 * i), 0.5};
+    const double norm = std::sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2] + x[3] * x[3]) * 1.0001;
+    out << (x[0] - x[1] + 0.1 * 0.5 > 0 ? 1 : -1);
+    for (double v : x) out << "," << v / norm;
+    out << "\n";
+  }
+  return path;
+}
+
+json model_task(const std::string& trust, const std::string& evaluation) {
+  json task = base_task("model_update", trust);
+  if (trust == "none") {
+    task["epsilon"] = 0.0;
+    task["delta"] = 0.0;
+  }
+  task["model_update"] = {{"dimension", 4},           {"epochs", 10},   {"batches", 2},
+                          {"averaging_interval", 10}, {"eta0", 2.0},    {"mu", 0.001},
+                          {"clip_norm", 10.0},        {"rotate", true}, {"gamma", 4096.0},
+                          {"beta", 0.6065306597},     {"bits", 32},     {"examples_per_client", 40},
+                          {"evaluation", evaluation}};
+  return task;
+}
+
+// The app's examples as the Client reads them.
+struct Examples final : client::ClientData {
+  const LabelledExamples& rows;
+  explicit Examples(const LabelledExamples& r) : rows(r) {}
+  Result<tasks::Examples> examples() override { return rows.view(); }
+};
+
+std::vector<uint64_t> contribution(const TaskPlan& plan, const LabelledExamples& rows,
+                                   uint64_t stream) {
+  SeededBits bits(5, stream);
+  const size_t scratch_size = client::scratch_bytes(plan.task, rows.count()).value();
+  std::vector<uint64_t> scratch(scratch_size / 8 + 1), out(plan.task.vector_length);
+  Examples app(rows);
+  check(client::build_contribution(
+            plan.task, app, Span<const uint64_t>(plan.data.data(), plan.data.size()), bits.bits(),
+            MutableByteSpan(reinterpret_cast<uint8_t*>(scratch.data()), scratch_size),
+            Span<uint64_t>(out.data(), out.size())),
+        "contribution");
+  return out;
+}
+
+TEST(TaskPlan, ModelUpdateAveragesTheFleetsUpdatesIntoTheGlobalModel) {
+  const std::string evaluation = write_examples("plan_eval.csv", 400, 9);
+  json declaration = model_task("none", evaluation);
+  const std::vector<double> start = {0.25, -0.5, 0.0, 0.125};
+  declaration["model_update"]["initial_model"] = start;
+  const TaskPlan plan = plan_task(declaration, "", 0);
+  EXPECT_EQ(plan.task.kind, fedstat_v1_TaskKind_MODEL_UPDATE);
+  EXPECT_EQ(plan.task.bits, 32u);
+  EXPECT_EQ(plan.task.vector_length, 4u);  // a power of two already
+  EXPECT_EQ(plan.task.data_words, 4u);
+  EXPECT_EQ(plan.task.device_noise_lambda, 0);
+  ASSERT_EQ(plan.data.size(), 4u);
+  for (size_t k = 0; k < 4; ++k) {  // TaskData: the doubles' bits
+    double w;
+    std::memcpy(&w, &plan.data[k], 8);
+    EXPECT_EQ(w, start[k]);
+  }
+  ASSERT_TRUE(client::validate_task(plan.task).ok());
+
+  // Four devices' reports (the SDK's builder, seeded): the published model is the start plus the
+  // mean of the devices' local changes, each within the quantisation's β·√D/γ.
+  constexpr uint32_t kDevices = 4;
+  std::vector<uint64_t> sum(plan.task.vector_length, 0);
+  std::vector<double> mean_local(4, 0);
+  const tasks::ModelUpdateConfig config = client::model_update_config(plan.task);
+  for (uint32_t c = 0; c < kDevices; ++c) {
+    const LabelledExamples rows = read_labelled_examples(
+        write_examples("plan_device" + std::to_string(c) + ".csv", 40, c), 4);
+    const std::vector<uint64_t> words = contribution(plan, rows, c);
+    for (size_t i = 0; i < sum.size(); ++i) sum[i] = (sum[i] + words[i]) & 0xFFFFFFFFu;
+    // The device's local model: the trainer with the same bits (its shuffle is drawn first).
+    SeededBits bits(5, c);
+    std::vector<uint8_t> scratch(tasks::trainer_memory_bytes(rows.count(), 4) + 64);
+    Arena arena(MutableByteSpan(scratch.data(), scratch.size()));
+    std::vector<double> local(4);
+    check(tasks::train_logistic(rows.view(), Span<const double>(start.data(), 4), config.trainer,
+                                bits.bits(), arena, Span<double>(local.data(), 4)),
+          "train");
+    for (size_t k = 0; k < 4; ++k) mean_local[k] += local[k] / kDevices;
+  }
+  const json result = plan.estimate(sum, kDevices);
+  EXPECT_EQ(result["kind"], "model_update");
+  EXPECT_EQ(result["contributors"], kDevices);
+  const std::vector<double> model = result["model"].get<std::vector<double>>();
+  ASSERT_EQ(model.size(), 4u);
+  // Each report's rounding moves it by at most β·√D (L2) in units of 1/γ; the mean of four by
+  // at most that too (+ the float cast of the change).
+  const double quantum = 0.6065306597 * 2 / 4096;
+  double moved2 = 0;
+  for (size_t k = 0; k < 4; ++k) {
+    EXPECT_NEAR(model[k], mean_local[k], quantum + 1e-6) << k;
+    moved2 += (model[k] - start[k]) * (model[k] - start[k]);
+  }
+  EXPECT_GT(std::sqrt(moved2), 100 * quantum);  // the devices really moved the model
+  // The evaluation: the SDK's loss and accuracy of the published model on the held-out rows.
+  const LabelledExamples held_out = read_labelled_examples(evaluation, 4);
+  const Span<const double> w(model.data(), 4);
+  EXPECT_EQ(result["evaluation_examples"], 400);
+  EXPECT_EQ(result["accuracy"].get<double>(), tasks::accuracy(held_out.view(), w));
+  EXPECT_EQ(result["estimate"].get<double>(), result["accuracy"].get<double>());
+  EXPECT_EQ(result["loss"].get<double>(), tasks::logistic_loss(held_out.view(), w, 0.001));
+  EXPECT_GT(result["accuracy"].get<double>(), 0.9) << result.dump();
+  EXPECT_TRUE(result.contains("sum_sha256"));
+  // Without an evaluation set: the model only.
+  declaration["model_update"].erase("evaluation");
+  const json bare = plan_task(declaration, "", 0).estimate(sum, kDevices);
+  EXPECT_EQ(bare["model"], result["model"]);
+  EXPECT_FALSE(bare.contains("estimate"));
+}
+
+TEST(TaskPlan, ModelUpdateDistCalibratesTheSkellamShareAtThreshold) {
+  const std::string evaluation = write_examples("plan_eval2.csv", 50, 3);
+  const TaskPlan plan = plan_task(model_task("dist", evaluation), "", 0);
+  EXPECT_EQ(plan.task.threshold, 6u);  // ⌈2·9/3⌉, max_clients 12
+  const tasks::ModelUpdateConfig config = client::model_update_config(plan.task);
+  const double at_threshold = tasks::model_update_lambda(config, 4, 6, 1.0, 1e-6).value();
+  EXPECT_EQ(plan.task.device_noise_lambda, at_threshold);
+  // Calibrated for max_clients shares each device would add less: a sum of only threshold
+  // shares (all secure aggregation guarantees) would then carry too little noise.
+  EXPECT_GT(at_threshold, 1.5 * tasks::model_update_lambda(config, 4, 12, 1.0, 1e-6).value());
+  // What a device is charged for it is the declared ε.
+  EXPECT_DOUBLE_EQ(client::device_spend(plan.task).value().epsilon, 1.0);
+  const json result = plan.estimate(std::vector<uint64_t>(plan.task.vector_length, 0), 8);
+  EXPECT_EQ(result["device_noise_lambda"].get<double>(), at_threshold);
+}
+
+TEST(TaskPlan, ModelUpdateRefusesEachBadFieldByName) {
+  const std::string evaluation = write_examples("plan_eval3.csv", 20, 1);
+  auto refusal = [&](const json& task) {
+    try {
+      plan_task(task, "", 0);
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  auto with = [&](const std::string& field, const json& value, const std::string& trust = "dist") {
+    json task = model_task(trust, evaluation);
+    task["model_update"][field] = value;
+    return refusal(task);
+  };
+  EXPECT_EQ(refusal(model_task("dist", evaluation)), "accepted");
+  EXPECT_EQ(refusal(model_task("none", evaluation)), "accepted");
+  const double nan = std::nan("");
+  EXPECT_NE(with("eta0", nan).find("model_update.eta0 must be finite"), std::string::npos);
+  EXPECT_NE(with("mu", -0.5).find("model_update.mu must be finite and in [0"), std::string::npos);
+  EXPECT_NE(with("gamma", -1.0).find("model_update.gamma must be finite and in [0"),
+            std::string::npos);
+  EXPECT_NE(with("gamma", 0.0).find("model_update.gamma must be > 0"), std::string::npos);
+  EXPECT_NE(with("clip_norm", nan).find("model_update.clip_norm must be finite"),
+            std::string::npos);
+  EXPECT_NE(with("beta", 0.4).find("model_update.beta must be finite and in [0.5"),
+            std::string::npos);
+  EXPECT_NE(with("epochs", -3).find("model_update.epochs must be a whole number"),
+            std::string::npos);
+  EXPECT_NE(with("bits", 33).find("model_update.bits must lie in [1, 32]"), std::string::npos);
+  // 12 clients x γ·c = 491520 does not fit in 2^(18−1): the sum would wrap.
+  EXPECT_NE(with("bits", 18).find("model_update.bits is too small"), std::string::npos);
+  EXPECT_NE(with("eta0", 9.0).find("model_update.eta0/mu are refused by the trainer"),
+            std::string::npos);
+  EXPECT_NE(with("examples_per_client", 1)
+                .find("model_update.examples_per_client must be >= "
+                      "batches"),
+            std::string::npos);
+  EXPECT_NE(with("rotate", 1).find("model_update.rotate must be true or false"), std::string::npos);
+  EXPECT_NE(with("initial_model", json::array({0.0, 1.0}))
+                .find("model_update.initial_model must "
+                      "be an array of dimension (4)"),
+            std::string::npos);
+  EXPECT_NE(with("initial_model", json::array({0.0, 1.0, nan, 0.0}))
+                .find("model_update.initial_model[2] must be finite"),
+            std::string::npos);
+  json task = model_task("dist", evaluation);
+  task["model_update"].erase("rotate");
+  EXPECT_NE(refusal(task).find("model_update.rotate is missing"), std::string::npos);
+  task = model_task("trusted", evaluation);
+  EXPECT_NE(refusal(task).find("\"trusted\" is not served for model_update"), std::string::npos);
+  task = model_task("dist", evaluation);
+  task["delta"] = 0.0;  // the Skellam accountant needs δ > 0
+  EXPECT_NE(refusal(task).find("epsilon/delta of this dist model_update task are refused"),
+            std::string::npos);
+  task = model_task("none", evaluation);
+  task["epsilon"] = 1.0;  // nothing would pay for it
+  EXPECT_NE(refusal(task).find("epsilon/delta must be 0"), std::string::npos);
+  // An evaluation file of another dimension, or of rows the trainer could not take.
+  EXPECT_NE(with("dimension", 3).find("plan_eval3.csv:1: 5 fields; a label and 3 features"),
+            std::string::npos);
+  const std::string long_rows = ::testing::TempDir() + "plan_long_rows.csv";
+  std::ofstream(long_rows) << "1,0.5,0.5,0.5,0.5\n1,0.9,0.9,0,0\n";
+  EXPECT_NE(with("evaluation", long_rows)
+                .find("plan_long_rows.csv:2: the features' L2 norm is "
+                      "above 1"),
+            std::string::npos);
 }
 
 }  // namespace
