@@ -15,7 +15,8 @@
 //               aggregate of the devices whose input the server summed, in process, and prints
 //               its SHA-256 and estimate, to compare with `fedstat-server results`
 // The JSON also carries "exact": the task's non-private value over all of DIR's data (the truth
-// the estimate is for; a measurement, never something a server publishes).
+// the estimate is for; a measurement, never something a server publishes) — model_update: the
+// estimate (held-out accuracy) of the same round without noise or dropouts.
 // Exit codes: 0 the devices ran (whatever the round's outcome); 1 a runtime failure; 2 usage.
 #include <algorithm>
 #include <chrono>
@@ -181,7 +182,26 @@ int main(int argc, char** argv) {
       }
       out["expected"] = plan.estimate(sum, static_cast<uint32_t>(contributors.size()));
     }
-    if (plan.exact) out["exact"] = plan.exact(data_dir);
+    if (plan.exact) {
+      out["exact"] = plan.exact(data_dir);
+    } else if (plan.task.kind == fedstat_v1_TaskKind_MODEL_UPDATE) {
+      // The truth for a model: the same round without noise or dropouts — every device's
+      // contribution built for the task with trust none, summed, through the same estimator.
+      fedstat_v1_Task clear = plan.task;
+      clear.trust = fedstat_v1_TrustModel_NONE;
+      clear.device_noise_lambda = 0;
+      clear.epsilon = 0;
+      clear.delta = 0;
+      std::vector<uint64_t> sum(clear.vector_length, 0);
+      const uint64_t mask = clear.bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << clear.bits) - 1;
+      for (uint32_t i = 0; i < clients; ++i) {
+        const auto words =
+            expected_contribution(clear, plan.data, *data[i], seed ? seed : 1, setups[i].id);
+        for (size_t j = 0; j < sum.size(); ++j) sum[j] = (sum[j] + words[j]) & mask;
+      }
+      const json noiseless = plan.estimate(sum, clients);
+      if (noiseless.contains("estimate")) out["exact"] = noiseless["estimate"];
+    }
     out["devices"] = devices;
     if (json_output) {
       std::cout << out.dump() << "\n";
