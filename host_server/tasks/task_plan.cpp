@@ -15,6 +15,7 @@
 #include "host_server/estimate/noise_bits.h"
 #include "host_server/estimate/tv_estimator.h"
 #include "host_server/secagg/secagg_server.h"
+#include "host_server/tasks/heterogeneity_plan.h"
 #include "mbedtls/sha256.h"
 #include "sdk/sketch/shift_sketch.h"
 
@@ -328,8 +329,11 @@ TaskPlan plan_task(const json& declaration, const std::string& base_dir,
   } else if (kind == "kl") {
     task.kind = fedstat_v1_TaskKind_KL_ANSWERS;
     plan_kl(declaration, base_dir, seed, noise_seed, plan);
+  } else if (kind == "heterogeneity") {
+    task.kind = fedstat_v1_TaskKind_HETEROGENEITY;
+    plan_heterogeneity(declaration, base_dir, noise_seed, plan);
   } else {
-    refuse("kind", "must be data_shift or kl (not \"" + kind + "\")");
+    refuse("kind", "must be data_shift, kl or heterogeneity (not \"" + kind + "\")");
   }
   // A result names the aggregate it was computed from (bit-for-bit checks) only when the
   // aggregate is itself a release: noised by the devices (dist, or local DP) or no privacy
