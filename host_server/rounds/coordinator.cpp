@@ -149,6 +149,7 @@ void Coordinator::on_frame(ConnectionId connection, const fedstat_v1_Envelope& e
   Connection& c = it->second;
   if (e.which_body == fedstat_v1_Envelope_client_hello_tag) {
     on_hello(connection, c, e);
+    chain(now_);
     return;
   }
   if (c.task == 0) {
