@@ -29,6 +29,7 @@ namespace host {
 struct EmulatedClient {
   std::vector<histogram::SparseEntry> table;
   histogram::SparseHistogram histogram;
+  std::vector<double> vector;  // HETEROGENEITY: x ∈ [0,1]^d (empty: none)
 };
 
 using EmulatedClients = std::vector<std::unique_ptr<EmulatedClient>>;
