@@ -165,9 +165,8 @@ void plan_heterogeneity(const json& declaration, const std::string& base_dir, ui
                         TaskPlan& plan) {
   const Parameters p = parameters_of(declaration, plan.task);
   set_stage(p, 1, plan.task);
-  const uint32_t stage1_id = plan.task.task_id;
   const size_t words = tasks::heterogeneity_round1_length(p.dimension);
-  plan.estimate = [p, words, stage1_id](const std::vector<uint64_t>& sum, uint32_t contributors) {
+  plan.estimate = [p, words](const std::vector<uint64_t>& sum, uint32_t contributors) {
     if (sum.size() != words) throw std::invalid_argument("heterogeneity stage 1: sum length");
     const HeterogeneityRound1 r = finish_heterogeneity_round1(
         decode_fixed_point_sums(sum, p.scale[0]), contributors, p.config);
