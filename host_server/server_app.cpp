@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
+#include <set>
 
 #include "host_server/net/credentials.h"
 #include "host_server/net/tls_server.h"
@@ -80,11 +82,72 @@ void write_port_file(const std::string& path, uint16_t port) {
 
 }  // namespace
 
+namespace {
+
+std::optional<json> stored_definition(Store& store, uint32_t task_id) {
+  for (const StoredTask& task : store.tasks()) {
+    if (task.task_id == task_id) return json::parse(task.definition);
+  }
+  return std::nullopt;
+}
+
+std::string hex_word(uint64_t word) {
+  static const char* digits = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, word >>= 4) out[i] = digits[word & 15];
+  return out;
+}
+
+// A plan as the rounds run it; `definition` is what the store keeps for the task. A chained plan
+// (TaskPlan::next_stage) gets a follow-up that plans the next task from this one's stored result,
+// opening at the next task's stored opening time when the store holds it (a restart), else now;
+// its stored definition names the declaration, the task it follows and its TaskData, so a
+// restarted server that derived other TaskData would be refused by the store.
+TaskSpec spec_of(const TaskPlan& plan, const json& definition, Store& store) {
+  TaskSpec spec;
+  spec.task = plan.task;
+  spec.data = plan.data;
+  spec.admission_seconds = plan.admission_seconds;
+  spec.phase_timeout_seconds = plan.phase_timeout_seconds;
+  auto estimate = plan.estimate;
+  spec.estimate = [estimate](const std::vector<uint64_t>& sum, uint32_t contributors) {
+    return estimate(sum, contributors).dump();
+  };
+  spec.definition_json = definition.dump();
+  if (plan.next_stage) {
+    const auto next_stage = plan.next_stage;
+    const uint32_t this_id = plan.task.task_id, next_id = plan.next_task_id;
+    const json declaration = definition.at("declaration");
+    Store* s = &store;
+    spec.follow_up = [next_stage, this_id, next_id, declaration, s](const std::string& result,
+                                                                    uint64_t now) {
+      uint64_t opened = now;
+      const std::optional<json> stored = stored_definition(*s, next_id);
+      if (stored && stored->contains("opened_unix_seconds")) {
+        opened = stored->at("opened_unix_seconds").get<uint64_t>();
+      }
+      const TaskPlan next = next_stage(result, opened);
+      json data = json::array();
+      for (uint64_t word : next.data) data.push_back(hex_word(word));
+      const json next_definition{{"declaration", declaration},
+                                 {"follows", this_id},
+                                 {"task_data", data},
+                                 {"opened_unix_seconds", opened}};
+      return spec_of(next, next_definition, *s);
+    };
+  }
+  return spec;
+}
+
+}  // namespace
+
 std::vector<TaskSpec> plan_declared_tasks(const ServerConfig& config, Store& store,
                                           uint64_t now_unix_seconds) {
   std::map<uint32_t, json> stored;
   for (const StoredTask& task : store.tasks()) stored[task.task_id] = json::parse(task.definition);
   std::vector<TaskSpec> specs;
+  std::set<uint32_t> declared;
+  std::map<uint32_t, uint32_t> follow_up_of;  // a chained task's follow-up id → the task
   for (const json& declaration : config.tasks) {
     // A stored task keeps its opening time; a malformed id is plan_task's to refuse by name.
     uint64_t opened = now_unix_seconds;
@@ -105,18 +168,33 @@ std::vector<TaskSpec> plan_declared_tasks(const ServerConfig& config, Store& sto
           "central noise only (none, dist), not the trusted task " +
           std::to_string(plan.task.task_id));
     }
-    TaskSpec spec;
-    spec.task = plan.task;
-    spec.data = plan.data;
-    spec.admission_seconds = plan.admission_seconds;
-    spec.phase_timeout_seconds = plan.phase_timeout_seconds;
-    auto estimate = plan.estimate;
-    spec.estimate = [estimate](const std::vector<uint64_t>& sum, uint32_t contributors) {
-      return estimate(sum, contributors).dump();
-    };
-    spec.definition_json =
-        json{{"declaration", declaration}, {"opened_unix_seconds", opened}}.dump();
-    specs.push_back(std::move(spec));
+    declared.insert(plan.task.task_id);
+    if (plan.next_stage) {
+      const uint32_t next = plan.next_task_id;
+      // The follow-up's id names it alone: no declared task, no other chain, and in the store
+      // (a restart) only as this declaration's follow-up.
+      if (!follow_up_of.emplace(next, plan.task.task_id).second) {
+        throw std::invalid_argument("tasks " + std::to_string(follow_up_of[next]) + " and " +
+                                    std::to_string(plan.task.task_id) + " both chain to task " +
+                                    std::to_string(next));
+      }
+      const auto it = stored.find(next);
+      if (it != stored.end() &&
+          (!it->second.is_object() || it->second.value("declaration", json()) != declaration ||
+           it->second.value("follows", json()) != json(plan.task.task_id))) {
+        throw std::invalid_argument("task " + std::to_string(plan.task.task_id) +
+                                    ": its follow-up id " + std::to_string(next) +
+                                    " names another task in the store");
+      }
+    }
+    specs.push_back(
+        spec_of(plan, json{{"declaration", declaration}, {"opened_unix_seconds", opened}}, store));
+  }
+  for (const auto& [next, from] : follow_up_of) {
+    if (declared.count(next) != 0) {
+      throw std::invalid_argument("task " + std::to_string(from) + " chains to task " +
+                                  std::to_string(next) + ", which is declared as a task itself");
+    }
   }
   return specs;
 }

@@ -22,7 +22,11 @@ namespace fedstat {
 namespace host {
 
 // Plans every declared task; a task already in the store keeps its stored opening time (and a
-// changed declaration for a stored task id is refused by the store).
+// changed declaration for a stored task id is refused by the store). A chained task (heterogeneity)
+// gets its follow-up (TaskSpec::follow_up): planned from its stored result, stored as
+// {declaration, follows, task_data, opened_unix_seconds}. Refused (std::invalid_argument): a
+// follow-up id that is declared as a task, shared by two chains, or held by the store for
+// another task.
 std::vector<TaskSpec> plan_declared_tasks(const ServerConfig& config, Store& store,
                                           uint64_t now_unix_seconds);
 

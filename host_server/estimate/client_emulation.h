@@ -36,6 +36,7 @@ struct EmulatedClient {
   std::vector<histogram::SparseEntry> table;  // empty: the client holds no histogram
   histogram::SparseHistogram histogram;
   LabelledExamples examples;  // MODEL_UPDATE (none for the histogram kinds)
+  std::vector<double> vector;  // HETEROGENEITY: x ∈ [0,1]^d (empty: none)
 };
 
 using EmulatedClients = std::vector<std::unique_ptr<EmulatedClient>>;

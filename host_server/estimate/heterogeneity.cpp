@@ -178,7 +178,6 @@ HeterogeneityEstimate estimate_heterogeneity(const ClientVectors& x,
   const size_t d = check_vectors(x, options.config);
   const size_t count = x.size();
   const double n = static_cast<double>(count);
-  const double w_max = options.config.max_weight;
   HeterogeneityEstimate result;
   // The secure-aggregation sessions' key seed, drawn first from the noise's own bits (clear and
   // secure runs then draw the same shares): never a public constant, or anyone holding the
@@ -231,17 +230,11 @@ HeterogeneityEstimate estimate_heterogeneity(const ClientVectors& x,
         result.grid[k] = grid[k].grid;
       }
     } else {
-      privacy::Sensitivity encoded[kReleases];
-      for (int k = 0; k < kReleases; ++k) {
-        scale[k] = kFixedPointUnit / s.l2[k];
-        encoded[k] = tasks::fixed_point_sensitivity(s.l2[k], scale[k], entries[k]);
-      }
-      const double sum_lambda = value_or_throw(
-          privacy::skellam_lambda_composed(options.epsilon, options.delta,
-                                           Span<const privacy::Sensitivity>(encoded, kReleases), 1),
-          "skellam calibration");
+      const SkellamCalibration calibration = calibrate_heterogeneity_skellam(
+          d, options.config, options.epsilon, options.delta, FixedPointScales::kPerRelease);
+      for (int k = 0; k < kReleases; ++k) scale[k] = calibration.scale[k];
       const noise::Rational per_client =
-          value_or_throw(noise::rational_at_least(sum_lambda / n), "skellam share");
+          value_or_throw(noise::rational_at_least(calibration.sum_lambda / n), "skellam share");
       check(share.init(noise::NoiseSpec{noise::NoiseKind::kSkellam, per_client, 1}), "share");
       result.skellam_lambda_per_client = per_client.to_double();
       for (int k = 0; k < kReleases; ++k) {
@@ -277,41 +270,102 @@ HeterogeneityEstimate estimate_heterogeneity(const ClientVectors& x,
           secure_sum(client_words, 64, session_seed ^ static_cast<uint64_t>(k));
       for (size_t j = 0; j < entries[k]; ++j) integer_sum[j] = static_cast<int64_t>(secure[j]);
     }
+    if (integer) {
+      return decode_fixed_point_sums(std::vector<uint64_t>(integer_sum.begin(), integer_sum.end()),
+                                     scale[k]);
+    }
     for (size_t j = 0; j < entries[k]; ++j) {
-      if (integer) {
-        sum[j] = static_cast<double>(integer_sum[j]) / scale[k];
-      } else if (noisy) {
-        sum[j] = value_or_throw(release_on_grid(grid[k], sum[j], noise_bits), "noise");
-      }
+      if (noisy) sum[j] = value_or_throw(release_on_grid(grid[k], sum[j], noise_bits), "noise");
     }
     return sum;
   };
 
   // Round 1.
   const Contributions first = round1_contributions(x, options.config);
-  const std::vector<double> plain = release(first, 0, 0);
+  std::vector<double> released = release(first, 0, 0);
   const std::vector<double> weighted = release(first, d, 1);
-  const double sum_weights = clamp(weighted[d], 4 * n, w_max * n);
-  const double sum_inverse = clamp(weighted[d + 1], n / w_max, n / 4);
-  std::vector<double> mean(d), weighted_mean(d);
-  for (size_t j = 0; j < d; ++j) {
-    mean[j] = clamp(plain[j] / n, 0, 1);
-    weighted_mean[j] = clamp(weighted[j] / sum_weights, 0, 1);
-  }
+  released.insert(released.end(), weighted.begin(), weighted.end());
+  const HeterogeneityRound1 round1 = finish_heterogeneity_round1(released, count, options.config);
   // Round 2.
-  const Contributions second = round2_contributions(x, mean, weighted_mean, options.config);
-  // D and Q are sums of non-negative terms: cutting the noised values at 0 is post-processing.
-  result.dispersion.estimate = std::max(0.0, release(second, 0, 2)[0] / n);
-  result.q.estimate = std::max(0.0, release(second, 1, 3)[0]);
-  result.i2.estimate = i2_of(result.q.estimate, count);
+  const Contributions second =
+      round2_contributions(x, round1.mean, round1.weighted_mean, options.config);
+  const double dispersion_sum = release(second, 0, 2)[0];
+  const double q_sum = release(second, 1, 3)[0];
+  finish_heterogeneity_round2(dispersion_sum, q_sum, count, count, round1, noisy, result);
+  return result;
+}
 
-  result.xi1_squared = result.sigma[0] * result.sigma[0] / (n * n);
+SkellamCalibration calibrate_heterogeneity_skellam(size_t d,
+                                                   const tasks::HeterogeneityConfig& config,
+                                                   double epsilon, double delta,
+                                                   FixedPointScales scales) {
+  check(tasks::validate_heterogeneity_config(config), "heterogeneity");
+  if (d == 0) throw std::invalid_argument("heterogeneity: the dimension must be >= 1");
+  if (!(epsilon > 0) || !std::isfinite(epsilon)) {
+    throw std::invalid_argument("epsilon must be positive");
+  }
+  if (!(delta > 0 && delta < 1)) throw std::invalid_argument("delta must lie in (0, 1)");
+  const tasks::HeterogeneitySensitivities s = tasks::heterogeneity_sensitivities(d, config);
+  SkellamCalibration c;
+  for (int k = 0; k < kReleases; ++k) {
+    const double l2 =
+        scales == FixedPointScales::kPerRelease ? s.l2[k] : std::hypot(s.l2[k & ~1], s.l2[k | 1]);
+    c.scale[k] = kFixedPointUnit / l2;
+  }
+  tasks::heterogeneity_encoded_sensitivities(d, config, c.scale, c.encoded);
+  c.sum_lambda =
+      value_or_throw(privacy::skellam_lambda_composed(
+                         epsilon, delta, Span<const privacy::Sensitivity>(c.encoded, kReleases), 1),
+                     "skellam calibration");
+  return c;
+}
+
+std::vector<double> decode_fixed_point_sums(const std::vector<uint64_t>& words, double scale) {
+  std::vector<double> out(words.size());
+  for (size_t j = 0; j < words.size(); ++j) {
+    out[j] = static_cast<double>(static_cast<int64_t>(words[j])) / scale;
+  }
+  return out;
+}
+
+HeterogeneityRound1 finish_heterogeneity_round1(const std::vector<double>& released, size_t n,
+                                                const tasks::HeterogeneityConfig& config) {
+  check(tasks::validate_heterogeneity_config(config), "heterogeneity");
+  if (released.size() < 4 || released.size() % 2 != 0 || n == 0) {
+    throw std::invalid_argument("heterogeneity round 1: 2d + 2 released sums over n >= 1 clients");
+  }
+  const size_t d = (released.size() - 2) / 2;
+  const double clients = static_cast<double>(n), w_max = config.max_weight;
+  HeterogeneityRound1 r;
+  r.sum_weights = clamp(released[2 * d], 4 * clients, w_max * clients);
+  r.sum_inverse_weights = clamp(released[2 * d + 1], clients / w_max, clients / 4);
+  r.mean.resize(d);
+  r.weighted_mean.resize(d);
+  for (size_t j = 0; j < d; ++j) {
+    r.mean[j] = clamp(released[j] / clients, 0, 1);
+    r.weighted_mean[j] = clamp(released[d + j] / r.sum_weights, 0, 1);
+  }
+  return r;
+}
+
+void finish_heterogeneity_round2(double dispersion_sum, double q_sum, size_t n1, size_t n2,
+                                 const HeterogeneityRound1& round1, bool noisy,
+                                 HeterogeneityEstimate& result) {
+  if (n1 == 0 || n2 == 0) throw std::invalid_argument("heterogeneity: no clients in a round");
+  const double first = static_cast<double>(n1), n = static_cast<double>(n2);
+  // D and Q are sums of non-negative terms: cutting the noised values at 0 is post-processing.
+  result.dispersion.estimate = std::max(0.0, dispersion_sum / n);
+  result.q.estimate = std::max(0.0, q_sum);
+  result.i2.estimate = i2_of(result.q.estimate, n2);
+
+  const double sum_weights = round1.sum_weights;
+  result.xi1_squared = result.sigma[0] * result.sigma[0] / (first * first);
   result.eta1_squared = result.sigma[1] * result.sigma[1] / (sum_weights * sum_weights);
   double hw_d = 0, hw_q = 0, hw_i2 = 0;
   if (noisy) {
-    hw_d = dispersion_ci_half_width(result.xi1_squared, count);
-    hw_q = q_ci_half_width(result.eta1_squared, sum_weights, count);
-    hw_i2 = i2_ci_half_width(result.eta1_squared, sum_inverse, count);
+    hw_d = dispersion_ci_half_width(result.xi1_squared, n2);
+    hw_q = q_ci_half_width(result.eta1_squared, sum_weights, n2);
+    hw_i2 = i2_ci_half_width(result.eta1_squared, round1.sum_inverse_weights, n2);
   }
   result.dispersion.noise_sd = result.sigma[2] / n;
   result.q.noise_sd = result.sigma[3];
@@ -322,7 +376,6 @@ HeterogeneityEstimate estimate_heterogeneity(const ClientVectors& x,
                           result.dispersion.estimate + hw_d};
   result.q.ci = {std::max(0.0, result.q.estimate - hw_q), result.q.estimate + hw_q};
   result.i2.ci = {clamp(result.i2.estimate - hw_i2, 0, 1), clamp(result.i2.estimate + hw_i2, 0, 1)};
-  return result;
 }
 
 ClientVectors parse_client_vectors(std::istream& in, const std::string& name) {

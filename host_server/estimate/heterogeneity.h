@@ -106,6 +106,50 @@ HeterogeneityEstimate estimate_heterogeneity(const ClientVectors& x,
                                              const HeterogeneityOptions& options,
                                              RandomBits& noise_bits);
 
+// The pieces estimate_heterogeneity is made of, for a host that receives the two rounds' sums
+// separately (fedstat-server's HETEROGENEITY plans, host_server/tasks/heterogeneity_plan.h).
+//
+// The skellam mechanism's calibration: each release's fixed-point scale, its encoded
+// sensitivities (tasks::heterogeneity_encoded_sensitivities) and μ, the total Poisson mean every
+// released sum must carry so that the four releases composed in RDP meet (ε, δ). Scales:
+//   kPerRelease  scale_k = 1024/Δ2_k: a client encodes each release at its own scale (the tools)
+//   kPerStage    one scale per round, 1024/√(Δ2_a² + Δ2_b²) over the round's two releases (a
+//                HETEROGENEITY Task carries one `scale` for its stage's whole vector). Both
+//                rounds then carry the same μ: each round's encoded L2 is ≈ 1024, so the two
+//                rounds spend about the same RDP; within a round the smaller release (Σx, resp.
+//                Σ||x − μ′||_p^p) carries the noise its larger partner needs.
+enum class FixedPointScales { kPerRelease, kPerStage };
+struct SkellamCalibration {
+  double scale[4] = {0, 0, 0, 0};
+  privacy::Sensitivity encoded[4];
+  double sum_lambda = 0;  // μ
+};
+SkellamCalibration calibrate_heterogeneity_skellam(size_t d,
+                                                   const tasks::HeterogeneityConfig& config,
+                                                   double epsilon, double delta,
+                                                   FixedPointScales scales);
+
+// Sums of fixed-point words (int64 in two's complement, mod 2^64) decoded at `scale`.
+std::vector<double> decode_fixed_point_sums(const std::vector<uint64_t>& words, double scale);
+
+// Round 1's released sums [Σx (d), Σw·x (d), Σw, Σ1/w] over n clients → the means round 2 is
+// computed against (μ′ = clamp(Σx/n), μ̄′ = clamp(Σw·x/Σw′)) and the clamped Σw′ ∈ [4n, W·n],
+// Σ(1/w)′ ∈ [n/W, n/4] the intervals read. Post-processing of the release only.
+struct HeterogeneityRound1 {
+  std::vector<double> mean, weighted_mean;
+  double sum_weights = 0, sum_inverse_weights = 0;
+};
+HeterogeneityRound1 finish_heterogeneity_round1(const std::vector<double>& released, size_t n,
+                                                const tasks::HeterogeneityConfig& config);
+// Round 2: D″ = max(0, Σ′/n2), Q″ = max(0, Σ′), I²″ and the intervals and noise_sd above, into
+// `result`, whose sigma[] must hold each release's σ (read only when `noisy`). n1 and n2 are the
+// clients of each round's sum (one set in estimate_heterogeneity; under secure aggregation with
+// dropouts the second round may sum other devices than the first): ξ1² = σ₁²/n1², and the
+// intervals' n is n2.
+void finish_heterogeneity_round2(double dispersion_sum, double q_sum, size_t n1, size_t n2,
+                                 const HeterogeneityRound1& round1, bool noisy,
+                                 HeterogeneityEstimate& result);
+
 // The paper's half-widths.
 double dispersion_ci_half_width(double xi1_squared, size_t n);
 double q_ci_half_width(double eta1_squared, double sum_weights, size_t n);

@@ -35,32 +35,70 @@ Coordinator::Coordinator(Store& store, Outbox& outbox, std::vector<TaskSpec> tas
   for (const StoredTask& t : store_.tasks()) states[t.task_id] = t.state;
   for (TaskSpec& spec : tasks) {
     const uint32_t id = spec.task.task_id;
-    if (id == 0 || rounds_.count(id) != 0) {
-      throw std::invalid_argument("tasks need distinct non-zero ids");
-    }
-    validate(spec);
-    store_.put_task(id, spec.definition_json);
-    RoundLinks links;
-    links.send = [this, id](uint64_t client, const fedstat_v1_Envelope& e) {
-      send_to_client(id, client, e);
-    };
-    links.close = [this, id](uint64_t client) { close_client(id, client); };
-    links.log = [this](const std::string& line) { log_.push_back(line); };
-    auto round = std::make_unique<TaskRound>(std::move(spec), store_, std::move(links));
-    const std::string state = states.count(id) ? states[id] : "";
-    if (state == "completed" || state == "aborted") {
-      round->mark_finished(state == "completed");
+    add_task(std::move(spec), states.count(id) ? states[id] : "", now);
+  }
+  chain(now);
+}
+
+void Coordinator::add_task(TaskSpec spec, const std::string& state, uint64_t now) {
+  const uint32_t id = spec.task.task_id;
+  if (id == 0 || rounds_.count(id) != 0) {
+    throw std::invalid_argument("tasks need distinct non-zero ids");
+  }
+  validate(spec);
+  store_.put_task(id, spec.definition_json);
+  if (spec.follow_up) follow_ups_[id] = spec.follow_up;
+  RoundLinks links;
+  links.send = [this, id](uint64_t client, const fedstat_v1_Envelope& e) {
+    send_to_client(id, client, e);
+  };
+  links.close = [this, id](uint64_t client) { close_client(id, client); };
+  links.log = [this](const std::string& line) { log_.push_back(line); };
+  auto round = std::make_unique<TaskRound>(std::move(spec), store_, std::move(links));
+  if (state == "completed" || state == "aborted") {
+    round->mark_finished(state == "completed");
+  } else {
+    auto events = store_.events(id);
+    if (events.empty()) {
+      round->open(now);
     } else {
-      auto events = store_.events(id);
-      if (events.empty()) {
-        round->open(now);
-      } else {
-        round->recover(events, now);
-        log_.push_back("task " + std::to_string(id) + ": recovered from " +
-                       std::to_string(events.size()) + " events");
-      }
+      round->recover(events, now);
+      log_.push_back("task " + std::to_string(id) + ": recovered from " +
+                     std::to_string(events.size()) + " events");
     }
-    rounds_[id] = std::move(round);
+  }
+  rounds_[id] = std::move(round);
+}
+
+void Coordinator::chain(uint64_t now) {
+  // A follow-up may complete at once (a restart) and have its own: repeat until none is due.
+  for (bool added = true; added;) {
+    added = false;
+    for (auto it = follow_ups_.begin(); it != follow_ups_.end(); ++it) {
+      const TaskRound& round = *rounds_.at(it->first);
+      if (round.stage() == TaskRound::Stage::kAborted) {
+        follow_ups_.erase(it);  // never: the first stage's release did not happen
+        added = true;
+        break;
+      }
+      if (round.stage() != TaskRound::Stage::kCompleted) continue;
+      const std::optional<std::string> result = store_.result(it->first);
+      if (!result) {
+        throw std::logic_error("task " + std::to_string(it->first) + ": completed without result");
+      }
+      const auto follow_up = std::move(it->second);
+      follow_ups_.erase(it);
+      TaskSpec next = follow_up(*result, now);
+      std::string state;
+      for (const StoredTask& t : store_.tasks()) {
+        if (t.task_id == next.task.task_id) state = t.state;
+      }
+      log_.push_back("task " + std::to_string(round.id()) + ": follow-up task " +
+                     std::to_string(next.task.task_id));
+      add_task(std::move(next), state, now);
+      added = true;
+      break;  // follow_ups_ changed
+    }
   }
 }
 
@@ -111,6 +149,7 @@ void Coordinator::on_frame(ConnectionId connection, const fedstat_v1_Envelope& e
   Connection& c = it->second;
   if (e.which_body == fedstat_v1_Envelope_client_hello_tag) {
     on_hello(connection, c, e);
+    chain(now_);
     return;
   }
   if (c.task == 0) {
@@ -135,6 +174,7 @@ void Coordinator::on_frame(ConnectionId connection, const fedstat_v1_Envelope& e
   }
   auto refusal = rounds_.at(c.task)->on_message(c.client, e, now_);
   if (refusal) refuse(connection, *refusal);
+  chain(now_);
 }
 
 void Coordinator::on_hello(ConnectionId connection, Connection& c, const fedstat_v1_Envelope& e) {
@@ -235,11 +275,13 @@ void Coordinator::on_close(ConnectionId connection, const std::string& reason) {
   log_.push_back("client " + std::to_string(c.client) + " left task " + std::to_string(c.task) +
                  ": " + reason);
   rounds_.at(c.task)->on_disconnect(c.client, now_);
+  chain(now_);
 }
 
 void Coordinator::on_tick(uint64_t now_unix_seconds) {
   now_ = now_unix_seconds;
   for (auto& entry : rounds_) entry.second->on_tick(now_);
+  chain(now_);
 }
 
 }  // namespace host

@@ -12,12 +12,21 @@
 // refused message gets its own ServerError and changes nothing (task_round.h lists them).
 //
 // Construction recovers: a task the store holds events for is rebuilt by replay; a task over in
-// the store stays over. Errors: Store exceptions propagate; an invalid TaskSpec throws
-// std::invalid_argument. Memory: the TaskRounds' plus one entry per connection. Paper: none.
+// the store stays over.
+//
+// Chained tasks (TaskSpec::follow_up): when a task completes — its result published, its state
+// "completed" — the Coordinator plans the follow-up from the stored result and runs it like a
+// declared task (stored with put_task, then opened, recovered or left over as the store says),
+// before it answers anything else: a device checking in after the outcome finds it open. A task
+// that aborted has no follow-up. Construction does the same for every task already completed in
+// the store, so a restarted server runs the same follow-up.
+// Errors: Store exceptions propagate; an invalid TaskSpec throws std::invalid_argument (a
+// follow-up's too). Memory: the TaskRounds' plus one entry per connection. Paper: none.
 #ifndef FEDSTAT_HOST_ROUNDS_COORDINATOR_H_
 #define FEDSTAT_HOST_ROUNDS_COORDINATOR_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -61,11 +70,17 @@ class Coordinator {
   void refuse(ConnectionId connection, const Refusal& refusal);
   void send_to_client(uint32_t task, uint64_t client, const fedstat_v1_Envelope& e);
   void close_client(uint32_t task, uint64_t client);
+  // Stores the task, builds its round and opens, recovers or finishes it as the store says.
+  void add_task(TaskSpec spec, const std::string& stored_state, uint64_t now);
+  // Runs the follow-up of every completed task that has one and has not run it yet.
+  void chain(uint64_t now);
 
   Store& store_;
   Outbox& outbox_;
   uint64_t now_;
   std::map<uint32_t, std::unique_ptr<TaskRound>> rounds_;
+  // Tasks whose follow-up has not run yet.
+  std::map<uint32_t, std::function<TaskSpec(const std::string&, uint64_t)>> follow_ups_;
   std::map<ConnectionId, Connection> connections_;
   std::map<std::pair<uint32_t, uint64_t>, ConnectionId> bound_;  // (task, client) → connection
   std::vector<std::string> log_;

@@ -1,7 +1,7 @@
 // TaskSpec: one task the server runs — the Task message the planner filled, its TaskData words,
-// the admission window and phase time-out, and the estimator that turns the aggregate into the
-// published result JSON. Errors: none (checked by the Coordinator). Memory: data.size() words.
-// Paper: none.
+// the admission window and phase time-out, the estimator that turns the aggregate into the
+// published result JSON, and the task that follows it, if any. Errors: none (checked by the
+// Coordinator). Memory: data.size() words. Paper: none.
 #ifndef FEDSTAT_HOST_ROUNDS_TASK_SPEC_H_
 #define FEDSTAT_HOST_ROUNDS_TASK_SPEC_H_
 
@@ -23,6 +23,10 @@ struct TaskSpec {
   // The aggregate (mod 2^bits) and how many devices it sums → the result JSON.
   std::function<std::string(const std::vector<uint64_t>& sum, uint32_t contributors)> estimate;
   std::string definition_json;  // stored with Store::put_task
+  // A task that follows this one (a two-stage kind): once this task's result is published —
+  // and again after a restart, from the stored result — the Coordinator asks for the follow-up's
+  // spec and runs it as one of its tasks. Never asked when this task aborted.
+  std::function<TaskSpec(const std::string& result_json, uint64_t now)> follow_up;
 };
 
 }  // namespace host

@@ -1,6 +1,7 @@
 // An emulated device: a real Client over real TLS-PSK (emulated_device.h).
 #include "host_server/sim/emulated_device.h"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <stdexcept>
@@ -32,6 +33,10 @@ class EmulatedData final : public client::ClientData {
     if (data_.examples.count() == 0) return not_found("the emulated device holds no examples");
     return data_.examples.view();
   }
+  Result<Span<const double>> unit_vector() override {
+    if (data_.vector.empty()) return not_found("the emulated device holds no vector");
+    return Span<const double>(data_.vector.data(), data_.vector.size());
+  }
 
  private:
   EmulatedClient& data_;
@@ -58,11 +63,16 @@ class DroppingChannel final : public client::FrameChannel {
   }
   Status receive(wire::Envelope& out, uint32_t timeout_ms) override {
     if (dropped_) return unavailable("emulated dropout");
-    return inner_.receive(out, timeout_ms);
+    const Status received = inner_.receive(out, timeout_ms);
+    if (received.ok() && out.which_body == fedstat_v1_Envelope_task_tag) {
+      task_id_ = out.body.task.task_id;
+    }
+    return received;
   }
   void close() override { inner_.close(); }
   bool dropped() const { return dropped_; }
   bool replied() const { return replied_; }
+  uint32_t task_id() const { return task_id_; }  // the Task offered on this channel (0: none)
   uint64_t bytes() const { return bytes_; }
 
  private:
@@ -70,6 +80,7 @@ class DroppingChannel final : public client::FrameChannel {
   pb_size_t drop_before_;
   bool dropped_ = false;
   bool replied_ = false;
+  uint32_t task_id_ = 0;
   uint64_t bytes_ = 0;
 };
 
@@ -107,6 +118,108 @@ pb_size_t drop_point_tag(const std::string& name) {
                               name + "'");
 }
 
+uint64_t device_stream(uint64_t id, uint32_t task_index) {
+  return id + (uint64_t{task_index} << 32);
+}
+
+namespace {
+
+// One task: check-ins until one ends with a task outcome (or max_sessions found none), with a
+// Client of its own drawing from the task's stream.
+DeviceTaskReport run_one_task(const DeviceSetup& setup, uint32_t index,
+                              privacy::BudgetLedger& ledger, std::vector<uint64_t>& memory,
+                              EmulatedData& app_data, const std::string& round_blob,
+                              DeviceReport& report) {
+  DeviceTaskReport task;
+  task.index = index;
+  std::unique_ptr<SeededStream> seeded;
+  std::unique_ptr<Csprng> csprng;
+  RandomSource* random = nullptr;
+  if (setup.seed != 0) {
+    seeded =
+        std::make_unique<SeededStream>(seed_from_u64(setup.seed), device_stream(setup.id, index));
+    random = seeded.get();
+  } else {
+    csprng = std::make_unique<Csprng>();
+    check(csprng->init(), "device entropy");
+    random = csprng.get();
+  }
+  client::ClientConfig config;
+  config.device_id = setup.id;
+  config.receive_timeout_ms = setup.receive_timeout_ms;
+  config.wall_clock_seconds = wall_clock_seconds;
+  config.round_blob_name = round_blob.c_str();
+  client::Client client;
+  check(client.init(config,
+                    MutableByteSpan(reinterpret_cast<uint8_t*>(memory.data()), memory.size() * 8),
+                    app_data, ledger, *random),
+        "device " + std::to_string(setup.id) + " client");
+  const pb_size_t drop_before = index < setup.drop_before.size() ? setup.drop_before[index] : 0;
+  // Waiting for a later task (the follow-up of a chained one) polls at its own interval.
+  const uint32_t retry_millis = index == 0 ? setup.retry_millis : setup.next_task_retry_millis;
+
+  const std::string identity = std::to_string(setup.id);
+  for (uint32_t session = 0; session < setup.max_sessions; ++session) {
+    ++report.sessions;
+    tls::TlsPskChannel channel;
+    const Status connected = channel.connect(
+        setup.endpoint.c_str(),
+        ByteSpan(reinterpret_cast<const uint8_t*>(identity.data()), identity.size()),
+        ByteSpan(setup.psk.data(), setup.psk.size()), 10000);
+    if (!connected.ok()) {
+      task.outcome = "error";
+      task.detail = std::string("connect: ") + connected.message();
+      if (connected.code() == StatusCode::kPermissionDenied) return task;
+      std::this_thread::sleep_for(std::chrono::milliseconds(retry_millis));
+      continue;
+    }
+    DroppingChannel dropping(channel, drop_before);
+    const uint32_t resuming = client.pending_report_task();
+    const Result<client::SessionOutcome> outcome = client.run_session(dropping);
+    report.frame_bytes_sent += dropping.bytes();
+    channel.close();
+    if (dropping.dropped()) {
+      task.task_id = dropping.task_id();
+      task.outcome = "dropped";
+      return task;
+    }
+    if (!outcome.ok()) {
+      // A lost connection (the server restarted): check in again, as an app would, when the
+      // Client holds a report to resume or had not yet answered a task. A DIST round it had
+      // joined is not resumed (client.h): that ends here as an error.
+      const StatusCode code = outcome.status().code();
+      const bool lost = code == StatusCode::kUnavailable || code == StatusCode::kDeadlineExceeded;
+      if (lost && (client.pending_report_task() != 0 || !dropping.replied())) {
+        ++report.reconnects;
+        std::this_thread::sleep_for(std::chrono::milliseconds(retry_millis));
+        continue;
+      }
+      task.outcome = "error";
+      task.detail = outcome.status().message();
+      if (client.last_server_detail()[0] != '\0') {
+        task.detail += std::string(" (server: ") + client.last_server_detail() + ")";
+      }
+      return task;
+    }
+    if (resuming != 0 && outcome.value().result == client::SessionResult::kNoTask) {
+      // The round ended while the device was away: its report may or may not have been summed.
+      task.task_id = resuming;
+      task.outcome = "unconfirmed";
+      task.detail = client.last_server_detail();
+      return task;
+    }
+    task.task_id = outcome.value().task_id;
+    task.outcome = outcome_name(outcome.value().result);
+    task.detail = client.last_server_detail();
+    if (outcome.value().result != client::SessionResult::kNoTask) return task;
+    // Polling for a task: the server has none open for us yet (a device's check-in interval).
+    std::this_thread::sleep_for(std::chrono::milliseconds(retry_millis));
+  }
+  return task;
+}
+
+}  // namespace
+
 DeviceReport run_emulated_device(const DeviceSetup& setup, EmulatedClient& data) {
   DeviceReport report;
   report.id = setup.id;
@@ -123,94 +236,27 @@ DeviceReport run_emulated_device(const DeviceSetup& setup, EmulatedClient& data)
                     MutableByteSpan(scratch.data(), scratch.size())),
         "device " + std::to_string(setup.id) + " ledger");
   check(ledger.load(), "device " + std::to_string(setup.id) + " ledger");
-
-  std::unique_ptr<SeededStream> seeded;
-  std::unique_ptr<Csprng> csprng;
-  RandomSource* random = nullptr;
-  if (setup.seed != 0) {
-    seeded = std::make_unique<SeededStream>(seed_from_u64(setup.seed), setup.id);
-    random = seeded.get();
-  } else {
-    csprng = std::make_unique<Csprng>();
-    check(csprng->init(), "device entropy");
-    random = csprng.get();
-  }
   std::vector<uint64_t> memory((setup.memory_bytes + 7) / 8);
   EmulatedData app_data(data);
-  client::ClientConfig config;
-  config.device_id = setup.id;
-  config.receive_timeout_ms = setup.receive_timeout_ms;
-  config.wall_clock_seconds = wall_clock_seconds;
-  config.round_blob_name = round_blob.c_str();
-  client::Client client;
-  check(client.init(config,
-                    MutableByteSpan(reinterpret_cast<uint8_t*>(memory.data()), memory.size() * 8),
-                    app_data, ledger, *random),
-        "device " + std::to_string(setup.id) + " client");
-
-  const std::string identity = std::to_string(setup.id);
-  for (uint32_t session = 0; session < setup.max_sessions; ++session) {
-    ++report.sessions;
-    tls::TlsPskChannel channel;
-    const Status connected = channel.connect(
-        setup.endpoint.c_str(),
-        ByteSpan(reinterpret_cast<const uint8_t*>(identity.data()), identity.size()),
-        ByteSpan(setup.psk.data(), setup.psk.size()), 10000);
-    if (!connected.ok()) {
-      report.outcome = "error";
-      report.detail = std::string("connect: ") + connected.message();
-      if (connected.code() == StatusCode::kPermissionDenied) return report;
-      std::this_thread::sleep_for(std::chrono::milliseconds(setup.retry_millis));
-      continue;
-    }
-    DroppingChannel dropping(channel, setup.drop_before);
-    const uint32_t resuming = client.pending_report_task();
-    const Result<client::SessionOutcome> outcome = client.run_session(dropping);
-    report.frame_bytes_sent += dropping.bytes();
-    channel.close();
-    if (dropping.dropped()) {
-      report.outcome = "dropped";
-      return report;
-    }
-    if (!outcome.ok()) {
-      // A lost connection (the server restarted): check in again, as an app would, when the
-      // Client holds a report to resume or had not yet answered a task. A DIST round it had
-      // joined is not resumed (client.h): that ends here as an error.
-      const StatusCode code = outcome.status().code();
-      const bool lost = code == StatusCode::kUnavailable || code == StatusCode::kDeadlineExceeded;
-      if (lost && (client.pending_report_task() != 0 || !dropping.replied())) {
-        ++report.reconnects;
-        std::this_thread::sleep_for(std::chrono::milliseconds(setup.retry_millis));
-        continue;
-      }
-      report.outcome = "error";
-      report.detail = outcome.status().message();
-      if (client.last_server_detail()[0] != '\0') {
-        report.detail += std::string(" (server: ") + client.last_server_detail() + ")";
-      }
-      return report;
-    }
-    if (resuming != 0 && outcome.value().result == client::SessionResult::kNoTask) {
-      // The round ended while the device was away: its report may or may not have been summed.
-      report.task_id = resuming;
-      report.outcome = "unconfirmed";
-      report.detail = client.last_server_detail();
-      return report;
-    }
-    report.task_id = outcome.value().task_id;
-    report.outcome = outcome_name(outcome.value().result);
-    report.detail = client.last_server_detail();
-    if (outcome.value().result != client::SessionResult::kNoTask) return report;
-    // Polling for a task: the server has none open for us yet (a device's check-in interval).
-    std::this_thread::sleep_for(std::chrono::milliseconds(setup.retry_millis));
+  for (uint32_t index = 0; index < std::max<uint32_t>(1, setup.tasks); ++index) {
+    const DeviceTaskReport task =
+        run_one_task(setup, index, ledger, memory, app_data, round_blob, report);
+    report.tasks.push_back(task);
+    report.task_id = task.task_id;
+    report.outcome = task.outcome;
+    report.detail = task.detail;
+    // A device that failed, or found no task, does not look for the next one.
+    if (task.outcome == "error" || task.outcome == "no-task") break;
   }
+  report.epsilon_spent = value_or_throw(ledger.spent(wall_clock_seconds()), "ledger").epsilon;
   return report;
 }
 
 std::vector<uint64_t> expected_contribution(const fedstat_v1_Task& task,
                                             const std::vector<uint64_t>& task_data,
-                                            EmulatedClient& data, uint64_t seed, uint64_t id) {
-  SeededStream stream(seed_from_u64(seed), id);
+                                            EmulatedClient& data, uint64_t seed, uint64_t id,
+                                            uint32_t task_index) {
+  SeededStream stream(seed_from_u64(seed), device_stream(id, task_index));
   RandomBits bits(stream);
   const size_t length = value_or_throw(client::contribution_length(task), "contribution length");
   // The local size the Client's memory formula reads: examples, or the histogram's capacity.

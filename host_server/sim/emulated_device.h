@@ -1,12 +1,14 @@
 // An emulated device for fedstat-sim and the emulation tests: a real `Client` (sdk/client) with
-// its own histogram or examples (EmulatedClient, the app's ClientData), privacy ledger (platform
-// storage, blob "ledger-<id>") and random source, talking to a real fedstat-server over real
-// TLS-PSK (sdk/tls) on loopback. It may drop out of a round on purpose: just before it would send
-// its first message of a chosen kind (its keys, its shares, its masked input, its reveals, or its
-// report), it closes the connection.
+// its own histogram, examples or heterogeneity vector (EmulatedClient, the app's ClientData),
+// privacy ledger (platform storage, blob "ledger-<id>") and random source, talking to a real
+// fedstat-server over real TLS-PSK (sdk/tls) on loopback. It takes part in `tasks` tasks one after
+// the other (the stages of a chained task), a fresh Client per task over the same ledger. It may
+// drop out of a task's round on purpose: just before it would send its first message of a chosen
+// kind (its keys, its shares, its masked input, its reveals, or its report), it closes the
+// connection — and then checks in for its next task, if any.
 //
-// Randomness: with a seed, device `id` draws everything (noise, secure-aggregation keys) from
-// SeededStream(seed, id), so its contribution can be recomputed in-process
+// Randomness: with a seed, device `id` draws everything (noise, secure-aggregation keys) for its
+// k-th task from SeededStream(seed, id + k·2^32), so its contribution can be recomputed in-process
 // (expected_contribution); without one, from a Csprng. A connection lost mid-report (the server
 // restarted) is checked in again and the Client resumes its report (sdk/client/client.h). Memory:
 // the histogram's table or the examples, the Client's memory (`memory_bytes`) and the ledger.
@@ -32,32 +34,55 @@ struct DeviceSetup {
   std::array<uint8_t, 32> psk;  // the device's key
   uint64_t seed = 0;            // 0: Csprng
   size_t memory_bytes = 4u << 20;
-  pb_size_t drop_before = 0;  // an Envelope body tag (e.g. fedstat_v1_Envelope_secagg_keys_tag)
+  // Tasks to take part in, one after the other (2: both stages of a chained task). Task k's
+  // outcome ends it — completed, aborted, dropped or declined — and the device checks in for the
+  // next; an error, or no task in max_sessions check-ins, ends the device.
+  uint32_t tasks = 1;
+  // Per task k: an Envelope body tag the device drops before (e.g.
+  // fedstat_v1_Envelope_secagg_keys_tag); 0 or absent: no dropout.
+  std::vector<pb_size_t> drop_before;
   double epsilon_budget = 10, delta_budget = 1e-3;
-  uint32_t max_sessions = 600;  // check-ins before giving up while no task is offered
-  uint32_t retry_millis = 50;   // wait between check-ins that found no task
+  uint32_t max_sessions = 600;  // check-ins per task before giving up while none is offered
+  uint32_t retry_millis = 50;   // wait between check-ins that found no task (first task)
+  uint32_t next_task_retry_millis = 50;  // ... while waiting for a later task
   uint32_t receive_timeout_ms = 120000;
+};
+
+struct DeviceTaskReport {
+  uint32_t index = 0;    // k: the device drew this task's randomness from stream id + k·2^32
+  uint32_t task_id = 0;  // the task it was offered (0: none)
+  std::string outcome;   // "completed", "aborted", "dropped", "declined-budget", ..., "error"
+  std::string detail;
 };
 
 struct DeviceReport {
   uint64_t id = 0;
-  // "completed", "aborted", "dropped", "declined-budget", ..., "error"; "unconfirmed": the device
-  // lost its connection with its report sent, and the round was over when it came back.
+  // The last task's: "completed", "aborted", "dropped", "declined-budget", ..., "error";
+  // "unconfirmed": the device lost its connection with its report sent, and the round was over
+  // when it came back.
   std::string outcome;
   uint32_t task_id = 0;
+  std::vector<DeviceTaskReport> tasks;  // one per task taken part in, in order
+  double epsilon_spent = 0;             // the ledger's total when the device stopped
   uint64_t frame_bytes_sent = 0;
   uint32_t sessions = 0;
   uint32_t reconnects = 0;  // sessions the connection was lost in, then checked in again
   std::string detail;
 };
 
-// Runs check-ins until one ends with a task outcome (or max_sessions found none).
+// Runs check-ins until `setup.tasks` task outcomes (or an error, or max_sessions found none).
 DeviceReport run_emulated_device(const DeviceSetup& setup, EmulatedClient& data);
 
-// The contribution device `id` sends for `task` with `seed` (as its Client computes it).
+// The SeededStream id device `id` draws its k-th task's randomness from: id + k·2^32 (a fresh
+// Client per task, so a task's draws do not depend on how far an earlier one got).
+uint64_t device_stream(uint64_t id, uint32_t task_index);
+
+// The contribution device `id` sends for `task`, its `task_index`-th, with `seed` (as its Client
+// computes it).
 std::vector<uint64_t> expected_contribution(const fedstat_v1_Task& task,
                                             const std::vector<uint64_t>& task_data,
-                                            EmulatedClient& data, uint64_t seed, uint64_t id);
+                                            EmulatedClient& data, uint64_t seed, uint64_t id,
+                                            uint32_t task_index = 0);
 
 // "keys", "shares", "masking", "reveals", "report" → the body tag a device drops before.
 pb_size_t drop_point_tag(const std::string& name);

@@ -16,6 +16,7 @@
 #include "host_server/estimate/tv_estimator.h"
 #include "host_server/secagg/secagg_server.h"
 #include "host_server/tasks/declaration_fields.h"
+#include "host_server/tasks/heterogeneity_plan.h"
 #include "host_server/tasks/model_update_plan.h"
 #include "mbedtls/sha256.h"
 #include "sdk/sketch/shift_sketch.h"
@@ -285,8 +286,12 @@ TaskPlan plan_task(const json& declaration, const std::string& base_dir,
   } else if (kind == "model_update") {
     task.kind = fedstat_v1_TaskKind_MODEL_UPDATE;
     plan_model_update(declaration, base_dir, plan);
+  } else if (kind == "heterogeneity") {
+    task.kind = fedstat_v1_TaskKind_HETEROGENEITY;
+    plan_heterogeneity(declaration, base_dir, noise_seed, plan);
   } else {
-    refuse("kind", "must be data_shift, kl or model_update (not \"" + kind + "\")");
+    refuse("kind",
+           "must be data_shift, kl, model_update or heterogeneity (not \"" + kind + "\")");
   }
   // A result names the aggregate it was computed from (bit-for-bit checks) only when the
   // aggregate is itself a release: noised by the devices (dist, or local DP) or no privacy

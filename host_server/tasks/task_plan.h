@@ -4,8 +4,9 @@
 // that knows both halves of the layout in docs/protocol.md ("Contributions").
 //
 // Declaration (JSON object; every field checked, each error names the field):
-//   id (1..2^31), kind ("data_shift" | "kl" | "model_update"), trust ("none" | "trusted" | "dist"),
-//   epsilon, delta (the release's privacy; what each device's ledger is charged),
+//   id (1..2^31), kind ("data_shift" | "kl" | "model_update" | "heterogeneity"), trust ("none" |
+//   "trusted" | "dist"), epsilon, delta (the release's privacy; what each device's ledger is
+//   charged),
 //   min_clients ≥ 2, max_clients ≥ min_clients (≤ 1024), threshold (dist; default ⌈2·min/3⌉,
 //   2 ≤ threshold ≤ min_clients), deadline_seconds, admission_seconds, phase_timeout_seconds,
 //   seed (64 hex digits: the 256-bit task seed), and one object per kind:
@@ -26,6 +27,7 @@
 //               and its loss and accuracy ("estimate") on the evaluation set. Trust none or dist
 //               (each device adds Sk(λ), λ calibrated for threshold shares); trusted is refused.
 //               Details: model_update_plan.h.
+//   heterogeneity: two chained tasks, D, Q and I² (host_server/tasks/heterogeneity_plan.h).
 // Relative file names are resolved against `base_dir`. The field readers every plan shares are
 // in declaration_fields.h.
 //
@@ -64,6 +66,10 @@ struct TaskPlan {
   // by the server. Null for a kind without one.
   std::function<double(const std::string& data_dir)> exact;
   std::string definition;  // the declaration, canonical JSON (what the store keeps)
+  // A chained kind (heterogeneity_plan.h): the task that follows this one, planned from this
+  // task's published result alone (so a restarted server plans the same), opening then.
+  uint32_t next_task_id = 0;
+  std::function<TaskPlan(const std::string& result_json, uint64_t opened_unix_seconds)> next_stage;
 };
 
 // SHA-256 of the sum's words, little-endian, in hex. Results of none and dist tasks carry it as

@@ -8,7 +8,10 @@
 // --data DIR    data_shift, kl: DIR/items.txt (an item-count file) split across the N devices
 //               (seeded); model_update: DIR/examples.csv (labelled examples,
 //               host_server/estimate/labelled_examples.h), device i holding rows
-//               [i·n, (i + 1)·n), n = the task's examples_per_client (too few rows: an error)
+//               [i·n, (i + 1)·n), n = the task's examples_per_client (too few rows: an error);
+//               heterogeneity: DIR/vectors.csv, one row per device (device first-id + i takes
+//               row i + 1), d numbers in [0, 1] (estimate/heterogeneity.h's strict reader; the
+//               weight w = min(1/s², W) comes from the row's own variance), at least N rows
 // --dropout R   each device drops out with probability R, before one phase chosen uniformly:
 //               keys, shares, masked input or reveals (dist), or its report (other models)
 // --seed S      devices draw noise and keys from SeededStream(S, id): the sim then recomputes the
@@ -17,6 +20,12 @@
 // The JSON also carries "exact": the task's non-private value over all of DIR's data (the truth
 // the estimate is for; a measurement, never something a server publishes) — model_update: the
 // estimate (held-out accuracy) of the same round without noise or dropouts.
+// A chained task (heterogeneity: stage 1, then stage 2 once the server released stage 1) is run
+// in one go: every device takes part in both stages, one after the other, with a dropout drawn
+// for each stage (a device that dropped out of stage 1 checks in again for stage 2), its k-th
+// stage's randomness from SeededStream(S, id + k·2^32). The in-process recomputation plans
+// stage 2 from its own stage-1 result, as the server does from the published one. The JSON then
+// has "stages": [{task, outcomes, contributors, expected}, ...] instead of the one-task fields.
 // Exit codes: 0 the devices ran (whatever the round's outcome); 1 a runtime failure; 2 usage.
 #include <algorithm>
 #include <chrono>
@@ -28,6 +37,7 @@
 
 #include "CLI/CLI.hpp"
 #include "host_server/estimate/client_emulation.h"
+#include "host_server/estimate/heterogeneity.h"
 #include "host_server/estimate/host_common.h"
 #include "host_server/estimate/item_counts.h"
 #include "host_server/estimate/labelled_examples.h"
@@ -88,6 +98,7 @@ int main(int argc, char** argv) {
     const std::string base_dir = slash == std::string::npos ? "." : task_path.substr(0, slash);
     const TaskPlan plan = plan_task(declaration, base_dir, 0, noise_seed);
     const bool dist = plan.task.trust == fedstat_v1_TrustModel_DIST;
+    const uint32_t stages = plan.next_stage ? 2 : 1;
 
     // Only the file the task's kind reads.
     EmulatedClients data;
@@ -95,17 +106,33 @@ int main(int argc, char** argv) {
       const fedstat_v1_ModelUpdateParameters& m = plan.task.parameters.model_update;
       data = split_examples(read_labelled_examples(data_dir + "/examples.csv", m.dimension),
                             clients, m.examples_per_client);
+    } else if (plan.task.kind == fedstat_v1_TaskKind_HETEROGENEITY) {
+      const std::string path = data_dir + "/vectors.csv";
+      const ClientVectors rows = read_client_vectors(path);
+      if (rows.size() < clients) {
+        throw std::runtime_error(path + " has " + std::to_string(rows.size()) + " rows for " +
+                                 std::to_string(clients) + " devices");
+      }
+      for (uint32_t i = 0; i < clients; ++i) {
+        if (rows[i].size() != plan.task.parameters.heterogeneity.dimension) {
+          throw std::runtime_error(path + ": the rows have " + std::to_string(rows[i].size()) +
+                                   " values, the task's dimension is " +
+                                   std::to_string(plan.task.parameters.heterogeneity.dimension));
+        }
+        data.push_back(std::make_unique<EmulatedClient>());
+        data.back()->vector = rows[i];
+      }
     } else {
       const ItemCounts items = read_item_counts(data_dir + "/items.txt");
       SeededBits split(seed, 11);
       data = split_across_clients(items, clients, split.bits());
     }
 
-    // Who drops out, and before what: a seeded draw per device.
+    // Who drops out of which stage, and before what: seeded draws per device and stage.
     SeededBits choose(seed, 12);
     std::vector<DeviceSetup> setups(clients);
     static const char* dist_points[] = {"keys", "shares", "masking", "reveals"};
-    std::vector<std::string> drop_names(clients);
+    std::vector<std::vector<std::string>> drop_names(clients, std::vector<std::string>(stages));
     for (uint32_t i = 0; i < clients; ++i) {
       DeviceSetup& s = setups[i];
       s.id = first_id + i;
@@ -116,13 +143,24 @@ int main(int argc, char** argv) {
       s.max_sessions = max_sessions;
       // A device waits for the server longer than any of the task's phases may last.
       s.receive_timeout_ms = 1000 * std::max<uint32_t>(120, plan.phase_timeout_seconds + 60);
-      const double u = static_cast<double>(
-                           value_or_throw(choose.bits().uniform_below(1u << 30), "dropout draw")) /
-                       (1u << 30);
-      if (u < dropout) {
-        drop_names[i] =
-            dist ? dist_points[value_or_throw(choose.bits().uniform_below(4), "phase")] : "report";
-        s.drop_before = drop_point_tag(drop_names[i]);
+      s.tasks = stages;
+      s.drop_before.assign(stages, 0);
+      if (stages > 1) {
+        // Waiting for stage 2 while stage 1 runs: a check-in a second (each is a TLS handshake
+        // the server pays for), for up to 15 minutes.
+        s.next_task_retry_millis = 1000;
+        s.max_sessions = 900;
+      }
+      for (uint32_t k = 0; k < stages; ++k) {
+        const double u = static_cast<double>(value_or_throw(choose.bits().uniform_below(1u << 30),
+                                                            "dropout draw")) /
+                         (1u << 30);
+        if (u < dropout) {
+          drop_names[i][k] =
+              dist ? dist_points[value_or_throw(choose.bits().uniform_below(4), "phase")]
+                   : "report";
+          s.drop_before[k] = drop_point_tag(drop_names[i][k]);
+        }
       }
     }
     std::vector<DeviceReport> reports(clients);
@@ -142,45 +180,96 @@ int main(int argc, char** argv) {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-    std::map<std::string, uint32_t> outcomes;
-    json devices = json::array();
+    // Stage by stage: the outcomes, the devices whose input the server summed — those that
+    // completed, and (dist) those that sent their masked input and then dropped before revealing
+    // — and, with a seed, their aggregate and its estimate recomputed in process.
+    json stage_results = json::array();
+    TaskPlan stage_plan = plan;
+    json previous_expected;
     uint64_t completed_bytes = 0;
-    std::vector<uint32_t> contributors;
+    uint32_t completed_last = 0;
+    for (uint32_t k = 0; k < stages; ++k) {
+      if (k > 0) {
+        if (previous_expected.is_null()) break;  // no stage-1 recomputation to plan stage 2 from
+        stage_plan = plan.next_stage(previous_expected.dump(), 0);
+      }
+      const uint32_t id = stage_plan.task.task_id;
+      std::map<std::string, uint32_t> outcomes;
+      std::vector<std::pair<uint32_t, uint32_t>> contributors;  // (device, task index)
+      for (uint32_t i = 0; i < clients; ++i) {
+        const DeviceReport& r = reports[i];
+        const DeviceTaskReport* t = nullptr;
+        for (const DeviceTaskReport& task : r.tasks) {
+          if (task.task_id == id) t = &task;
+        }
+        if (t == nullptr) {
+          // Never offered this task: its outcome is the device's last word (error, no-task).
+          ++outcomes[r.tasks.size() > k ? r.tasks[k].outcome : r.outcome];
+          continue;
+        }
+        ++outcomes[t->outcome];
+        const bool summed = t->outcome == "completed" ||
+                            (t->outcome == "dropped" && drop_names[i][t->index] == "reveals");
+        if (summed) contributors.emplace_back(i, t->index);
+      }
+      const uint32_t completed = outcomes.count("completed") ? outcomes.at("completed") : 0;
+      json stage{{"task", id}, {"outcomes", outcomes}, {"contributors", contributors.size()}};
+      previous_expected = json();
+      if (seed != 0 && completed > 0) {
+        std::vector<uint64_t> sum(stage_plan.task.vector_length, 0);
+        const uint64_t mask =
+            stage_plan.task.bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << stage_plan.task.bits) - 1;
+        for (const auto& [i, index] : contributors) {
+          const auto words = expected_contribution(stage_plan.task, stage_plan.data, *data[i], seed,
+                                                   setups[i].id, index);
+          for (size_t j = 0; j < sum.size(); ++j) sum[j] = (sum[j] + words[j]) & mask;
+        }
+        previous_expected = stage_plan.estimate(sum, static_cast<uint32_t>(contributors.size()));
+        stage["expected"] = previous_expected;
+      }
+      stage_results.push_back(stage);
+      completed_last = completed;
+    }
+    for (uint32_t i = 0; i < clients; ++i) {
+      if (reports[i].outcome == "completed") completed_bytes += reports[i].frame_bytes_sent;
+    }
+    json devices = json::array();
+    double epsilon_spent_max = 0;
     for (uint32_t i = 0; i < clients; ++i) {
       const DeviceReport& r = reports[i];
-      ++outcomes[r.outcome];
-      if (r.outcome == "completed") completed_bytes += r.frame_bytes_sent;
-      // The server summed the inputs of devices that completed, and (dist) of devices that sent
-      // their masked input and then dropped before revealing.
-      const bool summed =
-          r.outcome == "completed" || (r.outcome == "dropped" && drop_names[i] == "reveals");
-      if (summed) contributors.push_back(i);
-      devices.push_back({{"id", r.id},
-                         {"outcome", r.outcome},
-                         {"drop_before", drop_names[i]},
-                         {"frame_bytes", r.frame_bytes_sent},
-                         {"sessions", r.sessions},
-                         {"reconnects", r.reconnects},
-                         {"detail", r.detail}});
+      epsilon_spent_max = std::max(epsilon_spent_max, r.epsilon_spent);
+      json device{{"id", r.id},
+                  {"outcome", r.outcome},
+                  {"drop_before", drop_names[i][0]},
+                  {"frame_bytes", r.frame_bytes_sent},
+                  {"sessions", r.sessions},
+                  {"reconnects", r.reconnects},
+                  {"epsilon_spent", r.epsilon_spent},
+                  {"detail", r.detail}};
+      if (stages > 1) {
+        json tasks = json::array();
+        for (const DeviceTaskReport& t : r.tasks) {
+          tasks.push_back({{"task", t.task_id},
+                           {"outcome", t.outcome},
+                           {"drop_before", drop_names[i][t.index]},
+                           {"detail", t.detail}});
+        }
+        device["tasks"] = tasks;
+      }
+      devices.push_back(device);
     }
-    const uint32_t completed = outcomes.count("completed") ? outcomes.at("completed") : 0;
     json out{{"task", plan.task.task_id},
              {"clients", clients},
-             {"outcomes", outcomes},
-             {"contributors", contributors.size()},
              {"bytes_per_completed_device",
-              completed ? static_cast<double>(completed_bytes) / completed : 0.0},
+              completed_last ? static_cast<double>(completed_bytes) / completed_last : 0.0},
+             {"epsilon_spent_max", epsilon_spent_max},
              {"seconds", seconds}};
-    if (seed != 0 && completed > 0) {
-      std::vector<uint64_t> sum(plan.task.vector_length, 0);
-      const uint64_t mask =
-          plan.task.bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << plan.task.bits) - 1;
-      for (uint32_t i : contributors) {
-        const auto words =
-            expected_contribution(plan.task, plan.data, *data[i], seed, setups[i].id);
-        for (size_t j = 0; j < sum.size(); ++j) sum[j] = (sum[j] + words[j]) & mask;
-      }
-      out["expected"] = plan.estimate(sum, static_cast<uint32_t>(contributors.size()));
+    if (stages > 1) {
+      out["stages"] = stage_results;
+    } else {
+      out["outcomes"] = stage_results[0]["outcomes"];
+      out["contributors"] = stage_results[0]["contributors"];
+      if (stage_results[0].contains("expected")) out["expected"] = stage_results[0]["expected"];
     }
     if (plan.exact) {
       out["exact"] = plan.exact(data_dir);
@@ -206,12 +295,16 @@ int main(int argc, char** argv) {
     if (json_output) {
       std::cout << out.dump() << "\n";
     } else {
-      std::cout << "task " << plan.task.task_id << ": " << clients << " devices in " << seconds
-                << " s;";
-      for (const auto& [name, count] : outcomes) std::cout << " " << name << " " << count;
-      std::cout << "\n";
-      if (out.contains("expected")) {
-        std::cout << "in-process: " << out["expected"].dump() << "\n";
+      std::cout << clients << " devices in " << seconds << " s\n";
+      for (const json& stage : stage_results) {
+        std::cout << "task " << stage["task"] << ":";
+        for (const auto& [name, count] : stage["outcomes"].items()) {
+          std::cout << " " << name << " " << count;
+        }
+        std::cout << "\n";
+        if (stage.contains("expected")) {
+          std::cout << "in-process: " << stage["expected"].dump() << "\n";
+        }
       }
     }
     return 0;

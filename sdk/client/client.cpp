@@ -323,31 +323,9 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
   }
 
   // The ledger pays before anything is computed; a refusal changes nothing.
-  if (task_.trust != fedstat_v1_TrustModel_NONE) {
-    // What the device's own noise guarantees, never less than the task declares.
-    const Result<DeviceSpend> owed = device_spend(task_);
-    if (!owed.ok()) {
-      FEDSTAT_RETURN_IF_ERROR(
-          decline(channel, fedstat_v1_ErrorAction_REFUSED, owed.status().message()));
-      return owed.status();
-    }
-    privacy::PrivacySpend spend;
-    spend.task_id = id;
-    spend.epsilon = owed.value().epsilon;
-    spend.delta = owed.value().delta;
-    const Status charged = ledger_->charge(spend, config_.wall_clock_seconds());
-    if (charged.code() == StatusCode::kResourceExhausted) {
-      FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_BUDGET_EXHAUSTED,
-                                      "the device's privacy budget cannot pay for the task"));
-      return SessionOutcome{SessionResult::kDeclinedBudget, id};
-    }
-    if (!charged.ok()) {
-      decline(channel, fedstat_v1_ErrorAction_ERROR_ACTION_UNSPECIFIED,
-              "the device's privacy ledger is unavailable")
-          .ignore();
-      return charged;
-    }
-  }
+  Result<bool> paid = charge_ledger(channel);
+  if (!paid.ok()) return paid.status();
+  if (!paid.value()) return SessionOutcome{SessionResult::kDeclinedBudget, id};
   marker_ = RoundMarker();
   marker_.task_id = id;
   marker_.stage = kRoundAccepted;
@@ -376,6 +354,33 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
     FEDSTAT_RETURN_IF_ERROR(send_report(channel, contribution.value(), 0));
   }
   return finish_round(channel);
+}
+
+// Not inlined: the spend and its RDP curve (168 bytes) stay off the stack while the
+// contribution is built and aggregated.
+__attribute__((noinline)) Result<bool> Client::charge_ledger(FrameChannel& channel) {
+  if (task_.trust == fedstat_v1_TrustModel_NONE) return true;
+  // What the device's own noise guarantees, never less than the task declares.
+  Result<DeviceSpend> owed = device_spend(task_);
+  if (!owed.ok()) {
+    FEDSTAT_RETURN_IF_ERROR(
+        decline(channel, fedstat_v1_ErrorAction_REFUSED, owed.status().message()));
+    return owed.status();
+  }
+  owed.value().task_id = task_.task_id;
+  const Status charged = ledger_->charge(owed.value(), config_.wall_clock_seconds());
+  if (charged.code() == StatusCode::kResourceExhausted) {
+    FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_BUDGET_EXHAUSTED,
+                                    "the device's privacy budget cannot pay for the task"));
+    return false;
+  }
+  if (!charged.ok()) {
+    decline(channel, fedstat_v1_ErrorAction_ERROR_ACTION_UNSPECIFIED,
+            "the device's privacy ledger is unavailable")
+        .ignore();
+    return charged;
+  }
+  return true;
 }
 
 Status Client::receive_task_data(FrameChannel& channel, Span<uint64_t> data) {

@@ -12,7 +12,8 @@
 // INSUFFICIENT_MEMORY; declined at once, the TaskData left unread) → the TaskData (chunks in
 // order for this task, else kFailedPrecondition with no reply; content per validate_task_data,
 // else its status and REFUSED) → the ledger is charged device_spend(task) (contribution.h: at least
-// the task's (ε, δ), more when the device's own noise gives less; trust NONE: nothing) — a refusal
+// the task's (ε, δ), more when the device's own noise gives less; DIST HETEROGENEITY: the stage's
+// RDP curve, composed with the other stage's in the ledger; trust NONE: nothing) — a refusal
 // is kDeclinedBudget, BUDGET_EXHAUSTED, the ledger unchanged. Only then the Client records the
 // round, accepts, computes the contribution and sends it.
 //
@@ -50,10 +51,11 @@
 //     max_clients) + scratch_bytes(task, local_size) (contribution.h: sketch, points, trainer)
 // where local_size is the app's histogram capacity (DATA_SHIFT) or example count
 // (MODEL_UPDATE), 0 otherwise (KL_ANSWERS, HETEROGENEITY). Stack (Cortex-M4, -Os, own frames):
-// run_session's deepest frame 480 bytes, a builder under 1 KB (a ShiftSketch object, a RandomBits,
-// a noise sampler), plus the SDK routines they call; the ledger charge of a DIST MODEL_UPDATE
-// (device_spend → tasks::model_update_epsilon) holds the per-batch sensitivities for up to 256
-// batches, 6 KiB (a host-side figure: not yet measured on the Cortex-M4 image).
+// run_session's deepest frame 496 bytes (after_task), a builder under 1 KB (a ShiftSketch object, a
+// RandomBits, a noise sampler), plus the SDK routines they call; before the builder runs, the
+// ledger charge (charge_ledger 248 bytes, device_spend 376, BudgetLedger::charge 472 + 248); the
+// charge of a DIST MODEL_UPDATE (device_spend → tasks::model_update_epsilon) holds the per-batch
+// sensitivities for up to 256 batches, 6 KiB (a host-side figure: not yet measured on the M4).
 // Paper: none (the protocol around 000–004's device routines and Bonawitz et al. 2017).
 #ifndef FEDSTAT_SDK_CLIENT_CLIENT_H_
 #define FEDSTAT_SDK_CLIENT_CLIENT_H_
@@ -152,6 +154,9 @@ class Client {
   void start_message(pb_size_t tag);  // out_ ← an empty envelope of kind `tag`
   Status send(FrameChannel& channel);
   Status decline(FrameChannel& channel, fedstat_v1_ErrorAction reason, const char* detail);
+  // Charges device_spend(task_) (trust NONE: nothing): true when paid, false when the ledger
+  // refused it (declined BUDGET_EXHAUSTED), or the error (declined as well).
+  Result<bool> charge_ledger(FrameChannel& channel);
   Status receive_task_data(FrameChannel& channel, Span<uint64_t> data);
   Status send_report(FrameChannel& channel, Span<const uint64_t> contribution, size_t offset);
   Result<SessionOutcome> resume_report(FrameChannel& channel);

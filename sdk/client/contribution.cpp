@@ -526,6 +526,31 @@ Result<DeviceSpend> device_spend(const fedstat_v1_Task& task) {
     }
     spend.epsilon = fmax(spend.epsilon, noise.value().epsilon);
   }
+  if (task.kind == fedstat_v1_TaskKind_HETEROGENEITY && dist(task)) {
+    const fedstat_v1_HeterogeneityParameters& h = task.parameters.heterogeneity;
+    const double scales[4] = {h.scale, h.scale, h.scale, h.scale};
+    privacy::Sensitivity encoded[4];
+    tasks::heterogeneity_encoded_sensitivities(h.dimension, heterogeneity_config_of(task), scales,
+                                               encoded);
+    const int first = h.stage == 1 ? 0 : 2;  // this stage's two releases
+    const double mu = task.device_noise_lambda * task.threshold;
+    spend.epsilon = 0;
+    spend.delta = 0;
+    spend.has_rdp = true;
+    for (size_t i = 0; i < privacy::kLedgerOrderCount; ++i) {
+      double total = 0;
+      for (int k = first; k < first + 2; ++k) {
+        Result<double> rdp = privacy::skellam_rdp(privacy::kLedgerOrders[i], encoded[k], mu);
+        if (!rdp.ok() || !(isfinite(rdp.value()) && rdp.value() >= 0)) {
+          return invalid_argument(
+              "Task.device_noise_lambda/threshold/scale: the Skellam accountant gives no finite "
+              "RDP");
+        }
+        total += rdp.value();
+      }
+      spend.rdp[i] = total;
+    }
+  }
   return spend;
 }
 

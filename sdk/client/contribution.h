@@ -57,6 +57,7 @@
 #include "sdk/base/span.h"
 #include "sdk/client/client_data.h"
 #include "sdk/histogram/sparse_histogram.h"
+#include "sdk/privacy/budget_ledger.h"
 #include "sdk/tasks/logistic_trainer.h"
 #include "sdk/tasks/model_update_task.h"
 
@@ -123,18 +124,23 @@ Status build_heterogeneity(const fedstat_v1_Task& task, Span<const double> x,
 //   MODEL_UPDATE in DIST        at least the ε of Sk(λ·threshold) for the report's per-batch
 //                               sensitivities (tasks::model_update_epsilon: the mixture accountant
 //                               model_update_lambda inverts), at the task's δ
-//   otherwise                   the task's (ε, δ) (TRUSTED: the trusted server adds the noise;
-//                               HETEROGENEITY in DIST: not yet re-derived here)
+//   HETEROGENEITY in DIST       the RDP curve (at privacy::kLedgerOrders) of Sk(λ·threshold) on
+//                               this stage's two releases, encoded at the task's scale
+//                               (tasks::heterogeneity_encoded_sensitivities), with ε = δ = 0: the
+//                               ledger adds it to the other stage's curve order by order, so the
+//                               two stages together cost what the four releases composed in RDP
+//                               give (the task's declared (ε, δ) is that pair's, host_server/tasks/
+//                               heterogeneity_plan.h), not the declared ε once per stage
+//   otherwise                   the task's (ε, δ) (TRUSTED: the trusted server adds the noise)
 // Assumption of the DIST line (Bonawitz et al.'s semi-honest server): the threshold shares come
 // from honest devices. A server that forges peer keys or fields Sybils (it derives every key from
 // fleet_secret in emulation) would leave only this device's Sk(λ); the signed-roster consistency
 // round and per-device credentials that rule that out are not built yet (docs/protocol.md).
 // validate_task's checks first; kInvalidArgument when the accountant refuses (δ = 0 in DIST KL or
 // MODEL_UPDATE) or gives no finite ε.
-struct DeviceSpend {
-  double epsilon = 0;
-  double delta = 0;
-};
+// A ledger spend (epsilon, delta, and has_rdp with rdp[] at privacy::kLedgerOrders): the Client
+// fills in task_id and charges it as it is (one object on a small stack).
+using DeviceSpend = privacy::PrivacySpend;
 Result<DeviceSpend> device_spend(const fedstat_v1_Task& task);
 
 // The contribution of `task` from the app's data: the builder of the task's kind, fed with what

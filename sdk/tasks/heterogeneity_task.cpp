@@ -140,5 +140,23 @@ privacy::Sensitivity fixed_point_sensitivity(double l2, double scale, size_t ent
   return privacy::Sensitivity{root * encoded_l2, encoded_l2};
 }
 
+size_t heterogeneity_release_entries(size_t d, int release) {
+  return release == 0 ? d : (release == 1 ? d + 2 : 1);
+}
+
+void heterogeneity_encoded_sensitivities(size_t d, const HeterogeneityConfig& config,
+                                         const double scales[4], privacy::Sensitivity out[4]) {
+  const HeterogeneitySensitivities s = heterogeneity_sensitivities(d, config);
+  const double dims = static_cast<double>(d);
+  const double w = config.max_weight;
+  const double largest[4] = {1, w, dims, w * dims};
+  const double u = ldexp(1.0, -53);
+  for (int k = 0; k < 4; ++k) {
+    const size_t entries = heterogeneity_release_entries(d, k);
+    const double slack = 2 * sqrt(static_cast<double>(entries)) * (dims + 10) * u * largest[k];
+    out[k] = fixed_point_sensitivity(s.l2[k] + slack, scales[k], entries);
+  }
+}
+
 }  // namespace tasks
 }  // namespace fedstat

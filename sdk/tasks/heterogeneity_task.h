@@ -83,6 +83,18 @@ Status heterogeneity_round2(Span<const double> x, Span<const double> mean,
 Status encode_fixed_point(Span<const double> values, double scale, Span<int64_t> out);
 privacy::Sensitivity fixed_point_sensitivity(double l2, double scale, size_t entries);
 
+// The entries of the four releases, in order: d, d + 2, 1, 1.
+size_t heterogeneity_release_entries(size_t d, int release);
+// The L1/L2 sensitivities of the four releases when release k is sent in fixed point at
+// scales[k] and the clients' integers are summed exactly (the skellam mechanism: secure
+// aggregation, or an integer sum): fixed_point_sensitivity of Δ2_k plus twice the worst error of
+// one client's own double arithmetic, 2·√entries·(d + 10)·2⁻⁵³ times the release's largest entry
+// (1, W, d, W·d; libm within an ulp), so a neighbour's computed values may err the other way.
+// The host's calibration and the device's ledger charge (sdk/client/contribution.h,
+// device_spend) both read the noise through this one function. d ≥ 1 and a valid config.
+void heterogeneity_encoded_sensitivities(size_t d, const HeterogeneityConfig& config,
+                                         const double scales[4], privacy::Sensitivity out[4]);
+
 }  // namespace tasks
 }  // namespace fedstat
 

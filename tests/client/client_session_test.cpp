@@ -262,6 +262,34 @@ TEST(DeviceSpend, IsWhatTheDevicesNoiseGivesNeverLessThanDeclared) {
   fedstat_v1_Task exact = data_shift_task(fedstat_v1_TrustModel_TRUSTED, 0.0);
   make_dist(exact, 10, 4);
   EXPECT_EQ(client::device_spend(exact).status().code(), StatusCode::kInvalidArgument);
+  // DIST HETEROGENEITY: the stage's RDP curve, with ε = δ = 0 beside it, so the ledger composes
+  // the two stages in RDP (before: the declared ε, once per stage, whatever the noise).
+  fedstat_v1_Task het = heterogeneity_task(fedstat_v1_TrustModel_TRUSTED, 1);
+  make_dist(het, 10, 4);
+  het.parameters.heterogeneity.scale = 2.5;
+  het.device_noise_lambda = 1e6;
+  const auto releases = heterogeneity_releases(het);
+  const client::DeviceSpend stage1 = client::device_spend(het).value();
+  EXPECT_TRUE(stage1.has_rdp);
+  EXPECT_EQ(stage1.epsilon, 0);
+  EXPECT_EQ(stage1.delta, 0);
+  for (size_t i = 0; i < privacy::kLedgerOrderCount; ++i) {
+    const uint32_t alpha = privacy::kLedgerOrders[i];
+    EXPECT_DOUBLE_EQ(stage1.rdp[i], privacy::skellam_rdp(alpha, releases[0], 4e6).value() +
+                                        privacy::skellam_rdp(alpha, releases[1], 4e6).value());
+  }
+  het.parameters.heterogeneity.stage = 2;  // the other two releases
+  het.vector_length = 2;
+  het.data_words = 8;
+  const client::DeviceSpend stage2 = client::device_spend(het).value();
+  EXPECT_DOUBLE_EQ(stage2.rdp[0], privacy::skellam_rdp(2, releases[2], 4e6).value() +
+                                      privacy::skellam_rdp(2, releases[3], 4e6).value());
+  // A tenth of the noise costs about ten times the RDP, whatever ε the task declares.
+  het.device_noise_lambda /= 10;
+  const client::DeviceSpend thin = client::device_spend(het).value();
+  for (size_t i = 0; i < privacy::kLedgerOrderCount; ++i) {
+    EXPECT_GT(thin.rdp[i], 9.9 * stage2.rdp[i]);
+  }
   // NONE charges nothing.
   fedstat_v1_Task none = kl_task(fedstat_v1_TrustModel_NONE, points);
   none.epsilon = 0;

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
+#include <array>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -390,6 +392,35 @@ inline fedstat_v1_Task heterogeneity_task(fedstat_v1_TrustModel trust, uint32_t 
   t.vector_length = stage == 1 ? 10 : 2;
   t.data_words = stage == 1 ? 0 : 8;
   return t;
+}
+
+// The four releases' encoded sensitivities at the task's one scale.
+inline std::array<privacy::Sensitivity, 4> heterogeneity_releases(const fedstat_v1_Task& t) {
+  tasks::HeterogeneityConfig c;
+  c.p = t.parameters.heterogeneity.p;
+  c.max_weight = t.parameters.heterogeneity.max_weight;
+  const double s = t.parameters.heterogeneity.scale;
+  const double scales[4] = {s, s, s, s};
+  std::array<privacy::Sensitivity, 4> out;
+  tasks::heterogeneity_encoded_sensitivities(t.parameters.heterogeneity.dimension, c, scales,
+                                             out.data());
+  return out;
+}
+
+// What a ledger with δ budget `delta_budget` makes of a DIST HETEROGENEITY stage alone: the RDP
+// of Sk(λ·threshold) on the stage's two releases, summed, converted at the ledger's orders.
+inline double heterogeneity_stage_epsilon(const fedstat_v1_Task& t, double delta_budget) {
+  const auto releases = heterogeneity_releases(t);
+  const size_t first = t.parameters.heterogeneity.stage == 1 ? 0 : 2;
+  double best = INFINITY;
+  for (uint32_t alpha : privacy::kLedgerOrders) {
+    double rdp = 0;
+    for (size_t k = first; k < first + 2; ++k) {
+      rdp += privacy::skellam_rdp(alpha, releases[k], t.device_noise_lambda * t.threshold).value();
+    }
+    best = std::min(best, privacy::rdp_to_dp(alpha, rdp, delta_budget).value());
+  }
+  return best;
 }
 
 // HETEROGENEITY by hand: the round's values in fixed point (+ a Skellam share each in DIST).

@@ -228,6 +228,15 @@ struct Fleet {
           tasks::model_update_lambda(config_of(task), 4, task.threshold, task.epsilon, task.delta)
               .value();
     }
+    if (kind == Kind::kHeterogeneity) {  // stage 2's releases at (ε, δ) with `threshold` shares
+      task.parameters.heterogeneity.scale = 2.5;  // ≈ 1024/√(Δ3² + Δ4²), as a server plans it
+      task.device_noise_lambda =
+          privacy::skellam_lambda_composed(
+              task.epsilon, task.delta,
+              Span<const privacy::Sensitivity>(heterogeneity_releases(task).data() + 2, 2),
+              task.threshold)
+              .value();
+    }
     for (size_t c = 0; c < kClients; ++c) {
       size_t local = 0;
       if (kind == Kind::kHeterogeneity) {
@@ -311,7 +320,13 @@ TEST_P(DistSessionTest, UnmaskedSumIsTheSumOfTheSurvivorsContributions) {
     } else {
       EXPECT_EQ(fleet.outcomes[c].status().code(), StatusCode::kUnavailable);
     }
-    EXPECT_DOUBLE_EQ(fleet.devices[c]->spent(), task.epsilon);
+    if (kind == Kind::kHeterogeneity) {
+      // Charged the stage's RDP curve, converted at the device's δ budget (the ledger's).
+      EXPECT_DOUBLE_EQ(fleet.devices[c]->spent(), heterogeneity_stage_epsilon(task, 1e-3));
+      EXPECT_LT(fleet.devices[c]->spent(), task.epsilon);  // its δ budget is above the task's
+    } else {
+      EXPECT_DOUBLE_EQ(fleet.devices[c]->spent(), task.epsilon);
+    }
   }
   EXPECT_EQ(result.sum.value(), expected);
   EXPECT_EQ(result.u3.size(), one_drops ? Fleet::kClients - 1 : Fleet::kClients);

@@ -125,6 +125,25 @@ TEST(HeterogeneityTask, FixedPointRoundsToNearestAndBoundsTheSensitivity) {
   EXPECT_NEAR(s.l1, std::sqrt(2.0) * s.l2, 1e-12);
 }
 
+// The skellam mechanism's sensitivities: release k at its own scale, the fixed-point bound of
+// Δ2_k, plus one client's double-arithmetic slack (a hair above, never below).
+TEST(HeterogeneityTask, EncodedSensitivitiesAreTheFixedPointBoundsAtEachScale) {
+  HeterogeneityConfig config;
+  config.max_weight = 8;
+  const HeterogeneitySensitivities s = heterogeneity_sensitivities(3, config);
+  const double scales[4] = {70, 70, 40, 40};
+  privacy::Sensitivity out[4];
+  heterogeneity_encoded_sensitivities(3, config, scales, out);
+  const size_t entries[4] = {3, 5, 1, 1};
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_EQ(heterogeneity_release_entries(3, k), entries[k]);
+    const privacy::Sensitivity bound = fixed_point_sensitivity(s.l2[k], scales[k], entries[k]);
+    EXPECT_GT(out[k].l2, bound.l2) << k;
+    EXPECT_NEAR(out[k].l2, bound.l2, 1e-11 * bound.l2) << k;
+    EXPECT_NEAR(out[k].l1, std::sqrt(static_cast<double>(entries[k])) * out[k].l2, 1e-9) << k;
+  }
+}
+
 }  // namespace
 }  // namespace tasks
 }  // namespace fedstat

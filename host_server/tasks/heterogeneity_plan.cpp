@@ -1,0 +1,277 @@
+// HETEROGENEITY plans: two chained tasks, D, Q and I² (heterogeneity_plan.h).
+#include "host_server/tasks/heterogeneity_plan.h"
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "host_server/estimate/heterogeneity.h"
+#include "host_server/estimate/host_common.h"
+#include "sdk/noise/rational.h"
+
+namespace fedstat {
+namespace host {
+namespace {
+
+using nlohmann::json;
+
+constexpr uint32_t kMaxDimension = 4096;
+constexpr const char* kWhere = "heterogeneity";
+
+[[noreturn]] void refuse(const std::string& field, const std::string& why) {
+  throw std::invalid_argument("task declaration: " + field + " " + why);
+}
+
+const json& field(const json& object, const std::string& name) {
+  const auto it = object.find(name);
+  if (it == object.end()) refuse(std::string(kWhere) + "." + name, "is missing");
+  return *it;
+}
+
+uint64_t whole(const json& object, const std::string& name, uint64_t low, uint64_t high) {
+  const json& value = field(object, name);
+  const bool is_whole =
+      value.is_number_unsigned() || (value.is_number_integer() && value.get<int64_t>() >= 0);
+  if (!is_whole) {
+    refuse(std::string(kWhere) + "." + name,
+           "must be a whole number >= 0 (got " + value.dump() + ")");
+  }
+  const uint64_t v = value.get<uint64_t>();
+  if (v < low || v > high) {
+    refuse(std::string(kWhere) + "." + name, "must lie in [" + std::to_string(low) + ", " +
+                                                 std::to_string(high) + "], not " +
+                                                 std::to_string(v));
+  }
+  return v;
+}
+
+double real(const json& object, const std::string& name, double low, double high) {
+  const json& value = field(object, name);
+  if (!value.is_number()) {
+    refuse(std::string(kWhere) + "." + name, "must be a number (got " + value.dump() + ")");
+  }
+  const double v = value.get<double>();
+  if (!std::isfinite(v) || v < low || v > high) {
+    refuse(std::string(kWhere) + "." + name, "must be finite and in [" + std::to_string(low) +
+                                                 ", " + std::to_string(high) + "], not " +
+                                                 value.dump());
+  }
+  return v;
+}
+
+// What both stages read from the declaration, checked once.
+struct Parameters {
+  uint32_t dimension = 0;
+  tasks::HeterogeneityConfig config;
+  uint32_t stage2_id = 0;
+  bool dist = false;
+  double scale[4] = {0, 0, 0, 0};  // per release; one per stage (kPerStage)
+  double device_lambda = 0;        // dist: each device's Skellam share λ (as declared)
+  double share_lambda = 0;         // ... and as the devices sample it (rounded up to a rational)
+};
+
+Parameters parameters_of(const json& declaration, const fedstat_v1_Task& task) {
+  if (!declaration.contains(kWhere)) refuse(kWhere, "is missing");
+  const json& h = declaration[kWhere];
+  if (!h.is_object()) refuse(kWhere, "must be a JSON object");
+  Parameters p;
+  switch (task.trust) {
+    case fedstat_v1_TrustModel_NONE:
+      if (task.epsilon != 0 || task.delta != 0) {
+        refuse("epsilon/delta",
+               "must be 0 for a heterogeneity task with trust \"none\" (no noise)");
+      }
+      break;
+    case fedstat_v1_TrustModel_DIST:
+      p.dist = true;
+      break;
+    default:
+      refuse("trust",
+             "of a heterogeneity task must be \"none\" or \"dist\": \"trusted\" would need central "
+             "noise on both stages' exact sums, which the server does not add");
+  }
+  p.dimension = static_cast<uint32_t>(whole(h, "dimension", 1, kMaxDimension));
+  p.config.p = real(h, "p", 1, 64);
+  p.config.max_weight = real(h, "max_weight", 4, 1e6);
+  p.stage2_id = static_cast<uint32_t>(whole(h, "stage2_id", 1, 1u << 31));
+  if (p.stage2_id == task.task_id) refuse("heterogeneity.stage2_id", "must differ from the id");
+  if (p.dist) {
+    if (!(task.delta > 0)) {
+      refuse("epsilon/delta", "of a dist heterogeneity task need δ in (0, 1) (Skellam noise)");
+    }
+    SkellamCalibration c;
+    try {
+      c = calibrate_heterogeneity_skellam(p.dimension, p.config, task.epsilon, task.delta,
+                                          FixedPointScales::kPerStage);
+    } catch (const std::exception& e) {
+      refuse("epsilon/delta", std::string("cannot be calibrated: ") + e.what());
+    }
+    for (int k = 0; k < 4; ++k) p.scale[k] = c.scale[k];
+    // ≥ threshold shares in every released sum, or secure aggregation aborts.
+    p.device_lambda = c.sum_lambda / task.threshold;
+    p.share_lambda =
+        value_or_throw(noise::rational_at_least(p.device_lambda), "skellam share").to_double();
+  } else {
+    const tasks::HeterogeneitySensitivities s =
+        tasks::heterogeneity_sensitivities(p.dimension, p.config);
+    for (int k = 0; k < 4; ++k) p.scale[k] = 1024 / std::hypot(s.l2[k & ~1], s.l2[k | 1]);
+  }
+  return p;
+}
+
+// The Task's heterogeneity fields for `stage`.
+void set_stage(const Parameters& p, uint32_t stage, fedstat_v1_Task& task) {
+  task.which_parameters = fedstat_v1_Task_heterogeneity_tag;
+  fedstat_v1_HeterogeneityParameters& out = task.parameters.heterogeneity;
+  out.dimension = p.dimension;
+  out.p = p.config.p;
+  out.max_weight = p.config.max_weight;
+  out.scale = p.scale[stage == 1 ? 0 : 2];
+  out.stage = stage;
+  task.bits = 64;
+  task.device_noise_lambda = p.device_lambda;
+  if (stage == 1) {
+    task.vector_length = static_cast<uint32_t>(tasks::heterogeneity_round1_length(p.dimension));
+    task.data_words = 0;
+  } else {
+    task.vector_length = static_cast<uint32_t>(tasks::heterogeneity_round2_length());
+    task.data_words = 2 * p.dimension;
+  }
+}
+
+// σ of a stage's releases in real units: √(2·n·λ)/s (0 without noise).
+double sigma_of(const Parameters& p, int release, uint32_t contributors) {
+  if (!p.dist) return 0;
+  return std::sqrt(2 * static_cast<double>(contributors) * p.share_lambda) / p.scale[release];
+}
+
+json statistic(const StatisticEstimate& s) {
+  return json{{"estimate", s.estimate},
+              {"ci", json::array({s.ci.low, s.ci.high})},
+              {"noise_sd", s.noise_sd}};
+}
+
+json signed_words(const std::vector<uint64_t>& sum) {
+  json words = json::array();
+  for (uint64_t w : sum) words.push_back(static_cast<int64_t>(w));
+  return words;
+}
+
+}  // namespace
+
+void plan_heterogeneity(const json& declaration, const std::string& base_dir, uint64_t noise_seed,
+                        TaskPlan& plan) {
+  const Parameters p = parameters_of(declaration, plan.task);
+  set_stage(p, 1, plan.task);
+  const size_t words = tasks::heterogeneity_round1_length(p.dimension);
+  plan.estimate = [p, words](const std::vector<uint64_t>& sum, uint32_t contributors) {
+    if (sum.size() != words) throw std::invalid_argument("heterogeneity stage 1: sum length");
+    const HeterogeneityRound1 r = finish_heterogeneity_round1(
+        decode_fixed_point_sums(sum, p.scale[0]), contributors, p.config);
+    return json{{"kind", "heterogeneity"},
+                {"stage", 1},
+                {"model", p.dist ? "dist" : "none"},
+                {"contributors", contributors},
+                {"estimate", nullptr},
+                {"stage2_task", p.stage2_id},
+                {"sum", signed_words(sum)},
+                {"mean", r.mean},
+                {"weighted_mean", r.weighted_mean},
+                {"sum_weights", r.sum_weights},
+                {"sum_inverse_weights", r.sum_inverse_weights}};
+  };
+  plan.next_task_id = p.stage2_id;
+  plan.next_stage = [declaration, base_dir, noise_seed](const std::string& result,
+                                                        uint64_t opened) {
+    return plan_heterogeneity_stage2(declaration, base_dir, noise_seed, json::parse(result),
+                                     opened);
+  };
+}
+
+TaskPlan plan_heterogeneity_stage2(const json& declaration, const std::string& base_dir,
+                                   uint64_t noise_seed, const json& stage1_result,
+                                   uint64_t opened_unix_seconds) {
+  // The common fields as stage 1 has them, at stage 2's opening time.
+  TaskPlan plan = plan_task(declaration, base_dir, opened_unix_seconds, noise_seed);
+  const Parameters p = parameters_of(declaration, plan.task);
+  const uint32_t stage1_id = plan.task.task_id;
+  const size_t d = p.dimension;
+
+  // Stage 1's release, exactly as published.
+  auto bad = [&](const std::string& why) {
+    throw std::invalid_argument("task " + std::to_string(stage1_id) +
+                                ": not a stage-1 heterogeneity result (" + why + ")");
+  };
+  if (!stage1_result.is_object() || stage1_result.value("kind", "") != "heterogeneity" ||
+      stage1_result.value("stage", 0) != 1) {
+    bad("kind or stage");
+  }
+  const json& words = stage1_result.contains("sum") ? stage1_result["sum"] : json();
+  if (!words.is_array() || words.size() != tasks::heterogeneity_round1_length(d)) bad("sum");
+  std::vector<uint64_t> sum;
+  for (const json& w : words) {
+    if (!w.is_number_integer()) bad("sum");
+    sum.push_back(static_cast<uint64_t>(w.get<int64_t>()));
+  }
+  if (stage1_result.value("sum_sha256", "") != sum_digest(sum)) bad("sum_sha256");
+  const json& n1_field =
+      stage1_result.contains("contributors") ? stage1_result["contributors"] : json();
+  if (!n1_field.is_number_unsigned() || n1_field.get<uint64_t>() == 0 ||
+      n1_field.get<uint64_t>() > UINT32_MAX) {
+    bad("contributors");
+  }
+  const uint32_t n1 = n1_field.get<uint32_t>();
+  const HeterogeneityRound1 round1 =
+      finish_heterogeneity_round1(decode_fixed_point_sums(sum, p.scale[0]), n1, p.config);
+
+  fedstat_v1_Task& task = plan.task;
+  task.task_id = p.stage2_id;
+  Seed256 seed;
+  std::memcpy(seed.bytes, task.seed.bytes, sizeof(seed.bytes));
+  // Public, like stage 1's, and another session: derived from the seed by the PRF's next stream.
+  SeededStream session_stream(seed, ~uint64_t{0} - 1);
+  task.secagg_session = value_or_throw(session_stream.next_u64(), "secure aggregation session id");
+  set_stage(p, 2, task);
+  plan.data.clear();
+  for (const std::vector<double>* means : {&round1.mean, &round1.weighted_mean}) {
+    for (double v : *means) {
+      uint64_t bits = 0;
+      std::memcpy(&bits, &v, sizeof(bits));
+      plan.data.push_back(bits);
+    }
+  }
+  plan.estimate = [p, round1, n1, stage1_id](const std::vector<uint64_t>& sum,
+                                             uint32_t contributors) {
+    if (sum.size() != tasks::heterogeneity_round2_length()) {
+      throw std::invalid_argument("heterogeneity stage 2: sum length");
+    }
+    HeterogeneityEstimate e;
+    for (int k = 0; k < 4; ++k) e.sigma[k] = sigma_of(p, k, k < 2 ? n1 : contributors);
+    const std::vector<double> released = decode_fixed_point_sums(sum, p.scale[2]);
+    finish_heterogeneity_round2(released[0], released[1], n1, contributors, round1, p.dist, e);
+    // The aggregate is a release here (dist: noised by the devices; none: no privacy claimed).
+    return json{{"kind", "heterogeneity"},
+                {"stage", 2},
+                {"model", p.dist ? "dist" : "none"},
+                {"contributors", contributors},
+                {"stage1_task", stage1_id},
+                {"stage1_contributors", n1},
+                {"p", p.config.p},
+                {"estimate", e.i2.estimate},
+                {"i2", statistic(e.i2)},
+                {"dispersion", statistic(e.dispersion)},
+                {"q", statistic(e.q)},
+                {"sigma", json::array({e.sigma[0], e.sigma[1], e.sigma[2], e.sigma[3]})},
+                {"device_lambda", p.share_lambda},
+                {"sum_sha256", sum_digest(sum)}};
+  };
+  plan.next_task_id = 0;
+  plan.next_stage = nullptr;
+  plan.definition = json{{"declaration", declaration}, {"stage", 2}}.dump();
+  return plan;
+}
+
+}  // namespace host
+}  // namespace fedstat
