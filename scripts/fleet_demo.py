@@ -11,7 +11,8 @@ published aggregate against the in-process computation (bit for bit, where the r
 
 The data are synthetic and made here, from --seed: a Zipf law of 500 items for the fleet and a
 reference in which the 40 most frequent ranks are permuted (data_shift, kl), and labelled
-logistic examples, 64 per device, with a held-out set (model_update; see make_data).
+logistic examples, 64 per device, with a held-out set (model_update), and one label
+distribution per device (heterogeneity; see make_data).
 
 usage: fleet_demo.py --build DIR [--clients N] [--dropout R] [--seed S] [--work DIR] [--json]
 exit codes: 0 every task published a result and every bit-for-bit check held; 1 otherwise;
@@ -31,7 +32,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FLEET_SECRET = "5a" * 32  # the demo fleet's HKDF secret: demo only, never a deployment's
 
 
-def make_data(work, seed):
+def make_data(work, seed, clients):
     """items.txt (the fleet's item counts) and reference.txt, deterministic in `seed`."""
     rng = random.Random(seed)
     os.makedirs(os.path.join(work, "data"), exist_ok=True)
@@ -60,6 +61,12 @@ def make_data(work, seed):
                 f.write(f"{y}," + ",".join(repr(v) for v in x) + "\n")
     write_rows(os.path.join(work, "data", "examples.csv"), 1024 * 64)
     write_rows(os.path.join(work, "evaluation.csv"), 2000)
+    # heterogeneity: each device's label distribution over 3 classes, Dirichlet(0.6), one row per
+    # device (data/vectors.csv; --clients rows, so "exact" is over exactly the fleet).
+    with open(os.path.join(work, "data", "vectors.csv"), "w") as f:
+        for _ in range(clients):
+            g = [rng.gammavariate(0.6, 1) for _ in range(3)]
+            f.write(",".join(f"{v / sum(g):.3f}" for v in g) + "\n")
 
 
 def load_tasks(clients):
@@ -104,15 +111,21 @@ def run_fleet(build, work, task, port, clients, dropout, seed, first_id):
         cwd=work, capture_output=True, text=True)
     if sim.returncode != 0:
         sys.exit("fleet_demo: fedstat-sim failed for task %d: %s" % (task["id"], sim.stderr))
+    # A chained task (heterogeneity) publishes its estimate with its last stage.
+    last = task.get("heterogeneity", {}).get("stage2_id", task["id"])
     published = subprocess.run(
-        [os.path.join(build, "host_server", "fedstat-server"), "results", str(task["id"]),
+        [os.path.join(build, "host_server", "fedstat-server"), "results", str(last),
          "--config", "server.json", "--json"], cwd=work, capture_output=True, text=True)
     result = json.loads(published.stdout) if published.returncode == 0 else None
     return json.loads(sim.stdout), result
 
 
 def row(task, sim, result):
-    dropped = sim["outcomes"].get("dropped", 0)
+    if "stages" in sim:  # a chained task: dropouts over its stages, the last stage's recomputation
+        dropped = sum(s["outcomes"].get("dropped", 0) for s in sim["stages"])
+        sim = dict(sim, expected=sim["stages"][-1].get("expected", {}))
+    else:
+        dropped = sim["outcomes"].get("dropped", 0)
     estimate = result.get("estimate") if result else None
     exact = sim.get("exact")
     error = abs(estimate - exact) if estimate is not None and exact is not None else None
@@ -169,7 +182,7 @@ def main():
     work = os.path.abspath(args.work or os.path.join(build, "fleet-demo"))
     subprocess.run(["rm", "-rf", work], check=True)
     os.makedirs(os.path.join(work, "state"))
-    make_data(work, args.seed)
+    make_data(work, args.seed, args.clients)
     tasks = load_tasks(args.clients)
     server, port = start_server(build, work, tasks)
     rows = []

@@ -35,7 +35,7 @@ namespace host {
 struct EmulatedClient {
   std::vector<histogram::SparseEntry> table;  // empty: the client holds no histogram
   histogram::SparseHistogram histogram;
-  LabelledExamples examples;  // MODEL_UPDATE (none for the histogram kinds)
+  LabelledExamples examples;   // MODEL_UPDATE (none for the histogram kinds)
   std::vector<double> vector;  // HETEROGENEITY: x ∈ [0,1]^d (empty: none)
 };
 

@@ -182,6 +182,10 @@ void plan_heterogeneity(const json& declaration, const std::string& base_dir, ui
                 {"sum_weights", r.sum_weights},
                 {"sum_inverse_weights", r.sum_inverse_weights}};
   };
+  // The truth the pair estimates (stage 2's "estimate", I²) over every device's vector.
+  plan.exact = [p](const std::string& data_dir) {
+    return exact_heterogeneity(read_client_vectors(data_dir + "/vectors.csv"), p.config).i2;
+  };
   plan.next_task_id = p.stage2_id;
   plan.next_stage = [declaration, base_dir, noise_seed](const std::string& result,
                                                         uint64_t opened) {

@@ -290,8 +290,7 @@ TaskPlan plan_task(const json& declaration, const std::string& base_dir,
     task.kind = fedstat_v1_TaskKind_HETEROGENEITY;
     plan_heterogeneity(declaration, base_dir, noise_seed, plan);
   } else {
-    refuse("kind",
-           "must be data_shift, kl, model_update or heterogeneity (not \"" + kind + "\")");
+    refuse("kind", "must be data_shift, kl, model_update or heterogeneity (not \"" + kind + "\")");
   }
   // A result names the aggregate it was computed from (bit-for-bit checks) only when the
   // aggregate is itself a release: noised by the devices (dist, or local DP) or no privacy
