@@ -47,10 +47,25 @@
 #include "host_server/tasks/task_plan.h"
 #include "nlohmann/json.hpp"
 #include "platform/posix/posix_platform.h"
+#include "sdk/client/client.h"
 
 using namespace fedstat;
 using namespace fedstat::host;
 using nlohmann::json;
+
+namespace {
+
+// What one device gives its Client for `task` (the caller memory of Client::memory_bytes, with the
+// device's local size) plus the Client object itself: sdk/client/client.h's formula.
+size_t client_memory(const fedstat_v1_Task& task, const EmulatedClient& device) {
+  const size_t local = task.kind == fedstat_v1_TaskKind_MODEL_UPDATE ? device.examples.count()
+                       : task.kind == fedstat_v1_TaskKind_DATA_SHIFT ? device.histogram.capacity()
+                                                                     : 0;
+  return value_or_throw(client::Client::memory_bytes(task, local), "the Client's memory") +
+         sizeof(client::Client);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -263,6 +278,7 @@ int main(int argc, char** argv) {
              {"bytes_per_completed_device",
               completed_last ? static_cast<double>(completed_bytes) / completed_last : 0.0},
              {"epsilon_spent_max", epsilon_spent_max},
+             {"client_memory_bytes", client_memory(plan.task, *data[0])},
              {"seconds", seconds}};
     if (stages > 1) {
       out["stages"] = stage_results;
