@@ -20,13 +20,14 @@ exit codes: 0 every task published a result and every bit-for-bit check held; 1 
 """
 import argparse
 import json
-import math
 import os
 import random
 import signal
 import subprocess
 import sys
 import time
+
+import logistic_data  # scripts/logistic_data.py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FLEET_SECRET = "5a" * 32  # the demo fleet's HKDF secret: demo only, never a deployment's
@@ -47,20 +48,9 @@ def make_data(work, seed, clients):
     # model_update: logistic data, 7 Gaussian features and a bias at unit norm, labels from
     # sigmoid(w*.x) with |w*| = 12 (the Bayes classifier is right on ~88 % of rows); 64 rows per
     # device in data/examples.csv and 2000 held-out rows in evaluation.csv (the server's own).
-    d, w = 8, [rng.gauss(0, 1) for _ in range(8)]
-    w = [v * 12 / math.sqrt(sum(u * u for u in w)) for v in w]
-
-    def write_rows(path, n):
-        with open(path, "w") as f:
-            for _ in range(n):
-                x = [rng.gauss(0, 1) for _ in range(d - 1)] + [1.0]
-                norm = math.sqrt(sum(v * v for v in x)) * 1.000001
-                x = [v / norm for v in x]
-                logit = sum(a * b for a, b in zip(w, x))
-                y = 1 if rng.random() < 1 / (1 + math.exp(-logit)) else -1
-                f.write(f"{y}," + ",".join(repr(v) for v in x) + "\n")
-    write_rows(os.path.join(work, "data", "examples.csv"), 1024 * 64)
-    write_rows(os.path.join(work, "evaluation.csv"), 2000)
+    w = logistic_data.true_weights(rng)
+    logistic_data.write_rows(os.path.join(work, "data", "examples.csv"), 1024 * 64, w, rng)
+    logistic_data.write_rows(os.path.join(work, "evaluation.csv"), 2000, w, rng)
     # heterogeneity: each device's label distribution over 3 classes, Dirichlet(0.6), one row per
     # device (data/vectors.csv; --clients rows, so "exact" is over exactly the fleet).
     with open(os.path.join(work, "data", "vectors.csv"), "w") as f:

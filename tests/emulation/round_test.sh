@@ -7,11 +7,13 @@
 #   round_test.sh SERVER SIM WORKDIR KIND TRUST CLIENTS DROPOUT
 set -euo pipefail
 server=$1 sim=$2 work=$3 kind=$4 trust=$5 clients=$6 dropout=$7
+scripts=$(cd "$(dirname "$0")/../../scripts" && pwd)
 rm -rf "$work" && mkdir -p "$work/data" "$work/state"
 cd "$work"
 secret=$(printf '5a%.0s' $(seq 32))
-python3 - "$kind" "$trust" "$clients" <<'PY'
-import json, math, random, sys
+PYTHONPATH="$scripts" python3 - "$kind" "$trust" "$clients" <<'PY'
+import json, random, sys
+import logistic_data  # scripts/logistic_data.py
 kind, trust, clients = sys.argv[1], sys.argv[2], int(sys.argv[3])
 task = {"id": 3, "kind": kind, "trust": trust, "epsilon": 0, "delta": 0,
         "min_clients": clients, "max_clients": clients, "deadline_seconds": 600,
@@ -21,19 +23,9 @@ if kind == "model_update":
     # sigmoid(w*·x) with ‖w*‖ = 12 (the Bayes classifier is right on ~88 % of rows); 64 rows per
     # device (data/examples.csv, device i: rows 64i..64i+63) and 2000 held-out rows.
     rng, d, per_client = random.Random(20261123), 8, 64
-    w = [rng.gauss(0, 1) for _ in range(d)]
-    w = [v * 12 / math.sqrt(sum(u * u for u in w)) for v in w]
-    def write_rows(path, n):
-        with open(path, 'w') as f:
-            for _ in range(n):
-                x = [rng.gauss(0, 1) for _ in range(d - 1)] + [1.0]
-                norm = math.sqrt(sum(v * v for v in x)) * 1.000001
-                x = [v / norm for v in x]
-                logit = sum(a * b for a, b in zip(w, x))
-                y = 1 if rng.random() < 1 / (1 + math.exp(-logit)) else -1
-                f.write(f"{y}," + ",".join(repr(v) for v in x) + "\n")
-    write_rows('data/examples.csv', clients * per_client)
-    write_rows('evaluation.csv', 2000)
+    w = logistic_data.true_weights(rng, d)
+    logistic_data.write_rows('data/examples.csv', clients * per_client, w, rng)
+    logistic_data.write_rows('evaluation.csv', 2000, w, rng)
     if trust != "none":
         task.update({"epsilon": 1.0, "delta": 1e-6, "threshold": (2 * clients + 2) // 3})
     task["model_update"] = {"dimension": d, "epochs": 20, "batches": 4, "averaging_interval": 20,
