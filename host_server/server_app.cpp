@@ -53,7 +53,7 @@ class Bridge final : public net::FrameHandler, public Outbox {
     coordinator_->on_close(id, reason);
     // Refusals before a device is known (a failed or timed-out handshake, an unknown identity)
     // are the operator's to see; the rounds log what happens to devices they know.
-    if (reason.rfind("TLS", 0) == 0 || reason.find("identity") != std::string::npos) {
+    if (reason.rfind("TLS handshake", 0) == 0 || reason.find("identity") != std::string::npos) {
       log_line(*log_, {{"event", "refused"}, {"connection", id}, {"reason", reason}});
     }
   }

@@ -5,6 +5,7 @@
 #include "platform/platform.h"
 #include "sdk/base/arena.h"
 #include "sdk/base/checked_size.h"
+#include "sdk/base/crc32.h"
 #include "sdk/base/random_bits.h"
 #include "sdk/client/contribution.h"
 #include "sdk/version.h"
@@ -101,6 +102,7 @@ Status Client::init(const ClientConfig& config, MutableByteSpan memory, ClientDa
     return loaded.status();
   }
   config_ = config;
+  drop_pending();  // a report held before this init is never resumed (a reboot, new memory)
   memory_ = memory;
   data_ = &data;
   ledger_ = &ledger;
@@ -117,7 +119,7 @@ Result<SessionOutcome> Client::run_session(FrameChannel& channel) {
   memset(&task_, 0, sizeof(task_));
   Result<SessionOutcome> result = session(channel);
   if (!result.ok() && round_ended_) {
-    pending_ = false;
+    drop_pending();
     clear_marker();
     result = SessionOutcome{SessionResult::kAborted, task_.task_id};
   }
@@ -125,7 +127,7 @@ Result<SessionOutcome> Client::run_session(FrameChannel& channel) {
   // refusal) ends it: nothing more is sent for that round.
   if (!result.ok() && result.status().code() != StatusCode::kUnavailable &&
       result.status().code() != StatusCode::kDeadlineExceeded) {
-    pending_ = false;
+    drop_pending();
   }
   channel.close();
   return result;
@@ -184,7 +186,12 @@ Result<SessionOutcome> Client::session(FrameChannel& channel) {
   copy_string(hello.sdk_version, sizeof(hello.sdk_version), FEDSTAT_VERSION_STRING);
   hello.memory_bytes = memory_.size();
   hello.word_bits = static_cast<uint32_t>(8 * sizeof(void*));
-  // A report the channel cut off is resumed (client.h); a round interrupted by a reboot is not.
+  // A report the channel cut off is resumed (client.h) until the task's deadline; a round
+  // interrupted by a reboot is not.
+  if (pending_ && pending_task_.deadline_unix_seconds != 0 &&
+      config_.wall_clock_seconds() >= pending_task_.deadline_unix_seconds) {
+    drop_pending();
+  }
   hello.resume_task_id = pending_ ? pending_task_.task_id : 0;
   FEDSTAT_RETURN_IF_ERROR(send(channel));
 
@@ -193,7 +200,7 @@ Result<SessionOutcome> Client::session(FrameChannel& channel) {
   if (in_.which_body == fedstat_v1_Envelope_server_error_tag) {
     const fedstat_v1_ServerError& error = in_.body.server_error;
     copy_string(server_detail_, sizeof(server_detail_), error.detail);
-    pending_ = false;  // the server will not take the rest of a pending report
+    drop_pending();  // the server will not take the rest of a pending report
     // The action as a number: nanopb stores whatever the wire said in the enum field.
     switch (wire_enum_value(error.action)) {
       case fedstat_v1_ErrorAction_RETRY_LATER:
@@ -214,9 +221,11 @@ Result<SessionOutcome> Client::session(FrameChannel& channel) {
 }
 
 Result<SessionOutcome> Client::resume_report(FrameChannel& channel) {
-  // Byte-for-byte the task the contribution was computed for (both structs start zeroed).
+  // Byte-for-byte the task the contribution was computed for. Padding is compared too: equal
+  // bytes always mean equal fields, so this can only fail closed (a spurious refusal drops the
+  // report), never accept a different Task.
   if (memcmp(&in_.body.task, &pending_task_, sizeof(pending_task_)) != 0) {
-    pending_ = false;
+    drop_pending();
     return failed_precondition("the server resumed a task other than the one reported for");
   }
   memcpy(&task_, &pending_task_, sizeof(task_));
@@ -228,6 +237,11 @@ Result<SessionOutcome> Client::resume_report(FrameChannel& channel) {
   Result<Span<uint64_t>> data = arena.allocate_array<uint64_t>(task_.data_words);
   if (!held.ok() || !data.ok()) return internal_error("the held report is not in memory");
   const Span<uint64_t> contribution(static_cast<uint64_t*>(held.value()), task_.vector_length);
+  // The buffer must still hold what was charged for: nothing else is ever sent in its place.
+  if (contribution_crc(contribution) != pending_crc_) {
+    drop_pending();
+    return data_loss("the held report changed in the Client's memory: dropped, nothing sent");
+  }
   FEDSTAT_RETURN_IF_ERROR(receive_task_data(channel, data.value()));
   FEDSTAT_RETURN_IF_ERROR(receive_expect(channel, fedstat_v1_Envelope_ack_tag));
   const fedstat_v1_Ack& ack = in_.body.ack;
@@ -244,7 +258,7 @@ Result<SessionOutcome> Client::finish_round(FrameChannel& channel) {
   if (in_.body.round_outcome.task_id != id) {
     return failed_precondition("RoundOutcome for another task");
   }
-  pending_ = false;
+  drop_pending();
   clear_marker();
   return SessionOutcome{
       in_.body.round_outcome.completed ? SessionResult::kCompleted : SessionResult::kAborted, id};
@@ -350,6 +364,7 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
   } else {
     // From here a channel failure leaves the report pending: the next session resumes it.
     memcpy(&pending_task_, &task_, sizeof(task_));
+    pending_crc_ = contribution_crc(contribution.value());
     pending_ = true;
     FEDSTAT_RETURN_IF_ERROR(send_report(channel, contribution.value(), 0));
   }
@@ -488,6 +503,19 @@ Status Client::run_secagg(FrameChannel& channel, Span<uint64_t> contribution,
     FEDSTAT_RETURN_IF_ERROR(send(channel));
   }
   return Status();
+}
+
+uint32_t Client::contribution_crc(Span<const uint64_t> words) {
+  return crc32(ByteSpan(reinterpret_cast<const uint8_t*>(words.data()), 8 * words.size()));
+}
+
+void Client::drop_pending() {
+  // Wiped, not only forgotten: an exact TRUSTED report does not linger in RAM.
+  if (pending_ && memory_.size() >= size_mul(8, pending_task_.vector_length)) {
+    memset(memory_.data(), 0, 8 * pending_task_.vector_length);
+  }
+  pending_ = false;
+  pending_crc_ = 0;
 }
 
 Status Client::save_marker() {

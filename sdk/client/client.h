@@ -37,7 +37,11 @@
 // Task must equal the one reported for, byte for byte, else kFailedPrecondition) and an Ack of the
 // words it holds, and the Client sends the rest of the SAME contribution (kept in its memory: no
 // noise drawn again, nothing charged again) and waits for the RoundOutcome. A ServerError instead
-// (the round is over, admission closed) ends the pending report. DIST rounds are not resumed.
+// (the round is over, admission closed), the task's deadline passing, or a new init() ends the
+// pending report and wipes it. While a report is pending the first 8·vector_length bytes of the
+// Client's memory belong to it: the app must not reuse them (a CRC-32 taken when it was built is
+// checked before anything is resent; a mismatch drops it, kDataLoss, nothing sent). DIST rounds
+// are not resumed.
 // A rebooted device does not resume (ClientHello.resume_task_id is 0): init() reads the marker
 // and the next session offered that task declines it (kDeclinedInterrupted), so a device that
 // rebooted mid-round drops out cleanly and never sends shares or reveals for that round again.
@@ -165,6 +169,8 @@ class Client {
                     Span<secagg::SecAggPeer> peers);
   Status save_marker();
   void clear_marker();
+  void drop_pending();  // forgets AND wipes a held report
+  static uint32_t contribution_crc(Span<const uint64_t> words);
 
   ClientConfig config_;
   MutableByteSpan memory_;
@@ -175,6 +181,7 @@ class Client {
   bool round_ended_ = false;  // a RoundOutcome{false} or SecAggAbort arrived
   bool pending_ = false;      // a clear-path report the channel cut off (pending_task_)
   fedstat_v1_Task pending_task_ = fedstat_v1_Task_init_zero;
+  uint32_t pending_crc_ = 0;  // CRC-32 of the held contribution (resume sends it only if equal)
   fedstat_v1_Task task_ = fedstat_v1_Task_init_zero;
   RoundMarker marker_;       // the current session's round
   RoundMarker interrupted_;  // the round found in storage by init() (task_id 0: none)
