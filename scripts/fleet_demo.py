@@ -120,10 +120,11 @@ def row(task, sim, result):
     exact = sim.get("exact")
     error = abs(estimate - exact) if estimate is not None and exact is not None else None
     expected = sim.get("expected", {})
-    if result and "sum_sha256" in result:
-        bit_exact = "yes" if result["sum_sha256"] == expected.get("sum_sha256") else "NO"
-    else:
+    if task["trust"] == "trusted":
         bit_exact = "n/a (trusted: exact aggregate never published)"
+    else:  # none and dist results must name their aggregate, and it must be the in-process one
+        published = result.get("sum_sha256") if result else None
+        bit_exact = "yes" if published and published == expected.get("sum_sha256") else "NO"
     return {"task": "%d %s" % (task["id"], task["kind"]), "trust": task["trust"],
             "epsilon": task["epsilon"] if task["trust"] != "none" else None,
             "clients": sim["clients"], "dropouts": dropped,

@@ -232,6 +232,16 @@ inline std::vector<uint64_t> expected_sketch(const fedstat_v1_Task& t,
   return out;
 }
 
+// The Skellam share a DIST task asks each device for: Sk(λ), λ = device_noise_lambda rounded up
+// to the sampler's rational grid (as the device does).
+inline void init_share(noise::NoiseSampler& share, const fedstat_v1_Task& t) {
+  EXPECT_TRUE(
+      share
+          .init(noise::NoiseSpec{noise::NoiseKind::kSkellam,
+                                 noise::rational_at_least(t.device_noise_lambda).value(), 1})
+          .ok());
+}
+
 // KL by hand: counts (+ a Skellam share of λ in DIST), then the total.
 inline std::vector<uint64_t> expected_kl(const fedstat_v1_Task& t,
                                          const std::vector<uint64_t>& points,
@@ -242,11 +252,7 @@ inline std::vector<uint64_t> expected_kl(const fedstat_v1_Task& t,
   uint64_t total = 0;
   if (t.trust == fedstat_v1_TrustModel_DIST) {
     noise::NoiseSampler share;
-    EXPECT_TRUE(
-        share
-            .init(noise::NoiseSpec{noise::NoiseKind::kSkellam,
-                                   noise::rational_at_least(t.device_noise_lambda).value(), 1})
-            .ok());
+    init_share(share, t);
     RandomBits bits(noise_source);
     EXPECT_TRUE(tasks::answer_kl_points_noised(h, Span<const uint32_t>(ids.data(), ids.size()),
                                                share, bits,
@@ -355,11 +361,7 @@ inline std::vector<uint64_t> expected_model(const fedstat_v1_Task& t,
   noise::NoiseSampler share;
   const noise::NoiseSampler* share_ptr = nullptr;
   if (t.trust == fedstat_v1_TrustModel_DIST) {
-    EXPECT_TRUE(
-        share
-            .init(noise::NoiseSpec{noise::NoiseKind::kSkellam,
-                                   noise::rational_at_least(t.device_noise_lambda).value(), 1})
-            .ok());
+    init_share(share, t);
     share_ptr = &share;
   }
   RandomBits bits(private_source);
@@ -449,11 +451,7 @@ inline std::vector<uint64_t> expected_heterogeneity(const fedstat_v1_Task& t,
                   .ok());
   if (t.trust == fedstat_v1_TrustModel_DIST) {
     noise::NoiseSampler share;
-    EXPECT_TRUE(
-        share
-            .init(noise::NoiseSpec{noise::NoiseKind::kSkellam,
-                                   noise::rational_at_least(t.device_noise_lambda).value(), 1})
-            .ok());
+    init_share(share, t);
     RandomBits bits(noise_source);
     const std::vector<int64_t> exact = words;
     EXPECT_TRUE(noise::add_noise(Span<const int64_t>(exact.data(), exact.size()),

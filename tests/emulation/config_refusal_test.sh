@@ -5,6 +5,7 @@
 #   config_refusal_test.sh SERVER WORKDIR
 set -euo pipefail
 server=$1 work=$2
+source "$(dirname "$0")/common.sh"
 rm -rf "$work" && mkdir -p "$work" && cd "$work"
 for i in $(seq 0 49); do echo "$i $((1000 / (i + 1)))"; done >reference.txt
 task='{"id": 5, "kind": "kl", "trust": "trusted", "epsilon": 1, "delta": 1e-6, "min_clients": 2,
@@ -13,14 +14,14 @@ task='{"id": 5, "kind": "kl", "trust": "trusted", "epsilon": 1, "delta": 1e-6, "
 echo '{"listen": "127.0.0.1:0", "store": "a.db", "fleet_secret": "'$(printf '1%.0s' $(seq 64))'",
        "noise_seed": 3, "tasks": ['"$task"']}' >seeded.json
 rc=0
-"$server" --config seeded.json 2>seeded.err || rc=$?
+timeout 20 "$server" --config seeded.json --port-file port 2>seeded.err || rc=$?
 [ "$rc" -eq 2 ] || { echo "expected exit 2, got $rc"; cat seeded.err; exit 1; }
 grep -q "noise_seed makes the server's central noise reproducible.*trusted task 5" seeded.err
 [ ! -e port ]
 sed 's/"noise_seed": 3, //' seeded.json >plain.json
 "$server" --config plain.json --port-file port 2>plain.err &
 pid=$!
-for _ in $(seq 300); do [ -s port ] && break; kill -0 $pid || { cat plain.err; exit 1; }; sleep 0.1; done
+wait_for_port $pid plain.err
 kill -TERM $pid
 wait $pid
 grep -q '"event":"stopped"' plain.err

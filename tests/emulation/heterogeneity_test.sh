@@ -10,12 +10,12 @@
 # twice: a device's budget of 10 could not pay 2 × 8); the estimates against the exact values.
 #   heterogeneity_test.sh SERVER SIM WORKDIR CLIENTS DROPOUT
 set -euo pipefail
+source "$(dirname "$0")/common.sh"
 server=$1 sim=$2 work=$3 clients=$4 dropout=$5
 rm -rf "$work" && mkdir -p "$work/data" "$work/state"
 cd "$work"
-secret=$(printf '5a%.0s' $(seq 32))
 python3 - "$clients" <<'PY'
-import json, random, sys
+import json, os, random, sys
 clients = int(sys.argv[1])
 rng = random.Random(5)
 with open('data/vectors.csv', 'w') as f:   # each device's label distribution: Dirichlet(0.6), d = 3
@@ -28,24 +28,23 @@ task = {"id": 3, "kind": "heterogeneity", "trust": "dist", "epsilon": 8.0, "delt
         "seed": "00" * 31 + "33",
         "heterogeneity": {"dimension": 3, "p": 2, "max_weight": 8, "stage2_id": 4}}
 json.dump(task, open('task.json', 'w'))
-json.dump({"listen": "127.0.0.1:0", "store": "server.db", "fleet_secret": "5a" * 32,
+json.dump({"listen": "127.0.0.1:0", "store": "server.db", "fleet_secret": os.environ["FLEET_SECRET"],
            "idle_timeout_ms": 900000, "tasks": [task]}, open('server.json', 'w'))
 PY
 # Fewer rows in vectors.csv than devices: refused before any device connects.
 mkdir -p short && head -n 2 data/vectors.csv >short/vectors.csv
-if "$sim" --server 127.0.0.1:9 --clients 3 --task task.json --data short --fleet-secret "$secret" \
+if "$sim" --server 127.0.0.1:9 --clients 3 --task task.json --data short --fleet-secret "$FLEET_SECRET" \
   2>short.err; then echo "fedstat-sim accepted 2 rows for 3 devices"; exit 1; fi
 grep -q 'vectors.csv has 2 rows for 3 devices' short.err || { cat short.err; exit 1; }
 
 "$server" --config server.json --port-file port 2>server.log &
 pid=$!
 trap 'kill $pid 2>/dev/null || true' EXIT
-# The server writes the port file (atomically) once it listens; wait for the file, not a time.
-for _ in $(seq 600); do [ -s port ] && break; kill -0 $pid || { cat server.log; exit 1; }; sleep 0.1; done
+wait_for_port $pid server.log
 endpoint=127.0.0.1:$(cat port)
 
 "$sim" --server "$endpoint" --clients "$clients" --task task.json --data data \
-  --fleet-secret "$secret" --dropout "$dropout" --seed 17 --state state --json >sim.json
+  --fleet-secret "$FLEET_SECRET" --dropout "$dropout" --seed 17 --state state --json >sim.json
 "$server" results 3 --config server.json --json >stage1.json
 "$server" results 4 --config server.json --json >stage2.json
 kill -TERM $pid && wait $pid || true

@@ -8,12 +8,12 @@
 # result must equal the in-process computation over all 200 devices, bit for bit (sum_sha256).
 #   kill_restart_test.sh SERVER SIM WORKDIR [KILL_AT]
 set -euo pipefail
+source "$(dirname "$0")/common.sh"
 server=$1 sim=$2 work=$3 kill_at=${4:-1500}
 rm -rf "$work" && mkdir -p "$work/data" "$work/state"
 cd "$work"
-secret=$(printf '5a%.0s' $(seq 32))
 python3 - <<'PY'
-import json
+import json, os
 with open('data/items.txt', 'w') as f:
     for i in range(300): f.write(f"{i + 15} {max(1, 100000 // (i + 1))}\n")
 with open('reference.txt', 'w') as f:
@@ -24,30 +24,30 @@ task = {"id": 5, "kind": "data_shift", "trust": "none", "epsilon": 0, "delta": 0
         "data_shift": {"rows": 5, "width": 256, "heap_capacity": 64, "k": 1024, "domain": 400,
                        "local_epsilon": 0, "reference": "reference.txt"}}
 json.dump(task, open('task.json', 'w'))
-json.dump({"listen": "127.0.0.1:0", "store": "server.db", "fleet_secret": "5a" * 32,
+json.dump({"listen": "127.0.0.1:0", "store": "server.db", "fleet_secret": os.environ["FLEET_SECRET"],
            "idle_timeout_ms": 900000, "tasks": [task]}, open('server.json', 'w'))
 PY
 
-wait_for_port() {  # the server writes the port file atomically once it listens
-  for _ in $(seq 600); do [ -s port ] && return 0; kill -0 "$1" || { cat server*.log; exit 1; }; sleep 0.1; done
-  echo "the server did not listen"; exit 1
-}
 "$server" --config server.json --port-file port 2>server1.log &
 pid=$!
-trap 'kill -9 $pid 2>/dev/null || true' EXIT
-wait_for_port $pid
+sim_pid=
+trap 'kill -9 $pid $sim_pid 2>/dev/null || true' EXIT
+wait_for_port $pid server1.log
 port=$(cat port)
 
 "$sim" --server 127.0.0.1:$port --clients 200 --task task.json --data data \
-  --fleet-secret "$secret" --seed 23 --state state --json >sim.json &
+  --fleet-secret "$FLEET_SECRET" --seed 23 --state state --json >sim.json &
 sim_pid=$!
 
 # Kill once the store holds kill_at events (200 hellos + 200 replies, then report chunks: 4,200
 # of them in all), read from the WAL database by a separate reader.
-python3 - "$kill_at" <<'PY'
-import sqlite3, sys, time
-need = int(sys.argv[1])
+python3 - "$kill_at" "$sim_pid" <<'PY'
+import os, sqlite3, sys, time
+need, sim = int(sys.argv[1]), int(sys.argv[2])
+deadline = time.monotonic() + 300
 while True:
+    os.kill(sim, 0)  # raises (the test fails) if the fleet is gone before the kill
+    assert time.monotonic() < deadline, 'the store did not reach the kill point in 300 s'
     try:
         db = sqlite3.connect('file:server.db?mode=ro', uri=True, timeout=5)
         n = db.execute('SELECT COUNT(*) FROM events').fetchone()[0]
@@ -74,7 +74,7 @@ PY
 rm -f port
 "$server" --config server.json --listen 127.0.0.1:$port --port-file port 2>server2.log &
 pid=$!
-wait_for_port $pid
+wait_for_port $pid server2.log
 wait $sim_pid
 "$server" results 5 --config server.json --json >result.json
 kill -TERM $pid && wait $pid || true

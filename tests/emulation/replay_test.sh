@@ -9,12 +9,12 @@
 # closed task (TASK_CLOSED) is tested in tests/rounds and tests/client.
 #   replay_test.sh SERVER SIM WORKDIR
 set -euo pipefail
+source "$(dirname "$0")/common.sh"
 server=$1 sim=$2 work=$3
 rm -rf "$work" && mkdir -p "$work/data" "$work/state" "$work/recorded"
 cd "$work"
-secret=$(printf '5a%.0s' $(seq 32))
 python3 - <<'PY'
-import json
+import json, os
 with open('data/items.txt', 'w') as f:
     for i in range(50): f.write(f"{i} {1000 // (i + 1)}\n")
 with open('reference.txt', 'w') as f:
@@ -25,13 +25,14 @@ task = {"id": 7, "kind": "data_shift", "trust": "none", "epsilon": 0, "delta": 0
         "data_shift": {"rows": 3, "width": 64, "heap_capacity": 16, "k": 256, "domain": 60,
                        "local_epsilon": 0, "reference": "reference.txt"}}
 json.dump(task, open('task.json', 'w'))
-json.dump({"listen": "127.0.0.1:0", "store": "server.db", "fleet_secret": "5a" * 32,
+json.dump({"listen": "127.0.0.1:0", "store": "server.db", "fleet_secret": os.environ["FLEET_SECRET"],
            "tasks": [task]}, open('server.json', 'w'))
 PY
 "$server" --config server.json --port-file port 2>server.log &
 pid=$!
+proxy=
 trap 'kill $pid $proxy 2>/dev/null || true' EXIT
-for _ in $(seq 600); do [ -s port ] && break; kill -0 $pid || { cat server.log; exit 1; }; sleep 0.1; done
+wait_for_port $pid server.log
 port=$(cat port)
 
 # The recording proxy: forwards both ways; keeps what each client sent in recorded/<n>.bin.
@@ -61,9 +62,10 @@ while True:
 PY
 proxy=$!
 for _ in $(seq 600); do [ -s proxy_port ] && break; sleep 0.1; done
+[ -s proxy_port ] || { echo 'the recording proxy did not start'; exit 1; }
 
 "$sim" --server 127.0.0.1:$(cat proxy_port) --clients 2 --task task.json --data data \
-  --fleet-secret "$secret" --seed 3 --state state --json >sim.json
+  --fleet-secret "$FLEET_SECRET" --seed 3 --state state --json >sim.json
 kill $proxy
 python3 - "$port" <<'PY'
 import glob, json, socket, sqlite3, sys
@@ -92,7 +94,7 @@ grep -q '"event":"refused".*TLS handshake failed' server.log
 
 # A device checking in after the round is over gets no task (the sim checks in once).
 "$sim" --server 127.0.0.1:$port --clients 1 --first-id 50 --task task.json --data data \
-  --fleet-secret "$secret" --max-sessions 1 --json >late.json
+  --fleet-secret "$FLEET_SECRET" --max-sessions 1 --json >late.json
 python3 - <<'PY'
 import json
 d = json.load(open('late.json'))['devices'][0]

@@ -6,13 +6,13 @@
 # is refused at the handshake.
 #   round_test.sh SERVER SIM WORKDIR KIND TRUST CLIENTS DROPOUT
 set -euo pipefail
+source "$(dirname "$0")/common.sh"
 server=$1 sim=$2 work=$3 kind=$4 trust=$5 clients=$6 dropout=$7
 scripts=$(cd "$(dirname "$0")/../../scripts" && pwd)
 rm -rf "$work" && mkdir -p "$work/data" "$work/state"
 cd "$work"
-secret=$(printf '5a%.0s' $(seq 32))
 PYTHONPATH="$scripts" python3 - "$kind" "$trust" "$clients" <<'PY'
-import json, random, sys
+import json, os, random, sys
 import logistic_data  # scripts/logistic_data.py
 kind, trust, clients = sys.argv[1], sys.argv[2], int(sys.argv[3])
 task = {"id": 3, "kind": kind, "trust": trust, "epsilon": 0, "delta": 0,
@@ -44,14 +44,13 @@ elif kind == "kl":
     task.update({"epsilon": 1.0, "delta": 1e-6, "threshold": (2 * clients + 2) // 3})
     task["kl"] = {"reference": "reference.txt", "rounds": 300, "lambda": 0.1}
 json.dump(task, open('task.json', 'w'))
-json.dump({"listen": "127.0.0.1:0", "store": "server.db", "fleet_secret": "5a" * 32,
+json.dump({"listen": "127.0.0.1:0", "store": "server.db", "fleet_secret": os.environ["FLEET_SECRET"],
            "idle_timeout_ms": 900000, "noise_seed": 9, "tasks": [task]}, open('server.json', 'w'))
 PY
 "$server" --config server.json --port-file port 2>server.log &
 pid=$!
 trap 'kill $pid 2>/dev/null || true' EXIT
-# The server writes the port file (atomically) once it listens; wait for the file, not a time.
-for _ in $(seq 600); do [ -s port ] && break; kill -0 $pid || { cat server.log; exit 1; }; sleep 0.1; done
+wait_for_port $pid server.log
 endpoint=127.0.0.1:$(cat port)
 
 # A device whose key the server does not hold: refused at the TLS handshake, before any task data.
@@ -66,7 +65,7 @@ print('unauthenticated device refused:', d['detail'])
 PY
 
 "$sim" --server "$endpoint" --clients "$clients" --task task.json --data data \
-  --fleet-secret "$secret" --dropout "$dropout" --seed 17 --noise-seed 9 --state state --json >sim.json
+  --fleet-secret "$FLEET_SECRET" --dropout "$dropout" --seed 17 --noise-seed 9 --state state --json >sim.json
 "$server" results 3 --config server.json --json >result.json
 kill -TERM $pid && wait $pid || true
 trap - EXIT

@@ -4,7 +4,9 @@
 #include "host_server/tasks/heterogeneity_plan.h"
 
 #include <gtest/gtest.h>
+
 #include <unistd.h>
+#include <algorithm>
 
 #include <cmath>
 #include <cstring>
@@ -355,14 +357,15 @@ TEST(HeterogeneityChain, StageTwoOpensWithTheMeansOfStageOnesSumAndPublishesIsqu
   EXPECT_NEAR(result2["dispersion"]["estimate"].get<double>(), exact.dispersion, 0.01);
   EXPECT_NEAR(result2["q"]["estimate"].get<double>(), exact.q, 0.05);
   // The stored follow-up names the declaration, the task it follows, its TaskData, its opening.
-  for (const StoredTask& t : store.tasks()) {
-    if (t.task_id != kStage2) continue;
-    const json def = json::parse(t.definition);
-    EXPECT_EQ(def["declaration"], d);
-    EXPECT_EQ(def["follows"], kStage1);
-    EXPECT_EQ(def["opened_unix_seconds"], kT0);
-    EXPECT_EQ(def["task_data"].size(), 6u);
-  }
+  const std::vector<StoredTask> stored = store.tasks();
+  const auto stage2 = std::find_if(stored.begin(), stored.end(),
+                                   [](const StoredTask& t) { return t.task_id == kStage2; });
+  ASSERT_NE(stage2, stored.end()) << "stage 2 was not stored";
+  const json def = json::parse(stage2->definition);
+  EXPECT_EQ(def["declaration"], d);
+  EXPECT_EQ(def["follows"], kStage1);
+  EXPECT_EQ(def["opened_unix_seconds"], kT0);
+  EXPECT_EQ(def["task_data"].size(), 6u);
 }
 
 TEST(HeterogeneityChain, NoStageTwoAfterStageOneAborted) {

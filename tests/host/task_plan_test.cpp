@@ -172,14 +172,6 @@ TEST(TaskPlan, KlSendsDistinctPointsAndSplitsTheSkellamMeanOverTheThreshold) {
   EXPECT_LT(std::abs(result["estimate"].get<double>()), 0.05) << result.dump();
 }
 
-}  // namespace
-}  // namespace host
-}  // namespace fedstat
-
-namespace fedstat {
-namespace host {
-namespace {
-
 // A trusted task's aggregate is exact: its hash would single out the last unknown record, so only
 // results whose aggregate is itself a release (none, dist) name it.
 TEST(TaskPlan, OnlyReleasedAggregatesArePublishedWithTheirHash) {
@@ -195,14 +187,6 @@ TEST(TaskPlan, OnlyReleasedAggregatesArePublishedWithTheirHash) {
   }
   EXPECT_EQ(sum_digest({}), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
 }
-
-}  // namespace
-}  // namespace host
-}  // namespace fedstat
-
-namespace fedstat {
-namespace host {
-namespace {
 
 // A separable data set at unit norm: label = sign(x0 − x1 + 0.1), rows through the bias (last
 // feature 0.5). Written as "label,x1,...,x4".

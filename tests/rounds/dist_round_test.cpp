@@ -169,6 +169,7 @@ TEST(DistRound, WrongRoundForgedKeysAndClearReportsAreRefusedUnstored) {
     EXPECT_EQ(store.event_count(), events);
     if (out.empty(devices[0]->conn)) return 0;
     fedstat_v1_Envelope answer = out.pop(devices[0]->conn);
+    EXPECT_EQ(answer.which_body, fedstat_v1_Envelope_server_error_tag);
     EXPECT_EQ(answer.body.server_error.action, fedstat_v1_ErrorAction_REFUSED);
     return answer.body.server_error.status_code;
   };

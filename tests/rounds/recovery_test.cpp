@@ -93,7 +93,9 @@ TEST(Recovery, TrustedRoundResumedAfterRestartGivesTheSameResult) {
   third.on_open(1, "200");
   third.on_frame(1, hello(200, 1));
   ASSERT_FALSE(out3.empty(1));
-  EXPECT_EQ(out3.pop(1).body.server_error.action, fedstat_v1_ErrorAction_TASK_CLOSED);
+  const fedstat_v1_Envelope closed = out3.pop(1);
+  ASSERT_EQ(closed.which_body, fedstat_v1_Envelope_server_error_tag);
+  EXPECT_EQ(closed.body.server_error.action, fedstat_v1_ErrorAction_TASK_CLOSED);
 }
 
 TEST(Recovery, AResumeWhoseTaskReplyWasLostIsItsAcceptance) {

@@ -66,6 +66,17 @@ inline void send_reports(Coordinator& c, FakeOutbox& out, TrustedDevice& d, uint
   }
 }
 
+// Each device's next message is the RoundOutcome, with `completed` as given.
+inline void expect_outcomes(FakeOutbox& out, const std::vector<TrustedDevice>& devices,
+                            bool completed) {
+  for (const TrustedDevice& d : devices) {
+    ASSERT_FALSE(out.empty(d.conn)) << "device " << d.id << ": no outcome";
+    const fedstat_v1_Envelope o = out.pop(d.conn);
+    ASSERT_EQ(o.which_body, fedstat_v1_Envelope_round_outcome_tag) << "device " << d.id;
+    EXPECT_EQ(o.body.round_outcome.completed, completed) << "device " << d.id;
+  }
+}
+
 // Deterministic device vectors below 2^bits.
 inline std::vector<uint64_t> device_words(uint64_t id, uint32_t length, uint32_t bits) {
   std::vector<uint64_t> w(length);

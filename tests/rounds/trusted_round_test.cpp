@@ -37,13 +37,8 @@ TEST(TrustedRound, FiveDevicesPublishTheSumOfTheirVectors) {
   EXPECT_EQ(store.state(1), "completed");
   ASSERT_TRUE(store.result(1).has_value());
   EXPECT_EQ(*store.result(1), sum_json(sum_of(inputs, kBits), 5));
-  for (auto& d : devices) {
-    ASSERT_FALSE(out.empty(d.conn));
-    fedstat_v1_Envelope o = out.pop(d.conn);
-    ASSERT_EQ(o.which_body, fedstat_v1_Envelope_round_outcome_tag);
-    EXPECT_TRUE(o.body.round_outcome.completed);
-    EXPECT_TRUE(out.closed(d.conn));
-  }
+  expect_outcomes(out, devices, /*completed=*/true);
+  for (auto& d : devices) EXPECT_TRUE(out.closed(d.conn));
 }
 
 // Every Ack was sent after the event that stored its Report chunk; the outcome after the
@@ -109,13 +104,8 @@ TEST(TrustedRound, AbortsWhenFewerThanMinClientsAtAdmissionEnd) {
   EXPECT_EQ(c.task_state(1), "aborted");
   EXPECT_EQ(store.state(1), "aborted");
   EXPECT_FALSE(store.result(1).has_value());
-  for (auto& d : devices) {
-    ASSERT_FALSE(out.empty(d.conn));
-    fedstat_v1_Envelope o = out.pop(d.conn);
-    ASSERT_EQ(o.which_body, fedstat_v1_Envelope_round_outcome_tag);
-    EXPECT_FALSE(o.body.round_outcome.completed);
-    EXPECT_TRUE(out.empty(d.conn));
-  }
+  expect_outcomes(out, devices, /*completed=*/false);
+  for (auto& d : devices) EXPECT_TRUE(out.empty(d.conn));
 }
 
 TEST(TrustedRound, AbortsAtTheDeadline) {
@@ -140,12 +130,7 @@ TEST(TrustedRound, AbortsAtTheDeadline) {
   c.on_tick(kT0 + 100);
   EXPECT_EQ(c.task_state(1), "aborted");
   EXPECT_FALSE(store.result(1).has_value());
-  for (auto& d : devices) {
-    ASSERT_FALSE(out.empty(d.conn));
-    fedstat_v1_Envelope o = out.pop(d.conn);
-    ASSERT_EQ(o.which_body, fedstat_v1_Envelope_round_outcome_tag);
-    EXPECT_FALSE(o.body.round_outcome.completed);
-  }
+  expect_outcomes(out, devices, /*completed=*/false);
 }
 
 TEST(TrustedRound, PhaseTimeoutPublishesTheCompleteReportsOnly) {
@@ -196,7 +181,9 @@ TEST(TrustedRound, SurvivesClosesReportedFromInsideOutboxClose) {
   }
   c.on_tick(kT0 + 30);  // admission ends: 94 is turned away and closed
   ASSERT_FALSE(out.empty(5));
-  EXPECT_EQ(out.pop(5).body.server_error.action, fedstat_v1_ErrorAction_RETRY_LATER);
+  const fedstat_v1_Envelope full = out.pop(5);
+  ASSERT_EQ(full.which_body, fedstat_v1_Envelope_server_error_tag);
+  EXPECT_EQ(full.body.server_error.action, fedstat_v1_ErrorAction_RETRY_LATER);
   EXPECT_TRUE(out.closed(5));
   inputs.pop_back();
   for (int i = 0; i < 3; ++i) send_reports(c, out, devices[i], 1, kLength);
