@@ -4,6 +4,7 @@
 
 #include "platform/platform.h"
 #include "sdk/base/arena.h"
+#include "sdk/base/bytes.h"
 #include "sdk/base/checked_size.h"
 #include "sdk/base/crc32.h"
 #include "sdk/base/random_bits.h"
@@ -20,20 +21,6 @@ void copy_string(char* out, size_t capacity, const char* text) {
   size_t n = 0;
   for (; text != nullptr && text[n] != '\0' && n + 1 < capacity; ++n) out[n] = text[n];
   out[n] = '\0';
-}
-
-void put_le(uint8_t* out, uint64_t value, size_t bytes) {
-  for (size_t i = 0; i < bytes; ++i) out[i] = static_cast<uint8_t>(value >> (8 * i));
-}
-
-uint64_t get_le(const uint8_t* in, size_t bytes) {
-  uint64_t value = 0;
-  for (size_t i = 0; i < bytes; ++i) value |= uint64_t{in[i]} << (8 * i);
-  return value;
-}
-
-bool is_dist(const fedstat_v1_Task& task) {
-  return task.trust == fedstat_v1_TrustModel_DIST;
 }
 
 bool uses_histogram(const fedstat_v1_Task& task) {
@@ -88,12 +75,12 @@ Status Client::init(const ClientConfig& config, MutableByteSpan memory, ClientDa
     if (loaded.value() != kMarkerBytes || memcmp(marker_bytes_, kMarkerMagic, 4) != 0) {
       return data_loss("the stored round marker is corrupt (forget_interrupted_round to drop it)");
     }
-    interrupted.task_id = static_cast<uint32_t>(get_le(marker_bytes_ + 4, 4));
+    interrupted.task_id = load_le32(marker_bytes_ + 4);
     interrupted.stage = marker_bytes_[8];
     if (interrupted.stage != kRoundAccepted && interrupted.stage != kRoundUnmasking) {
       return data_loss("the stored round marker is corrupt (forget_interrupted_round to drop it)");
     }
-    interrupted.session = get_le(marker_bytes_ + 9, 8);
+    interrupted.session = load_le64(marker_bytes_ + 9);
     memcpy(interrupted.u2, marker_bytes_ + 17, sizeof(interrupted.u2));
     memcpy(interrupted.u3, marker_bytes_ + 17 + sizeof(interrupted.u2), sizeof(interrupted.u3));
   } else if (loaded.status().code() == StatusCode::kResourceExhausted) {
@@ -148,6 +135,8 @@ Status Client::receive(FrameChannel& channel) {
   FEDSTAT_RETURN_IF_ERROR(channel.receive(in_, config_.receive_timeout_ms));
   if (in_.which_body == fedstat_v1_Envelope_server_error_tag) {
     copy_string(server_detail_, sizeof(server_detail_), in_.body.server_error.detail);
+    // Whatever its code, a ServerError ends a pending report: it is never resumed after one.
+    drop_pending();
     return server_status(in_.body.server_error.status_code);
   }
   return Status();
@@ -195,23 +184,20 @@ Result<SessionOutcome> Client::session(FrameChannel& channel) {
   hello.resume_task_id = pending_ ? pending_task_.task_id : 0;
   FEDSTAT_RETURN_IF_ERROR(send(channel));
 
-  memset(&in_, 0, sizeof(in_));  // in place: no 544-byte temporary on a small stack
-  FEDSTAT_RETURN_IF_ERROR(channel.receive(in_, config_.receive_timeout_ms));
+  const Status answered = receive(channel);  // a ServerError: detail kept, pending report dropped
   if (in_.which_body == fedstat_v1_Envelope_server_error_tag) {
-    const fedstat_v1_ServerError& error = in_.body.server_error;
-    copy_string(server_detail_, sizeof(server_detail_), error.detail);
-    drop_pending();  // the server will not take the rest of a pending report
     // The action as a number: nanopb stores whatever the wire said in the enum field.
-    switch (wire_enum_value(error.action)) {
+    switch (wire_enum_value(in_.body.server_error.action)) {
       case fedstat_v1_ErrorAction_RETRY_LATER:
       case fedstat_v1_ErrorAction_TASK_CLOSED:
         return SessionOutcome{SessionResult::kNoTask, 0};
       case fedstat_v1_ErrorAction_VERSION_TOO_OLD:
         return SessionOutcome{SessionResult::kVersionTooOld, 0};
       default:
-        return server_status(error.status_code);
+        return answered;
     }
   }
+  FEDSTAT_RETURN_IF_ERROR(answered);
   if (in_.which_body != fedstat_v1_Envelope_task_tag) {
     return failed_precondition("the server answered the ClientHello with neither Task nor error");
   }
@@ -327,7 +313,7 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
   if (!contribution.ok() || !data.ok() || !peers.ok()) {
     return internal_error("memory_bytes did not cover the task's buffers");
   }
-  const MutableByteSpan scratch(memory_.data() + arena.used(), memory_.size() - arena.used());
+  const MutableByteSpan scratch(memory_.data() + arena.used(), arena.remaining());
 
   FEDSTAT_RETURN_IF_ERROR(receive_task_data(channel, data.value()));
   const Status data_valid = validate_task_data(task_, data.value());
@@ -511,9 +497,8 @@ uint32_t Client::contribution_crc(Span<const uint64_t> words) {
 
 void Client::drop_pending() {
   // Wiped, not only forgotten: an exact TRUSTED report does not linger in RAM.
-  if (pending_ && memory_.size() >= size_mul(8, pending_task_.vector_length)) {
-    memset(memory_.data(), 0, 8 * pending_task_.vector_length);
-  }
+  const size_t held = size_mul(8, pending_task_.vector_length);  // kSizeOverflow: not held
+  if (pending_ && held <= memory_.size()) memset(memory_.data(), 0, held);
   pending_ = false;
   pending_crc_ = 0;
 }
@@ -521,15 +506,17 @@ void Client::drop_pending() {
 Status Client::save_marker() {
   uint8_t* p = marker_bytes_;
   memcpy(p, kMarkerMagic, 4);
-  put_le(p + 4, marker_.task_id, 4);
+  store_le32(p + 4, marker_.task_id);
   p[8] = marker_.stage;
-  put_le(p + 9, marker_.session, 8);
+  store_le64(p + 9, marker_.session);
   memcpy(p + 17, marker_.u2, sizeof(marker_.u2));
   memcpy(p + 17 + sizeof(marker_.u2), marker_.u3, sizeof(marker_.u3));
   return platform::save_blob(config_.round_blob_name, ByteSpan(marker_bytes_, kMarkerBytes));
 }
 
 void Client::clear_marker() {
+  // Ignored on purpose: a marker left behind only makes init() decline a round that already
+  // ended (it fails closed).
   platform::remove_blob(config_.round_blob_name).ignore();
   if (interrupted_.task_id == task_.task_id) interrupted_ = RoundMarker();
 }

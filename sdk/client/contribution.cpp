@@ -21,7 +21,7 @@ namespace client {
 namespace {
 
 constexpr size_t round_up8(size_t bytes) {
-  return bytes == kSizeOverflow ? kSizeOverflow : size_mul(size_add(bytes, 7) / 8, 8);
+  return size_add(bytes, 7) == kSizeOverflow ? kSizeOverflow : size_add(bytes, 7) / 8 * 8;
 }
 
 Seed256 seed_of(const fedstat_v1_Task& task) {
@@ -94,6 +94,10 @@ Status validate_common(const fedstat_v1_Task& task) {
                                                    task.kind == fedstat_v1_TaskKind_HETEROGENEITY);
   if (device_noise && task.device_noise_lambda == 0) {
     return invalid_argument("Task.device_noise_lambda must be > 0 for this kind in DIST");
+  }
+  // The share's sampler must take λ: refused here, before anything is charged, not at the build.
+  if (device_noise && !noise::rational_at_least(task.device_noise_lambda).ok()) {
+    return invalid_argument("Task.device_noise_lambda is beyond what the Skellam sampler takes");
   }
   if (!device_noise && task.device_noise_lambda != 0) {
     return invalid_argument(
@@ -173,6 +177,9 @@ Status validate_model_update(const fedstat_v1_Task& task) {
   if (!tasks::validate_trainer_config(c.trainer).ok()) {
     return invalid_argument(
         "Task.model_update: epochs/batches/averaging_interval/eta0/mu refused by the trainer");
+  }
+  if (m.examples_per_client / m.batches == 0) {  // batches ≥ 1: the trainer's check above
+    return invalid_argument("Task.model_update.examples_per_client must be >= batches");
   }
   if (!quantise::validate_config(m.dimension, c.quantise).ok()) {
     return invalid_argument(
@@ -259,10 +266,6 @@ Status decode_doubles(Span<const uint64_t> bits, Span<double> out, const char* r
   return Status();
 }
 
-bool dist(const fedstat_v1_Task& task) {
-  return task.trust == fedstat_v1_TrustModel_DIST;
-}
-
 }  // namespace
 
 Status validate_task(const fedstat_v1_Task& task) {
@@ -295,11 +298,13 @@ Status validate_task_data(const fedstat_v1_Task& task, Span<const uint64_t> data
 
 Status validate_examples(const fedstat_v1_Task& task, const tasks::Examples& examples) {
   const fedstat_v1_ModelUpdateParameters& m = task.parameters.model_update;
-  if (examples.dimension != m.dimension ||
-      examples.features.size() != examples.count() * m.dimension) {
+  if (examples.dimension != m.dimension) {
     return invalid_argument("the app's examples have another dimension than the task's model");
   }
-  if (m.batches == 0 || examples.count() / m.batches < m.examples_per_client / m.batches) {
+  // Labels ±1, finite features of norm ≤ 1, count·d without wrapping: the trainer's own check,
+  // before anything is charged (validate_task has checked batches ≥ 1).
+  FEDSTAT_RETURN_IF_ERROR(tasks::check_examples(examples, m.dimension));
+  if (examples.count() / m.batches < m.examples_per_client / m.batches) {
     return failed_precondition(
         "the app holds fewer examples than the task was calibrated for (examples_per_client)");
   }
@@ -406,7 +411,7 @@ Status build_kl_answers(const fedstat_v1_Task& task, const histogram::SparseHist
   // The counts, int64 in two's complement, in the contribution's own words.
   const Span<int64_t> counts(reinterpret_cast<int64_t*>(out.data()), n);
   uint64_t total = 0;
-  if (dist(task)) {
+  if (is_dist(task)) {
     noise::NoiseSampler share;
     FEDSTAT_RETURN_IF_ERROR(init_share(task, share));
     FEDSTAT_RETURN_IF_ERROR(
@@ -438,7 +443,7 @@ Status build_model_update(const fedstat_v1_Task& task, const tasks::Examples& ex
   const tasks::ModelUpdateConfig config = model_update_config(task);
   noise::NoiseSampler share;
   const noise::NoiseSampler* share_ptr = nullptr;
-  if (dist(task)) {
+  if (is_dist(task)) {
     FEDSTAT_RETURN_IF_ERROR(init_share(task, share));
     share_ptr = &share;
   }
@@ -485,7 +490,7 @@ Status build_heterogeneity(const fedstat_v1_Task& task, Span<const double> x,
   }
   const Span<int64_t> words(reinterpret_cast<int64_t*>(out.data()), out.size());
   FEDSTAT_RETURN_IF_ERROR(tasks::encode_fixed_point(values.value(), h.scale, words));
-  if (dist(task)) {
+  if (is_dist(task)) {
     noise::NoiseSampler share;
     FEDSTAT_RETURN_IF_ERROR(init_share(task, share));
     FEDSTAT_RETURN_IF_ERROR(noise::add_noise(Span<const int64_t>(words), words, share, noise));
@@ -503,8 +508,8 @@ Result<DeviceSpend> device_spend(const fedstat_v1_Task& task) {
     spend.epsilon = fmax(spend.epsilon, task.parameters.data_shift.local_epsilon);
     spend.delta = fmax(spend.delta, kStabilityDelta);
   }
-  if (dist(task) && (task.kind == fedstat_v1_TaskKind_KL_ANSWERS ||
-                     task.kind == fedstat_v1_TaskKind_MODEL_UPDATE)) {
+  if (is_dist(task) && (task.kind == fedstat_v1_TaskKind_KL_ANSWERS ||
+                        task.kind == fedstat_v1_TaskKind_MODEL_UPDATE)) {
     // The ε of the least noise a released sum carries: Sk(λ) from each of threshold shares.
     Result<privacy::DpFromRdp> noise = privacy::DpFromRdp();
     if (task.kind == fedstat_v1_TaskKind_KL_ANSWERS) {
@@ -526,7 +531,7 @@ Result<DeviceSpend> device_spend(const fedstat_v1_Task& task) {
     }
     spend.epsilon = fmax(spend.epsilon, noise.value().epsilon);
   }
-  if (task.kind == fedstat_v1_TaskKind_HETEROGENEITY && dist(task)) {
+  if (task.kind == fedstat_v1_TaskKind_HETEROGENEITY && is_dist(task)) {
     const fedstat_v1_HeterogeneityParameters& h = task.parameters.heterogeneity;
     const double scales[4] = {h.scale, h.scale, h.scale, h.scale};
     privacy::Sensitivity encoded[4];

@@ -78,6 +78,11 @@ int64_t wire_enum_value(const Enum& field) {
   return static_cast<int64_t>(value);
 }
 
+// The task's contribution is summed by secure aggregation (trust model DIST).
+inline bool is_dist(const fedstat_v1_Task& task) {
+  return task.trust == fedstat_v1_TrustModel_DIST;
+}
+
 // Every field check above; OK when the task can be computed.
 Status validate_task(const fedstat_v1_Task& task);
 // MODEL_UPDATE: the trainer and quantiser configuration the device runs (rotation seed = the task

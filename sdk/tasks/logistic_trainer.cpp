@@ -23,6 +23,8 @@ double sigmoid_of_minus(double t) {
   return 1 / (1 + exp(t));
 }
 
+}  // namespace
+
 Status check_examples(const Examples& e, size_t d) {
   if (d == 0 || e.dimension != d) return invalid_argument("examples and model differ in dimension");
   size_t cells = 0;  // count·d, which must not wrap onto a short feature array
@@ -46,8 +48,6 @@ Status check_examples(const Examples& e, size_t d) {
   }
   return Status();
 }
-
-}  // namespace
 
 Status validate_trainer_config(const TrainerConfig& config) {
   if (config.epochs == 0 || config.epochs > kMaxEpochs || config.batches == 0 ||

@@ -59,6 +59,9 @@ constexpr double kMaxStartValue = 1e12;
 // at most η0·(1 + μ‖w‖)-ish, so with a start within kMaxStartValue no data can drive the model to
 // infinity and the report to a refusal. τ > T never averages.
 Status validate_trainer_config(const TrainerConfig& config);
+// Examples a model of dimension d can train on: the dimension d, count·d features (no wrap),
+// labels −1 or +1, finite features of L2 norm ≤ 1 (kInvalidArgument naming what is wrong).
+Status check_examples(const Examples& examples, size_t d);
 // The smoothness L and gradient bound R the sensitivity analysis uses for this trainer.
 inline double trainer_smoothness(const TrainerConfig& config) {
   return kMaxFeatureNorm2 / 4 + config.mu;

@@ -685,6 +685,52 @@ TEST_F(ClientSessionTest, AHeldReportIsSentOnlyAsBuiltAndIsWipedWhenDropped) {
   EXPECT_EQ(device.client.pending_report_task(), 0u);
 }
 
+// Refused by validate_task — before the ledger pays — rather than by a builder after it.
+TEST(ValidateTask, RefusesWhatABuilderWouldRefuseAfterTheCharge) {
+  std::vector<uint64_t> points;
+  fedstat_v1_Task kl = kl_task(fedstat_v1_TrustModel_TRUSTED, points);
+  make_dist(kl, 8, 4);
+  kl.device_noise_lambda = 3.5;
+  ASSERT_TRUE(client::validate_task(kl).ok()) << client::validate_task(kl).message();
+  kl.device_noise_lambda = 1e30;  // finite, but no Skellam sampler takes it
+  Status s = client::validate_task(kl);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(std::strstr(s.message(), "Task.device_noise_lambda"), nullptr) << s.message();
+
+  fedstat_v1_Task model = model_task(fedstat_v1_TrustModel_TRUSTED);
+  ASSERT_TRUE(client::validate_task(model).ok());
+  model.parameters.model_update.examples_per_client = model.parameters.model_update.batches - 1;
+  s = client::validate_task(model);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(std::strstr(s.message(), "examples_per_client"), nullptr) << s.message();
+}
+
+TEST_F(ClientSessionTest, AnyServerErrorEndsAPendingReport) {
+  OwnedHistogram h(9);
+  HistogramData data(&h.histogram);
+  const fedstat_v1_Task task = data_shift_task(fedstat_v1_TrustModel_TRUSTED);
+  Device device(34, 1 << 16, data);
+  ASSERT_TRUE(device.init_status.ok());
+  run(device, task, {}, Mode::kCloseAfterFirstAck);
+  ASSERT_EQ(device.client.pending_report_task(), task.task_id);
+  // A ServerError whose code is kUnavailable, after the Task: not a lost channel.
+  auto ends = make_channel_pair();
+  std::thread server([&] {
+    wire::Envelope in;
+    if (!ends.second->receive(in, 20000).ok()) return;
+    send_task(*ends.second, task, {});
+    wire::Envelope error = envelope_of(fedstat_v1_Envelope_server_error_tag);
+    error.body.server_error.status_code = static_cast<uint32_t>(StatusCode::kUnavailable);
+    ends.second->send(error).ignore();
+    while (ends.second->receive(in, 20000).ok()) {
+    }
+  });
+  const auto outcome = device.client.run_session(*ends.first);
+  server.join();
+  EXPECT_EQ(outcome.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(device.client.pending_report_task(), 0u);
+}
+
 TEST_F(ClientSessionTest, AMessageOfTheWrongKindIsFailedPrecondition) {
   OwnedHistogram h(5);
   HistogramData data(&h.histogram);
