@@ -4,24 +4,17 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "host_server/hex.h"
+
 namespace fedstat {
 namespace host {
 
 using nlohmann::json;
 
 std::array<uint8_t, 32> parse_hex32(const std::string& hex, const std::string& field) {
-  if (hex.size() != 64) throw std::invalid_argument(field + " must be 64 hex digits");
-  std::array<uint8_t, 32> out{};
-  for (size_t i = 0; i < 64; ++i) {
-    const char c = hex[i];
-    int v = -1;
-    if (c >= '0' && c <= '9') v = c - '0';
-    if (c >= 'a' && c <= 'f') v = c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') v = c - 'A' + 10;
-    if (v < 0) throw std::invalid_argument(field + " must be 64 hex digits");
-    out[i / 2] = static_cast<uint8_t>(out[i / 2] * 16 + v);
-  }
-  return out;
+  const auto bytes = decode_hex32(hex);
+  if (!bytes) throw std::invalid_argument(field + " must be 64 hex digits");
+  return *bytes;
 }
 
 void parse_listen(const std::string& listen, ServerConfig& config) {

@@ -295,6 +295,16 @@ HeterogeneityEstimate estimate_heterogeneity(const ClientVectors& x,
   return result;
 }
 
+void heterogeneity_fixed_point_scales(size_t d, const tasks::HeterogeneityConfig& config,
+                                      FixedPointScales scales, double out[4]) {
+  const tasks::HeterogeneitySensitivities s = tasks::heterogeneity_sensitivities(d, config);
+  for (int k = 0; k < kReleases; ++k) {
+    const double l2 =
+        scales == FixedPointScales::kPerRelease ? s.l2[k] : std::hypot(s.l2[k & ~1], s.l2[k | 1]);
+    out[k] = kFixedPointUnit / l2;
+  }
+}
+
 SkellamCalibration calibrate_heterogeneity_skellam(size_t d,
                                                    const tasks::HeterogeneityConfig& config,
                                                    double epsilon, double delta,
@@ -305,13 +315,8 @@ SkellamCalibration calibrate_heterogeneity_skellam(size_t d,
     throw std::invalid_argument("epsilon must be positive");
   }
   if (!(delta > 0 && delta < 1)) throw std::invalid_argument("delta must lie in (0, 1)");
-  const tasks::HeterogeneitySensitivities s = tasks::heterogeneity_sensitivities(d, config);
   SkellamCalibration c;
-  for (int k = 0; k < kReleases; ++k) {
-    const double l2 =
-        scales == FixedPointScales::kPerRelease ? s.l2[k] : std::hypot(s.l2[k & ~1], s.l2[k | 1]);
-    c.scale[k] = kFixedPointUnit / l2;
-  }
+  heterogeneity_fixed_point_scales(d, config, scales, c.scale);
   tasks::heterogeneity_encoded_sensitivities(d, config, c.scale, c.encoded);
   c.sum_lambda =
       value_or_throw(privacy::skellam_lambda_composed(

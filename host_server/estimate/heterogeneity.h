@@ -124,6 +124,10 @@ struct SkellamCalibration {
   privacy::Sensitivity encoded[4];
   double sum_lambda = 0;  // μ
 };
+// The four releases' fixed-point scales alone (the calibration's first step; also what a task
+// without noise encodes at).
+void heterogeneity_fixed_point_scales(size_t d, const tasks::HeterogeneityConfig& config,
+                                      FixedPointScales scales, double out[4]);
 SkellamCalibration calibrate_heterogeneity_skellam(size_t d,
                                                    const tasks::HeterogeneityConfig& config,
                                                    double epsilon, double delta,

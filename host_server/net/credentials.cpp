@@ -5,6 +5,7 @@
 #include <limits>
 #include <sstream>
 
+#include "host_server/hex.h"
 #include "mbedtls/hkdf.h"
 #include "mbedtls/md.h"
 
@@ -14,25 +15,6 @@ namespace {
 
 [[noreturn]] void fail(size_t line, const std::string& what) {
   throw CredentialsError("credentials line " + std::to_string(line) + ": " + what);
-}
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::optional<DevicePsk> parse_key(const std::string& hex) {
-  if (hex.size() != 64) return std::nullopt;
-  DevicePsk key{};
-  for (size_t i = 0; i < key.size(); ++i) {
-    const int high = hex_value(hex[2 * i]);
-    const int low = hex_value(hex[2 * i + 1]);
-    if (high < 0 || low < 0) return std::nullopt;
-    key[i] = static_cast<uint8_t>(high * 16 + low);
-  }
-  return key;
 }
 
 }  // namespace
@@ -55,7 +37,7 @@ DeviceKeys parse_credentials(std::istream& in) {
       fail(line, "device id \"" + id_text +
                      "\" is not a decimal number 1..2^64-2 without sign or leading zeros");
     }
-    const std::optional<DevicePsk> key = parse_key(key_text);
+    const std::optional<DevicePsk> key = host::decode_hex32(key_text);
     if (!key) fail(line, "key for device " + id_text + " is not exactly 64 hex digits");
     if (!keys.emplace(*id, *key).second) fail(line, "device " + id_text + " is listed twice");
   }

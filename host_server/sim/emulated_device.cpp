@@ -252,6 +252,14 @@ DeviceReport run_emulated_device(const DeviceSetup& setup, EmulatedClient& data)
   return report;
 }
 
+size_t local_size(const fedstat_v1_Task& task, const EmulatedClient& data) {
+  if (task.kind == fedstat_v1_TaskKind_MODEL_UPDATE) return data.examples.count();
+  if (task.kind == fedstat_v1_TaskKind_DATA_SHIFT && !data.table.empty()) {
+    return data.histogram.capacity();
+  }
+  return 0;
+}
+
 std::vector<uint64_t> expected_contribution(const fedstat_v1_Task& task,
                                             const std::vector<uint64_t>& task_data,
                                             EmulatedClient& data, uint64_t seed, uint64_t id,
@@ -259,12 +267,8 @@ std::vector<uint64_t> expected_contribution(const fedstat_v1_Task& task,
   SeededStream stream(seed_from_u64(seed), device_stream(id, task_index));
   RandomBits bits(stream);
   const size_t length = value_or_throw(client::contribution_length(task), "contribution length");
-  // The local size the Client's memory formula reads: examples, or the histogram's capacity.
-  const size_t local = task.kind == fedstat_v1_TaskKind_MODEL_UPDATE ? data.examples.count()
-                       : data.table.empty()                          ? 0
-                                                                     : data.histogram.capacity();
   const size_t scratch_size =
-      value_or_throw(client::scratch_bytes(task, local), "contribution scratch");
+      value_or_throw(client::scratch_bytes(task, local_size(task, data)), "contribution scratch");
   std::vector<uint64_t> scratch((scratch_size + 7) / 8 + 1);
   const MutableByteSpan scratch_bytes(reinterpret_cast<uint8_t*>(scratch.data()), scratch_size);
   std::vector<uint64_t> out(length);

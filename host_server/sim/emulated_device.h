@@ -77,6 +77,10 @@ DeviceReport run_emulated_device(const DeviceSetup& setup, EmulatedClient& data)
 // Client per task, so a task's draws do not depend on how far an earlier one got).
 uint64_t device_stream(uint64_t id, uint32_t task_index);
 
+// The local size the Client's memory formula reads (sdk/client/client.h): the histogram's capacity
+// for DATA_SHIFT, the example count for MODEL_UPDATE, 0 otherwise.
+size_t local_size(const fedstat_v1_Task& task, const EmulatedClient& data);
+
 // The contribution device `id` sends for `task`, its `task_index`-th, with `seed` (as its Client
 // computes it).
 std::vector<uint64_t> expected_contribution(const fedstat_v1_Task& task,

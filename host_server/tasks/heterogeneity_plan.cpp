@@ -9,6 +9,7 @@
 
 #include "host_server/estimate/heterogeneity.h"
 #include "host_server/estimate/host_common.h"
+#include "host_server/tasks/declaration_fields.h"
 #include "sdk/noise/rational.h"
 
 namespace fedstat {
@@ -20,46 +21,7 @@ using nlohmann::json;
 constexpr uint32_t kMaxDimension = 4096;
 constexpr const char* kWhere = "heterogeneity";
 
-[[noreturn]] void refuse(const std::string& field, const std::string& why) {
-  throw std::invalid_argument("task declaration: " + field + " " + why);
-}
-
-const json& field(const json& object, const std::string& name) {
-  const auto it = object.find(name);
-  if (it == object.end()) refuse(std::string(kWhere) + "." + name, "is missing");
-  return *it;
-}
-
-uint64_t whole(const json& object, const std::string& name, uint64_t low, uint64_t high) {
-  const json& value = field(object, name);
-  const bool is_whole =
-      value.is_number_unsigned() || (value.is_number_integer() && value.get<int64_t>() >= 0);
-  if (!is_whole) {
-    refuse(std::string(kWhere) + "." + name,
-           "must be a whole number >= 0 (got " + value.dump() + ")");
-  }
-  const uint64_t v = value.get<uint64_t>();
-  if (v < low || v > high) {
-    refuse(std::string(kWhere) + "." + name, "must lie in [" + std::to_string(low) + ", " +
-                                                 std::to_string(high) + "], not " +
-                                                 std::to_string(v));
-  }
-  return v;
-}
-
-double real(const json& object, const std::string& name, double low, double high) {
-  const json& value = field(object, name);
-  if (!value.is_number()) {
-    refuse(std::string(kWhere) + "." + name, "must be a number (got " + value.dump() + ")");
-  }
-  const double v = value.get<double>();
-  if (!std::isfinite(v) || v < low || v > high) {
-    refuse(std::string(kWhere) + "." + name, "must be finite and in [" + std::to_string(low) +
-                                                 ", " + std::to_string(high) + "], not " +
-                                                 value.dump());
-  }
-  return v;
-}
+using namespace declaration;  // the field readers every plan shares
 
 // What both stages read from the declaration, checked once.
 struct Parameters {
@@ -73,8 +35,7 @@ struct Parameters {
 };
 
 Parameters parameters_of(const json& declaration, const fedstat_v1_Task& task) {
-  if (!declaration.contains(kWhere)) refuse(kWhere, "is missing");
-  const json& h = declaration[kWhere];
+  const json& h = member(declaration, kWhere, "task");
   if (!h.is_object()) refuse(kWhere, "must be a JSON object");
   Parameters p;
   switch (task.trust) {
@@ -92,10 +53,10 @@ Parameters parameters_of(const json& declaration, const fedstat_v1_Task& task) {
              "of a heterogeneity task must be \"none\" or \"dist\": \"trusted\" would need central "
              "noise on both stages' exact sums, which the server does not add");
   }
-  p.dimension = static_cast<uint32_t>(whole(h, "dimension", 1, kMaxDimension));
-  p.config.p = real(h, "p", 1, 64);
-  p.config.max_weight = real(h, "max_weight", 4, 1e6);
-  p.stage2_id = static_cast<uint32_t>(whole(h, "stage2_id", 1, 1u << 31));
+  p.dimension = static_cast<uint32_t>(whole_number(h, "dimension", kWhere, 1, kMaxDimension));
+  p.config.p = real_number(h, "p", kWhere, 1, 64);
+  p.config.max_weight = real_number(h, "max_weight", kWhere, 4, 1e6);
+  p.stage2_id = static_cast<uint32_t>(whole_number(h, "stage2_id", kWhere, 1, 1u << 31));
   if (p.stage2_id == task.task_id) refuse("heterogeneity.stage2_id", "must differ from the id");
   if (p.dist) {
     if (!(task.delta > 0)) {
@@ -114,9 +75,7 @@ Parameters parameters_of(const json& declaration, const fedstat_v1_Task& task) {
     p.share_lambda =
         value_or_throw(noise::rational_at_least(p.device_lambda), "skellam share").to_double();
   } else {
-    const tasks::HeterogeneitySensitivities s =
-        tasks::heterogeneity_sensitivities(p.dimension, p.config);
-    for (int k = 0; k < 4; ++k) p.scale[k] = 1024 / std::hypot(s.l2[k & ~1], s.l2[k | 1]);
+    heterogeneity_fixed_point_scales(p.dimension, p.config, FixedPointScales::kPerStage, p.scale);
   }
   return p;
 }
@@ -246,34 +205,32 @@ TaskPlan plan_heterogeneity_stage2(const json& declaration, const std::string& b
       plan.data.push_back(bits);
     }
   }
-  plan.estimate = [p, round1, n1, stage1_id](const std::vector<uint64_t>& sum,
-                                             uint32_t contributors) {
-    if (sum.size() != tasks::heterogeneity_round2_length()) {
-      throw std::invalid_argument("heterogeneity stage 2: sum length");
-    }
-    HeterogeneityEstimate e;
-    for (int k = 0; k < 4; ++k) e.sigma[k] = sigma_of(p, k, k < 2 ? n1 : contributors);
-    const std::vector<double> released = decode_fixed_point_sums(sum, p.scale[2]);
-    finish_heterogeneity_round2(released[0], released[1], n1, contributors, round1, p.dist, e);
-    // The aggregate is a release here (dist: noised by the devices; none: no privacy claimed).
-    return json{{"kind", "heterogeneity"},
-                {"stage", 2},
-                {"model", p.dist ? "dist" : "none"},
-                {"contributors", contributors},
-                {"stage1_task", stage1_id},
-                {"stage1_contributors", n1},
-                {"p", p.config.p},
-                {"estimate", e.i2.estimate},
-                {"i2", statistic(e.i2)},
-                {"dispersion", statistic(e.dispersion)},
-                {"q", statistic(e.q)},
-                {"sigma", json::array({e.sigma[0], e.sigma[1], e.sigma[2], e.sigma[3]})},
-                {"device_lambda", p.share_lambda},
-                {"sum_sha256", sum_digest(sum)}};
-  };
+  plan.estimate = with_sum_digest(
+      [p, round1, n1, stage1_id](const std::vector<uint64_t>& sum, uint32_t contributors) {
+        if (sum.size() != tasks::heterogeneity_round2_length()) {
+          throw std::invalid_argument("heterogeneity stage 2: sum length");
+        }
+        HeterogeneityEstimate e;
+        for (int k = 0; k < 4; ++k) e.sigma[k] = sigma_of(p, k, k < 2 ? n1 : contributors);
+        const std::vector<double> released = decode_fixed_point_sums(sum, p.scale[2]);
+        finish_heterogeneity_round2(released[0], released[1], n1, contributors, round1, p.dist, e);
+        return json{{"kind", "heterogeneity"},
+                    {"stage", 2},
+                    {"model", p.dist ? "dist" : "none"},
+                    {"contributors", contributors},
+                    {"stage1_task", stage1_id},
+                    {"stage1_contributors", n1},
+                    {"p", p.config.p},
+                    {"estimate", e.i2.estimate},
+                    {"i2", statistic(e.i2)},
+                    {"dispersion", statistic(e.dispersion)},
+                    {"q", statistic(e.q)},
+                    {"sigma", json::array({e.sigma[0], e.sigma[1], e.sigma[2], e.sigma[3]})},
+                    {"device_lambda", p.share_lambda}};
+      },
+      task.trust);
   plan.next_task_id = 0;
   plan.next_stage = nullptr;
-  plan.definition = json{{"declaration", declaration}, {"stage", 2}}.dump();
   return plan;
 }
 

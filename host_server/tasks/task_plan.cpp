@@ -14,11 +14,13 @@
 #include "host_server/estimate/kl_estimator.h"
 #include "host_server/estimate/noise_bits.h"
 #include "host_server/estimate/tv_estimator.h"
+#include "host_server/hex.h"
 #include "host_server/secagg/secagg_server.h"
 #include "host_server/tasks/declaration_fields.h"
 #include "host_server/tasks/heterogeneity_plan.h"
 #include "host_server/tasks/model_update_plan.h"
-#include "mbedtls/sha256.h"
+#include "sdk/base/bytes.h"
+#include "sdk/base/crypto.h"
 #include "sdk/sketch/shift_sketch.h"
 
 namespace fedstat {
@@ -29,21 +31,10 @@ using nlohmann::json;
 using namespace declaration;  // NOLINT: the field readers every plan shares
 
 Seed256 parse_seed(const std::string& hex) {
-  if (hex.size() != 64) refuse("seed", "must be 64 hex digits (256 bits)");
+  const auto bytes = decode_hex32(hex);
+  if (!bytes) refuse("seed", "must be 64 hex digits (256 bits)");
   Seed256 seed;
-  for (size_t i = 0; i < 32; ++i) {
-    uint8_t byte = 0;
-    for (size_t j = 0; j < 2; ++j) {
-      const char c = hex[2 * i + j];
-      int nibble = -1;
-      if (c >= '0' && c <= '9') nibble = c - '0';
-      if (c >= 'a' && c <= 'f') nibble = c - 'a' + 10;
-      if (c >= 'A' && c <= 'F') nibble = c - 'A' + 10;
-      if (nibble < 0) refuse("seed", "must be 64 hex digits (256 bits)");
-      byte = static_cast<uint8_t>(byte * 16 + nibble);
-    }
-    seed.bytes[i] = byte;
-  }
+  std::memcpy(seed.bytes, bytes->data(), 32);
   return seed;
 }
 
@@ -225,24 +216,25 @@ fedstat_v1_TrustModel parse_trust(const std::string& name) {
 }  // namespace
 
 std::string sum_digest(const std::vector<uint64_t>& sum) {
-  mbedtls_sha256_context sha;
-  mbedtls_sha256_init(&sha);
-  mbedtls_sha256_starts_ret(&sha, 0);
-  for (uint64_t word : sum) {
-    uint8_t bytes[8];
-    for (int i = 0; i < 8; ++i) bytes[i] = static_cast<uint8_t>(word >> (8 * i));
-    mbedtls_sha256_update_ret(&sha, bytes, sizeof(bytes));
-  }
+  std::vector<uint8_t> bytes(8 * sum.size());
+  for (size_t i = 0; i < sum.size(); ++i) store_le64(bytes.data() + 8 * i, sum[i]);
   uint8_t digest[32];
-  mbedtls_sha256_finish_ret(&sha, digest);
-  mbedtls_sha256_free(&sha);
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (uint8_t b : digest) {
-    out += hex[b >> 4];
-    out += hex[b & 15];
+  check(crypto::sha256(ByteSpan(bytes.data(), bytes.size()), Span<uint8_t>(digest, 32)),
+        "sum_sha256");
+  return encode_hex(digest, sizeof(digest));
+}
+
+TaskEstimator with_sum_digest(TaskEstimator estimate, fedstat_v1_TrustModel trust) {
+  // A trusted task's aggregate is exact: its hash would let anyone who knows all records but one
+  // test every candidate for the last one, so it is never published.
+  if (trust == fedstat_v1_TrustModel_TRUSTED || trust == fedstat_v1_TrustModel_TAGG) {
+    return estimate;
   }
-  return out;
+  return [estimate](const std::vector<uint64_t>& sum, uint32_t contributors) {
+    json result = estimate(sum, contributors);
+    result["sum_sha256"] = sum_digest(sum);
+    return result;
+  };
 }
 
 TaskPlan plan_task(const json& declaration, const std::string& base_dir,
@@ -292,20 +284,7 @@ TaskPlan plan_task(const json& declaration, const std::string& base_dir,
   } else {
     refuse("kind", "must be data_shift, kl, model_update or heterogeneity (not \"" + kind + "\")");
   }
-  // A result names the aggregate it was computed from (bit-for-bit checks) only when the
-  // aggregate is itself a release: noised by the devices (dist, or local DP) or no privacy
-  // claimed (none). A trusted task's aggregate is exact: its hash would let anyone who knows all
-  // records but one test every candidate for the last one, so it is never published.
-  TaskEstimator kind_estimate = std::move(plan.estimate);
-  const bool aggregate_is_released =
-      task.trust != fedstat_v1_TrustModel_TRUSTED && task.trust != fedstat_v1_TrustModel_TAGG;
-  plan.estimate = [kind_estimate, aggregate_is_released](const std::vector<uint64_t>& sum,
-                                                         uint32_t contributors) {
-    json result = kind_estimate(sum, contributors);
-    if (aggregate_is_released) result["sum_sha256"] = sum_digest(sum);
-    return result;
-  };
-  plan.definition = declaration.dump();
+  plan.estimate = with_sum_digest(std::move(plan.estimate), task.trust);
   return plan;
 }
 

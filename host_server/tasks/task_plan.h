@@ -65,7 +65,6 @@ struct TaskPlan {
   // files fedstat-sim reads): for measurement only (the demo's "exact" column), never released
   // by the server. Null for a kind without one.
   std::function<double(const std::string& data_dir)> exact;
-  std::string definition;  // the declaration, canonical JSON (what the store keeps)
   // A chained kind (heterogeneity_plan.h): the task that follows this one, planned from this
   // task's published result alone (so a restarted server plans the same), opening then.
   uint32_t next_task_id = 0;
@@ -76,6 +75,11 @@ struct TaskPlan {
 // "sum_sha256", so a published result can be checked bit for bit against an in-process
 // computation; trusted results never do (the exact aggregate's hash is not private).
 std::string sum_digest(const std::vector<uint64_t>& sum);
+
+// `estimate`, whose results also name their aggregate ("sum_sha256") when the aggregate is itself
+// a release: noised by the devices (dist, or local DP) or no privacy claimed (none); trusted and
+// tagg results never do. Every plan's estimator goes through it.
+TaskEstimator with_sum_digest(TaskEstimator estimate, fedstat_v1_TrustModel trust);
 
 // `opened_unix_seconds`: when the task opens (its deadline is counted from it).
 TaskPlan plan_task(const nlohmann::json& declaration, const std::string& base_dir,

@@ -32,6 +32,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <thread>
 
@@ -48,6 +49,7 @@
 #include "nlohmann/json.hpp"
 #include "platform/posix/posix_platform.h"
 #include "sdk/client/client.h"
+#include "sdk/quantise/quantise.h"
 
 using namespace fedstat;
 using namespace fedstat::host;
@@ -58,11 +60,27 @@ namespace {
 // What one device gives its Client for `task` (the caller memory of Client::memory_bytes, with the
 // device's local size) plus the Client object itself: sdk/client/client.h's formula.
 size_t client_memory(const fedstat_v1_Task& task, const EmulatedClient& device) {
-  const size_t local = task.kind == fedstat_v1_TaskKind_MODEL_UPDATE ? device.examples.count()
-                       : task.kind == fedstat_v1_TaskKind_DATA_SHIFT ? device.histogram.capacity()
-                                                                     : 0;
-  return value_or_throw(client::Client::memory_bytes(task, local), "the Client's memory") +
+  return value_or_throw(client::Client::memory_bytes(task, local_size(task, device)),
+                        "the Client's memory") +
          sizeof(client::Client);
+}
+
+// The server's sum (mod 2^bits, quantise::add_mod) of the contributions of the given (device,
+// task index) pairs, each recomputed in process as its Client builds it.
+std::vector<uint64_t> sum_contributions(const fedstat_v1_Task& task,
+                                        const std::vector<uint64_t>& task_data,
+                                        const std::vector<std::pair<uint32_t, uint32_t>>& who,
+                                        const EmulatedClients& data,
+                                        const std::vector<DeviceSetup>& setups, uint64_t seed) {
+  std::vector<uint64_t> sum(task.vector_length, 0);
+  for (const auto& [i, index] : who) {
+    const std::vector<uint64_t> words =
+        expected_contribution(task, task_data, *data[i], seed, setups[i].id, index);
+    check(quantise::add_mod(Span<uint64_t>(sum.data(), sum.size()),
+                            Span<const uint64_t>(words.data(), words.size()), task.bits),
+          "the in-process sum");
+  }
+  return sum;
 }
 
 }  // namespace
@@ -157,7 +175,8 @@ int main(int argc, char** argv) {
       s.memory_bytes = memory;
       s.max_sessions = max_sessions;
       // A device waits for the server longer than any of the task's phases may last.
-      s.receive_timeout_ms = 1000 * std::max<uint32_t>(120, plan.phase_timeout_seconds + 60);
+      s.receive_timeout_ms = static_cast<uint32_t>(std::min<uint64_t>(
+          UINT32_MAX, 1000 * std::max<uint64_t>(120, uint64_t{plan.phase_timeout_seconds} + 60)));
       s.tasks = stages;
       s.drop_before.assign(stages, 0);
       if (stages > 1) {
@@ -231,14 +250,8 @@ int main(int argc, char** argv) {
       json stage{{"task", id}, {"outcomes", outcomes}, {"contributors", contributors.size()}};
       previous_expected = json();
       if (seed != 0 && completed > 0) {
-        std::vector<uint64_t> sum(stage_plan.task.vector_length, 0);
-        const uint64_t mask =
-            stage_plan.task.bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << stage_plan.task.bits) - 1;
-        for (const auto& [i, index] : contributors) {
-          const auto words = expected_contribution(stage_plan.task, stage_plan.data, *data[i], seed,
-                                                   setups[i].id, index);
-          for (size_t j = 0; j < sum.size(); ++j) sum[j] = (sum[j] + words[j]) & mask;
-        }
+        const std::vector<uint64_t> sum =
+            sum_contributions(stage_plan.task, stage_plan.data, contributors, data, setups, seed);
         previous_expected = stage_plan.estimate(sum, static_cast<uint32_t>(contributors.size()));
         stage["expected"] = previous_expected;
       }
@@ -297,14 +310,10 @@ int main(int argc, char** argv) {
       clear.device_noise_lambda = 0;
       clear.epsilon = 0;
       clear.delta = 0;
-      std::vector<uint64_t> sum(clear.vector_length, 0);
-      const uint64_t mask = clear.bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << clear.bits) - 1;
-      for (uint32_t i = 0; i < clients; ++i) {
-        const auto words =
-            expected_contribution(clear, plan.data, *data[i], seed ? seed : 1, setups[i].id);
-        for (size_t j = 0; j < sum.size(); ++j) sum[j] = (sum[j] + words[j]) & mask;
-      }
-      const json noiseless = plan.estimate(sum, clients);
+      std::vector<std::pair<uint32_t, uint32_t>> everyone;
+      for (uint32_t i = 0; i < clients; ++i) everyone.emplace_back(i, 0);
+      const json noiseless = plan.estimate(
+          sum_contributions(clear, plan.data, everyone, data, setups, seed ? seed : 1), clients);
       if (noiseless.contains("estimate")) out["exact"] = noiseless["estimate"];
     }
     out["devices"] = devices;
