@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 
+#include "host_server/hex.h"
 #include "host_server/net/credentials.h"
 #include "host_server/net/tls_server.h"
 #include "host_server/rounds/coordinator.h"
@@ -51,9 +52,9 @@ class Bridge final : public net::FrameHandler, public Outbox {
   }
   void on_close(net::ConnectionId id, const std::string& reason) override {
     coordinator_->on_close(id, reason);
-    // Refusals before a device is known (a failed or timed-out handshake, an unknown identity)
-    // are the operator's to see; the rounds log what happens to devices they know.
-    if (reason.rfind("TLS handshake", 0) == 0 || reason.find("identity") != std::string::npos) {
+    // Refusals before a device is known (a failed or timed-out handshake — an unknown identity or
+    // wrong key fails there too) are the operator's to see; the rounds log the devices they know.
+    if (reason.rfind("TLS handshake", 0) == 0) {
       log_line(*log_, {{"event", "refused"}, {"connection", id}, {"reason", reason}});
     }
   }
@@ -91,11 +92,10 @@ std::optional<json> stored_definition(Store& store, uint32_t task_id) {
   return std::nullopt;
 }
 
-std::string hex_word(uint64_t word) {
-  static const char* digits = "0123456789abcdef";
-  std::string out(16, '0');
-  for (int i = 15; i >= 0; --i, word >>= 4) out[i] = digits[word & 15];
-  return out;
+std::string hex_word(uint64_t word) {  // 16 digits, most significant first
+  uint8_t bytes[8];
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<uint8_t>(word >> (56 - 8 * i));
+  return encode_hex(bytes, sizeof(bytes));
 }
 
 // A plan as the rounds run it; `definition` is what the store keeps for the task. A chained plan

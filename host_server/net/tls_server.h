@@ -87,7 +87,6 @@ class TlsServer {
   void close(ConnectionId id);
   // Stops accepting and closes every connection (on_close "server stopping").
   void stop();
-  size_t connections() const { return connections_.size(); }
 
  private:
   struct Connection;

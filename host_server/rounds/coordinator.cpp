@@ -162,9 +162,7 @@ void Coordinator::on_frame(ConnectionId connection, const fedstat_v1_Envelope& e
   if (named != c.task) {
     auto other = rounds_.find(named);
     if (other != rounds_.end() && other->second->finished()) {
-      Refusal r = refused(StatusCode::kFailedPrecondition, "the task is over");
-      r.action = fedstat_v1_ErrorAction_TASK_CLOSED;
-      refuse(connection, r);
+      refuse(connection, task_closed());
     } else {
       refuse(connection, refused(StatusCode::kInvalidArgument,
                                  "message names task " + std::to_string(named) +
@@ -207,8 +205,7 @@ void Coordinator::on_hello(ConnectionId connection, Connection& c, const fedstat
     }
     TaskRound& round = *it->second;
     if (round.finished()) {
-      Refusal r = refused(StatusCode::kFailedPrecondition, "the task is over");
-      r.action = fedstat_v1_ErrorAction_TASK_CLOSED;
+      Refusal r = task_closed();
       r.close = true;
       refuse(connection, r);
       return;
@@ -241,8 +238,7 @@ void Coordinator::on_hello(ConnectionId connection, Connection& c, const fedstat
     }
     chosen = &round;
   } else {
-    Refusal last = refused(StatusCode::kNotFound, "no open task with room");
-    last.action = fedstat_v1_ErrorAction_RETRY_LATER;
+    Refusal last = retry_later(StatusCode::kNotFound, "no open task with room");
     for (auto& entry : rounds_) {
       auto refusal = entry.second->can_offer(c.client);
       if (!refusal) {
@@ -252,7 +248,7 @@ void Coordinator::on_hello(ConnectionId connection, Connection& c, const fedstat
       if (refusal->action == fedstat_v1_ErrorAction_RETRY_LATER) last = *refusal;
     }
     if (chosen == nullptr) {
-      last.action = fedstat_v1_ErrorAction_RETRY_LATER;
+      last.action = fedstat_v1_ErrorAction_RETRY_LATER;  // whichever round's refusal came last
       last.close = true;
       refuse(connection, last);
       return;

@@ -56,7 +56,6 @@ class Coordinator {
   // "open", "completed", "aborted" (or "unknown").
   std::string task_state(uint32_t task_id) const;
   const TaskRound* round(uint32_t task_id) const;
-  const std::vector<std::string>& log() const { return log_; }
   // The log lines since the last call (round transitions, departures), moved out: a serving
   // process drains them so they do not accumulate.
   std::vector<std::string> take_log() { return std::exchange(log_, {}); }

@@ -30,6 +30,19 @@ Refusal refused(const Status& status) {
   return refused(status.code(), status.message());
 }
 
+Refusal task_closed() {
+  Refusal r = refused(StatusCode::kFailedPrecondition, "the task is over");
+  r.action = fedstat_v1_ErrorAction_TASK_CLOSED;
+  return r;
+}
+
+Refusal retry_later(StatusCode code, const std::string& detail) {
+  Refusal r = refused(code, detail);
+  r.action = fedstat_v1_ErrorAction_RETRY_LATER;
+  r.close = true;
+  return r;
+}
+
 fedstat_v1_Envelope server_error(const Refusal& refusal) {
   fedstat_v1_Envelope e = wire::make_envelope();
   e.which_body = fedstat_v1_Envelope_server_error_tag;

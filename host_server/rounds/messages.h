@@ -26,6 +26,8 @@ struct Refusal {
 
 Refusal refused(StatusCode code, const std::string& detail);
 Refusal refused(const Status& status);  // REFUSED with the status's code and message
+Refusal task_closed();                  // TASK_CLOSED, kFailedPrecondition: "the task is over"
+Refusal retry_later(StatusCode code, const std::string& detail);  // RETRY_LATER, and close
 
 fedstat_v1_Envelope server_error(const Refusal& refusal);
 fedstat_v1_Envelope ack(uint32_t task_id, uint32_t offset);

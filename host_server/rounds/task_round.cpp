@@ -14,19 +14,6 @@ constexpr const char* kSecAggClosed = "secagg_closed";
 constexpr const char* kAborted = "aborted";
 constexpr const char* kCompleted = "completed";
 
-Refusal task_closed() {
-  Refusal r = refused(StatusCode::kFailedPrecondition, "the task is over");
-  r.action = fedstat_v1_ErrorAction_TASK_CLOSED;
-  return r;
-}
-
-Refusal retry_later(StatusCode code, const std::string& detail) {
-  Refusal r = refused(code, detail);
-  r.action = fedstat_v1_ErrorAction_RETRY_LATER;
-  r.close = true;
-  return r;
-}
-
 std::vector<uint8_t> text_bytes(const std::string& s) {
   return std::vector<uint8_t>(s.begin(), s.end());
 }
@@ -118,6 +105,9 @@ void TaskRound::apply_transition(const std::string& word, uint64_t at) {
 
 std::optional<Refusal> TaskRound::can_offer(uint64_t client) const {
   if (finished()) return task_closed();
+  if (dist() && client > UINT32_MAX) {  // secure aggregation's client ids are 32 bits
+    return refused(StatusCode::kPermissionDenied, "a DIST task takes device ids below 2^32");
+  }
   if (replied(client)) return retry_later(StatusCode::kAlreadyExists, "already took part");
   if (stage_ != Stage::kAdmission) {
     return retry_later(StatusCode::kResourceExhausted, "admission is over");
@@ -150,9 +140,7 @@ std::optional<Refusal> TaskRound::admit_resumed(uint64_t client, const fedstat_v
                                                 uint64_t now) {
   if (dist())
     return refused(StatusCode::kFailedPrecondition, "resume: DIST rounds are not resumed");
-  if (auto full = can_offer(client)) return full;
-  if (stage_ != Stage::kAdmission)
-    return retry_later(StatusCode::kResourceExhausted, "admission is over");
+  if (auto full = can_offer(client)) return full;  // admission over, full, already replied
   persist_message(client, hello);
   offered_.insert(client);
   fedstat_v1_Envelope reply = fedstat_v1_Envelope_init_zero;
@@ -199,6 +187,7 @@ std::optional<Refusal> TaskRound::check_and_apply(uint64_t client, const fedstat
       const bool accept = e.body.task_reply.accept;
       persist_message(client, e);
       replies_[client] = accept;
+      if (accept) ++accepted_;
       offered_.erase(client);
       if (!accept && !replaying_ && links_.close) links_.close(client);
       return std::nullopt;
@@ -257,8 +246,8 @@ void TaskRound::advance(uint64_t now) {
       }
       transition(kAdmissionClosed, now);
     } else if (stage_ == Stage::kReports) {
-      bool all = true;
-      for (const auto& r : replies_) all = all && (!r.second || trusted_.complete(r.first));
+      // Only admitted devices add, and each completes once: all are done when the counts meet.
+      const bool all = trusted_.contributors() == accepted_;
       if (!all && !timed_out) return;
       transition(kReportsClosed, now);
     } else if (stage_ == Stage::kSecAgg) {
@@ -330,15 +319,23 @@ std::vector<uint64_t> TaskRound::members_to_notify() const {
   return out;
 }
 
-size_t TaskRound::accepted() const {
-  size_t count = 0;
-  for (const auto& r : replies_) count += r.second ? 1 : 0;
-  return count;
-}
-
 void TaskRound::complete(const std::vector<uint64_t>& sum, uint32_t contributors) {
   // A result published before a crash is kept (estimate may draw fresh central noise).
-  if (!store_.result(id())) store_.put_result(id(), spec_.estimate(sum, contributors));
+  if (!store_.result(id())) {
+    std::string result;
+    try {
+      result = spec_.estimate(sum, contributors);
+    } catch (const std::exception& e) {
+      // Not out of the io loop (and again at every restart's replay): the round aborts, stored.
+      // The devices get a fixed reason; the message, which may depend on the sum, stays here.
+      if (links_.log && !replaying_) {
+        links_.log("task " + std::to_string(id()) + ": the estimate failed: " + e.what());
+      }
+      abort("the estimate failed");
+      return;
+    }
+    store_.put_result(id(), result);
+  }
   if (!replaying_) {
     NewEvent event;
     event.task_id = id();

@@ -98,7 +98,7 @@ class TaskRound {
   void advance(uint64_t now);  // closes what may close now
   void send(uint64_t client, const fedstat_v1_Envelope& e);
   void send_opening(uint64_t member);
-  size_t accepted() const;  // devices that accepted the task
+  size_t accepted() const { return accepted_; }  // devices that accepted the task
   std::vector<uint64_t> members_to_notify() const;
 
   TaskSpec spec_;
@@ -108,6 +108,7 @@ class TaskRound {
   Stage stage_ = Stage::kAdmission;
   uint64_t opened_at_ = 0, stage_started_ = 0;
   std::map<uint64_t, bool> replies_;  // client → accepted
+  size_t accepted_ = 0;               // the true entries of replies_
   std::set<uint64_t> offered_;        // got the Task, not yet replied
   std::set<uint32_t> dropped_;        // DIST: connection lost in this session
   TrustedSum trusted_;

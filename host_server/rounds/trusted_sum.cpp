@@ -3,11 +3,14 @@
 #include <stdexcept>
 #include <string>
 
+#include "sdk/quantise/quantise.h"
+
 namespace fedstat {
 namespace host {
 
 TrustedSum::TrustedSum(uint32_t vector_length, uint32_t bits)
     : length_(vector_length),
+      bits_(bits),
       mask_(bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1),
       sum_(vector_length, 0) {
   if (vector_length == 0 || bits == 0 || bits > 64) {
@@ -52,7 +55,9 @@ uint32_t TrustedSum::add(uint64_t client, const fedstat_v1_Report& report) {
   uint32_t& have = received_[client];
   have = static_cast<uint32_t>(words.size());
   if (have == length_) {
-    for (uint32_t i = 0; i < length_; ++i) sum_[i] = (sum_[i] + words[i]) & mask_;
+    const Status added = quantise::add_mod(Span<uint64_t>(sum_.data(), sum_.size()),
+                                           Span<const uint64_t>(words.data(), words.size()), bits_);
+    if (!added.ok()) throw std::logic_error(std::string("trusted sum: ") + added.message());
     ++contributors_;
     partial_.erase(client);
   }

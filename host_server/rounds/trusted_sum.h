@@ -28,13 +28,13 @@ class TrustedSum {
   uint32_t add(uint64_t client, const fedstat_v1_Report& report);
 
   uint32_t words_from(uint64_t client) const;
-  bool complete(uint64_t client) const { return words_from(client) == length_; }
   uint32_t contributors() const { return contributors_; }
   const std::vector<uint64_t>& sum() const { return sum_; }
 
  private:
   uint32_t length_;
-  uint64_t mask_;
+  uint32_t bits_;
+  uint64_t mask_;                                      // 2^bits − 1: the words check() takes
   std::map<uint64_t, std::vector<uint64_t>> partial_;  // unfinished reports
   std::map<uint64_t, uint32_t> received_;
   std::vector<uint64_t> sum_;

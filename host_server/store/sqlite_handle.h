@@ -22,7 +22,6 @@ class SqliteConnection {
   SqliteConnection& operator=(const SqliteConnection&) = delete;
 
   sqlite3* db() const { return db_; }
-  const std::string& path() const { return path_; }
   // Throws std::runtime_error naming the path, the operation and SQLite's last message.
   [[noreturn]] void fail(const std::string& operation) const;
   // Throws std::runtime_error naming the path, the operation and `message`.

@@ -12,6 +12,10 @@ namespace host {
 namespace testing {
 namespace {
 
+std::string last_line(const std::vector<std::string>& log) {
+  return log.empty() ? "" : log.back();
+}
+
 constexpr uint32_t kLength = 70;  // two masked chunks
 constexpr uint32_t kBits = 32;
 constexpr uint32_t kDevices = 10;
@@ -54,7 +58,7 @@ TEST(DistRound, DropoutsInEveryRoundStillSumTheSurvivors) {
                                   kNever, kNever, kNever, kNever, kNever, kNever});
   check_in_all(c, devices, 1);
   pump(c, out, devices);
-  ASSERT_EQ(c.task_state(1), "completed") << (c.log().empty() ? "" : c.log().back());
+  ASSERT_EQ(c.task_state(1), "completed") << last_line(c.take_log());
   EXPECT_EQ(store.result(1).value_or(""), expected_result(devices));
   for (const auto& d : devices) {
     EXPECT_EQ(d->errors, 0);
@@ -131,6 +135,23 @@ TEST(DistRound, FewerThanMinClientsAtAdmissionEndNeverStarts) {
     EXPECT_NE(s.envelope.which_body, fedstat_v1_Envelope_secagg_start_tag);
   }
   for (const auto& d : devices) EXPECT_EQ(d->outcomes, 1);
+}
+
+// Secure aggregation's client ids are 32 bits: a larger device id is never offered a DIST task
+// (it would alias the member whose id is its low 32 bits).
+TEST(DistRound, ADeviceIdBeyond32BitsIsNotOffered) {
+  FakeStore store;
+  FakeOutbox out(store);
+  Coordinator c(store, out, dist_task(6, 5), kT0);
+  const uint64_t big = (uint64_t{1} << 32) + 5;
+  const size_t events = store.event_count();
+  c.on_open(1, std::to_string(big));
+  c.on_frame(1, hello(big));
+  ASSERT_FALSE(out.empty(1));
+  const fedstat_v1_Envelope answer = out.pop(1);
+  ASSERT_EQ(answer.which_body, fedstat_v1_Envelope_server_error_tag);
+  EXPECT_TRUE(out.empty(1)) << "no Task for it";
+  EXPECT_EQ(store.event_count(), events) << "nothing stored for it";
 }
 
 TEST(DistRound, SilentMemberTimesOutAsADropout) {
@@ -211,7 +232,7 @@ TEST(DistRound, RestartDuringMaskingResumesTheSameSession) {
   for (auto& d : devices) d->hold_at_masking = false;
   check_in_all(second, devices, 100, /*resume=*/1);
   pump(second, out, devices);
-  ASSERT_EQ(second.task_state(1), "completed") << (second.log().empty() ? "" : second.log().back());
+  ASSERT_EQ(second.task_state(1), "completed") << last_line(second.take_log());
   std::vector<std::vector<uint64_t>> u3;
   for (size_t i = 1; i < devices.size(); ++i) u3.push_back(devices[i]->input);
   EXPECT_EQ(store.result(1).value_or(""), sum_json(sum_of(u3, kBits), 9));

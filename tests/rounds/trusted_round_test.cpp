@@ -1,6 +1,8 @@
 // The clear path end to end through the Coordinator: sums, persist-then-answer, aborts.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 #include "host_server/rounds/coordinator.h"
 #include "sdk/wire/envelope_codec.h"
 #include "tests/rounds/fake_outbox.h"
@@ -106,6 +108,35 @@ TEST(TrustedRound, AbortsWhenFewerThanMinClientsAtAdmissionEnd) {
   EXPECT_FALSE(store.result(1).has_value());
   expect_outcomes(out, devices, /*completed=*/false);
   for (auto& d : devices) EXPECT_TRUE(out.empty(d.conn));
+}
+
+// An estimator that throws aborts the round (stored), instead of leaving the io loop — and a
+// restart replays to the same abort instead of failing again at start-up.
+TEST(TrustedRound, AFailingEstimateAbortsTheRoundAndARestartStaysAborted) {
+  FakeStore store;
+  auto specs = one_task();
+  specs[0].estimate = [](const std::vector<uint64_t>&, uint32_t) -> std::string {
+    throw std::invalid_argument("estimate: sum length");
+  };
+  {
+    FakeOutbox out(store);
+    Coordinator c(store, out, specs, kT0);
+    std::vector<TrustedDevice> devices(5);
+    for (uint64_t i = 0; i < 5; ++i) {
+      devices[i].id = 300 + i;
+      devices[i].words = device_words(devices[i].id, kLength, kBits);
+      ASSERT_EQ(check_in(c, out, devices[i], i + 1), 1u);
+      accept(c, out, devices[i], 1);
+    }
+    for (auto& d : devices) send_reports(c, out, d, 1, kLength);
+    EXPECT_EQ(c.task_state(1), "aborted");
+    EXPECT_FALSE(store.result(1).has_value());
+    expect_outcomes(out, devices, /*completed=*/false);
+  }
+  FakeOutbox out(store);
+  Coordinator restarted(store, out, specs, kT0 + 5);
+  EXPECT_EQ(restarted.task_state(1), "aborted");
+  EXPECT_FALSE(store.result(1).has_value());
 }
 
 TEST(TrustedRound, AbortsAtTheDeadline) {
