@@ -1,0 +1,352 @@
+// The server's ingest rate with 200 concurrent devices, as a ratio against its floor measured in
+// the same run: decoding the same reports' frames and inserting them into SQLite in one process.
+//
+//   BM_ServerIngest/<kind>/<devices>  a real fedstat-server (the built binary, a child process,
+//       its SQLite store in WAL mode as deployed) and <devices> emulated devices — each a real
+//       Client (sdk/client) over real TLS-PSK on loopback, one thread each — take part in one
+//       task: check-in, Task + TaskData, TaskReply, the report in Report chunks of 64 words each
+//       stored before its Ack, the RoundOutcome. Timed: from the devices' start until every
+//       device holds its RoundOutcome (server start-up and shut-down are not timed). Any device
+//       that did not complete fails the run.
+//   BM_DecodeAndInsert/<kind>/<devices>  the same devices' reports (the same words, chunked and
+//       framed as the Client sends them, encoded before timing), each frame decoded
+//       (wire::decode_frame), checked and summed (TrustedSum, as the server does) and appended to
+//       a fresh SQLite store (open_sqlite_store, the server's durability: one transaction per
+//       message, persist-then-acknowledge) — what the server cannot avoid doing per report.
+// Kinds: 0 = data_shift, trust none, a 5 × 512 sketch (2,560 words: 40 chunks per report);
+//        1 = kl, trust trusted, 300 rounds (≤ 301 words: 5 chunks).
+// "reports/s" is devices ÷ seconds. The printed ratio is ingest ÷ decode-and-insert for the same
+// kind and devices (goal in issue 13: ≥ 0.5). Both sides share the machine's cores with the
+// devices' own work in the ingest run (TLS, the Client), as a loopback fleet does.
+// Run from a Release build: build/host-release/tests/bench/fedstat_ingest_bench.
+#include <benchmark/benchmark.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "host_server/estimate/client_emulation.h"
+#include "host_server/estimate/host_common.h"
+#include "host_server/estimate/item_counts.h"
+#include "host_server/hex.h"
+#include "host_server/net/credentials.h"
+#include "host_server/rounds/trusted_sum.h"
+#include "host_server/sim/emulated_device.h"
+#include "host_server/store/sqlite_store.h"
+#include "host_server/tasks/task_plan.h"
+#include "nlohmann/json.hpp"
+#include "platform/posix/posix_platform.h"
+#include "sdk/wire/envelope_codec.h"
+#include "tests/bench/same_run_reporter.h"
+
+namespace fedstat {
+namespace {
+
+using host::EmulatedClients;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr uint64_t kDeviceSeed = 17;
+constexpr uint8_t kSecretByte = 0x5a;
+
+const char* kind_name(int64_t kind) {
+  return kind == 0 ? "data_shift none" : "kl trusted";
+}
+
+// The task declaration of `kind` for `devices` devices (min = max: the round closes when all
+// have reported).
+json declaration(int64_t kind, int64_t devices) {
+  json task{{"id", 1},
+            {"min_clients", devices},
+            {"max_clients", devices},
+            {"deadline_seconds", 3600},
+            {"admission_seconds", 600},
+            {"phase_timeout_seconds", 600},
+            {"seed", std::string(62, '0') + "31"}};
+  if (kind == 0) {
+    task.update({{"kind", "data_shift"}, {"trust", "none"}, {"epsilon", 0}, {"delta", 0}});
+    task["data_shift"] = {
+        {"rows", 5},     {"width", 512},       {"heap_capacity", 64},         {"k", 1024},
+        {"domain", 600}, {"local_epsilon", 0}, {"reference", "reference.txt"}};
+  } else {
+    task.update({{"kind", "kl"}, {"trust", "trusted"}, {"epsilon", 4.0}, {"delta", 1e-6}});
+    task["kl"] = {{"reference", "reference.txt"}, {"rounds", 300}, {"lambda", 0.1}};
+  }
+  return task;
+}
+
+// One measurement's files: the data (a Zipf law over 300 items shifted by 15 ids), the
+// reference (320 items), the task and the server's config, in a fresh directory.
+struct Workload {
+  fs::path dir;
+  json task;
+  host::TaskPlan plan;
+  EmulatedClients devices;
+  std::array<uint8_t, 32> secret;
+
+  Workload(int64_t kind, int64_t count) {
+    char pattern[] = "/tmp/fedstat-ingest-XXXXXX";
+    if (mkdtemp(pattern) == nullptr) throw std::runtime_error("mkdtemp failed");
+    dir = pattern;
+    std::ofstream items(dir / "items.txt"), reference(dir / "reference.txt");
+    for (int i = 0; i < 300; ++i) items << i + 15 << " " << std::max(1, 100000 / (i + 1)) << "\n";
+    for (int i = 0; i < 320; ++i) reference << i << " " << std::max(1, 100000 / (i + 1)) << "\n";
+    items.close();
+    reference.close();
+    task = declaration(kind, count);
+    plan = host::plan_task(task, dir.string(), 0, 0);
+    host::SeededBits split(kDeviceSeed, 11);
+    devices = host::split_across_clients(host::read_item_counts((dir / "items.txt").string()),
+                                         static_cast<uint32_t>(count), split.bits());
+    secret.fill(kSecretByte);
+  }
+  ~Workload() {
+    std::error_code ignored;
+    fs::remove_all(dir, ignored);
+  }
+};
+
+// The report frames device `i` sends: its contribution in Report chunks as Client::send_report
+// builds them, each encoded as a frame.
+std::vector<std::vector<uint8_t>> report_frames(Workload& w, uint32_t i) {
+  const std::vector<uint64_t> words =
+      host::expected_contribution(w.plan.task, w.plan.data, *w.devices[i], kDeviceSeed, i + 1);
+  constexpr size_t kChunk = sizeof(fedstat_v1_Report::words) / sizeof(uint64_t);
+  std::vector<std::vector<uint8_t>> frames;
+  for (size_t offset = 0; offset < words.size(); offset += kChunk) {
+    wire::Envelope e = wire::make_envelope();
+    e.which_body = fedstat_v1_Envelope_report_tag;
+    e.body.report.task_id = w.plan.task.task_id;
+    e.body.report.offset = static_cast<uint32_t>(offset);
+    const size_t count = std::min(kChunk, words.size() - offset);
+    e.body.report.words_count = static_cast<pb_size_t>(count);
+    for (size_t k = 0; k < count; ++k) e.body.report.words[k] = words[offset + k];
+    std::vector<uint8_t> frame(wire::kMaxFrameBytes);
+    const Result<size_t> n = wire::encode_frame(e, MutableByteSpan(frame.data(), frame.size()));
+    if (!n.ok()) throw std::runtime_error(n.status().message());
+    frame.resize(n.value());
+    frames.push_back(std::move(frame));
+  }
+  return frames;
+}
+
+// The length prefix's size: the one p with varint_bytes(size − p) == p.
+size_t prefix_bytes(const std::vector<uint8_t>& frame) {
+  for (size_t p = 1; p <= wire::kMaxFramePrefixBytes; ++p) {
+    if (wire::varint_bytes(frame.size() - p) == p) return p;
+  }
+  throw std::runtime_error("not a frame");
+}
+
+void BM_DecodeAndInsert(benchmark::State& state) {
+  Workload w(state.range(0), state.range(1));
+  const uint32_t count = static_cast<uint32_t>(state.range(1));
+  std::vector<std::vector<std::vector<uint8_t>>> frames;
+  for (uint32_t i = 0; i < count; ++i) frames.push_back(report_frames(w, i));
+  int run = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    const fs::path path = w.dir / ("floor-" + std::to_string(run++) + ".db");
+    std::unique_ptr<host::Store> store = host::open_sqlite_store(path.string());
+    store->put_task(w.plan.task.task_id, w.task.dump());
+    host::TrustedSum sum(w.plan.task.vector_length, w.plan.task.bits);
+    wire::Envelope e;
+    state.ResumeTiming();
+    for (uint32_t i = 0; i < count; ++i) {
+      for (const std::vector<uint8_t>& frame : frames[i]) {
+        const Result<wire::FrameResult> r =
+            wire::decode_frame(ByteSpan(frame.data(), frame.size()), e);
+        if (!r.ok() || !r.value().complete) {
+          state.SkipWithError("a frame did not decode");
+          return;
+        }
+        if (sum.check(i + 1, e.body.report)) {
+          state.SkipWithError("a chunk was refused");
+          return;
+        }
+        sum.add(i + 1, e.body.report);
+        host::NewEvent event;
+        event.task_id = w.plan.task.task_id;
+        event.client_id = i + 1;
+        event.payload.assign(frame.begin() + static_cast<std::ptrdiff_t>(prefix_bytes(frame)),
+                             frame.end());  // the Envelope's bytes, as the server stores them
+        store->append_event(event);
+      }
+    }
+    benchmark::DoNotOptimize(sum.sum().data());
+    state.PauseTiming();
+    if (sum.contributors() != count) state.SkipWithError("not every report was complete");
+    store.reset();
+    fs::remove(path);
+    state.ResumeTiming();
+  }
+  state.counters["reports/s"] =
+      benchmark::Counter(static_cast<double>(count), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_DecodeAndInsert)
+    ->Args({0, 200})
+    ->Args({1, 200})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3);
+
+// A fedstat-server child on `config`, stopped (SIGTERM, then reaped) when this goes away.
+class ServerProcess {
+ public:
+  ServerProcess(const fs::path& config, const fs::path& port_file, const fs::path& log) {
+    pid_ = fork();
+    if (pid_ < 0) throw std::runtime_error("fork failed");
+    if (pid_ == 0) {
+      if (std::freopen(log.c_str(), "w", stderr) == nullptr) _exit(127);
+      execl(FEDSTAT_SERVER_BINARY, FEDSTAT_SERVER_BINARY, "--config", config.c_str(), "--port-file",
+            port_file.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    // Polls for the port file the server writes once it listens: bounded at 60 s.
+    for (int i = 0; i < 6000; ++i) {
+      std::ifstream in(port_file);
+      if (in >> port_) return;
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        throw std::runtime_error("fedstat-server exited before listening (see " + log.string() +
+                                 ")");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    throw std::runtime_error("fedstat-server did not listen within 60 s");
+  }
+  ~ServerProcess() { stop(); }
+  // SIGTERM, then reaped: the server's CPU seconds (user + system) over its whole life.
+  double stop() {
+    if (pid_ <= 0) return 0;
+    kill(pid_, SIGTERM);
+    int status = 0;
+    struct rusage usage {};
+    wait4(pid_, &status, 0, &usage);
+    pid_ = -1;
+    return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+           1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+  }
+  int port() const { return port_; }
+
+ private:
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+void BM_ServerIngest(benchmark::State& state) {
+  Workload w(state.range(0), state.range(1));
+  const uint32_t count = static_cast<uint32_t>(state.range(1));
+  int run = 0;
+  double server_cpu_seconds = 0;
+  for (auto _ : state) {
+    const fs::path here = w.dir / ("run-" + std::to_string(run++));
+    // The devices' ledgers and round markers (fsynced blobs) on tmpfs when there is one: the
+    // devices' own disk writes are not the server's ingest.
+    const fs::path device_state =
+        fs::is_directory("/dev/shm")
+            ? fs::path("/dev/shm") / (w.dir.filename().string() + "-" + std::to_string(run))
+            : here / "state";
+    fs::create_directories(here);
+    fs::create_directories(device_state);
+    const json config{{"listen", "127.0.0.1:0"},
+                      {"store", (here / "server.db").string()},
+                      {"fleet_secret", host::encode_hex(w.secret.data(), w.secret.size())},
+                      {"idle_timeout_ms", 900000},
+                      {"tasks", json::array({w.task})}};
+    std::ofstream(w.dir / "server.json") << config.dump();
+    ServerProcess server(w.dir / "server.json", here / "port", here / "server.log");
+    if (!platform::posix::set_storage_directory(device_state.c_str()).ok()) {
+      state.SkipWithError("the devices' state directory");
+      return;
+    }
+    std::vector<host::DeviceReport> reports(count);
+    std::vector<std::thread> threads;
+    const auto start = std::chrono::steady_clock::now();
+    for (uint32_t i = 0; i < count; ++i) {
+      threads.emplace_back([&, i]() {
+        host::DeviceSetup setup;
+        setup.id = i + 1;
+        setup.endpoint = "127.0.0.1:" + std::to_string(server.port());
+        setup.psk = net::derive_device_psk(w.secret, setup.id);
+        setup.seed = kDeviceSeed;
+        try {
+          reports[i] = host::run_emulated_device(setup, *w.devices[i]);
+        } catch (const std::exception& e) {
+          reports[i].outcome = "error";
+          reports[i].detail = e.what();
+        }
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    state.SetIterationTime(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    server_cpu_seconds += server.stop();
+    fs::remove_all(device_state);
+    for (const host::DeviceReport& r : reports) {
+      if (r.outcome != "completed") {
+        state.SkipWithError(("a device did not complete: " + r.outcome + " " + r.detail).c_str());
+        return;
+      }
+    }
+  }
+  // The server's CPU per run (start-up and shut-down included: a few ms).
+  state.counters["server_cpu_s"] = server_cpu_seconds / static_cast<double>(state.iterations());
+  state.counters["reports/s"] =
+      benchmark::Counter(static_cast<double>(count), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_ServerIngest)
+    ->Args({0, 200})
+    ->Args({1, 200})
+    ->Unit(benchmark::kMillisecond)
+    ->UseManualTime()
+    ->Iterations(3);
+
+class IngestReporter : public bench::SameRunReporter {
+ public:
+  IngestReporter()
+      : SameRunReporter("Server ingest ÷ decode-and-insert into SQLite, same run, same reports:") {}
+
+ protected:
+  std::string describe(const Run& run) override {
+    const std::string name = run.benchmark_name();
+    const auto rate = run.counters.find("reports/s");
+    if (rate == run.counters.end() || run.error_occurred) return "";
+    // "BM_X/<kind>/<devices>/iterations:3[/manual_time]" → "<kind>/<devices>"
+    const std::string args = bench::argument_of(name);
+    const size_t second = args.find('/', args.find('/') + 1);
+    const std::string key = args.substr(0, second);
+    if (name.rfind("BM_DecodeAndInsert", 0) == 0) floor_[key] = rate->second.value;
+    if (name.rfind("BM_ServerIngest", 0) != 0 || floor_.count(key) == 0) return "";
+    const double base = floor_.at(key);
+    char line[200];
+    std::snprintf(line, sizeof(line),
+                  "  %-16s %s devices: server %8.1f reports/s, decode+insert %9.1f reports/s, "
+                  "ratio %.3f\n",
+                  kind_name(key[0] - '0'), key.substr(key.find('/') + 1).c_str(),
+                  rate->second.value, base, rate->second.value / base);
+    return line;
+  }
+
+ private:
+  std::map<std::string, double> floor_;
+};
+
+}  // namespace
+}  // namespace fedstat
+
+int main(int argc, char** argv) {
+  fedstat::IngestReporter reporter;
+  return fedstat::bench::run_benchmarks(argc, argv, reporter);
+}
