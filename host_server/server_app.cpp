@@ -1,6 +1,7 @@
 // fedstat-server's serving mode (server_app.h).
 #include "host_server/server_app.h"
 
+#include <algorithm>
 #include <asio.hpp>
 #include <chrono>
 #include <csignal>
@@ -62,6 +63,10 @@ class Bridge final : public net::FrameHandler, public Outbox {
     server_->send(id, message);
   }
   void close(ConnectionId id) override { server_->close(id); }
+  void keep_open(ConnectionId id, uint32_t seconds) override {
+    server_->keep_open(id,
+                       static_cast<uint32_t>(std::min<uint64_t>(UINT32_MAX, 1000ull * seconds)));
+  }
 
  private:
   net::TlsServer* server_ = nullptr;

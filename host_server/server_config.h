@@ -5,7 +5,9 @@
 //   fleet_secret  or 64 hex digits: every device's PSK is HKDF(fleet_secret, id) (emulation)
 //   noise_seed    0 (default): central noise from the CSPRNG; else seeded — for tests, refused
 //                 when a trusted task would draw its central noise from it
-//   handshake_timeout_ms 10000, idle_timeout_ms 60000, max_connections 4096
+//   handshake_timeout_ms 10000, idle_timeout_ms 60000, max_connections 4096 (a device waiting
+//                 on a round — admission, a phase, its outcome — is kept open for the round's
+//                 longest wait, max(admission, phase time-out) + 10 s, whatever idle_timeout_ms)
 //   tasks         [ {task declaration}, ... ] (host_server/tasks/task_plan.h)
 // Exactly one of credentials and fleet_secret. Relative paths are resolved against the config
 // file's directory. Errors: std::invalid_argument naming the field; std::runtime_error for an

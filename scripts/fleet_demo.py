@@ -73,7 +73,7 @@ def load_tasks(clients):
 
 def start_server(build, work, tasks):
     config = {"listen": "127.0.0.1:0", "store": "server.db", "fleet_secret": FLEET_SECRET,
-              "idle_timeout_ms": 600000, "tasks": tasks}
+              "tasks": tasks}
     with open(os.path.join(work, "server.json"), "w") as f:
         json.dump(config, f)
     port_file = os.path.join(work, "port")

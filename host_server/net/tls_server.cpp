@@ -337,6 +337,14 @@ void TlsServer::close(ConnectionId id) {
   drop(connection, "closed by the server", true);
 }
 
+void TlsServer::keep_open(ConnectionId id, uint32_t ms) {
+  const auto found = connections_.find(id);
+  if (found == connections_.end() || found->second->state != Connection::State::kOpen) return;
+  const Clock::time_point until = Clock::now() + std::chrono::milliseconds(ms);
+  // The armed timer re-arms itself until the current deadline (arm_timer).
+  if (until > found->second->deadline) found->second->deadline = until;
+}
+
 void TlsServer::stop() {
   stopped_ = true;
   asio::error_code ignored;

@@ -18,9 +18,11 @@
 // A connection is closed when: its handshake fails or takes longer than handshake_timeout_ms; it
 // sends nothing for idle_timeout_ms; it sends a malformed or oversized frame (the reason is
 // decode_frame's message); its unsent output exceeds max_pending_output_bytes (a slow reader never
-// holds up others); it closes; close(id) or stop() is called. close() and stop() also call
-// on_close. send() and close() on an unknown or closed id do nothing (the peer may just have
-// gone).
+// holds up others); it closes; close(id) or stop() is called. keep_open(id, ms) moves the idle
+// deadline of an open connection to at least ms from now: the rounds call it for a device that is
+// waiting on the server (for the next phase or its outcome), however long idle_timeout_ms is.
+// close() and stop() also call on_close. send() and close() on an unknown or closed id do nothing
+// (the peer may just have gone).
 //
 // Memory per connection: a Connection (the mbedTLS ssl context plus ~16.7 KiB in and out record
 // buffers that mbedTLS allocates, a receive chunk of 4 KiB, a plaintext frame buffer of
@@ -85,6 +87,9 @@ class TlsServer {
   // message cannot be encoded (a caller's bug: nanopb's limits are static).
   void send(ConnectionId id, const wire::Envelope& message);
   void close(ConnectionId id);
+  // An open connection is not closed as idle before `ms` from now (a later deadline stays).
+  // Unknown, closed or handshaking ids: nothing.
+  void keep_open(ConnectionId id, uint32_t ms);
   // Stops accepting and closes every connection (on_close "server stopping").
   void stop();
 

@@ -149,6 +149,7 @@ void Coordinator::on_frame(ConnectionId connection, const fedstat_v1_Envelope& e
   Connection& c = it->second;
   if (e.which_body == fedstat_v1_Envelope_client_hello_tag) {
     on_hello(connection, c, e);
+    keep_member_open(connection);
     chain(now_);
     return;
   }
@@ -172,7 +173,18 @@ void Coordinator::on_frame(ConnectionId connection, const fedstat_v1_Envelope& e
   }
   auto refusal = rounds_.at(c.task)->on_message(c.client, e, now_);
   if (refusal) refuse(connection, *refusal);
+  keep_member_open(connection);
   chain(now_);
+}
+
+void Coordinator::keep_member_open(ConnectionId connection) {
+  auto it = connections_.find(connection);
+  if (it == connections_.end() || it->second.task == 0) return;
+  const TaskRound& round = *rounds_.at(it->second.task);
+  if (round.finished()) return;
+  auto bound = bound_.find({round.id(), it->second.client});
+  if (bound == bound_.end() || bound->second != connection) return;  // a newer link took over
+  outbox_.keep_open(connection, round.longest_wait_seconds());
 }
 
 void Coordinator::on_hello(ConnectionId connection, Connection& c, const fedstat_v1_Envelope& e) {

@@ -67,6 +67,9 @@ class Coordinator {
   };
   void on_hello(ConnectionId connection, Connection& c, const fedstat_v1_Envelope& e);
   void refuse(ConnectionId connection, const Refusal& refusal);
+  // A device bound to an unfinished round waits on the server between its messages: its
+  // connection is kept open for the round's longest wait (Outbox::keep_open).
+  void keep_member_open(ConnectionId connection);
   void send_to_client(uint32_t task, uint64_t client, const fedstat_v1_Envelope& e);
   void close_client(uint32_t task, uint64_t client);
   // Stores the task, builds its round and opens, recovers or finishes it as the store says.

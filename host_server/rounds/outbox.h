@@ -19,6 +19,9 @@ class Outbox {
   virtual ~Outbox() = default;
   virtual void send(ConnectionId connection, const fedstat_v1_Envelope& envelope) = 0;
   virtual void close(ConnectionId connection) = 0;
+  // The device on `connection` is waiting on the server for up to `seconds` (the next phase, its
+  // outcome): the net layer must not close it as idle before then.
+  virtual void keep_open(ConnectionId connection, uint32_t seconds) = 0;
 };
 
 }  // namespace host

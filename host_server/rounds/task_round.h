@@ -20,6 +20,7 @@
 #ifndef FEDSTAT_HOST_ROUNDS_TASK_ROUND_H_
 #define FEDSTAT_HOST_ROUNDS_TASK_ROUND_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -55,6 +56,12 @@ class TaskRound {
   Stage stage() const { return stage_; }
   bool finished() const { return stage_ == Stage::kCompleted || stage_ == Stage::kAborted; }
   bool dist() const { return spec_.task.trust == fedstat_v1_TrustModel_DIST; }
+  // The longest a member may wait on the server between two of its messages: admission closing
+  // or a phase's time-out, plus kWaitSlackSeconds for the once-a-tick, whole-second clock.
+  static constexpr uint32_t kWaitSlackSeconds = 10;
+  uint32_t longest_wait_seconds() const {
+    return std::max(spec_.admission_seconds, spec_.phase_timeout_seconds) + kWaitSlackSeconds;
+  }
   const SecAggPhase* secagg() const { return secagg_.get(); }
 
   // A fresh task: appends "open <now>".

@@ -29,7 +29,7 @@ task = {"id": 3, "kind": "heterogeneity", "trust": "dist", "epsilon": 8.0, "delt
         "heterogeneity": {"dimension": 3, "p": 2, "max_weight": 8, "stage2_id": 4}}
 json.dump(task, open('task.json', 'w'))
 json.dump({"listen": "127.0.0.1:0", "store": "server.db", "fleet_secret": os.environ["FLEET_SECRET"],
-           "idle_timeout_ms": 900000, "tasks": [task]}, open('server.json', 'w'))
+           "tasks": [task]}, open('server.json', 'w'))
 PY
 # Fewer rows in vectors.csv than devices: refused before any device connects.
 mkdir -p short && head -n 2 data/vectors.csv >short/vectors.csv

@@ -25,7 +25,7 @@ task = {"id": 5, "kind": "data_shift", "trust": "none", "epsilon": 0, "delta": 0
                        "local_epsilon": 0, "reference": "reference.txt"}}
 json.dump(task, open('task.json', 'w'))
 json.dump({"listen": "127.0.0.1:0", "store": "server.db", "fleet_secret": os.environ["FLEET_SECRET"],
-           "idle_timeout_ms": 900000, "tasks": [task]}, open('server.json', 'w'))
+           "tasks": [task]}, open('server.json', 'w'))
 PY
 
 "$server" --config server.json --port-file port 2>server1.log &

@@ -52,6 +52,7 @@ class EchoHandler : public FrameHandler {
       changed_.notify_all();
     }
     for (size_t i = 0; i < burst_on_open; ++i) server->send(id, hello(i));
+    if (keep_open_ms != 0) server->keep_open(id, keep_open_ms);
   }
   void on_frame(ConnectionId id, const wire::Envelope& envelope) override {
     server->send(id, envelope);
@@ -86,7 +87,8 @@ class EchoHandler : public FrameHandler {
   const std::map<ConnectionId, std::string>& closed_locked() const { return closed_; }
 
   TlsServer* server = nullptr;
-  size_t burst_on_open = 0;  // frames sent to each device as soon as it is open
+  size_t burst_on_open = 0;   // frames sent to each device as soon as it is open
+  uint32_t keep_open_ms = 0;  // keep_open called for each device as soon as it is open
 
  private:
   std::mutex mutex_;
@@ -353,6 +355,22 @@ TEST_F(TlsServerTest, IdlePeerIsClosedAndDeviceSeesUnavailable) {
   EXPECT_EQ(handler_.closed().begin()->second, "idle for longer than idle_timeout_ms");
   wire::Envelope envelope{};
   EXPECT_EQ(device.receive(envelope, kClientTimeoutMs).code(), StatusCode::kUnavailable);
+}
+
+// keep_open (called in on_open, on the io thread) holds an idle connection past
+// idle_timeout_ms (200 ms): the device's receive times out after 2 s (kDeadlineExceeded, not
+// kUnavailable) with the connection still open, and a frame still echoes; margins of 10x either
+// way (kept for 20 s). The idle test above is the control (closed at 200 ms).
+TEST_F(TlsServerTest, KeepOpenHoldsAnIdleConnectionPastTheIdleTimeout) {
+  config_.idle_timeout_ms = 200;
+  handler_.keep_open_ms = 20000;
+  start();
+  tls::TlsPskChannel device;
+  ASSERT_TRUE(connect_device(device, 3).ok());
+  wire::Envelope envelope{};
+  EXPECT_EQ(device.receive(envelope, 2000).code(), StatusCode::kDeadlineExceeded);
+  EXPECT_TRUE(handler_.closed().empty());
+  EXPECT_TRUE(exchange(device, 1, 1).ok());
 }
 
 TEST_F(TlsServerTest, ConnectionsBeyondTheLimitAreClosedAtOnce) {

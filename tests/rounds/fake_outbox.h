@@ -36,6 +36,14 @@ class FakeOutbox : public Outbox {
     if (on_close_hook) on_close_hook(connection);
   }
   std::function<void(ConnectionId)> on_close_hook;
+  void keep_open(ConnectionId connection, uint32_t seconds) override {
+    kept_open_[connection] = seconds;
+  }
+  // The last keep_open for `c` (0: none).
+  uint32_t kept_open(ConnectionId c) const {
+    auto it = kept_open_.find(c);
+    return it == kept_open_.end() ? 0 : it->second;
+  }
 
   bool empty(ConnectionId c) { return queues_[c].empty(); }
   fedstat_v1_Envelope pop(ConnectionId c) {
@@ -56,6 +64,7 @@ class FakeOutbox : public Outbox {
   std::map<ConnectionId, std::deque<Sent>> queues_;
   std::set<ConnectionId> closed_;
   std::vector<Sent> log_;
+  std::map<ConnectionId, uint32_t> kept_open_;
 };
 
 }  // namespace host

@@ -90,6 +90,42 @@ TEST(TrustedRound, EveryAckFollowsItsStoredReport) {
   EXPECT_EQ(acks, 3u * 3u);
 }
 
+// A member waits on the server between its messages (admission closing, the other reports):
+// its connection is kept open for the round's longest wait (admission 30 s > phase 20 s, plus
+// the slack), whatever the net layer's idle time-out; a device refused at check-in is not kept,
+// nor is a member once the round is over.
+TEST(TrustedRound, AMemberWaitingOnTheServerIsKeptOpenForTheRoundsLongestWait) {
+  FakeStore store;
+  FakeOutbox out(store);
+  Coordinator c(store, out, one_task(), kT0);
+  std::vector<TrustedDevice> devices(5);
+  for (uint64_t i = 0; i < 5; ++i) {
+    devices[i].id = 60 + i;
+    devices[i].words = device_words(devices[i].id, kLength, kBits);
+    ASSERT_EQ(check_in(c, out, devices[i], 1 + i), 1u);
+    EXPECT_EQ(out.kept_open(1 + i), 30u + TaskRound::kWaitSlackSeconds) << "offered";
+    accept(c, out, devices[i], 1);
+  }
+  TrustedDevice late;
+  late.id = 99;
+  c.on_open(9, "99");
+  c.on_frame(9, hello(late.id));  // the round is full: RETRY_LATER, closed
+  EXPECT_TRUE(out.closed(9));
+  EXPECT_EQ(out.kept_open(9), 0u);
+  for (size_t i = 0; i + 1 < devices.size(); ++i) send_reports(c, out, devices[i], 1, kLength);
+  ASSERT_EQ(c.task_state(1), "open");
+  const ConnectionId last = devices.back().conn;
+  c.on_frame(last, report(1, devices.back().words, 0, 64));  // one chunk of three: kept open
+  EXPECT_EQ(out.kept_open(last), 30u + TaskRound::kWaitSlackSeconds);
+  ASSERT_EQ(out.pop(last).which_body, fedstat_v1_Envelope_ack_tag);
+  devices.back().sent = 64;
+  send_reports(c, out, devices.back(), 1, 128);
+  out.keep_open(last, 0);  // forget it: the last chunk completes the round
+  send_reports(c, out, devices.back(), 1, kLength);
+  EXPECT_EQ(c.task_state(1), "completed");
+  EXPECT_EQ(out.kept_open(last), 0u) << "a finished round keeps nobody open";
+}
+
 TEST(TrustedRound, AbortsWhenFewerThanMinClientsAtAdmissionEnd) {
   FakeStore store;
   FakeOutbox out(store);
