@@ -20,9 +20,10 @@ using nlohmann::json;
 
 class TaggBridge final : public net::FrameHandler, public Outbox {
  public:
-  void attach(net::TlsServer* server, TaggIntake* intake) {
+  void attach(net::TlsServer* server, TaggIntake* intake, std::ostream* log) {
     server_ = server;
     intake_ = intake;
+    log_ = log;
   }
   void on_open(net::ConnectionId id, const std::string& identity) override {
     intake_->on_open(id, identity);
@@ -30,7 +31,13 @@ class TaggBridge final : public net::FrameHandler, public Outbox {
   void on_frame(net::ConnectionId id, const wire::Envelope& message) override {
     intake_->on_frame(id, message);
   }
-  void on_close(net::ConnectionId id, const std::string&) override { intake_->on_close(id); }
+  void on_close(net::ConnectionId id, const std::string& reason) override {
+    intake_->on_close(id);
+    // An unknown collector identity or a wrong key fails the handshake: the operator's to see.
+    if (reason.rfind("TLS handshake", 0) == 0) {
+      log_line(*log_, {{"event", "refused"}, {"connection", id}, {"reason", reason}});
+    }
+  }
   void send(ConnectionId id, const fedstat_v1_Envelope& message) override {
     server_->send(id, message);
   }
@@ -39,6 +46,7 @@ class TaggBridge final : public net::FrameHandler, public Outbox {
  private:
   net::TlsServer* server_ = nullptr;
   TaggIntake* intake_ = nullptr;
+  std::ostream* log_ = nullptr;
 };
 
 }  // namespace
@@ -87,7 +95,7 @@ int serve_tagg(const ServerConfig& config, const std::string& port_file, std::os
     log_line(log, {{"event", "tagg"}, {"detail", line}});
   });
   net::TlsServer server(io, tls, bridge);
-  bridge.attach(&server, &intake);
+  bridge.attach(&server, &intake, &log);
   server.start();
   log_line(log, {{"event", "listening"},
                  {"role", "tagg"},

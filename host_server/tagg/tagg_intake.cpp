@@ -21,8 +21,9 @@ void TaggIntake::on_close(ConnectionId connection) {
 void TaggIntake::refuse(ConnectionId connection, Connection& c, const Refusal& refusal) {
   c.answered = true;
   if (log_) log_("collector " + c.identity + ": refused: " + refusal.detail);
+  // Not closed here: the collector may still be sending the aggregate's other chunks, and
+  // reads this answer after its last one (it closes; else the idle time-out does).
   outbox_.send(connection, server_error(refusal));
-  outbox_.close(connection);
 }
 
 void TaggIntake::on_frame(ConnectionId connection, const fedstat_v1_Envelope& envelope) {

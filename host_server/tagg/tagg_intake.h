@@ -2,12 +2,13 @@
 // collectors' PSK identities pass its handshake) to TaggService, one aggregate per connection.
 // Each connection's TaggAggregate chunks are assembled (tagg_wire.h: the header is checked by
 // TaggService::check_header at the first chunk, before any word is buffered); the last chunk is
-// answered with a TaggResult or a ServerError. Anything else — another message kind, a chunk
-// after the answer, a malformed chunk, a refusal — gets a ServerError (REFUSED) and the
-// connection is closed. The log gets one line per answer: the collector, the task, and
-// "released" or the refusal's detail (public: see tagg_service.h), never a word.
-// Threads: the io thread only. Errors: Store exceptions propagate from TaggService.
-// Memory: one assembling aggregate per open connection. Paper: none.
+// answered with a TaggResult or a ServerError. Anything else — another message kind, a
+// malformed chunk, a refusal — gets a ServerError (REFUSED) at once; every frame after a
+// connection's answer is ignored (the collector reads the answer after its last chunk and
+// closes; the listener's idle time-out closes a connection left open). The log gets one line per
+// answer: the collector, the task, and "released" or the refusal's detail (public: see
+// tagg_service.h), never a word. Threads: the io thread only. Errors: Store exceptions propagate
+// from TaggService. Memory: one assembling aggregate per open connection. Paper: none.
 #ifndef FEDSTAT_HOST_TAGG_TAGG_INTAKE_H_
 #define FEDSTAT_HOST_TAGG_TAGG_INTAKE_H_
 

@@ -90,6 +90,14 @@ TEST_F(TaggTls, AKnownCollectorGetsTheNoisedResultOthersAreRefused) {
   EXPECT_EQ(wrong_key.kind, TaggAnswer::Kind::kRefused) << wrong_key.detail;
   EXPECT_TRUE(store_->events(kTaggTask).empty());
 
+  // Refused at the first of several chunks: the collector still reads the TAgg's reason.
+  ExactAggregate long_one = aggregate;
+  long_one.words.resize(aggregate.words.size() + 200, 1);
+  TaggAnswer too_long = exchange_with_tagg(endpoint("collector-1", 0x3c), long_one);
+  EXPECT_EQ(too_long.kind, TaggAnswer::Kind::kRefused) << too_long.detail;
+  EXPECT_NE(too_long.detail.find("words, not"), std::string::npos) << too_long.detail;
+  EXPECT_TRUE(store_->events(kTaggTask).empty());
+
   TaggAnswer released = exchange_with_tagg(endpoint("collector-1", 0x3c), aggregate);
   ASSERT_EQ(released.kind, TaggAnswer::Kind::kReleased) << released.detail;
   EXPECT_EQ(released.result_json, store_->result(kTaggTask));

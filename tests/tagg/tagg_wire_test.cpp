@@ -73,7 +73,7 @@ struct Recorder : Outbox {
   void close(ConnectionId c) override { closed.push_back(c); }
 };
 
-TEST(TaggIntake, AnswersTheLastChunkAndRefusesAnythingElse) {
+TEST(TaggIntake, AnswersTheLastChunkAndRefusesAnythingElseOnce) {
   auto store = make_memory_store();
   std::map<uint32_t, TaskPlan> plans;
   const TaskPlan plan = plan_task(kl_declaration(kTaggTask, "tagg"), "", 0, 3);
@@ -97,19 +97,21 @@ TEST(TaggIntake, AnswersTheLastChunkAndRefusesAnythingElse) {
   ASSERT_EQ(log.size(), 1u);
   EXPECT_EQ(log[0], "collector collector-1: task 7 released");
 
-  // Another message kind: refused and closed.
+  // Another message kind: refused; what follows on that connection is not looked at.
   intake.on_open(2, "collector-1");
   fedstat_v1_Envelope hello = wire::make_envelope();
   hello.which_body = fedstat_v1_Envelope_client_hello_tag;
   intake.on_frame(2, hello);
   ASSERT_EQ(out.sent.size(), 2u);
   EXPECT_EQ(out.sent[1].second.which_body, fedstat_v1_Envelope_server_error_tag);
-  EXPECT_EQ(out.closed, std::vector<ConnectionId>{2});
-  // An unknown task: refused at the first chunk, before any word is kept.
+  for (const auto& chunk : chunks) intake.on_frame(2, chunk);
+  EXPECT_EQ(out.sent.size(), 2u);
+  // An unknown task: refused at the first chunk, before any word is kept; the rest ignored.
   intake.on_open(3, "collector-1");
   fedstat_v1_Envelope unknown = chunks[0];
   unknown.body.tagg_aggregate.task_id = 42;
   intake.on_frame(3, unknown);
+  for (size_t i = 1; i < chunks.size(); ++i) intake.on_frame(3, chunks[i]);
   ASSERT_EQ(out.sent.size(), 3u);
   EXPECT_EQ(out.sent[2].second.body.server_error.status_code,
             static_cast<uint32_t>(StatusCode::kNotFound));
@@ -119,6 +121,9 @@ TEST(TaggIntake, AnswersTheLastChunkAndRefusesAnythingElse) {
   ASSERT_EQ(out.sent.size(), 4u);
   EXPECT_EQ(std::string(out.sent[3].second.body.tagg_result.result_json),
             *store->result(kTaggTask));
+  EXPECT_TRUE(out.closed.empty());
+  ASSERT_EQ(log.size(), 4u);
+  EXPECT_EQ(log[2], "collector collector-1: refused: tagg: task 42 is unknown");
 }
 
 }  // namespace
