@@ -119,8 +119,10 @@ TaskSpec spec_of(const TaskPlan& plan, const json& definition, Store& store,
                                   " is trust \"tagg\": the config needs a \"tagg\" endpoint");
     }
     const uint32_t id = plan.task.task_id;
-    spec.forward = [forward_tagg, id](const std::vector<uint64_t>& sum, uint32_t contributors) {
-      forward_tagg(id, sum, contributors);
+    const TaskFingerprint fingerprint = task_fingerprint(plan.task, plan.data);
+    spec.forward = [forward_tagg, id, fingerprint](const std::vector<uint64_t>& sum,
+                                                   uint32_t contributors) {
+      forward_tagg(ExactAggregate{id, contributors, sum, fingerprint});
     };
   } else {
     auto estimate = plan.estimate;
@@ -269,9 +271,7 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
       asio::post(io, [s, out, a] { on_tagg_attempt(*s, *out, a); });
     });
     TaggForwarder* f = forwarder.get();
-    forward_tagg = [f](uint32_t task, const std::vector<uint64_t>& sum, uint32_t contributors) {
-      f->submit(ExactAggregate{task, contributors, sum});
-    };
+    forward_tagg = [f](ExactAggregate aggregate) { f->submit(std::move(aggregate)); };
   }
   std::vector<TaskSpec> specs = plan_declared_tasks(config, *store, unix_seconds(), forward_tagg);
 

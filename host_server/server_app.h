@@ -18,6 +18,7 @@
 #include "host_server/rounds/task_spec.h"
 #include "host_server/server_config.h"
 #include "host_server/store/store.h"
+#include "host_server/tagg/tagg_wire.h"
 #include "nlohmann/json.hpp"
 
 namespace fedstat {
@@ -31,8 +32,7 @@ namespace host {
 // another task.
 // A TAGG task's aggregate goes to `forward_tagg` (the TAgg forwarder, host_server/tagg/) instead
 // of an estimator; without one, a declared TAGG task is refused (std::invalid_argument).
-using TaggForward =
-    std::function<void(uint32_t task_id, const std::vector<uint64_t>& sum, uint32_t contributors)>;
+using TaggForward = std::function<void(ExactAggregate aggregate)>;
 std::vector<TaskSpec> plan_declared_tasks(const ServerConfig& config, Store& store,
                                           uint64_t now_unix_seconds,
                                           const TaggForward& forward_tagg = nullptr);

@@ -36,15 +36,18 @@ void TaggIntake::on_frame(ConnectionId connection, const fedstat_v1_Envelope& en
     return;
   }
   const fedstat_v1_TaggAggregate& chunk = envelope.body.tagg_aggregate;
-  if (!c.assembly.started()) {
-    if (auto bad = service_.check_header(chunk.task_id, chunk.contributors, chunk.vector_length)) {
+  const bool first = !c.assembly.started();
+  if (auto bad = c.assembly.add(chunk)) {  // the first chunk: only its header is kept
+    refuse(connection, c, *bad);
+    return;
+  }
+  if (first) {
+    const ExactAggregate& header = c.assembly.aggregate();
+    if (auto bad = service_.check_header(header.task_id, header.contributors, c.assembly.length(),
+                                         header.task_fingerprint)) {
       refuse(connection, c, *bad);
       return;
     }
-  }
-  if (auto bad = c.assembly.add(chunk)) {
-    refuse(connection, c, *bad);
-    return;
   }
   if (!c.assembly.complete()) return;
   const uint32_t task_id = c.assembly.aggregate().task_id;

@@ -1,7 +1,8 @@
 // TaggIntake: the TAgg's connections — the TLS listener's frames (net/tls_server.h; only
 // collectors' PSK identities pass its handshake) to TaggService, one aggregate per connection.
 // Each connection's TaggAggregate chunks are assembled (tagg_wire.h: the header is checked by
-// TaggService::check_header at the first chunk, before any word is buffered); the last chunk is
+// TaggService::check_header at the first chunk: no more than one chunk is kept for a task it
+// refuses); the last chunk is
 // answered with a TaggResult or a ServerError. Anything else — another message kind, a
 // malformed chunk, a refusal — gets a ServerError (REFUSED) at once; every frame after a
 // connection's answer is ignored (the collector reads the answer after its last chunk and

@@ -26,18 +26,26 @@ TaggService::TaggService(Store& store, std::map<uint32_t, TaskPlan> plans,
     : store_(store), plans_(std::move(plans)) {
   for (const auto& [id, plan] : plans_) {
     if (plan.task.trust != fedstat_v1_TrustModel_TAGG) continue;
+    fingerprints_[id] = task_fingerprint(plan.task, plan.data);
     const auto definition = definitions.find(id);
     store_.put_task(id, definition == definitions.end() ? std::string("{}") : definition->second);
   }
 }
 
 std::optional<Refusal> TaggService::check_header(uint32_t task_id, uint32_t contributors,
-                                                 uint32_t vector_length) const {
+                                                 uint32_t vector_length,
+                                                 const TaskFingerprint& fingerprint) const {
   const auto it = plans_.find(task_id);
   if (it == plans_.end()) return refused(StatusCode::kNotFound, task_name(task_id) + " is unknown");
   const fedstat_v1_Task& task = it->second.task;
   if (task.trust != fedstat_v1_TrustModel_TAGG) {
     return refused(StatusCode::kFailedPrecondition, task_name(task_id) + " is not a tagg task");
+  }
+  if (fingerprint != fingerprints_.at(task_id)) {
+    return refused(StatusCode::kFailedPrecondition,
+                   task_name(task_id) +
+                       " is declared otherwise here (its Task or TaskData differ from the "
+                       "collector's)");
   }
   if (vector_length != task.vector_length) {
     return refused(StatusCode::kInvalidArgument,
@@ -55,8 +63,8 @@ std::optional<Refusal> TaggService::check_header(uint32_t task_id, uint32_t cont
 
 std::variant<std::string, Refusal> TaggService::submit(const ExactAggregate& aggregate) {
   const uint32_t id = aggregate.task_id;
-  auto bad =
-      check_header(id, aggregate.contributors, static_cast<uint32_t>(aggregate.words.size()));
+  auto bad = check_header(id, aggregate.contributors, static_cast<uint32_t>(aggregate.words.size()),
+                          aggregate.task_fingerprint);
   if (bad) return *bad;
   const TaskPlan& plan = plans_.at(id);
   if (plan.task.bits < 64) {

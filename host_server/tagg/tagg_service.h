@@ -7,10 +7,12 @@
 // mechanism, kl_estimator.h) and answers with the result JSON, which is everything that leaves.
 //
 // Checks (a Refusal, nothing stored): the task unknown here (kNotFound) or not TAGG
-// (kFailedPrecondition); a length other than the task's vector_length (kInvalidArgument);
-// contributors outside [min_clients, max_clients] or a word ≥ 2^bits (kOutOfRange); a second,
-// different aggregate for a task that has one (kAlreadyExists). A byte-identical resend gets the
-// stored result again — no second noise draw.
+// (kFailedPrecondition); a task fingerprint other than this TAgg's plan's (kFailedPrecondition:
+// the devices were charged for, or answered, another task than the one it would noise); a length
+// other than the task's vector_length (kInvalidArgument); contributors outside [min_clients,
+// max_clients] or a word ≥ 2^bits (kOutOfRange); a second, different aggregate for a task that has
+// one (kAlreadyExists). A byte-identical resend gets the stored result again — no second noise
+// draw.
 //
 // Persist, then answer: the accepted aggregate is appended to the store (kServerNote, its
 // aggregate_bytes) before the estimator runs, and the result is put (Store::put_result, state
@@ -21,8 +23,9 @@
 // it answers (the collector may be that adversary; it holds the exact aggregate anyway, so the
 // TAgg's guard is against the analyst and anyone the collector publishes to).
 //  - Whether it answers: every check above reads only what is public under the substitution
-//    neighbours the tasks are calibrated for — the task's declaration, the vector's length, the
-//    contributor count, the word width — and the collector's own earlier message. None reads a
+//    neighbours the tasks are calibrated for — the task's declaration and fingerprint, the
+//    vector's length, the contributor count, the word width — and the collector's own earlier
+//    message. None reads a
 //    word's value beyond the public width, so neighbouring aggregates are answered alike.
 //  - What it answers: the plan's estimator's JSON — the noised estimate, its public standard
 //    deviation, the contributor count and the item total N (public under substitution) — never
@@ -63,13 +66,15 @@ class TaggService {
 
   // The first chunk's header: refused before any word is taken.
   std::optional<Refusal> check_header(uint32_t task_id, uint32_t contributors,
-                                      uint32_t vector_length) const;
+                                      uint32_t vector_length,
+                                      const TaskFingerprint& fingerprint) const;
   // The whole aggregate: the result JSON to answer with, or why not.
   std::variant<std::string, Refusal> submit(const ExactAggregate& aggregate);
 
  private:
   Store& store_;
   std::map<uint32_t, TaskPlan> plans_;
+  std::map<uint32_t, TaskFingerprint> fingerprints_;
 };
 
 }  // namespace host

@@ -6,10 +6,49 @@
 #include <stdexcept>
 
 #include "sdk/base/bytes.h"
+#include "sdk/base/crypto.h"
 #include "sdk/wire/envelope_codec.h"
 
 namespace fedstat {
 namespace host {
+
+TaskFingerprint task_fingerprint(const fedstat_v1_Task& task, const std::vector<uint64_t>& data) {
+  static const char kLabel[] = "fedstat tagg task v1";
+  std::vector<uint8_t> bytes(kLabel, kLabel + sizeof(kLabel) - 1);
+  auto put32 = [&bytes](uint32_t v) {
+    uint8_t b[4];
+    store_le32(b, v);
+    bytes.insert(bytes.end(), b, b + 4);
+  };
+  auto put64 = [&bytes](uint64_t v) {
+    uint8_t b[8];
+    store_le64(b, v);
+    bytes.insert(bytes.end(), b, b + 8);
+  };
+  auto put_double = [&put64](double x) {
+    uint64_t v;
+    std::memcpy(&v, &x, sizeof(v));
+    put64(v);
+  };
+  put32(task.task_id);
+  put32(static_cast<uint32_t>(task.kind));
+  put32(static_cast<uint32_t>(task.trust));
+  put_double(task.epsilon);
+  put_double(task.delta);
+  put32(task.min_clients);
+  put32(task.max_clients);
+  put32(task.vector_length);
+  put32(task.bits);
+  put32(task.seed.size);
+  bytes.insert(bytes.end(), task.seed.bytes, task.seed.bytes + task.seed.size);
+  put64(data.size());
+  for (uint64_t word : data) put64(word);
+  TaskFingerprint digest;
+  const Status s = crypto::sha256(ByteSpan(bytes.data(), bytes.size()),
+                                  Span<uint8_t>(digest.data(), digest.size()));
+  if (!s.ok()) throw std::runtime_error(std::string("task fingerprint: ") + s.message());
+  return digest;
+}
 
 std::vector<fedstat_v1_Envelope> aggregate_chunks(const ExactAggregate& aggregate) {
   constexpr size_t kChunk = sizeof(fedstat_v1_TaggAggregate{}.words) / sizeof(uint64_t);
@@ -23,6 +62,9 @@ std::vector<fedstat_v1_Envelope> aggregate_chunks(const ExactAggregate& aggregat
     chunk.contributors = aggregate.contributors;
     chunk.vector_length = static_cast<uint32_t>(n);
     chunk.offset = static_cast<uint32_t>(offset);
+    chunk.task_fingerprint.size = static_cast<pb_size_t>(aggregate.task_fingerprint.size());
+    std::memcpy(chunk.task_fingerprint.bytes, aggregate.task_fingerprint.data(),
+                aggregate.task_fingerprint.size());
     const size_t count = std::min(kChunk, n - offset);
     chunk.words_count = static_cast<pb_size_t>(count);
     std::copy(aggregate.words.begin() + offset, aggregate.words.begin() + offset + count,
@@ -76,14 +118,23 @@ std::optional<Refusal> AggregateAssembly::add(const fedstat_v1_TaggAggregate& ch
     if (chunk.offset != 0) {
       return refused(StatusCode::kFailedPrecondition, "tagg aggregate: the first chunk is at 0");
     }
+    if (chunk.task_fingerprint.size != aggregate_.task_fingerprint.size()) {
+      return refused(StatusCode::kInvalidArgument, "tagg aggregate: no task fingerprint");
+    }
     started_ = true;
     length_ = chunk.vector_length;
     aggregate_.task_id = chunk.task_id;
     aggregate_.contributors = chunk.contributors;
+    std::memcpy(aggregate_.task_fingerprint.data(), chunk.task_fingerprint.bytes,
+                aggregate_.task_fingerprint.size());
   } else if (chunk.task_id != aggregate_.task_id || chunk.contributors != aggregate_.contributors ||
-             chunk.vector_length != length_) {
+             chunk.vector_length != length_ ||
+             chunk.task_fingerprint.size != aggregate_.task_fingerprint.size() ||
+             std::memcmp(chunk.task_fingerprint.bytes, aggregate_.task_fingerprint.data(),
+                         aggregate_.task_fingerprint.size()) != 0) {
     return refused(StatusCode::kInvalidArgument,
-                   "tagg aggregate: a chunk names another task, contributor count or length");
+                   "tagg aggregate: a chunk names another task, contributor count, length or "
+                   "fingerprint");
   } else if (complete()) {
     return refused(StatusCode::kFailedPrecondition, "tagg aggregate: already complete");
   }

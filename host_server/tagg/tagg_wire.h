@@ -2,8 +2,9 @@
 // an exact aggregate cut into chunks of ≤ 56 words and put back together, its canonical bytes
 // (what the TAgg stores and compares: one aggregate per task), and the TaggResult builder.
 //
-// AggregateAssembly takes one connection's chunks in order: the first fixes task, contributors
-// and length (the TAgg checks that header against the task before any word is buffered); each
+// AggregateAssembly takes one connection's chunks in order: the first fixes task, contributors,
+// length and task fingerprint (the TAgg checks that header against the task before a second
+// chunk is taken); each
 // later chunk must repeat them and continue at offset = words so far, without running past the
 // length. Errors: a Refusal (rounds/messages.h; REFUSED, the connection is closed) naming what
 // was wrong; tagg_result throws std::invalid_argument for a result longer than the field.
@@ -11,6 +12,7 @@
 #ifndef FEDSTAT_HOST_TAGG_TAGG_WIRE_H_
 #define FEDSTAT_HOST_TAGG_TAGG_WIRE_H_
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -22,12 +24,21 @@
 namespace fedstat {
 namespace host {
 
-// One completed TAGG round: the sum of the devices' reports (mod 2^bits) and how many it sums.
+using TaskFingerprint = std::array<uint8_t, 32>;
+
+// One completed TAGG round: the sum of the devices' reports (mod 2^bits) and how many it sums,
+// and the fingerprint of the task the devices answered (not part of aggregate_bytes).
 struct ExactAggregate {
   uint32_t task_id = 0;
   uint32_t contributors = 0;
   std::vector<uint64_t> words;
+  TaskFingerprint task_fingerprint{};
 };
+
+// SHA-256 of "fedstat tagg task v1", the Task's id, kind, trust, ε, δ (IEEE bits), min_clients,
+// max_clients, vector_length, bits, seed, and the TaskData words — what a device was charged for
+// and computed from; not the deadline (each server counts it from its own opening time).
+TaskFingerprint task_fingerprint(const fedstat_v1_Task& task, const std::vector<uint64_t>& data);
 
 // TaggAggregate envelopes, ascending offsets, ≤ 56 words each (one, empty, for no words).
 std::vector<fedstat_v1_Envelope> aggregate_chunks(const ExactAggregate& aggregate);

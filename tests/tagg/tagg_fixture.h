@@ -51,6 +51,7 @@ inline ExactAggregate fleet_aggregate(const TaskPlan& plan, uint32_t contributor
   for (uint32_t i = 0; i < 40; ++i) total += 3000 / (i + 2);
   for (uint64_t x : plan.data) a.words.push_back(3000 / (x + 2));
   a.words.push_back(total);
+  a.task_fingerprint = task_fingerprint(plan.task, plan.data);
   return a;
 }
 

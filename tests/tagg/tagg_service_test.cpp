@@ -57,11 +57,33 @@ TEST(TaggService, RefusesByPublicShapeAndStoresNothing) {
   EXPECT_EQ(refusal_code(tagg.submit(a)), StatusCode::kOutOfRange);
   EXPECT_TRUE(store->events(kTaggTask).empty());
   EXPECT_FALSE(store->result(kTaggTask).has_value());
-  // The header alone is refused the same way (the intake's check before buffering words).
-  EXPECT_EQ(tagg.check_header(99, 6, plan.task.vector_length)->code, StatusCode::kNotFound);
-  EXPECT_EQ(tagg.check_header(kTaggTask, 4, plan.task.vector_length)->code,
+  // The header alone is refused the same way (the intake's check at the first chunk).
+  const TaskFingerprint& print = good.task_fingerprint;
+  EXPECT_EQ(tagg.check_header(99, 6, plan.task.vector_length, print)->code, StatusCode::kNotFound);
+  EXPECT_EQ(tagg.check_header(kTaggTask, 4, plan.task.vector_length, print)->code,
             StatusCode::kOutOfRange);
-  EXPECT_FALSE(tagg.check_header(kTaggTask, 5, plan.task.vector_length).has_value());
+  EXPECT_FALSE(tagg.check_header(kTaggTask, 5, plan.task.vector_length, print).has_value());
+  EXPECT_TRUE(store->events(kTaggTask).empty());
+}
+
+// The devices were charged for the collector's Task: an aggregate of a task this TAgg declares
+// with another ε (or seed, or points) is refused, not noised at the TAgg's ε.
+TEST(TaggService, RefusesAnAggregateOfATaskDeclaredOtherwise) {
+  auto store = make_memory_store();
+  TaggService tagg(*store, plans(0), {});
+  for (const char* field : {"epsilon", "seed", "rounds"}) {
+    nlohmann::json declaration = kl_declaration(kTaggTask, "tagg");
+    if (std::string(field) == "epsilon") declaration["epsilon"] = 4.0;
+    if (std::string(field) == "seed") declaration["seed"] = std::string(62, '0') + "2c";
+    if (std::string(field) == "rounds") declaration["kl"]["rounds"] = 61;
+    const TaskPlan collectors = plan_task(declaration, "", 0);
+    ExactAggregate a = fleet_aggregate(collectors, 6);
+    a.words.resize(plan_task(kl_declaration(kTaggTask, "tagg"), "", 0).task.vector_length, 1);
+    const auto answer = tagg.submit(a);
+    ASSERT_EQ(refusal_code(answer), StatusCode::kFailedPrecondition) << field;
+    EXPECT_NE(std::get<Refusal>(answer).detail.find("declared otherwise"), std::string::npos);
+  }
+  EXPECT_TRUE(store->events(kTaggTask).empty());
 }
 
 // The release is the tagg model's: A and B noised as one 2-value Gaussian mechanism from the

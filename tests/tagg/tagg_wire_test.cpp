@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "host_server/store/memory_store.h"
 #include "host_server/tagg/tagg_intake.h"
 #include "sdk/wire/envelope_codec.h"
@@ -19,6 +21,7 @@ ExactAggregate counting(uint32_t length) {
   a.task_id = 3;
   a.contributors = 9;
   for (uint32_t i = 0; i < length; ++i) a.words.push_back(~uint64_t{0} - i);
+  a.task_fingerprint.fill(0xab);
   return a;
 }
 
@@ -37,6 +40,7 @@ TEST(TaggWire, ChunksReassembleIntoTheAggregate) {
     ASSERT_TRUE(assembly.complete());
     EXPECT_EQ(assembly.aggregate().words, a.words);
     EXPECT_EQ(assembly.aggregate().contributors, 9u);
+    EXPECT_EQ(assembly.aggregate().task_fingerprint, a.task_fingerprint);
     EXPECT_EQ(aggregate_from_bytes(aggregate_bytes(a)).words, a.words);
   }
 }
@@ -55,10 +59,41 @@ TEST(TaggWire, RefusesChunksOutOfOrderOrInconsistent) {
   other = chunks[1].body.tagg_aggregate;
   other.vector_length = 200;
   EXPECT_TRUE(a.add(other).has_value());
+  other = chunks[1].body.tagg_aggregate;
+  other.task_fingerprint.bytes[31] ^= 1;
+  EXPECT_TRUE(a.add(other).has_value());
+  AggregateAssembly unprinted;
+  other = chunks[0].body.tagg_aggregate;
+  other.task_fingerprint.size = 0;
+  EXPECT_TRUE(unprinted.add(other).has_value());
+  EXPECT_FALSE(unprinted.started());
   ASSERT_FALSE(a.add(chunks[1].body.tagg_aggregate).has_value());
   ASSERT_FALSE(a.add(chunks[2].body.tagg_aggregate).has_value());
   EXPECT_TRUE(a.complete());
   EXPECT_TRUE(a.add(chunks[2].body.tagg_aggregate).has_value());  // past the end
+}
+
+TEST(TaggWire, TheTaskFingerprintCoversWhatTheDevicesWereChargedFor) {
+  const TaskPlan plan = plan_task(kl_declaration(kTaggTask, "tagg"), "", 0);
+  const TaskFingerprint base = task_fingerprint(plan.task, plan.data);
+  fedstat_v1_Task t = plan.task;
+  t.deadline_unix_seconds += 99;  // each server's own clock: not covered
+  EXPECT_EQ(task_fingerprint(t, plan.data), base);
+  t = plan.task;
+  t.epsilon = std::nextafter(t.epsilon, 10.0);
+  EXPECT_NE(task_fingerprint(t, plan.data), base);
+  t = plan.task;
+  t.delta *= 2;
+  EXPECT_NE(task_fingerprint(t, plan.data), base);
+  t = plan.task;
+  t.max_clients += 1;
+  EXPECT_NE(task_fingerprint(t, plan.data), base);
+  t = plan.task;
+  t.seed.bytes[0] ^= 1;
+  EXPECT_NE(task_fingerprint(t, plan.data), base);
+  std::vector<uint64_t> data = plan.data;
+  data.back() += 1;
+  EXPECT_NE(task_fingerprint(plan.task, data), base);
 }
 
 TEST(TaggWire, AResultLongerThanItsFieldIsRefused) {
