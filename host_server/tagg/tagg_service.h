@@ -32,6 +32,9 @@
 //    a word of the aggregate nor a hash of it (with_sum_digest omits it for TAGG). An estimator
 //    that throws gets a fixed "the estimate failed" (kInternal): its message may depend on the
 //    data and stays in this process's log.
+//  - When it answers: the estimator is one pass over the T points whatever the counts; libm's
+//    log is not constant-time, so response timing is not claimed private (a network observer of
+//    the collector ↔ TAgg link sees it; the link is TLS between two operators' servers).
 //  - How often: once per task. Were a different aggregate for the same task noised again, a
 //    collector could send the same sums shifted by known offsets and average the independent
 //    noises away; a resend of the same bytes returns the stored draw.
