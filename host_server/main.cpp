@@ -4,6 +4,7 @@
 // aggregates, estimates and publishes each task's result (docs/protocol.md, docs/server.md).
 //
 //   fedstat-server --config FILE [--listen HOST:PORT] [--store PATH] [--port-file PATH]
+//     (a config with "role": "tagg" runs the trusted aggregator of TAGG tasks: host_server/tagg/)
 //   fedstat-server tasks --config FILE [--json]
 //   fedstat-server results TASK --config FILE [--json]
 //
@@ -14,6 +15,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "host_server/rounds/task_round.h"
 #include "host_server/server_app.h"
 #include "host_server/store/sqlite_store.h"
 #include "nlohmann/json.hpp"
@@ -85,7 +87,18 @@ int main(int argc, char** argv) {
       }
       const auto result = store->result(result_task);
       if (!result) {
-        std::fprintf(stderr, "fedstat-server: task %u has no published result\n", result_task);
+        std::string state;
+        for (const auto& task : store->tasks()) {
+          if (task.task_id == result_task) state = task.state;
+        }
+        if (state == fedstat::host::kAwaitingTagg) {
+          std::fprintf(stderr,
+                       "fedstat-server: task %u: awaiting tagg (the round completed; the TAgg's "
+                       "noised result has not come back yet)\n",
+                       result_task);
+        } else {
+          std::fprintf(stderr, "fedstat-server: task %u has no published result\n", result_task);
+        }
         return 1;
       }
       if (results_json) {

@@ -16,6 +16,8 @@
 #include "host_server/net/tls_server.h"
 #include "host_server/rounds/coordinator.h"
 #include "host_server/store/sqlite_store.h"
+#include "host_server/tagg/tagg_app.h"
+#include "host_server/tagg/tagg_forwarder.h"
 #include "host_server/tasks/task_plan.h"
 
 namespace fedstat {
@@ -29,12 +31,12 @@ uint64_t unix_seconds() {
                                    .count());
 }
 
-namespace {
-
 void log_line(std::ostream& log, json fields) {
   fields["time"] = unix_seconds();
   log << fields.dump() << std::endl;
 }
+
+namespace {
 
 // The net layer's frames go to the rounds; the rounds' answers go to the net layer. Both run on
 // the io_context's thread.
@@ -74,6 +76,8 @@ class Bridge final : public net::FrameHandler, public Outbox {
   std::ostream* log_ = nullptr;
 };
 
+}  // namespace
+
 void write_port_file(const std::string& path, uint16_t port) {
   const std::string temporary = path + ".tmp";
   {
@@ -85,8 +89,6 @@ void write_port_file(const std::string& path, uint16_t port) {
     throw std::runtime_error("cannot rename the port file to " + path);
   }
 }
-
-}  // namespace
 
 namespace {
 
@@ -108,24 +110,39 @@ std::string hex_word(uint64_t word) {  // 16 digits, most significant first
 // opening at the next task's stored opening time when the store holds it (a restart), else now;
 // its stored definition names the declaration, the task it follows and its TaskData, so a
 // restarted server that derived other TaskData would be refused by the store.
-TaskSpec spec_of(const TaskPlan& plan, const json& definition, Store& store) {
+TaskSpec spec_of(const TaskPlan& plan, const json& definition, Store& store,
+                 const TaggForward& forward_tagg) {
   TaskSpec spec;
   spec.task = plan.task;
   spec.data = plan.data;
   spec.admission_seconds = plan.admission_seconds;
   spec.phase_timeout_seconds = plan.phase_timeout_seconds;
-  auto estimate = plan.estimate;
-  spec.estimate = [estimate](const std::vector<uint64_t>& sum, uint32_t contributors) {
-    return estimate(sum, contributors).dump();
-  };
+  if (plan.task.trust == fedstat_v1_TrustModel_TAGG) {
+    // The collector never noises a TAGG aggregate (and holds no estimator that could).
+    if (!forward_tagg) {
+      throw std::invalid_argument("task " + std::to_string(plan.task.task_id) +
+                                  " is trust \"tagg\": the config needs a \"tagg\" endpoint");
+    }
+    const uint32_t id = plan.task.task_id;
+    const TaskFingerprint fingerprint = task_fingerprint(plan.task, plan.data);
+    spec.forward = [forward_tagg, id, fingerprint](const std::vector<uint64_t>& sum,
+                                                   uint32_t contributors) {
+      forward_tagg(ExactAggregate{id, contributors, sum, fingerprint});
+    };
+  } else {
+    auto estimate = plan.estimate;
+    spec.estimate = [estimate](const std::vector<uint64_t>& sum, uint32_t contributors) {
+      return estimate(sum, contributors).dump();
+    };
+  }
   spec.definition_json = definition.dump();
   if (plan.next_stage) {
     const auto next_stage = plan.next_stage;
     const uint32_t this_id = plan.task.task_id, next_id = plan.next_task_id;
     const json declaration = definition.at("declaration");
     Store* s = &store;
-    spec.follow_up = [next_stage, this_id, next_id, declaration, s](const std::string& result,
-                                                                    uint64_t now) {
+    spec.follow_up = [next_stage, this_id, next_id, declaration, s, forward_tagg](
+                         const std::string& result, uint64_t now) {
       uint64_t opened = now;
       const std::optional<json> stored = stored_definition(*s, next_id);
       if (stored && stored->contains("opened_unix_seconds")) {
@@ -138,7 +155,7 @@ TaskSpec spec_of(const TaskPlan& plan, const json& definition, Store& store) {
                                  {"follows", this_id},
                                  {"task_data", data},
                                  {"opened_unix_seconds", opened}};
-      return spec_of(next, next_definition, *s);
+      return spec_of(next, next_definition, *s, forward_tagg);
     };
   }
   return spec;
@@ -147,7 +164,8 @@ TaskSpec spec_of(const TaskPlan& plan, const json& definition, Store& store) {
 }  // namespace
 
 std::vector<TaskSpec> plan_declared_tasks(const ServerConfig& config, Store& store,
-                                          uint64_t now_unix_seconds) {
+                                          uint64_t now_unix_seconds,
+                                          const TaggForward& forward_tagg) {
   std::map<uint32_t, json> stored;
   for (const StoredTask& task : store.tasks()) stored[task.task_id] = json::parse(task.definition);
   std::vector<TaskSpec> specs;
@@ -192,8 +210,9 @@ std::vector<TaskSpec> plan_declared_tasks(const ServerConfig& config, Store& sto
                                     " names another task in the store");
       }
     }
-    specs.push_back(
-        spec_of(plan, json{{"declaration", declaration}, {"opened_unix_seconds", opened}}, store));
+    specs.push_back(spec_of(plan,
+                            json{{"declaration", declaration}, {"opened_unix_seconds", opened}},
+                            store, forward_tagg));
   }
   for (const auto& [next, from] : follow_up_of) {
     if (declared.count(next) != 0) {
@@ -204,9 +223,62 @@ std::vector<TaskSpec> plan_declared_tasks(const ServerConfig& config, Store& sto
   return specs;
 }
 
+namespace {
+
+// A TAgg's answer, on the io thread: the noised result is published (and the task completed);
+// anything else is logged — never the aggregate, never the result's fields — and the task stays
+// "awaiting_tagg" (the next start forwards it again).
+void on_tagg_attempt(Store& store, std::ostream& log, const TaggAttempt& a) {
+  json line{{"event", "tagg"}, {"task", a.task_id}, {"attempt", a.attempt}};
+  switch (a.answer.kind) {
+    case TaggAnswer::Kind::kReleased:
+      try {
+        store.put_result(a.task_id, a.answer.result_json);
+        store.set_task_state(a.task_id, "completed");
+        line["outcome"] = "released";
+      } catch (const std::exception& e) {
+        line["outcome"] = "not published";
+        line["detail"] = e.what();
+      }
+      break;
+    case TaggAnswer::Kind::kRefused:
+      line["outcome"] = "refused";
+      line["detail"] = a.answer.detail;
+      line["state"] = kAwaitingTagg;
+      break;
+    case TaggAnswer::Kind::kUnreachable:
+      line["outcome"] = "unreachable";
+      line["detail"] = a.answer.detail;
+      if (a.final) {
+        line["state"] = kAwaitingTagg;
+        line["gave_up"] = "after " + std::to_string(a.attempt) + " attempts; a restart retries";
+      } else {
+        line["retry_in_ms"] = a.retry_in_ms;
+      }
+      break;
+  }
+  log_line(log, line);
+}
+
+}  // namespace
+
 int serve(const ServerConfig& config, const std::string& port_file, std::ostream& log) {
+  if (config.tagg_role) return serve_tagg(config, port_file, log);
   std::unique_ptr<Store> store = open_sqlite_store(config.store_path);
-  std::vector<TaskSpec> specs = plan_declared_tasks(config, *store, unix_seconds());
+  asio::io_context io;
+  // Declared before the rounds that feed it, so it stops (joins) after them, before io and store.
+  std::unique_ptr<TaggForwarder> forwarder;
+  TaggForward forward_tagg;
+  if (config.tagg) {
+    Store* s = store.get();
+    std::ostream* out = &log;
+    forwarder = std::make_unique<TaggForwarder>(*config.tagg, [&io, s, out](const TaggAttempt& a) {
+      asio::post(io, [s, out, a] { on_tagg_attempt(*s, *out, a); });
+    });
+    TaggForwarder* f = forwarder.get();
+    forward_tagg = [f](ExactAggregate aggregate) { f->submit(std::move(aggregate)); };
+  }
+  std::vector<TaskSpec> specs = plan_declared_tasks(config, *store, unix_seconds(), forward_tagg);
 
   net::TlsServerConfig tls;
   tls.address = config.address;
@@ -233,7 +305,6 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
     };
   }
 
-  asio::io_context io;
   Bridge bridge;
   Coordinator coordinator(*store, bridge, std::move(specs), unix_seconds());
   net::TlsServer server(io, tls, bridge);

@@ -10,6 +10,7 @@
 #ifndef FEDSTAT_HOST_SERVER_APP_H_
 #define FEDSTAT_HOST_SERVER_APP_H_
 
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -17,6 +18,8 @@
 #include "host_server/rounds/task_spec.h"
 #include "host_server/server_config.h"
 #include "host_server/store/store.h"
+#include "host_server/tagg/tagg_wire.h"
+#include "nlohmann/json.hpp"
 
 namespace fedstat {
 namespace host {
@@ -27,14 +30,24 @@ namespace host {
 // {declaration, follows, task_data, opened_unix_seconds}. Refused (std::invalid_argument): a
 // follow-up id that is declared as a task, shared by two chains, or held by the store for
 // another task.
+// A TAGG task's aggregate goes to `forward_tagg` (the TAgg forwarder, host_server/tagg/) instead
+// of an estimator; without one, a declared TAGG task is refused (std::invalid_argument).
+using TaggForward = std::function<void(ExactAggregate aggregate)>;
 std::vector<TaskSpec> plan_declared_tasks(const ServerConfig& config, Store& store,
-                                          uint64_t now_unix_seconds);
+                                          uint64_t now_unix_seconds,
+                                          const TaggForward& forward_tagg = nullptr);
 
 // Serves until SIGTERM/SIGINT. Writes the bound port to `port_file` (when not empty) once
-// listening. Returns the process exit code.
+// listening. Returns the process exit code. A config of role "tagg" serves the TAgg
+// (host_server/tagg/tagg_app.h); a collector with a "tagg" endpoint forwards its TAGG tasks'
+// aggregates there and publishes what comes back.
 int serve(const ServerConfig& config, const std::string& port_file, std::ostream& log);
 
 uint64_t unix_seconds();
+// One JSON log line with the time added.
+void log_line(std::ostream& log, nlohmann::json fields);
+// Writes the port to `path` atomically (a temporary file, renamed).
+void write_port_file(const std::string& path, uint16_t port);
 
 }  // namespace host
 }  // namespace fedstat

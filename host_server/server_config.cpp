@@ -1,6 +1,7 @@
 // The server's configuration file (server_config.h).
 #include "host_server/server_config.h"
 
+#include <algorithm>
 #include <fstream>
 #include <stdexcept>
 
@@ -52,6 +53,49 @@ uint64_t whole(const json& value, const std::string& field, uint64_t low, uint64
   return value.get<uint64_t>();
 }
 
+// A PSK identity: printable ASCII, 1..64 characters (mbedTLS takes any bytes; logs print it).
+std::string identity(const json& value, const std::string& field) {
+  if (!value.is_string() || value.get<std::string>().empty() ||
+      value.get<std::string>().size() > 64) {
+    throw std::invalid_argument(field + " must be a PSK identity of 1..64 characters");
+  }
+  const std::string text = value.get<std::string>();
+  for (char c : text) {
+    if (c < 0x21 || c > 0x7e) throw std::invalid_argument(field + ": printable ASCII only");
+  }
+  return text;
+}
+
+TaggEndpoint parse_tagg(const json& t) {
+  if (!t.is_object()) throw std::invalid_argument("tagg must be an object");
+  for (auto it = t.begin(); it != t.end(); ++it) {
+    static const char* known[] = {"endpoint", "identity", "psk", "attempts", "timeout_ms"};
+    if (std::find(std::begin(known), std::end(known), it.key()) == std::end(known)) {
+      throw std::invalid_argument("tagg: unknown field '" + it.key() + "'");
+    }
+  }
+  for (const char* needed : {"endpoint", "identity", "psk"}) {
+    if (!t.contains(needed))
+      throw std::invalid_argument(std::string("tagg.") + needed + " is missing");
+  }
+  TaggEndpoint out;
+  if (!t["endpoint"].is_string()) throw std::invalid_argument("tagg.endpoint must be host:port");
+  ServerConfig check;  // the endpoint has the listen form
+  parse_listen(t["endpoint"].get<std::string>(), check);
+  if (check.port == 0) throw std::invalid_argument("tagg.endpoint needs a port");
+  out.endpoint = t["endpoint"].get<std::string>();
+  out.identity = identity(t["identity"], "tagg.identity");
+  if (!t["psk"].is_string()) throw std::invalid_argument("tagg.psk must be 64 hex digits");
+  out.psk = parse_hex32(t["psk"].get<std::string>(), "tagg.psk");
+  if (t.contains("attempts")) {
+    out.attempts = static_cast<uint32_t>(whole(t["attempts"], "tagg.attempts", 1, 1000));
+  }
+  if (t.contains("timeout_ms")) {
+    out.timeout_ms = static_cast<uint32_t>(whole(t["timeout_ms"], "tagg.timeout_ms", 100, 600000));
+  }
+  return out;
+}
+
 }  // namespace
 
 ServerConfig read_server_config(const std::string& path) {
@@ -67,9 +111,18 @@ ServerConfig read_server_config(const std::string& path) {
   ServerConfig config;
   const size_t slash = path.rfind('/');
   config.base_dir = slash == std::string::npos ? "." : path.substr(0, slash);
-  static const char* known[] = {"listen",          "store",           "credentials",
-                                "fleet_secret",    "noise_seed",      "handshake_timeout_ms",
-                                "idle_timeout_ms", "max_connections", "tasks"};
+  static const char* known[] = {"listen",
+                                "store",
+                                "credentials",
+                                "fleet_secret",
+                                "noise_seed",
+                                "handshake_timeout_ms",
+                                "idle_timeout_ms",
+                                "max_connections",
+                                "tasks",
+                                "role",
+                                "tagg",
+                                "collectors"};
   for (auto it = file.begin(); it != file.end(); ++it) {
     bool found = false;
     for (const char* k : known) found = found || it.key() == k;
@@ -83,8 +136,40 @@ ServerConfig read_server_config(const std::string& path) {
   if (file.contains("fleet_secret")) {
     config.fleet_secret = parse_hex32(file["fleet_secret"].get<std::string>(), "fleet_secret");
   }
-  if (config.credentials_path.empty() == !config.fleet_secret.has_value()) {
-    throw std::invalid_argument(path + ": give exactly one of credentials and fleet_secret");
+  if (file.contains("role")) {
+    const json& role = file["role"];
+    if (role != "collector" && role != "tagg") {
+      throw std::invalid_argument(path + ": role must be \"collector\" or \"tagg\", not " +
+                                  role.dump());
+    }
+    config.tagg_role = role == "tagg";
+  }
+  if (config.tagg_role) {
+    // The TAgg talks to collectors only: no device reaches it.
+    if (!config.credentials_path.empty() || config.fleet_secret || file.contains("tagg")) {
+      throw std::invalid_argument(path +
+                                  ": a TAgg (role \"tagg\") takes collectors, not credentials, "
+                                  "fleet_secret or tagg");
+    }
+    const json& collectors = file.contains("collectors") ? file["collectors"] : json();
+    if (!collectors.is_object() || collectors.empty()) {
+      throw std::invalid_argument(path + ": a TAgg needs collectors: {\"identity\": \"psk\", ...}");
+    }
+    for (auto it = collectors.begin(); it != collectors.end(); ++it) {
+      const std::string name = identity(json(it.key()), "collectors identity");
+      if (!it.value().is_string()) {
+        throw std::invalid_argument("collectors." + name + " must be 64 hex digits");
+      }
+      config.collectors[name] = parse_hex32(it.value().get<std::string>(), "collectors." + name);
+    }
+  } else {
+    if (config.credentials_path.empty() == !config.fleet_secret.has_value()) {
+      throw std::invalid_argument(path + ": give exactly one of credentials and fleet_secret");
+    }
+    if (file.contains("collectors")) {
+      throw std::invalid_argument(path + ": collectors is a TAgg's field (role \"tagg\")");
+    }
+    if (file.contains("tagg")) config.tagg = parse_tagg(file["tagg"]);
   }
   if (file.contains("noise_seed")) {
     config.noise_seed = whole(file["noise_seed"], "noise_seed", 0, ~uint64_t{0});

@@ -9,7 +9,15 @@
 //                 on a round — admission, a phase, its outcome — is kept open for the round's
 //                 longest wait, max(admission, phase time-out) + 10 s, whatever idle_timeout_ms)
 //   tasks         [ {task declaration}, ... ] (host_server/tasks/task_plan.h)
-// Exactly one of credentials and fleet_secret. Relative paths are resolved against the config
+//   role          "collector" (default: devices check in here) or "tagg" (the trusted aggregator
+//                 of TAGG tasks, host_server/tagg/: collectors send it exact aggregates)
+//   tagg          (collector) where TAGG tasks' aggregates go: {"endpoint": "host:port",
+//                 "identity": this collector's PSK identity there, "psk": 64 hex digits,
+//                 "attempts": 8 (tries while unreachable), "timeout_ms": 10000 (connect, answer)};
+//                 required when a declared task is trust "tagg"
+//   collectors    (tagg) {"identity": "64 hex digits PSK", ...}: the only peers it accepts
+// A collector takes exactly one of credentials and fleet_secret; a TAgg takes neither, and
+// collectors instead. Relative paths are resolved against the config
 // file's directory. Errors: std::invalid_argument naming the field; std::runtime_error for an
 // unreadable file. Memory: the parsed file. Paper: none.
 #ifndef FEDSTAT_HOST_SERVER_CONFIG_H_
@@ -17,6 +25,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -25,7 +34,19 @@
 namespace fedstat {
 namespace host {
 
+// A collector's way to its TAgg (tagg_client.h).
+struct TaggEndpoint {
+  std::string endpoint;  // "host:port"
+  std::string identity;
+  std::array<uint8_t, 32> psk{};
+  uint32_t attempts = 8;
+  uint32_t timeout_ms = 10000;
+};
+
 struct ServerConfig {
+  bool tagg_role = false;  // role "tagg"
+  std::optional<TaggEndpoint> tagg;
+  std::map<std::string, std::array<uint8_t, 32>> collectors;
   std::string address = "127.0.0.1";
   uint16_t port = 0;
   std::string store_path = "fedstat-server.db";

@@ -11,7 +11,13 @@ namespace {
 void validate(const TaskSpec& spec) {
   const fedstat_v1_Task& t = spec.task;
   const std::string name = "task " + std::to_string(t.task_id) + ": ";
-  if (!spec.estimate) throw std::invalid_argument(name + "no estimate");
+  if (!spec.estimate && !spec.forward) throw std::invalid_argument(name + "no estimate");
+  if (spec.forward && (t.trust != fedstat_v1_TrustModel_TAGG || spec.follow_up)) {
+    throw std::invalid_argument(name + "only a TAGG task without a follow-up is forwarded");
+  }
+  if (t.trust == fedstat_v1_TrustModel_TAGG && !spec.forward) {
+    throw std::invalid_argument(name + "a TAGG task needs a TAgg to forward its aggregate to");
+  }
   if (t.vector_length == 0 || t.bits == 0 || t.bits > 64) {
     throw std::invalid_argument(name + "vector_length >= 1 and bits in 1..64");
   }

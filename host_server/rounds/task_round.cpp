@@ -321,7 +321,11 @@ std::vector<uint64_t> TaskRound::members_to_notify() const {
 
 void TaskRound::complete(const std::vector<uint64_t>& sum, uint32_t contributors) {
   // A result published before a crash is kept (estimate may draw fresh central noise).
-  if (!store_.result(id())) {
+  const bool published = store_.result(id()).has_value();
+  // TAGG: this server never estimates. The round is over for the devices; the aggregate goes to
+  // the TAgg — again after a restart, whose replay rebuilds the same sum and comes back here.
+  const bool forwarded = spec_.forward && !published;
+  if (!published && !forwarded) {
     std::string result;
     try {
       result = spec_.estimate(sum, contributors);
@@ -343,9 +347,13 @@ void TaskRound::complete(const std::vector<uint64_t>& sum, uint32_t contributors
     event.payload = text_bytes(std::string(kCompleted) + " " + std::to_string(stage_started_));
     store_.append_event(event);
   }
-  store_.set_task_state(id(), "completed");
+  store_.set_task_state(id(), forwarded ? kAwaitingTagg : "completed");
   stage_ = Stage::kCompleted;
-  if (links_.log && !replaying_) links_.log("task " + std::to_string(id()) + ": completed");
+  if (links_.log && !replaying_) {
+    links_.log("task " + std::to_string(id()) +
+               (forwarded ? ": completed, awaiting tagg" : ": completed"));
+  }
+  if (forwarded) spec_.forward(sum, contributors);
   for (uint64_t m : members_to_notify()) {
     send(m, round_outcome(id(), true, "completed"));
     if (!replaying_ && links_.close) links_.close(m);

@@ -2,7 +2,8 @@
 // max_clients or until admission_seconds after the task opened), then either the clear Report
 // path (TrustedSum) or secure aggregation (SecAggPhase), then the outcome: the result published
 // (estimate → Store::put_result, state "completed") or the round aborted (state "aborted"), and
-// RoundOutcome to every connected member.
+// RoundOutcome to every connected member. A TAGG task (TaskSpec::forward) publishes nothing
+// here: its aggregate is forwarded and it stays "awaiting_tagg" until the TAgg's result is in.
 //
 // Persist, then answer: an accepted device message is appended to the store (kDeviceMessage,
 // its encoded Envelope) before anything that depends on it is sent; a stage change is appended
@@ -45,6 +46,10 @@ struct RoundLinks {
   std::function<void(uint64_t client)> close;
   std::function<void(const std::string&)> log;
 };
+
+// The stored state of a TAGG task whose round completed and whose noised result has not come
+// back from the TAgg yet (TaskSpec::forward).
+inline constexpr char kAwaitingTagg[] = "awaiting_tagg";
 
 class TaskRound {
  public:

@@ -1,6 +1,7 @@
 // TaskSpec: one task the server runs — the Task message the planner filled, its TaskData words,
 // the admission window and phase time-out, the estimator that turns the aggregate into the
-// published result JSON, and the task that follows it, if any. Errors: none (checked by the
+// published result JSON (or, TAGG, where the aggregate goes instead), and the task that follows
+// it, if any. Errors: none (checked by the
 // Coordinator). Memory: data.size() words. Paper: none.
 #ifndef FEDSTAT_HOST_ROUNDS_TASK_SPEC_H_
 #define FEDSTAT_HOST_ROUNDS_TASK_SPEC_H_
@@ -22,6 +23,11 @@ struct TaskSpec {
   uint32_t phase_timeout_seconds = 60;
   // The aggregate (mod 2^bits) and how many devices it sums → the result JSON.
   std::function<std::string(const std::vector<uint64_t>& sum, uint32_t contributors)> estimate;
+  // TAGG (host_server/tagg/): instead of `estimate`, the exact aggregate goes to the trusted
+  // aggregator — handed over when the round completes and again after every restart until the
+  // result is in the store (the round's events rebuild the same sum). The round then leaves the
+  // task in state "awaiting_tagg"; whoever receives the TAgg's noised result publishes it.
+  std::function<void(const std::vector<uint64_t>& sum, uint32_t contributors)> forward;
   std::string definition_json;  // stored with Store::put_task
   // A task that follows this one (a two-stage kind): once this task's result is published —
   // and again after a restart, from the stored result — the Coordinator asks for the follow-up's

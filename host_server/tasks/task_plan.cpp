@@ -132,11 +132,14 @@ void plan_kl(const json& d, const std::string& base_dir, const Seed256& seed, ui
     case fedstat_v1_TrustModel_TRUSTED:
       options.model = KlModel::kTrusted;
       break;
+    case fedstat_v1_TrustModel_TAGG:  // the TAgg runs this estimator, the collector never does
+      options.model = KlModel::kTagg;
+      break;
     case fedstat_v1_TrustModel_DIST:
       options.model = KlModel::kDist;
       break;
     default:
-      refuse("trust", "of a kl task must be none, trusted or dist");
+      refuse("trust", "of a kl task must be none, trusted, tagg or dist");
   }
   options.lambda = real_number(p, "lambda", where, -1e6, 1e6);
   options.tau = p.contains("tau") ? real_number(p, "tau", where, 1e-300, 1) : 1e-6;
@@ -209,8 +212,8 @@ fedstat_v1_TrustModel parse_trust(const std::string& name) {
   if (name == "none") return fedstat_v1_TrustModel_NONE;
   if (name == "trusted") return fedstat_v1_TrustModel_TRUSTED;
   if (name == "dist") return fedstat_v1_TrustModel_DIST;
-  if (name == "tagg") refuse("trust", "\"tagg\" is not served yet (a later step of the server)");
-  refuse("trust", "must be none, trusted or dist (not \"" + name + "\")");
+  if (name == "tagg") return fedstat_v1_TrustModel_TAGG;
+  refuse("trust", "must be none, trusted, tagg or dist (not \"" + name + "\")");
 }
 
 }  // namespace
@@ -269,6 +272,11 @@ TaskPlan plan_task(const json& declaration, const std::string& base_dir,
   // The session id is public: derived from the task seed by a PRF, never the seed itself.
   SeededStream session_stream(seed, ~uint64_t{0});
   task.secagg_session = value_or_throw(session_stream.next_u64(), "secure aggregation session id");
+  if (task.trust == fedstat_v1_TrustModel_TAGG && kind != "kl") {
+    // The TAgg noises a kind's aggregate with that kind's central mechanism; only kl has one
+    // written for two servers (kl_estimator.h's tagg model).
+    refuse("trust", "\"tagg\" is served for kl tasks only (not \"" + kind + "\")");
+  }
   if (kind == "data_shift") {
     task.kind = fedstat_v1_TaskKind_DATA_SHIFT;
     plan_data_shift(declaration, base_dir, seed, plan);

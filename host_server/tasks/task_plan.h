@@ -5,12 +5,12 @@
 //
 // Declaration (JSON object; every field checked, each error names the field):
 //   id (1..2^31), kind ("data_shift" | "kl" | "model_update" | "heterogeneity"), trust ("none" |
-//   "trusted" | "dist"), epsilon, delta (the release's privacy; what each device's ledger is
-//   charged),
-//   min_clients ≥ 2, max_clients ≥ min_clients (≤ 1024), threshold (dist; default ⌈2·min/3⌉,
-//   2 ≤ threshold ≤ min_clients), deadline_seconds, admission_seconds, phase_timeout_seconds,
-//   seed (64 hex digits: the 256-bit task seed), and one object per kind:
-//   data_shift: {rows, width, heap_capacity, k, domain, local_epsilon, reference (item-count
+//   "trusted" | "dist" | "tagg" (kl only: host_server/tagg/)), epsilon, delta (the release's
+//   privacy; what each device's ledger is charged), min_clients ≥ 2, max_clients ≥ min_clients (≤
+//   1024), threshold (dist; default ⌈2·min/3⌉, 2 ≤ threshold ≤ min_clients), deadline_seconds,
+//   admission_seconds, phase_timeout_seconds, seed (64 hex digits: the 256-bit task seed), and one
+//   object per kind: data_shift: {rows, width, heap_capacity, k, domain, local_epsilon, reference
+//   (item-count
 //               file)} — D_TV between the fleet's distribution and the reference's, from the
 //               summed counters with candidates [0, domain) (001 §4.3–4.6). Privacy comes from
 //               the stability histogram on each device (local_epsilon > 0, δ = 1e-6): epsilon
@@ -18,6 +18,8 @@
 //               must be trust "none".
 //   kl:         {reference (item-count file Π), rounds T, lambda, tau} — PRIEST-KLD D_KL(Π‖P)
 //               (000 Algorithms 1–3). trusted: exact counts, central Gaussian noise on the host;
+//               tagg: exact counts summed by the collector, noised by the TAgg (kl_estimator.h's
+//               tagg model; the collector never runs this plan's estimator);
 //               dist: each device adds Sk(μ/threshold) to its counts, so every sum that secure
 //               aggregation releases (≥ threshold shares, or the round aborts) carries ≥ Sk(μ).
 //   model_update: {dimension, epochs, batches, averaging_interval, eta0, mu, clip_norm, rotate,

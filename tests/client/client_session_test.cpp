@@ -290,6 +290,13 @@ TEST(DeviceSpend, IsWhatTheDevicesNoiseGivesNeverLessThanDeclared) {
   for (size_t i = 0; i < privacy::kLedgerOrderCount; ++i) {
     EXPECT_GT(thin.rdp[i], 9.9 * stage2.rdp[i]);
   }
+  // TAGG (exact reports, the trusted aggregator adds the noise) charges the task's (ε, δ), as
+  // TRUSTED does.
+  const fedstat_v1_Task tagg = kl_task(fedstat_v1_TrustModel_TAGG, points);
+  const client::DeviceSpend tagg_spend = client::device_spend(tagg).value();
+  EXPECT_GT(tagg.epsilon, 0);
+  EXPECT_EQ(tagg_spend.epsilon, tagg.epsilon);
+  EXPECT_EQ(tagg_spend.delta, tagg.delta);
   // NONE charges nothing.
   fedstat_v1_Task none = kl_task(fedstat_v1_TrustModel_NONE, points);
   none.epsilon = 0;

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # fedstat-server refuses a configuration whose seeded central noise anyone could subtract: a
 # trusted task with noise_seed set exits 2 naming the task, before listening; the same task
-# without noise_seed starts (and is stopped with SIGTERM once it listens).
+# without noise_seed starts (and is stopped with SIGTERM once it listens). TAGG: a TAgg (role
+# "tagg") with noise_seed and a tagg task is refused the same way; a collector with a tagg task
+# and no "tagg" endpoint is refused; a TAgg without collectors is refused.
 #   config_refusal_test.sh SERVER WORKDIR
 set -euo pipefail
 server=$1 work=$2
@@ -25,4 +27,22 @@ wait_for_port $pid plain.err
 kill -TERM $pid
 wait $pid
 grep -q '"event":"stopped"' plain.err
-echo "seeded central noise refused; the unseeded trusted task serves"
+tagg_task=${task/\"trusted\"/\"tagg\"}
+psk=$(printf '2%.0s' $(seq 64))
+refused() {  # refused CONFIG TEXT: exit 2 before listening, naming TEXT
+  local rc=0
+  rm -f port
+  timeout 20 "$server" --config "$1" --port-file port 2>refused.err || rc=$?
+  [ "$rc" -eq 2 ] || { echo "$1: expected exit 2, got $rc"; cat refused.err; exit 1; }
+  grep -q "$2" refused.err || { echo "$1: no '$2'"; cat refused.err; exit 1; }
+  [ ! -e port ]
+}
+echo '{"role": "tagg", "listen": "127.0.0.1:0", "store": "t.db", "noise_seed": 3,
+       "collectors": {"c1": "'$psk'"}, "tasks": ['"$tagg_task"']}' >tagg_seeded.json
+refused tagg_seeded.json "noise_seed makes the TAgg's noise reproducible.*tagg task 5"
+echo '{"listen": "127.0.0.1:0", "store": "c.db", "fleet_secret": "'$psk'",
+       "tasks": ['"$tagg_task"']}' >collector_alone.json
+refused collector_alone.json 'task 5 is trust "tagg": the config needs a "tagg" endpoint'
+echo '{"role": "tagg", "listen": "127.0.0.1:0", "store": "t.db", "tasks": []}' >no_collectors.json
+refused no_collectors.json "a TAgg needs collectors"
+echo "seeded central noise refused; the unseeded trusted task serves; tagg configs checked"

@@ -124,8 +124,10 @@ TEST(TaskPlan, RefusesEachBadFieldByName) {
   task["delta"] = 1e-6;
   EXPECT_NE(refusal(task).find("data_shift.local_epsilon is 0"), std::string::npos);
   task = shift_task(reference);
-  task["trust"] = "tagg";
-  EXPECT_NE(refusal(task).find("not served yet"), std::string::npos);
+  task["trust"] = "tagg";  // the TAgg noises kl aggregates only
+  task["epsilon"] = 1.0;
+  task["delta"] = 1e-6;
+  EXPECT_NE(refusal(task).find("\"tagg\" is served for kl tasks only"), std::string::npos);
   task = shift_task(reference);
   task["epsilon"] = std::nan("");
   EXPECT_NE(refusal(task).find("task.epsilon must be"), std::string::npos);
@@ -172,18 +174,19 @@ TEST(TaskPlan, KlSendsDistinctPointsAndSplitsTheSkellamMeanOverTheThreshold) {
   EXPECT_LT(std::abs(result["estimate"].get<double>()), 0.05) << result.dump();
 }
 
-// A trusted task's aggregate is exact: its hash would single out the last unknown record, so only
-// results whose aggregate is itself a release (none, dist) name it.
+// A trusted (or tagg) task's aggregate is exact: its hash would single out the last unknown record,
+// so only results whose aggregate is itself a release (none, dist) name it.
 TEST(TaskPlan, OnlyReleasedAggregatesArePublishedWithTheirHash) {
   const std::string reference = write_counts("plan_pi2.txt", 20, 500, 0);
   std::vector<uint64_t> sum;
-  for (const char* trust : {"trusted", "dist", "none"}) {
+  for (const char* trust : {"trusted", "tagg", "dist", "none"}) {
     json task = base_task("kl", trust);
     task["kl"] = {{"reference", reference}, {"rounds", 50}, {"lambda", 0.1}};
     const TaskPlan plan = plan_task(task, "", 0, /*noise_seed=*/3);
     sum.assign(plan.task.vector_length, 40);
     const json result = plan.estimate(sum, 12);
-    EXPECT_EQ(result.contains("sum_sha256"), std::string(trust) != "trusted") << trust;
+    const bool exact = std::string(trust) == "trusted" || std::string(trust) == "tagg";
+    EXPECT_EQ(result.contains("sum_sha256"), !exact) << trust;
   }
   EXPECT_EQ(sum_digest({}), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
 }

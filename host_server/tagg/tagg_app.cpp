@@ -1,0 +1,123 @@
+// The TAgg's serving mode (tagg_app.h).
+#include "host_server/tagg/tagg_app.h"
+
+#include <asio.hpp>
+#include <csignal>
+#include <memory>
+#include <stdexcept>
+
+#include "host_server/net/tls_server.h"
+#include "host_server/server_app.h"
+#include "host_server/store/sqlite_store.h"
+#include "host_server/tagg/tagg_intake.h"
+#include "host_server/tagg/tagg_service.h"
+
+namespace fedstat {
+namespace host {
+namespace {
+
+using nlohmann::json;
+
+class TaggBridge final : public net::FrameHandler, public Outbox {
+ public:
+  void attach(net::TlsServer* server, TaggIntake* intake, std::ostream* log) {
+    server_ = server;
+    intake_ = intake;
+    log_ = log;
+  }
+  void on_open(net::ConnectionId id, const std::string& identity) override {
+    intake_->on_open(id, identity);
+  }
+  void on_frame(net::ConnectionId id, const wire::Envelope& message) override {
+    intake_->on_frame(id, message);
+  }
+  void on_close(net::ConnectionId id, const std::string& reason) override {
+    intake_->on_close(id);
+    // An unknown collector identity or a wrong key fails the handshake: the operator's to see.
+    if (reason.rfind("TLS handshake", 0) == 0) {
+      log_line(*log_, {{"event", "refused"}, {"connection", id}, {"reason", reason}});
+    }
+  }
+  void send(ConnectionId id, const fedstat_v1_Envelope& message) override {
+    server_->send(id, message);
+  }
+  void close(ConnectionId id) override { server_->close(id); }
+  // A collector waits on nothing between its chunks: the idle time-out applies as it is.
+  void keep_open(ConnectionId, uint32_t) override {}
+
+ private:
+  net::TlsServer* server_ = nullptr;
+  TaggIntake* intake_ = nullptr;
+  std::ostream* log_ = nullptr;
+};
+
+}  // namespace
+
+TaggPlans plan_tagg_tasks(const ServerConfig& config) {
+  TaggPlans out;
+  for (const json& declaration : config.tasks) {
+    TaskPlan plan = plan_task(declaration, config.base_dir, 0, config.noise_seed);
+    const uint32_t id = plan.task.task_id;
+    if (plan.task.trust == fedstat_v1_TrustModel_TAGG && config.noise_seed != 0) {
+      throw std::invalid_argument(
+          "noise_seed makes the TAgg's noise reproducible: it is refused with the tagg task " +
+          std::to_string(id));
+    }
+    if (out.plans.count(id) != 0) {
+      throw std::invalid_argument("task " + std::to_string(id) + " is declared twice");
+    }
+    out.definitions[id] = json{{"declaration", declaration}}.dump();
+    out.plans.emplace(id, std::move(plan));
+  }
+  return out;
+}
+
+int serve_tagg(const ServerConfig& config, const std::string& port_file, std::ostream& log) {
+  std::unique_ptr<Store> store = open_sqlite_store(config.store_path);
+  TaggPlans planned = plan_tagg_tasks(config);
+  TaggService service(*store, std::move(planned.plans), planned.definitions);
+
+  net::TlsServerConfig tls;
+  tls.address = config.address;
+  tls.port = config.port;
+  tls.handshake_timeout_ms = config.handshake_timeout_ms;
+  tls.idle_timeout_ms = config.idle_timeout_ms;
+  tls.max_connections = config.max_connections;
+  const auto collectors = config.collectors;
+  tls.lookup_psk =
+      [collectors](const std::string& identity) -> std::optional<std::array<uint8_t, 32>> {
+    const auto it = collectors.find(identity);
+    if (it == collectors.end()) return std::nullopt;
+    return it->second;
+  };
+
+  asio::io_context io;
+  TaggBridge bridge;
+  TaggIntake intake(service, bridge, [&log](const std::string& line) {
+    log_line(log, {{"event", "tagg"}, {"detail", line}});
+  });
+  net::TlsServer server(io, tls, bridge);
+  bridge.attach(&server, &intake, &log);
+  server.start();
+  log_line(log, {{"event", "listening"},
+                 {"role", "tagg"},
+                 {"address", config.address},
+                 {"port", server.port()},
+                 {"store", config.store_path},
+                 {"collectors", config.collectors.size()},
+                 {"tasks", config.tasks.size()}});
+  if (!port_file.empty()) write_port_file(port_file, server.port());
+
+  asio::signal_set signals(io, SIGTERM, SIGINT);
+  signals.async_wait([&](const asio::error_code& error, int signal) {
+    if (error) return;
+    log_line(log, {{"event", "stopping"}, {"signal", signal}});
+    server.stop();
+  });
+  io.run();
+  log_line(log, {{"event", "stopped"}, {"integrity", store->integrity_check()}});
+  return 0;
+}
+
+}  // namespace host
+}  // namespace fedstat
