@@ -1,7 +1,8 @@
 // fedstat-server: the host half of fedstat. Devices check in over TLS-PSK, receive the declared
 // tasks, and send their contributions (in the clear for trusted tasks, through secure
 // aggregation for dist tasks); the server persists every accepted message before answering,
-// aggregates, estimates and publishes each task's result (docs/protocol.md, docs/server.md).
+// aggregates, estimates and publishes each task's result (docs/protocol.md; the config file:
+// host_server/server_config.h).
 //
 //   fedstat-server --config FILE [--listen HOST:PORT] [--store PATH] [--port-file PATH]
 //     (a config with "role": "tagg" runs the trusted aggregator of TAGG tasks: host_server/tagg/)
@@ -36,7 +37,8 @@ int main(int argc, char** argv) {
                                         " (wire protocol " +
                                         std::to_string(fedstat::wire::kProtocolVersion) + ")");
   std::string config_path, listen, store_path, port_file;
-  app.add_option("--config", config_path, "the server's JSON configuration (docs/server.md)")
+  app.add_option("--config", config_path,
+                 "the server's JSON configuration (fields: host_server/server_config.h)")
       ->check(CLI::ExistingFile);
   app.add_option("--listen", listen, "HOST:PORT to listen on (overrides the config)");
   app.add_option("--store", store_path, "the SQLite store (overrides the config)");

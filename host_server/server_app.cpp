@@ -317,6 +317,11 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
                  {"tasks", config.tasks.size()}});
   if (!port_file.empty()) write_port_file(port_file, server.port());
 
+  const auto drain_log = [&]() {
+    for (const std::string& line : coordinator.take_log()) {
+      log_line(log, {{"event", "round"}, {"detail", line}});
+    }
+  };
   asio::steady_timer tick(io);
   bool stopping = false;
   std::function<void()> schedule = [&]() {
@@ -324,9 +329,7 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
     tick.async_wait([&](const asio::error_code& error) {
       if (error || stopping) return;
       coordinator.on_tick(unix_seconds());
-      for (const std::string& line : coordinator.take_log()) {
-        log_line(log, {{"event", "round"}, {"detail", line}});
-      }
+      drain_log();
       schedule();
     });
   };
@@ -335,11 +338,13 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
   signals.async_wait([&](const asio::error_code& error, int signal) {
     if (error) return;
     stopping = true;
+    drain_log();  // what happened since the last tick (a round that just completed)
     log_line(log, {{"event", "stopping"}, {"signal", signal}});
     tick.cancel();
     server.stop();
   });
   io.run();
+  drain_log();  // the departures server.stop() reported
   log_line(log, {{"event", "stopped"}, {"integrity", store->integrity_check()}});
   return 0;
 }
