@@ -5,6 +5,7 @@
 # parallel. Checked: the histogram each monitor persisted equals the counts of both its files;
 # the published aggregate (sum_sha256) and estimate equal the SDK's contribution of the union
 # of all six files (fedstat-drift-expected), with 3 contributors; a wrong key is refused (exit 4);
+# two trusted KL tasks in two later runs leave each persisted ledger at ε = 2 (1 after the first);
 # a refused event line is named and the counts before it are kept (exit 3); a full histogram
 # names the line of the first item it cannot take; a corrupt state blob is refused and left as
 # it was (exit 3).
@@ -60,8 +61,14 @@ task = {"id": 7, "kind": "data_shift", "trust": "none", "epsilon": 0, "delta": 0
         "data_shift": {"rows": 5, "width": 256, "heap_capacity": 64, "k": 1024, "domain": 300,
                        "local_epsilon": 0, "reference": "reference.txt"}}
 json.dump(task, open("task.json", "w"))
+# Two trusted KL tasks after it (ε = 1 each): runs 3 and 4 answer one each, so the ledger each
+# monitor persisted must carry run 3's charge into run 4.
+kl = [{"id": i, "kind": "kl", "trust": "trusted", "epsilon": 1.0, "delta": 1e-6,
+       "min_clients": 3, "max_clients": 3, "deadline_seconds": 600, "admission_seconds": 120,
+       "phase_timeout_seconds": 120, "seed": "00" * 31 + f"{i:02x}",
+       "kl": {"reference": "reference.txt", "rounds": 100, "lambda": 0.1}} for i in (8, 9)]
 json.dump({"listen": "127.0.0.1:0", "store": "server.db", "fleet_secret": os.environ["FLEET_SECRET"],
-           "tasks": [task]}, open("server.json", "w"))
+           "tasks": [task] + kl}, open("server.json", "w"))
 rng = random.Random(20261123)
 for device in (1, 2, 3):
     open(f"psk-{device}.hex", "w").write(psk(device) + "\n")
@@ -100,7 +107,22 @@ for d in 1 2 3; do
 done
 cat run2-1.out
 
-# The round is over: a further check-in finds no task for device 1.
+# ---- Runs 3 and 4: a trusted KL task each; the persisted ledger adds the charges up --------
+for run in 3 4; do
+  task=$((run + 5)) spent=$((run - 2))
+  for d in 1 2 3; do
+    "$monitor" --state "state-$d" --server "$endpoint" --device-id "$d" --psk-file "psk-$d.hex"       --max-sessions 100 --retry-ms 100 >"run$run-$d.out" 2>"run$run-$d.err" &
+    pids[$d]=$!
+  done
+  for d in 1 2 3; do
+    wait "${pids[$d]}" || { echo "device $d failed"; cat "run$run-$d.out" "run$run-$d.err"; exit 1; }
+    grep -q "^outcome: task $task completed; epsilon spent 1 (ledger: $spent of 10 spent)" \
+      "run$run-$d.out" || { cat "run$run-$d.out"; exit 1; }
+  done
+done
+echo "the ledger carried run 3's charge into run 4: $(tail -n 1 run4-1.out)"
+
+# The rounds are over: a further check-in finds no task for device 1.
 expect_exit 0 "$monitor" --state state-1 --server "$endpoint" --device-id 1 --psk-file psk-1.hex \
   --max-sessions 2 --retry-ms 10
 grep -q "^outcome: no task offered in 2 check-ins$" out.txt || { cat out.txt; exit 1; }
