@@ -122,7 +122,8 @@ ServerConfig read_server_config(const std::string& path) {
                                 "tasks",
                                 "role",
                                 "tagg",
-                                "collectors"};
+                                "collectors",
+                                "task_collectors"};
   for (auto it = file.begin(); it != file.end(); ++it) {
     bool found = false;
     for (const char* k : known) found = found || it.key() == k;
@@ -162,12 +163,34 @@ ServerConfig read_server_config(const std::string& path) {
       }
       config.collectors[name] = parse_hex32(it.value().get<std::string>(), "collectors." + name);
     }
+    const json& owners =
+        file.contains("task_collectors") ? file["task_collectors"] : json::object();
+    if (!owners.is_object()) {
+      throw std::invalid_argument(path + ": task_collectors must be {\"<task id>\": \"identity\"}");
+    }
+    for (auto it = owners.begin(); it != owners.end(); ++it) {
+      const std::string& key = it.key();
+      if (key.empty() || key.size() > 10 ||
+          key.find_first_not_of("0123456789") != std::string::npos) {
+        throw std::invalid_argument("task_collectors: '" + key + "' is not a task id");
+      }
+      const uint64_t task =
+          whole(json(std::stoull(key)), "task_collectors." + key, 1, uint64_t{1} << 31);
+      const std::string name = identity(it.value(), "task_collectors." + it.key());
+      if (config.collectors.count(name) == 0) {
+        throw std::invalid_argument("task_collectors." + it.key() + ": \"" + name +
+                                    "\" is not one of collectors");
+      }
+      config.task_collectors[static_cast<uint32_t>(task)] = name;
+    }
   } else {
     if (config.credentials_path.empty() == !config.fleet_secret.has_value()) {
       throw std::invalid_argument(path + ": give exactly one of credentials and fleet_secret");
     }
-    if (file.contains("collectors")) {
-      throw std::invalid_argument(path + ": collectors is a TAgg's field (role \"tagg\")");
+    if (file.contains("collectors") || file.contains("task_collectors")) {
+      throw std::invalid_argument(path +
+                                  ": collectors and task_collectors are a TAgg's fields (role "
+                                  "\"tagg\")");
     }
     if (file.contains("tagg")) config.tagg = parse_tagg(file["tagg"]);
   }

@@ -16,6 +16,10 @@
 //                 "attempts": 8 (tries while unreachable), "timeout_ms": 10000 (connect, answer)};
 //                 required when a declared task is trust "tagg"
 //   collectors    (tagg) {"identity": "64 hex digits PSK", ...}: the only peers it accepts
+//   task_collectors (tagg) {"<task id>": "identity", ...}: the one collector each TAGG task's
+//                 aggregate is taken from (any other identity is refused before the aggregate is
+//                 looked at); optional with one collector (it owns every task), required for
+//                 every TAGG task with several
 // A collector takes exactly one of credentials and fleet_secret; a TAgg takes neither, and
 // collectors instead. Relative paths are resolved against the config
 // file's directory. Errors: std::invalid_argument naming the field; std::runtime_error for an
@@ -47,6 +51,7 @@ struct ServerConfig {
   bool tagg_role = false;  // role "tagg"
   std::optional<TaggEndpoint> tagg;
   std::map<std::string, std::array<uint8_t, 32>> collectors;
+  std::map<uint32_t, std::string> task_collectors;  // (tagg) task id → its collector
   std::string address = "127.0.0.1";
   uint16_t port = 0;
   std::string store_path = "fedstat-server.db";

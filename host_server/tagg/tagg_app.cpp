@@ -67,13 +67,34 @@ TaggPlans plan_tagg_tasks(const ServerConfig& config) {
       throw std::invalid_argument("task " + std::to_string(id) + " is declared twice");
     }
     out.definitions[id] = json{{"declaration", declaration}}.dump();
+    if (plan.task.trust == fedstat_v1_TrustModel_TAGG) {
+      const auto named = config.task_collectors.find(id);
+      if (named != config.task_collectors.end()) {
+        out.owners[id] = named->second;
+      } else if (config.collectors.size() == 1) {
+        out.owners[id] = config.collectors.begin()->first;
+      } else {
+        throw std::invalid_argument("task " + std::to_string(id) +
+                                    ": several collectors are listed; name the one whose "
+                                    "aggregate it takes in task_collectors");
+      }
+    }
     out.plans.emplace(id, std::move(plan));
+  }
+  for (const auto& [id, name] : config.task_collectors) {
+    if (out.owners.count(id) == 0) {
+      throw std::invalid_argument("task_collectors." + std::to_string(id) +
+                                  ": not a declared tagg task");
+    }
   }
   return out;
 }
 
 int serve_tagg(const ServerConfig& config, const std::string& port_file, std::ostream& log) {
-  std::unique_ptr<Store> store = open_sqlite_store(config.store_path);
+  // A released draw must outlive a power loss: a resend after losing it would be noised again.
+  SqliteStoreOptions durable;
+  durable.durability = Durability::kSurvivesPowerLoss;
+  std::unique_ptr<Store> store = open_sqlite_store(config.store_path, durable);
   TaggPlans planned = plan_tagg_tasks(config);
   TaggService service(*store, std::move(planned.plans), planned.definitions);
 
@@ -93,7 +114,7 @@ int serve_tagg(const ServerConfig& config, const std::string& port_file, std::os
 
   asio::io_context io;
   TaggBridge bridge;
-  TaggIntake intake(service, bridge, [&log](const std::string& line) {
+  TaggIntake intake(service, bridge, planned.owners, [&log](const std::string& line) {
     log_line(log, {{"event", "tagg"}, {"detail", line}});
   });
   net::TlsServer server(io, tls, bridge);

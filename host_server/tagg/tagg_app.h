@@ -11,10 +11,12 @@
 
 #include <cstdint>
 #include <map>
+
 #include <ostream>
 #include <string>
 
 #include "host_server/server_config.h"
+#include "host_server/tagg/tagg_intake.h"
 #include "host_server/tasks/task_plan.h"
 
 namespace fedstat {
@@ -23,6 +25,10 @@ namespace host {
 struct TaggPlans {
   std::map<uint32_t, TaskPlan> plans;
   std::map<uint32_t, std::string> definitions;  // what the TAgg's store keeps per TAGG task
+  // Each TAGG task's collector: config.task_collectors' entry, else the only collector listed;
+  // std::invalid_argument when several are listed and a TAGG task names none, or an entry names
+  // a task that is not a declared TAGG task.
+  TaskCollectors owners;
 };
 TaggPlans plan_tagg_tasks(const ServerConfig& config);
 

@@ -6,9 +6,9 @@
 namespace fedstat {
 namespace host {
 
-TaggIntake::TaggIntake(TaggService& service, Outbox& outbox,
+TaggIntake::TaggIntake(TaggService& service, Outbox& outbox, TaskCollectors owners,
                        std::function<void(const std::string&)> log)
-    : service_(service), outbox_(outbox), log_(std::move(log)) {}
+    : service_(service), outbox_(outbox), owners_(std::move(owners)), log_(std::move(log)) {}
 
 void TaggIntake::on_open(ConnectionId connection, const std::string& identity) {
   connections_[connection].identity = identity;
@@ -36,6 +36,13 @@ void TaggIntake::on_frame(ConnectionId connection, const fedstat_v1_Envelope& en
     return;
   }
   const fedstat_v1_TaggAggregate& chunk = envelope.body.tagg_aggregate;
+  const auto owner = owners_.find(chunk.task_id);
+  if (owner == owners_.end() || owner->second != c.identity) {
+    refuse(connection, c,
+           refused(StatusCode::kPermissionDenied,
+                   "tagg: task " + std::to_string(chunk.task_id) + " is not this collector's"));
+    return;
+  }
   const bool first = !c.assembly.started();
   if (auto bad = c.assembly.add(chunk)) {  // the first chunk: only its header is kept
     refuse(connection, c, *bad);

@@ -1,7 +1,8 @@
 // TaggIntake: the TAgg's connections — the TLS listener's frames (net/tls_server.h; only
 // collectors' PSK identities pass its handshake) to TaggService, one aggregate per connection.
-// Each connection's TaggAggregate chunks are assembled (tagg_wire.h: the header is checked by
-// TaggService::check_header at the first chunk: no more than one chunk is kept for a task it
+// A chunk for a task that is not the connection's collector's is refused first (TaskCollectors
+// below). Each connection's TaggAggregate chunks are assembled (tagg_wire.h: the header is checked
+// by TaggService::check_header at the first chunk: no more than one chunk is kept for a task it
 // refuses); the last chunk is
 // answered with a TaggResult or a ServerError. Anything else — another message kind, a
 // malformed chunk, a refusal — gets a ServerError (REFUSED) at once; every frame after a
@@ -24,9 +25,16 @@
 namespace fedstat {
 namespace host {
 
+// Each TAGG task's one collector (its PSK identity): a chunk for a task from any other identity —
+// or for a task with no entry — is refused (kPermissionDenied) before TaggService sees it, so
+// another collector can neither test a guess against the stored aggregate (a resend of the same
+// bytes gets the stored result: an equality oracle) nor claim the task first.
+using TaskCollectors = std::map<uint32_t, std::string>;
+
 class TaggIntake {
  public:
-  TaggIntake(TaggService& service, Outbox& outbox, std::function<void(const std::string&)> log);
+  TaggIntake(TaggService& service, Outbox& outbox, TaskCollectors owners,
+             std::function<void(const std::string&)> log);
 
   void on_open(ConnectionId connection, const std::string& identity);
   void on_frame(ConnectionId connection, const fedstat_v1_Envelope& envelope);
@@ -42,6 +50,7 @@ class TaggIntake {
 
   TaggService& service_;
   Outbox& outbox_;
+  TaskCollectors owners_;
   std::function<void(const std::string&)> log_;
   std::map<ConnectionId, Connection> connections_;
 };

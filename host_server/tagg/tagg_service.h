@@ -24,14 +24,16 @@
 // TAgg's guard is against the analyst and anyone the collector publishes to).
 //  - Whether it answers: every check above reads only what is public under the substitution
 //    neighbours the tasks are calibrated for — the task's declaration and fingerprint, the
-//    vector's length, the contributor count, the word width — and the collector's own earlier
-//    message. None reads a
-//    word's value beyond the public width, so neighbouring aggregates are answered alike.
+//    vector's length, the contributor count, the word width — and the task's stored aggregate,
+//    which only its own collector reaches (tagg_intake.h refuses every other identity first:
+//    without that, a second listed collector could send guesses and learn which one equals the
+//    stored bytes). None reads a word's value beyond the public width, so neighbouring
+//    aggregates are answered alike.
 //  - What it answers: the plan's estimator's JSON — the noised estimate, its public standard
 //    deviation, the contributor count and the item total N (public under substitution) — never
-//    a word of the aggregate nor a hash of it (with_sum_digest omits it for TAGG). An estimator
-//    that throws gets a fixed "the estimate failed" (kInternal): its message may depend on the
-//    data and stays in this process's log.
+//    a word of the aggregate nor a hash of it (with_sum_digest omits it for TAGG). The kl plan
+//    answers a round with N_t = 0 (public under substitution) with a JSON "refused" and no
+//    estimate; anything else an estimator throws gets a fixed "the estimate failed" (kInternal).
 //  - When it answers: the estimator is one pass over the T points whatever the counts; libm's
 //    log is not constant-time, so response timing is not claimed private (a network observer of
 //    the collector ↔ TAgg link sees it; the link is TLS between two operators' servers).

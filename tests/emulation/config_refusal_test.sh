@@ -3,7 +3,8 @@
 # trusted task with noise_seed set exits 2 naming the task, before listening; the same task
 # without noise_seed starts (and is stopped with SIGTERM once it listens). TAGG: a TAgg (role
 # "tagg") with noise_seed and a tagg task is refused the same way; a collector with a tagg task
-# and no "tagg" endpoint is refused; a TAgg without collectors is refused.
+# and no "tagg" endpoint is refused; a TAgg without collectors is refused; a TAgg with several
+# collectors serves only when task_collectors names each tagg task's one collector (listed).
 #   config_refusal_test.sh SERVER WORKDIR
 set -euo pipefail
 server=$1 work=$2
@@ -45,4 +46,18 @@ echo '{"listen": "127.0.0.1:0", "store": "c.db", "fleet_secret": "'$psk'",
 refused collector_alone.json 'task 5 is trust "tagg": the config needs a "tagg" endpoint'
 echo '{"role": "tagg", "listen": "127.0.0.1:0", "store": "t.db", "tasks": []}' >no_collectors.json
 refused no_collectors.json "a TAgg needs collectors"
+# Each TAGG task takes one collector's aggregate: with several collectors, it must be named.
+echo '{"role": "tagg", "listen": "127.0.0.1:0", "store": "t.db",
+       "collectors": {"c1": "'$psk'", "c2": "'$psk'"}, "tasks": ['"$tagg_task"']}' >two_collectors.json
+refused two_collectors.json "task 5: several collectors are listed; name the one"
+sed 's/"tasks"/"task_collectors": {"5": "c3"}, "tasks"/' two_collectors.json >unknown_owner.json
+refused unknown_owner.json 'task_collectors.5: "c3" is not one of collectors'
+sed 's/"tasks"/"task_collectors": {"5": "c1", "6": "c1"}, "tasks"/' two_collectors.json >not_tagg.json
+refused not_tagg.json "task_collectors.6: not a declared tagg task"
+sed 's/"tasks"/"task_collectors": {"5": "c2"}, "tasks"/' two_collectors.json >owned.json
+"$server" --config owned.json --port-file port 2>owned.err &
+pid=$!
+wait_for_port $pid owned.err
+kill -TERM $pid
+wait $pid
 echo "seeded central noise refused; the unseeded trusted task serves; tagg configs checked"

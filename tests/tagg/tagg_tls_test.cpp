@@ -43,7 +43,7 @@ class TaggTls : public ::testing::Test {
       : store_(make_memory_store()),
         plan_(plan_task(kl_declaration(kTaggTask, "tagg"), "", 0)),
         service_(*store_, plans(), {}),
-        intake_(service_, bridge_, nullptr) {
+        intake_(service_, bridge_, {{kTaggTask, "collector-1"}}, nullptr) {
     net::TlsServerConfig config;
     config.lookup_psk = [](const std::string& identity) -> std::optional<std::array<uint8_t, 32>> {
       if (identity == "collector-1") return key(0x3c);

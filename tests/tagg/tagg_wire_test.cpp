@@ -117,7 +117,8 @@ TEST(TaggIntake, AnswersTheLastChunkAndRefusesAnythingElseOnce) {
   TaggService service(*store, std::move(plans), {});
   Recorder out;
   std::vector<std::string> log;
-  TaggIntake intake(service, out, [&log](const std::string& line) { log.push_back(line); });
+  TaggIntake intake(service, out, {{kTaggTask, "collector-1"}},
+                    [&log](const std::string& line) { log.push_back(line); });
 
   const auto chunks = aggregate_chunks(fleet_aggregate(plan, 6));
   intake.on_open(1, "collector-1");
@@ -142,7 +143,8 @@ TEST(TaggIntake, AnswersTheLastChunkAndRefusesAnythingElseOnce) {
   EXPECT_EQ(out.sent[1].second.which_body, fedstat_v1_Envelope_server_error_tag);
   for (const auto& chunk : chunks) intake.on_frame(2, chunk);
   EXPECT_EQ(out.sent.size(), 2u);
-  // An unknown task: refused at the first chunk, before any word is kept; the rest ignored.
+  // A task that is not this collector's (42: no owner): refused at the first chunk, before any
+  // word is kept; the rest ignored.
   intake.on_open(3, "collector-1");
   fedstat_v1_Envelope unknown = chunks[0];
   unknown.body.tagg_aggregate.task_id = 42;
@@ -150,7 +152,7 @@ TEST(TaggIntake, AnswersTheLastChunkAndRefusesAnythingElseOnce) {
   for (size_t i = 1; i < chunks.size(); ++i) intake.on_frame(3, chunks[i]);
   ASSERT_EQ(out.sent.size(), 3u);
   EXPECT_EQ(out.sent[2].second.body.server_error.status_code,
-            static_cast<uint32_t>(StatusCode::kNotFound));
+            static_cast<uint32_t>(StatusCode::kPermissionDenied));
   // A byte-identical resend on a new connection: the same stored result.
   intake.on_open(4, "collector-1");
   for (const auto& chunk : chunks) intake.on_frame(4, chunk);
@@ -159,7 +161,53 @@ TEST(TaggIntake, AnswersTheLastChunkAndRefusesAnythingElseOnce) {
             *store->result(kTaggTask));
   EXPECT_TRUE(out.closed.empty());
   ASSERT_EQ(log.size(), 4u);
-  EXPECT_EQ(log[2], "collector collector-1: refused: tagg: task 42 is unknown");
+  EXPECT_EQ(log[2], "collector collector-1: refused: tagg: task 42 is not this collector's");
+}
+
+// Another listed collector cannot use the stored aggregate as an equality oracle (the same bytes
+// would get the stored result, any other kAlreadyExists: with the published N and the public
+// fingerprint, points + 1 guesses find the last record), nor claim a task first: every chunk it
+// sends for a task that is not its own is refused kPermissionDenied, whatever the words.
+TEST(TaggIntake, AnotherCollectorIsRefusedBeforeItsAggregateIsCompared) {
+  auto store = make_memory_store();
+  std::map<uint32_t, TaskPlan> plans;
+  const TaskPlan plan = plan_task(kl_declaration(kTaggTask, "tagg"), "", 0, 3);
+  plans.emplace(kTaggTask, plan_task(kl_declaration(kTaggTask, "tagg"), "", 0, 3));
+  TaggService service(*store, std::move(plans), {});
+  Recorder out;
+  TaggIntake intake(service, out, {{kTaggTask, "collector-1"}}, nullptr);
+  const ExactAggregate honest = fleet_aggregate(plan, 6);
+  ExactAggregate guess = honest;
+  guess.words[0] += 1;
+
+  // Before the owner: collector-2 cannot claim the task with made-up sums.
+  intake.on_open(1, "collector-2");
+  for (const auto& chunk : aggregate_chunks(guess)) intake.on_frame(1, chunk);
+  ASSERT_EQ(out.sent.size(), 1u);
+  EXPECT_EQ(out.sent[0].second.body.server_error.status_code,
+            static_cast<uint32_t>(StatusCode::kPermissionDenied));
+  EXPECT_FALSE(store->result(kTaggTask).has_value());
+
+  intake.on_open(2, "collector-1");
+  for (const auto& chunk : aggregate_chunks(honest)) intake.on_frame(2, chunk);
+  ASSERT_EQ(out.sent.size(), 2u);
+  ASSERT_EQ(out.sent[1].second.which_body, fedstat_v1_Envelope_tagg_result_tag);
+
+  // After it: the right guess and a wrong one get the same refusal.
+  uint32_t connection = 3;
+  for (const ExactAggregate& candidate : {honest, guess}) {
+    intake.on_open(connection, "collector-2");
+    for (const auto& chunk : aggregate_chunks(candidate)) intake.on_frame(connection, chunk);
+    ++connection;
+  }
+  ASSERT_EQ(out.sent.size(), 4u);
+  for (size_t i = 2; i < 4; ++i) {
+    ASSERT_EQ(out.sent[i].second.which_body, fedstat_v1_Envelope_server_error_tag);
+    EXPECT_EQ(out.sent[i].second.body.server_error.status_code,
+              static_cast<uint32_t>(StatusCode::kPermissionDenied));
+    EXPECT_STREQ(out.sent[i].second.body.server_error.detail,
+                 "tagg: task 7 is not this collector's");
+  }
 }
 
 }  // namespace
