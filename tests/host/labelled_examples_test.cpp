@@ -3,6 +3,7 @@
 #include "host_server/estimate/labelled_examples.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <string>
@@ -14,7 +15,8 @@ namespace host {
 namespace {
 
 std::string write(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + name;
+  // Per process: ctest runs tests in parallel processes that write the same names.
+  const std::string path = ::testing::TempDir() + std::to_string(getpid()) + "_" + name;
   std::ofstream(path) << text;
   return path;
 }

@@ -2,6 +2,7 @@
 #include "host_server/tasks/task_plan.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -26,7 +27,8 @@ using nlohmann::json;
 
 // A Zipf-like item-count file over [0, n) with counts scale/(i+1), shifted by `offset` ids.
 std::string write_counts(const std::string& name, uint32_t n, uint64_t scale, uint32_t offset) {
-  const std::string path = ::testing::TempDir() + name;
+  // Per process: ctest runs tests in parallel processes that write the same names.
+  const std::string path = ::testing::TempDir() + std::to_string(getpid()) + "_" + name;
   std::ofstream out(path);
   for (uint32_t i = 0; i < n; ++i) out << (i + offset) << " " << scale / (i + 1) << "\n";
   return path;
@@ -194,7 +196,8 @@ TEST(TaskPlan, OnlyReleasedAggregatesArePublishedWithTheirHash) {
 // A separable data set at unit norm: label = sign(x0 − x1 + 0.1), rows through the bias (last
 // feature 0.5). Written as "label,x1,...,x4".
 std::string write_examples(const std::string& name, size_t rows, uint32_t salt) {
-  const std::string path = ::testing::TempDir() + name;
+  // Per process: ctest runs tests in parallel processes that write the same names.
+  const std::string path = ::testing::TempDir() + std::to_string(getpid()) + "_" + name;
   std::ofstream out(path);
   out.precision(17);
   for (size_t i = 0; i < rows; ++i) {

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <fstream>
 #include <string>
 #include <vector>
@@ -22,7 +24,10 @@ constexpr uint32_t kTaggTask = 7;
 
 // Π: 40 items, counts 4000/(i+1).
 inline std::string write_reference() {
-  const std::string path = ::testing::TempDir() + "tagg_pi.txt";
+  // One file per process: ctest runs the tests in parallel processes, and a file another one is
+  // rewriting (truncated, then written) reads short.
+  const std::string path =
+      ::testing::TempDir() + "tagg_pi_" + std::to_string(static_cast<long>(getpid())) + ".txt";
   std::ofstream out(path);
   for (uint32_t i = 0; i < 40; ++i) out << i << " " << 4000 / (i + 1) << "\n";
   return path;
