@@ -229,16 +229,14 @@ void Coordinator::on_hello(ConnectionId connection, Connection& c, const fedstat
       return;
     }
     if (round.replied(c.client)) {
-      auto old = bound_.find({round.id(), c.client});
-      if (old != bound_.end()) connections_[old->second].task = 0;  // the newer link wins
       c.task = round.id();
-      bound_[{round.id(), c.client}] = connection;
+      bind(round.id(), c.client, connection);
       round.resume(c.client, e);
       return;
     }
     if (!round.dist()) {  // a report the device computed and could not finish sending
       c.task = round.id();
-      bound_[{round.id(), c.client}] = connection;
+      bind(round.id(), c.client, connection);
       auto refusal = round.admit_resumed(c.client, e, now_);
       if (refusal) {
         bound_.erase({round.id(), c.client});
@@ -273,8 +271,18 @@ void Coordinator::on_hello(ConnectionId connection, Connection& c, const fedstat
     }
   }
   c.task = chosen->id();
-  bound_[{chosen->id(), c.client}] = connection;
+  bind(chosen->id(), c.client, connection);
   chosen->offer(c.client, e);
+}
+
+void Coordinator::bind(uint32_t task, uint64_t client, ConnectionId connection) {
+  auto [it, inserted] = bound_.try_emplace({task, client}, connection);
+  if (inserted || it->second == connection) return;
+  const ConnectionId older = it->second;
+  it->second = connection;
+  auto link = connections_.find(older);
+  if (link != connections_.end()) link->second.task = 0;  // its on_close is not a departure
+  outbox_.close(older);
 }
 
 void Coordinator::on_close(ConnectionId connection, const std::string& reason) {

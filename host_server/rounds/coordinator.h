@@ -70,6 +70,9 @@ class Coordinator {
   // A device bound to an unfinished round waits on the server between its messages: its
   // connection is kept open for the round's longest wait (Outbox::keep_open).
   void keep_member_open(ConnectionId connection);
+  // `connection` becomes the device's one link for `task`: an older one is closed (a device
+  // holds one live connection per task; a resume or a repeated check-in replaces it).
+  void bind(uint32_t task, uint64_t client, ConnectionId connection);
   void send_to_client(uint32_t task, uint64_t client, const fedstat_v1_Envelope& e);
   void close_client(uint32_t task, uint64_t client);
   // Stores the task, builds its round and opens, recovers or finishes it as the store says.

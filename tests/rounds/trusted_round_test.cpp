@@ -126,6 +126,37 @@ TEST(TrustedRound, AMemberWaitingOnTheServerIsKeptOpenForTheRoundsLongestWait) {
   EXPECT_EQ(out.kept_open(last), 0u) << "a finished round keeps nobody open";
 }
 
+// One live link per device and task: a member that resumes on connection after connection (each
+// would be kept open for the round's longest wait) has every older one closed — as a departure
+// of nobody: it stays a member, and its report on the newest link completes.
+TEST(TrustedRound, AResumeClosesTheMembersOlderConnection) {
+  FakeStore store;
+  FakeOutbox out(store);
+  Coordinator c(store, out, one_task(), kT0);
+  std::vector<TrustedDevice> devices(5);
+  for (uint64_t i = 0; i < 5; ++i) {
+    devices[i].id = 70 + i;
+    devices[i].words = device_words(devices[i].id, kLength, kBits);
+    check_in(c, out, devices[i], 1 + i);
+    accept(c, out, devices[i], 1);
+  }
+  TrustedDevice& d = devices[0];
+  for (ConnectionId link = 100; link < 150; ++link) {
+    const ConnectionId previous = d.conn;
+    ASSERT_EQ(check_in(c, out, d, link, /*resume=*/1), 1u);
+    ASSERT_EQ(out.pop(link).which_body, fedstat_v1_Envelope_ack_tag);  // words held: 0
+    EXPECT_TRUE(out.closed(previous)) << "link " << previous << " left open";
+    EXPECT_FALSE(out.closed(link));
+    c.on_close(previous, "closed by the server");  // the net layer's callback
+  }
+  for (auto& device : devices) send_reports(c, out, device, 1, kLength);
+  EXPECT_EQ(c.task_state(1), "completed");
+  EXPECT_TRUE(store.result(1).has_value());
+  for (const std::string& line : c.take_log()) {
+    EXPECT_EQ(line.find("client 70 left"), std::string::npos) << line;
+  }
+}
+
 TEST(TrustedRound, AbortsWhenFewerThanMinClientsAtAdmissionEnd) {
   FakeStore store;
   FakeOutbox out(store);
