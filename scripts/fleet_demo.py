@@ -3,7 +3,9 @@
 per task, and one table.
 
 Starts one fedstat-server (TLS-PSK on loopback, SQLite store) serving every task of
-examples/fleet/tasks.json, then, task after task, runs fedstat-sim: N emulated devices, each a
+examples/fleet/tasks.json — and, for the tagg task, a second fedstat-server in the TAgg role that
+the first hands the exact aggregate to and that answers only the noised result — then, task after
+task, runs fedstat-sim: N emulated devices, each a
 real SDK Client over real TLS, some dropping out (in DIST, before one of the four secure-
 aggregation messages chosen at random; otherwise before their report). For every task it prints
 what the server published beside the non-private truth over the same data, and checks the
@@ -71,22 +73,40 @@ def load_tasks(clients):
     return tasks
 
 
-def start_server(build, work, tasks):
-    config = {"listen": "127.0.0.1:0", "store": "server.db", "fleet_secret": FLEET_SECRET,
-              "tasks": tasks}
-    with open(os.path.join(work, "server.json"), "w") as f:
+def start(build, work, name, config):
+    """fedstat-server on WORK/NAME.json; returns the process and the port it listens on."""
+    with open(os.path.join(work, name + ".json"), "w") as f:
         json.dump(config, f)
-    port_file = os.path.join(work, "port")
-    log = open(os.path.join(work, "server.log"), "w")
+    port_file = os.path.join(work, name + ".port")
+    log = open(os.path.join(work, name + ".log"), "w")
     server = subprocess.Popen([os.path.join(build, "host_server", "fedstat-server"), "--config",
-                               "server.json", "--port-file", "port"], cwd=work, stderr=log)
+                               name + ".json", "--port-file", name + ".port"], cwd=work,
+                              stderr=log)
     deadline = time.monotonic() + 60
     while not (os.path.exists(port_file) and os.path.getsize(port_file) > 0):
         if server.poll() is not None or time.monotonic() > deadline:
-            sys.exit("fleet_demo: fedstat-server did not start (see %s/server.log)" % work)
+            sys.exit("fleet_demo: fedstat-server did not start (see %s/%s.log)" % (work, name))
         time.sleep(0.05)  # polling for the port file the server writes once it listens
     with open(port_file) as f:
         return server, int(f.read())
+
+
+def start_servers(build, work, tasks):
+    """The TAgg (when a task is trust tagg), then the collector the devices talk to."""
+    servers = []
+    config = {"listen": "127.0.0.1:0", "store": "server.db", "fleet_secret": FLEET_SECRET,
+              "tasks": tasks}
+    tagg_tasks = [t for t in tasks if t["trust"] == "tagg"]
+    if tagg_tasks:
+        psk = "c0" * 32  # the demo collector's key at the TAgg: demo only
+        tagg, tagg_port = start(build, work, "tagg", {
+            "role": "tagg", "listen": "127.0.0.1:0", "store": "tagg.db",
+            "collectors": {"collector-1": psk}, "tasks": tagg_tasks})
+        servers.append(tagg)
+        config["tagg"] = {"endpoint": "127.0.0.1:%d" % tagg_port, "identity": "collector-1",
+                          "psk": psk}
+    server, port = start(build, work, "server", config)
+    return [server] + servers, port
 
 
 def run_fleet(build, work, task, port, clients, dropout, seed, first_id):
@@ -106,6 +126,14 @@ def run_fleet(build, work, task, port, clients, dropout, seed, first_id):
     published = subprocess.run(
         [os.path.join(build, "host_server", "fedstat-server"), "results", str(last),
          "--config", "server.json", "--json"], cwd=work, capture_output=True, text=True)
+    if task["trust"] == "tagg":  # the TAgg's answer comes back after the round: up to 60 s
+        deadline = time.monotonic() + 60
+        while published.returncode != 0 and "awaiting tagg" in published.stderr and \
+                time.monotonic() < deadline:
+            time.sleep(0.1)  # polling the collector's store for the TAgg's answer
+            published = subprocess.run(
+                [os.path.join(build, "host_server", "fedstat-server"), "results", str(last),
+                 "--config", "server.json", "--json"], cwd=work, capture_output=True, text=True)
     result = json.loads(published.stdout) if published.returncode == 0 else None
     return json.loads(sim.stdout), result
 
@@ -120,8 +148,8 @@ def row(task, sim, result):
     exact = sim.get("exact")
     error = abs(estimate - exact) if estimate is not None and exact is not None else None
     expected = sim.get("expected", {})
-    if task["trust"] == "trusted":
-        bit_exact = "n/a (trusted: exact aggregate never published)"
+    if task["trust"] in ("trusted", "tagg"):
+        bit_exact = "n/a (%s: exact aggregate never published)" % task["trust"]
     else:  # none and dist results must name their aggregate, and it must be the in-process one
         published = result.get("sum_sha256") if result else None
         bit_exact = "yes" if published and published == expected.get("sum_sha256") else "NO"
@@ -175,7 +203,7 @@ def main():
     os.makedirs(os.path.join(work, "state"))
     make_data(work, args.seed, args.clients)
     tasks = load_tasks(args.clients)
-    server, port = start_server(build, work, tasks)
+    servers, port = start_servers(build, work, tasks)
     rows = []
     try:
         for k, task in enumerate(tasks):
@@ -185,8 +213,10 @@ def main():
                                     args.seed, 1 + 1000 * (k + 1))
             rows.append(row(task, sim, result))
     finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=60)
+        for server in servers:
+            server.send_signal(signal.SIGTERM)
+        for server in servers:
+            server.wait(timeout=60)
     if args.json:
         for r in rows:
             print(json.dumps(r))
