@@ -14,6 +14,7 @@
 #include "host_server/hex.h"
 #include "host_server/net/credentials.h"
 #include "host_server/net/tls_server.h"
+#include "host_server/net_bridge.h"
 #include "host_server/rounds/coordinator.h"
 #include "host_server/store/sqlite_store.h"
 #include "host_server/tagg/tagg_app.h"
@@ -36,47 +37,15 @@ void log_line(std::ostream& log, json fields) {
   log << fields.dump() << std::endl;
 }
 
-namespace {
-
-// The net layer's frames go to the rounds; the rounds' answers go to the net layer. Both run on
-// the io_context's thread.
-class Bridge final : public net::FrameHandler, public Outbox {
- public:
-  void attach(net::TlsServer* server, Coordinator* coordinator, std::ostream* log) {
-    server_ = server;
-    coordinator_ = coordinator;
-    log_ = log;
-  }
-  void on_open(net::ConnectionId id, const std::string& identity) override {
-    coordinator_->on_open(id, identity);
-  }
-  void on_frame(net::ConnectionId id, const wire::Envelope& message) override {
-    coordinator_->on_frame(id, message);
-  }
-  void on_close(net::ConnectionId id, const std::string& reason) override {
-    coordinator_->on_close(id, reason);
-    // Refusals before a device is known (a failed or timed-out handshake — an unknown identity or
-    // wrong key fails there too) are the operator's to see; the rounds log the devices they know.
-    if (reason.rfind("TLS handshake", 0) == 0) {
-      log_line(*log_, {{"event", "refused"}, {"connection", id}, {"reason", reason}});
-    }
-  }
-  void send(ConnectionId id, const fedstat_v1_Envelope& message) override {
-    server_->send(id, message);
-  }
-  void close(ConnectionId id) override { server_->close(id); }
-  void keep_open(ConnectionId id, uint32_t seconds) override {
-    server_->keep_open(id,
-                       static_cast<uint32_t>(std::min<uint64_t>(UINT32_MAX, 1000ull * seconds)));
-  }
-
- private:
-  net::TlsServer* server_ = nullptr;
-  Coordinator* coordinator_ = nullptr;
-  std::ostream* log_ = nullptr;
-};
-
-}  // namespace
+net::TlsServerConfig listener_config(const ServerConfig& config) {
+  net::TlsServerConfig tls;
+  tls.address = config.address;
+  tls.port = config.port;
+  tls.handshake_timeout_ms = config.handshake_timeout_ms;
+  tls.idle_timeout_ms = config.idle_timeout_ms;
+  tls.max_connections = config.max_connections;
+  return tls;
+}
 
 void write_port_file(const std::string& path, uint16_t port) {
   const std::string temporary = path + ".tmp";
@@ -280,12 +249,7 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
   }
   std::vector<TaskSpec> specs = plan_declared_tasks(config, *store, unix_seconds(), forward_tagg);
 
-  net::TlsServerConfig tls;
-  tls.address = config.address;
-  tls.port = config.port;
-  tls.handshake_timeout_ms = config.handshake_timeout_ms;
-  tls.idle_timeout_ms = config.idle_timeout_ms;
-  tls.max_connections = config.max_connections;
+  net::TlsServerConfig tls = listener_config(config);
   if (config.fleet_secret) {
     const auto secret = *config.fleet_secret;
     tls.lookup_psk = [secret](const std::string& identity) -> std::optional<net::DevicePsk> {
@@ -305,7 +269,7 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
     };
   }
 
-  Bridge bridge;
+  NetBridge<Coordinator> bridge;
   Coordinator coordinator(*store, bridge, std::move(specs), unix_seconds());
   net::TlsServer server(io, tls, bridge);
   bridge.attach(&server, &coordinator, &log);

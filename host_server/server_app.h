@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "host_server/net/tls_server.h"
 #include "host_server/rounds/task_spec.h"
 #include "host_server/server_config.h"
 #include "host_server/store/store.h"
@@ -46,6 +47,9 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
 uint64_t unix_seconds();
 // One JSON log line with the time added.
 void log_line(std::ostream& log, nlohmann::json fields);
+// The TLS listener's address, port, time-outs and connection cap from the config (its
+// lookup_psk is the serving mode's to set).
+net::TlsServerConfig listener_config(const ServerConfig& config);
 // Writes the port to `path` atomically (a temporary file, renamed).
 void write_port_file(const std::string& path, uint16_t port);
 

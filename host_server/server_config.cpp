@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <initializer_list>
 #include <stdexcept>
 
 #include "host_server/hex.h"
@@ -53,6 +54,16 @@ uint64_t whole(const json& value, const std::string& field, uint64_t low, uint64
   return value.get<uint64_t>();
 }
 
+// std::invalid_argument "<where>: unknown field '<key>'" for a key of `object` not in `known`.
+void refuse_unknown_fields(const json& object, std::initializer_list<const char*> known,
+                           const std::string& where) {
+  for (auto it = object.begin(); it != object.end(); ++it) {
+    if (std::find(known.begin(), known.end(), it.key()) == known.end()) {
+      throw std::invalid_argument(where + ": unknown field '" + it.key() + "'");
+    }
+  }
+}
+
 // A PSK identity: printable ASCII, 1..64 characters (mbedTLS takes any bytes; logs print it).
 std::string identity(const json& value, const std::string& field) {
   if (!value.is_string() || value.get<std::string>().empty() ||
@@ -68,12 +79,7 @@ std::string identity(const json& value, const std::string& field) {
 
 TaggEndpoint parse_tagg(const json& t) {
   if (!t.is_object()) throw std::invalid_argument("tagg must be an object");
-  for (auto it = t.begin(); it != t.end(); ++it) {
-    static const char* known[] = {"endpoint", "identity", "psk", "attempts", "timeout_ms"};
-    if (std::find(std::begin(known), std::end(known), it.key()) == std::end(known)) {
-      throw std::invalid_argument("tagg: unknown field '" + it.key() + "'");
-    }
-  }
+  refuse_unknown_fields(t, {"endpoint", "identity", "psk", "attempts", "timeout_ms"}, "tagg");
   for (const char* needed : {"endpoint", "identity", "psk"}) {
     if (!t.contains(needed))
       throw std::invalid_argument(std::string("tagg.") + needed + " is missing");
@@ -111,24 +117,11 @@ ServerConfig read_server_config(const std::string& path) {
   ServerConfig config;
   const size_t slash = path.rfind('/');
   config.base_dir = slash == std::string::npos ? "." : path.substr(0, slash);
-  static const char* known[] = {"listen",
-                                "store",
-                                "credentials",
-                                "fleet_secret",
-                                "noise_seed",
-                                "handshake_timeout_ms",
-                                "idle_timeout_ms",
-                                "max_connections",
-                                "tasks",
-                                "role",
-                                "tagg",
-                                "collectors",
-                                "task_collectors"};
-  for (auto it = file.begin(); it != file.end(); ++it) {
-    bool found = false;
-    for (const char* k : known) found = found || it.key() == k;
-    if (!found) throw std::invalid_argument(path + ": unknown field '" + it.key() + "'");
-  }
+  refuse_unknown_fields(file,
+                        {"listen", "store", "credentials", "fleet_secret", "noise_seed",
+                         "handshake_timeout_ms", "idle_timeout_ms", "max_connections", "tasks",
+                         "role", "tagg", "collectors", "task_collectors"},
+                        path);
   if (file.contains("listen")) parse_listen(file["listen"].get<std::string>(), config);
   if (file.contains("store")) config.store_path = resolve(config.base_dir, file["store"]);
   if (file.contains("credentials")) {

@@ -123,17 +123,14 @@ def run_fleet(build, work, task, port, clients, dropout, seed, first_id):
         sys.exit("fleet_demo: fedstat-sim failed for task %d: %s" % (task["id"], sim.stderr))
     # A chained task (heterogeneity) publishes its estimate with its last stage.
     last = task.get("heterogeneity", {}).get("stage2_id", task["id"])
-    published = subprocess.run(
-        [os.path.join(build, "host_server", "fedstat-server"), "results", str(last),
-         "--config", "server.json", "--json"], cwd=work, capture_output=True, text=True)
-    if task["trust"] == "tagg":  # the TAgg's answer comes back after the round: up to 60 s
-        deadline = time.monotonic() + 60
-        while published.returncode != 0 and "awaiting tagg" in published.stderr and \
-                time.monotonic() < deadline:
-            time.sleep(0.1)  # polling the collector's store for the TAgg's answer
-            published = subprocess.run(
-                [os.path.join(build, "host_server", "fedstat-server"), "results", str(last),
-                 "--config", "server.json", "--json"], cwd=work, capture_output=True, text=True)
+    results = [os.path.join(build, "host_server", "fedstat-server"), "results", str(last),
+               "--config", "server.json", "--json"]
+    published = subprocess.run(results, cwd=work, capture_output=True, text=True)
+    deadline = time.monotonic() + 60  # a TAgg's answer comes back after the round: up to 60 s
+    while published.returncode != 0 and "awaiting tagg" in published.stderr and \
+            time.monotonic() < deadline:
+        time.sleep(0.1)  # polling the collector's store for the TAgg's answer
+        published = subprocess.run(results, cwd=work, capture_output=True, text=True)
     result = json.loads(published.stdout) if published.returncode == 0 else None
     return json.loads(sim.stdout), result
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -78,11 +79,12 @@ bool parse_u64(const std::string& text, uint64_t min, uint64_t max, uint64_t& ou
   return out >= min && out <= max;
 }
 
+// A finite number (strtod also takes "inf" and "nan": a budget must not be either).
 bool parse_double(const std::string& text, double& out) {
   char* end = nullptr;
   errno = 0;
   out = std::strtod(text.c_str(), &end);
-  return !text.empty() && end == text.c_str() + text.size() && errno == 0;
+  return !text.empty() && end == text.c_str() + text.size() && errno == 0 && std::isfinite(out);
 }
 
 // Reads 64 hex digits (surrounding whitespace allowed) into 32 bytes.
@@ -142,7 +144,7 @@ int parse_options(int argc, char** argv, Options& o) {
       o.check_in.device_id = device_id;
     } else if (flag == "--epsilon-budget") {
       if (!parse_double(value, o.check_in.epsilon_budget) || !(o.check_in.epsilon_budget > 0)) {
-        return usage_error("--epsilon-budget must be a number > 0, not '" + value + "'");
+        return usage_error("--epsilon-budget must be a finite number > 0, not '" + value + "'");
       }
     } else if (flag == "--delta-budget") {
       const bool ok = parse_double(value, o.check_in.delta_budget);

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "host_server/net/tls_server.h"
+#include "host_server/net_bridge.h"
 #include "host_server/server_app.h"
 #include "host_server/store/sqlite_store.h"
 #include "host_server/tagg/tagg_intake.h"
@@ -14,44 +15,7 @@
 
 namespace fedstat {
 namespace host {
-namespace {
-
 using nlohmann::json;
-
-class TaggBridge final : public net::FrameHandler, public Outbox {
- public:
-  void attach(net::TlsServer* server, TaggIntake* intake, std::ostream* log) {
-    server_ = server;
-    intake_ = intake;
-    log_ = log;
-  }
-  void on_open(net::ConnectionId id, const std::string& identity) override {
-    intake_->on_open(id, identity);
-  }
-  void on_frame(net::ConnectionId id, const wire::Envelope& message) override {
-    intake_->on_frame(id, message);
-  }
-  void on_close(net::ConnectionId id, const std::string& reason) override {
-    intake_->on_close(id);
-    // An unknown collector identity or a wrong key fails the handshake: the operator's to see.
-    if (reason.rfind("TLS handshake", 0) == 0) {
-      log_line(*log_, {{"event", "refused"}, {"connection", id}, {"reason", reason}});
-    }
-  }
-  void send(ConnectionId id, const fedstat_v1_Envelope& message) override {
-    server_->send(id, message);
-  }
-  void close(ConnectionId id) override { server_->close(id); }
-  // A collector waits on nothing between its chunks: the idle time-out applies as it is.
-  void keep_open(ConnectionId, uint32_t) override {}
-
- private:
-  net::TlsServer* server_ = nullptr;
-  TaggIntake* intake_ = nullptr;
-  std::ostream* log_ = nullptr;
-};
-
-}  // namespace
 
 TaggPlans plan_tagg_tasks(const ServerConfig& config) {
   TaggPlans out;
@@ -98,12 +62,7 @@ int serve_tagg(const ServerConfig& config, const std::string& port_file, std::os
   TaggPlans planned = plan_tagg_tasks(config);
   TaggService service(*store, std::move(planned.plans), planned.definitions);
 
-  net::TlsServerConfig tls;
-  tls.address = config.address;
-  tls.port = config.port;
-  tls.handshake_timeout_ms = config.handshake_timeout_ms;
-  tls.idle_timeout_ms = config.idle_timeout_ms;
-  tls.max_connections = config.max_connections;
+  net::TlsServerConfig tls = listener_config(config);
   const auto collectors = config.collectors;
   tls.lookup_psk =
       [collectors](const std::string& identity) -> std::optional<std::array<uint8_t, 32>> {
@@ -113,7 +72,7 @@ int serve_tagg(const ServerConfig& config, const std::string& port_file, std::os
   };
 
   asio::io_context io;
-  TaggBridge bridge;
+  NetBridge<TaggIntake> bridge;
   TaggIntake intake(service, bridge, planned.owners, [&log](const std::string& line) {
     log_line(log, {{"event", "tagg"}, {"detail", line}});
   });

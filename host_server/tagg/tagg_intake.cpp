@@ -14,7 +14,7 @@ void TaggIntake::on_open(ConnectionId connection, const std::string& identity) {
   connections_[connection].identity = identity;
 }
 
-void TaggIntake::on_close(ConnectionId connection) {
+void TaggIntake::on_close(ConnectionId connection, const std::string&) {
   connections_.erase(connection);
 }
 

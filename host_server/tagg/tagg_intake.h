@@ -38,7 +38,7 @@ class TaggIntake {
 
   void on_open(ConnectionId connection, const std::string& identity);
   void on_frame(ConnectionId connection, const fedstat_v1_Envelope& envelope);
-  void on_close(ConnectionId connection);
+  void on_close(ConnectionId connection, const std::string& reason);  // reason: unused
 
  private:
   struct Connection {

@@ -54,7 +54,8 @@ std::vector<fedstat_v1_Envelope> aggregate_chunks(const ExactAggregate& aggregat
   constexpr size_t kChunk = sizeof(fedstat_v1_TaggAggregate{}.words) / sizeof(uint64_t);
   std::vector<fedstat_v1_Envelope> out;
   const size_t n = aggregate.words.size();
-  for (size_t offset = 0; offset < n || (n == 0 && offset == 0); offset += kChunk) {
+  size_t offset = 0;
+  do {  // at least one chunk: an empty aggregate is one empty chunk
     fedstat_v1_Envelope e = wire::make_envelope();
     e.which_body = fedstat_v1_Envelope_tagg_aggregate_tag;
     fedstat_v1_TaggAggregate& chunk = e.body.tagg_aggregate;
@@ -70,8 +71,8 @@ std::vector<fedstat_v1_Envelope> aggregate_chunks(const ExactAggregate& aggregat
     std::copy(aggregate.words.begin() + offset, aggregate.words.begin() + offset + count,
               chunk.words);
     out.push_back(e);
-    if (n == 0) break;
-  }
+    offset += count;
+  } while (offset < n);
   return out;
 }
 
@@ -84,20 +85,6 @@ std::vector<uint8_t> aggregate_bytes(const ExactAggregate& aggregate) {
     store_le64(bytes.data() + 12 + 8 * i, aggregate.words[i]);
   }
   return bytes;
-}
-
-ExactAggregate aggregate_from_bytes(const std::vector<uint8_t>& bytes) {
-  if (bytes.size() < 12) throw std::runtime_error("stored tagg aggregate: truncated");
-  ExactAggregate a;
-  a.task_id = load_le32(bytes.data());
-  a.contributors = load_le32(bytes.data() + 4);
-  const uint32_t n = load_le32(bytes.data() + 8);
-  if (bytes.size() != 12 + 8 * uint64_t{n}) {
-    throw std::runtime_error("stored tagg aggregate: wrong length");
-  }
-  a.words.resize(n);
-  for (uint32_t i = 0; i < n; ++i) a.words[i] = load_le64(bytes.data() + 12 + 8 * size_t{i});
-  return a;
 }
 
 fedstat_v1_Envelope tagg_result(uint32_t task_id, const std::string& result_json) {

@@ -6,9 +6,9 @@
 // length and task fingerprint (the TAgg checks that header against the task before a second
 // chunk is taken); each
 // later chunk must repeat them and continue at offset = words so far, without running past the
-// length. Errors: a Refusal (rounds/messages.h; REFUSED, the connection is closed) naming what
-// was wrong; tagg_result throws std::invalid_argument for a result longer than the field.
-// Memory: one vector_length words per assembly. Paper: none.
+// length. Errors: a Refusal (rounds/messages.h; REFUSED) naming what was wrong; tagg_result throws
+// std::invalid_argument for a result longer than the field. Memory: one vector_length words per
+// assembly. Paper: none.
 #ifndef FEDSTAT_HOST_TAGG_TAGG_WIRE_H_
 #define FEDSTAT_HOST_TAGG_TAGG_WIRE_H_
 
@@ -44,7 +44,6 @@ TaskFingerprint task_fingerprint(const fedstat_v1_Task& task, const std::vector<
 std::vector<fedstat_v1_Envelope> aggregate_chunks(const ExactAggregate& aggregate);
 // task id, contributors, length (little-endian 32 bits each), then the words (64 bits each).
 std::vector<uint8_t> aggregate_bytes(const ExactAggregate& aggregate);
-ExactAggregate aggregate_from_bytes(const std::vector<uint8_t>& bytes);  // throws runtime_error
 
 fedstat_v1_Envelope tagg_result(uint32_t task_id, const std::string& result_json);
 

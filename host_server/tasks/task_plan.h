@@ -9,8 +9,8 @@
 //   privacy; what each device's ledger is charged), min_clients ≥ 2, max_clients ≥ min_clients (≤
 //   1024), threshold (dist; default ⌈2·min/3⌉, 2 ≤ threshold ≤ min_clients), deadline_seconds,
 //   admission_seconds, phase_timeout_seconds, seed (64 hex digits: the 256-bit task seed), and one
-//   object per kind: data_shift: {rows, width, heap_capacity, k, domain, local_epsilon, reference
-//   (item-count
+//   object per kind:
+//   data_shift: {rows, width, heap_capacity, k, domain, local_epsilon, reference (item-count
 //               file)} — D_TV between the fleet's distribution and the reference's, from the
 //               summed counters with candidates [0, domain) (001 §4.3–4.6). Privacy comes from
 //               the stability histogram on each device (local_epsilon > 0, δ = 1e-6): epsilon

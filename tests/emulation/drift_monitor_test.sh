@@ -30,6 +30,12 @@ grep -q "the 3 events before it are counted and saved" err.txt
 expect_exit 0 "$monitor" --state bad --show
 [ "$(tail -n +2 out.txt)" = "$(printf '10 1\n11 2')" ] || { echo "kept counts wrong"; cat out.txt; exit 1; }
 
+# A budget that is not a finite number is a usage error, before anything is read or counted.
+for budget in inf nan -1; do
+  expect_exit 2 "$monitor" --state bad --epsilon-budget "$budget"
+  grep -q "epsilon-budget must be a finite number > 0" err.txt || { cat err.txt; exit 1; }
+done
+
 cp -r bad corrupt
 printf '\xff' | dd of=corrupt/drift-histogram bs=1 seek=40 conv=notrunc status=none
 cp corrupt/drift-histogram corrupt.copy

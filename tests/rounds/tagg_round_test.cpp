@@ -35,18 +35,13 @@ std::vector<TaskSpec> tagg_task(std::vector<Forwarded>& forwarded) {
 TEST(TaggRound, TheCollectorForwardsTheAggregateAndPublishesNothing) {
   FakeStore store;
   std::vector<Forwarded> forwarded;
-  std::vector<TrustedDevice> devices(4);
+  std::vector<TrustedDevice> devices;
   std::vector<std::vector<uint64_t>> inputs;
   {
     FakeOutbox out(store);
     Coordinator c(store, out, tagg_task(forwarded), kT0);
-    for (uint64_t i = 0; i < 4; ++i) {
-      devices[i].id = 50 + i;
-      devices[i].words = device_words(devices[i].id, kLength, kBits);
-      inputs.push_back(devices[i].words);
-      ASSERT_EQ(check_in(c, out, devices[i], i + 1), 1u);
-      accept(c, out, devices[i], 1);
-    }
+    devices = admit_devices(c, out, 4, 50, 1, kLength, kBits);
+    for (const auto& d : devices) inputs.push_back(d.words);
     for (auto& d : devices) send_reports(c, out, d, 1, kLength);
     expect_outcomes(out, devices, /*completed=*/true);
     EXPECT_EQ(c.task_state(1), "completed");  // for the devices

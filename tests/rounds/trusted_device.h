@@ -91,6 +91,21 @@ inline std::vector<uint64_t> device_words(uint64_t id, uint32_t length, uint32_t
   return w;
 }
 
+// `count` devices with ids first_id + i and their own words (device_words), each checked in on
+// connection first_conn + i — offered `task` — and accepting it.
+inline std::vector<TrustedDevice> admit_devices(Coordinator& c, FakeOutbox& out, size_t count,
+                                                uint64_t first_id, ConnectionId first_conn,
+                                                uint32_t length, uint32_t bits, uint32_t task = 1) {
+  std::vector<TrustedDevice> devices(count);
+  for (size_t i = 0; i < count; ++i) {
+    devices[i].id = first_id + i;
+    devices[i].words = device_words(devices[i].id, length, bits);
+    EXPECT_EQ(check_in(c, out, devices[i], first_conn + i), task) << "device " << devices[i].id;
+    accept(c, out, devices[i], task);
+  }
+  return devices;
+}
+
 inline std::vector<uint64_t> sum_of(const std::vector<std::vector<uint64_t>>& vs, uint32_t bits) {
   const uint64_t mask = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
   std::vector<uint64_t> s(vs.at(0).size(), 0);

@@ -25,15 +25,9 @@ TEST(TrustedRound, FiveDevicesPublishTheSumOfTheirVectors) {
   FakeStore store;
   FakeOutbox out(store);
   Coordinator c(store, out, one_task(), kT0);
-  std::vector<TrustedDevice> devices(5);
+  std::vector<TrustedDevice> devices = admit_devices(c, out, 5, 100, 1, kLength, kBits);
   std::vector<std::vector<uint64_t>> inputs;
-  for (uint64_t i = 0; i < 5; ++i) {
-    devices[i].id = 100 + i;
-    devices[i].words = device_words(devices[i].id, kLength, kBits);
-    inputs.push_back(devices[i].words);
-    ASSERT_EQ(check_in(c, out, devices[i], i + 1), 1u);
-    accept(c, out, devices[i], 1);
-  }
+  for (const auto& d : devices) inputs.push_back(d.words);
   for (auto& d : devices) send_reports(c, out, d, 1, kLength);
   EXPECT_EQ(c.task_state(1), "completed");
   EXPECT_EQ(store.state(1), "completed");
@@ -133,13 +127,7 @@ TEST(TrustedRound, AResumeClosesTheMembersOlderConnection) {
   FakeStore store;
   FakeOutbox out(store);
   Coordinator c(store, out, one_task(), kT0);
-  std::vector<TrustedDevice> devices(5);
-  for (uint64_t i = 0; i < 5; ++i) {
-    devices[i].id = 70 + i;
-    devices[i].words = device_words(devices[i].id, kLength, kBits);
-    check_in(c, out, devices[i], 1 + i);
-    accept(c, out, devices[i], 1);
-  }
+  std::vector<TrustedDevice> devices = admit_devices(c, out, 5, 70, 1, kLength, kBits);
   TrustedDevice& d = devices[0];
   for (ConnectionId link = 100; link < 150; ++link) {
     const ConnectionId previous = d.conn;
@@ -161,12 +149,7 @@ TEST(TrustedRound, AbortsWhenFewerThanMinClientsAtAdmissionEnd) {
   FakeStore store;
   FakeOutbox out(store);
   Coordinator c(store, out, one_task(), kT0);
-  std::vector<TrustedDevice> devices(2);
-  for (uint64_t i = 0; i < 2; ++i) {
-    devices[i].id = 40 + i;
-    check_in(c, out, devices[i], 1 + i);
-    accept(c, out, devices[i], 1);
-  }
+  std::vector<TrustedDevice> devices = admit_devices(c, out, 2, 40, 1, kLength, kBits);
   c.on_tick(kT0 + 29);
   EXPECT_EQ(c.task_state(1), "open");
   c.on_tick(kT0 + 30);
@@ -188,13 +171,7 @@ TEST(TrustedRound, AFailingEstimateAbortsTheRoundAndARestartStaysAborted) {
   {
     FakeOutbox out(store);
     Coordinator c(store, out, specs, kT0);
-    std::vector<TrustedDevice> devices(5);
-    for (uint64_t i = 0; i < 5; ++i) {
-      devices[i].id = 300 + i;
-      devices[i].words = device_words(devices[i].id, kLength, kBits);
-      ASSERT_EQ(check_in(c, out, devices[i], i + 1), 1u);
-      accept(c, out, devices[i], 1);
-    }
+    std::vector<TrustedDevice> devices = admit_devices(c, out, 5, 300, 1, kLength, kBits);
     for (auto& d : devices) send_reports(c, out, d, 1, kLength);
     EXPECT_EQ(c.task_state(1), "aborted");
     EXPECT_FALSE(store.result(1).has_value());
@@ -213,13 +190,7 @@ TEST(TrustedRound, AbortsAtTheDeadline) {
   specs[0].task.deadline_unix_seconds = kT0 + 100;
   specs[0].phase_timeout_seconds = 1000;  // only the deadline can end it
   Coordinator c(store, out, specs, kT0);
-  std::vector<TrustedDevice> devices(3);
-  for (uint64_t i = 0; i < 3; ++i) {
-    devices[i].id = 60 + i;
-    devices[i].words = device_words(devices[i].id, kLength, kBits);
-    check_in(c, out, devices[i], 1 + i);
-    accept(c, out, devices[i], 1);
-  }
+  std::vector<TrustedDevice> devices = admit_devices(c, out, 3, 60, 1, kLength, kBits);
   c.on_tick(kT0 + 30);
   send_reports(c, out, devices[0], 1, kLength);
   send_reports(c, out, devices[1], 1, 64);
@@ -235,14 +206,8 @@ TEST(TrustedRound, PhaseTimeoutPublishesTheCompleteReportsOnly) {
   FakeStore store;
   FakeOutbox out(store);
   Coordinator c(store, out, one_task(fedstat_v1_TrustModel_NONE), kT0);
-  std::vector<TrustedDevice> devices(4);
+  std::vector<TrustedDevice> devices = admit_devices(c, out, 4, 80, 1, kLength, kBits);
   std::vector<std::vector<uint64_t>> complete;
-  for (uint64_t i = 0; i < 4; ++i) {
-    devices[i].id = 80 + i;
-    devices[i].words = device_words(devices[i].id, kLength, kBits);
-    check_in(c, out, devices[i], 1 + i);
-    accept(c, out, devices[i], 1);
-  }
   c.on_tick(kT0 + 30);
   for (int i = 0; i < 3; ++i) {
     send_reports(c, out, devices[i], 1, kLength);

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "host_server/net/tls_server.h"
+#include "host_server/net_bridge.h"
 #include "host_server/store/memory_store.h"
 #include "host_server/tagg/tagg_client.h"
 #include "host_server/tagg/tagg_intake.h"
@@ -16,20 +17,6 @@ namespace fedstat {
 namespace host {
 namespace testing {
 namespace {
-
-class Bridge final : public net::FrameHandler, public Outbox {
- public:
-  net::TlsServer* server = nullptr;
-  TaggIntake* intake = nullptr;
-  void on_open(net::ConnectionId id, const std::string& identity) override {
-    intake->on_open(id, identity);
-  }
-  void on_frame(net::ConnectionId id, const wire::Envelope& e) override { intake->on_frame(id, e); }
-  void on_close(net::ConnectionId id, const std::string&) override { intake->on_close(id); }
-  void send(ConnectionId id, const fedstat_v1_Envelope& e) override { server->send(id, e); }
-  void close(ConnectionId id) override { server->close(id); }
-  void keep_open(ConnectionId, uint32_t) override {}
-};
 
 std::array<uint8_t, 32> key(uint8_t byte) {
   std::array<uint8_t, 32> k;
@@ -50,8 +37,7 @@ class TaggTls : public ::testing::Test {
       return std::nullopt;
     };
     server_ = std::make_unique<net::TlsServer>(io_, config, bridge_);
-    bridge_.server = server_.get();
-    bridge_.intake = &intake_;
+    bridge_.attach(server_.get(), &intake_, nullptr);
     server_->start();
     io_thread_ = std::thread([this] { io_.run(); });
   }
@@ -76,7 +62,7 @@ class TaggTls : public ::testing::Test {
   std::unique_ptr<Store> store_;
   TaskPlan plan_;
   TaggService service_;
-  Bridge bridge_;
+  NetBridge<TaggIntake> bridge_;
   TaggIntake intake_;
   asio::io_context io_;
   std::unique_ptr<net::TlsServer> server_;

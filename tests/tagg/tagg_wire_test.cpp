@@ -1,6 +1,7 @@
 // The collector ↔ TAgg messages: chunks and their reassembly, the stored bytes, and the TAgg's
 // intake answering one aggregate per connection.
 #include "host_server/tagg/tagg_wire.h"
+#include "sdk/base/bytes.h"
 
 #include <gtest/gtest.h>
 
@@ -41,7 +42,13 @@ TEST(TaggWire, ChunksReassembleIntoTheAggregate) {
     EXPECT_EQ(assembly.aggregate().words, a.words);
     EXPECT_EQ(assembly.aggregate().contributors, 9u);
     EXPECT_EQ(assembly.aggregate().task_fingerprint, a.task_fingerprint);
-    EXPECT_EQ(aggregate_from_bytes(aggregate_bytes(a)).words, a.words);
+    // The stored form: task, contributors, length (LE32 each), then the words (LE64 each).
+    const std::vector<uint8_t> bytes = aggregate_bytes(a);
+    ASSERT_EQ(bytes.size(), 12 + 8 * size_t{length});
+    EXPECT_EQ(load_le32(bytes.data() + 4), 9u);
+    EXPECT_EQ(load_le32(bytes.data() + 8), length);
+    for (uint32_t i = 0; i < length; ++i)
+      EXPECT_EQ(load_le64(bytes.data() + 12 + 8 * i), a.words[i]);
   }
 }
 
@@ -109,16 +116,30 @@ struct Recorder : Outbox {
   void keep_open(ConnectionId, uint32_t) override {}
 };
 
-TEST(TaggIntake, AnswersTheLastChunkAndRefusesAnythingElseOnce) {
-  auto store = make_memory_store();
-  std::map<uint32_t, TaskPlan> plans;
-  const TaskPlan plan = plan_task(kl_declaration(kTaggTask, "tagg"), "", 0, 3);
-  plans.emplace(kTaggTask, plan_task(kl_declaration(kTaggTask, "tagg"), "", 0, 3));
-  TaggService service(*store, std::move(plans), {});
+// A TAgg holding the kl task as tagg (noise seed 3), owned by collector-1, and its intake
+// answering into a Recorder; `log` collects the intake's lines.
+struct IntakeHarness {
+  IntakeHarness()
+      : store(make_memory_store()),
+        plan(plan_task(kl_declaration(kTaggTask, "tagg"), "", 0, 3)),
+        service(*store, {{kTaggTask, plan}}, {}),
+        intake(service, out, {{kTaggTask, "collector-1"}},
+               [this](const std::string& line) { log.push_back(line); }) {}
+  std::unique_ptr<Store> store;
+  TaskPlan plan;
+  TaggService service;
   Recorder out;
   std::vector<std::string> log;
-  TaggIntake intake(service, out, {{kTaggTask, "collector-1"}},
-                    [&log](const std::string& line) { log.push_back(line); });
+  TaggIntake intake;
+};
+
+TEST(TaggIntake, AnswersTheLastChunkAndRefusesAnythingElseOnce) {
+  IntakeHarness tagg;
+  const auto& store = tagg.store;
+  const TaskPlan& plan = tagg.plan;
+  Recorder& out = tagg.out;
+  const std::vector<std::string>& log = tagg.log;
+  TaggIntake& intake = tagg.intake;
 
   const auto chunks = aggregate_chunks(fleet_aggregate(plan, 6));
   intake.on_open(1, "collector-1");
@@ -169,13 +190,11 @@ TEST(TaggIntake, AnswersTheLastChunkAndRefusesAnythingElseOnce) {
 // fingerprint, points + 1 guesses find the last record), nor claim a task first: every chunk it
 // sends for a task that is not its own is refused kPermissionDenied, whatever the words.
 TEST(TaggIntake, AnotherCollectorIsRefusedBeforeItsAggregateIsCompared) {
-  auto store = make_memory_store();
-  std::map<uint32_t, TaskPlan> plans;
-  const TaskPlan plan = plan_task(kl_declaration(kTaggTask, "tagg"), "", 0, 3);
-  plans.emplace(kTaggTask, plan_task(kl_declaration(kTaggTask, "tagg"), "", 0, 3));
-  TaggService service(*store, std::move(plans), {});
-  Recorder out;
-  TaggIntake intake(service, out, {{kTaggTask, "collector-1"}}, nullptr);
+  IntakeHarness tagg;
+  const auto& store = tagg.store;
+  Recorder& out = tagg.out;
+  TaggIntake& intake = tagg.intake;
+  const TaskPlan& plan = tagg.plan;
   const ExactAggregate honest = fleet_aggregate(plan, 6);
   ExactAggregate guess = honest;
   guess.words[0] += 1;
