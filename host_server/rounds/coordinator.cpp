@@ -229,30 +229,27 @@ void Coordinator::on_hello(ConnectionId connection, Connection& c, const fedstat
       return;
     }
     if (round.replied(c.client)) {
+      if (auto refusal = round.can_resume(c.client)) {  // declined, or dropped from the round
+        refusal->close = true;
+        refuse(connection, *refusal);
+        return;
+      }
       c.task = round.id();
       bind(round.id(), c.client, connection);
       round.resume(c.client, e);
       return;
     }
-    if (!round.dist()) {  // a report the device computed and could not finish sending
-      c.task = round.id();
-      bind(round.id(), c.client, connection);
-      auto refusal = round.admit_resumed(c.client, e, now_);
-      if (refusal) {
-        bound_.erase({round.id(), c.client});
-        c.task = 0;
-        refusal->close = true;
-        refuse(connection, *refusal);
-      }
-      return;
-    }
-    auto refusal = round.can_offer(c.client);
+    // A contribution the device computed, whose TaskReply the server does not hold.
+    c.task = round.id();
+    bind(round.id(), c.client, connection);
+    auto refusal = round.admit_resumed(c.client, e, now_);
     if (refusal) {
+      bound_.erase({round.id(), c.client});
+      c.task = 0;
       refusal->close = true;
       refuse(connection, *refusal);
-      return;
     }
-    chosen = &round;
+    return;
   } else {
     Refusal last = retry_later(StatusCode::kNotFound, "no open task with room");
     for (auto& entry : rounds_) {

@@ -7,8 +7,10 @@
 // envelope older than kMinProtocolVersion → VERSION_TOO_OLD, close; resume_task_id naming an
 // unknown task → REFUSED kNotFound, close; a task that is over → TASK_CLOSED, close; no open task
 // with room, or the device already took part → RETRY_LATER, close. A member naming its task in
-// resume_task_id is resumed (TaskRound::resume); a device naming a clear-path task it is not a
-// member of (its TaskReply was lost in a crash) is admitted by TaskRound::admit_resumed. Any other
+// resume_task_id is resumed (TaskRound::resume) unless TaskRound::can_resume refuses it (it
+// declined; DIST: it is no longer in the current stage's members) → TASK_CLOSED, close; a device
+// naming a task it has no TaskReply stored for (lost in a crash) is admitted by
+// TaskRound::admit_resumed. Any other
 // refused message gets its own ServerError and changes nothing (task_round.h lists them).
 //
 // Construction recovers: a task the store holds events for is rebuilt by replay; a task over in

@@ -60,6 +60,15 @@ fedstat_v1_Envelope ack(uint32_t task_id, uint32_t offset) {
   return e;
 }
 
+fedstat_v1_Envelope secagg_resume(uint32_t task_id, uint32_t round, uint32_t held) {
+  fedstat_v1_Envelope e = wire::make_envelope();
+  e.which_body = fedstat_v1_Envelope_secagg_resume_tag;
+  e.body.secagg_resume.task_id = task_id;
+  e.body.secagg_resume.round = round;
+  e.body.secagg_resume.held = held;
+  return e;
+}
+
 fedstat_v1_Envelope round_outcome(uint32_t task_id, bool completed, const std::string& detail) {
   fedstat_v1_Envelope e = wire::make_envelope();
   e.which_body = fedstat_v1_Envelope_round_outcome_tag;

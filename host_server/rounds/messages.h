@@ -31,6 +31,7 @@ Refusal retry_later(StatusCode code, const std::string& detail);  // RETRY_LATER
 
 fedstat_v1_Envelope server_error(const Refusal& refusal);
 fedstat_v1_Envelope ack(uint32_t task_id, uint32_t offset);
+fedstat_v1_Envelope secagg_resume(uint32_t task_id, uint32_t round, uint32_t held);
 fedstat_v1_Envelope round_outcome(uint32_t task_id, bool completed, const std::string& detail);
 // Task, then TaskData × ⌈data/64⌉ with ascending offsets.
 std::vector<fedstat_v1_Envelope> task_offer(const fedstat_v1_Task& task,

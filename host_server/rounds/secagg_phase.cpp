@@ -66,6 +66,11 @@ bool SecAggPhase::member_done(uint32_t member) const {
   return it != progress_.end() && it->second >= required();
 }
 
+uint32_t SecAggPhase::held_from(uint32_t member) const {
+  auto it = progress_.find(member);
+  return it == progress_.end() ? 0 : it->second;
+}
+
 bool SecAggPhase::all_done(const std::set<uint32_t>& dropped) const {
   for (uint32_t m : members_) {
     if (dropped.count(m) == 0 && !member_done(m)) return false;

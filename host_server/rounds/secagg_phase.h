@@ -1,6 +1,7 @@
 // SecAggPhase: the DIST path — host::SecAggServer run over the admitted devices, one stage per
 // Bonawitz round, with who must still send in the current stage and what each member is sent when
-// a stage opens (also resent to a member that reconnects).
+// a stage opens (also resent to a member that resumes, after SecAggResume{round_number(),
+// held_from(member)}).
 // Stages: kKeys (members: the admitted devices, 1 SecAggKeys each) → kShares (U1, |U1|−1
 // SecAggShares each) → kMasking (U2, vector_length masked words each) → kReveals (U3, |U2|
 // SecAggReveals each) → kDone | kAborted.
@@ -33,6 +34,10 @@ class SecAggPhase {
   Stage stage() const { return stage_; }
   const std::set<uint32_t>& members() const { return members_; }
   bool member_done(uint32_t member) const;
+  // The current stage as SecAggResume.round (0 keys … 3 reveals), and how many of `member`'s
+  // messages of it are stored (words in kMasking).
+  uint32_t round_number() const { return static_cast<uint32_t>(stage_); }
+  uint32_t held_from(uint32_t member) const;
   bool all_done(const std::set<uint32_t>& dropped) const;
 
   Status on_message(uint32_t sender, const fedstat_v1_Envelope& envelope);

@@ -124,22 +124,37 @@ void TaskRound::offer(uint64_t client, const fedstat_v1_Envelope& hello) {
   for (const auto& e : task_offer(spec_.task, spec_.data)) send(client, e);
 }
 
+std::optional<Refusal> TaskRound::can_resume(uint64_t client) const {
+  if (finished()) return task_closed();
+  auto reply = replies_.find(client);
+  if (reply == replies_.end() || !reply->second) {
+    Refusal r = task_closed();
+    r.detail = "resume: this device did not accept the task";
+    return r;
+  }
+  if (dist() && stage_ == Stage::kSecAgg && secagg_->members().count(client) == 0) {
+    Refusal r = task_closed();
+    r.detail = "resume: this device dropped out of the round's secure aggregation";
+    return r;
+  }
+  return std::nullopt;
+}
+
 void TaskRound::resume(uint64_t client, const fedstat_v1_Envelope& hello) {
   persist_message(client, hello);
   dropped_.erase(static_cast<uint32_t>(client));
   for (const auto& e : task_offer(spec_.task, spec_.data)) send(client, e);
   if (!dist()) {
     send(client, ack(id(), trusted_.words_from(client)));
-  } else if (stage_ == Stage::kSecAgg && secagg_->members().count(client) != 0 &&
-             !secagg_->member_done(static_cast<uint32_t>(client))) {
+  } else if (stage_ == Stage::kSecAgg) {  // a member (can_resume)
+    const uint32_t member = static_cast<uint32_t>(client);
+    send(client, secagg_resume(id(), secagg_->round_number(), secagg_->held_from(member)));
     send_opening(client);
   }
 }
 
 std::optional<Refusal> TaskRound::admit_resumed(uint64_t client, const fedstat_v1_Envelope& hello,
                                                 uint64_t now) {
-  if (dist())
-    return refused(StatusCode::kFailedPrecondition, "resume: DIST rounds are not resumed");
   if (auto full = can_offer(client)) return full;  // admission over, full, already replied
   persist_message(client, hello);
   offered_.insert(client);
@@ -154,7 +169,7 @@ std::optional<Refusal> TaskRound::admit_resumed(uint64_t client, const fedstat_v
     return refusal;
   }
   for (const auto& e : task_offer(spec_.task, spec_.data)) send(client, e);
-  send(client, ack(id(), trusted_.words_from(client)));
+  if (!dist()) send(client, ack(id(), trusted_.words_from(client)));
   advance(now);
   return std::nullopt;
 }

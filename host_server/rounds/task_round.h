@@ -82,13 +82,20 @@ class TaskRound {
   bool replied(uint64_t client) const { return replies_.count(client) != 0; }
   // Stores the accepted ClientHello, then sends Task + TaskData to a newly checked-in client.
   void offer(uint64_t client, const fedstat_v1_Envelope& hello);
-  // A known member reconnected: Task + TaskData again, then an Ack of the words stored (clear
-  // path) or the current secure-aggregation stage's messages.
+  // May `client`, which replied, resume? TASK_CLOSED when the round is over, it declined, or
+  // (DIST) secure aggregation runs and it is not among the current stage's members (it dropped
+  // out of an earlier stage: it has nothing left to send).
+  std::optional<Refusal> can_resume(uint64_t client) const;
+  // A member reconnected: Task + TaskData again, then an Ack of the words stored (clear path),
+  // or (DIST, secure aggregation running) SecAggResume{stage, messages held from it} and the
+  // current stage's opening messages again; (DIST, still admitting) nothing more until
+  // SecAggStart. It is no longer a dropout of the current stage.
   void resume(uint64_t client, const fedstat_v1_Envelope& hello);
-  // Clear path: a device resumes a report for this task, but the server holds no TaskReply from
-  // it (a crash lost it before it was stored). Its resume is its acceptance: if admission is still
-  // open with room, a TaskReply{accept} is stored for it, then Task + TaskData + Ack(0) are sent.
-  // Refused (nothing stored) as a TaskReply would be: admission over, or no room.
+  // A device resumes a contribution for this task, but the server holds no TaskReply from it (a
+  // crash lost it before it was stored). Its resume is its acceptance: if admission is still
+  // open with room, a TaskReply{accept} is stored for it, then Task + TaskData (+ Ack(0) on the
+  // clear path; DIST: SecAggStart follows when admission closes) are sent. Refused (nothing
+  // stored) as a TaskReply would be: admission over, or no room.
   std::optional<Refusal> admit_resumed(uint64_t client, const fedstat_v1_Envelope& hello,
                                        uint64_t now);
   // A message from `client` for this task (TaskReply, Report, SecAgg*).

@@ -116,8 +116,56 @@ Result<SessionOutcome> Client::run_session(FrameChannel& channel) {
       result.status().code() != StatusCode::kDeadlineExceeded) {
     drop_pending();
   }
+  // Still pending: the channel was lost. What the next session resumes from must be what this
+  // one left (the app must not reuse that memory): checked before anything is sent again.
+  if (pending_) pending_crc_ = held_crc();
   channel.close();
   return result;
+}
+
+Result<Client::RoundBuffers> Client::round_buffers(const fedstat_v1_Task& task, Arena& arena,
+                                                   bool fresh) {
+  // The first bytes of the caller memory, in this order: contribution, TaskData, [DIST] peers.
+  // Fresh: zeroed (allocate_array). Held (a resume): as they were (allocate_bytes, no zeroing).
+  RoundBuffers b;
+  const size_t peer_count = is_dist(task) ? task.max_clients : 0;
+  if (fresh) {
+    Result<Span<uint64_t>> contribution = arena.allocate_array<uint64_t>(task.vector_length);
+    Result<Span<uint64_t>> data = arena.allocate_array<uint64_t>(task.data_words);
+    Result<Span<secagg::SecAggPeer>> peers = arena.allocate_array<secagg::SecAggPeer>(peer_count);
+    if (!contribution.ok() || !data.ok() || !peers.ok()) {
+      return internal_error("memory_bytes did not cover the task's buffers");
+    }
+    b.contribution = contribution.value();
+    b.data = data.value();
+    b.peers = peers.value();
+    return b;
+  }
+  Result<void*> contribution = arena.allocate_bytes(size_mul(8, task.vector_length), 8);
+  Result<void*> data = arena.allocate_bytes(size_mul(8, task.data_words), 8);
+  Result<void*> peers = arena.allocate_bytes(secagg::secagg_client_memory_bytes(peer_count),
+                                             alignof(secagg::SecAggPeer));
+  if (!contribution.ok() || !data.ok() || !peers.ok()) {
+    return internal_error("the held round is not in memory");
+  }
+  b.contribution = Span<uint64_t>(static_cast<uint64_t*>(contribution.value()), task.vector_length);
+  b.data = Span<uint64_t>(static_cast<uint64_t*>(data.value()), task.data_words);
+  b.peers = Span<secagg::SecAggPeer>(static_cast<secagg::SecAggPeer*>(peers.value()), peer_count);
+  return b;
+}
+
+uint32_t Client::held_crc() {
+  // Over the contribution (masked in place once masking began) and the secure-aggregation
+  // roster (the peers' keys, their shares for this device, what was revealed about whom).
+  Arena arena(memory_);
+  Result<RoundBuffers> b = round_buffers(pending_task_, arena, /*fresh=*/false);
+  if (!b.ok()) return 0;
+  Crc32 crc;
+  crc.update(ByteSpan(reinterpret_cast<const uint8_t*>(b.value().contribution.data()),
+                      8 * b.value().contribution.size()));
+  crc.update(ByteSpan(reinterpret_cast<const uint8_t*>(b.value().peers.data()),
+                      sizeof(secagg::SecAggPeer) * b.value().peers.size()));
+  return crc.value();
 }
 
 Status Client::send(FrameChannel& channel) {
@@ -217,18 +265,20 @@ Result<SessionOutcome> Client::resume_report(FrameChannel& channel) {
   memcpy(&task_, &pending_task_, sizeof(task_));
   // The layout of after_task: the contribution first, then the TaskData (read, not used: the
   // contribution is not recomputed, so its noise is drawn and its ledger charged only once).
-  // allocate_bytes, not allocate_array: the held contribution must not be zeroed.
   Arena arena(memory_);
-  Result<void*> held = arena.allocate_bytes(size_mul(8, task_.vector_length), 8);
-  Result<Span<uint64_t>> data = arena.allocate_array<uint64_t>(task_.data_words);
-  if (!held.ok() || !data.ok()) return internal_error("the held report is not in memory");
-  const Span<uint64_t> contribution(static_cast<uint64_t*>(held.value()), task_.vector_length);
-  // The buffer must still hold what was charged for: nothing else is ever sent in its place.
-  if (contribution_crc(contribution) != pending_crc_) {
+  Result<RoundBuffers> held = round_buffers(task_, arena, /*fresh=*/false);
+  if (!held.ok()) return held.status();
+  const Span<uint64_t> contribution = held.value().contribution;
+  // The memory must still hold what was charged for: nothing else is ever sent in its place.
+  if (held_crc() != pending_crc_) {
     drop_pending();
     return data_loss("the held report changed in the Client's memory: dropped, nothing sent");
   }
-  FEDSTAT_RETURN_IF_ERROR(receive_task_data(channel, data.value()));
+  FEDSTAT_RETURN_IF_ERROR(receive_task_data(channel, held.value().data));
+  if (is_dist(task_)) {
+    FEDSTAT_RETURN_IF_ERROR(resume_secagg(channel, contribution));
+    return finish_round(channel);
+  }
   FEDSTAT_RETURN_IF_ERROR(receive_expect(channel, fedstat_v1_Envelope_ack_tag));
   const fedstat_v1_Ack& ack = in_.body.ack;
   if (ack.task_id != task_.task_id || ack.offset > contribution.size()) {
@@ -306,17 +356,14 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
   }
   // Caller memory: contribution, TaskData, [DIST] peers, then the builders' scratch.
   Arena arena(memory_);
-  Result<Span<uint64_t>> contribution = arena.allocate_array<uint64_t>(task_.vector_length);
-  Result<Span<uint64_t>> data = arena.allocate_array<uint64_t>(task_.data_words);
-  Result<Span<secagg::SecAggPeer>> peers =
-      arena.allocate_array<secagg::SecAggPeer>(is_dist(task_) ? task_.max_clients : 0);
-  if (!contribution.ok() || !data.ok() || !peers.ok()) {
-    return internal_error("memory_bytes did not cover the task's buffers");
-  }
+  Result<RoundBuffers> buffers = round_buffers(task_, arena, /*fresh=*/true);
+  if (!buffers.ok()) return buffers.status();
+  const Span<uint64_t> contribution = buffers.value().contribution;
+  const Span<uint64_t> data = buffers.value().data;
   const MutableByteSpan scratch(memory_.data() + arena.used(), arena.remaining());
 
-  FEDSTAT_RETURN_IF_ERROR(receive_task_data(channel, data.value()));
-  const Status data_valid = validate_task_data(task_, data.value());
+  FEDSTAT_RETURN_IF_ERROR(receive_task_data(channel, data));
+  const Status data_valid = validate_task_data(task_, data);
   if (!data_valid.ok()) {
     FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_REFUSED, data_valid.message()));
     return data_valid;
@@ -337,22 +384,30 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
         .ignore();
     return saved;
   }
+  // The contribution is built before the device accepts, so that from the TaskReply on a lost
+  // channel leaves a round to resume (were the TaskReply itself lost, the resume is the
+  // acceptance: TaskRound::admit_resumed) — never a second computation for the same task.
+  RandomBits noise(*random_);
+  Status built = build_contribution(task_, *data_, data, noise, scratch, contribution);
+  if (built.ok() && is_dist(task_)) {
+    built = secagg_.init(static_cast<uint32_t>(config_.device_id), buffers.value().peers, *random_);
+  }
+  if (!built.ok()) {
+    decline(channel, fedstat_v1_ErrorAction_ERROR_ACTION_UNSPECIFIED,
+            "the device could not compute its contribution")
+        .ignore();
+    return built;
+  }
+  memcpy(&pending_task_, &task_, sizeof(task_));
+  pending_ = true;
   start_message(fedstat_v1_Envelope_task_reply_tag);
   out_.body.task_reply.task_id = id;
   out_.body.task_reply.accept = true;
   FEDSTAT_RETURN_IF_ERROR(send(channel));
-
-  RandomBits noise(*random_);
-  FEDSTAT_RETURN_IF_ERROR(
-      build_contribution(task_, *data_, data.value(), noise, scratch, contribution.value()));
   if (is_dist(task_)) {
-    FEDSTAT_RETURN_IF_ERROR(run_secagg(channel, contribution.value(), peers.value()));
+    FEDSTAT_RETURN_IF_ERROR(secagg_rounds(channel, contribution, SecAggResumePoint()));
   } else {
-    // From here a channel failure leaves the report pending: the next session resumes it.
-    memcpy(&pending_task_, &task_, sizeof(task_));
-    pending_crc_ = contribution_crc(contribution.value());
-    pending_ = true;
-    FEDSTAT_RETURN_IF_ERROR(send_report(channel, contribution.value(), 0));
+    FEDSTAT_RETURN_IF_ERROR(send_report(channel, contribution, 0));
   }
   return finish_round(channel);
 }
@@ -421,66 +476,105 @@ Status Client::send_report(FrameChannel& channel, Span<const uint64_t> contribut
   return Status();
 }
 
-Status Client::run_secagg(FrameChannel& channel, Span<uint64_t> contribution,
-                          Span<secagg::SecAggPeer> peers) {
-  FEDSTAT_RETURN_IF_ERROR(secagg_.init(static_cast<uint32_t>(config_.device_id), peers, *random_));
-  // Round 0: the session must be the task's.
-  FEDSTAT_RETURN_IF_ERROR(receive_expect(channel, fedstat_v1_Envelope_secagg_start_tag));
-  const fedstat_v1_SecAggStart start = in_.body.secagg_start;
-  if (start.session != task_.secagg_session || start.threshold != task_.threshold ||
-      start.vector_length != task_.vector_length || start.bits != task_.bits ||
-      start.max_clients > task_.max_clients) {
-    return failed_precondition("SecAggStart does not match the task");
+Status Client::resume_secagg(FrameChannel& channel, Span<uint64_t> contribution) {
+  // Where the server's round is: SecAggResume (secure aggregation is running), or — the server
+  // was still admitting — round 0's SecAggStart when admission closes.
+  FEDSTAT_RETURN_IF_ERROR(receive_expect(channel, fedstat_v1_Envelope_secagg_resume_tag,
+                                         fedstat_v1_Envelope_secagg_start_tag));
+  SecAggResumePoint at;
+  if (in_.which_body == fedstat_v1_Envelope_secagg_start_tag) {
+    at.start_received = true;
+    return secagg_rounds(channel, contribution, at);
   }
-  start_message(fedstat_v1_Envelope_secagg_keys_tag);
-  FEDSTAT_RETURN_IF_ERROR(secagg_.on_start(start, out_.body.secagg_keys));
-  FEDSTAT_RETURN_IF_ERROR(send(channel));
-  // Round 1: the roster U1, then my shares for every peer.
-  while (true) {
-    FEDSTAT_RETURN_IF_ERROR(receive_expect(channel, fedstat_v1_Envelope_secagg_peer_keys_tag));
-    FEDSTAT_RETURN_IF_ERROR(secagg_.on_peer_keys(in_.body.secagg_peer_keys));
-    if (in_.body.secagg_peer_keys.index + 1 == in_.body.secagg_peer_keys.count) break;
+  const fedstat_v1_SecAggResume& resume = in_.body.secagg_resume;
+  if (resume.task_id != task_.task_id || resume.round > 3) {
+    return failed_precondition("SecAggResume for another task or a round that does not exist");
   }
-  while (true) {
-    start_message(fedstat_v1_Envelope_secagg_share_tag);
-    Result<bool> more = secagg_.next_share(out_.body.secagg_share);
-    FEDSTAT_RETURN_IF_ERROR(more.status());
-    if (!more.value()) break;
-    FEDSTAT_RETURN_IF_ERROR(send(channel));
-  }
-  // The peers' shares for me, then U2.
-  while (true) {
-    FEDSTAT_RETURN_IF_ERROR(receive_expect(channel, fedstat_v1_Envelope_secagg_share_tag,
-                                           fedstat_v1_Envelope_secagg_roster_tag));
-    if (in_.which_body == fedstat_v1_Envelope_secagg_share_tag) {
-      FEDSTAT_RETURN_IF_ERROR(secagg_.on_share(in_.body.secagg_share));
-      continue;
+  at.round = resume.round;
+  at.held = resume.held;
+  return secagg_rounds(channel, contribution, at);
+}
+
+Status Client::secagg_rounds(FrameChannel& channel, Span<uint64_t> contribution,
+                             SecAggResumePoint at) {
+  // Each round's opening is processed whole, also what a resumed device already holds (the
+  // SecAggClient accepts the same again and refuses anything else); then only the messages the
+  // server does not hold are sent: the first at.held of round at.round are skipped.
+  if (at.round == 0) {
+    if (!at.start_received) {
+      FEDSTAT_RETURN_IF_ERROR(receive_expect(channel, fedstat_v1_Envelope_secagg_start_tag));
     }
-    if (in_.body.secagg_roster.round != 2) return failed_precondition("expected the U2 roster");
-    break;
+    const fedstat_v1_SecAggStart start = in_.body.secagg_start;
+    if (start.session != task_.secagg_session || start.threshold != task_.threshold ||
+        start.vector_length != task_.vector_length || start.bits != task_.bits ||
+        start.max_clients > task_.max_clients) {
+      return failed_precondition("SecAggStart does not match the task");
+    }
+    const bool keys_held = at.held > 0 && secagg_.stage() == secagg::SecAggStage::kAdvertised;
+    if (!keys_held) {
+      start_message(fedstat_v1_Envelope_secagg_keys_tag);
+      FEDSTAT_RETURN_IF_ERROR(secagg_.on_start(start, out_.body.secagg_keys));
+      FEDSTAT_RETURN_IF_ERROR(send(channel));
+    }
   }
-  Status roster = secagg_.on_roster(in_.body.secagg_roster);
-  if (roster.code() == StatusCode::kAborted) round_ended_ = true;
-  FEDSTAT_RETURN_IF_ERROR(roster);
-  memcpy(marker_.u2, in_.body.secagg_roster.members.bytes, in_.body.secagg_roster.members.size);
-  // Round 2: the masked contribution.
-  FEDSTAT_RETURN_IF_ERROR(secagg_.mask(contribution));
-  while (true) {
-    start_message(fedstat_v1_Envelope_secagg_masked_chunk_tag);
-    Result<bool> more = secagg_.next_chunk(contribution, out_.body.secagg_masked_chunk);
-    FEDSTAT_RETURN_IF_ERROR(more.status());
-    if (!more.value()) break;
-    FEDSTAT_RETURN_IF_ERROR(send(channel));
+  if (at.round <= 1) {
+    // Round 1: the roster U1, then my shares for every peer.
+    while (true) {
+      FEDSTAT_RETURN_IF_ERROR(receive_expect(channel, fedstat_v1_Envelope_secagg_peer_keys_tag));
+      FEDSTAT_RETURN_IF_ERROR(secagg_.on_peer_keys(in_.body.secagg_peer_keys));
+      if (in_.body.secagg_peer_keys.index + 1 == in_.body.secagg_peer_keys.count) break;
+    }
+    if (at.round == 1) FEDSTAT_RETURN_IF_ERROR(secagg_.rewind(1, at.held));
+    while (true) {
+      start_message(fedstat_v1_Envelope_secagg_share_tag);
+      Result<bool> more = secagg_.next_share(out_.body.secagg_share);
+      FEDSTAT_RETURN_IF_ERROR(more.status());
+      if (!more.value()) break;
+      FEDSTAT_RETURN_IF_ERROR(send(channel));
+    }
+  }
+  if (at.round <= 2) {
+    // The peers' shares for me, then U2.
+    while (true) {
+      FEDSTAT_RETURN_IF_ERROR(receive_expect(channel, fedstat_v1_Envelope_secagg_share_tag,
+                                             fedstat_v1_Envelope_secagg_roster_tag));
+      if (in_.which_body == fedstat_v1_Envelope_secagg_share_tag) {
+        FEDSTAT_RETURN_IF_ERROR(secagg_.on_share(in_.body.secagg_share));
+        continue;
+      }
+      if (in_.body.secagg_roster.round != 2) return failed_precondition("expected the U2 roster");
+      break;
+    }
+    const Status roster = secagg_.on_roster(in_.body.secagg_roster);
+    if (roster.code() == StatusCode::kAborted) round_ended_ = true;
+    FEDSTAT_RETURN_IF_ERROR(roster);
+    // Round 2: the masked contribution — masked once, for the first U2 (a resumed device
+    // holds it masked already and sends the words the server does not hold).
+    if (secagg_.stage() == secagg::SecAggStage::kReadyToMask) {
+      memcpy(marker_.u2, in_.body.secagg_roster.members.bytes, in_.body.secagg_roster.members.size);
+      FEDSTAT_RETURN_IF_ERROR(secagg_.mask(contribution));
+    }
+    if (at.round == 2) FEDSTAT_RETURN_IF_ERROR(secagg_.rewind(2, at.held));
+    while (true) {
+      start_message(fedstat_v1_Envelope_secagg_masked_chunk_tag);
+      Result<bool> more = secagg_.next_chunk(contribution, out_.body.secagg_masked_chunk);
+      FEDSTAT_RETURN_IF_ERROR(more.status());
+      if (!more.value()) break;
+      FEDSTAT_RETURN_IF_ERROR(send(channel));
+    }
   }
   // Round 3: U3; record what will be revealed about whom, then reveal.
   FEDSTAT_RETURN_IF_ERROR(receive_expect(channel, fedstat_v1_Envelope_secagg_roster_tag));
   if (in_.body.secagg_roster.round != 3) return failed_precondition("expected the U3 roster");
-  roster = secagg_.on_roster(in_.body.secagg_roster);
+  const Status roster = secagg_.on_roster(in_.body.secagg_roster);
   if (roster.code() == StatusCode::kAborted) round_ended_ = true;
-  FEDSTAT_RETURN_IF_ERROR(roster);
-  memcpy(marker_.u3, in_.body.secagg_roster.members.bytes, in_.body.secagg_roster.members.size);
-  marker_.stage = kRoundUnmasking;
-  FEDSTAT_RETURN_IF_ERROR(save_marker());  // no record, no reveal
+  FEDSTAT_RETURN_IF_ERROR(roster);  // a resumed device refuses any U3 but its first
+  if (marker_.stage != kRoundUnmasking) {
+    memcpy(marker_.u3, in_.body.secagg_roster.members.bytes, in_.body.secagg_roster.members.size);
+    marker_.stage = kRoundUnmasking;
+    FEDSTAT_RETURN_IF_ERROR(save_marker());  // no record, no reveal
+  }
+  if (at.round == 3) FEDSTAT_RETURN_IF_ERROR(secagg_.rewind(3, at.held));
   while (true) {
     start_message(fedstat_v1_Envelope_secagg_reveal_tag);
     Result<bool> more = secagg_.next_reveal(out_.body.secagg_reveal);
@@ -491,14 +585,16 @@ Status Client::run_secagg(FrameChannel& channel, Span<uint64_t> contribution,
   return Status();
 }
 
-uint32_t Client::contribution_crc(Span<const uint64_t> words) {
-  return crc32(ByteSpan(reinterpret_cast<const uint8_t*>(words.data()), 8 * words.size()));
-}
-
 void Client::drop_pending() {
   // Wiped, not only forgotten: an exact TRUSTED report does not linger in RAM.
-  const size_t held = size_mul(8, pending_task_.vector_length);  // kSizeOverflow: not held
-  if (pending_ && held <= memory_.size()) memset(memory_.data(), 0, held);
+  if (pending_) {
+    // The contribution and (DIST) the roster with the peers' shares; the SecAggClient's secrets.
+    Arena arena(memory_);
+    if (round_buffers(pending_task_, arena, /*fresh=*/false).ok()) {
+      memset(memory_.data(), 0, arena.used());
+    }
+    if (is_dist(pending_task_)) secagg_.on_abort();
+  }
   pending_ = false;
   pending_crc_ = 0;
 }

@@ -15,7 +15,7 @@
 // the task's (ε, δ), more when the device's own noise gives less; DIST HETEROGENEITY: the stage's
 // RDP curve, composed with the other stage's in the ledger; trust NONE: nothing) — a refusal
 // is kDeclinedBudget, BUDGET_EXHAUSTED, the ledger unchanged. Only then the Client records the
-// round, accepts, computes the contribution and sends it.
+// round, computes the contribution, accepts (TaskReply) and sends it.
 //
 // Errors: a ServerError ends the session with its status code (detail: last_server_detail()); a
 // message of the wrong kind, for another task, or an Ack with the wrong offset is
@@ -31,17 +31,26 @@
 //     which secret it will reveal (U3: self-mask share, U2 \ U3: key share) — before the first
 //     SecAggReveal is sent; if that write fails, nothing is revealed.
 //   * Removed when the round ends (RoundOutcome or SecAggAbort received).
-// A lost channel, without a reboot, is resumed on the clear path (TRUSTED/TAGG/NONE): when a
-// session ends with kUnavailable or kDeadlineExceeded after the contribution was built, the next
-// session's ClientHello names the task in resume_task_id; the server answers Task + TaskData (the
-// Task must equal the one reported for, byte for byte, else kFailedPrecondition) and an Ack of the
-// words it holds, and the Client sends the rest of the SAME contribution (kept in its memory: no
-// noise drawn again, nothing charged again) and waits for the RoundOutcome. A ServerError instead
-// (the round is over, admission closed), the task's deadline passing, or a new init() ends the
-// pending report and wipes it. While a report is pending the first 8·vector_length bytes of the
-// Client's memory belong to it: the app must not reuse them (a CRC-32 taken when it was built is
-// checked before anything is resent; a mismatch drops it, kDataLoss, nothing sent). DIST rounds
-// are not resumed.
+// A lost channel, without a reboot, is resumed, for every trust model: when a session ends with
+// kUnavailable or kDeadlineExceeded after the contribution was built, the next session's
+// ClientHello names the task in resume_task_id; the server answers Task + TaskData (the Task must
+// equal the one reported for, byte for byte, else kFailedPrecondition), then
+//   * TRUSTED/TAGG/NONE: an Ack of the words it holds, and the Client sends the rest of the SAME
+//     contribution (kept in its memory: no noise drawn again, nothing charged again);
+//   * DIST: SecAggResume{round, held} and that round's opening again (or, the server still
+//     admitting, round 0's SecAggStart later). The Client's SecAggClient, kept in memory, checks
+//     what it already holds against what arrives — the same U1, shares, U2 and U3, else
+//     kFailedPrecondition and nothing more is sent — and sends only the messages of that round
+//     the server does not hold, the same bytes again: the same keys, one masked input (masked
+//     once, for the first U2) and reveals for the first U3 only, so a resume never reveals both
+//     kinds of secret for one peer;
+// and waits for the RoundOutcome. A ServerError instead (the round is over, or the device was
+// dropped from it), the task's deadline passing, or a new init() ends the pending round and wipes
+// it (the contribution, the peers' shares, the secure-aggregation secrets). While a round is
+// pending the first bytes of the Client's memory belong to it (8·vector_length + 8·data_words +
+// [DIST] secagg_client_memory_bytes(max_clients)): the app must not reuse them (a CRC-32 taken
+// when the channel was lost is checked before anything is sent again; a mismatch drops the round,
+// kDataLoss, nothing sent).
 // A rebooted device does not resume (ClientHello.resume_task_id is 0): init() reads the marker
 // and the next session offered that task declines it (kDeclinedInterrupted), so a device that
 // rebooted mid-round drops out cleanly and never sends shares or reveals for that round again.
@@ -68,6 +77,7 @@
 #include <stdint.h>
 
 #include "fedstat/v1/envelope.pb.h"
+#include "sdk/base/arena.h"
 #include "sdk/base/random_source.h"
 #include "sdk/base/result.h"
 #include "sdk/base/span.h"
@@ -142,8 +152,8 @@ class Client {
   // The round interrupted before a reboot, as init() found it (task_id 0: none).
   const RoundMarker& interrupted_round() const { return interrupted_; }
   uint32_t interrupted_task() const { return interrupted_.task_id; }
-  // A TRUSTED/TAGG/NONE report the channel cut off (kUnavailable or kDeadlineExceeded after the
-  // contribution was built): the next run_session resumes it. 0: none.
+  // A round the channel cut off (kUnavailable or kDeadlineExceeded after the contribution was
+  // built; any trust model): the next run_session resumes it. 0: none.
   uint32_t pending_report_task() const { return pending_ ? pending_task_.task_id : 0; }
 
  private:
@@ -165,12 +175,26 @@ class Client {
   Status send_report(FrameChannel& channel, Span<const uint64_t> contribution, size_t offset);
   Result<SessionOutcome> resume_report(FrameChannel& channel);
   Result<SessionOutcome> finish_round(FrameChannel& channel);
-  Status run_secagg(FrameChannel& channel, Span<uint64_t> contribution,
-                    Span<secagg::SecAggPeer> peers);
+  // Where a DIST round (re)starts: the server's round and how many of this device's messages of
+  // it the server holds; a fresh round starts at round 0 with nothing held.
+  struct SecAggResumePoint {
+    uint32_t round = 0;
+    uint32_t held = 0;
+    bool start_received = false;  // round 0's SecAggStart is already in in_
+  };
+  Status resume_secagg(FrameChannel& channel, Span<uint64_t> contribution);
+  Status secagg_rounds(FrameChannel& channel, Span<uint64_t> contribution, SecAggResumePoint at);
+  // The first bytes of the caller memory during a round (contribution, TaskData, [DIST] peers).
+  struct RoundBuffers {
+    Span<uint64_t> contribution;
+    Span<uint64_t> data;
+    Span<secagg::SecAggPeer> peers;
+  };
+  static Result<RoundBuffers> round_buffers(const fedstat_v1_Task& task, Arena& arena, bool fresh);
+  uint32_t held_crc();  // CRC-32 of the pending round's contribution and peers
   Status save_marker();
   void clear_marker();
-  void drop_pending();  // forgets AND wipes a held report
-  static uint32_t contribution_crc(Span<const uint64_t> words);
+  void drop_pending();  // forgets AND wipes a held round (and a DIST round's secrets)
 
   ClientConfig config_;
   MutableByteSpan memory_;
@@ -181,7 +205,7 @@ class Client {
   bool round_ended_ = false;  // a RoundOutcome{false} or SecAggAbort arrived
   bool pending_ = false;      // a clear-path report the channel cut off (pending_task_)
   fedstat_v1_Task pending_task_ = fedstat_v1_Task_init_zero;
-  uint32_t pending_crc_ = 0;  // CRC-32 of the held contribution (resume sends it only if equal)
+  uint32_t pending_crc_ = 0;  // held_crc() when the channel was lost (resumed only if equal)
   fedstat_v1_Task task_ = fedstat_v1_Task_init_zero;
   RoundMarker marker_;       // the current session's round
   RoundMarker interrupted_;  // the round found in storage by init() (task_id 0: none)

@@ -85,7 +85,22 @@ Status SecAggClient::share_key(const SecAggPeer& peer, MutableByteSpan key) {
   return derived;
 }
 
+void SecAggClient::advertised_keys(fedstat_v1_SecAggKeys& out) const {
+  out = fedstat_v1_SecAggKeys_init_zero;
+  out.session = session_;
+  out.client_id = id_;
+  out.encryption_key.size = 32;
+  out.masking_key.size = 32;
+  memcpy(out.encryption_key.bytes, encryption_public_, 32);
+  memcpy(out.masking_key.bytes, masking_public_, 32);
+}
+
 Status SecAggClient::on_start(const fedstat_v1_SecAggStart& start, fedstat_v1_SecAggKeys& out) {
+  if (stage_ == SecAggStage::kAdvertised && start.session == session_ &&
+      start.threshold == threshold_ && start.vector_length == length_ && start.bits == bits_) {
+    advertised_keys(out);  // the same session again (a resume): the same keys, nothing drawn
+    return Status();
+  }
   if (stage_ != SecAggStage::kIdle) {
     return failed_precondition("secagg: a session start arrived after the session began");
   }
@@ -140,14 +155,30 @@ Status SecAggClient::on_start(const fedstat_v1_SecAggStart& start, fedstat_v1_Se
   return Status();
 }
 
+Status SecAggClient::check_held_entry(const fedstat_v1_SecAggPeerKeys& entry) const {
+  const fedstat_v1_SecAggKeys& keys = entry.keys;
+  const SecAggPeer& held = peers_[entry.index];
+  const size_t size = stage_ == SecAggStage::kAdvertised ? cursor_ : count_;
+  if (entry.count != size || keys.client_id != held.id || keys.encryption_key.size != 32 ||
+      keys.masking_key.size != 32 || memcmp(keys.encryption_key.bytes, held.encryption_key, 32) ||
+      memcmp(keys.masking_key.bytes, held.masking_key, 32)) {
+    return failed_precondition("secagg: a re-sent roster entry differs from the one held");
+  }
+  return Status();
+}
+
 Status SecAggClient::on_peer_keys(const fedstat_v1_SecAggPeerKeys& entry) {
-  if (stage_ != SecAggStage::kAdvertised) {
+  const bool roster_known = stage_ == SecAggStage::kSharing || stage_ == SecAggStage::kShared;
+  if (stage_ != SecAggStage::kAdvertised && !roster_known) {
     return failed_precondition("secagg: roster keys arrived outside the key round");
   }
   const fedstat_v1_SecAggKeys& keys = entry.keys;
   if (!entry.has_keys || keys.session != session_) {
     return invalid_argument("secagg: roster entry for another session");
   }
+  // An entry already held, sent again (a resume): it must be the same, and changes nothing.
+  if (entry.index < count_) return check_held_entry(entry);
+  if (roster_known) return invalid_argument("secagg: the roster is complete");
   if (entry.index != count_) {
     return invalid_argument("secagg: roster entries must arrive in index order, each once");
   }
@@ -244,7 +275,10 @@ Result<bool> SecAggClient::next_share(fedstat_v1_SecAggShare& out) {
 }
 
 Status SecAggClient::on_share(const fedstat_v1_SecAggShare& share) {
-  if (stage_ != SecAggStage::kSharing && stage_ != SecAggStage::kShared) {
+  const bool sharing = stage_ == SecAggStage::kSharing || stage_ == SecAggStage::kShared;
+  const bool after_u2 = stage_ == SecAggStage::kReadyToMask || stage_ == SecAggStage::kMasked ||
+                        stage_ == SecAggStage::kUnmasking || stage_ == SecAggStage::kDone;
+  if (!sharing && !after_u2) {
     return failed_precondition("secagg: a peer's share arrived outside the sharing round");
   }
   if (share.session != session_) return invalid_argument("secagg: share for another session");
@@ -252,7 +286,10 @@ Status SecAggClient::on_share(const fedstat_v1_SecAggShare& share) {
   if (share.from_id == id_) return invalid_argument("secagg: a share from this client to itself");
   FEDSTAT_ASSIGN_OR_RETURN(const size_t index, index_of(share.from_id));
   SecAggPeer& peer = peers_[index];
-  if (peer.flags & kHaveShares) return already_exists("secagg: that peer's share arrived twice");
+  // A peer's share held already, sent again (a resume): ignored, the held one stays (not even
+  // opened: an X25519 agreement saved per share on a microcontroller).
+  if (peer.flags & kHaveShares) return Status();
+  if (after_u2) return failed_precondition("secagg: a new peer's share after U2 was announced");
   if (share.ciphertext.size != kShareCipherBytes) {
     return data_loss("secagg: an encrypted share has the wrong length");
   }
@@ -317,9 +354,35 @@ Status SecAggClient::read_members(const fedstat_v1_SecAggRoster& roster, uint8_t
   return Status();
 }
 
+bool SecAggClient::roster_is_held(const fedstat_v1_SecAggRoster& roster, uint8_t flag) const {
+  if (roster.session != session_ || roster.members.size != (count_ + 7) / 8) return false;
+  for (size_t i = 0; i < roster.members.size * size_t{8}; ++i) {
+    const bool named = (roster.members.bytes[i / 8] >> (i % 8)) & 1u;
+    const bool held = i < count_ && (i == self_index_ || (peers_[i].flags & flag) != 0);
+    if (named != held) return false;
+  }
+  return true;
+}
+
 Status SecAggClient::on_roster(const fedstat_v1_SecAggRoster& roster) {
   size_t members = 0;
+  // A roster this client already acted on, sent again (a resume): the same one changes nothing;
+  // any other is refused and changes nothing — the masked input and the reveals were fixed by
+  // the first (never both kinds of share for one peer).
+  const bool masked_for_u2 = stage_ == SecAggStage::kReadyToMask ||
+                             stage_ == SecAggStage::kMasked || stage_ == SecAggStage::kUnmasking ||
+                             stage_ == SecAggStage::kDone;
+  const bool revealing = stage_ == SecAggStage::kUnmasking || stage_ == SecAggStage::kDone;
+  if ((roster.round == 2 && masked_for_u2) || (roster.round == 3 && revealing)) {
+    if (roster_is_held(roster, roster.round == 2 ? kInU2 : kInU3)) return Status();
+    return failed_precondition(roster.round == 2
+                                   ? "secagg: a U2 other than the one this client masked for"
+                                   : "secagg: a U3 other than the one this client reveals for");
+  }
   if (roster.round == 2) {
+    // Every share made, but the channel was lost before next_share could say so: shared.
+    const size_t next = cursor_ == self_index_ ? cursor_ + 1 : cursor_;
+    if (stage_ == SecAggStage::kSharing && next >= count_) stage_ = SecAggStage::kShared;
     if (stage_ != SecAggStage::kShared) {
       return failed_precondition("secagg: U2 arrives once, after this client sent its shares");
     }
@@ -400,6 +463,47 @@ Result<bool> SecAggClient::chunk_words(Span<const Word> masked, fedstat_v1_SecAg
   out.words_count = static_cast<pb_size_t>(words);
   cursor_ += words;
   return true;
+}
+
+Status SecAggClient::rewind(uint32_t round, uint32_t held) {
+  switch (round) {
+    case 1: {
+      if (stage_ != SecAggStage::kSharing && stage_ != SecAggStage::kShared) {
+        return failed_precondition("secagg: rewinding the shares outside the sharing round");
+      }
+      if (held > count_ - 1) return invalid_argument("secagg: more shares held than were made");
+      cursor_ = held < self_index_ ? held : size_t{held} + 1;  // the held-th share skips self
+      stage_ = SecAggStage::kSharing;
+      return Status();
+    }
+    case 2:
+      if (stage_ != SecAggStage::kMasked) {
+        return failed_precondition("secagg: rewinding the masked input outside its round");
+      }
+      if (held > length_ || (held % kChunkWords != 0 && held != length_)) {
+        return invalid_argument("secagg: the words held are not a whole number of chunks");
+      }
+      cursor_ = held;
+      return Status();
+    case 3: {
+      if (stage_ != SecAggStage::kUnmasking && stage_ != SecAggStage::kDone) {
+        return failed_precondition("secagg: rewinding the reveals outside the unmasking round");
+      }
+      // The order of next_reveal: this client's own b-share, then U2's peers by roster index.
+      size_t reveals = 1;
+      for (size_t i = 0; i < count_; ++i) reveals += i != self_index_ && (peers_[i].flags & kInU2);
+      if (held > reveals) return invalid_argument("secagg: more reveals held than were made");
+      stage_ = SecAggStage::kUnmasking;
+      own_share_revealed_ = held > 0;
+      cursor_ = 0;
+      for (uint32_t skipped = 1; skipped < held; ++cursor_) {
+        skipped += cursor_ != self_index_ && (peers_[cursor_].flags & kInU2);
+      }
+      return Status();
+    }
+    default:
+      return invalid_argument("secagg: only rounds 1, 2 and 3 are rewound");
+  }
 }
 
 Result<bool> SecAggClient::next_reveal(fedstat_v1_SecAggReveal& out) {

@@ -12,6 +12,15 @@
 //        ──on_roster(round 3: U3)──► unmasking: next_reveal gives, for v ∈ U2, the share of b_v if
 //          v ∈ U3 (its input is in the sum) or of s_v^SK if not (it dropped) — never both for one
 //          peer; u's own b-share too ──► done.
+// Resumption after a lost channel (the same object, nothing drawn again; Client, sdk/client):
+// what the client already holds may arrive again — the same SecAggStart (on_start gives the same
+// keys), roster entries and rosters are accepted and change nothing, while any that differ are
+// refused (kFailedPrecondition) and change nothing; a share from a peer whose share is held is
+// ignored (the held one stays). A masked input is made for one U2 and reveals for one U3,
+// whatever arrives later.
+// rewind(round, held) then makes next_share / next_chunk / next_reveal continue after the `held`
+// messages the server stored, giving the same bytes again (the share IV is fixed per sender and
+// recipient and the plaintext is the same: an identical ciphertext).
 // Any violation (fewer than t survivors, a roster that grows, a share that fails authentication,
 // a message for another session, client or round, a session larger than the client's storage
 // or than kMaxRosterClients) returns a specific error and changes nothing held; below threshold
@@ -91,6 +100,12 @@ class SecAggClient {
   Result<bool> next_chunk(Span<const uint64_t> masked, fedstat_v1_SecAggMaskedChunk& out);
   Result<bool> next_chunk(Span<const uint32_t> masked, fedstat_v1_SecAggMaskedChunk& out);
   Result<bool> next_reveal(fedstat_v1_SecAggReveal& out);
+  // The server holds the first `held` of this client's messages of `round` (1: shares, 2: words
+  // of masked input, a whole number of chunks, 3: reveals): the next next_share / next_chunk /
+  // next_reveal continues after them. kFailedPrecondition outside that round's stages (round 1:
+  // shares made; 2: masked; 3: unmasking or done), kInvalidArgument for a `held` beyond what
+  // the round makes.
+  Status rewind(uint32_t round, uint32_t held);
   // The server abandoned the round: nothing more will be revealed.
   void on_abort();
 
@@ -101,6 +116,10 @@ class SecAggClient {
 
  private:
   Status fail(Status status);  // aborts on kAborted, else leaves the state as it was
+  void advertised_keys(fedstat_v1_SecAggKeys& out) const;
+  Status check_held_entry(const fedstat_v1_SecAggPeerKeys& entry) const;
+  // True when `roster` names exactly this client and the peers carrying `flag` (U2 or U3).
+  bool roster_is_held(const fedstat_v1_SecAggRoster& roster, uint8_t flag) const;
   template <typename Word>
   Status mask_words(Span<Word> vector);
   template <typename Word>

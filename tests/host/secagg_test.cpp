@@ -172,8 +172,16 @@ TEST(SecAgg, BadMessagesAreRejectedAndTheRoundSurvives) {
   fedstat_v1_SecAggKeys stale = keys[1];
   stale.session = 76;
   EXPECT_EQ(server.on_keys(stale).code(), StatusCode::kInvalidArgument);
-  fedstat_v1_SecAggStart again = start;
-  EXPECT_EQ(parties[0]->client.on_start(again, keys[0]).code(), StatusCode::kFailedPrecondition);
+  // The same start again (a resume) gives the same keys; another session's start is refused.
+  fedstat_v1_SecAggKeys again_keys;
+  ASSERT_TRUE(parties[0]->client.on_start(start, again_keys).ok());
+  EXPECT_EQ(again_keys.client_id, keys[0].client_id);
+  EXPECT_EQ(again_keys.session, keys[0].session);
+  EXPECT_EQ(0, std::memcmp(again_keys.encryption_key.bytes, keys[0].encryption_key.bytes, 32));
+  EXPECT_EQ(0, std::memcmp(again_keys.masking_key.bytes, keys[0].masking_key.bytes, 32));
+  fedstat_v1_SecAggStart other = start;
+  other.session = 78;
+  EXPECT_EQ(parties[0]->client.on_start(other, again_keys).code(), StatusCode::kFailedPrecondition);
   auto roster = server.close_advertising();
   ASSERT_TRUE(roster.ok());
   ASSERT_EQ(roster->size(), 3u);
@@ -183,7 +191,11 @@ TEST(SecAgg, BadMessagesAreRejectedAndTheRoundSurvives) {
   for (auto& p : parties) {
     for (const auto& entry : *roster) ASSERT_TRUE(p->client.on_peer_keys(entry).ok());
   }
-  EXPECT_EQ(parties[0]->client.on_peer_keys((*roster)[0]).code(), StatusCode::kFailedPrecondition);
+  // An entry held, sent again: the same is taken (changes nothing), another key is refused.
+  EXPECT_TRUE(parties[0]->client.on_peer_keys((*roster)[0]).ok());
+  fedstat_v1_SecAggPeerKeys swapped = (*roster)[0];
+  swapped.keys.masking_key.bytes[0] ^= 1;
+  EXPECT_EQ(parties[0]->client.on_peer_keys(swapped).code(), StatusCode::kFailedPrecondition);
 
   // Round 1: a share claiming another sender, a replay, then a tampered delivery.
   std::vector<fedstat_v1_SecAggShare> sent;
@@ -210,7 +222,7 @@ TEST(SecAgg, BadMessagesAreRejectedAndTheRoundSurvives) {
       misrouted.to_id = share.from_id;
       EXPECT_NE(p->client.on_share(misrouted).code(), StatusCode::kOk);
       ASSERT_TRUE(p->client.on_share(share).ok());
-      EXPECT_EQ(p->client.on_share(share).code(), StatusCode::kAlreadyExists);
+      EXPECT_TRUE(p->client.on_share(tampered).ok());  // held already: ignored, the held one stays
     }
     fedstat_v1_SecAggRoster early = *u2;
     early.round = 3;
@@ -249,10 +261,13 @@ TEST(SecAgg, BadMessagesAreRejectedAndTheRoundSurvives) {
   ASSERT_TRUE(u3.ok());
 
   // Round 3: a reveal the protocol forbids (a key share of a survivor), duplicates; the client
-  // refuses a second U3 (which could make it reveal the other share of a peer).
+  // refuses a U3 other than its first (which could make it reveal the other share of a peer).
   for (auto& p : parties) {
     ASSERT_TRUE(p->client.on_roster(*u3).ok());
-    EXPECT_EQ(p->client.on_roster(*u3).code(), StatusCode::kFailedPrecondition);
+    EXPECT_TRUE(p->client.on_roster(*u3).ok());  // the same again (a resume): changes nothing
+    fedstat_v1_SecAggRoster smaller = *u3;
+    smaller.members.bytes[0] &= static_cast<uint8_t>(~(p->client.id() == 33 ? 1u : 4u));
+    EXPECT_EQ(p->client.on_roster(smaller).code(), StatusCode::kFailedPrecondition);
     fedstat_v1_SecAggReveal reveal;
     while (p->client.next_reveal(reveal).value()) {
       fedstat_v1_SecAggReveal forbidden = reveal;
@@ -266,6 +281,154 @@ TEST(SecAgg, BadMessagesAreRejectedAndTheRoundSurvives) {
   auto sum = server.finish(blinding_stream);
   ASSERT_TRUE(sum.ok()) << sum.status().message();
   EXPECT_EQ(sum.value(), (std::vector<uint64_t>{408, 510, (603 + 65535) % 65536}));
+}
+
+// ---- Resumption (a lost channel): the same object sends the same bytes again from where the
+// server's count says, and acts on one U2 and one U3 only. -----------------------------------
+
+std::vector<uint8_t> bytes_of(const void* p, size_t n) {
+  const uint8_t* b = static_cast<const uint8_t*>(p);
+  return std::vector<uint8_t>(b, b + n);
+}
+std::vector<uint8_t> share_bytes(const fedstat_v1_SecAggShare& s) {
+  std::vector<uint8_t> out = bytes_of(s.ciphertext.bytes, s.ciphertext.size);
+  out.push_back(static_cast<uint8_t>(s.to_id));
+  return out;
+}
+std::vector<uint8_t> chunk_bytes(const fedstat_v1_SecAggMaskedChunk& c) {
+  std::vector<uint8_t> out = bytes_of(c.words, sizeof(c.words[0]) * c.words_count);
+  out.push_back(static_cast<uint8_t>(c.offset));
+  return out;
+}
+std::vector<uint8_t> reveal_bytes(const fedstat_v1_SecAggReveal& r) {
+  std::vector<uint8_t> out = bytes_of(r.share.bytes, r.share.size);
+  out.push_back(static_cast<uint8_t>(r.about_id));
+  out.push_back(r.self_mask ? 1 : 0);
+  return out;
+}
+
+TEST(SecAggResume, RewindsGiveTheSameBytesAndOnlyTheFirstRostersAreActedOn) {
+  SecAggServerConfig config;
+  config.session = 91;
+  config.threshold = 2;
+  config.vector_length = 150;  // three chunks: 64 + 64 + 22
+  config.bits = 32;
+  config.max_clients = 8;
+  SecAggServer server(config);
+  std::vector<std::unique_ptr<Party>> parties;
+  for (uint32_t id : {11u, 22u, 33u, 44u}) parties.push_back(std::make_unique<Party>(id));
+  secagg::SecAggClient& a = parties[0]->client;  // the device that resumes
+  for (auto& p : parties) {
+    fedstat_v1_SecAggKeys keys;
+    ASSERT_TRUE(p->client.on_start(server.start(), keys).ok());
+    ASSERT_TRUE(server.on_keys(keys).ok());
+  }
+  auto u1 = server.close_advertising();
+  ASSERT_TRUE(u1.ok());
+  for (auto& p : parties) {
+    for (const auto& entry : *u1) ASSERT_TRUE(p->client.on_peer_keys(entry).ok());
+  }
+  // Round 1: a's three shares, then again after each possible count held.
+  std::vector<std::vector<uint8_t>> a_shares;
+  for (auto& p : parties) {
+    fedstat_v1_SecAggShare share;
+    while (p->client.next_share(share).value()) {
+      ASSERT_TRUE(server.on_share(p->client.id(), share).ok());
+      if (&p->client == &a) a_shares.push_back(share_bytes(share));
+    }
+  }
+  ASSERT_EQ(a_shares.size(), 3u);
+  for (uint32_t held = 0; held <= 3; ++held) {
+    ASSERT_TRUE(a.rewind(1, held).ok());
+    std::vector<std::vector<uint8_t>> again;
+    fedstat_v1_SecAggShare share;
+    while (a.next_share(share).value()) again.push_back(share_bytes(share));
+    EXPECT_EQ(again, std::vector<std::vector<uint8_t>>(a_shares.begin() + held, a_shares.end()))
+        << "held " << held;
+  }
+  EXPECT_EQ(a.rewind(1, 4).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(a.rewind(2, 0).code(), StatusCode::kFailedPrecondition);  // not masked yet
+  auto u2 = server.close_sharing();
+  ASSERT_TRUE(u2.ok());
+  for (auto& p : parties) {
+    for (const auto& share : server.shares_for(p->client.id())) {
+      ASSERT_TRUE(p->client.on_share(share).ok());
+    }
+    ASSERT_TRUE(p->client.on_roster(*u2).ok());
+  }
+  // Round 2: 44 never sends its input (it leaves U3); a's chunks again from each chunk boundary.
+  const uint64_t mask = (uint64_t{1} << 32) - 1;
+  std::vector<uint64_t> expected(150, 0), a_masked;
+  std::vector<std::vector<uint8_t>> a_chunks;
+  for (size_t i = 0; i < 3; ++i) {
+    std::vector<uint64_t> v(150);
+    for (size_t k = 0; k < v.size(); ++k) v[k] = (k * 2654435761u + i * 977) & mask;
+    for (size_t k = 0; k < v.size(); ++k) expected[k] = (expected[k] + v[k]) & mask;
+    ASSERT_TRUE(parties[i]->client.mask(Span<uint64_t>(v.data(), v.size())).ok());
+    fedstat_v1_SecAggMaskedChunk chunk;
+    while (parties[i]->client.next_chunk(Span<const uint64_t>(v.data(), v.size()), chunk).value()) {
+      ASSERT_TRUE(server.on_chunk(parties[i]->client.id(), chunk).ok());
+      if (i == 0) a_chunks.push_back(chunk_bytes(chunk));
+    }
+    if (i == 0) a_masked = v;
+  }
+  ASSERT_EQ(a_chunks.size(), 3u);
+  for (uint32_t held : {0u, 64u, 128u, 150u}) {
+    ASSERT_TRUE(a.rewind(2, held).ok());
+    std::vector<std::vector<uint8_t>> again;
+    fedstat_v1_SecAggMaskedChunk chunk;
+    while (a.next_chunk(Span<const uint64_t>(a_masked.data(), a_masked.size()), chunk).value()) {
+      again.push_back(chunk_bytes(chunk));
+    }
+    EXPECT_EQ(again.size(), 3u - (held + 63) / 64) << "held " << held;
+    EXPECT_EQ(again,
+              std::vector<std::vector<uint8_t>>(a_chunks.end() - again.size(), a_chunks.end()));
+  }
+  EXPECT_EQ(a.rewind(2, 65).code(), StatusCode::kInvalidArgument);  // not a chunk boundary
+  // The same U2 again changes nothing; another U2 (44 dropped) is refused: the input was
+  // masked for the first.
+  EXPECT_TRUE(a.on_roster(*u2).ok());
+  fedstat_v1_SecAggRoster other_u2 = *u2;
+  other_u2.members.bytes[0] &= static_cast<uint8_t>(~8u);
+  EXPECT_EQ(a.on_roster(other_u2).code(), StatusCode::kFailedPrecondition);
+  auto u3 = server.close_masking();
+  ASSERT_TRUE(u3.ok());
+  // Round 3: a reveals b-shares of 11, 22, 33 and the key share of 44, in that order.
+  for (size_t i = 0; i < 3; ++i) ASSERT_TRUE(parties[i]->client.on_roster(*u3).ok());
+  std::vector<std::vector<uint8_t>> a_reveals;
+  for (size_t i = 0; i < 3; ++i) {
+    fedstat_v1_SecAggReveal reveal;
+    while (parties[i]->client.next_reveal(reveal).value()) {
+      if (i == 0) a_reveals.push_back(reveal_bytes(reveal));
+      if (i != 0 || a_reveals.size() <= 2) {  // a's last two reveals are "lost" for now
+        ASSERT_TRUE(server.on_reveal(parties[i]->client.id(), reveal).ok());
+      }
+    }
+  }
+  ASSERT_EQ(a_reveals.size(), 4u);
+  // A U3 naming 44 as a survivor would make a reveal 44's b-share after its key share: refused,
+  // and the reveals a makes afterwards are the same ones.
+  fedstat_v1_SecAggRoster everyone = *u3;
+  everyone.members.bytes[0] |= 8u;
+  EXPECT_EQ(a.on_roster(everyone).code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(a.on_roster(*u3).ok());
+  for (uint32_t held = 0; held <= 4; ++held) {
+    ASSERT_TRUE(a.rewind(3, held).ok());
+    std::vector<std::vector<uint8_t>> again;
+    fedstat_v1_SecAggReveal reveal;
+    while (a.next_reveal(reveal).value()) again.push_back(reveal_bytes(reveal));
+    EXPECT_EQ(again, std::vector<std::vector<uint8_t>>(a_reveals.begin() + held, a_reveals.end()))
+        << "held " << held;
+  }
+  EXPECT_EQ(a.rewind(3, 5).code(), StatusCode::kInvalidArgument);
+  // The server takes the rest of a's reveals, resent after the two it holds: the exact sum.
+  ASSERT_TRUE(a.rewind(3, 2).ok());
+  fedstat_v1_SecAggReveal reveal;
+  while (a.next_reveal(reveal).value()) ASSERT_TRUE(server.on_reveal(11, reveal).ok());
+  SeededStream blinding_stream(Seed256{}, 98);
+  auto sum = server.finish(blinding_stream);
+  ASSERT_TRUE(sum.ok()) << sum.status().message();
+  EXPECT_EQ(sum.value(), expected);
 }
 
 }  // namespace

@@ -32,8 +32,10 @@ struct DistDevice {
   std::unique_ptr<SeededStream> random;
   std::vector<secagg::SecAggPeer> peers;
   secagg::SecAggClient client;
-  std::vector<uint64_t> input;
+  std::vector<uint64_t> input, masked;
   int errors = 0, outcomes = 0, u3_rosters = 0;
+  int resume_round = -1;  // from SecAggResume: the round whose first resume_held are stored
+  uint32_t resume_held = 0, resumes = 0;
   bool completed = false;
 
   DistDevice(uint64_t device_id, uint32_t max_clients, std::vector<uint64_t> words)
@@ -60,16 +62,26 @@ struct DistDevice {
         if (!replied) c.on_frame(conn, reply(e.body.task.task_id, true));
         replied = true;
         break;
+      case fedstat_v1_Envelope_secagg_resume_tag:
+        resume_round = static_cast<int>(e.body.secagg_resume.round);
+        resume_held = e.body.secagg_resume.held;
+        ++resumes;
+        break;
       case fedstat_v1_Envelope_secagg_start_tag:
         if (drop_at == kBeforeKeys) return drop(c);
         m.which_body = fedstat_v1_Envelope_secagg_keys_tag;
         ASSERT_TRUE(client.on_start(e.body.secagg_start, m.body.secagg_keys).ok());
-        c.on_frame(conn, m);
+        if (resume_round != 0 || resume_held == 0) c.on_frame(conn, m);
+        resume_round = -1;
         break;
       case fedstat_v1_Envelope_secagg_peer_keys_tag:
         ASSERT_TRUE(client.on_peer_keys(e.body.secagg_peer_keys).ok());
         if (e.body.secagg_peer_keys.index + 1 < e.body.secagg_peer_keys.count) break;
         if (drop_at == kBeforeShares) return drop(c);
+        if (resume_round == 1) {
+          ASSERT_TRUE(client.rewind(1, resume_held).ok());
+        }
+        resume_round = -1;
         m.which_body = fedstat_v1_Envelope_secagg_share_tag;
         while (true) {
           auto more = client.next_share(m.body.secagg_share);
@@ -85,8 +97,14 @@ struct DistDevice {
         ASSERT_TRUE(client.on_roster(e.body.secagg_roster).ok());
         if (e.body.secagg_roster.round == 2) {
           if (drop_at == kBeforeMasking) return drop(c);
-          std::vector<uint64_t> masked = input;
-          ASSERT_TRUE(client.mask(Span<uint64_t>(masked.data(), masked.size())).ok());
+          if (client.stage() == secagg::SecAggStage::kReadyToMask) {
+            masked = input;
+            ASSERT_TRUE(client.mask(Span<uint64_t>(masked.data(), masked.size())).ok());
+          }
+          if (resume_round == 2) {
+            ASSERT_TRUE(client.rewind(2, resume_held).ok());
+          }
+          resume_round = -1;
           m.which_body = fedstat_v1_Envelope_secagg_masked_chunk_tag;
           while (true) {
             auto more = client.next_chunk(Span<const uint64_t>(masked.data(), masked.size()),
@@ -98,6 +116,10 @@ struct DistDevice {
         } else {
           ++u3_rosters;
           if (drop_at == kBeforeReveals) return drop(c);
+          if (resume_round == 3) {
+            ASSERT_TRUE(client.rewind(3, resume_held).ok());
+          }
+          resume_round = -1;
           m.which_body = fedstat_v1_Envelope_secagg_reveal_tag;
           while (true) {
             auto more = client.next_reveal(m.body.secagg_reveal);

@@ -1,0 +1,167 @@
+// DIST resume: real Clients against the server's real rounds (InProcessServer), a KL_ANSWERS
+// task under secure aggregation with four devices (threshold 3). Either one device's link is cut
+// after each of its messages in turn (delivered or not, the server not told until the device
+// resumes), or the server dies once its store holds k events, for every k of a whole round, and
+// restarts over the same store. Every time the published sum must be the sum of all four
+// devices' contributions (computed directly from the SDK routines): nobody dropped, nothing
+// counted twice, and each device charged once. Paper: Bonawitz et al. 2017 §4.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "platform/platform.h"
+#include "sdk/client/contribution.h"
+#include "tests/client/client_test_support.h"
+#include "tests/client/in_process_server.h"
+#include "tests/rounds/round_messages.h"
+
+namespace fedstat {
+namespace client_test {
+namespace {
+
+using client::SessionResult;
+
+constexpr size_t kDevices = 4;
+
+bool lost(const Status& s) {
+  return s.code() == StatusCode::kUnavailable || s.code() == StatusCode::kDeadlineExceeded;
+}
+
+struct DeviceRun {
+  Result<client::SessionOutcome> last = failed_precondition("not run");
+  size_t sessions = 0;
+  bool resumed_after_end = false;  // resumed, and found the round over (it had sent everything)
+};
+
+class DistResumeTest : public StorageTest {
+ protected:
+  void SetUp() override {
+    StorageTest::SetUp();
+    task = kl_task(fedstat_v1_TrustModel_DIST, points);
+    make_dist(task, kDevices, 3);
+    for (size_t c = 0; c < kDevices; ++c) {
+      histograms.push_back(std::make_unique<OwnedHistogram>(static_cast<uint32_t>(c + 1)));
+      apps.push_back(std::make_unique<HistogramData>(&histograms.back()->histogram));
+    }
+    for (size_t c = 0; c < kDevices; ++c) {
+      CountingSource same(test_seed(99), c + 1);
+      const std::vector<uint64_t> x = expected_kl(task, points, histograms[c]->histogram, same);
+      expected.resize(x.size(), 0);
+      for (size_t i = 0; i < x.size(); ++i) expected[i] += x[i];  // bits = 64: mod 2^64
+    }
+  }
+
+  host::TaskSpec spec() const {
+    host::TaskSpec s;
+    s.task = task;
+    s.data = points;
+    s.task.deadline_unix_seconds = 0;
+    s.estimate = host::testing::sum_json;
+    s.definition_json = "{\"task\":" + std::to_string(task.task_id) + "}";
+    return s;
+  }
+
+  // Every device runs sessions until one ends other than by a lost link (at most 12). Device 0's
+  // first link is cut after `cut_after` sends (0: never).
+  std::vector<DeviceRun> run(InProcessServer& server, size_t cut_after = 0, bool delivered = true) {
+    std::vector<DeviceRun> runs(kDevices);
+    std::vector<std::unique_ptr<Device>> devices;
+    for (size_t c = 0; c < kDevices; ++c) {  // a fresh ledger and no round marker per run
+      platform::remove_blob(("ledger-" + std::to_string(c + 1)).c_str()).ignore();
+      platform::remove_blob(("round-" + std::to_string(c + 1)).c_str()).ignore();
+      devices.push_back(std::make_unique<Device>(c + 1, 1 << 20, *apps[c]));
+      EXPECT_TRUE(devices.back()->init_status.ok());
+    }
+    std::vector<std::thread> threads;
+    for (size_t c = 0; c < kDevices; ++c) {
+      threads.emplace_back([&, c] {
+        DeviceRun& r = runs[c];
+        for (; r.sessions < 12; ++r.sessions) {
+          auto link = server.connect(c + 1);
+          if (c == 0 && r.sessions == 0) {
+            link->cut_after_sends = cut_after;
+            link->delivered = delivered;
+          }
+          const uint32_t resuming = devices[c]->client.pending_report_task();
+          r.last = devices[c]->client.run_session(*link);
+          if (r.last.ok() && r.last.value().result == SessionResult::kNoTask && resuming != 0) {
+            r.resumed_after_end = true;
+          }
+          // Check in again after a lost link, or when no task was offered yet (the server was
+          // restarting, or this device's first hello was lost with it).
+          const bool again = (!r.last.ok() && lost(r.last.status())) ||
+                             (r.last.ok() && r.last.value().result == SessionResult::kNoTask &&
+                              resuming == 0 && devices[c]->spent() == 0);
+          if (!again) break;
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    // What one charge of this task costs (at least ε; more, as here, when four devices' Skellam
+    // shares give less): each device pays it once, however often it resumed.
+    const double once = client::device_spend(task).value().epsilon;
+    EXPECT_GE(once, task.epsilon);
+    for (size_t c = 0; c < kDevices; ++c) {
+      EXPECT_DOUBLE_EQ(devices[c]->spent(), once) << "device " << c + 1 << " charged once";
+    }
+    return runs;
+  }
+
+  void expect_everyone_summed(InProcessServer& server, const std::vector<DeviceRun>& runs,
+                              const std::string& label) {
+    ASSERT_EQ(server.task_state(task.task_id), "completed") << label;
+    EXPECT_EQ(server.store().result(task.task_id).value_or(""),
+              host::testing::sum_json(expected, kDevices))
+        << label;
+    for (size_t c = 0; c < kDevices; ++c) {
+      const DeviceRun& r = runs[c];
+      ASSERT_TRUE(r.last.ok()) << label << ", device " << c + 1 << ": "
+                               << r.last.status().message();
+      // Completed — or, having sent all it had to, it came back after the round had ended.
+      EXPECT_TRUE(r.last.value().result == SessionResult::kCompleted || r.resumed_after_end)
+          << label << ", device " << c + 1;
+    }
+  }
+
+  fedstat_v1_Task task;
+  std::vector<uint64_t> points, expected;
+  std::vector<std::unique_ptr<OwnedHistogram>> histograms;
+  std::vector<std::unique_ptr<HistogramData>> apps;
+};
+
+TEST_F(DistResumeTest, ALinkCutAfterAnyMessageIsResumed) {
+  // Device 0 sends: hello, reply, keys, 3 shares, 2 masked chunks (81 words), 4 reveals.
+  constexpr size_t kSends = 2 + 1 + 3 + 2 + 4;
+  for (size_t cut = 1; cut <= kSends; ++cut) {
+    for (bool delivered : {true, false}) {
+      const std::string label =
+          "cut after send " + std::to_string(cut) + (delivered ? " (delivered)" : " (lost)");
+      InProcessServer server({spec()}, host::testing::kT0);
+      const std::vector<DeviceRun> runs = run(server, cut, delivered);
+      expect_everyone_summed(server, runs, label);
+      if (cut > 2) {
+        EXPECT_GE(runs[0].sessions, 1u) << label;  // it checked in again
+      }
+    }
+  }
+}
+
+TEST_F(DistResumeTest, AServerKilledAtAnyEventAndRestartedCompletesWithEveryone) {
+  size_t events = 0;
+  {
+    InProcessServer uninterrupted({spec()}, host::testing::kT0);
+    expect_everyone_summed(uninterrupted, run(uninterrupted), "uninterrupted");
+    events = uninterrupted.store().event_count();
+  }
+  ASSERT_GT(events, 40u);  // 4 hellos + 4 replies + 4 keys + 12 shares + 8 chunks + 16 reveals
+  for (size_t kill_at = 1; kill_at < events; ++kill_at) {
+    InProcessServer server({spec()}, host::testing::kT0, kill_at);
+    const std::vector<DeviceRun> runs = run(server);
+    ASSERT_EQ(server.restarts(), 1u) << "kill at " << kill_at;
+    expect_everyone_summed(server, runs, "killed at event " + std::to_string(kill_at));
+  }
+}
+
+}  // namespace
+}  // namespace client_test
+}  // namespace fedstat
