@@ -185,8 +185,8 @@ DeviceTaskReport run_one_task(const DeviceSetup& setup, uint32_t index,
     }
     if (!outcome.ok()) {
       // A lost connection (the server restarted): check in again, as an app would, when the
-      // Client holds a report to resume or had not yet answered a task. A DIST round it had
-      // joined is not resumed (client.h): that ends here as an error.
+      // Client holds a round to resume (any trust model: client.h) or had not yet answered a
+      // task.
       const StatusCode code = outcome.status().code();
       const bool lost = code == StatusCode::kUnavailable || code == StatusCode::kDeadlineExceeded;
       if (lost && (client.pending_report_task() != 0 || !dropping.replied())) {

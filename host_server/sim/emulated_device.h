@@ -9,8 +9,9 @@
 //
 // Randomness: with a seed, device `id` draws everything (noise, secure-aggregation keys) for its
 // k-th task from SeededStream(seed, id + k·2^32), so its contribution can be recomputed in-process
-// (expected_contribution); without one, from a Csprng. A connection lost mid-report (the server
-// restarted) is checked in again and the Client resumes its report (sdk/client/client.h). Memory:
+// (expected_contribution); without one, from a Csprng. A connection lost mid-round (the server
+// restarted) is checked in again and the Client resumes its report or its secure-aggregation
+// round (sdk/client/client.h). Memory:
 // the histogram's table or the examples, the Client's memory (`memory_bytes`) and the ledger.
 // Errors: std::runtime_error from setup. Paper: none (emulation).
 #ifndef FEDSTAT_HOST_SIM_EMULATED_DEVICE_H_

@@ -1,31 +1,41 @@
 #!/usr/bin/env bash
 # Emulation: the server is killed with SIGKILL mid-round and restarted on the same port; the
-# round completes with nothing lost. 200 emulated devices (real Clients over real TLS-PSK) send a
-# data-shift report of 21 chunks each; once the store holds KILL_AT acknowledged report chunks the
-# server is killed (no shutdown of any kind), the store must pass PRAGMA integrity_check, and a
-# new server process replays it. Devices that lost their connection check in again and the Client
-# resumes its report from the words the server acknowledged (sdk/client/client.h). The published
-# result must equal the in-process computation over all 200 devices, bit for bit (sum_sha256).
-#   kill_restart_test.sh SERVER SIM WORKDIR [KILL_AT]
+# round completes with nothing lost. CLIENTS emulated devices (real Clients over real TLS-PSK) run
+# one task:
+#   data_shift: a data-shift report of 21 chunks each, in the clear (trust none);
+#   kl_dist:    KL answers under secure aggregation (trust dist, threshold 2/3).
+# Once the store holds KILL_AT events the server is killed (no shutdown of any kind), the store
+# must pass PRAGMA integrity_check, and a new server process replays it. Devices that lost their
+# connection check in again and the Client resumes its round (sdk/client/client.h): the rest of
+# its report from the words the server acknowledged, or its secure-aggregation round from the
+# messages the server holds (SecAggResume). The published result must equal the in-process
+# computation over all CLIENTS devices, bit for bit (sum_sha256), and every device completes.
+#   kill_restart_test.sh SERVER SIM WORKDIR [KIND [CLIENTS [KILL_AT]]]
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
-server=$1 sim=$2 work=$3 kill_at=${4:-1500}
+server=$1 sim=$2 work=$3 kind=${4:-data_shift} clients=${5:-200} kill_at=${6:-1500}
 rm -rf "$work" && mkdir -p "$work/data" "$work/state"
 cd "$work"
-python3 - <<'PY'
-import json, os
+python3 - "$kind" "$clients" <<'PY'
+import json, os, sys
+kind, clients = sys.argv[1], int(sys.argv[2])
 with open('data/items.txt', 'w') as f:
     for i in range(300): f.write(f"{i + 15} {max(1, 100000 // (i + 1))}\n")
 with open('reference.txt', 'w') as f:
     for i in range(320): f.write(f"{i} {max(1, 100000 // (i + 1))}\n")
 task = {"id": 5, "kind": "data_shift", "trust": "none", "epsilon": 0, "delta": 0,
-        "min_clients": 200, "max_clients": 200, "deadline_seconds": 900,
+        "min_clients": clients, "max_clients": clients, "deadline_seconds": 900,
         "admission_seconds": 300, "phase_timeout_seconds": 600, "seed": "00" * 31 + "35",
         "data_shift": {"rows": 5, "width": 256, "heap_capacity": 64, "k": 1024, "domain": 400,
                        "local_epsilon": 0, "reference": "reference.txt"}}
+if kind == "kl_dist":
+    del task["data_shift"]
+    task.update({"kind": "kl", "trust": "dist", "epsilon": 1.0, "delta": 1e-6,
+                 "threshold": (2 * clients + 2) // 3,
+                 "kl": {"reference": "reference.txt", "rounds": 300, "lambda": 0.1}})
 json.dump(task, open('task.json', 'w'))
 json.dump({"listen": "127.0.0.1:0", "store": "server.db", "fleet_secret": os.environ["FLEET_SECRET"],
-           "tasks": [task]}, open('server.json', 'w'))
+           "noise_seed": 9, "tasks": [task]}, open('server.json', 'w'))
 PY
 
 "$server" --config server.json --port-file port 2>server1.log &
@@ -36,11 +46,12 @@ wait_for_port $pid server1.log
 port=$(cat port)
 
 "$sim" --server 127.0.0.1:$port --clients 200 --task task.json --data data \
-  --fleet-secret "$FLEET_SECRET" --seed 23 --state state --json >sim.json &
+  --fleet-secret "$FLEET_SECRET" --seed 23 --noise-seed 9 --state state --json >sim.json &
 sim_pid=$!
 
-# Kill once the store holds kill_at events (200 hellos + 200 replies, then report chunks: 4,200
-# of them in all), read from the WAL database by a separate reader.
+# Kill once the store holds kill_at events (data_shift: 200 hellos + 200 replies, then report
+# chunks, 4,200 of them in all; kl_dist: hellos, replies, keys, then n(n−1) shares, ...), read
+# from the WAL database by a separate reader.
 python3 - "$kill_at" "$sim_pid" <<'PY'
 import os, sqlite3, sys, time
 need, sim = int(sys.argv[1]), int(sys.argv[2])
@@ -79,14 +90,15 @@ wait $sim_pid
 "$server" results 5 --config server.json --json >result.json
 kill -TERM $pid && wait $pid || true
 trap - EXIT
-python3 - <<'PY'
-import json
+python3 - "$clients" <<'PY'
+import json, sys
+clients = int(sys.argv[1])
 sim, result = json.load(open('sim.json')), json.load(open('result.json'))
 print('outcomes', sim['outcomes'], 'reconnects',
       sum(d['reconnects'] for d in sim['devices']))
-assert sim['outcomes'] == {'completed': 200}, sim['outcomes']
+assert sim['outcomes'] == {'completed': clients}, sim['outcomes']
 assert sum(d['reconnects'] for d in sim['devices']) > 0, 'no device lost its connection'
-assert result['contributors'] == 200, result
+assert result['contributors'] == clients, result
 assert result['sum_sha256'] == sim['expected']['sum_sha256'], 'aggregate differs'
 assert result['estimate'] == sim['expected']['estimate']
 print('killed and restarted mid-round: the published result equals the uninterrupted one')
