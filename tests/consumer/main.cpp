@@ -5,6 +5,7 @@
 // (qemu-system-arm, semihosting); tests/consumer/run_consumer.cmake compares its output with the
 // golden values every architecture must reproduce (tests/common/golden_vectors.h).
 // Memory: static buffers only (about 10 KiB), so it fits the 64 KiB M4 image.
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,6 +25,19 @@ using fedstat::ByteSpan;
 using fedstat::MutableByteSpan;
 
 int g_failures = 0;
+
+// printf("%lld") is not in newlib-nano (the Cortex-M4 image's C library): decimal by hand.
+void print_int64(int64_t v) {
+  char digits[21];
+  size_t n = 0;
+  uint64_t magnitude = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  do {
+    digits[n++] = static_cast<char>('0' + magnitude % 10);
+    magnitude /= 10;
+  } while (magnitude != 0);
+  printf(" %s", v < 0 ? "-" : "");
+  while (n > 0) putchar(digits[--n]);
+}
 
 void fail(const char* what, const fedstat::Status& status) {
   ++g_failures;
@@ -65,7 +79,7 @@ void skellam_noise() {
   for (int i = 0; i < 8; ++i) {
     const auto v = skellam.sample(bits);
     if (!v.ok()) return fail("skellam sample", v.status());
-    printf(" %lld", static_cast<long long>(v.value()));
+    print_int64(v.value());
   }
   printf("\n");
 }
@@ -84,7 +98,8 @@ void envelope_round_trip() {
   static wire::Envelope decoded;
   const auto result = wire::decode_frame(ByteSpan(buffer, frame.value()), decoded);
   if (!result.ok()) return fail("decode_frame", result.status());
-  const bool same = result->complete && decoded.which_body == fedstat_v1_Envelope_client_hello_tag &&
+  const bool same = result->complete &&
+                    decoded.which_body == fedstat_v1_Envelope_client_hello_tag &&
                     decoded.body.client_hello.client_id == 42 &&
                     strcmp(decoded.body.client_hello.sdk_version, FEDSTAT_VERSION_STRING) == 0;
   if (!same) {
