@@ -38,9 +38,7 @@ if(FEDSTAT_SANITIZE)
   set(_sanitize_libs " -fsanitize=address,undefined")
 endif()
 
-install(TARGETS ${_targets} EXPORT fedstatTargets
-        ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
-        INCLUDES DESTINATION "${_inc}")
+install(TARGETS ${_targets} EXPORT fedstatTargets ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}")
 install(EXPORT fedstatTargets NAMESPACE fedstat:: DESTINATION "${FEDSTAT_INSTALL_CMAKEDIR}")
 
 # ---- Headers -------------------------------------------------------------------------------
