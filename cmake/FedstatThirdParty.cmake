@@ -42,10 +42,14 @@ if(FEDSTAT_PLATFORM STREQUAL "baremetal")
   _fedstat_find_source_dir(FEDSTAT_MBEDTLS_SOURCE_DIR "mbedtls-*" "mbedTLS")
   file(GLOB _mbedtls_sources "${FEDSTAT_MBEDTLS_SOURCE_DIR}/library/*.c")
   add_library(fedstat_mbedcrypto STATIC ${_mbedtls_sources})
+  # Its headers and config are for the SDK's own sources (only sdk/base/crypto*.cpp include
+  # mbedTLS); the installed package carries the archive alone (cmake/FedstatPackage.cmake).
   target_include_directories(fedstat_mbedcrypto SYSTEM PUBLIC
-    ${FEDSTAT_MBEDTLS_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/platform/baremetal)
+    $<BUILD_INTERFACE:${FEDSTAT_MBEDTLS_SOURCE_DIR}/include>
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/platform/baremetal>)
   target_include_directories(fedstat_mbedcrypto PRIVATE ${FEDSTAT_MBEDTLS_SOURCE_DIR}/library)
-  target_compile_definitions(fedstat_mbedcrypto PUBLIC MBEDTLS_CONFIG_FILE="fedstat_mbedtls_config.h")
+  target_compile_definitions(fedstat_mbedcrypto PUBLIC
+    $<BUILD_INTERFACE:MBEDTLS_CONFIG_FILE="fedstat_mbedtls_config.h">)
   add_library(fedstat::mbedcrypto ALIAS fedstat_mbedcrypto)
   # mbedTLS built here for the microcontroller must be heap-free too.
   fedstat_forbid_heap(fedstat_mbedcrypto)

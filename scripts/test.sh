@@ -5,6 +5,7 @@
 #   3. host (x86-64) build with ASan + UBSan: unit tests, heap-check tests, server and demo smoke
 #   4. AArch64 build: the same unit tests under qemu-aarch64
 #   5. Cortex-M4 build: the bare-metal self-test image under qemu-system-arm
+#   (3-5 each also install their build and build and run tests/consumer against it: label consumer)
 # Exits non-zero if any step fails. Ends with "tests: N passed, M failed".
 set -euo pipefail
 cd "$(dirname "$0")/.."

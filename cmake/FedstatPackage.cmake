@@ -1,0 +1,119 @@
+# The installable CMake package (docs/package.md): `cmake --install <build> --prefix <p>` puts
+#   <p>/lib/libfedstat_sdk.a                 the SDK (with the nanopb runtime and generated wire code)
+#   <p>/lib/libfedstat_sdk_tls.a             the device's TLS-PSK channel (hosted builds)
+#   <p>/lib/libfedstat_mbedcrypto.a          mbedTLS built for the microcontroller (bare metal)
+#   <p>/include/fedstat/...                  the public headers (the rule is below)
+#   <p>/lib/cmake/fedstat/fedstatConfig.cmake, fedstatConfigVersion.cmake, fedstatTargets*.cmake
+#   <p>/lib/pkgconfig/fedstat.pc (and fedstat-tls.pc on hosted builds)
+# so that find_package(fedstat CONFIG REQUIRED) gives fedstat::sdk (and fedstat::sdk_tls) with
+# their usage requirements: C++17, the include directories, the platform definition, mbedTLS.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(FEDSTAT_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/fedstat")
+set(_inc "${CMAKE_INSTALL_INCLUDEDIR}")
+
+# ---- Targets -------------------------------------------------------------------------------
+# Consumers write #include <fedstat/sdk/...>; the installed headers themselves include each other
+# as "sdk/...", "platform/..." (as in the source tree), and the generated envelope.pb.h includes
+# <pb.h>: hence three directories (docs/package.md explains the choice).
+target_include_directories(fedstat_sdk INTERFACE
+  $<INSTALL_INTERFACE:${_inc}>
+  $<INSTALL_INTERFACE:${_inc}/fedstat>
+  $<INSTALL_INTERFACE:${_inc}/fedstat/nanopb>)
+set_target_properties(fedstat_sdk PROPERTIES EXPORT_NAME sdk)
+set(_targets fedstat_sdk)
+if(TARGET fedstat_sdk_tls)
+  set_target_properties(fedstat_sdk_tls PROPERTIES EXPORT_NAME sdk_tls)
+  list(APPEND _targets fedstat_sdk_tls)
+endif()
+if(TARGET fedstat_mbedcrypto)  # bare metal: built here, so shipped here
+  set_target_properties(fedstat_mbedcrypto PROPERTIES EXPORT_NAME mbedcrypto)
+  list(APPEND _targets fedstat_mbedcrypto)
+endif()
+# A sanitized build (host-asan) is instrumented: whoever links it must link the runtimes too.
+set(_sanitize_libs "")
+if(FEDSTAT_SANITIZE)
+  target_link_options(fedstat_sdk INTERFACE $<INSTALL_INTERFACE:-fsanitize=address,undefined>)
+  set(_sanitize_libs " -fsanitize=address,undefined")
+endif()
+
+install(TARGETS ${_targets} EXPORT fedstatTargets ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}")
+install(EXPORT fedstatTargets NAMESPACE fedstat:: DESTINATION "${FEDSTAT_INSTALL_CMAKEDIR}")
+
+# ---- Headers -------------------------------------------------------------------------------
+# Rule: a header is public if an application includes it to use the SDK or a public header
+# includes it. So: every header under sdk/ (but sdk/tls/ only where libfedstat_sdk_tls exists),
+# the platform interface (platform.h) and this backend's settings header (posix_platform.h or
+# baremetal/hooks.h), the generated fedstat/v1/envelope.pb.h and nanopb's pb.h, which public
+# headers include. Internal, never installed: what only the library's own .cpp files (or the host
+# server) include, below.
+set(FEDSTAT_INTERNAL_HEADERS
+  sdk/secagg/session_hash.h        # the secure-aggregation session hash: SDK client + host server
+  platform/raw_storage.h           # the backends' raw file operations under blob_store.cpp
+  platform/blob_format.h           # the on-storage blob frame, written only by blob_store.cpp
+  platform/baremetal/fedstat_mbedtls_config.h)  # mbedTLS's build config (no public header
+                                                # includes mbedTLS on bare metal)
+file(GLOB_RECURSE _sdk_headers RELATIVE "${PROJECT_SOURCE_DIR}" "${PROJECT_SOURCE_DIR}/sdk/*.h")
+set(_public_headers platform/platform.h)
+if(FEDSTAT_PLATFORM STREQUAL "posix")
+  list(APPEND _public_headers platform/posix/posix_platform.h)
+else()
+  list(APPEND _public_headers platform/baremetal/hooks.h)
+endif()
+foreach(_h IN LISTS _sdk_headers)
+  if(_h IN_LIST FEDSTAT_INTERNAL_HEADERS)
+    continue()
+  endif()
+  if(_h MATCHES "^sdk/tls/" AND NOT TARGET fedstat_sdk_tls)
+    continue()
+  endif()
+  list(APPEND _public_headers "${_h}")
+endforeach()
+foreach(_h IN LISTS _public_headers)
+  get_filename_component(_dir "${_h}" DIRECTORY)
+  install(FILES "${PROJECT_SOURCE_DIR}/${_h}" DESTINATION "${_inc}/fedstat/${_dir}")
+endforeach()
+install(FILES "${PROJECT_BINARY_DIR}/sdk/include/sdk/version.h" DESTINATION "${_inc}/fedstat/sdk")
+install(FILES "${PROJECT_BINARY_DIR}/proto/generated/fedstat/v1/envelope.pb.h"
+        DESTINATION "${_inc}/fedstat/v1")
+install(FILES "${FEDSTAT_NANOPB_SOURCE_DIR}/pb.h" DESTINATION "${_inc}/fedstat/nanopb")
+
+# ---- Config, version, pkg-config -----------------------------------------------------------
+# Semantic versioning: the version is project()'s. Before 1.0 a minor release may break the API,
+# so 0.x packages accept requests of the same minor version only; from 1.0, the same major.
+if(PROJECT_VERSION_MAJOR EQUAL 0)
+  set(_compatibility SameMinorVersion)
+else()
+  set(_compatibility SameMajorVersion)
+endif()
+configure_package_config_file("${CMAKE_CURRENT_LIST_DIR}/fedstatConfig.cmake.in"
+  "${PROJECT_BINARY_DIR}/package/fedstatConfig.cmake"
+  INSTALL_DESTINATION "${FEDSTAT_INSTALL_CMAKEDIR}"
+  PATH_VARS CMAKE_INSTALL_INCLUDEDIR)
+write_basic_package_version_file("${PROJECT_BINARY_DIR}/package/fedstatConfigVersion.cmake"
+  VERSION "${PROJECT_VERSION}" COMPATIBILITY ${_compatibility})
+install(FILES "${PROJECT_BINARY_DIR}/package/fedstatConfig.cmake"
+              "${PROJECT_BINARY_DIR}/package/fedstatConfigVersion.cmake"
+        DESTINATION "${FEDSTAT_INSTALL_CMAKEDIR}")
+
+# pkg-config: relocatable (${pcfiledir}), static archives only, so every library is in Libs.
+file(RELATIVE_PATH FEDSTAT_PC_PREFIX "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
+string(REGEX REPLACE "/$" "" FEDSTAT_PC_PREFIX "${FEDSTAT_PC_PREFIX}")
+if(FEDSTAT_PLATFORM STREQUAL "posix")
+  set(FEDSTAT_PC_CFLAGS "-DFEDSTAT_PLATFORM_POSIX=1")
+  set(FEDSTAT_PC_LIBS "-lfedstat_sdk -lmbedcrypto${_sanitize_libs}")
+else()
+  set(FEDSTAT_PC_CFLAGS "-DFEDSTAT_PLATFORM_BAREMETAL=1")
+  set(FEDSTAT_PC_LIBS "-lfedstat_sdk -lfedstat_mbedcrypto")
+endif()
+configure_file("${CMAKE_CURRENT_LIST_DIR}/fedstat.pc.in" "${PROJECT_BINARY_DIR}/package/fedstat.pc"
+               @ONLY)
+install(FILES "${PROJECT_BINARY_DIR}/package/fedstat.pc"
+        DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+if(TARGET fedstat_sdk_tls)
+  configure_file("${CMAKE_CURRENT_LIST_DIR}/fedstat-tls.pc.in"
+                 "${PROJECT_BINARY_DIR}/package/fedstat-tls.pc" @ONLY)
+  install(FILES "${PROJECT_BINARY_DIR}/package/fedstat-tls.pc"
+          DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+endif()

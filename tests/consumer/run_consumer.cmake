@@ -1,0 +1,187 @@
+# The consumer test (label consumer): fedstat as a user gets it, for one target.
+#   cmake -DSOURCE_DIR=<fedstat> -DBUILD_DIR=<fedstat build> -DWORK_DIR=<scratch> -DVERSION=<x.y.z>
+#         -DPLATFORM=posix|baremetal -DGENERATOR=<g> [-DMAKE_PROGRAM=<p>] [-DBUILD_TYPE=<t>]
+#         [-DTOOLCHAIN_FILE=<f> | -DC_COMPILER=<cc> -DCXX_COMPILER=<c++>] [-DEMULATOR=<cmd|arg|...>]
+#         [-DPKG_CONFIG=<pkg-config>] -P run_consumer.cmake
+# 1. installs BUILD_DIR into WORK_DIR/prefix (cmake --install) and checks what is there and what
+#    must not be (internal headers);
+# 2. configures tests/consumer against that prefix alone (find_package), builds it, runs it (under
+#    the emulator when cross-compiled) and compares its output with the golden values every
+#    architecture reproduces (tests/common/golden_vectors.h);
+# 3. with PKG_CONFIG: compiles and runs the same program again from `pkg-config fedstat` flags.
+foreach(_v SOURCE_DIR BUILD_DIR WORK_DIR VERSION PLATFORM GENERATOR)
+  if(NOT DEFINED ${_v})
+    message(FATAL_ERROR "run_consumer.cmake: -D${_v}=... is required")
+  endif()
+endforeach()
+string(TIMESTAMP _t0 "%s")
+set(_prefix "${WORK_DIR}/prefix")
+file(REMOVE_RECURSE "${WORK_DIR}")
+file(MAKE_DIRECTORY "${WORK_DIR}")
+
+function(run what)  # run(<what> COMMAND ...): runs a command, fails the test on a non-zero exit
+  execute_process(${ARGN} RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _err)
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "consumer: ${what} failed (${_rc}):\n${_out}\n${_err}")
+  endif()
+  set(run_output "${_out}" PARENT_SCOPE)
+endfunction()
+
+function(elapsed step)
+  string(TIMESTAMP _now "%s")
+  math(EXPR _s "${_now} - ${_t0}")
+  message(STATUS "consumer: ${step} (${_s} s so far)")
+endfunction()
+
+# ---- 1. Install ------------------------------------------------------------------------------
+run("cmake --install" COMMAND "${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${_prefix}")
+set(_must
+  lib/cmake/fedstat/fedstatConfig.cmake lib/cmake/fedstat/fedstatConfigVersion.cmake
+  lib/cmake/fedstat/fedstatTargets.cmake lib/pkgconfig/fedstat.pc lib/libfedstat_sdk.a
+  include/fedstat/sdk/version.h include/fedstat/sdk/client/client.h
+  include/fedstat/sdk/wire/envelope_codec.h include/fedstat/v1/envelope.pb.h
+  include/fedstat/nanopb/pb.h include/fedstat/platform/platform.h)
+set(_must_not
+  include/fedstat/sdk/secagg/session_hash.h include/fedstat/platform/raw_storage.h
+  include/fedstat/platform/blob_format.h
+  include/fedstat/platform/baremetal/fedstat_mbedtls_config.h)
+if(PLATFORM STREQUAL "posix")
+  list(APPEND _must lib/libfedstat_sdk_tls.a lib/pkgconfig/fedstat-tls.pc
+                    include/fedstat/sdk/tls/tls_channel.h
+                    include/fedstat/platform/posix/posix_platform.h)
+  list(APPEND _must_not include/fedstat/platform/baremetal/hooks.h)
+else()
+  list(APPEND _must lib/libfedstat_mbedcrypto.a include/fedstat/platform/baremetal/hooks.h)
+  list(APPEND _must_not include/fedstat/sdk/tls/tls_channel.h lib/libfedstat_sdk_tls.a
+                        include/fedstat/platform/posix/posix_platform.h)
+endif()
+foreach(_f IN LISTS _must)
+  if(NOT EXISTS "${_prefix}/${_f}")
+    message(FATAL_ERROR "consumer: the install lacks ${_f}")
+  endif()
+endforeach()
+foreach(_f IN LISTS _must_not)
+  if(EXISTS "${_prefix}/${_f}")
+    message(FATAL_ERROR "consumer: the install has ${_f}, an internal header")
+  endif()
+endforeach()
+file(GLOB_RECURSE _sources "${_prefix}/*.cpp" "${_prefix}/*.c" "${_prefix}/*.in")
+if(_sources)
+  message(FATAL_ERROR "consumer: the install has sources or templates: ${_sources}")
+endif()
+file(READ "${_prefix}/include/fedstat/sdk/version.h" _version_h)
+if(_version_h MATCHES "@" OR NOT _version_h MATCHES "FEDSTAT_VERSION_STRING \"${VERSION}\"")
+  message(FATAL_ERROR "consumer: installed version.h is not filled in for ${VERSION}:\n${_version_h}")
+endif()
+file(READ "${_prefix}/lib/pkgconfig/fedstat.pc" _pc)
+if(NOT _pc MATCHES "\nVersion: ${VERSION}\n")
+  message(FATAL_ERROR "consumer: fedstat.pc does not carry version ${VERSION}:\n${_pc}")
+endif()
+# The version file: this version is accepted; the next breaking one (0.x: the next minor, from
+# 1.0 the next major) and an older minor are not.
+string(REGEX MATCH "^([0-9]+)\\.([0-9]+)" _ "${VERSION}")
+set(_major "${CMAKE_MATCH_1}")
+set(_minor "${CMAKE_MATCH_2}")
+if(_major EQUAL 0)
+  math(EXPR _next "${_minor} + 1")
+  set(_breaking "0.${_next}")
+else()
+  math(EXPR _next "${_major} + 1")
+  set(_breaking "${_next}.0")
+endif()
+foreach(_want "${VERSION}=TRUE" "${_major}.${_minor}=TRUE" "${_breaking}=FALSE")
+  string(REPLACE "=" ";" _want "${_want}")
+  list(GET _want 0 PACKAGE_FIND_VERSION)
+  list(GET _want 1 _expected)
+  string(REGEX MATCH "^([0-9]+)\\.([0-9]+)" _ "${PACKAGE_FIND_VERSION}")
+  set(PACKAGE_FIND_VERSION_MAJOR "${CMAKE_MATCH_1}")  # as find_package sets them
+  set(PACKAGE_FIND_VERSION_MINOR "${CMAKE_MATCH_2}")
+  set(PACKAGE_VERSION_COMPATIBLE FALSE)
+  include("${_prefix}/lib/cmake/fedstat/fedstatConfigVersion.cmake")
+  set(_got FALSE)
+  if(PACKAGE_VERSION_COMPATIBLE)
+    set(_got TRUE)
+  endif()
+  if(NOT PACKAGE_VERSION STREQUAL VERSION OR NOT _got STREQUAL _expected)
+    message(FATAL_ERROR "consumer: fedstatConfigVersion.cmake (${PACKAGE_VERSION}) answers "
+                        "'${PACKAGE_VERSION_COMPATIBLE}' to a request for ${PACKAGE_FIND_VERSION}")
+  endif()
+endforeach()
+elapsed("installed into ${_prefix}")
+
+# ---- 2. The consumer project, from the prefix alone ------------------------------------------
+set(_args -S "${SOURCE_DIR}/tests/consumer" -B "${WORK_DIR}/build" -G "${GENERATOR}"
+          "-DCMAKE_PREFIX_PATH=${_prefix}" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
+if(MAKE_PROGRAM)
+  list(APPEND _args "-DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM}")
+endif()
+if(BUILD_TYPE)
+  list(APPEND _args "-DCMAKE_BUILD_TYPE=${BUILD_TYPE}")
+endif()
+if(TOOLCHAIN_FILE)
+  list(APPEND _args "-DCMAKE_TOOLCHAIN_FILE=${TOOLCHAIN_FILE}")
+else()
+  list(APPEND _args "-DCMAKE_C_COMPILER=${C_COMPILER}" "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}")
+endif()
+run("configuring tests/consumer" COMMAND "${CMAKE_COMMAND}" ${_args})
+if(NOT run_output MATCHES "fedstat ${VERSION} \\(${PLATFORM}\\) from ([^\n]*)")
+  message(FATAL_ERROR "consumer: find_package did not report fedstat ${VERSION}:\n${run_output}")
+endif()
+if(NOT CMAKE_MATCH_1 STREQUAL "${_prefix}/lib/cmake/fedstat")
+  message(FATAL_ERROR "consumer: found fedstat at ${CMAKE_MATCH_1}, not in ${_prefix}")
+endif()
+elapsed("configured")
+run("building tests/consumer" COMMAND "${CMAKE_COMMAND}" --build "${WORK_DIR}/build" -j 2)
+elapsed("built")
+
+set(_exe "${WORK_DIR}/build/fedstat_consumer")
+if(PLATFORM STREQUAL "baremetal")
+  set(_exe "${_exe}.elf")
+endif()
+set(_emulator "")
+if(EMULATOR)
+  string(REPLACE "|" ";" _emulator "${EMULATOR}")
+endif()
+
+# What every architecture must print (the same golden values as the unit tests and the M4 image).
+file(READ "${SOURCE_DIR}/tests/common/golden_vectors.h" _golden)
+if(NOT _golden MATCHES "kShiftSketchReportCrc = 0x([0-9A-Fa-f]+)u")
+  message(FATAL_ERROR "consumer: kShiftSketchReportCrc not found in golden_vectors.h")
+endif()
+string(TOLOWER "${CMAKE_MATCH_1}" _crc)
+if(NOT _golden MATCHES "kSkellam100\\[8\\] = {([^}]*)}")
+  message(FATAL_ERROR "consumer: kSkellam100 not found in golden_vectors.h")
+endif()
+string(REPLACE "," "" _skellam "${CMAKE_MATCH_1}")
+string(STRIP "${_skellam}" _skellam)
+
+function(check_run label)  # check_run(<label> <program and arguments>)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _err
+                  TIMEOUT 120)
+  message(STATUS "${label} printed:\n${_out}${_err}")
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "consumer: ${label} exited with '${_rc}'")
+  endif()
+  foreach(_line "fedstat ${VERSION} \\(" "sketch report: [0-9]+ bytes, crc32 ${_crc}\n"
+                "skellam\\(100\\): ${_skellam}\n" "envelope: [0-9]+-byte frame round trip\n"
+                "consumer: ok\n")
+    if(NOT _out MATCHES "${_line}")
+      message(FATAL_ERROR "consumer: ${label}'s output lacks /${_line}/")
+    endif()
+  endforeach()
+endfunction()
+check_run("fedstat_consumer" ${_emulator} "${_exe}")
+elapsed("ran fedstat_consumer")
+
+# ---- 3. pkg-config (hosted builds) -----------------------------------------------------------
+if(PKG_CONFIG)
+  set(ENV{PKG_CONFIG_PATH} "${_prefix}/lib/pkgconfig")
+  run("pkg-config" COMMAND "${PKG_CONFIG}" --cflags --libs fedstat)
+  string(STRIP "${run_output}" _flags)
+  separate_arguments(_flags UNIX_COMMAND "${_flags}")
+  run("compiling with pkg-config flags"
+      COMMAND "${CXX_COMPILER}" -std=c++17 "${SOURCE_DIR}/tests/consumer/main.cpp" ${_flags}
+              -o "${WORK_DIR}/consumer_pc")
+  check_run("consumer_pc (pkg-config)" "${WORK_DIR}/consumer_pc")
+  elapsed("pkg-config build ran")
+endif()
