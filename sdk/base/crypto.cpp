@@ -5,6 +5,7 @@
 
 #include "mbedtls/aes.h"
 #include "mbedtls/ctr_drbg.h"
+#include "mbedtls/platform_util.h"
 #include "mbedtls/sha256.h"
 
 namespace fedstat {
@@ -66,6 +67,10 @@ Status sha256(ByteSpan data, Span<uint8_t> digest_out) {
 
 // ---- AES-256-CTR -----------------------------------------------------------------------------
 
+void wipe(void* data, size_t size) {
+  if (data != nullptr && size > 0) mbedtls_platform_zeroize(data, size);
+}
+
 Aes256Ctr::Aes256Ctr() {
   mbedtls_aes_init(aes(aes_));
   memset(counter_, 0, sizeof(counter_));
@@ -74,7 +79,8 @@ Aes256Ctr::Aes256Ctr() {
 
 Aes256Ctr::~Aes256Ctr() {
   mbedtls_aes_free(aes(aes_));
-  memset(stream_block_, 0, sizeof(stream_block_));
+  wipe(stream_block_, sizeof(stream_block_));
+  wipe(counter_, sizeof(counter_));
 }
 
 Status Aes256Ctr::start(ByteSpan key, ByteSpan initial_counter_block) {

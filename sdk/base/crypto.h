@@ -66,6 +66,24 @@ class Sha256 {
   alignas(16) unsigned char state_[kSha256StateBytes];
 };
 
+// Zeroes `size` bytes at `data` in a way the compiler may not remove as a dead store
+// (mbedtls_platform_zeroize): for keys, shares and other secrets before their memory is reused
+// or goes out of scope. A plain memset of a buffer that is not read again is optimised away.
+void wipe(void* data, size_t size);
+
+// Wipes an object's bytes when the scope it guards ends, on every return path.
+class ScopedWipe {
+ public:
+  ScopedWipe(void* data, size_t size) : data_(data), size_(size) {}
+  ~ScopedWipe() { wipe(data_, size_); }
+  ScopedWipe(const ScopedWipe&) = delete;
+  ScopedWipe& operator=(const ScopedWipe&) = delete;
+
+ private:
+  void* data_;
+  size_t size_;
+};
+
 // SHA-256 of one buffer. `digest_out` must hold 32 bytes.
 Status sha256(ByteSpan data, Span<uint8_t> digest_out);
 

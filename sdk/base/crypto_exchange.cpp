@@ -33,7 +33,10 @@ struct Blinding {
 
 int blinding_rng(void* context, unsigned char* out, size_t length) {
   const Blinding* b = static_cast<const Blinding*>(context);
-  return b->callback(b->context, MutableByteSpan(out, length)).ok() ? 0 : -1;
+  // mbedTLS passes the callback's code through: this one is reported as the entropy failure it
+  // is, not as a bad peer key.
+  return b->callback(b->context, MutableByteSpan(out, length)).ok() ? 0
+                                                                    : MBEDTLS_ERR_ECP_RANDOM_FAILED;
 }
 
 // Holds the Curve25519 group and scratch values; freed on every path.

@@ -1,5 +1,7 @@
 #include "sdk/client/client.h"
 
+#include "sdk/base/crypto.h"
+
 #include <string.h>
 
 #include "platform/platform.h"
@@ -102,6 +104,7 @@ Status Client::init(const ClientConfig& config, MutableByteSpan memory, ClientDa
 Result<SessionOutcome> Client::run_session(FrameChannel& channel) {
   if (!ready_) return failed_precondition("Client::init has not succeeded");
   round_ended_ = false;
+  channel_lost_ = false;
   server_detail_[0] = '\0';
   memset(&task_, 0, sizeof(task_));
   Result<SessionOutcome> result = session(channel);
@@ -110,11 +113,13 @@ Result<SessionOutcome> Client::run_session(FrameChannel& channel) {
     clear_marker();
     result = SessionOutcome{SessionResult::kAborted, task_.task_id};
   }
-  // Only a lost channel leaves a report to resume; any other failure (a confused exchange, a
-  // refusal) ends it: nothing more is sent for that round.
-  if (!result.ok() && result.status().code() != StatusCode::kUnavailable &&
-      result.status().code() != StatusCode::kDeadlineExceeded) {
-    drop_pending();
+  // Only a lost channel leaves a report to resume: the channel itself failed to send or
+  // receive. Any other failure — a confused exchange, a refusal, and also a storage or entropy
+  // failure, though those say kUnavailable too — ends it: nothing more is sent for that round.
+  if (!result.ok()) {
+    const StatusCode code = result.status().code();
+    const bool lost = code == StatusCode::kUnavailable || code == StatusCode::kDeadlineExceeded;
+    if (!channel_lost_ || !lost) drop_pending();
   }
   // Still pending: the channel was lost. What the next session resumes from must be what this
   // one left (the app must not reuse that memory): checked before anything is sent again.
@@ -169,7 +174,15 @@ uint32_t Client::held_crc() {
 }
 
 Status Client::send(FrameChannel& channel) {
-  return channel.send(out_);
+  const Status sent = channel.send(out_);
+  note_channel_failure(sent);
+  return sent;
+}
+
+void Client::note_channel_failure(const Status& status) {
+  if (status.code() == StatusCode::kUnavailable || status.code() == StatusCode::kDeadlineExceeded) {
+    channel_lost_ = true;
+  }
 }
 
 void Client::start_message(pb_size_t tag) {
@@ -180,7 +193,9 @@ void Client::start_message(pb_size_t tag) {
 
 Status Client::receive(FrameChannel& channel) {
   memset(&in_, 0, sizeof(in_));  // in place: no 544-byte temporary on a small stack
-  FEDSTAT_RETURN_IF_ERROR(channel.receive(in_, config_.receive_timeout_ms));
+  const Status received = channel.receive(in_, config_.receive_timeout_ms);
+  note_channel_failure(received);
+  FEDSTAT_RETURN_IF_ERROR(received);
   if (in_.which_body == fedstat_v1_Envelope_server_error_tag) {
     copy_string(server_detail_, sizeof(server_detail_), in_.body.server_error.detail);
     // Whatever its code, a ServerError ends a pending report: it is never resumed after one.
@@ -389,6 +404,9 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
   // acceptance: TaskRound::admit_resumed) — never a second computation for the same task.
   RandomBits noise(*random_);
   Status built = build_contribution(task_, *data_, data, noise, scratch, contribution);
+  // The builder's scratch held un-noised intermediates of the app's data: wiped now, as far as
+  // the task's memory formula reaches.
+  wipe_scratch(scratch, need.value());
   if (built.ok() && is_dist(task_)) {
     built = secagg_.init(static_cast<uint32_t>(config_.device_id), buffers.value().peers, *random_);
   }
@@ -570,9 +588,16 @@ Status Client::secagg_rounds(FrameChannel& channel, Span<uint64_t> contribution,
   if (roster.code() == StatusCode::kAborted) round_ended_ = true;
   FEDSTAT_RETURN_IF_ERROR(roster);  // a resumed device refuses any U3 but its first
   if (marker_.stage != kRoundUnmasking) {
+    // No record, no reveal: the stage moves to "unmasking" only once the write succeeded, so a
+    // failed write is tried again (or the round dropped) before any reveal is sent.
+    const uint8_t stage_before = marker_.stage;
     memcpy(marker_.u3, in_.body.secagg_roster.members.bytes, in_.body.secagg_roster.members.size);
     marker_.stage = kRoundUnmasking;
-    FEDSTAT_RETURN_IF_ERROR(save_marker());  // no record, no reveal
+    const Status saved = save_marker();
+    if (!saved.ok()) {
+      marker_.stage = stage_before;
+      return saved;
+    }
   }
   if (at.round == 3) FEDSTAT_RETURN_IF_ERROR(secagg_.rewind(3, at.held));
   while (true) {
@@ -585,13 +610,23 @@ Status Client::secagg_rounds(FrameChannel& channel, Span<uint64_t> contribution,
   return Status();
 }
 
+void Client::wipe_scratch(MutableByteSpan scratch, size_t task_memory) {
+  // The round buffers sit before `scratch`; task_memory (memory_bytes(task)) covers them and the
+  // scratch the task's builder may use, so the wipe costs what the task needs, not the whole
+  // caller memory.
+  const size_t before = static_cast<size_t>(scratch.data() - memory_.data());
+  size_t span = scratch.size();
+  if (task_memory > before && task_memory - before < span) span = task_memory - before;
+  crypto::wipe(scratch.data(), span);
+}
+
 void Client::drop_pending() {
   // Wiped, not only forgotten: an exact TRUSTED report does not linger in RAM.
   if (pending_) {
     // The contribution and (DIST) the roster with the peers' shares; the SecAggClient's secrets.
     Arena arena(memory_);
     if (round_buffers(pending_task_, arena, /*fresh=*/false).ok()) {
-      memset(memory_.data(), 0, arena.used());
+      crypto::wipe(memory_.data(), arena.used());
     }
     if (is_dist(pending_task_)) secagg_.on_abort();
   }

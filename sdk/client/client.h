@@ -195,6 +195,10 @@ class Client {
   Status save_marker();
   void clear_marker();
   void drop_pending();  // forgets AND wipes a held round (and a DIST round's secrets)
+  // Wipes the builders' scratch after a build, up to the task's memory formula.
+  void wipe_scratch(MutableByteSpan scratch, size_t task_memory);
+  // Marks the session's channel as lost when a send or receive failed for want of the link.
+  void note_channel_failure(const Status& status);
 
   ClientConfig config_;
   MutableByteSpan memory_;
@@ -202,8 +206,9 @@ class Client {
   privacy::BudgetLedger* ledger_ = nullptr;
   RandomSource* random_ = nullptr;
   bool ready_ = false;
-  bool round_ended_ = false;  // a RoundOutcome{false} or SecAggAbort arrived
-  bool pending_ = false;      // a clear-path report the channel cut off (pending_task_)
+  bool round_ended_ = false;   // a RoundOutcome{false} or SecAggAbort arrived
+  bool channel_lost_ = false;  // the channel failed to send or receive (kUnavailable, deadline)
+  bool pending_ = false;       // a clear-path report the channel cut off (pending_task_)
   fedstat_v1_Task pending_task_ = fedstat_v1_Task_init_zero;
   uint32_t pending_crc_ = 0;  // held_crc() when the channel was lost (resumed only if equal)
   fedstat_v1_Task task_ = fedstat_v1_Task_init_zero;

@@ -55,9 +55,9 @@ Status SecAggClient::fail(Status status) {
 
 void SecAggClient::on_abort() {
   stage_ = SecAggStage::kAborted;
-  memset(encryption_secret_, 0, sizeof(encryption_secret_));
-  memset(masking_secret_, 0, sizeof(masking_secret_));
-  memset(self_mask_seed_, 0, sizeof(self_mask_seed_));
+  crypto::wipe(encryption_secret_, sizeof(encryption_secret_));
+  crypto::wipe(masking_secret_, sizeof(masking_secret_));
+  crypto::wipe(self_mask_seed_, sizeof(self_mask_seed_));
   self_mask_dealer_ = ShamirDealer();
   key_dealer_ = ShamirDealer();
 }
@@ -75,13 +75,13 @@ Result<size_t> SecAggClient::index_of(uint32_t id) const {
 
 Status SecAggClient::share_key(const SecAggPeer& peer, MutableByteSpan key) {
   uint8_t shared[crypto::kX25519KeyBytes];
+  const crypto::ScopedWipe wipe_shared(shared, sizeof(shared));
   FEDSTAT_RETURN_IF_ERROR(crypto::x25519_shared_secret(
       ByteSpan(encryption_secret_, 32), ByteSpan(peer.encryption_key, 32),
       Span<uint8_t>(shared, sizeof(shared)), fill_from_random_source, random_));
   const Status derived = crypto::hkdf_sha256(
       ByteSpan(session_hash_, 32), ByteSpan(shared, sizeof(shared)),
       ByteSpan(reinterpret_cast<const uint8_t*>(kShareKeyLabel), sizeof(kShareKeyLabel) - 1), key);
-  memset(shared, 0, sizeof(shared));
   return derived;
 }
 
@@ -118,6 +118,7 @@ Status SecAggClient::on_start(const fedstat_v1_SecAggStart& start, fedstat_v1_Se
     return resource_exhausted("secagg: the session allows more clients than this client's storage");
   }
   uint8_t seeds[64];
+  const crypto::ScopedWipe wipe_seeds(seeds, sizeof(seeds));
   FEDSTAT_RETURN_IF_ERROR(random_bytes(MutableByteSpan(encryption_secret_, 32)));
   FEDSTAT_RETURN_IF_ERROR(random_bytes(MutableByteSpan(masking_secret_, 32)));
   FEDSTAT_RETURN_IF_ERROR(random_bytes(MutableByteSpan(self_mask_seed_, 32)));
@@ -128,7 +129,6 @@ Status SecAggClient::on_start(const fedstat_v1_SecAggStart& start, fedstat_v1_Se
       self_mask_dealer_.init(ByteSpan(self_mask_seed_, 32), start.threshold, ByteSpan(seeds, 32)));
   FEDSTAT_RETURN_IF_ERROR(
       key_dealer_.init(ByteSpan(masking_secret_, 32), start.threshold, ByteSpan(seeds + 32, 32)));
-  memset(seeds, 0, sizeof(seeds));
 
   out = fedstat_v1_SecAggKeys_init_zero;
   out.session = start.session;
@@ -246,15 +246,20 @@ Result<bool> SecAggClient::next_share(fedstat_v1_SecAggShare& out) {
     return false;
   }
   const SecAggPeer& peer = peers_[cursor_];
+  // Every secret below is wiped on every path out (the shares of b_u and s_u^SK, the key).
   ShamirShare self_share, key_share;
+  const crypto::ScopedWipe wipe_self_share(&self_share, sizeof(self_share));
+  const crypto::ScopedWipe wipe_key_share(&key_share, sizeof(key_share));
   FEDSTAT_RETURN_IF_ERROR(self_mask_dealer_.share_for(peer.id, self_share));
   FEDSTAT_RETURN_IF_ERROR(key_dealer_.share_for(peer.id, key_share));
   uint8_t plain[kSharePlainBytes];
+  const crypto::ScopedWipe wipe_plain(plain, sizeof(plain));
   store_le32(plain, id_);
   store_le32(plain + 4, peer.id);
   share_to_bytes(self_share, MutableByteSpan(plain + 8, kShareBytes));
   share_to_bytes(key_share, MutableByteSpan(plain + 8 + kShareBytes, kShareBytes));
   uint8_t key[32], iv[crypto::kGcmIvBytes], aad[40];
+  const crypto::ScopedWipe wipe_key(key, sizeof(key));
   FEDSTAT_RETURN_IF_ERROR(share_key(peer, MutableByteSpan(key, sizeof(key))));
   share_iv(id_, peer.id, iv);
   share_aad(session_hash_, id_, peer.id, aad);
@@ -267,8 +272,6 @@ Result<bool> SecAggClient::next_share(fedstat_v1_SecAggShare& out) {
       ByteSpan(key, 32), ByteSpan(iv, sizeof(iv)), ByteSpan(aad, sizeof(aad)),
       ByteSpan(plain, sizeof(plain)), MutableByteSpan(out.ciphertext.bytes, kSharePlainBytes),
       MutableByteSpan(out.ciphertext.bytes + kSharePlainBytes, crypto::kGcmTagBytes));
-  memset(plain, 0, sizeof(plain));
-  memset(key, 0, sizeof(key));
   FEDSTAT_RETURN_IF_ERROR(sealed);
   ++cursor_;
   return true;
@@ -294,6 +297,8 @@ Status SecAggClient::on_share(const fedstat_v1_SecAggShare& share) {
     return data_loss("secagg: an encrypted share has the wrong length");
   }
   uint8_t key[32], iv[crypto::kGcmIvBytes], aad[40], plain[kSharePlainBytes];
+  const crypto::ScopedWipe wipe_key(key, sizeof(key));
+  const crypto::ScopedWipe wipe_plain(plain, sizeof(plain));
   FEDSTAT_RETURN_IF_ERROR(share_key(peer, MutableByteSpan(key, sizeof(key))));
   share_iv(share.from_id, id_, iv);
   share_aad(session_hash_, share.from_id, id_, aad);
@@ -302,16 +307,16 @@ Status SecAggClient::on_share(const fedstat_v1_SecAggShare& share) {
       ByteSpan(share.ciphertext.bytes, kSharePlainBytes),
       ByteSpan(share.ciphertext.bytes + kSharePlainBytes, crypto::kGcmTagBytes),
       MutableByteSpan(plain, sizeof(plain)));
-  memset(key, 0, sizeof(key));
   FEDSTAT_RETURN_IF_ERROR(opened);
   ShamirShare self_share, key_share;
+  const crypto::ScopedWipe wipe_self_share(&self_share, sizeof(self_share));
+  const crypto::ScopedWipe wipe_key_share(&key_share, sizeof(key_share));
   Status parsed;
   if (load_le32(plain) != share.from_id || load_le32(plain + 4) != id_) {
     parsed = data_loss("secagg: the share's sealed sender or recipient does not match");
   } else if ((parsed = share_from_bytes(id_, ByteSpan(plain + 8, kShareBytes), self_share)).ok()) {
     parsed = share_from_bytes(id_, ByteSpan(plain + 8 + kShareBytes, kShareBytes), key_share);
   }
-  memset(plain, 0, sizeof(plain));
   FEDSTAT_RETURN_IF_ERROR(parsed);
   memcpy(peer.self_mask_share, self_share.y, sizeof(peer.self_mask_share));
   memcpy(peer.key_share, key_share.y, sizeof(peer.key_share));
@@ -413,24 +418,37 @@ Status SecAggClient::mask(Span<uint32_t> vector) {
 }
 
 template <typename Word>
-Status SecAggClient::mask_words(Span<Word> vector) {
-  if (stage_ != SecAggStage::kReadyToMask) {
-    return failed_precondition("secagg: mask the input once, after U2 was announced");
-  }
-  if (vector.size() != length_) return invalid_argument("secagg: the input has the wrong length");
+Status SecAggClient::apply_masks(Span<Word> vector) {
   const ByteSpan session(session_hash_, 32);
   FEDSTAT_RETURN_IF_ERROR(
       apply_mask(session, ByteSpan(self_mask_seed_, 32), MaskKind::kSelf, false, bits_, vector));
   for (size_t i = 0; i < count_; ++i) {
     if (i == self_index_ || !(peers_[i].flags & kInU2)) continue;
     uint8_t shared[32];
+    const crypto::ScopedWipe wipe_shared(shared, sizeof(shared));
     FEDSTAT_RETURN_IF_ERROR(crypto::x25519_shared_secret(
         ByteSpan(masking_secret_, 32), ByteSpan(peers_[i].masking_key, 32),
         Span<uint8_t>(shared, 32), fill_from_random_source, random_));
-    const Status masked = apply_mask(session, ByteSpan(shared, 32), MaskKind::kPairwise,
-                                     /*subtract=*/peers_[i].id > id_, bits_, vector);
-    memset(shared, 0, sizeof(shared));
-    FEDSTAT_RETURN_IF_ERROR(masked);
+    FEDSTAT_RETURN_IF_ERROR(apply_mask(session, ByteSpan(shared, 32), MaskKind::kPairwise,
+                                       /*subtract=*/peers_[i].id > id_, bits_, vector));
+  }
+  return Status();
+}
+
+template <typename Word>
+Status SecAggClient::mask_words(Span<Word> vector) {
+  if (stage_ != SecAggStage::kReadyToMask) {
+    return failed_precondition("secagg: mask the input once, after U2 was announced");
+  }
+  if (vector.size() != length_) return invalid_argument("secagg: the input has the wrong length");
+  // Masked once or never: a failure part way (an entropy failure in an X25519 agreement) would
+  // leave the input half masked, and masking it again on a later try would send a second,
+  // different masked input. So any failure here wipes the input and ends the session.
+  const Status masked = apply_masks(vector);
+  if (!masked.ok()) {
+    crypto::wipe(vector.data(), vector.size() * sizeof(Word));
+    on_abort();
+    return masked;
   }
   stage_ = SecAggStage::kMasked;
   cursor_ = 0;

@@ -94,7 +94,8 @@ class SecAggClient {
   Status on_share(const fedstat_v1_SecAggShare& share);
   Status on_roster(const fedstat_v1_SecAggRoster& roster);
   // In place, vector.size() == the session's length; 32-bit words need bits ≤ 32 (half the
-  // memory of 64-bit words on a microcontroller).
+  // memory of 64-bit words on a microcontroller). Masked once or never: a failure part way
+  // wipes the vector and aborts the session (a second try would mask it twice).
   Status mask(Span<uint64_t> vector);
   Status mask(Span<uint32_t> vector);
   Result<bool> next_chunk(Span<const uint64_t> masked, fedstat_v1_SecAggMaskedChunk& out);
@@ -122,6 +123,8 @@ class SecAggClient {
   bool roster_is_held(const fedstat_v1_SecAggRoster& roster, uint8_t flag) const;
   template <typename Word>
   Status mask_words(Span<Word> vector);
+  template <typename Word>
+  Status apply_masks(Span<Word> vector);  // the self mask and every pairwise mask, in place
   template <typename Word>
   Result<bool> chunk_words(Span<const Word> masked, fedstat_v1_SecAggMaskedChunk& out);
   Status random_bytes(MutableByteSpan out);

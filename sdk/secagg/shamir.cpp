@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "sdk/base/bytes.h"
+#include "sdk/base/crypto.h"
 #include "sdk/base/random_bits.h"
 #include "sdk/base/seeded_stream.h"
 
@@ -78,7 +79,8 @@ Status ShamirDealer::share_for(uint32_t x, ShamirShare& out) const {
   if (x == 0 || x >= kShamirPrime) {
     return invalid_argument("Shamir: a share's x (the client id) must lie in [1, 2^31 + 10]");
   }
-  Seed256 key;
+  Seed256 key;  // the polynomial's seed: with one share it gives the secret, so it is wiped
+  const crypto::ScopedWipe wipe_key(&key, sizeof(key));
   memcpy(key.bytes, seed_, 32);
   SeededStream stream(key, 0);
   RandomBits bits(stream);
@@ -111,6 +113,7 @@ Status shamir_reconstruct(Span<const ShamirShare> shares, uint32_t threshold,
     }
   }
   uint32_t pieces[kShamirPieces] = {};
+  const crypto::ScopedWipe wipe_pieces(pieces, sizeof(pieces));
   for (size_t i = 0; i < threshold; ++i) {
     // Lagrange basis at 0: Π_{j≠i} x_j / (x_j − x_i).
     uint32_t numerator = 1, denominator = 1;
