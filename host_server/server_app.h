@@ -18,6 +18,7 @@
 #include "host_server/net/tls_server.h"
 #include "host_server/rounds/task_spec.h"
 #include "host_server/server_config.h"
+#include "host_server/store/sqlite_store.h"
 #include "host_server/store/store.h"
 #include "host_server/tagg/tagg_wire.h"
 #include "nlohmann/json.hpp"
@@ -37,6 +38,11 @@ using TaggForward = std::function<void(ExactAggregate aggregate)>;
 std::vector<TaskSpec> plan_declared_tasks(const ServerConfig& config, Store& store,
                                           uint64_t now_unix_seconds,
                                           const TaggForward& forward_tagg = nullptr);
+
+// The collector's store options: synchronous=FULL (Durability::kSurvivesPowerLoss) when a declared
+// task is trust "dist" — a DIST round's U2/U3 sent to some devices must never be forgotten and
+// announced differently to others (docs/protocol.md, resume) — else NORMAL.
+SqliteStoreOptions collector_store_options(const ServerConfig& config);
 
 // Serves until SIGTERM/SIGINT. Writes the bound port to `port_file` (when not empty) once
 // listening. Returns the process exit code. A config of role "tagg" serves the TAgg
