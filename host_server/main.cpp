@@ -19,6 +19,7 @@
 #include "host_server/rounds/task_round.h"
 #include "host_server/server_app.h"
 #include "host_server/store/sqlite_store.h"
+#include "host_server/tools/cli_conventions.h"
 #include "nlohmann/json.hpp"
 #include "sdk/version.h"
 #include "sdk/wire/envelope_codec.h"
@@ -29,10 +30,16 @@ using nlohmann::json;
 int main(int argc, char** argv) {
   CLI::App app{
       "fedstat-server: collects fedstat devices' encoded reports over TLS, aggregates and unmasks "
-      "them, and publishes the estimates.\n\nExamples:\n"
-      "  fedstat-server --config server.json            serve the declared tasks\n"
-      "  fedstat-server tasks --config server.json      list the tasks and their state\n"
-      "  fedstat-server results 1 --config server.json --json   a task's published result"};
+      "them, and publishes the estimates."};
+  fedstat::tools::apply_conventions(
+      app, "fedstat-server",
+      {"fedstat-server --config server.json                       serve the declared tasks",
+       "fedstat-server --config server.json --listen 0.0.0.0:7443 --store "
+       "/var/lib/fedstat/store.db",
+       "fedstat-server tasks --config server.json --json          list the tasks and their state",
+       "fedstat-server results 1 --config server.json --json      a task's published result"},
+      {{1, "a runtime failure: store, network or task; or no published result for TASK"},
+       {2, "the command line or the configuration was wrong"}});
   app.set_version_flag("--version", std::string("fedstat-server ") + FEDSTAT_VERSION_STRING +
                                         " (wire protocol " +
                                         std::to_string(fedstat::wire::kProtocolVersion) + ")");
@@ -55,7 +62,7 @@ int main(int argc, char** argv) {
   tasks->fallthrough();
   results->fallthrough();
   app.require_subcommand(0, 1);
-  CLI11_PARSE(app, argc, argv);
+  if (auto code = fedstat::tools::parse_command_line(app, argc, argv)) return *code;
 
   ServerConfig config;
   try {

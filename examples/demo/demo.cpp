@@ -13,7 +13,9 @@
 //   9. runs a secure-aggregation session (8 clients, 3 dropouts) through encoded messages;
 //  10. estimates D_TV of two distributions from 10 clients' 48 KiB data-shift sketches each;
 //  11. estimates D_KL with PRIEST-KLD in the Dist model, and private dispersion and I².
-// Usage: fedstat-demo [--seed N] [--storage-dir DIR]
+// Usage: fedstat-demo [--seed N] [--storage-dir DIR] [--json]   (--help: examples, exit codes)
+// --json prints one object instead of the narrative: {"version", "seed", "narrative": [lines],
+// "results": {"secagg", "data_shift", "kl", "heterogeneity", "ledger"}}.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -21,18 +23,22 @@
 
 #include <cinttypes>
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
 
+#include "CLI/CLI.hpp"
 #include "host_server/estimate/client_emulation.h"
 #include "host_server/estimate/heterogeneity.h"
 #include "host_server/estimate/host_common.h"
 #include "host_server/estimate/kl_estimator.h"
 #include "host_server/estimate/tv_estimator.h"
 #include "host_server/secagg/secagg_simulation.h"
+#include "host_server/tools/cli_conventions.h"
+#include "nlohmann/json.hpp"
 #include "platform/platform.h"
 #include "platform/posix/posix_platform.h"
 #include "sdk/base/arena.h"
@@ -50,6 +56,26 @@
 using namespace fedstat;  // NOLINT: a short demo
 
 namespace {
+
+// The narrative goes to stdout, or with --json into narrative_text for the "narrative" array;
+// the numbers a program would want go into results.
+bool json_output = false;
+std::string narrative_text;
+nlohmann::json results = nlohmann::json::object();
+
+void say(const char* format, ...) __attribute__((format(printf, 1, 2)));
+void say(const char* format, ...) {
+  char line[1024];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(line, sizeof(line), format, args);
+  va_end(args);
+  if (json_output) {
+    narrative_text += line;
+  } else {
+    std::fputs(line, stdout);
+  }
+}
 
 int fail(const char* step, const Status& status) {
   std::fprintf(stderr, "demo: %s failed: [%s] %s\n", step, status_code_name(status.code()),
@@ -134,11 +160,12 @@ int analytics_steps(uint64_t seed) {
     secagg.drop_before_sharing = secagg.drop_before_masking = secagg.drop_before_unmasking = 1;
     secagg.seed = seed;
     const SecAggSimResult r = run_secagg_simulation(secagg);
-    std::printf(
-        "9. secure aggregation (Bonawitz et al.): 8 clients, t = 5, 3 dropouts: %s; the "
+    say("9. secure aggregation (Bonawitz et al.): 8 clients, t = 5, 3 dropouts: %s; the "
         "sum of the %u inputs the server received, %.0f bytes sent per client\n",
         r.ok ? "exact" : "WRONG", r.survivors, r.bytes_per_client);
     if (!r.ok) return fail("secure aggregation", Status(StatusCode::kInternal, "wrong sum"));
+    results["secagg"] = {
+        {"exact", r.ok}, {"survivors", r.survivors}, {"bytes_per_client", r.bytes_per_client}};
 
     // 10. Data shift: two Zipf-like distributions over 20,000 items, 10 clients each, 48 KiB.
     ItemCounts p, q;
@@ -160,10 +187,13 @@ int analytics_steps(uint64_t seed) {
       return merge_reports(parse_reports(reports));
     };
     const TvEstimate tv = estimate_tv(merged(p), merged(q), TvOptions{});
-    std::printf(
-        "10. data shift: 10 clients per distribution, %zu-byte sketches: D_TV top-k %.4f, "
+    say("10. data shift: 10 clients per distribution, %zu-byte sketches: D_TV top-k %.4f, "
         "HH %.4f, exact %.4f\n",
         sketch::shift_sketch_memory_bytes(params), tv.topk, tv.hh, exact);
+    results["data_shift"] = {{"topk", tv.topk},
+                             {"hh", tv.hh},
+                             {"exact", exact},
+                             {"sketch_bytes", sketch::shift_sketch_memory_bytes(params)}};
 
     // 11. PRIEST-KLD (Dist: clients add Skellam shares) and heterogeneity (analytic Gaussian).
     ItemCounts pi;
@@ -180,8 +210,10 @@ int analytics_steps(uint64_t seed) {
     const KlPlan plan = plan_kl(pi, 500, 20, 1, kl_bits.bits());
     const KlEstimate k =
         estimate_kl(plan, collect_kl_sums(plan, clients, kl, noise), kl, noise.stream(0));
-    std::printf("11. PRIEST-KLD, Dist model (eps 2, 20 clients, T 500): %.4f, exact %.4f\n",
-                k.estimate, exact_kl(pi, data).divergence);
+    const double kl_exact = exact_kl(pi, data).divergence;
+    say("11. PRIEST-KLD, Dist model (eps 2, 20 clients, T 500): %.4f, exact %.4f\n", k.estimate,
+        kl_exact);
+    results["kl"] = {{"estimate", k.estimate}, {"exact", kl_exact}, {"epsilon", 2}};
     ClientVectors vectors;
     for (int i = 0; i < 200; ++i) {
       std::vector<double> x(5);
@@ -196,10 +228,14 @@ int analytics_steps(uint64_t seed) {
     h.delta = 1e-5;
     const HeterogeneityEstimate he = estimate_heterogeneity(vectors, h, noise.stream(0));
     const HeterogeneityExact hx = exact_heterogeneity(vectors, h.config);  // the demo holds all
-    std::printf(
-        "    heterogeneity (agm, eps 1): dispersion %.4f (exact %.4f), I^2 %.3f (exact "
+    say("    heterogeneity (agm, eps 1): dispersion %.4f (exact %.4f), I^2 %.3f (exact "
         "%.3f)\n",
         he.dispersion.estimate, hx.dispersion, he.i2.estimate, hx.i2);
+    results["heterogeneity"] = {{"dispersion", he.dispersion.estimate},
+                                {"dispersion_exact", hx.dispersion},
+                                {"i2", he.i2.estimate},
+                                {"i2_exact", hx.i2},
+                                {"epsilon", 1}};
   } catch (const std::exception& e) {
     std::fprintf(stderr, "demo: an analytics step failed: %s\n", e.what());
     return 1;
@@ -212,27 +248,27 @@ int analytics_steps(uint64_t seed) {
 int main(int argc, char** argv) {
   uint64_t task_seed_number = 2026;
   std::string storage_dir;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--seed" && i + 1 < argc) {
-      task_seed_number = std::strtoull(argv[++i], nullptr, 10);
-    } else if (arg == "--storage-dir" && i + 1 < argc) {
-      storage_dir = argv[++i];
-    } else {
-      std::fprintf(stderr, "usage: fedstat-demo [--seed N] [--storage-dir DIR]\n");
-      return 2;
-    }
-  }
-  std::printf("fedstat %s demo (wire protocol %u)\n\n", FEDSTAT_VERSION_STRING,
-              wire::kProtocolVersion);
+  CLI::App app{"fedstat-demo: one pass through the SDK on the host, printing what each stage did"};
+  fedstat::tools::apply_conventions(
+      app, "fedstat-demo",
+      {"fedstat-demo", "fedstat-demo --seed 7 --json",
+       "fedstat-demo --storage-dir /tmp/demo-state   keep the persisted blobs there"},
+      {{1, "a stage failed (which one, and its status, is on stderr)"}});
+  app.add_option("--seed", task_seed_number, "the task seed (public, task-wide randomness)")
+      ->capture_default_str();
+  app.add_option("--storage-dir", storage_dir,
+                 "where the demo persists its blobs (default: a "
+                 "temporary directory, removed at the end)");
+  app.add_flag("--json", json_output, "print one JSON object instead of the narrative");
+  if (auto code = fedstat::tools::parse_command_line(app, argc, argv)) return *code;
+  say("fedstat %s demo (wire protocol %u)\n\n", FEDSTAT_VERSION_STRING, wire::kProtocolVersion);
 
   // 1. Secret randomness.
   Csprng csprng;
   if (Status s = csprng.init(); !s.ok()) return fail("seeding the CSPRNG", s);
   uint8_t secret[8];
   if (Status s = csprng.fill(MutableByteSpan(secret)); !s.ok()) return fail("CSPRNG draw", s);
-  std::printf(
-      "1. CSPRNG (CTR_DRBG, seeded from getrandom): secret draw %02x%02x%02x%02x... "
+  say("1. CSPRNG (CTR_DRBG, seeded from getrandom): secret draw %02x%02x%02x%02x... "
       "(different every run)\n",
       secret[0], secret[1], secret[2], secret[3]);
 
@@ -247,18 +283,18 @@ int main(int argc, char** argv) {
   if (!query_point.ok() || !hash_key0.ok() || !hash_key1.ok()) {
     return fail("task stream", query_point.status());
   }
-  std::printf("2. task seed %" PRIu64 " -> query point %" PRIu64 ", hash key %016" PRIx64
-              "%016" PRIx64 " (same on every device)\n",
-              task_seed_number, query_point.value(), hash_key0.value(), hash_key1.value());
+  say("2. task seed %" PRIu64 " -> query point %" PRIu64 ", hash key %016" PRIx64 "%016" PRIx64
+      " (same on every device)\n",
+      task_seed_number, query_point.value(), hash_key0.value(), hash_key1.value());
 
   // 3. Item hashing.
   const ItemHasher hasher(hash_key0.value(), hash_key1.value());
   constexpr uint32_t kBuckets = 16;
-  std::printf("3. item hash buckets (of %u):", kBuckets);
+  say("3. item hash buckets (of %u):", kBuckets);
   for (uint64_t item : {3u, 14u, 15u, 92u, 65u}) {
-    std::printf(" %" PRIu64 "->%" PRIu64, item, hasher.hash_id(item) % kBuckets);
+    say(" %" PRIu64 "->%" PRIu64, item, hasher.hash_id(item) % kBuckets);
   }
-  std::printf("\n");
+  say("\n");
 
   // 4. Counting in caller memory.
   alignas(8) static uint8_t device_memory[256];
@@ -272,13 +308,13 @@ int main(int argc, char** argv) {
     if (!item.ok()) return fail("event stream", item.status());
     ++table.value()[hasher.hash_id(item.value()) % kBuckets];
   }
-  std::printf("4. counted %d simulated events into %u buckets in a %zu-byte arena (used %zu):",
-              kEvents, kBuckets, arena.capacity(), arena.used());
-  for (uint32_t c : table.value()) std::printf(" %u", c);
-  std::printf("\n");
+  say("4. counted %d simulated events into %u buckets in a %zu-byte arena (used %zu):", kEvents,
+      kBuckets, arena.capacity(), arena.used());
+  for (uint32_t c : table.value()) say(" %u", c);
+  say("\n");
   auto too_big = arena.allocate_array<uint32_t>(1000);
-  std::printf("   asking the same arena for 1000 more counters: [%s] %s\n",
-              status_code_name(too_big.status().code()), too_big.status().message());
+  say("   asking the same arena for 1000 more counters: [%s] %s\n",
+      status_code_name(too_big.status().code()), too_big.status().message());
 
   // 5. Privacy: calibrate Skellam noise for a target (ε, δ), noise the counts exactly, charge the
   //    device's budget ledger (which refuses once the budget is spent).
@@ -302,14 +338,13 @@ int main(int argc, char** argv) {
       !s.ok()) {
     return fail("add_noise_mod", s);
   }
-  std::printf(
-      "5. per-client Skellam lambda %.3f: this device's share of the noise; the secure sum of "
+  say("5. per-client Skellam lambda %.3f: this device's share of the noise; the secure sum of "
       "%u clients carries Sk(%.1f), which gives (eps %.2f, delta %.0e) for counts "
       "(L1 = L2 = 1). Noised counts mod 2^32:",
       lambda_rational.to_double(), kClients, lambda_rational.to_double() * kClients, target_epsilon,
       target_delta);
-  for (uint32_t c : noised) std::printf(" %d", static_cast<int32_t>(c));
-  std::printf("\n");
+  for (uint32_t c : noised) say(" %d", static_cast<int32_t>(c));
+  say("\n");
 
   // 6. Persistence.
   char temp_dir[] = "/tmp/fedstat-demo-XXXXXX";
@@ -328,8 +363,8 @@ int main(int argc, char** argv) {
   auto loaded = platform::load_blob("demo-table", as_writable_bytes(Span<uint32_t>(reloaded)));
   if (!loaded.ok()) return fail("load_blob", loaded.status());
   const bool same = std::memcmp(reloaded, table.value().data(), sizeof(reloaded)) == 0;
-  std::printf("6. saved the table to %s/demo-table (%zu payload bytes), reloaded: %s\n",
-              storage_dir.c_str(), loaded.value(), same ? "identical" : "DIFFERENT");
+  say("6. saved the table to %s/demo-table (%zu payload bytes), reloaded: %s\n",
+      storage_dir.c_str(), loaded.value(), same ? "identical" : "DIFFERENT");
   if (!same) return 1;
   const std::string path = storage_dir + "/demo-table";
   if (FILE* f = std::fopen(path.c_str(), "r+b")) {
@@ -338,8 +373,8 @@ int main(int argc, char** argv) {
     std::fclose(f);
   }
   loaded = platform::load_blob("demo-table", as_writable_bytes(Span<uint32_t>(reloaded)));
-  std::printf("   after flipping one stored byte, reloading says: [%s] %s\n",
-              status_code_name(loaded.status().code()), loaded.status().message());
+  say("   after flipping one stored byte, reloading says: [%s] %s\n",
+      status_code_name(loaded.status().code()), loaded.status().message());
   if (loaded.ok()) return 1;
   (void)platform::remove_blob("demo-table").ok();
 
@@ -363,14 +398,14 @@ int main(int argc, char** argv) {
     report.epsilon = 0.4;
     report.delta = 1e-6;
     const uint64_t now = 1795300000;  // wall-clock seconds from the app (an RTC, the network)
-    std::printf("7. privacy ledger (budget eps 1.0 per 30 days):");
+    say("7. privacy ledger (budget eps 1.0 per 30 days):");
     for (uint32_t task = 1; task <= 3; ++task) {
       report.task_id = task;
       const Status s = ledger.charge(report, now + task);
-      std::printf(" report %u eps 0.4 -> %s;", task,
-                  s.ok() ? "charged" : status_code_name(s.code()));
+      say(" report %u eps 0.4 -> %s;", task, s.ok() ? "charged" : status_code_name(s.code()));
+      results["ledger"]["reports"].push_back(s.ok() ? "charged" : status_code_name(s.code()));
     }
-    std::printf(" spent eps %.2f\n", ledger.spent(now + 3).value().epsilon);
+    say(" spent eps %.2f\n", ledger.spent(now + 3).value().epsilon);
     (void)platform::remove_blob("demo-ledger").ok();
   }
   if (storage_dir == temp_dir) rmdir(temp_dir);
@@ -411,12 +446,27 @@ int main(int argc, char** argv) {
   }
   platform::transport_close(connection.value());
   peer.stop();
-  std::printf("8. sent a %zu-byte ClientHello frame over TCP; %s\n", frame_size.value(),
-              peer.report.c_str());
-  std::printf("   the peer answered: ServerError{%s, \"%s\"}\n",
-              status_code_name(static_cast<StatusCode>(answer.body.server_error.status_code)),
-              answer.body.server_error.detail);
+  say("8. sent a %zu-byte ClientHello frame over TCP; %s\n", frame_size.value(),
+      peer.report.c_str());
+  say("   the peer answered: ServerError{%s, \"%s\"}\n",
+      status_code_name(static_cast<StatusCode>(answer.body.server_error.status_code)),
+      answer.body.server_error.detail);
   if (int rc = analytics_steps(task_seed_number); rc != 0) return rc;
-  std::printf("\ndemo finished: every stage ran\n");
+  say("\ndemo finished: every stage ran\n");
+  if (json_output) {
+    nlohmann::json narrative = nlohmann::json::array();
+    size_t begin = 0;
+    while (begin < narrative_text.size()) {
+      size_t end = narrative_text.find('\n', begin);
+      if (end == std::string::npos) end = narrative_text.size();
+      if (end > begin) narrative.push_back(narrative_text.substr(begin, end - begin));
+      begin = end + 1;
+    }
+    const nlohmann::json out{{"version", FEDSTAT_VERSION_STRING},
+                             {"seed", task_seed_number},
+                             {"narrative", narrative},
+                             {"results", results}};
+    std::printf("%s\n", out.dump().c_str());
+  }
   return 0;
 }

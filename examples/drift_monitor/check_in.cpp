@@ -79,7 +79,7 @@ void pause(uint32_t millis) {
 }  // namespace
 
 CheckInEnd check_in(const CheckInOptions& options, fedstat::histogram::SparseHistogram& histogram,
-                    std::string& error) {
+                    CheckInSummary& summary, std::string& error) {
   privacy::LedgerConfig ledger_config;
   ledger_config.epsilon_budget = options.epsilon_budget;
   ledger_config.delta_budget = options.delta_budget;
@@ -126,6 +126,7 @@ CheckInEnd check_in(const CheckInOptions& options, fedstat::histogram::SparseHis
   const ByteSpan identity_bytes(reinterpret_cast<const uint8_t*>(identity.data()), identity.size());
   for (uint32_t session = 1; session <= options.max_sessions; ++session) {
     if (session > 1) pause(options.retry_ms);
+    summary.sessions = session;
     fedstat::tls::TlsPskChannel channel;
     const Status connected =
         channel.connect(options.endpoint.c_str(), identity_bytes,
@@ -133,7 +134,7 @@ CheckInEnd check_in(const CheckInOptions& options, fedstat::histogram::SparseHis
     unreachable = !connected.ok();
     if (!connected.ok()) {
       error = "connecting to " + options.endpoint + ": " + describe(connected);
-      std::printf("check-in %u: %s\n", session, error.c_str());
+      std::fprintf(options.log, "check-in %u: %s\n", session, error.c_str());
       if (connected.code() == StatusCode::kPermissionDenied) return CheckInEnd::kNetworkError;
       continue;
     }
@@ -146,7 +147,7 @@ CheckInEnd check_in(const CheckInOptions& options, fedstat::histogram::SparseHis
       if (client.last_server_detail()[0] != '\0') {
         error += std::string(" (server: ") + client.last_server_detail() + ")";
       }
-      std::printf("check-in %u: %s\n", session, error.c_str());
+      std::fprintf(options.log, "check-in %u: %s\n", session, error.c_str());
       // A lost connection: check in again while a report waits to be resumed (clear path).
       const bool lost = code == StatusCode::kUnavailable || code == StatusCode::kDeadlineExceeded;
       if (lost && client.pending_report_task() != 0) continue;
@@ -155,13 +156,17 @@ CheckInEnd check_in(const CheckInOptions& options, fedstat::histogram::SparseHis
     const client::SessionOutcome& o = outcome.value();
     if (o.result == client::SessionResult::kNoTask) {
       if (resuming != 0) {
-        std::printf(
+        std::fprintf(
+            options.log,
             "outcome: task %u unconfirmed (report sent; the round ended while reconnecting)\n",
             resuming);
+        summary.task_id = resuming;
+        summary.outcome = "unconfirmed";
+        summary.ledger_epsilon = ledger_epsilon(ledger);
         return CheckInEnd::kOutcome;
       }
-      std::printf("check-in %u: no task offered%s%s\n", session,
-                  client.last_server_detail()[0] ? ": " : "", client.last_server_detail());
+      std::fprintf(options.log, "check-in %u: no task offered%s%s\n", session,
+                   client.last_server_detail()[0] ? ": " : "", client.last_server_detail());
       continue;
     }
     if (o.result == client::SessionResult::kVersionTooOld) {
@@ -169,13 +174,19 @@ CheckInEnd check_in(const CheckInOptions& options, fedstat::histogram::SparseHis
       return CheckInEnd::kNetworkError;
     }
     const double epsilon_after = ledger_epsilon(ledger);
-    std::printf("outcome: task %u %s; epsilon spent %g (ledger: %g of %g spent)\n", o.task_id,
-                outcome_name(o.result), epsilon_after - epsilon_before, epsilon_after,
-                options.epsilon_budget);
+    std::fprintf(options.log, "outcome: task %u %s; epsilon spent %g (ledger: %g of %g spent)\n",
+                 o.task_id, outcome_name(o.result), epsilon_after - epsilon_before, epsilon_after,
+                 options.epsilon_budget);
+    summary.task_id = o.task_id;
+    summary.outcome = outcome_name(o.result);
+    summary.epsilon_spent = epsilon_after - epsilon_before;
+    summary.ledger_epsilon = epsilon_after;
     return CheckInEnd::kOutcome;
   }
   if (unreachable) return CheckInEnd::kNetworkError;
-  std::printf("outcome: no task offered in %u check-ins\n", options.max_sessions);
+  std::fprintf(options.log, "outcome: no task offered in %u check-ins\n", options.max_sessions);
+  summary.outcome = "no task";
+  summary.ledger_epsilon = ledger_epsilon(ledger);
   return CheckInEnd::kOutcome;
 }
 

@@ -7,7 +7,8 @@
 // A check-in that finds no task (the server has none open for this device) waits retry_ms and
 // checks in again, at most max_sessions times. One that cannot connect (refused, no route) is
 // retried the same way, except a refused key (kPermissionDenied), which ends at once. What
-// happened is printed to stdout, one line per check-in and a last "outcome:" line:
+// happened is printed to options.log (stdout unless --json), one line per check-in and a last
+// "outcome:" line, and returned in a CheckInSummary:
 //   outcome: task 7 completed; epsilon spent 0 (ledger: 0 of 10 spent)
 // Memory: the Client (about 2.6 KiB) and the TLS channel (about 3 KiB; mbedTLS allocates its
 // record buffers, 2 × 16.3 KiB, while connected) on the stack, the ledger's 64 entries and their
@@ -16,6 +17,7 @@
 #define FEDSTAT_EXAMPLES_DRIFT_MONITOR_CHECK_IN_H_
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -36,6 +38,16 @@ struct CheckInOptions {
   uint32_t retry_ms = 1000;
   uint32_t receive_timeout_ms = 60000;
   size_t client_memory = 1u << 20;
+  std::FILE* log = stdout;  // the per-check-in lines
+};
+
+// What the check-ins ended with (for --json).
+struct CheckInSummary {
+  uint32_t sessions = 0;      // check-ins made
+  uint32_t task_id = 0;       // the task of the outcome (0: none offered)
+  std::string outcome;        // completed, declined, aborted, unconfirmed, no task, or empty
+  double epsilon_spent = 0;   // by this run
+  double ledger_epsilon = 0;  // spent in the ledger's window after it
 };
 
 enum class CheckInEnd {
@@ -45,7 +57,7 @@ enum class CheckInEnd {
 };
 
 CheckInEnd check_in(const CheckInOptions& options, fedstat::histogram::SparseHistogram& histogram,
-                    std::string& error);
+                    CheckInSummary& summary, std::string& error);
 
 }  // namespace drift_monitor
 

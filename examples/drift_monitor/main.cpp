@@ -20,6 +20,7 @@
 #include "examples/drift_monitor/event_counter.h"
 #include "examples/drift_monitor/histogram_store.h"
 #include "platform/posix/posix_platform.h"
+#include "sdk/version.h"
 
 namespace {
 
@@ -32,7 +33,7 @@ constexpr int kExitData = 3;
 constexpr int kExitNetwork = 4;
 
 constexpr const char* kUsage =
-    "usage: fedstat-drift-monitor --state DIR [--events FILE|-] [--show]\n"
+    "usage: fedstat-drift-monitor --state DIR [--events FILE|-] [--show] [--json]\n"
     "                             [--server HOST:PORT --device-id N --psk-file FILE\n"
     "                              [--epsilon-budget E] [--delta-budget D] [--max-sessions K]\n"
     "                              [--retry-ms MS] [--client-memory BYTES]]\n"
@@ -55,13 +56,29 @@ constexpr const char* kUsage =
     "  --max-sessions K     check-ins before giving up while no task is offered (default 10)\n"
     "  --retry-ms MS        wait between check-ins (default 1000)\n"
     "  --client-memory B    bytes of working memory for the Client (default 1048576)\n"
+    "  --json               print one JSON object on stdout (the check-in lines go to stderr):\n"
+    "                       {version, counted, histogram, items (--show), check_in (--server)}\n"
+    "  --version            print the version and exit\n"
+    "  --help               print this help and exit\n"
     "\n"
-    "Exit codes: 0 ok; 2 usage error; 3 data error (bad event line, full histogram, corrupt\n"
-    "state); 4 server or network error.\n";
+    "Examples:\n"
+    "  fedstat-drift-monitor --state ~/.drift --events events.txt\n"
+    "  tail -n 1000 app.log | cut -d' ' -f3 | fedstat-drift-monitor --state ~/.drift --events -\n"
+    "  fedstat-drift-monitor --state ~/.drift --server 127.0.0.1:7443 --device-id 17 \\\n"
+    "      --psk-file device17.key --json\n"
+    "\n"
+    "Exit status:\n"
+    "  0  done (events counted; with --server, a check-in ended with an outcome)\n"
+    "  2  the command line was wrong\n"
+    "  3  data error: a bad event line, a full histogram, corrupt state\n"
+    "  4  server or network error\n"
+    "\n"
+    "Documentation: examples/drift_monitor/README.md, docs/cli.md\n";
 
 struct Options {
   std::string state, events, server, psk_file;
   bool show = false;
+  bool json = false;
   CheckInOptions check_in;
 };
 
@@ -122,8 +139,17 @@ int parse_options(int argc, char** argv, Options& o) {
       std::fputs(kUsage, stdout);
       return kExitOk;
     }
+    if (flag == "--version") {
+      std::printf("fedstat-drift-monitor %s\n", FEDSTAT_VERSION_STRING);
+      return kExitOk;
+    }
     if (flag == "--show") {
       o.show = true;
+      continue;
+    }
+    if (flag == "--json") {
+      o.json = true;
+      o.check_in.log = stderr;  // stdout carries only the JSON object
       continue;
     }
     if (i + 1 >= argc) return usage_error(flag + " needs a value (or is unknown)");
@@ -182,13 +208,38 @@ int parse_options(int argc, char** argv, Options& o) {
 }
 
 // The stored histogram's items, by id.
-void show(const fedstat::histogram::SparseHistogram& histogram) {
+std::vector<std::pair<uint32_t, uint32_t>> sorted_items(
+    const fedstat::histogram::SparseHistogram& histogram) {
   std::vector<std::pair<uint32_t, uint32_t>> items;
   for (const fedstat::histogram::SparseEntry& e : histogram.slots()) {
     if (e.count > 0) items.emplace_back(e.id, e.count);
   }
   std::sort(items.begin(), items.end());
-  for (const auto& [id, count] : items) std::printf("%u %u\n", id, count);
+  return items;
+}
+
+// `text` as a JSON string (RFC 8259: quote, backslash and control characters escaped).
+std::string json_string(const std::string& text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof(escaped), "\\u%04x", static_cast<unsigned>(c));
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.17g", value);
+  return text;
 }
 
 int run(const Options& o) {
@@ -208,6 +259,8 @@ int run(const Options& o) {
     return kExitData;
   }
   fedstat::histogram::SparseHistogram& histogram = store->histogram();
+  CountResult counted;
+  const std::string source = o.events == "-" ? "stdin" : o.events;
   if (!o.events.empty()) {
     std::FILE* in = o.events == "-" ? stdin : std::fopen(o.events.c_str(), "r");
     if (in == nullptr) {
@@ -215,22 +268,23 @@ int run(const Options& o) {
                    std::strerror(errno));
       return kExitData;
     }
-    const CountResult counted = count_events(in, histogram);
+    counted = count_events(in, histogram);
     if (in != stdin) std::fclose(in);
     // Saved whether or not a line was refused: nothing counted is lost.
     if (!store->save(error)) {
       std::fprintf(stderr, "fedstat-drift-monitor: %s\n", error.c_str());
       return kExitData;
     }
-    std::printf("counted %llu events from %s (%llu lines, %llu blank)\n",
-                static_cast<unsigned long long>(counted.counted),
-                o.events == "-" ? "stdin" : o.events.c_str(),
-                static_cast<unsigned long long>(counted.lines),
-                static_cast<unsigned long long>(counted.blank));
+    if (!o.json) {
+      std::printf("counted %llu events from %s (%llu lines, %llu blank)\n",
+                  static_cast<unsigned long long>(counted.counted), source.c_str(),
+                  static_cast<unsigned long long>(counted.lines),
+                  static_cast<unsigned long long>(counted.blank));
+    }
     if (!counted.error.empty()) {
-      std::printf("histogram: %zu items, %llu events, %llu dropped\n", histogram.size(),
-                  static_cast<unsigned long long>(histogram.total()),
-                  static_cast<unsigned long long>(histogram.dropped()));
+      std::fprintf(o.check_in.log, "histogram: %zu items, %llu events, %llu dropped\n",
+                   histogram.size(), static_cast<unsigned long long>(histogram.total()),
+                   static_cast<unsigned long long>(histogram.dropped()));
       std::fprintf(stderr,
                    "fedstat-drift-monitor: %s: %s; the %llu events before it are counted and "
                    "saved, the rest of the input is not\n",
@@ -239,14 +293,49 @@ int run(const Options& o) {
       return kExitData;
     }
   }
-  std::printf("histogram: %zu items, %llu events, %llu dropped\n", histogram.size(),
-              static_cast<unsigned long long>(histogram.total()),
-              static_cast<unsigned long long>(histogram.dropped()));
-  if (o.show) show(histogram);
+  if (!o.json) {
+    std::printf("histogram: %zu items, %llu events, %llu dropped\n", histogram.size(),
+                static_cast<unsigned long long>(histogram.total()),
+                static_cast<unsigned long long>(histogram.dropped()));
+    if (o.show) {
+      for (const auto& [id, count] : sorted_items(histogram)) std::printf("%u %u\n", id, count);
+    }
+  }
   std::fflush(stdout);
-  if (o.server.empty()) return kExitOk;
 
-  switch (check_in(o.check_in, histogram, error)) {
+  CheckInSummary summary;
+  CheckInEnd end = CheckInEnd::kOutcome;
+  if (!o.server.empty()) end = check_in(o.check_in, histogram, summary, error);
+  if (o.json && end == CheckInEnd::kOutcome) {
+    std::string out = std::string("{\"version\": \"") + FEDSTAT_VERSION_STRING + "\"";
+    if (!o.events.empty()) {
+      out += ", \"counted\": {\"source\": " + json_string(source) +
+             ", \"events\": " + std::to_string(counted.counted) +
+             ", \"lines\": " + std::to_string(counted.lines) +
+             ", \"blank\": " + std::to_string(counted.blank) + "}";
+    }
+    out += ", \"histogram\": {\"items\": " + std::to_string(histogram.size()) +
+           ", \"events\": " + std::to_string(histogram.total()) +
+           ", \"dropped\": " + std::to_string(histogram.dropped()) + "}";
+    if (o.show) {
+      out += ", \"items\": [";
+      bool first = true;
+      for (const auto& [id, count] : sorted_items(histogram)) {
+        out += (first ? "[" : ", [") + std::to_string(id) + ", " + std::to_string(count) + "]";
+        first = false;
+      }
+      out += "]";
+    }
+    if (!o.server.empty()) {
+      out += ", \"check_in\": {\"sessions\": " + std::to_string(summary.sessions) +
+             ", \"task\": " + std::to_string(summary.task_id) +
+             ", \"outcome\": " + json_string(summary.outcome) +
+             ", \"epsilon_spent\": " + json_number(summary.epsilon_spent) +
+             ", \"ledger_epsilon\": " + json_number(summary.ledger_epsilon) + "}";
+    }
+    std::printf("%s}\n", out.c_str());
+  }
+  switch (end) {
     case CheckInEnd::kOutcome:
       return kExitOk;
     case CheckInEnd::kStateError:

@@ -25,7 +25,9 @@
 
 #include "CLI/CLI.hpp"
 #include "host_server/estimate/csv_fields.h"
+#include "host_server/tools/cli_conventions.h"
 #include "host_server/tools/cli_numbers.h"
+#include "host_server/tools/progress.h"
 #include "sdk/base/random_bits.h"
 #include "sdk/base/seeded_stream.h"
 #include "sdk/noise/tabulated_poisson.h"
@@ -160,6 +162,11 @@ int fail(const char* what, const Status& s) {
 
 int main(int argc, char** argv) {
   CLI::App app{"federated_logreg: Sk-RSGD-AR federated logistic regression (002) on a CSV file"};
+  fedstat::tools::apply_conventions(app, "federated_logreg",
+                                    {"federated_logreg --data breast_cancer.csv --clients 10 "
+                                     "--epsilon 1.28 --delta 1e-8 --seed 1",
+                                     "federated_logreg --data data.csv --clients 100 "
+                                     "--epsilon 2 --delta 1e-6 --bits 20 --json"});
   std::string path;
   uint32_t clients = 10;
   double epsilon = 1.28, delta = 1e-8, gamma = 4096, beta = std::exp(-0.5);
@@ -195,7 +202,7 @@ int main(int argc, char** argv) {
       ->check(tools::whole_number(1, 256))
       ->capture_default_str();
   app.add_flag("--json", json, "print a JSON object");
-  CLI11_PARSE(app, argc, argv);
+  if (auto code = fedstat::tools::parse_command_line(app, argc, argv)) return *code;
 
   Table table;
   std::string error;
@@ -276,11 +283,14 @@ int main(int argc, char** argv) {
     return fail("Skellam sampler", s);
   }
   const size_t length = quantise::encoded_length(d, config.quantise);
+  tools::Progress progress("federated_logreg", "client update", 2 * uint64_t{clients});
+  uint64_t updates_done = 0;
   auto federate = [&](const noise::NoiseSampler* noise, std::vector<double>& model) -> Status {
     std::vector<uint64_t> sum(length, 0);
     std::vector<uint32_t> report(length);
     std::vector<uint64_t> words(length);
     for (uint32_t c = 0; c < clients; ++c) {
+      progress.update(updates_done++);
       if (bits <= 32) {  // 32-bit words on the wire, as a device would send them
         FEDSTAT_RETURN_IF_ERROR(tasks::model_update_report(local[c].view(), zero_span, config,
                                                            noise, random, arena,
@@ -303,6 +313,7 @@ int main(int argc, char** argv) {
   std::vector<double> federated, private_model;
   if (Status s = federate(nullptr, federated); !s.ok()) return fail("federated round", s);
   if (Status s = federate(&skellam, private_model); !s.ok()) return fail("private round", s);
+  progress.finish();
 
   const auto test_view = test.view();
   const double acc_central = tasks::accuracy(test_view, Span<const double>(central.data(), d));

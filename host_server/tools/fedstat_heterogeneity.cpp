@@ -26,8 +26,10 @@
 #include "host_server/estimate/heterogeneity.h"
 #include "host_server/estimate/host_common.h"
 #include "host_server/estimate/noise_bits.h"
+#include "host_server/tools/cli_conventions.h"
 #include "host_server/tools/cli_numbers.h"
 #include "host_server/tools/evaluation_options.h"
+#include "host_server/tools/progress.h"
 #include "nlohmann/json.hpp"
 
 namespace tools = fedstat::tools;
@@ -36,6 +38,12 @@ int main(int argc, char** argv) {
   using namespace fedstat::host;  // NOLINT: a small tool
   constexpr uint32_t kMaxRuns = 10000;
   CLI::App app{"fedstat-heterogeneity: private dispersion, Cochran's Q and I^2"};
+  fedstat::tools::apply_conventions(
+      app, "fedstat-heterogeneity",
+      {"fedstat-heterogeneity --vectors V.csv --mechanism agm --epsilon 8",
+       "fedstat-heterogeneity --vectors V.csv --mechanism skellam --epsilon 8 --secure --json",
+       "fedstat-heterogeneity --vectors V.csv --evaluate --runs 500 --noise-seed 1   measure the "
+       "MSE"});
   std::string path, mechanism = "agm";
   HeterogeneityOptions options;
 
@@ -64,7 +72,7 @@ int main(int argc, char** argv) {
                "skellam: sum the clients' releases through secure aggregation");
   evaluation.add_to(app, kMaxRuns);
   app.add_flag("--json", json, "print one JSON object");
-  CLI11_PARSE(app, argc, argv);
+  if (auto code = fedstat::tools::parse_command_line(app, argc, argv)) return *code;
 
   try {
     const auto start = std::chrono::steady_clock::now();
@@ -84,7 +92,9 @@ int main(int argc, char** argv) {
     const double exact_values[3] = {exact.dispersion, exact.q, exact.i2};
     HeterogeneityEstimate first;
     double squared[3] = {0, 0, 0};
+    fedstat::tools::Progress progress("fedstat-heterogeneity", "run", runs);
     for (uint32_t r = 0; r < runs; ++r) {
+      progress.update(r);
       const HeterogeneityEstimate e =
           estimate_heterogeneity(vectors, options, evaluation.noise(r).stream(0));
       if (r == 0) first = e;
@@ -94,6 +104,7 @@ int main(int argc, char** argv) {
         squared[k] += err * err;
       }
     }
+    progress.finish();  // before anything is printed on the terminal it shares
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const char* names[3] = {"dispersion", "q", "i2"};

@@ -42,8 +42,10 @@
 #include "host_server/estimate/host_common.h"
 #include "host_server/estimate/kl_estimator.h"
 #include "host_server/estimate/noise_bits.h"
+#include "host_server/tools/cli_conventions.h"
 #include "host_server/tools/cli_numbers.h"
 #include "host_server/tools/evaluation_options.h"
+#include "host_server/tools/progress.h"
 #include "nlohmann/json.hpp"
 
 namespace tools = fedstat::tools;
@@ -67,6 +69,12 @@ struct Run {
 
 int main(int argc, char** argv) {
   CLI::App app{"fedstat-kl: private KL divergence D_KL(reference || P) with PRIEST-KLD"};
+  fedstat::tools::apply_conventions(
+      app, "fedstat-kl",
+      {"fedstat-kl --pi PI.txt --p P.txt --model dist --epsilon 1 --clients 200",
+       "fedstat-kl --pi PI.txt --p P.txt --model trusted --epsilon 4 --json",
+       "fedstat-kl --pi PI.txt --p P.txt --evaluate --runs 200 --noise-seed 1   measure the "
+       "MSE"});
   std::string pi_path, p_path, model_name = "dist", calibration = "analytic";
   uint32_t rounds = 1000, clients = 10;
   double rate = 1;
@@ -110,7 +118,7 @@ int main(int argc, char** argv) {
                "dist: sum the clients' noised answers through secure aggregation");
   evaluation.add_to(app, kMaxRuns);
   app.add_flag("--json", json, "print one JSON object");
-  CLI11_PARSE(app, argc, argv);
+  if (auto code = fedstat::tools::parse_command_line(app, argc, argv)) return *code;
 
   try {
     const auto start = std::chrono::steady_clock::now();
@@ -140,7 +148,9 @@ int main(int argc, char** argv) {
     const EmulatedClients emulated = split_across_clients(p, clients, split_bits.bits());
 
     std::vector<Run> results;
+    fedstat::tools::Progress progress("fedstat-kl", "run", runs);
     for (uint32_t r = 0; r < runs; ++r) {
+      progress.update(r);
       SeededBits plan_bits(seed + r, 1ull << 32);
       NoiseBits& noise = evaluation.noise(r);
       const KlPlan plan = plan_kl(pi, rounds, clients, rate, plan_bits.bits());
@@ -153,6 +163,7 @@ int main(int argc, char** argv) {
       }
       results.push_back(run);
     }
+    progress.finish();  // before anything is printed on the terminal it shares
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 

@@ -7,6 +7,7 @@
 //     dlaplace --t T          P(k) ∝ exp(−|k|/T)
 //     dgauss   --sigma2 V     P(k) ∝ exp(−k²/(2V))
 //     polya    --t T --clients N   one client's share; N shares sum to dlaplace --t T
+// --json prints one JSON object instead: {"distribution", "seed", "method", "samples": [...]}.
 // Numbers are decimals ("0.25") or exact fractions ("1/3"). The seed S (an unsigned 64-bit
 // integer) keys the SeededStream: seed bytes 0..7 = S little-endian, 8..31 = 0, stream 0.
 // poisson and skellam take --method tabulated (default: TabulatedPoissonSampler, fast) or
@@ -22,7 +23,9 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "host_server/tools/cli_conventions.h"
 #include "host_server/tools/cli_numbers.h"
+#include "host_server/tools/progress.h"
 #include "sdk/base/random_bits.h"
 #include "sdk/base/seeded_stream.h"
 #include "sdk/noise/add_noise.h"
@@ -56,6 +59,11 @@ Rational parse_or_exit(const std::string& name, const std::string& text) {
 
 int main(int argc, char** argv) {
   CLI::App app{"fedstat-noise: samples of fedstat's exact integer noise, one per line"};
+  fedstat::tools::apply_conventions(
+      app, "fedstat-noise",
+      {"fedstat-noise skellam --lambda 10000 --n 5 --seed 1",
+       "fedstat-noise dlaplace --t 1/3 --n 1000 --seed 7 > samples.txt",
+       "fedstat-noise polya --t 2 --clients 100 --n 10 --seed 3 --json"});
   std::string dist;
   uint64_t count = 0;
   uint64_t seed = 0;
@@ -79,7 +87,11 @@ int main(int argc, char** argv) {
   app.add_option("--clients", clients,
                  "number of clients whose shares sum to dlaplace (polya), 1 to 2^32 - 1")
       ->check(fedstat::tools::whole_number(1, UINT32_MAX));
-  CLI11_PARSE(app, argc, argv);
+  bool json = false;
+  app.add_flag(
+      "--json", json,
+      "print one JSON object: {\"distribution\", \"seed\", \"method\", \"samples\": [...]}");
+  if (auto code = fedstat::tools::parse_command_line(app, argc, argv)) return *code;
 
   auto need = [&](const std::string& value, const char* option) {
     if (value.empty()) {
@@ -139,7 +151,15 @@ int main(int argc, char** argv) {
   };
   std::string out;
   out.reserve(1 << 16);
+  if (json) {
+    // The samples are whole numbers and the names are fixed words: no escaping needed.
+    out = "{\"distribution\": \"" + dist + "\", \"seed\": " + std::to_string(seed) +
+          ", \"method\": \"" + (spec.kind == NoiseKind::kSkellam ? method : "exact") +
+          "\", \"samples\": [";
+  }
+  fedstat::tools::Progress progress("fedstat-noise", "sample", count);
   for (uint64_t i = 0; i < count; ++i) {
+    if ((i & 0xFFFF) == 0) progress.update(i);
     long long value;
     if (poisson || use_table) {
       auto r = draw_poisson();
@@ -155,13 +175,16 @@ int main(int argc, char** argv) {
       if (!r.ok()) return std::fprintf(stderr, "fedstat-noise: %s\n", r.status().message()), 1;
       value = static_cast<long long>(r.value());
     }
+    if (json && i > 0) out += ", ";
     out += std::to_string(value);
-    out += '\n';
+    if (!json) out += '\n';
     if (out.size() > (1 << 16) - 32) {
       std::fwrite(out.data(), 1, out.size(), stdout);
       out.clear();
     }
   }
+  if (json) out += "]}\n";
+  progress.finish();
   std::fwrite(out.data(), 1, out.size(), stdout);
   return 0;
 }

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "host_server/tools/cli_conventions.h"
 #include "host_server/tools/cli_numbers.h"
 #include "sdk/privacy/accountants.h"
 
@@ -32,6 +33,11 @@ int fail(const fedstat::Status& status) {
 int main(int argc, char** argv) {
   using namespace fedstat::privacy;  // NOLINT: a small tool
   CLI::App app{"fedstat-privacy: privacy accountants (Skellam RDP, analytic/classical Gaussian)"};
+  fedstat::tools::apply_conventions(
+      app, "fedstat-privacy",
+      {"fedstat-privacy skellam-epsilon --lambda 10 --clients 100 --l1 1 --l2 1 --delta 1e-5",
+       "fedstat-privacy skellam-lambda --epsilon 1 --delta 1e-5 --l1 1 --l2 1 --clients 200",
+       "fedstat-privacy --json agm-sigma --epsilon 1 --delta 1e-5 --sensitivity 1"});
   app.require_subcommand(1);
   bool json = false;
   app.add_flag("--json", json, "print a JSON object instead of one number");
@@ -71,7 +77,7 @@ int main(int argc, char** argv) {
     sub->add_option("--delta", delta, "target delta")->required()->check(delta_range);
     sub->add_option("--sensitivity", sensitivity, "L2 sensitivity")->required()->check(magnitude);
   }
-  CLI11_PARSE(app, argc, argv);
+  if (auto code = fedstat::tools::parse_command_line(app, argc, argv)) return *code;
 
   if (skellam_eps->parsed()) {
     auto r = skellam_epsilon(lambda, clients, Sensitivity{l1, l2}, delta);

@@ -17,10 +17,15 @@
 
 #include "CLI/CLI.hpp"
 #include "host_server/secagg/secagg_simulation.h"
+#include "host_server/tools/cli_conventions.h"
 #include "nlohmann/json.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"fedstat-secagg-sim: a secure-aggregation session with dropouts"};
+  fedstat::tools::apply_conventions(app, "fedstat-secagg-sim",
+                                    {"fedstat-secagg-sim --clients 7 --threshold 4 --length 130",
+                                     "fedstat-secagg-sim --clients 100 --threshold 60 --length "
+                                     "1000 --drop-r1 5 --drop-r2 5 --drop-r3 5 --json"});
   fedstat::host::SecAggSimConfig config;
   bool json = false;
   using fedstat::host::kMaxSimClients;
@@ -42,7 +47,7 @@ int main(int argc, char** argv) {
   app.add_option("--drop-r3", config.drop_before_unmasking, "clients dropping before round 3");
   app.add_option("--seed", config.seed, "seed of keys, inputs and droppers")->capture_default_str();
   app.add_flag("--json", json, "print one JSON object");
-  CLI11_PARSE(app, argc, argv);
+  if (auto code = fedstat::tools::parse_command_line(app, argc, argv)) return *code;
   try {
     const auto start = std::chrono::steady_clock::now();
     const fedstat::host::SecAggSimResult r = fedstat::host::run_secagg_simulation(config);

@@ -29,11 +29,13 @@
 // Exit codes: 0 the devices ran (whatever the round's outcome); 1 a runtime failure; 2 usage.
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "CLI/CLI.hpp"
@@ -46,6 +48,8 @@
 #include "host_server/server_config.h"
 #include "host_server/sim/emulated_device.h"
 #include "host_server/tasks/task_plan.h"
+#include "host_server/tools/cli_conventions.h"
+#include "host_server/tools/progress.h"
 #include "nlohmann/json.hpp"
 #include "platform/posix/posix_platform.h"
 #include "sdk/client/client.h"
@@ -88,9 +92,14 @@ std::vector<uint64_t> sum_contributions(const fedstat_v1_Task& task,
 int main(int argc, char** argv) {
   CLI::App app{
       "fedstat-sim: a fleet of emulated devices (real Clients over real TLS) taking part "
-      "in a task served by fedstat-server.\n\nExample:\n"
-      "  fedstat-sim --server 127.0.0.1:7443 --clients 200 --task shift.json --data data/ "
-      "--fleet-secret $(cat fleet.key) --dropout 0.05 --seed 7 --json"};
+      "in a task served by fedstat-server."};
+  fedstat::tools::apply_conventions(
+      app, "fedstat-sim",
+      {"fedstat-sim --server 127.0.0.1:7443 --clients 200 --task shift.json --data data/ "
+       "--fleet-secret $(cat fleet.key) --dropout 0.05 --seed 7 --json"},
+      {{0, "the devices ran, whatever the round's outcome (see \"outcomes\")"},
+       {1, "a runtime failure (the reason is on stderr)"},
+       {2, "the command line or the task file was wrong"}});
   std::string server, task_path, data_dir, secret_hex, state_dir;
   uint32_t clients = 10, max_sessions = 600;
   double dropout = 0;
@@ -118,7 +127,7 @@ int main(int argc, char** argv) {
   app.add_option("--max-sessions", max_sessions, "check-ins per device before it gives up")
       ->check(CLI::Range(1u, 100000u));
   app.add_flag("--json", json_output, "print one JSON object");
-  CLI11_PARSE(app, argc, argv);
+  if (auto code = fedstat::tools::parse_command_line(app, argc, argv)) return *code;
   try {
     const auto start = std::chrono::steady_clock::now();
     const auto secret = parse_hex32(secret_hex, "--fleet-secret");
@@ -199,6 +208,9 @@ int main(int argc, char** argv) {
     }
     std::vector<DeviceReport> reports(clients);
     std::vector<std::thread> threads;
+    std::mutex finished_mutex;
+    std::condition_variable finished_changed;
+    uint32_t finished = 0;
     for (uint32_t i = 0; i < clients; ++i) {
       threads.emplace_back([&, i]() {
         try {
@@ -208,7 +220,20 @@ int main(int argc, char** argv) {
           reports[i].outcome = "error";
           reports[i].detail = e.what();
         }
+        const std::lock_guard<std::mutex> lock(finished_mutex);
+        ++finished;
+        finished_changed.notify_one();
       });
+    }
+    {
+      // Progress on a terminal while the fleet runs (tools/progress.h); woken by each device
+      // that finishes and at the redraw interval.
+      fedstat::tools::Progress progress("fedstat-sim", "device", clients);
+      std::unique_lock<std::mutex> lock(finished_mutex);
+      while (finished < clients) {
+        progress.update(finished);
+        finished_changed.wait_for(lock, fedstat::tools::kProgressInterval);
+      }
     }
     for (auto& t : threads) t.join();
     const double seconds =

@@ -32,6 +32,7 @@
 #include "host_server/estimate/item_counts.h"
 #include "host_server/estimate/tv_estimator.h"
 #include "host_server/secagg/secagg_simulation.h"
+#include "host_server/tools/cli_conventions.h"
 #include "host_server/tools/cli_numbers.h"
 #include "host_server/tools/evaluation_options.h"
 #include "nlohmann/json.hpp"
@@ -52,6 +53,12 @@ constexpr uint32_t kMaxCandidates = 1u << 24;
 
 int main(int argc, char** argv) {
   CLI::App app{"fedstat-tv: total variation distance from federated data-shift sketches"};
+  fedstat::tools::apply_conventions(
+      app, "fedstat-tv",
+      {"fedstat-tv --p P.txt --q Q.txt                      D_TV at 160 KiB per client, no noise",
+       "fedstat-tv --p P.txt --q Q.txt --clients 100 --budget 40960 --epsilon 4 --json",
+       "fedstat-tv --p P.txt --q Q.txt --evaluate           also the exact value and the "
+       "errors"});
   std::string p_path, q_path, estimator = "both";
   size_t budget = 160 * 1024;
   double epsilon = 0;
@@ -100,7 +107,7 @@ int main(int argc, char** argv) {
                "needs --domain)");
   evaluation.add_to(app, /*max_runs=*/0);
   app.add_flag("--json", json, "print one JSON object");
-  CLI11_PARSE(app, argc, argv);
+  if (auto code = fedstat::tools::parse_command_line(app, argc, argv)) return *code;
   try {
     evaluation.check();
     const bool evaluate = evaluation.evaluate();
