@@ -1,12 +1,15 @@
 # The installable CMake package (docs/package.md): `cmake --install <build> --prefix <p>` puts
 #   <p>/lib/libfedstat_sdk.a                 the SDK (with the nanopb runtime and generated wire code)
+#   <p>/lib/libfedstat_c.a                   the C ABI over the SDK (capi/)
 #   <p>/lib/libfedstat_sdk_tls.a             the device's TLS-PSK channel (hosted builds)
 #   <p>/lib/libfedstat_mbedcrypto.a          mbedTLS built for the microcontroller (bare metal)
 #   <p>/include/fedstat/...                  the public headers (the rule is below)
+#   <p>/include/fedstat/fedstat.h, c/*.h     the C ABI's headers
 #   <p>/lib/cmake/fedstat/fedstatConfig.cmake, fedstatConfigVersion.cmake, fedstatTargets*.cmake
-#   <p>/lib/pkgconfig/fedstat.pc (and fedstat-tls.pc on hosted builds)
-# so that find_package(fedstat CONFIG REQUIRED) gives fedstat::sdk (and fedstat::sdk_tls) with
-# their usage requirements: C++17, the include directories, the platform definition, mbedTLS.
+#   <p>/lib/pkgconfig/fedstat.pc, fedstat-c.pc (and fedstat-tls.pc on hosted builds)
+# so that find_package(fedstat CONFIG REQUIRED) gives fedstat::sdk, fedstat::c (and
+# fedstat::sdk_tls) with their usage requirements: C++17, the include directories, the platform
+# definition, mbedTLS.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -22,7 +25,8 @@ target_include_directories(fedstat_sdk INTERFACE
   $<INSTALL_INTERFACE:${_inc}/fedstat>
   $<INSTALL_INTERFACE:${_inc}/fedstat/nanopb>)
 set_target_properties(fedstat_sdk PROPERTIES EXPORT_NAME sdk)
-set(_targets fedstat_sdk)
+set_target_properties(fedstat_c PROPERTIES EXPORT_NAME c)
+set(_targets fedstat_sdk fedstat_c)
 if(TARGET fedstat_sdk_tls)
   set_target_properties(fedstat_sdk_tls PROPERTIES EXPORT_NAME sdk_tls)
   list(APPEND _targets fedstat_sdk_tls)
@@ -78,6 +82,11 @@ install(FILES "${PROJECT_BINARY_DIR}/sdk/include/sdk/version.h" DESTINATION "${_
 install(FILES "${PROJECT_BINARY_DIR}/proto/generated/fedstat/v1/envelope.pb.h"
         DESTINATION "${_inc}/fedstat/v1")
 install(FILES "${FEDSTAT_NANOPB_SOURCE_DIR}/pb.h" DESTINATION "${_inc}/fedstat/nanopb")
+# The C ABI: <fedstat/fedstat.h> and the headers it includes (relative includes: only
+# <prefix>/include is needed on the path, which fedstat::sdk carries).
+install(FILES "${PROJECT_SOURCE_DIR}/capi/include/fedstat/fedstat.h" DESTINATION "${_inc}/fedstat")
+file(GLOB _c_headers "${PROJECT_SOURCE_DIR}/capi/include/fedstat/c/*.h")
+install(FILES ${_c_headers} DESTINATION "${_inc}/fedstat/c")
 
 # ---- Config, version, pkg-config -----------------------------------------------------------
 # Semantic versioning: the version is project()'s. Before 1.0 a minor release may break the API,
@@ -110,6 +119,12 @@ endif()
 configure_file("${CMAKE_CURRENT_LIST_DIR}/fedstat.pc.in" "${PROJECT_BINARY_DIR}/package/fedstat.pc"
                @ONLY)
 install(FILES "${PROJECT_BINARY_DIR}/package/fedstat.pc"
+        DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+# The C ABI: a C program links it with the C compiler, so the C++ runtime it needs is named.
+set(FEDSTAT_PC_C_LIBS "-lfedstat_c ${FEDSTAT_PC_LIBS} -lstdc++ -lm")
+configure_file("${CMAKE_CURRENT_LIST_DIR}/fedstat-c.pc.in" "${PROJECT_BINARY_DIR}/package/fedstat-c.pc"
+               @ONLY)
+install(FILES "${PROJECT_BINARY_DIR}/package/fedstat-c.pc"
         DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
 if(TARGET fedstat_sdk_tls)
   configure_file("${CMAKE_CURRENT_LIST_DIR}/fedstat-tls.pc.in"

@@ -141,7 +141,7 @@ Result<Spent> BudgetLedger::spent(uint64_t now_seconds) const {
   return compose(effective, nullptr);
 }
 
-Status BudgetLedger::charge(const PrivacySpend& spend, uint64_t now_seconds) {
+Result<PrivacySpend> BudgetLedger::admit(const PrivacySpend& spend, uint64_t now_seconds) const {
   FEDSTAT_RETURN_IF_ERROR(usable());
   FEDSTAT_ASSIGN_OR_RETURN(const uint64_t effective, effective_time(now_seconds));
   FEDSTAT_RETURN_IF_ERROR(check_spend(spend));
@@ -154,7 +154,6 @@ Status BudgetLedger::charge(const PrivacySpend& spend, uint64_t now_seconds) {
         "window past the configured (epsilon, delta); run it later or "
         "with less privacy cost");
   }
-  // Keep the spends still in the window (and the new one); undo if persisting fails.
   size_t kept = 0;
   for (size_t i = 0; i < count_; ++i) {
     if (active(entries_[i], effective)) ++kept;
@@ -162,6 +161,16 @@ Status BudgetLedger::charge(const PrivacySpend& spend, uint64_t now_seconds) {
   if (kept == entries_.size()) {
     return resource_exhausted("privacy ledger is full: give it more entries or a shorter window");
   }
+  return entry;
+}
+
+Status BudgetLedger::check(const PrivacySpend& spend, uint64_t now_seconds) const {
+  return admit(spend, now_seconds).status();
+}
+
+Status BudgetLedger::charge(const PrivacySpend& spend, uint64_t now_seconds) {
+  FEDSTAT_ASSIGN_OR_RETURN(const PrivacySpend entry, admit(spend, now_seconds));
+  const uint64_t effective = entry.time_seconds;
   // Move the spends still in the window to the front (expired ones are dropped), append.
   size_t write = 0;
   const size_t old_count = count_;

@@ -130,6 +130,10 @@ class BudgetLedger {
 
   // What the spends within the window at max(now_seconds, ledger_time()) add up to.
   Result<Spent> spent(uint64_t now_seconds) const;
+  // Whether charge(spend, now_seconds) would record the spend: OK, or the status charge() would
+  // return before persisting (kResourceExhausted over budget or full, kInvalidArgument, ...).
+  // Changes nothing and persists nothing (a storage failure at the charge is not foreseen).
+  Status check(const PrivacySpend& spend, uint64_t now_seconds) const;
   // Records `spend`, dated max(now_seconds, ledger_time()), if the composed total stays within
   // budget, then persists.
   Status charge(const PrivacySpend& spend, uint64_t now_seconds);
@@ -144,6 +148,8 @@ class BudgetLedger {
  private:
   Status usable() const;
   Result<uint64_t> effective_time(uint64_t now_seconds) const;
+  // The checks charge() makes before it changes anything: the spend dated at its effective time.
+  Result<PrivacySpend> admit(const PrivacySpend& spend, uint64_t now_seconds) const;
   Result<Spent> compose(uint64_t effective_seconds, const PrivacySpend* extra) const;
   bool active(const PrivacySpend& s, uint64_t effective_seconds) const;
   Status persist();

@@ -8,7 +8,9 @@
 # 2. configures tests/consumer against that prefix alone (find_package), builds it, runs it (under
 #    the emulator when cross-compiled) and compares its output with the golden values every
 #    architecture reproduces (tests/common/golden_vectors.h);
-# 3. with PKG_CONFIG: compiles and runs the same program again from `pkg-config fedstat` flags.
+#    It does the same for the C ABI's C99 program (main.c, fedstat::c);
+# 3. with PKG_CONFIG: compiles and runs the same programs again from `pkg-config fedstat` (C++)
+#    and `pkg-config fedstat-c` (C, linked by the C compiler) flags.
 foreach(_v SOURCE_DIR BUILD_DIR WORK_DIR VERSION PLATFORM GENERATOR)
   if(NOT DEFINED ${_v})
     message(FATAL_ERROR "run_consumer.cmake: -D${_v}=... is required")
@@ -38,6 +40,8 @@ run("cmake --install" COMMAND "${CMAKE_COMMAND}" --install "${BUILD_DIR}" --pref
 set(_must
   lib/cmake/fedstat/fedstatConfig.cmake lib/cmake/fedstat/fedstatConfigVersion.cmake
   lib/cmake/fedstat/fedstatTargets.cmake lib/pkgconfig/fedstat.pc lib/libfedstat_sdk.a
+  lib/libfedstat_c.a lib/pkgconfig/fedstat-c.pc include/fedstat/fedstat.h
+  include/fedstat/c/base.h include/fedstat/c/client.h
   include/fedstat/sdk/version.h include/fedstat/sdk/client/client.h
   include/fedstat/sdk/wire/envelope_codec.h include/fedstat/v1/envelope.pb.h
   include/fedstat/nanopb/pb.h include/fedstat/platform/platform.h)
@@ -173,6 +177,28 @@ endfunction()
 check_run("fedstat_consumer" ${_emulator} "${_exe}")
 elapsed("ran fedstat_consumer")
 
+# The C ABI's program: the same golden report through <fedstat/fedstat.h> from C99.
+function(check_run_c label)  # check_run_c(<label> <program and arguments>)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _err
+                  TIMEOUT 120)
+  message(STATUS "${label} printed:\n${_out}${_err}")
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "consumer: ${label} exited with '${_rc}'")
+  endif()
+  foreach(_line "fedstat ${VERSION} \\(C ABI\\)\n" "c sketch report: [0-9]+ bytes, crc32 ${_crc}\n"
+                "c histogram report: [0-9]+ bytes\n" "consumer c: ok\n")
+    if(NOT _out MATCHES "${_line}")
+      message(FATAL_ERROR "consumer: ${label}'s output lacks /${_line}/")
+    endif()
+  endforeach()
+endfunction()
+set(_exe_c "${WORK_DIR}/build/fedstat_consumer_c")
+if(PLATFORM STREQUAL "baremetal")
+  set(_exe_c "${_exe_c}.elf")
+endif()
+check_run_c("fedstat_consumer_c" ${_emulator} "${_exe_c}")
+elapsed("ran fedstat_consumer_c")
+
 # ---- 3. pkg-config (hosted builds) -----------------------------------------------------------
 if(PKG_CONFIG)
   set(ENV{PKG_CONFIG_PATH} "${_prefix}/lib/pkgconfig")
@@ -183,5 +209,12 @@ if(PKG_CONFIG)
       COMMAND "${CXX_COMPILER}" -std=c++17 "${SOURCE_DIR}/tests/consumer/main.cpp" ${_flags}
               -o "${WORK_DIR}/consumer_pc")
   check_run("consumer_pc (pkg-config)" "${WORK_DIR}/consumer_pc")
+  run("pkg-config (C ABI)" COMMAND "${PKG_CONFIG}" --cflags --libs fedstat-c)
+  string(STRIP "${run_output}" _flags)
+  separate_arguments(_flags UNIX_COMMAND "${_flags}")
+  run("compiling the C consumer with pkg-config flags"
+      COMMAND "${C_COMPILER}" -std=c99 -Wall -Wextra -Werror -pedantic
+              "${SOURCE_DIR}/tests/consumer/main.c" ${_flags} -o "${WORK_DIR}/consumer_c_pc")
+  check_run_c("consumer_c_pc (pkg-config fedstat-c)" "${WORK_DIR}/consumer_c_pc")
   elapsed("pkg-config build ran")
 endif()

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -92,6 +93,55 @@ TEST_F(LedgerTest, RefusesTheTaskThatWouldExceedAndChangesNothing) {
   EXPECT_TRUE(device.ledger.charge(dp(0.2, 1e-7, 4), kT0 + 300).ok());  // exactly the budget
   EXPECT_EQ(device.ledger.charge(dp(0.0, 8e-7, 5), kT0 + 300).code(),
             StatusCode::kResourceExhausted);
+}
+
+// check() answers what charge() would, for every kind of refusal, and changes nothing: neither
+// the ledger in memory nor the stored blob (a refused or accepted check leaves both as they were).
+TEST_F(LedgerTest, CheckAnswersWhatChargeWouldAndChangesNothing) {
+  Device device(LedgerConfig{1.0, 1e-6, 1000, "ledger"}, 3);
+  EXPECT_EQ(device.ledger.check(dp(0.1, 0, 1), kT0).code(), StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(device.ledger.load().ok());
+  ASSERT_TRUE(device.ledger.charge(dp(0.5, 1e-7, 1), kT0 + 100).ok());
+  auto stored = [&] {
+    std::ifstream f(directory_ + "/ledger", std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  };
+  const std::string before = stored();
+  ASSERT_FALSE(before.empty());
+  struct Case {
+    PrivacySpend spend;
+    uint64_t now;
+    StatusCode expected;
+  };
+  const Case cases[] = {
+      {dp(0.5, 1e-7, 2), kT0 + 200, StatusCode::kOk},                   // exactly the budget
+      {dp(0.6, 1e-7, 2), kT0 + 200, StatusCode::kResourceExhausted},    // over it
+      {dp(0.6, 1e-7, 2), kT0 + 1100, StatusCode::kOk},                  // the first has expired
+      {dp(0.1, 9.5e-7, 2), kT0 + 200, StatusCode::kResourceExhausted},  // δ over
+      {dp(NAN, 0, 2), kT0 + 200, StatusCode::kInvalidArgument},
+      {dp(-0.1, 0, 2), kT0 + 200, StatusCode::kInvalidArgument},
+      {dp(0.1, 0, 2), 1000, StatusCode::kInvalidArgument},  // an implausible clock
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(device.ledger.check(c.spend, c.now).code(), c.expected) << c.spend.epsilon;
+    EXPECT_EQ(device.ledger.size(), 1u);
+    EXPECT_EQ(device.ledger.ledger_time(), kT0 + 100);
+    EXPECT_NEAR(device.ledger.spent(kT0 + 100)->epsilon, 0.5, 1e-15);
+    EXPECT_EQ(stored(), before);
+  }
+  // The same answers from charge() (each on a fresh copy of the ledger, since a charge changes it).
+  for (const Case& c : cases) {
+    Device copy(LedgerConfig{1.0, 1e-6, 1000, "ledger"}, 3);
+    ASSERT_TRUE(copy.ledger.load().ok());
+    EXPECT_EQ(copy.ledger.charge(c.spend, c.now).code(), c.expected) << c.spend.epsilon;
+    std::ofstream(directory_ + "/ledger", std::ios::binary | std::ios::trunc) << before;
+  }
+  // A full ledger (no expired entry to drop) is refused by both.
+  Device full(LedgerConfig{1.0, 1e-6, 1000, "ledger"}, 1);
+  ASSERT_TRUE(full.ledger.load().ok());
+  EXPECT_EQ(full.ledger.check(dp(0.1, 0, 2), kT0 + 200).code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(full.ledger.charge(dp(0.1, 0, 2), kT0 + 200).code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(full.ledger.check(dp(0.1, 0, 2), kT0 + 1100).code(), StatusCode::kOk);
 }
 
 TEST_F(LedgerTest, SurvivesARestart) {

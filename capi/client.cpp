@@ -1,0 +1,195 @@
+// The C ABI's Client (c/client.h): a client::Client in the caller's memory with the app's data
+// (pointers it set), its frame buffers and its blob name in the handle, and its work memory
+// after it; each session runs over the app's callbacks (capi/channel.h).
+#include <new>
+
+#include "capi/channel.h"
+#include "capi/handle.h"
+#include "capi/objects.h"
+#include "sdk/client/client.h"
+
+namespace fedstat {
+namespace capi {
+
+static_assert(FEDSTAT_MAX_FRAME_BYTES == wire::kMaxFrameBytes, "frame size drifted");
+static_assert(FEDSTAT_SESSION_ABORTED == static_cast<int>(client::SessionResult::kAborted) &&
+                  FEDSTAT_SESSION_COMPLETED ==
+                      static_cast<int>(client::SessionResult::kCompleted) &&
+                  FEDSTAT_SESSION_DECLINED_BUDGET ==
+                      static_cast<int>(client::SessionResult::kDeclinedBudget) &&
+                  FEDSTAT_SESSION_NO_TASK == static_cast<int>(client::SessionResult::kNoTask),
+              "session results drifted");
+
+// The app's data as the Client reads it: what the fedstat_client_set_* calls last gave.
+class AppData final : public client::ClientData {
+ public:
+  const histogram::SparseHistogram* histogram() override { return histogram_; }
+  Result<tasks::Examples> examples() override {
+    if (!has_examples_) return not_found("the app gave no examples (fedstat_client_set_examples)");
+    return examples_;
+  }
+  Result<Span<const double>> unit_vector() override {
+    if (unit_vector_.empty()) {
+      return not_found("the app gave no vector (fedstat_client_set_unit_vector)");
+    }
+    return unit_vector_;
+  }
+
+  const histogram::SparseHistogram* histogram_ = nullptr;
+  tasks::Examples examples_;
+  bool has_examples_ = false;
+  Span<const double> unit_vector_;
+};
+
+}  // namespace capi
+}  // namespace fedstat
+
+struct fedstat_client {
+  uint32_t magic = fedstat::capi::kClientMagic;
+  const char* last_error = "";
+  char round_blob_name[fedstat::capi::kNameBytes] = {};
+  fedstat::capi::AppData data;
+  uint8_t send_buffer[fedstat::wire::kMaxFrameBytes] = {};
+  uint8_t receive_buffer[fedstat::wire::kMaxFrameBytes] = {};
+  fedstat::client::Client client;
+};
+
+namespace fedstat {
+namespace capi {
+namespace {
+
+constexpr size_t kHandle = handle_bytes<fedstat_client>();
+constexpr const char* kDefaultRoundBlob = "fedstat-client-round";
+
+bool live(const fedstat_client* c) {
+  return valid(c, kClientMagic);
+}
+
+// The name's length when it is 1..64 characters, else 0.
+size_t name_length(const char* name) {
+  size_t n = 0;
+  while (n < kNameBytes && name[n] != '\0') ++n;
+  return n < kNameBytes ? n : 0;
+}
+
+}  // namespace
+}  // namespace capi
+}  // namespace fedstat
+
+using namespace fedstat;        // NOLINT: the C entry points below are thin wrappers
+using namespace fedstat::capi;  // NOLINT
+
+extern "C" {
+
+fedstat_status fedstat_client_size(size_t work_bytes, size_t* bytes) {
+  return size_status(size_add(kHandle, work_bytes), bytes);
+}
+
+fedstat_status fedstat_client_create(void* memory, size_t memory_bytes,
+                                     const fedstat_client_config* config, fedstat_ledger* ledger,
+                                     fedstat_random* random, fedstat_client** out) {
+  if (config == nullptr || !valid(ledger, kLedgerMagic) || !valid(random, kRandomMagic)) {
+    return FEDSTAT_INVALID_ARGUMENT;
+  }
+  const char* name =
+      config->round_blob_name != nullptr ? config->round_blob_name : kDefaultRoundBlob;
+  const size_t length = name_length(name);
+  if (length == 0) return FEDSTAT_INVALID_ARGUMENT;
+  const fedstat_status checked = check_memory(memory, memory_bytes, kHandle, out);
+  if (checked != FEDSTAT_OK) return checked;
+  fedstat_client* c = new (handle_address<fedstat_client>(memory)) fedstat_client();
+  for (size_t i = 0; i <= length; ++i) c->round_blob_name[i] = name[i];
+  client::ClientConfig cc;
+  cc.device_id = config->device_id;
+  cc.receive_timeout_ms = config->receive_timeout_ms != 0 ? config->receive_timeout_ms : 30000;
+  cc.wall_clock_seconds = config->wall_clock_seconds;
+  cc.round_blob_name = c->round_blob_name;
+  const Status status = c->client.init(
+      cc, MutableByteSpan(after_handle<fedstat_client>(memory), memory_bytes - kHandle), c->data,
+      ledger->ledger, *random->source);
+  if (!status.ok()) {
+    c->magic = 0;
+    return code_of(status);
+  }
+  *out = c;
+  return FEDSTAT_OK;
+}
+
+fedstat_status fedstat_client_set_histogram(fedstat_client* client,
+                                            const fedstat_histogram* histogram) {
+  if (!live(client)) return FEDSTAT_INVALID_ARGUMENT;
+  if (histogram == nullptr) {
+    client->data.histogram_ = nullptr;
+    return FEDSTAT_OK;
+  }
+  if (!valid(histogram, kHistogramMagic) || histogram->kind != FEDSTAT_HISTOGRAM_SPARSE) {
+    return finish(client, invalid_argument("set_histogram: the Client reads a sparse histogram"));
+  }
+  client->data.histogram_ = &histogram->sparse;
+  return FEDSTAT_OK;
+}
+
+fedstat_status fedstat_client_set_examples(fedstat_client* client, const float* features,
+                                           const int8_t* labels, size_t n, size_t d) {
+  if (!live(client)) return FEDSTAT_INVALID_ARGUMENT;
+  if (n == 0) {
+    client->data.has_examples_ = false;
+    return FEDSTAT_OK;
+  }
+  const size_t count = size_mul(n, d);
+  if (features == nullptr || labels == nullptr || d == 0 || count == kSizeOverflow) {
+    return finish(client, invalid_argument("set_examples: NULL arrays, d = 0 or n x d overflows"));
+  }
+  client->data.examples_ =
+      tasks::Examples{Span<const float>(features, count), Span<const int8_t>(labels, n), d};
+  client->data.has_examples_ = true;
+  return FEDSTAT_OK;
+}
+
+fedstat_status fedstat_client_set_unit_vector(fedstat_client* client, const double* x, size_t d) {
+  if (!live(client)) return FEDSTAT_INVALID_ARGUMENT;
+  if (x == nullptr && d != 0) return finish(client, invalid_argument("set_unit_vector: x is NULL"));
+  client->data.unit_vector_ = Span<const double>(x, d);
+  return FEDSTAT_OK;
+}
+
+fedstat_status fedstat_client_run_session(fedstat_client* client, const fedstat_channel* channel,
+                                          fedstat_session_outcome* outcome) {
+  if (!live(client)) return FEDSTAT_INVALID_ARGUMENT;
+  if (channel == nullptr || channel->send == nullptr || channel->receive == nullptr ||
+      outcome == nullptr) {
+    return finish(client, invalid_argument("run_session: no channel, callbacks or outcome"));
+  }
+  CallbackChannel frames(*channel, MutableByteSpan(client->send_buffer),
+                         MutableByteSpan(client->receive_buffer));
+  const Result<client::SessionOutcome> result = client->client.run_session(frames);
+  if (result.ok()) {
+    outcome->result = static_cast<int32_t>(result->result);
+    outcome->task_id = result->task_id;
+  }
+  return finish(client, result.status());
+}
+
+const char* fedstat_client_last_server_detail(const fedstat_client* client) {
+  return live(client) ? client->client.last_server_detail() : kNotAHandle;
+}
+
+fedstat_status fedstat_client_get_state(const fedstat_client* client, fedstat_client_state* state) {
+  if (!live(client) || state == nullptr) return FEDSTAT_INVALID_ARGUMENT;
+  fedstat_client_state s = {};
+  s.interrupted_task = client->client.interrupted_task();
+  s.pending_report_task = client->client.pending_report_task();
+  *state = s;
+  return FEDSTAT_OK;
+}
+
+fedstat_status fedstat_client_forget_interrupted_round(const char* round_blob_name) {
+  const char* name = round_blob_name != nullptr ? round_blob_name : kDefaultRoundBlob;
+  return code_of(client::Client::forget_interrupted_round(name));
+}
+
+const char* fedstat_client_last_error(const fedstat_client* client) {
+  return live(client) ? client->last_error : kNotAHandle;
+}
+
+}  // extern "C"

@@ -1,0 +1,123 @@
+/* fedstat C ABI: the device's Client, the one object an app holds to take part in fedstat tasks.
+ * The C form of sdk/client/client.h, whose header states the session's message order, checks,
+ * ledger charge, resume and reboot rules this follows.
+ *
+ * What the app supplies:
+ *   * the connection: a fedstat_channel, three C callbacks over any reliable ordered byte stream
+ *     (TCP, TLS, a phone's socket API) to fedstat-server; the Client sends and receives the
+ *     length-prefixed frames of docs/protocol.md through it;
+ *   * its data, as the SDK reads it without copying: a sparse histogram (DATA_SHIFT, KL_ANSWERS),
+ *     labelled examples (MODEL_UPDATE), a vector in [0,1]^d (HETEROGENEITY) — tasks of a kind
+ *     with no data are declined;
+ *   * a ledger (loaded) and a random source (a CSPRNG in production), which outlive the Client;
+ *   * a wall clock in seconds for the ledger, and the storage directory (fedstat_set_storage_
+ *     directory) where the round marker is kept.
+ * Callbacks must return (never unwind or longjmp through fedstat code) and must not call this
+ * Client. One session at a time per Client; Clients do not share ledgers across threads.
+ *
+ * Memory (caller's, FEDSTAT_ALIGNMENT-aligned): fedstat_client_size(work_bytes) =
+ *   K + work_bytes
+ * where K is the handle (4,744 bytes on 64-bit hosts: the C++ Client, 2.6 KiB, and a send and a
+ * receive buffer of FEDSTAT_MAX_FRAME_BYTES each) and work_bytes the memory the Client computes
+ * contributions in (sdk/client/client.h: 8*L + 8*data_words + scratch for a task of L words; a
+ * task needing more is declined, FEDSTAT_SESSION_DECLINED_MEMORY; the ClientHello tells the
+ * server work_bytes). Refusals: too little or misaligned memory writes nothing; a refusal found
+ * by the C++ init (a bad device id, a corrupt marker) may have used the memory, with no handle.
+ * Paper: none (the protocol around 000-004's device routines and Bonawitz et al. 2017).
+ */
+#ifndef FEDSTAT_C_CLIENT_H_
+#define FEDSTAT_C_CLIENT_H_
+
+#include "base.h"
+#include "histogram.h"
+#include "ledger.h"
+#include "random.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct fedstat_client fedstat_client;
+
+/* The largest frame (prefix + encoded message) either side sends. */
+#define FEDSTAT_MAX_FRAME_BYTES 738
+
+/* The app's connection. Each callback returns FEDSTAT_OK or an error code (FEDSTAT_UNAVAILABLE:
+ * the peer is gone; FEDSTAT_DEADLINE_EXCEEDED: nothing within timeout_ms); the session ends
+ * with that code. */
+typedef struct fedstat_channel {
+  void* context; /* passed to every callback */
+  /* Sends all `size` bytes. */
+  fedstat_status (*send)(void* context, const uint8_t* bytes, size_t size);
+  /* Receives at least 1 and at most `capacity` bytes into `buffer` (*received = how many), or
+   * fails; frames may arrive split or joined in any way. */
+  fedstat_status (*receive)(void* context, uint8_t* buffer, size_t capacity, size_t* received,
+                            uint32_t timeout_ms);
+  /* Ends the connection (called once when a session ends; may be NULL). */
+  void (*close)(void* context);
+} fedstat_channel;
+
+typedef struct fedstat_client_config {
+  uint64_t device_id;                   /* 1..2^31, also the secure-aggregation id */
+  uint32_t receive_timeout_ms;          /* per message (0: 30000) */
+  uint64_t (*wall_clock_seconds)(void); /* seconds since 1970 for the ledger (an RTC) */
+  const char* round_blob_name;          /* NULL: "fedstat-client-round"; copied */
+} fedstat_client_config;
+
+enum fedstat_session_result {
+  FEDSTAT_SESSION_NO_TASK = 0,              /* the server had no task: check in later */
+  FEDSTAT_SESSION_VERSION_TOO_OLD = 1,      /* the SDK must be updated */
+  FEDSTAT_SESSION_DECLINED_INTERRUPTED = 2, /* this task's round was cut by a reboot */
+  FEDSTAT_SESSION_DECLINED_NO_DATA = 3,     /* the app holds no data for the task's kind */
+  FEDSTAT_SESSION_DECLINED_MEMORY = 4,      /* the task needs more than work_bytes */
+  FEDSTAT_SESSION_DECLINED_BUDGET = 5,      /* the ledger refused the task's cost */
+  FEDSTAT_SESSION_COMPLETED = 6,
+  FEDSTAT_SESSION_ABORTED = 7
+};
+
+typedef struct fedstat_session_outcome {
+  int32_t result;   /* enum fedstat_session_result */
+  uint32_t task_id; /* 0 when no task was offered */
+} fedstat_session_outcome;
+
+typedef struct fedstat_client_state {
+  uint32_t interrupted_task;    /* a round cut by a reboot, found at create (0: none) */
+  uint32_t pending_report_task; /* a round a lost channel cut off: the next session resumes it */
+} fedstat_client_state;
+
+/* FEDSTAT_RESOURCE_EXHAUSTED when K + work_bytes exceeds SIZE_MAX. */
+fedstat_status fedstat_client_size(size_t work_bytes, size_t* bytes);
+/* A Client in `memory` (work_bytes = memory_bytes - K). FEDSTAT_INVALID_ARGUMENT: a device id
+ * outside 1..2^31, no clock, a bad blob name, a ledger or random that is NULL; FEDSTAT_DATA_LOSS:
+ * the stored round marker is corrupt (fedstat_client_forget_interrupted_round deletes it). */
+fedstat_status fedstat_client_create(void* memory, size_t memory_bytes,
+                                     const fedstat_client_config* config, fedstat_ledger* ledger,
+                                     fedstat_random* random, fedstat_client** out);
+
+/* The app's data (pointers kept, not copied: they must stay valid and unchanged while a session
+ * runs). NULL / 0 removes it. set_histogram needs a sparse histogram (FEDSTAT_INVALID_ARGUMENT
+ * otherwise). */
+fedstat_status fedstat_client_set_histogram(fedstat_client* client,
+                                            const fedstat_histogram* histogram);
+fedstat_status fedstat_client_set_examples(fedstat_client* client, const float* features,
+                                           const int8_t* labels, size_t n, size_t d);
+fedstat_status fedstat_client_set_unit_vector(fedstat_client* client, const double* x, size_t d);
+
+/* One session with the server over `channel` (closed when it returns). FEDSTAT_OK with the
+ * outcome, or the error that ended it (a channel error, a ServerError's code, ...). */
+fedstat_status fedstat_client_run_session(fedstat_client* client, const fedstat_channel* channel,
+                                          fedstat_session_outcome* outcome);
+
+/* The ServerError detail that ended the last session ("" if none). */
+const char* fedstat_client_last_server_detail(const fedstat_client* client);
+fedstat_status fedstat_client_get_state(const fedstat_client* client, fedstat_client_state* state);
+/* Deletes a recorded interrupted round (NULL: the default name). */
+fedstat_status fedstat_client_forget_interrupted_round(const char* round_blob_name);
+
+const char* fedstat_client_last_error(const fedstat_client* client);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FEDSTAT_C_CLIENT_H_ */

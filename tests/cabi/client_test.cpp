@@ -1,0 +1,372 @@
+// The C ABI's Client (c/client.h) against a scripted one-connection server: the app's channel is
+// three C callbacks over a byte queue that hands frames out split into 7-byte pieces or joined
+// with the next frame, the data is given with fedstat_client_set_*, the ledger and the random
+// source are C ABI handles. The reports the server receives must equal what the SDK routines
+// compute for the same data and seed (tests/client/client_test_support.h, independent of
+// sdk/client/contribution.cpp), and the outcomes, charges and refusals must be the C++ Client's.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fedstat/fedstat.h"
+#include "tests/client/client_test_support.h"
+#include "tests/client/in_memory_channel.h"
+
+namespace fedstat {
+namespace client_test {
+namespace {
+
+// The device's end of the connection, as an app would write it over a socket.
+struct Link {
+  std::shared_ptr<Pipe> up = std::make_shared<Pipe>();    // device → server
+  std::shared_ptr<Pipe> down = std::make_shared<Pipe>();  // server → device
+  std::deque<uint8_t> pending;  // bytes received from the server, not yet handed out
+  size_t chunk = 7;             // the most bytes one receive call hands out
+  size_t fail_send_at = 0;      // the n-th send fails with FEDSTAT_UNAVAILABLE (0: never)
+  size_t sends = 0;
+
+  fedstat_channel channel() {
+    fedstat_channel c;
+    c.context = this;
+    c.send = &Link::send;
+    c.receive = &Link::receive;
+    c.close = &Link::close;
+    return c;
+  }
+
+  static fedstat_status send(void* context, const uint8_t* bytes, size_t size) {
+    Link& link = *static_cast<Link*>(context);
+    if (++link.sends == link.fail_send_at) return FEDSTAT_UNAVAILABLE;
+    std::lock_guard<std::mutex> lock(link.up->mutex);
+    if (link.up->closed) return FEDSTAT_UNAVAILABLE;
+    link.up->frames.emplace_back(bytes, bytes + size);
+    link.up->changed.notify_all();
+    return FEDSTAT_OK;
+  }
+
+  // Every frame the server has sent joins the byte queue; at most `chunk` bytes go out per call.
+  static fedstat_status receive(void* context, uint8_t* buffer, size_t capacity, size_t* received,
+                                uint32_t timeout_ms) {
+    Link& link = *static_cast<Link*>(context);
+    if (link.pending.empty()) {
+      std::unique_lock<std::mutex> lock(link.down->mutex);
+      const bool ready = link.down->changed.wait_for(
+          lock, std::chrono::milliseconds(timeout_ms),
+          [&] { return !link.down->frames.empty() || link.down->closed; });
+      if (!ready) return FEDSTAT_DEADLINE_EXCEEDED;
+      if (link.down->frames.empty()) return FEDSTAT_UNAVAILABLE;
+      for (const std::vector<uint8_t>& frame : link.down->frames) {
+        link.pending.insert(link.pending.end(), frame.begin(), frame.end());
+      }
+      link.down->frames.clear();
+    }
+    const size_t n = std::min({capacity, link.chunk, link.pending.size()});
+    std::copy(link.pending.begin(), link.pending.begin() + static_cast<std::ptrdiff_t>(n), buffer);
+    link.pending.erase(link.pending.begin(), link.pending.begin() + static_cast<std::ptrdiff_t>(n));
+    *received = n;
+    return FEDSTAT_OK;
+  }
+
+  static void close(void* context) {
+    Link& link = *static_cast<Link*>(context);
+    for (Pipe* pipe : {link.up.get(), link.down.get()}) {
+      std::lock_guard<std::mutex> lock(pipe->mutex);
+      pipe->closed = true;
+      pipe->changed.notify_all();
+    }
+  }
+};
+
+// What the scripted server saw: Hello → Task (+ TaskData) → TaskReply → Reports, each acked →
+// RoundOutcome{completed}.
+struct Seen {
+  bool hello = false;
+  bool accepted = false;
+  std::vector<uint64_t> report;
+};
+
+Seen serve(InMemoryChannel& server, const fedstat_v1_Task& task,
+           const std::vector<uint64_t>& data) {
+  Seen seen;
+  wire::Envelope in;
+  if (!server.receive(in, 20000).ok()) return seen;
+  seen.hello = in.which_body == fedstat_v1_Envelope_client_hello_tag;
+  send_task(server, task, data);
+  if (!server.receive(in, 20000).ok() || in.which_body != fedstat_v1_Envelope_task_reply_tag) {
+    return seen;
+  }
+  seen.accepted = in.body.task_reply.accept;
+  if (!seen.accepted) return seen;
+  while (seen.report.size() < task.vector_length) {
+    if (!server.receive(in, 20000).ok() || in.which_body != fedstat_v1_Envelope_report_tag) {
+      return seen;
+    }
+    seen.report.insert(seen.report.end(), in.body.report.words,
+                       in.body.report.words + in.body.report.words_count);
+    wire::Envelope ack = envelope_of(fedstat_v1_Envelope_ack_tag);
+    ack.body.ack.task_id = task.task_id;
+    ack.body.ack.offset = static_cast<uint32_t>(seen.report.size());
+    if (!server.send(ack).ok()) return seen;
+  }
+  wire::Envelope outcome = envelope_of(fedstat_v1_Envelope_round_outcome_tag);
+  outcome.body.round_outcome.task_id = task.task_id;
+  outcome.body.round_outcome.completed = true;
+  server.send(outcome).ignore();
+  return seen;
+}
+
+// A device of the C ABI: ledger, random source and Client in vectors of u64 (8-byte aligned).
+struct CDevice {
+  std::vector<uint64_t> ledger_memory, random_memory, client_memory;
+  fedstat_ledger* ledger = nullptr;
+  fedstat_random* random = nullptr;
+  fedstat_client* client = nullptr;
+  std::string ledger_name, round_name;
+
+  CDevice(uint64_t id, size_t work_bytes, double budget = 10) {
+    ledger_name = "cabi-ledger-" + std::to_string(id);
+    round_name = "cabi-round-" + std::to_string(id);
+    size_t bytes = 0;
+    EXPECT_EQ(fedstat_ledger_size(16, &bytes), FEDSTAT_OK);
+    ledger_memory.resize(bytes / 8 + 1);
+    const fedstat_ledger_config lc = {budget, 1e-3, 30 * 24 * 3600, ledger_name.c_str()};
+    EXPECT_EQ(fedstat_ledger_create(ledger_memory.data(), bytes, &lc, 16, &ledger), FEDSTAT_OK);
+    EXPECT_EQ(fedstat_ledger_load(ledger), FEDSTAT_OK);
+    EXPECT_EQ(fedstat_random_size(&bytes), FEDSTAT_OK);
+    random_memory.resize(bytes / 8 + 1);
+    const Seed256 seed = test_seed(99);  // the seed and stream the expected values use
+    EXPECT_EQ(fedstat_random_create_seeded(random_memory.data(), bytes, seed.bytes, id, &random),
+              FEDSTAT_OK);
+    EXPECT_EQ(fedstat_client_size(work_bytes, &bytes), FEDSTAT_OK);
+    client_memory.resize(bytes / 8 + 1);
+    fedstat_client_config config = {};
+    config.device_id = id;
+    config.receive_timeout_ms = 20000;
+    config.wall_clock_seconds = &fixed_clock;
+    config.round_blob_name = round_name.c_str();
+    EXPECT_EQ(fedstat_client_create(client_memory.data(), bytes, &config, ledger, random, &client),
+              FEDSTAT_OK);
+  }
+
+  double spent() {
+    double epsilon = -1, delta = -1;
+    EXPECT_EQ(fedstat_ledger_spent(ledger, kNow, &epsilon, &delta), FEDSTAT_OK);
+    return epsilon;
+  }
+};
+
+// A C ABI sparse histogram with OwnedHistogram(salt)'s adds, in the caller's vector.
+struct CHistogram {
+  std::vector<uint64_t> memory;
+  fedstat_histogram* histogram = nullptr;
+  explicit CHistogram(uint32_t salt, size_t capacity = 256) {
+    size_t bytes = 0;
+    EXPECT_EQ(fedstat_histogram_sparse_size(capacity, &bytes), FEDSTAT_OK);
+    memory.resize(bytes / 8 + 1);
+    EXPECT_EQ(fedstat_histogram_create_sparse(memory.data(), bytes, capacity, &histogram),
+              FEDSTAT_OK);
+    for (uint32_t i = 0; i < 60; ++i) {
+      const uint32_t id = (i * i + salt * 13) % 300;
+      EXPECT_EQ(fedstat_histogram_add(histogram, id, 1 + (i + salt) % 7), FEDSTAT_OK);
+    }
+  }
+};
+
+struct SessionRun {
+  fedstat_status status = FEDSTAT_INTERNAL;
+  fedstat_session_outcome outcome = {-1, 0};
+  Seen seen;
+};
+
+SessionRun run(CDevice& device, Link& link, const fedstat_v1_Task& task,
+               const std::vector<uint64_t>& data) {
+  InMemoryChannel server(link.up, link.down);
+  SessionRun r;
+  std::thread thread([&] { r.seen = serve(server, task, data); });
+  const fedstat_channel channel = link.channel();
+  r.status = fedstat_client_run_session(device.client, &channel, &r.outcome);
+  thread.join();
+  return r;
+}
+
+class CabiClientTest : public StorageTest {
+ protected:
+  void SetUp() override {
+    StorageTest::SetUp();
+    ASSERT_EQ(fedstat_set_storage_directory(directory_.c_str()), FEDSTAT_OK);
+  }
+};
+
+TEST_F(CabiClientTest, DataShiftReportIsTheSketchWhateverHowTheBytesArrive) {
+  uint64_t id = 200;
+  for (double local_epsilon : {0.0, 1.0}) {
+    for (size_t chunk : {size_t{7}, size_t{4096}}) {  // frames split, or joined with the next
+      OwnedHistogram expected_data(2);
+      CHistogram h(2);
+      const fedstat_v1_Task task = data_shift_task(fedstat_v1_TrustModel_TRUSTED, local_epsilon);
+      CDevice device(id, client::Client::memory_bytes(task, 256).value());
+      ASSERT_EQ(fedstat_client_set_histogram(device.client, h.histogram), FEDSTAT_OK);
+      Link link;
+      link.chunk = chunk;
+      const SessionRun r = run(device, link, task, {});
+      ASSERT_EQ(r.status, FEDSTAT_OK) << fedstat_client_last_error(device.client);
+      EXPECT_EQ(r.outcome.result, FEDSTAT_SESSION_COMPLETED);
+      EXPECT_EQ(r.outcome.task_id, task.task_id);
+      SeededStream same(test_seed(99), id++);
+      EXPECT_EQ(r.seen.report, expected_sketch(task, expected_data.histogram, same))
+          << "local_epsilon " << local_epsilon << ", chunk " << chunk;
+      EXPECT_DOUBLE_EQ(device.spent(), std::max(task.epsilon, local_epsilon));
+    }
+  }
+}
+
+TEST_F(CabiClientTest, KlModelUpdateAndHeterogeneityReportsAreTheSdkRoutines) {
+  {  // KL: the counts at the points, then the total
+    OwnedHistogram expected_data(3);
+    CHistogram h(3);
+    std::vector<uint64_t> points;
+    const fedstat_v1_Task task = kl_task(fedstat_v1_TrustModel_TRUSTED, points);
+    CDevice device(210, client::Client::memory_bytes(task).value());
+    ASSERT_EQ(fedstat_client_set_histogram(device.client, h.histogram), FEDSTAT_OK);
+    Link link;
+    const SessionRun r = run(device, link, task, points);
+    ASSERT_EQ(r.status, FEDSTAT_OK) << fedstat_client_last_error(device.client);
+    SeededStream unused(test_seed(99), 210);
+    EXPECT_EQ(r.seen.report, expected_kl(task, points, expected_data.histogram, unused));
+  }
+  {  // MODEL_UPDATE: the examples given by pointer
+    ModelData data;
+    const fedstat_v1_Task task = model_task(fedstat_v1_TrustModel_TRUSTED);
+    const std::vector<double> model = {0.1, -0.2, 0.05, 0.0};
+    CDevice device(211, client::Client::memory_bytes(task, data.labels.size()).value());
+    ASSERT_EQ(fedstat_client_set_examples(device.client, data.features.data(), data.labels.data(),
+                                          data.labels.size(), data.d),
+              FEDSTAT_OK);
+    Link link;
+    const SessionRun r = run(device, link, task, model_bits(model));
+    ASSERT_EQ(r.status, FEDSTAT_OK) << fedstat_client_last_error(device.client);
+    SeededStream same(test_seed(99), 211);
+    EXPECT_EQ(r.seen.report, expected_model(task, model, data, same));
+  }
+  {  // HETEROGENEITY stage 1: the fixed-point round
+    VectorData data(0);
+    const fedstat_v1_Task task = heterogeneity_task(fedstat_v1_TrustModel_TRUSTED, 1);
+    CDevice device(212, client::Client::memory_bytes(task).value());
+    ASSERT_EQ(fedstat_client_set_unit_vector(device.client, data.x.data(), data.x.size()),
+              FEDSTAT_OK);
+    Link link;
+    const SessionRun r = run(device, link, task, {});
+    ASSERT_EQ(r.status, FEDSTAT_OK) << fedstat_client_last_error(device.client);
+    SeededStream unused(test_seed(99), 212);
+    EXPECT_EQ(r.seen.report, expected_heterogeneity(task, data.x, {}, unused));
+  }
+}
+
+TEST_F(CabiClientTest, DeclinesForNoDataMemoryOrBudgetAndChargesNothing) {
+  std::vector<uint64_t> points;
+  const fedstat_v1_Task task = kl_task(fedstat_v1_TrustModel_TRUSTED, points);  // ε = 1
+  const size_t need = client::Client::memory_bytes(task).value();
+  CHistogram h(4);
+  struct Case {
+    size_t work;
+    double budget;
+    bool data;
+    int32_t result;
+  };
+  const Case cases[] = {{need, 10, false, FEDSTAT_SESSION_DECLINED_NO_DATA},
+                        {need - 1, 10, true, FEDSTAT_SESSION_DECLINED_MEMORY},
+                        {need, 0.5, true, FEDSTAT_SESSION_DECLINED_BUDGET}};
+  uint64_t id = 220;
+  for (const Case& c : cases) {
+    CDevice device(id++, c.work, c.budget);
+    if (c.data) {
+      ASSERT_EQ(fedstat_client_set_histogram(device.client, h.histogram), FEDSTAT_OK);
+    }
+    Link link;
+    const SessionRun r = run(device, link, task, points);
+    ASSERT_EQ(r.status, FEDSTAT_OK) << fedstat_client_last_error(device.client);
+    EXPECT_EQ(r.outcome.result, c.result);
+    EXPECT_TRUE(r.seen.hello);
+    EXPECT_FALSE(r.seen.accepted);
+    EXPECT_EQ(device.spent(), 0);
+  }
+}
+
+TEST_F(CabiClientTest, ACallbackErrorEndsTheSessionWithItsCodeAndTheReportIsHeld) {
+  CHistogram h(5);
+  std::vector<uint64_t> points;
+  const fedstat_v1_Task task = kl_task(fedstat_v1_TrustModel_TRUSTED, points);
+  CDevice device(230, client::Client::memory_bytes(task).value());
+  ASSERT_EQ(fedstat_client_set_histogram(device.client, h.histogram), FEDSTAT_OK);
+  Link link;
+  link.fail_send_at = 3;  // Hello, TaskReply, then the first Report fails
+  InMemoryChannel server(link.up, link.down);
+  std::thread thread([&] {
+    wire::Envelope in;
+    ASSERT_TRUE(server.receive(in, 20000).ok());
+    send_task(server, task, points);
+    while (server.receive(in, 20000).ok()) {
+    }
+  });
+  const fedstat_channel channel = link.channel();
+  fedstat_session_outcome outcome = {-1, 0};
+  const fedstat_status status = fedstat_client_run_session(device.client, &channel, &outcome);
+  thread.join();
+  EXPECT_EQ(status, FEDSTAT_UNAVAILABLE);
+  EXPECT_NE(std::string(fedstat_client_last_error(device.client)).find("callback"),
+            std::string::npos)
+      << fedstat_client_last_error(device.client);
+  EXPECT_EQ(outcome.result, -1);  // untouched on an error
+  fedstat_client_state state;
+  ASSERT_EQ(fedstat_client_get_state(device.client, &state), FEDSTAT_OK);
+  EXPECT_EQ(state.pending_report_task, task.task_id);  // the next session resumes it
+  EXPECT_EQ(state.interrupted_task, 0u);
+  EXPECT_DOUBLE_EQ(device.spent(), task.epsilon);  // charged once, when it accepted
+}
+
+TEST_F(CabiClientTest, CreateAndSettersRefuseBadArguments) {
+  size_t bytes = 0;
+  ASSERT_EQ(fedstat_client_size(4096, &bytes), FEDSTAT_OK);
+  CDevice good(240, 4096);
+  std::vector<uint64_t> memory(bytes / 8 + 1);
+  fedstat_client* client = nullptr;
+  fedstat_client_config config = {};
+  config.device_id = 241;
+  config.wall_clock_seconds = &fixed_clock;
+  EXPECT_EQ(fedstat_client_create(memory.data(), bytes, &config, nullptr, good.random, &client),
+            FEDSTAT_INVALID_ARGUMENT);
+  EXPECT_EQ(fedstat_client_create(memory.data(), bytes, &config, good.ledger,
+                                  reinterpret_cast<fedstat_random*>(good.ledger), &client),
+            FEDSTAT_INVALID_ARGUMENT);
+  EXPECT_EQ(fedstat_client_create(memory.data(), 100, &config, good.ledger, good.random, &client),
+            FEDSTAT_RESOURCE_EXHAUSTED);
+  config.device_id = 0;
+  EXPECT_EQ(fedstat_client_create(memory.data(), bytes, &config, good.ledger, good.random, &client),
+            FEDSTAT_INVALID_ARGUMENT);
+  config.device_id = 241;
+  config.wall_clock_seconds = nullptr;
+  EXPECT_EQ(fedstat_client_create(memory.data(), bytes, &config, good.ledger, good.random, &client),
+            FEDSTAT_INVALID_ARGUMENT);
+  EXPECT_EQ(client, nullptr);
+
+  std::vector<uint64_t> dense_memory(1024);
+  fedstat_histogram* dense = nullptr;
+  ASSERT_EQ(
+      fedstat_histogram_create_dense(dense_memory.data(), 8 * dense_memory.size(), 100, &dense),
+      FEDSTAT_OK);
+  EXPECT_EQ(fedstat_client_set_histogram(good.client, dense), FEDSTAT_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(fedstat_client_last_error(good.client)).find("sparse"), std::string::npos);
+  EXPECT_EQ(fedstat_client_set_examples(good.client, nullptr, nullptr, 3, 2),
+            FEDSTAT_INVALID_ARGUMENT);
+  EXPECT_EQ(fedstat_client_run_session(good.client, nullptr, nullptr), FEDSTAT_INVALID_ARGUMENT);
+}
+
+}  // namespace
+}  // namespace client_test
+}  // namespace fedstat
