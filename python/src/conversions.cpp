@@ -1,7 +1,6 @@
 #include "python/src/conversions.h"
 
 #include <cmath>
-#include <limits>
 
 #include "host_server/estimate/host_common.h"
 
@@ -43,8 +42,9 @@ py::object numpy_array(py::handle values) {
 
 noise::Rational to_rational(py::handle value, const std::string& name) {
   if (py::isinstance<py::str>(value)) {
-    const std::string text = value.cast<std::string>();
-    return host::value_or_throw(noise::parse_rational(text.c_str()), name + " '" + text + "'");
+    const std::string literal = value.cast<std::string>();
+    return host::value_or_throw(noise::parse_rational(literal.c_str()),
+                                name + " '" + literal + "'");
   }
   if (is_bool(value)) throw py::type_error(name + " must be a number, not a bool");
   const py::object fraction_type = py::module_::import("fractions").attr("Fraction");
