@@ -11,7 +11,9 @@ data-shift sketch (fedstat-tv), as '<item_id> <count>' files in OUT_DIR:
 Words are lower-cased runs of letters, id = 32-bit FNV-1a of the word. The man pages are whatever
 this machine has installed (Debian 12 here), read with gzip. Seeds fixed.
 
-usage: /usr/bin/python3 scripts/make_tv_examples.py OUT_DIR   (needs python3-numpy)
+usage: /usr/bin/python3 scripts/make_tv_examples.py OUT_DIR [zipf] [zbig] [man]
+       (needs python3-numpy; naming groups writes only those, e.g. `zipf` for the small Zipf pair
+       the Python tests and examples/python use; default: all three)
 """
 import collections
 import glob
@@ -22,6 +24,10 @@ import sys
 import numpy as np
 
 out = sys.argv[1] if len(sys.argv) > 1 else "."
+groups = sys.argv[2:] or ["zipf", "zbig", "man"]
+unknown = set(groups) - {"zipf", "zbig", "man"}
+if unknown:
+    sys.exit(f"make_tv_examples: unknown group(s) {sorted(unknown)}: zipf, zbig or man")
 
 
 def write(name, counts):
@@ -31,22 +37,23 @@ def write(name, counts):
                 f.write(f"{item} {count}\n")
 
 
-rng = np.random.default_rng(12)
 n = 350000
 ranks = np.arange(1, n + 1, dtype=np.float64)
-for name, skew in (("zipf_p.txt", 1.2), ("zipf_q.txt", 1.4)):
-    p = ranks ** -skew
-    p /= p.sum()
-    counts = rng.multinomial(1000000, p)
-    write(name, {i: int(c) for i, c in enumerate(counts) if c > 0})
 
 
-rng_big = np.random.default_rng(13)
-for name, skew in (("zbig_p.txt", 1.2), ("zbig_q.txt", 1.4)):
-    p = ranks ** -skew
-    p /= p.sum()
-    counts = rng_big.multinomial(100000000, p)
-    write(name, {i: int(c) for i, c in enumerate(counts) if c > 0})
+def zipf_pair(seed, draws, names):
+    rng = np.random.default_rng(seed)
+    for name, skew in zip(names, (1.2, 1.4)):
+        p = ranks ** -skew
+        p /= p.sum()
+        counts = rng.multinomial(draws, p)
+        write(name, {i: int(c) for i, c in enumerate(counts) if c > 0})
+
+
+if "zipf" in groups:
+    zipf_pair(12, 1000000, ("zipf_p.txt", "zipf_q.txt"))
+if "zbig" in groups:
+    zipf_pair(13, 100000000, ("zbig_p.txt", "zbig_q.txt"))
 
 
 def fnv1a(word):
@@ -71,9 +78,10 @@ def words_of(files):
     return counts
 
 
-man1 = sorted(glob.glob("/usr/share/man/man1/*.gz"))
-write("man1.txt", words_of(man1))
-write("man1a.txt", words_of(man1[0::2]))
-write("man1b.txt", words_of(man1[1::2]))
-write("man8.txt", words_of(sorted(glob.glob("/usr/share/man/man8/*.gz"))))
-write("man3.txt", words_of(sorted(glob.glob("/usr/share/man/man3/*.gz"))))
+if "man" in groups:
+    man1 = sorted(glob.glob("/usr/share/man/man1/*.gz"))
+    write("man1.txt", words_of(man1))
+    write("man1a.txt", words_of(man1[0::2]))
+    write("man1b.txt", words_of(man1[1::2]))
+    write("man8.txt", words_of(sorted(glob.glob("/usr/share/man/man8/*.gz"))))
+    write("man3.txt", words_of(sorted(glob.glob("/usr/share/man/man3/*.gz"))))

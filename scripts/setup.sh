@@ -2,7 +2,8 @@
 # Installs the Debian 12 packages fedstat needs (only those missing) and fetches the mbedtls and
 # nanopb source packages into .deps/ (scripts/fetch-sources.sh).
 #
-#   scripts/setup.sh host   what the host build needs (the demo, the server, host tests)
+#   scripts/setup.sh host   what the host build needs (the demo, the server, host tests, the
+#                           Python module and its pytest tests)
 #   scripts/setup.sh all    plus the AArch64 and Cortex-M cross toolchains and QEMU (default)
 #
 # Needs root (or sudo) only when something is missing. Safe to run again: it then does nothing.
@@ -14,7 +15,8 @@ case "$scope" in host | all) ;; *) echo "usage: scripts/setup.sh [host|all]" >&2
 
 host_packages=(cmake make g++ dpkg-dev libgtest-dev libbenchmark-dev libmbedtls-dev nanopb
   libnanopb-dev protobuf-compiler python3-protobuf libcli11-dev nlohmann-json3-dev libeigen3-dev clang-format python3-sklearn
-  libasio-dev libsqlite3-dev rustc)
+  libasio-dev libsqlite3-dev rustc pybind11-dev python3-dev python3-numpy python3-pytest
+  python3-scipy)
 cross_packages=(gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib
   qemu-system-arm g++-aarch64-linux-gnu qemu-user libgtest-dev:arm64 libmbedtls-dev:arm64)
 packages=("${host_packages[@]}")

@@ -1,5 +1,5 @@
-// Host helpers shared by the estimators and tools: SDK statuses as exceptions, the tools'
-// seed convention, and deterministic random bits.
+// Host helpers shared by the estimators and tools: SDK statuses as exceptions (StatusError,
+// carrying the code), the tools' seed convention, and deterministic random bits.
 //
 // seed_from_u64: seed bytes 0..7 = S little-endian, bytes 8..31 = 0 (the convention of every
 // fedstat command-line tool). Host code (full standard library): errors are exceptions.
@@ -15,9 +15,21 @@
 namespace fedstat {
 namespace host {
 
-// Throws std::runtime_error("<context>: <status message>") when `status` is an error.
+// An SDK status as an exception: what() is "<context>: <status message>" and code() the status
+// code, so a caller can tell a refused argument from a failure (the Python module maps the code
+// to ValueError, RuntimeError, ...). A std::runtime_error, as check() threw before.
+class StatusError : public std::runtime_error {
+ public:
+  StatusError(StatusCode code, const std::string& what) : std::runtime_error(what), code_(code) {}
+  StatusCode code() const { return code_; }
+
+ private:
+  StatusCode code_;
+};
+
+// Throws StatusError("<context>: <status message>") when `status` is an error.
 inline void check(const Status& status, const std::string& context) {
-  if (!status.ok()) throw std::runtime_error(context + ": " + status.message());
+  if (!status.ok()) throw StatusError(status.code(), context + ": " + status.message());
 }
 
 template <typename T>

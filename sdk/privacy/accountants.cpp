@@ -134,6 +134,8 @@ Result<DpFromRdp> skellam_epsilon(double lambda_per_client, uint32_t clients, Se
 Result<DpFromRdp> skellam_epsilon_mixture(double lambda_per_client, uint32_t clients,
                                           Span<const Sensitivity> by_batch, double delta) {
   if (clients == 0) return invalid_argument("at least one client is needed");
+  // An empty span would select the curve's single (zero) sensitivity: the ε of no data.
+  if (by_batch.empty()) return invalid_argument("the sensitivity array has no batches");
   const SkellamCurve curve{Sensitivity{}, by_batch, lambda_per_client * clients};
   if (!positive(curve.mu)) return invalid_argument("lambda per client must be positive");
   return best_dp(skellam_curve, &curve, delta);

@@ -175,6 +175,12 @@ TEST(AccountantErrorsTest, BadParametersAreRefused) {
   EXPECT_EQ(gaussian_sigma_analytic(NAN, 1e-5, 1).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(skellam_rdp_mixture(2, Span<const Sensitivity>(), 5).status().code(),
             StatusCode::kInvalidArgument);
+  // An empty batch list is refused, not read as one batch of zero sensitivity (which gave the
+  // epsilon of no data at all: found through the Python module's tests).
+  EXPECT_EQ(skellam_epsilon_mixture(1, 5, Span<const Sensitivity>(), 1e-6).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(skellam_lambda_mixture(1, 1e-6, Span<const Sensitivity>(), 5).status().code(),
+            StatusCode::kInvalidArgument);
 }
 
 // Composition adds the releases' RDP at every order before the conversion to (ε, δ).
