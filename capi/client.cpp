@@ -65,13 +65,6 @@ bool live(const fedstat_client* c) {
   return valid(c, kClientMagic);
 }
 
-// The name's length when it is 1..64 characters, else 0.
-size_t name_length(const char* name) {
-  size_t n = 0;
-  while (n < kNameBytes && name[n] != '\0') ++n;
-  return n < kNameBytes ? n : 0;
-}
-
 }  // namespace
 }  // namespace capi
 }  // namespace fedstat

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "fedstat/fedstat.h"
+#include "platform/platform.h"
 #include "sdk/base/checked_size.h"
 #include "sdk/base/status.h"
 
@@ -33,7 +34,15 @@ constexpr uint32_t kLedgerMagic = 0x47444C46u;
 constexpr uint32_t kClientMagic = 0x494C4346u;
 
 // Blob names as the platform takes them (platform.h kMaxBlobNameLength), with the NUL.
-constexpr size_t kNameBytes = 65;
+constexpr size_t kNameBytes = platform::kMaxBlobNameLength + 1;
+
+// The length of `name` when it is 1..kMaxBlobNameLength characters, else 0 (a longer name is
+// refused after kNameBytes characters, unread beyond).
+inline size_t name_length(const char* name) {
+  size_t n = 0;
+  while (n < kNameBytes && name[n] != '\0') ++n;
+  return n < kNameBytes ? n : 0;
+}
 
 inline fedstat_status code_of(const Status& status) {
   return static_cast<fedstat_status>(status.code());

@@ -22,9 +22,8 @@ size_t spends_bytes(size_t capacity) {
   return round_up8(size_mul(sizeof(PrivacySpend), capacity));
 }
 size_t ledger_bytes(size_t capacity) {
-  const size_t blob = capacity > (kSizeOverflow - 8) / BudgetLedger::kEntryBytes
-                          ? kSizeOverflow
-                          : BudgetLedger::blob_bytes(capacity);
+  // BudgetLedger::blob_bytes(capacity), without its unchecked product on a 32-bit size_t.
+  const size_t blob = size_add(8, size_mul(BudgetLedger::kEntryBytes, capacity));
   return size_add(size_add(kHandle, spends_bytes(capacity)), blob);
 }
 
@@ -66,9 +65,8 @@ fedstat_status fedstat_ledger_create(void* memory, size_t memory_bytes,
   if (config == nullptr || capacity == 0 || config->blob_name == nullptr) {
     return FEDSTAT_INVALID_ARGUMENT;
   }
-  size_t name_length = 0;  // up to kNameBytes: a longer name is refused unread
-  while (name_length < kNameBytes && config->blob_name[name_length] != '\0') ++name_length;
-  if (name_length == 0 || name_length >= kNameBytes) return FEDSTAT_INVALID_ARGUMENT;
+  const size_t name_bytes = name_length(config->blob_name);
+  if (name_bytes == 0) return FEDSTAT_INVALID_ARGUMENT;
   const fedstat_status checked = check_memory(memory, memory_bytes, ledger_bytes(capacity), out);
   if (checked != FEDSTAT_OK) return checked;
   // The C++ init checks the budget and window before anything is placed: a refusal writes
@@ -86,7 +84,7 @@ fedstat_status fedstat_ledger_create(void* memory, size_t memory_bytes,
   if (!valid_config.ok()) return code_of(valid_config);
 
   fedstat_ledger* l = new (handle_address<fedstat_ledger>(memory)) fedstat_ledger();
-  memcpy(l->blob_name, config->blob_name, name_length + 1);
+  memcpy(l->blob_name, config->blob_name, name_bytes + 1);
   c.blob_name = l->blob_name;
   uint8_t* spends = after_handle<fedstat_ledger>(memory);
   uint8_t* scratch = spends + spends_bytes(capacity);

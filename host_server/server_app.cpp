@@ -232,11 +232,10 @@ void on_tagg_attempt(Store& store, std::ostream& log, const TaggAttempt& a) {
 }  // namespace
 
 // (server_app.h) A DIST round's rosters must outlive a power loss, not only kill -9. Were the
-// stored U3 lost
-// after it was sent, the restarted round could announce another U3 to other devices: each
-// device pins the first U3 it saw, but one group revealing b_w and another s_w^SK for the same
-// device w unmask w's input. synchronous=FULL keeps every step sent. Other tasks keep NORMAL
-// (a lost step there is resent by the devices' resume).
+// stored U3 lost after it was sent, the restarted round could announce another U3 to other
+// devices: each device pins the first U3 it saw, but one group revealing b_w and another
+// s_w^SK for the same device w unmask w's input. synchronous=FULL keeps every step sent. Other
+// tasks keep NORMAL (a lost step there is resent by the devices' resume).
 SqliteStoreOptions collector_store_options(const ServerConfig& config) {
   SqliteStoreOptions options;
   for (const json& declaration : config.tasks) {

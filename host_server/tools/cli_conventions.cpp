@@ -1,6 +1,7 @@
 #include "host_server/tools/cli_conventions.h"
 
 #include <cstdio>
+#include <map>
 
 #include "sdk/version.h"
 
@@ -17,17 +18,14 @@ void apply_conventions(CLI::App& app, const std::string& tool,
   app.set_version_flag("--version", version_line(tool), "print the version and exit");
   std::string footer = "\nExamples:\n";
   for (const std::string& example : examples) footer += "  " + example + "\n";
-  footer +=
-      "\nExit status:\n"
-      "  0  done\n";
-  bool has_1 = false, has_2 = false;
-  for (const auto& [code, meaning] : exit_codes) {
-    has_1 = has_1 || code == kExitRefused;
-    has_2 = has_2 || code == kExitUsage;
-  }
-  if (!has_1) footer += "  1  the input or the run was refused (the reason is on stderr)\n";
-  if (!has_2) footer += "  2  the command line was wrong (see --help)\n";
-  for (const auto& [code, meaning] : exit_codes) {
+  // The common codes, each replaced by the tool's own wording where it gives one.
+  std::map<int, std::string> codes = {
+      {kExitDone, "done"},
+      {kExitRefused, "the input or the run was refused (the reason is on stderr)"},
+      {kExitUsage, "the command line was wrong (see --help)"}};
+  for (const auto& [code, meaning] : exit_codes) codes[code] = meaning;
+  footer += "\nExit status:\n";
+  for (const auto& [code, meaning] : codes) {
     footer += "  " + std::to_string(code) + "  " + meaning + "\n";
   }
   footer += "\nDocumentation: docs/cli.md";

@@ -5,6 +5,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -154,6 +155,13 @@ void bind_privacy(py::module_& m) {
   m.def(
       "discretised_sensitivity",
       [](double l2, double gamma, double beta, py::handle dimension) {
+        // The SDK function is a formula with no checks: a negative or NaN input would give an
+        // understated sensitivity that later calibrations accept.
+        if (!(std::isfinite(l2) && l2 >= 0 && std::isfinite(gamma) && gamma > 0 &&
+              std::isfinite(beta) && beta >= 0)) {
+          throw py::value_error(
+              "discretised_sensitivity: l2 and beta must be finite and >= 0, gamma finite and > 0");
+        }
         const Sensitivity s = privacy::discretised_sensitivity(
             l2, gamma, beta,
             static_cast<uint32_t>(to_whole_number(dimension, "dimension", 1, UINT32_MAX)));
@@ -205,7 +213,7 @@ void bind_privacy(py::module_& m) {
       [](double scale, py::handle bound, py::handle l1_sensitivity) {
         return host::value_or_throw(
             privacy::truncated_discrete_laplace_delta(
-                scale, to_whole_number(bound, "bound", 0, UINT64_MAX),
+                scale, to_whole_number(bound, "bound", 0, privacy::kMaxTruncationBound),
                 to_whole_number(l1_sensitivity, "l1_sensitivity", 0, UINT64_MAX)),
             "truncated_discrete_laplace_delta");
       },

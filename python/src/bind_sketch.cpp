@@ -41,6 +41,15 @@ struct ParsedReport {
 
 std::unique_ptr<ParsedReport> parse_report(const py::buffer& data, const std::string& name) {
   const py::buffer_info info = data.request();
+  // Only a contiguous buffer is read as bytes: a strided view (memoryview(b)[::2] or [::-1])
+  // would otherwise be read as other bytes, or past its end.
+  ssize_t expected_stride = info.itemsize;
+  for (ssize_t d = info.ndim - 1; d >= 0; --d) {
+    if (info.shape[d] > 1 && info.strides[d] != expected_stride) {
+      throw py::value_error(name + ": the buffer must be contiguous (bytes, bytearray, a C array)");
+    }
+    expected_stride *= info.shape[d];
+  }
   const auto* begin = static_cast<const uint8_t*>(info.ptr);
   auto report = std::make_unique<ParsedReport>();
   report->bytes.assign(begin, begin + info.size * info.itemsize);

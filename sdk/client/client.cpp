@@ -1,7 +1,5 @@
 #include "sdk/client/client.h"
 
-#include "sdk/base/crypto.h"
-
 #include <string.h>
 
 #include "platform/platform.h"
@@ -9,6 +7,7 @@
 #include "sdk/base/bytes.h"
 #include "sdk/base/checked_size.h"
 #include "sdk/base/crc32.h"
+#include "sdk/base/crypto.h"
 #include "sdk/base/random_bits.h"
 #include "sdk/client/contribution.h"
 #include "sdk/version.h"
@@ -116,11 +115,7 @@ Result<SessionOutcome> Client::run_session(FrameChannel& channel) {
   // Only a lost channel leaves a report to resume: the channel itself failed to send or
   // receive. Any other failure — a confused exchange, a refusal, and also a storage or entropy
   // failure, though those say kUnavailable too — ends it: nothing more is sent for that round.
-  if (!result.ok()) {
-    const StatusCode code = result.status().code();
-    const bool lost = code == StatusCode::kUnavailable || code == StatusCode::kDeadlineExceeded;
-    if (!channel_lost_ || !lost) drop_pending();
-  }
+  if (!result.ok() && !(channel_lost_ && is_link_loss(result.status()))) drop_pending();
   // Still pending: the channel was lost. What the next session resumes from must be what this
   // one left (the app must not reuse that memory): checked before anything is sent again.
   if (pending_) pending_crc_ = held_crc();
@@ -179,10 +174,13 @@ Status Client::send(FrameChannel& channel) {
   return sent;
 }
 
+bool Client::is_link_loss(const Status& status) {
+  return status.code() == StatusCode::kUnavailable ||
+         status.code() == StatusCode::kDeadlineExceeded;
+}
+
 void Client::note_channel_failure(const Status& status) {
-  if (status.code() == StatusCode::kUnavailable || status.code() == StatusCode::kDeadlineExceeded) {
-    channel_lost_ = true;
-  }
+  if (is_link_loss(status)) channel_lost_ = true;
 }
 
 void Client::start_message(pb_size_t tag) {

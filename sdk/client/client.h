@@ -197,6 +197,9 @@ class Client {
   void drop_pending();  // forgets AND wipes a held round (and a DIST round's secrets)
   // Wipes the builders' scratch after a build, up to the task's memory formula.
   void wipe_scratch(MutableByteSpan scratch, size_t task_memory);
+  // The codes of a link that is gone (kUnavailable, kDeadlineExceeded) — from the channel they
+  // mean the link; from storage or entropy kUnavailable means something else (channel_lost_).
+  static bool is_link_loss(const Status& status);
   // Marks the session's channel as lost when a send or receive failed for want of the link.
   void note_channel_failure(const Status& status);
 

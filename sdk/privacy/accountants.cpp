@@ -297,6 +297,9 @@ Result<double> discrete_laplace_epsilon(double scale, double l1_sensitivity) {
 Result<double> truncated_discrete_laplace_delta(double scale, uint64_t bound,
                                                 uint64_t l1_sensitivity) {
   if (!positive(scale)) return invalid_argument("scale must be positive");
+  if (bound > kMaxTruncationBound) {
+    return invalid_argument("the truncation bound is at most 2^32 (the sum runs over every k)");
+  }
   if (l1_sensitivity > bound) return 1.0;  // a neighbour's outputs can be entirely disjoint
   const double q = exp(-1 / scale);
   double total = 1, tail = 0;  // Σ_{|k|≤B} q^|k| and Σ_{k=B−Δ+1..B} q^k

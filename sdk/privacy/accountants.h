@@ -115,6 +115,9 @@ Status rsgd_ar_schedule_sensitivities(double convexity, double smoothness, uint3
 Sensitivity discretised_sensitivity(double l2, double gamma, double beta, uint32_t dimension);
 
 Result<double> discrete_laplace_epsilon(double scale, double l1_sensitivity);
+// δ of the discrete Laplace truncated to [−bound, bound]: O(bound) time, so bound ≤
+// kMaxTruncationBound (kInvalidArgument beyond; 2^64 − 1 would never end).
+constexpr uint64_t kMaxTruncationBound = uint64_t{1} << 32;
 Result<double> truncated_discrete_laplace_delta(double scale, uint64_t bound,
                                                 uint64_t l1_sensitivity);
 

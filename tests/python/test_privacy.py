@@ -94,6 +94,10 @@ def test_other_accountants():
     (lambda: fedstat.skellam_epsilon_mixture(3, 5, np.zeros((0, 2)), 1e-6), "no batches"),
     (lambda: fedstat.skellam_epsilon_mixture(3, 5, [[1, 2, 3]], 1e-6), "two columns"),
     (lambda: fedstat.rsgd_ar_sensitivities(0.01, 1.0, 5, 0.5, 32, 1.0, 0), "batches"),
+    (lambda: fedstat.discretised_sensitivity(1.0, 100.0, -0.5, 16), "beta must be finite"),
+    (lambda: fedstat.discretised_sensitivity(float("nan"), 100.0, 0.5, 16), "l2 and beta"),
+    (lambda: fedstat.discretised_sensitivity(1.0, 0.0, 0.5, 16), "gamma finite and > 0"),
+    (lambda: fedstat.truncated_discrete_laplace_delta(2.0, 2**64 - 1, 1), "bound"),
 ])
 def test_refusals_are_value_errors_with_the_sdks_message(call, message):
     with pytest.raises(ValueError, match=message):

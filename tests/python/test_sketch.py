@@ -89,6 +89,12 @@ def test_corrupt_reports_are_refused_with_the_sdks_message(counts, params):
         fedstat.SketchReport(bytes(other_version))
     with pytest.raises(ValueError, match="report 1: sketch report: CRC"):
         fedstat.merge_reports([data, bytes(flipped)])
+    # A strided view is refused, not read as other bytes (or, reversed, past its end).
+    doubled = bytes(b for byte in data for b in (byte, 0))
+    with pytest.raises(ValueError, match="contiguous"):
+        fedstat.SketchReport(memoryview(doubled)[::2])
+    with pytest.raises(ValueError, match="contiguous"):
+        fedstat.SketchReport(memoryview(data)[::-1])
 
 
 def test_mismatched_sketches_are_refused(counts, params):

@@ -159,6 +159,11 @@ TEST(LaplaceAccountantTest, PureAndTruncated) {
     EXPECT_NEAR(d.value(), v[3], 1e-12);
   }
   EXPECT_EQ(truncated_discrete_laplace_delta(2, 3, 4).value(), 1.0);
+  // A bound the O(bound) sum could not finish (2^64 − 1 wrapped k and never ended) is refused.
+  EXPECT_EQ(truncated_discrete_laplace_delta(2, UINT64_MAX, 1).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(truncated_discrete_laplace_delta(2, kMaxTruncationBound + 1, 1).status().code(),
+            StatusCode::kInvalidArgument);
 }
 
 TEST(AccountantErrorsTest, BadParametersAreRefused) {
