@@ -74,6 +74,8 @@ foreach(_h IN LISTS _sdk_headers)
   endif()
   list(APPEND _public_headers "${_h}")
 endforeach()
+# The same list feeds the API documentation (cmake/FedstatApiDocs.cmake).
+set(FEDSTAT_PUBLIC_HEADERS ${_public_headers})
 foreach(_h IN LISTS _public_headers)
   get_filename_component(_dir "${_h}" DIRECTORY)
   install(FILES "${PROJECT_SOURCE_DIR}/${_h}" DESTINATION "${_inc}/fedstat/${_dir}")
