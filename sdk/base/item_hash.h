@@ -1,20 +1,22 @@
-// ItemHasher: the seeded 64-bit hash of item keys used by sketches and samplers.
-//
-// Definition: SipHash-2-4 (Aumasson & Bernstein, "SipHash: a fast short-input PRF", 2012) with
-// the 128-bit key (k0, k1), output as a 64-bit integer. An item id is hashed as its 8-byte
-// little-endian encoding, so hash(id) is the same whether the id was held as 32 or 64 bits; byte
-// strings are hashed as they are. All arithmetic is on uint64_t and all loads are little-endian,
-// so results are identical on every architecture (tests pin the paper's reference vectors and
-// run on x86-64, AArch64 and Cortex-M).
-//
-// Why SipHash: a well-studied keyed function (a PRF) with published vectors, for the
-// data-shift sketch's one hash per item (001 §3: weights, buckets and signs derive from it) and
-// other samplers. hash_id is 8 SipRounds, inline so that callers overlap it with other work:
-// ≈ 11 ns per id on this project's 2-core EPYC guest (tests/bench/sketch_bench.cpp). The key is
-// public (it comes from the task), so this is a hash with a public seed, not a secret MAC:
-// secrets go through crypto.h (mbedTLS) only.
-//
-// Memory: 16 bytes. Paper: 001 §3–4 (hash functions h_j, s_j and weights W_i).
+/// @file
+/// ItemHasher: the seeded 64-bit hash of item keys used by sketches and samplers.
+///
+/// Definition: SipHash-2-4 (Aumasson & Bernstein, "SipHash: a fast short-input PRF", 2012) with
+/// the 128-bit key (k0, k1), output as a 64-bit integer. An item id is hashed as its 8-byte
+/// little-endian encoding, so hash(id) is the same whether the id was held as 32 or 64 bits; byte
+/// strings are hashed as they are. All arithmetic is on uint64_t and all loads are little-endian,
+/// so results are identical on every architecture (tests pin the paper's reference vectors and
+/// run on x86-64, AArch64 and Cortex-M).
+///
+/// Why SipHash: a well-studied keyed function (a PRF) with published vectors, for the
+/// data-shift sketch's one hash per item (001 §3: weights, buckets and signs derive from it) and
+/// other samplers. hash_id is 8 SipRounds, inline so that callers overlap it with other work:
+/// ≈ 11 ns per id on this project's 2-core EPYC guest (tests/bench/sketch_bench.cpp). The key is
+/// public (it comes from the task), so this is a hash with a public seed, not a secret MAC:
+/// secrets go through crypto.h (mbedTLS) only.
+///
+/// @memory 16 bytes (sizeof(ItemHasher): the key).
+/// @paper 001 §3–4 (hash functions h_j, s_j and weights W_i).
 #ifndef FEDSTAT_SDK_BASE_ITEM_HASH_H_
 #define FEDSTAT_SDK_BASE_ITEM_HASH_H_
 
@@ -76,14 +78,18 @@ struct SipState {
 
 }  // namespace item_hash_detail
 
+/// SipHash-2-4 under a public 128-bit key (k0, k1): the 64-bit hash of item ids and byte strings.
 class ItemHasher {
  public:
+  /// The hasher with key words `k0` and `k1`.
   constexpr ItemHasher(uint64_t k0, uint64_t k1) : k0_(k0), k1_(k1) {}
-  // k0 = LE64(key[0..8)), k1 = LE64(key[8..16)), the convention of the SipHash paper.
+  /// The hasher for a 16-byte key: k0 = LE64(key[0..8)), k1 = LE64(key[8..16)), the convention
+  /// of the SipHash paper.
   static ItemHasher from_key_bytes(const uint8_t key[16]);
 
+  /// SipHash-2-4 of the bytes of `data` (any length).
   uint64_t hash_bytes(ByteSpan data) const;
-  // = hash_bytes(LE64(item)), computed without building the bytes.
+  /// The hash of an item id: = hash_bytes(LE64(item)), computed without building the bytes.
   uint64_t hash_id(uint64_t item) const {
     item_hash_detail::SipState s(k0_, k1_);
     s.absorb(item);        // the 8 bytes LE64(item) form exactly one word
@@ -91,7 +97,9 @@ class ItemHasher {
     return s.finish();
   }
 
+  /// The first key word.
   uint64_t k0() const { return k0_; }
+  /// The second key word.
   uint64_t k1() const { return k1_; }
 
  private:

@@ -1,75 +1,75 @@
-// Client: the one object an app holds to take part in fedstat tasks. run_session() runs ONE task
-// session over a FrameChannel, exactly in the message order of docs/protocol.md:
-//   ClientHello → Task (or ServerError) → TaskData × ⌈data_words/64⌉ → checks → TaskReply →
-//   TRUSTED/TAGG/NONE: Report chunks (≤ 64 words), each answered by its Ack before the next;
-//   DIST: secure aggregation (sdk/secagg/secagg_client.h) → RoundOutcome.
-// Order of the checks, each ending the session with a decline (TaskReply{accept = false}) and
-// nothing charged or computed: the task's fields (validate_task, contribution.h: kInvalidArgument
-// naming the field, or kUnimplemented; reason REFUSED) → an interrupted round of this task
-// recorded before a reboot (kDeclinedInterrupted, reason TASK_CLOSED) → the app has no data for
-// the kind (kDeclinedNoData) or data that does not fit the task (validate_examples /
-// validate_unit_vector's status) → memory_bytes(task) > the memory given (kDeclinedMemory,
-// INSUFFICIENT_MEMORY; declined at once, the TaskData left unread) → the TaskData (chunks in
-// order for this task, else kFailedPrecondition with no reply; content per validate_task_data,
-// else its status and REFUSED) → the ledger is charged device_spend(task) (contribution.h: at least
-// the task's (ε, δ), more when the device's own noise gives less; DIST HETEROGENEITY: the stage's
-// RDP curve, composed with the other stage's in the ledger; trust NONE: nothing) — a refusal
-// is kDeclinedBudget, BUDGET_EXHAUSTED, the ledger unchanged. Only then the Client records the
-// round, computes the contribution, accepts (TaskReply) and sends it.
-//
-// Errors: a ServerError ends the session with its status code (detail: last_server_detail()); a
-// message of the wrong kind, for another task, or an Ack with the wrong offset is
-// kFailedPrecondition, and the Client sends nothing more that session (never a reveal on a
-// confused state); channel errors (kUnavailable, kDeadlineExceeded after receive_timeout_ms, a
-// malformed frame) are returned as they are. A RoundOutcome{completed = false} or SecAggAbort
-// at any point is the outcome kAborted. The channel is closed when run_session returns.
-//
-// Persistence across a reboot (platform::save_blob, blob ClientConfig::round_blob_name): the
-// round marker {task id, secagg session, stage, U2 and U3 bitmaps}.
-//   * Written when the Client accepts a task (stage "accepted"), before TaskReply is sent.
-//   * DIST: rewritten with stage "unmasking" and the U2/U3 rosters — which fix, for each peer,
-//     which secret it will reveal (U3: self-mask share, U2 \ U3: key share) — before the first
-//     SecAggReveal is sent; if that write fails, nothing is revealed.
-//   * Removed when the round ends (RoundOutcome or SecAggAbort received).
-// A lost channel, without a reboot, is resumed, for every trust model: when a session ends with
-// kUnavailable or kDeadlineExceeded after the contribution was built, the next session's
-// ClientHello names the task in resume_task_id; the server answers Task + TaskData (the Task must
-// equal the one reported for, byte for byte, else kFailedPrecondition), then
-//   * TRUSTED/TAGG/NONE: an Ack of the words it holds, and the Client sends the rest of the SAME
-//     contribution (kept in its memory: no noise drawn again, nothing charged again);
-//   * DIST: SecAggResume{round, held} and that round's opening again (or, the server still
-//     admitting, round 0's SecAggStart later). The Client's SecAggClient, kept in memory, checks
-//     what it already holds against what arrives — the same U1, shares, U2 and U3, else
-//     kFailedPrecondition and nothing more is sent — and sends only the messages of that round
-//     the server does not hold, the same bytes again: the same keys, one masked input (masked
-//     once, for the first U2) and reveals for the first U3 only, so a resume never reveals both
-//     kinds of secret for one peer;
-// and waits for the RoundOutcome. A ServerError instead (the round is over, or the device was
-// dropped from it), the task's deadline passing, or a new init() ends the pending round and wipes
-// it (the contribution, the peers' shares, the secure-aggregation secrets). While a round is
-// pending the first bytes of the Client's memory belong to it (8·vector_length + 8·data_words +
-// [DIST] secagg_client_memory_bytes(max_clients)): the app must not reuse them (a CRC-32 taken
-// when the channel was lost is checked before anything is sent again; a mismatch drops the round,
-// kDataLoss, nothing sent).
-// A rebooted device does not resume (ClientHello.resume_task_id is 0): init() reads the marker
-// and the next session offered that task declines it (kDeclinedInterrupted), so a device that
-// rebooted mid-round drops out cleanly and never sends shares or reveals for that round again.
-// A marker stays until another task is accepted. A corrupt marker fails init() (kDataLoss,
-// fail closed); forget_interrupted_round() deletes it deliberately.
-//
-// Memory: sizeof(Client) (two Envelopes, the Task, the SecAggClient, the marker: 2,608 bytes on
-// a 64-bit host)
-// + the caller memory of memory_bytes(task, local_size), 8-byte aligned:
-//     8·L (the contribution) + 8·data_words (TaskData) + [DIST] secagg_client_memory_bytes(
-//     max_clients) + scratch_bytes(task, local_size) (contribution.h: sketch, points, trainer)
-// where local_size is the app's histogram capacity (DATA_SHIFT) or example count
-// (MODEL_UPDATE), 0 otherwise (KL_ANSWERS, HETEROGENEITY). Stack (Cortex-M4, -Os, own frames):
-// run_session's deepest frame 496 bytes (after_task), a builder under 1 KB (a ShiftSketch object, a
-// RandomBits, a noise sampler), plus the SDK routines they call; before the builder runs, the
-// ledger charge (charge_ledger 248 bytes, device_spend 376, BudgetLedger::charge 472 + 248); the
-// charge of a DIST MODEL_UPDATE (device_spend → tasks::model_update_epsilon) holds the per-batch
-// sensitivities for up to 256 batches, 6 KiB (a host-side figure: not yet measured on the M4).
-// Paper: none (the protocol around 000–004's device routines and Bonawitz et al. 2017).
+/// @file
+/// Client: the one object an app holds to take part in fedstat tasks. run_session() runs ONE task
+/// session over a FrameChannel, exactly in the message order of docs/protocol.md:
+///   ClientHello → Task (or ServerError) → TaskData × ⌈data_words/64⌉ → checks → TaskReply →
+///   TRUSTED/TAGG/NONE: Report chunks (≤ 64 words), each answered by its Ack before the next;
+///   DIST: secure aggregation (sdk/secagg/secagg_client.h) → RoundOutcome.
+/// Order of the checks, each ending the session with a decline (TaskReply{accept = false}) and
+/// nothing charged or computed: the task's fields (validate_task, contribution.h: kInvalidArgument
+/// naming the field, or kUnimplemented; reason REFUSED) → an interrupted round of this task
+/// recorded before a reboot (kDeclinedInterrupted, reason TASK_CLOSED) → the app has no data for
+/// the kind (kDeclinedNoData) or data that does not fit the task (validate_examples /
+/// validate_unit_vector's status) → memory_bytes(task) > the memory given (kDeclinedMemory,
+/// INSUFFICIENT_MEMORY; declined at once, the TaskData left unread) → the TaskData (chunks in
+/// order for this task, else kFailedPrecondition with no reply; content per validate_task_data,
+/// else its status and REFUSED) → the ledger is charged device_spend(task) (contribution.h: at
+/// least the task's (ε, δ), more when the device's own noise gives less; DIST HETEROGENEITY: the
+/// stage's RDP curve, composed with the other stage's in the ledger; trust NONE: nothing) — a
+/// refusal is kDeclinedBudget, BUDGET_EXHAUSTED, the ledger unchanged. Only then the Client records
+/// the round, computes the contribution, accepts (TaskReply) and sends it.
+///
+/// Errors: a ServerError ends the session with its status code (detail: last_server_detail()); a
+/// message of the wrong kind, for another task, or an Ack with the wrong offset is
+/// kFailedPrecondition, and the Client sends nothing more that session (never a reveal on a
+/// confused state); channel errors (kUnavailable, kDeadlineExceeded after receive_timeout_ms, a
+/// malformed frame) are returned as they are. A RoundOutcome{completed = false} or SecAggAbort
+/// at any point is the outcome kAborted. The channel is closed when run_session returns.
+///
+/// Persistence across a reboot (platform::save_blob, blob ClientConfig::round_blob_name): the
+/// round marker {task id, secagg session, stage, U2 and U3 bitmaps}.
+///   * Written when the Client accepts a task (stage "accepted"), before TaskReply is sent.
+///   * DIST: rewritten with stage "unmasking" and the U2/U3 rosters — which fix, for each peer,
+///     which secret it will reveal (U3: self-mask share, U2 \ U3: key share) — before the first
+///     SecAggReveal is sent; if that write fails, nothing is revealed.
+///   * Removed when the round ends (RoundOutcome or SecAggAbort received).
+/// A lost channel, without a reboot, is resumed, for every trust model: when a session ends with
+/// kUnavailable or kDeadlineExceeded after the contribution was built, the next session's
+/// ClientHello names the task in resume_task_id; the server answers Task + TaskData (the Task must
+/// equal the one reported for, byte for byte, else kFailedPrecondition), then
+///   * TRUSTED/TAGG/NONE: an Ack of the words it holds, and the Client sends the rest of the SAME
+///     contribution (kept in its memory: no noise drawn again, nothing charged again);
+///   * DIST: SecAggResume{round, held} and that round's opening again (or, the server still
+///     admitting, round 0's SecAggStart later). The Client's SecAggClient, kept in memory, checks
+///     what it already holds against what arrives — the same U1, shares, U2 and U3, else
+///     kFailedPrecondition and nothing more is sent — and sends only the messages of that round
+///     the server does not hold, the same bytes again: the same keys, one masked input (masked
+///     once, for the first U2) and reveals for the first U3 only, so a resume never reveals both
+///     kinds of secret for one peer;
+/// and waits for the RoundOutcome. A ServerError instead (the round is over, or the device was
+/// dropped from it), the task's deadline passing, or a new init() ends the pending round and wipes
+/// it (the contribution, the peers' shares, the secure-aggregation secrets). While a round is
+/// pending the first bytes of the Client's memory belong to it (8·vector_length + 8·data_words +
+/// [DIST] secagg_client_memory_bytes(max_clients)): the app must not reuse them (a CRC-32 taken
+/// when the channel was lost is checked before anything is sent again; a mismatch drops the round,
+/// kDataLoss, nothing sent).
+/// A rebooted device does not resume (ClientHello.resume_task_id is 0): init() reads the marker
+/// and the next session offered that task declines it (kDeclinedInterrupted), so a device that
+/// rebooted mid-round drops out cleanly and never sends shares or reveals for that round again.
+/// A marker stays until another task is accepted. A corrupt marker fails init() (kDataLoss,
+/// fail closed); forget_interrupted_round() deletes it deliberately.
+///
+/// @memory sizeof(Client) (two Envelopes, the Task, the SecAggClient, the marker: 2,608 bytes on
+/// a 64-bit host) plus the caller memory of memory_bytes(task, local_size), 8-byte aligned:
+///     8·L (the contribution) + 8·data_words (TaskData) + [DIST] secagg_client_memory_bytes(
+///     max_clients) + scratch_bytes(task, local_size) (contribution.h: sketch, points, trainer)
+/// where local_size is the app's histogram capacity (DATA_SHIFT) or example count
+/// (MODEL_UPDATE), 0 otherwise (KL_ANSWERS, HETEROGENEITY). Stack (Cortex-M4, -Os, own frames):
+/// run_session's deepest frame 496 bytes (after_task), a builder under 1 KB (a ShiftSketch object,
+/// a RandomBits, a noise sampler), plus the SDK routines they call; before the builder runs, the
+/// ledger charge (charge_ledger 248 bytes, device_spend 376, BudgetLedger::charge 472 + 248); the
+/// charge of a DIST MODEL_UPDATE (device_spend → tasks::model_update_epsilon) holds the per-batch
+/// sensitivities for up to 256 batches, 6 KiB (a host-side figure: not yet measured on the M4).
+/// @paper none (the protocol around 000–004's device routines and Bonawitz et al. 2017).
 #ifndef FEDSTAT_SDK_CLIENT_CLIENT_H_
 #define FEDSTAT_SDK_CLIENT_CLIENT_H_
 
@@ -92,68 +92,109 @@
 namespace fedstat {
 namespace client {
 
+/// The Client's settings (copied by init()).
 struct ClientConfig {
-  uint64_t device_id = 0;               // [1, 2^31]: also the secure-aggregation client id
-  uint32_t receive_timeout_ms = 30000;  // per received message
-  // Wall-clock seconds for the ledger (sdk/privacy/budget_ledger.h: an RTC or network time).
+  uint64_t device_id = 0;               ///< [1, 2^31]: also the secure-aggregation client id
+  uint32_t receive_timeout_ms = 30000;  ///< per received message
+  /// Wall-clock seconds for the ledger (sdk/privacy/budget_ledger.h: an RTC or network time);
+  /// required.
   uint64_t (*wall_clock_seconds)() = nullptr;
-  const char* round_blob_name = "fedstat-client-round";  // must outlive the Client
+  /// The platform blob that holds the round marker; must outlive the Client.
+  const char* round_blob_name = "fedstat-client-round";
 };
 
+/// How a session ended when it did not end with an error.
 enum class SessionResult : uint8_t {
-  kNoTask,               // ServerError RETRY_LATER (or TASK_CLOSED) before a task: check in later
-  kVersionTooOld,        // ServerError VERSION_TOO_OLD: the SDK must be updated
-  kDeclinedInterrupted,  // this task's round was interrupted by a reboot: not rejoined
-  kDeclinedNoData,       // the app holds no data for the task's kind
-  kDeclinedMemory,       // memory_bytes(task) > the memory given to init()
-  kDeclinedBudget,       // the privacy ledger refused the task's (ε, δ)
-  kCompleted,            // RoundOutcome{completed = true}
-  kAborted,              // RoundOutcome{completed = false} or SecAggAbort
+  kNoTask,               ///< ServerError RETRY_LATER (or TASK_CLOSED) before a task: check in later
+  kVersionTooOld,        ///< ServerError VERSION_TOO_OLD: the SDK must be updated
+  kDeclinedInterrupted,  ///< this task's round was interrupted by a reboot: not rejoined
+  kDeclinedNoData,       ///< the app holds no data for the task's kind
+  kDeclinedMemory,       ///< memory_bytes(task) > the memory given to init()
+  kDeclinedBudget,       ///< the privacy ledger refused the task's (ε, δ)
+  kCompleted,            ///< RoundOutcome{completed = true}
+  kAborted,              ///< RoundOutcome{completed = false} or SecAggAbort
 };
 
+/// The result of a session that ended without an error.
 struct SessionOutcome {
-  SessionResult result = SessionResult::kNoTask;
-  uint32_t task_id = 0;  // 0 when no task was offered
+  SessionResult result = SessionResult::kNoTask;  ///< how the session ended
+  uint32_t task_id = 0;                           ///< 0 when no task was offered
 };
 
-// The round marker persisted across reboots (see above). Blob: "FCR1", task id (LE32), stage,
-// session (LE64), U2 bitmap, U3 bitmap (128 bytes each; zeros before they are known).
+/// The round marker persisted across reboots (see the file description). Blob: "FCR1", task id
+/// (LE32), stage, session (LE64), U2 bitmap, U3 bitmap (128 bytes each; zeros before they are
+/// known).
 struct RoundMarker {
-  uint32_t task_id = 0;
-  uint8_t stage = 0;  // 1: accepted; 2: unmasking (the rosters fix what is revealed about whom)
-  uint64_t session = 0;
-  uint8_t u2[sizeof(fedstat_v1_SecAggRoster_members_t::bytes)] = {};
-  uint8_t u3[sizeof(fedstat_v1_SecAggRoster_members_t::bytes)] = {};
+  uint32_t task_id = 0;  ///< the task whose round this is (0: none)
+  /// kRoundAccepted, or kRoundUnmasking (the rosters fix what is revealed about whom)
+  uint8_t stage = 0;
+  uint64_t session = 0;  ///< the task's secure-aggregation session
+  uint8_t u2[sizeof(fedstat_v1_SecAggRoster_members_t::bytes)] = {};  ///< the U2 roster bitmap
+  uint8_t u3[sizeof(fedstat_v1_SecAggRoster_members_t::bytes)] = {};  ///< the U3 roster bitmap
 };
+/// RoundMarker::stage: the Client accepted the task (written before TaskReply).
 constexpr uint8_t kRoundAccepted = 1;
+/// RoundMarker::stage: DIST unmasking; U2 and U3 are recorded (written before the first reveal).
 constexpr uint8_t kRoundUnmasking = 2;
 
+/// The one object an app holds to take part in fedstat tasks (see the file description).
 class Client {
  public:
-  // The caller memory the task needs (formula above); kInvalidArgument/kUnimplemented for a task
-  // validate_task refuses; kResourceExhausted when it does not fit in size_t.
+  /// The caller memory the task needs (the formula of the file description), for an app
+  /// histogram capacity or example count `local_size`.
+  /// @errors kInvalidArgument or kUnimplemented: validate_task refuses the task.
+  /// kResourceExhausted: the size does not fit in size_t.
   static Result<size_t> memory_bytes(const fedstat_v1_Task& task, size_t local_size = 0);
-  // Deletes a recorded interrupted round (the app's deliberate choice, e.g. after kDataLoss).
+  /// Deletes a recorded interrupted round (the app's deliberate choice, e.g. after kDataLoss);
+  /// OK when there is none.
+  /// @errors platform::remove_blob's errors other than kNotFound: kInvalidArgument for a name
+  /// it refuses, kUnavailable when storage fails.
   static Status forget_interrupted_round(const char* round_blob_name);
 
+  /// A Client that takes part in nothing until init().
   Client() = default;
-  Client(const Client&) = delete;
-  Client& operator=(const Client&) = delete;
+  Client(const Client&) = delete;             ///< Not copyable.
+  Client& operator=(const Client&) = delete;  ///< Not copyable.
 
-  // kInvalidArgument: device id outside [1, 2^31], no wall clock, no blob name, memory not
-  // 8-byte aligned. kDataLoss: the stored round marker is corrupt. The references must outlive
-  // the Client.
+  /// Sets the Client up: `memory` (8-byte aligned) is where rounds are computed, and the round
+  /// marker is read from storage. Drops a report held for a resume. The references must
+  /// outlive the Client.
+  /// @errors kInvalidArgument: device id outside [1, 2^31], no wall clock, no blob name, memory
+  /// not 8-byte aligned. kDataLoss: the stored round marker is corrupt (forget_interrupted_round
+  /// drops it). Any other error of platform::load_blob (e.g. kUnavailable, or kInvalidArgument
+  /// for a blob name it refuses). On every error the Client keeps its earlier settings.
   Status init(const ClientConfig& config, MutableByteSpan memory, ClientData& data,
               privacy::BudgetLedger& ledger, RandomSource& random);
+  /// Runs ONE task session over `channel`, in the message order and with the checks of the file
+  /// description; the channel is closed when it returns. A decline, a completed or aborted
+  /// round, or no task is an outcome, not an error.
+  /// @errors kFailedPrecondition: init() has not succeeded; the server sent a message of the
+  /// wrong kind, for another task, TaskData out of order, an Ack with the wrong offset, a
+  /// resumed Task other than the one reported for, or secure-aggregation messages that do not
+  /// match (the Client then sends nothing more that session). kInvalidArgument or
+  /// kUnimplemented: validate_task (declined, REFUSED) or the TaskData check refuses the task, or
+  /// the app's examples or vector do not fit it; also the accountant's refusal (device_spend).
+  /// kFailedPrecondition also when the app holds fewer examples than calibrated. kDataLoss: the
+  /// held report changed in memory before a resume (dropped, nothing sent). The channel's
+  /// errors as they are (kUnavailable, kDeadlineExceeded after receive_timeout_ms, a malformed
+  /// frame's kDataLoss, kOutOfRange, kInvalidArgument or kUnimplemented); after the contribution
+  /// was built, kUnavailable or kDeadlineExceeded from the channel leave the round pending for
+  /// the next session. A ServerError (other than RETRY_LATER, TASK_CLOSED or VERSION_TOO_OLD
+  /// in answer to the ClientHello, which are outcomes): its status code (kInternal for a code out
+  /// of range; detail in last_server_detail()). Errors of the ledger's charge other than
+  /// kResourceExhausted, of storing the round marker (kUnavailable), of building the
+  /// contribution (contribution.h) and of secure aggregation (secagg_client.h), as they are.
+  /// kInternal: memory_bytes did not cover the round's buffers (a bug).
   Result<SessionOutcome> run_session(FrameChannel& channel);
 
-  // The ServerError detail that ended the last session ("" if none).
+  /// The ServerError detail that ended the last session ("" if none).
   const char* last_server_detail() const { return server_detail_; }
-  // The round interrupted before a reboot, as init() found it (task_id 0: none).
+  /// The round interrupted before a reboot, as init() found it (task_id 0: none).
   const RoundMarker& interrupted_round() const { return interrupted_; }
+  /// interrupted_round().task_id: the task whose round a reboot interrupted (0: none).
   uint32_t interrupted_task() const { return interrupted_.task_id; }
-  // A round the channel cut off (kUnavailable or kDeadlineExceeded after the contribution was
-  // built; any trust model): the next run_session resumes it. 0: none.
+  /// A round the channel cut off (kUnavailable or kDeadlineExceeded after the contribution was
+  /// built; any trust model): the next run_session resumes it. 0: none.
   uint32_t pending_report_task() const { return pending_ ? pending_task_.task_id : 0; }
 
  private:

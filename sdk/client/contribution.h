@@ -1,47 +1,49 @@
-// Contribution: a task's checks and the device's contribution vector for each task kind — the
-// words docs/protocol.md ("Contributions: one integer vector per task kind") sums over devices.
-//
-//   DATA_SHIFT     R·w counters of a sketch::ShiftSketch (int64 as two's complement words,
-//                  row-major), then the total. Seed = the task seed; R, w, H, k from the task; no
-//                  pre-aggregation buffer. With local_epsilon > 0 the sketch is fed from the
-//                  stability histogram (sdk/sketch/stability_histogram.h, δ = kStabilityDelta)
-//                  of the app's histogram, drawn from `noise` — as host_server/estimate/
-//                  client_emulation.cpp sketch_clients does. bits 64; no Skellam share
-//                  (device_noise_lambda must be 0).
-//   KL_ANSWERS     TaskData = the query points (distinct, ascending, < 2^32, one word each); the
-//                  counts at the points, then the total. DIST: each count plus a Skellam share of
-//                  λ = device_noise_lambda (tasks::answer_kl_points_noised, as collect_kl_sums);
-//                  other models: exact (tasks::answer_kl_points). bits 64.
-//   MODEL_UPDATE   TaskData = the global model (d IEEE-754 doubles' bits); the report of
-//                  tasks::model_update_report (rotation seed = the task seed, stream 0), words
-//                  mod 2^bits (bits ≤ 32: computed as 32-bit words, widened); DIST adds the
-//                  Skellam share λ = device_noise_lambda inside quantise.
-//   HETEROGENEITY  the app's x ∈ [0,1]^d; stage 1: [x, w·x, w, 1/w] (2d + 2 words,
-//                  tasks::heterogeneity_round1); stage 2: TaskData = the host's mean μ′ then its
-//                  weighted mean μ̄′ (2d doubles' bits), [||x − μ′||_p^p, w·||x − μ̄′||²] (2 words,
-//                  tasks::heterogeneity_round2). Each value v is sent as round(scale·v)
-//                  (tasks::encode_fixed_point, int64 as two's complement; one scale for every
-//                  entry); DIST adds a Skellam share of λ = device_noise_lambda to every entry
-//                  (noise::add_noise). bits 64; scale·max(W, 1)·d must stay below 2^62.
-// Noise (the stability histogram, Skellam shares, the trainer's shuffle) is drawn from `noise`
-// in that order, so a SeededStream reproduces a report exactly.
-//
-// Checks (validate_task, before anything is computed): every field the kind reads, each failure
-// kInvalidArgument with a message naming the field — ε, δ, λ NaN/negative/infinite or not allowed
-// for the trust model, a seed that is not 32 bytes, bits outside the kind's, vector_length other
-// than the kind's formula, data_words other than the kind's, sketch or trainer parameters the SDK
-// refuses, DIST threshold/max_clients outside 2 ≤ t ≤ max ≤ 1024. kUnimplemented: an unknown
-// kind or trust model.
-//
-// Memory: scratch_bytes(task, local_size) bytes of caller scratch (8-byte aligned), where
-// local_size is the app's histogram capacity (DATA_SHIFT) or example count (MODEL_UPDATE):
-//   DATA_SHIFT   ⌈shift_sketch_memory_bytes(R, w, H)⌉₈ + (local_epsilon > 0 ? 8·local_size : 0)
-//   KL_ANSWERS   ⌈4·points⌉₈
-//   MODEL_UPDATE 8·d + model_update_memory_bytes(local_size, d) + 8 + (bits ≤ 32 ? ⌈4·L⌉₈ : 0)
-//   HETEROGENEITY 8·L + 8·data_words
-// (kSizeOverflow arithmetic, sdk/base/checked_size.h: a size past size_t is kResourceExhausted).
-// A sketch object (< 700 bytes) and a noise sampler live on the stack while building.
-// Paper: 001 Algorithm 1 and §4.7.1; 000 Algorithms 1–3; 002 Algorithm 1; 004 §3.1, §4.
+/// @file
+/// Contribution: a task's checks and the device's contribution vector for each task kind — the
+/// words docs/protocol.md ("Contributions: one integer vector per task kind") sums over devices.
+///
+///   DATA_SHIFT     R·w counters of a sketch::ShiftSketch (int64 as two's complement words,
+///                  row-major), then the total. Seed = the task seed; R, w, H, k from the task; no
+///                  pre-aggregation buffer. With local_epsilon > 0 the sketch is fed from the
+///                  stability histogram (sdk/sketch/stability_histogram.h, δ = kStabilityDelta)
+///                  of the app's histogram, drawn from `noise` — as host_server/estimate/
+///                  client_emulation.cpp sketch_clients does. bits 64; no Skellam share
+///                  (device_noise_lambda must be 0).
+///   KL_ANSWERS     TaskData = the query points (distinct, ascending, < 2^32, one word each); the
+///                  counts at the points, then the total. DIST: each count plus a Skellam share of
+///                  λ = device_noise_lambda (tasks::answer_kl_points_noised, as collect_kl_sums);
+///                  other models: exact (tasks::answer_kl_points). bits 64.
+///   MODEL_UPDATE   TaskData = the global model (d IEEE-754 doubles' bits); the report of
+///                  tasks::model_update_report (rotation seed = the task seed, stream 0), words
+///                  mod 2^bits (bits ≤ 32: computed as 32-bit words, widened); DIST adds the
+///                  Skellam share λ = device_noise_lambda inside quantise.
+///   HETEROGENEITY  the app's x ∈ [0,1]^d; stage 1: [x, w·x, w, 1/w] (2d + 2 words,
+///                  tasks::heterogeneity_round1); stage 2: TaskData = the host's mean μ′ then its
+///                  weighted mean μ̄′ (2d doubles' bits), [||x − μ′||_p^p, w·||x − μ̄′||²] (2 words,
+///                  tasks::heterogeneity_round2). Each value v is sent as round(scale·v)
+///                  (tasks::encode_fixed_point, int64 as two's complement; one scale for every
+///                  entry); DIST adds a Skellam share of λ = device_noise_lambda to every entry
+///                  (noise::add_noise). bits 64; scale·max(W, 1)·d must stay below 2^62.
+/// Noise (the stability histogram, Skellam shares, the trainer's shuffle) is drawn from `noise`
+/// in that order, so a SeededStream reproduces a report exactly.
+///
+/// Checks (validate_task, before anything is computed): every field the kind reads, each failure
+/// kInvalidArgument with a message naming the field — ε, δ, λ NaN/negative/infinite or not allowed
+/// for the trust model, a seed that is not 32 bytes, bits outside the kind's, vector_length other
+/// than the kind's formula, data_words other than the kind's, sketch or trainer parameters the SDK
+/// refuses, DIST threshold/max_clients outside 2 ≤ t ≤ max ≤ 1024. kUnimplemented: an unknown
+/// kind or trust model.
+///
+///
+/// @memory scratch_bytes(task, local_size) bytes of caller scratch (8-byte aligned), where
+/// local_size is the app's histogram capacity (DATA_SHIFT) or example count (MODEL_UPDATE):
+///   DATA_SHIFT   ⌈shift_sketch_memory_bytes(R, w, H)⌉₈ + (local_epsilon > 0 ? 8·local_size : 0)
+///   KL_ANSWERS   ⌈4·points⌉₈
+///   MODEL_UPDATE 8·d + model_update_memory_bytes(local_size, d) + 8 + (bits ≤ 32 ? ⌈4·L⌉₈ : 0)
+///   HETEROGENEITY 8·L + 8·data_words
+/// (kSizeOverflow arithmetic, sdk/base/checked_size.h: a size past size_t is kResourceExhausted).
+/// A sketch object (< 700 bytes) and a noise sampler live on the stack while building.
+/// @paper 001 Algorithm 1 and §4.7.1; 000 Algorithms 1–3; 002 Algorithm 1; 004 §3.1, §4.
 #ifndef FEDSTAT_SDK_CLIENT_CONTRIBUTION_H_
 #define FEDSTAT_SDK_CLIENT_CONTRIBUTION_H_
 
@@ -64,13 +66,13 @@
 namespace fedstat {
 namespace client {
 
-// The δ of the local stability histogram (the host tools use the same).
+/// The δ of the local stability histogram (the host tools use the same).
 constexpr double kStabilityDelta = 1e-6;
-// Largest DIST roster a task may ask for (the roster bitmap's limit).
+/// Largest DIST roster a task may ask for (the roster bitmap's limit).
 constexpr uint32_t kMaxTaskClients = 1024;
 
-// An enum field as the wire delivered it: nanopb stores any number there, and reading an
-// out-of-range value through the enum type is undefined, so the bytes are copied out instead.
+/// An enum field as the wire delivered it: nanopb stores any number there, and reading an
+/// out-of-range value through the enum type is undefined, so the bytes are copied out instead.
 template <typename Enum>
 int64_t wire_enum_value(const Enum& field) {
   typename std::underlying_type<Enum>::type value;
@@ -78,79 +80,137 @@ int64_t wire_enum_value(const Enum& field) {
   return static_cast<int64_t>(value);
 }
 
-// The task's contribution is summed by secure aggregation (trust model DIST).
+/// True when the task's contribution is summed by secure aggregation (trust model DIST).
 inline bool is_dist(const fedstat_v1_Task& task) {
   return task.trust == fedstat_v1_TrustModel_DIST;
 }
 
-// Every field check above; OK when the task can be computed.
+/// Every field check of the file description (Checks); OK when the task can be computed.
+/// @errors kUnimplemented: an unknown kind or trust model. kInvalidArgument: any other field
+/// check fails; the message names the field.
 Status validate_task(const fedstat_v1_Task& task);
-// MODEL_UPDATE: the trainer and quantiser configuration the device runs (rotation seed = the task
-// seed, stream 0; modulus_bits = Task.bits) — what the host calibrates λ with and dequantises by.
-// Reads the fields only: validate_task checks them.
+/// MODEL_UPDATE: the trainer and quantiser configuration the device runs (rotation seed = the
+/// task seed, stream 0; modulus_bits = Task.bits) — what the host calibrates λ with and
+/// dequantises by. Reads the fields only: validate_task checks them.
 tasks::ModelUpdateConfig model_update_config(const fedstat_v1_Task& task);
-// L = vector_length as the kind's formula gives it (validates the task first).
+/// L = vector_length as the kind's formula gives it (validates the task first).
+/// @errors validate_task's errors (kInvalidArgument naming the field, kUnimplemented for an unknown
+/// kind or trust model).
 Result<size_t> contribution_length(const fedstat_v1_Task& task);
-// The TaskData's content, before anything is charged or computed: KL points distinct, ascending
-// and < 2^32; a global model or host means of finite doubles (kInvalidArgument naming TaskData).
+/// The TaskData's content, before anything is charged or computed: KL points distinct, ascending
+/// and < 2^32; a global model or host means of finite doubles.
+/// @errors validate_task's errors (kInvalidArgument naming the field, kUnimplemented for an unknown
+/// kind or trust model). kInvalidArgument: `data` is not data_words words, KL points that are not
+/// distinct ascending ids below 2^32, or a model or mean holding a NaN or an infinity.
 Status validate_task_data(const fedstat_v1_Task& task, Span<const uint64_t> data);
-// The app's data against the task: MODEL_UPDATE examples of dimension d and at least as many per
-// batch as calibrated (kFailedPrecondition otherwise: model_update_report would refuse);
-// HETEROGENEITY a vector of d numbers in [0, 1] (kInvalidArgument).
+/// The app's MODEL_UPDATE examples against a task validate_task accepted (it reads the
+/// model_update parameters and divides by their batches without checking): examples of
+/// dimension d that pass tasks::check_examples, and at least as many per batch as calibrated.
+/// @errors kInvalidArgument: another dimension, or check_examples refuses them (labels, finite
+/// features of norm ≤ 1, count·d). kFailedPrecondition: fewer examples per batch than
+/// examples_per_client gives (model_update_report would refuse).
 Status validate_examples(const fedstat_v1_Task& task, const tasks::Examples& examples);
+/// The app's HETEROGENEITY vector against a task validate_task accepted: d numbers in [0, 1].
+/// @errors kInvalidArgument: `x` does not have the task's dimension, or a coordinate is outside
+/// [0, 1] or NaN.
 Status validate_unit_vector(const fedstat_v1_Task& task, Span<const double> x);
-// The caller scratch a validated task needs while building (formula above).
+/// The caller scratch a task needs while building (the formula of the file description).
+/// @errors validate_task's errors (kInvalidArgument naming the field, kUnimplemented for an unknown
+/// kind or trust model). kResourceExhausted: the size does not fit in size_t.
 Result<size_t> scratch_bytes(const fedstat_v1_Task& task, size_t local_size);
 
 // The builders: `out` holds contribution_length(task) words; `scratch` scratch_bytes(...) bytes,
 // 8-byte aligned. On an error `out` holds no complete contribution: discard it.
+/// DATA_SHIFT: the R·w counters of a ShiftSketch of `local` (through the stability histogram
+/// when local_epsilon > 0, drawn from `noise`), then the total. `out` holds
+/// contribution_length(task) words, `scratch` scratch_bytes(task, local.capacity()) bytes; on
+/// an error `out` holds no complete contribution: discard it.
+/// @errors validate_task's errors (kInvalidArgument naming the field, kUnimplemented for an unknown
+/// kind or trust model). kInvalidArgument: not a DATA_SHIFT task, or `out` is not vector_length
+/// words. kResourceExhausted: `scratch` is smaller than scratch_bytes. Any error of
+/// stability_histogram, i.e. of `noise`'s random source (e.g. kUnavailable).
 Status build_data_shift(const fedstat_v1_Task& task, const histogram::SparseHistogram& local,
                         RandomBits& noise, MutableByteSpan scratch, Span<uint64_t> out);
+/// KL_ANSWERS: the counts of `local` at the query `points` (the TaskData), then the total; in
+/// DIST each count carries a Skellam share of λ = device_noise_lambda drawn from `noise`. `out`
+/// and `scratch` as build_data_shift; on an error discard `out`.
+/// @errors validate_task's errors (kInvalidArgument naming the field, kUnimplemented for an unknown
+/// kind or trust model). kInvalidArgument: not a KL task; `out` is not vector_length words;
+/// `points` is not one word per point or not distinct ascending ids below 2^32.
+/// kResourceExhausted: `scratch` is smaller than scratch_bytes. kOutOfRange: a count plus its
+/// noise overflows int64. Any error of `noise`'s random source (e.g. kUnavailable).
 Status build_kl_answers(const fedstat_v1_Task& task, const histogram::SparseHistogram& local,
                         Span<const uint64_t> points, RandomBits& noise, MutableByteSpan scratch,
                         Span<uint64_t> out);
+/// MODEL_UPDATE: tasks::model_update_report of `examples` from the global model in `model_bits`
+/// (the TaskData), words mod 2^bits (bits ≤ 32: computed as 32-bit words, widened); in DIST with
+/// a Skellam share inside quantise. `out` and `scratch` as build_data_shift (scratch_bytes with
+/// local_size = the example count); on an error discard `out`.
+/// @errors validate_task's errors (kInvalidArgument naming the field, kUnimplemented for an unknown
+/// kind or trust model). kInvalidArgument: not MODEL_UPDATE; `out` is not vector_length words;
+/// `model_bits` is not d words or holds a NaN or an infinity; the examples have another
+/// dimension; and model_update_report's kInvalidArgument cases. kResourceExhausted: `scratch`
+/// is smaller than scratch_bytes. kFailedPrecondition: fewer examples per batch than
+/// calibrated. kInternal: a quantiser rounding-bound bug. Any error of `noise`'s random source
+/// (e.g. kUnavailable).
 Status build_model_update(const fedstat_v1_Task& task, const tasks::Examples& examples,
                           Span<const uint64_t> model_bits, RandomBits& noise,
                           MutableByteSpan scratch, Span<uint64_t> out);
 
+/// HETEROGENEITY: stage 1 [x, w·x, w, 1/w], stage 2 [||x − μ′||_p^p, w·||x − μ̄′||²] from the
+/// host's `means` (the TaskData), each value sent as round(scale·v) as int64 words; in DIST every
+/// entry carries a Skellam share of λ = device_noise_lambda drawn from `noise`. `out` and
+/// `scratch` as build_data_shift; on an error discard `out`.
+/// @errors validate_task's errors (kInvalidArgument naming the field, kUnimplemented for an unknown
+/// kind or trust model). kInvalidArgument: not HETEROGENEITY; `out` is not vector_length words;
+/// `means` is not data_words words or holds a NaN or an infinity; `x` is not d numbers in
+/// [0, 1]. kResourceExhausted: `scratch` is smaller than scratch_bytes. kOutOfRange: a scaled
+/// value does not fit 2^62, or a value plus its noise overflows int64. Any error of `noise`'s
+/// random source (e.g. kUnavailable).
 Status build_heterogeneity(const fedstat_v1_Task& task, Span<const double> x,
                            Span<const uint64_t> means, RandomBits& noise, MutableByteSpan scratch,
                            Span<uint64_t> out);
 
-// What the device's ledger is charged for `task`: what the device's noise guarantees under the
-// task's trust model, never less than the task declares (a server cannot under-charge a device
-// by declaring a small ε beside little noise):
-//   NONE                        nothing (ε = δ = 0; the app chose to answer unprotected tasks)
-//   DATA_SHIFT, local_epsilon>0 at least (local_epsilon, kStabilityDelta): the stability histogram
-//   KL_ANSWERS in DIST          at least the ε of Sk(λ·threshold) — the least noise a released sum
-//                               carries, since secure aggregation aborts below threshold shares —
-//                               for the answers' sensitivity (each distinct point answered once:
-//                               Δ1 = 2, Δ2 = √2; one point: 1, 1), by the Skellam accountant
-//   MODEL_UPDATE in DIST        at least the ε of Sk(λ·threshold) for the report's per-batch
-//                               sensitivities (tasks::model_update_epsilon: the mixture accountant
-//                               model_update_lambda inverts), at the task's δ
-//   HETEROGENEITY in DIST       the RDP curve (at privacy::kLedgerOrders) of Sk(λ·threshold) on
-//                               this stage's two releases, encoded at the task's scale
-//                               (tasks::heterogeneity_encoded_sensitivities), with ε = δ = 0: the
-//                               ledger adds it to the other stage's curve order by order, so the
-//                               two stages together cost what the four releases composed in RDP
-//                               give (the task's declared (ε, δ) is that pair's, host_server/tasks/
-//                               heterogeneity_plan.h), not the declared ε once per stage
-//   otherwise                   the task's (ε, δ) (TRUSTED: the trusted server adds the noise)
-// Assumption of the DIST line (Bonawitz et al.'s semi-honest server): the threshold shares come
-// from honest devices. A server that forges peer keys or fields Sybils (it derives every key from
-// fleet_secret in emulation) would leave only this device's Sk(λ); the signed-roster consistency
-// round and per-device credentials that rule that out are not built yet (docs/protocol.md).
-// validate_task's checks first; kInvalidArgument when the accountant refuses (δ = 0 in DIST KL or
-// MODEL_UPDATE) or gives no finite ε.
-// A ledger spend (epsilon, delta, and has_rdp with rdp[] at privacy::kLedgerOrders): the Client
-// fills in task_id and charges it as it is (one object on a small stack).
+/// A ledger spend (epsilon, delta, and has_rdp with rdp[] at privacy::kLedgerOrders): the
+/// Client fills in task_id and charges it as it is (one object on a small stack).
 using DeviceSpend = privacy::PrivacySpend;
+/// What the device's ledger is charged for `task`: what the device's noise guarantees under the
+/// task's trust model, never less than the task declares (a server cannot under-charge a device
+/// by declaring a small ε beside little noise):
+///   NONE                        nothing (ε = δ = 0; the app chose to answer unprotected tasks)
+///   DATA_SHIFT, local_epsilon>0 at least (local_epsilon, kStabilityDelta): the stability histogram
+///   KL_ANSWERS in DIST          at least the ε of Sk(λ·threshold) — the least noise a released sum
+///                               carries, since secure aggregation aborts below threshold shares —
+///                               for the answers' sensitivity (each distinct point answered once:
+///                               Δ1 = 2, Δ2 = √2; one point: 1, 1), by the Skellam accountant
+///   MODEL_UPDATE in DIST        at least the ε of Sk(λ·threshold) for the report's per-batch
+///                               sensitivities (tasks::model_update_epsilon: the mixture accountant
+///                               model_update_lambda inverts), at the task's δ
+///   HETEROGENEITY in DIST       the RDP curve (at privacy::kLedgerOrders) of Sk(λ·threshold) on
+///                               this stage's two releases, encoded at the task's scale
+///                               (tasks::heterogeneity_encoded_sensitivities), with ε = δ = 0: the
+///                               ledger adds it to the other stage's curve order by order, so the
+///                               two stages together cost what the four releases composed in RDP
+///                               give (the task's declared (ε, δ) is that pair's,
+///                               host_server/tasks/ heterogeneity_plan.h), not the declared ε once
+///                               per stage
+///   otherwise                   the task's (ε, δ) (TRUSTED: the trusted server adds the noise)
+/// Assumption of the DIST line (Bonawitz et al.'s semi-honest server): the threshold shares come
+/// from honest devices. A server that forges peer keys or fields Sybils (it derives every key from
+/// fleet_secret in emulation) would leave only this device's Sk(λ); the signed-roster consistency
+/// round and per-device credentials that rule that out are not built yet (docs/protocol.md).
+/// @errors validate_task's errors (kInvalidArgument naming the field, kUnimplemented for an unknown
+/// kind or trust model). kInvalidArgument: the Skellam accountant refuses the task (δ = 0 in DIST
+/// KL or MODEL_UPDATE) or gives no finite ε or RDP.
 Result<DeviceSpend> device_spend(const fedstat_v1_Task& task);
 
-// The contribution of `task` from the app's data: the builder of the task's kind, fed with what
-// `data` holds for it (kNotFound when it holds nothing). What the Client sends; what an emulator
-// recomputes in process for the same task, data and noise.
+/// The contribution of `task` from the app's data: the builder of the task's kind, fed with what
+/// `data` holds for it (kNotFound when it holds nothing). What the Client sends; what an emulator
+/// recomputes in process for the same task, data and noise.
+/// @errors kNotFound: `data` holds no histogram (DATA_SHIFT, KL_ANSWERS); for MODEL_UPDATE and
+/// HETEROGENEITY whatever status data.examples() or data.unit_vector() returns (kNotFound from
+/// the defaults). kUnimplemented: an unknown kind. Otherwise the errors of the kind's builder
+/// (build_data_shift, build_kl_answers, build_model_update, build_heterogeneity).
 Status build_contribution(const fedstat_v1_Task& task, ClientData& data,
                           Span<const uint64_t> task_data, RandomBits& noise,
                           MutableByteSpan scratch, Span<uint64_t> out);

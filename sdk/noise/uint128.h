@@ -1,7 +1,9 @@
-// UInt128: the few unsigned 128-bit operations the exact samplers need, in portable C++ (32-bit
-// microcontrollers have no __int128). Values are (hi, lo) pairs of uint64_t.
-//
-// Memory: 16 bytes. Paper: none (arithmetic for CKS 2020's exact samplers).
+/// @file
+/// UInt128: the few unsigned 128-bit operations the exact samplers need, in portable C++ (32-bit
+/// microcontrollers have no __int128). Values are (hi, lo) pairs of uint64_t.
+///
+/// @memory 16 bytes.
+/// @paper none (arithmetic for CKS 2020's exact samplers).
 #ifndef FEDSTAT_SDK_NOISE_UINT128_H_
 #define FEDSTAT_SDK_NOISE_UINT128_H_
 
@@ -10,47 +12,60 @@
 namespace fedstat {
 namespace noise {
 
+/// An unsigned 128-bit integer hi·2^64 + lo.
 struct UInt128 {
-  uint64_t hi = 0;
-  uint64_t lo = 0;
+  uint64_t hi = 0;  ///< the upper 64 bits
+  uint64_t lo = 0;  ///< the lower 64 bits
 
+  /// Zero.
   constexpr UInt128() = default;
+  /// `low`, widened (implicitly: every uint64_t converts exactly).
   constexpr UInt128(uint64_t low) : hi(0), lo(low) {}  // NOLINT: implicit widening is safe
+  /// high·2^64 + low.
   constexpr UInt128(uint64_t high, uint64_t low) : hi(high), lo(low) {}
 
+  /// True for 0.
   constexpr bool is_zero() const { return hi == 0 && lo == 0; }
+  /// True when the value is below 2^64 (hi = 0).
   constexpr bool fits_u64() const { return hi == 0; }
 };
 
+/// Equality of values.
 constexpr bool operator==(UInt128 a, UInt128 b) {
   return a.hi == b.hi && a.lo == b.lo;
 }
+/// The negation of operator==.
 constexpr bool operator!=(UInt128 a, UInt128 b) {
   return !(a == b);
 }
+/// Numeric order: a < b.
 constexpr bool operator<(UInt128 a, UInt128 b) {
   return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo);
 }
+/// Numeric order: a ≥ b.
 constexpr bool operator>=(UInt128 a, UInt128 b) {
   return !(a < b);
 }
+/// Numeric order: a > b.
 constexpr bool operator>(UInt128 a, UInt128 b) {
   return b < a;
 }
+/// Numeric order: a ≤ b.
 constexpr bool operator<=(UInt128 a, UInt128 b) {
   return !(b < a);
 }
 
-// a + b and a - b modulo 2^128 (callers ensure no wrap where it matters).
+/// a + b modulo 2^128 (callers ensure no wrap where it matters).
 constexpr UInt128 operator+(UInt128 a, UInt128 b) {
   return UInt128(a.hi + b.hi + (a.lo + b.lo < a.lo ? 1 : 0), a.lo + b.lo);
 }
+/// a − b modulo 2^128 (callers ensure no wrap where it matters).
 constexpr UInt128 operator-(UInt128 a, UInt128 b) {
   return UInt128(a.hi - b.hi - (a.lo < b.lo ? 1 : 0), a.lo - b.lo);
 }
 
-// The full 128-bit product of two 64-bit values (one instruction where the compiler has a
-// native 128-bit type — x86-64, AArch64 — and four 32-bit products elsewhere; same result).
+/// The full 128-bit product of two 64-bit values (one instruction where the compiler has a
+/// native 128-bit type — x86-64, AArch64 — and four 32-bit products elsewhere; same result).
 constexpr UInt128 multiply(uint64_t a, uint64_t b) {
 #if defined(__SIZEOF_INT128__)
   __extension__ using native = unsigned __int128;
@@ -65,7 +80,7 @@ constexpr UInt128 multiply(uint64_t a, uint64_t b) {
 #endif
 }
 
-// a * b if it fits in 128 bits; false otherwise.
+/// out = a·b and true if the product fits in 128 bits; false (out unchanged) otherwise.
 constexpr bool multiply_checked(UInt128 a, uint64_t b, UInt128& out) {
   if (a.hi == 0) {  // the common case: one 64×64 product
     out = multiply(a.lo, b);

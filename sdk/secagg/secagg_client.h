@@ -1,37 +1,40 @@
-// SecAggClient: one device's side of secure aggregation (Bonawitz et al., CCS 2017, semi-honest
-// server), a state machine in caller memory driven one message at a time.
-//
-//   idle ──on_start──► advertised (sends SecAggKeys: c_u^PK for shares, s_u^PK for masks)
-//        ──on_peer_keys × |U1|──► sharing (roster U1 known; session hash = SHA-256 of it)
-//        ──next_share × (|U1|−1)──► shared: for every peer v, Shamir shares (t of |U1|, x = v's
-//          id) of the self-mask seed b_u and of s_u^SK, AES-256-GCM-encrypted under
-//          HKDF(X25519(c_u^SK, c_v^PK)); the server only routes them
-//        ──on_share (peers' shares to u) … on_roster(round 2: U2)──► ready to mask
-//        ──mask(x)──► masked: y = x + PRG(b_u) + Σ_{v∈U2, v<u} PRG(s_uv) − Σ_{v∈U2, v>u} PRG(s_uv)
-//          mod 2^bits (sdk/secagg/mask.h), sent with next_chunk
-//        ──on_roster(round 3: U3)──► unmasking: next_reveal gives, for v ∈ U2, the share of b_v if
-//          v ∈ U3 (its input is in the sum) or of s_v^SK if not (it dropped) — never both for one
-//          peer; u's own b-share too ──► done.
-// Resumption after a lost channel (the same object, nothing drawn again; Client, sdk/client):
-// what the client already holds may arrive again — the same SecAggStart (on_start gives the same
-// keys), roster entries and rosters are accepted and change nothing, while any that differ are
-// refused (kFailedPrecondition) and change nothing; a share from a peer whose share is held is
-// ignored (the held one stays). A masked input is made for one U2 and reveals for one U3,
-// whatever arrives later.
-// rewind(round, held) then makes next_share / next_chunk / next_reveal continue after the `held`
-// messages the server stored, giving the same bytes again (the share IV is fixed per sender and
-// recipient and the plaintext is the same: an identical ciphertext).
-// Any violation (fewer than t survivors, a roster that grows, a share that fails authentication,
-// a message for another session, client or round, a session larger than the client's storage
-// or than kMaxRosterClients) returns a specific error and changes nothing held; below threshold
-// the client aborts and reveals nothing from then on.
-// Randomness (keys, seeds, polynomial seeds, X25519 blinding) comes from the caller's
-// RandomSource — the platform Csprng in production, a SeededStream in tests.
-//
-// Memory: sizeof(SecAggClient) (576 bytes on a 64-bit host) + secagg_client_memory_bytes(
-// max_clients) of caller storage (sizeof(SecAggPeer) = 144 bytes per roster entry); mask() works
-// in place on the caller's vector; X25519/HKDF/GCM use mbedTLS's pool on microcontrollers.
-// Paper: Bonawitz et al. 2017 §4, Figure 4 (rounds 0–3); 000 Alg. 3, 001 §4.7, 002 §2.2.
+/// @file
+/// SecAggClient: one device's side of secure aggregation (Bonawitz et al., CCS 2017, semi-honest
+/// server), a state machine in caller memory driven one message at a time.
+///
+///     idle ──on_start──► advertised (sends SecAggKeys: c_u^PK for shares, s_u^PK for masks)
+///          ──on_peer_keys × |U1|──► sharing (roster U1 known; session hash = SHA-256 of it)
+///          ──next_share × (|U1|−1)──► shared: for every peer v, Shamir shares (t of |U1|,
+///            x = v's id) of the self-mask seed b_u and of s_u^SK, AES-256-GCM-encrypted under
+///            HKDF(X25519(c_u^SK, c_v^PK)); the server only routes them
+///          ──on_share (peers' shares to u) … on_roster(round 2: U2)──► ready to mask
+///          ──mask(x)──► masked:
+///            y = x + PRG(b_u) + Σ_{v∈U2, v<u} PRG(s_uv) − Σ_{v∈U2, v>u} PRG(s_uv)
+///            mod 2^bits (sdk/secagg/mask.h), sent with next_chunk
+///          ──on_roster(round 3: U3)──► unmasking: next_reveal gives, for v ∈ U2, the share of
+///            b_v if v ∈ U3 (its input is in the sum) or of s_v^SK if not (it dropped) — never
+///            both for one peer; u's own b-share too ──► done.
+///
+/// Resumption after a lost channel (the same object, nothing drawn again; Client, sdk/client):
+/// what the client already holds may arrive again — the same SecAggStart (on_start gives the same
+/// keys), roster entries and rosters are accepted and change nothing, while any that differ are
+/// refused (kFailedPrecondition) and change nothing; a share from a peer whose share is held is
+/// ignored (the held one stays). A masked input is made for one U2 and reveals for one U3,
+/// whatever arrives later.
+/// rewind(round, held) then makes next_share / next_chunk / next_reveal continue after the `held`
+/// messages the server stored, giving the same bytes again (the share IV is fixed per sender and
+/// recipient and the plaintext is the same: an identical ciphertext).
+/// Any violation (fewer than t survivors, a roster that grows, a share that fails authentication,
+/// a message for another session, client or round, a session larger than the client's storage
+/// or than kMaxRosterClients) returns a specific error and changes nothing held; below threshold
+/// the client aborts and reveals nothing from then on.
+/// Randomness (keys, seeds, polynomial seeds, X25519 blinding) comes from the caller's
+/// RandomSource — the platform Csprng in production, a SeededStream in tests.
+///
+/// @memory sizeof(SecAggClient) (576 bytes on a 64-bit host) + secagg_client_memory_bytes(
+/// max_clients) of caller storage (sizeof(SecAggPeer) = 144 bytes per roster entry); mask() works
+/// in place on the caller's vector; X25519/HKDF/GCM use mbedTLS's pool on microcontrollers.
+/// @paper Bonawitz et al. 2017 §4, Figure 4 (rounds 0–3); 000 Alg. 3, 001 §4.7, 002 §2.2.
 #ifndef FEDSTAT_SDK_SECAGG_SECAGG_CLIENT_H_
 #define FEDSTAT_SDK_SECAGG_SECAGG_CLIENT_H_
 
@@ -47,72 +50,152 @@
 namespace fedstat {
 namespace secagg {
 
+/// One roster entry in the caller's storage: a peer's public keys and the shares it sent this
+/// client. Filled in by SecAggClient; callers only provide the memory.
 struct SecAggPeer {
-  uint32_t id = 0;
-  uint8_t encryption_key[32] = {};
-  uint8_t masking_key[32] = {};
-  uint32_t self_mask_share[kShamirPieces] = {};  // v's share of b_v, for me (x = my id)
-  uint32_t key_share[kShamirPieces] = {};        // v's share of s_v^SK, for me
-  uint8_t flags = 0;
+  uint32_t id = 0;                               ///< the peer's client id
+  uint8_t encryption_key[32] = {};               ///< c_v^PK: X25519 key for the shares' channel
+  uint8_t masking_key[32] = {};                  ///< s_v^PK: X25519 key for the pairwise masks
+  uint32_t self_mask_share[kShamirPieces] = {};  ///< v's share of b_v, for me (x = my id)
+  uint32_t key_share[kShamirPieces] = {};        ///< v's share of s_v^SK, for me
+  uint8_t flags = 0;  ///< the client's bookkeeping (shares held, in U2/U3, what was revealed)
 };
 
-// kSizeOverflow (sdk/base/checked_size.h) when it does not fit in size_t.
+/// Bytes of caller storage for a roster of up to `max_clients` entries (the `peers` span of
+/// SecAggClient::init()); kSizeOverflow (sdk/base/checked_size.h) when it does not fit in size_t.
 constexpr size_t secagg_client_memory_bytes(size_t max_clients) {
   return size_mul(max_clients, sizeof(SecAggPeer));
 }
-// The roster bitmap (SecAggRoster.members, envelope.options) names at most this many clients;
-// on_start refuses a session that allows more.
+/// The roster bitmap (SecAggRoster.members, envelope.options) names at most this many clients;
+/// on_start refuses a session that allows more.
 constexpr uint32_t kMaxRosterClients = 8 * sizeof(fedstat_v1_SecAggRoster_members_t::bytes);
 
-// Bytes of the encrypted shares: from, to (4 + 4), two 36-byte shares, the 16-byte tag.
+/// Bytes of an encrypted share's plaintext: from, to (4 + 4) and two 36-byte shares.
 constexpr size_t kSharePlainBytes = 8 + 2 * kShareBytes;
+/// Bytes of an encrypted share on the wire: the plaintext's length plus the 16-byte GCM tag.
 constexpr size_t kShareCipherBytes = kSharePlainBytes + crypto::kGcmTagBytes;
-constexpr size_t kChunkWords = 64;  // words per SecAggMaskedChunk (envelope.options)
+/// Words per SecAggMaskedChunk (envelope.options).
+constexpr size_t kChunkWords = 64;
 
+/// Where a SecAggClient is in the protocol (the state machine of the file comment).
 enum class SecAggStage : uint8_t {
-  kIdle,
-  kAdvertised,
-  kSharing,
-  kShared,
-  kReadyToMask,
-  kMasked,
-  kUnmasking,
-  kDone,
-  kAborted,
+  kIdle,         ///< initialised; no session started
+  kAdvertised,   ///< keys sent (on_start); receiving the roster U1 (on_peer_keys)
+  kSharing,      ///< roster complete; making the encrypted shares (next_share)
+  kShared,       ///< every share made; receiving peers' shares until U2 (on_roster)
+  kReadyToMask,  ///< U2 known; mask() next
+  kMasked,       ///< input masked; sending it (next_chunk) until U3 (on_roster)
+  kUnmasking,    ///< U3 known; revealing shares (next_reveal)
+  kDone,         ///< every reveal made
+  kAborted,      ///< abandoned: secrets wiped, nothing more revealed
 };
 
+/// One device's side of secure aggregation: a state machine in caller memory driven one message
+/// at a time (see the file comment).
 class SecAggClient {
  public:
-  // id in [1, 2^31]; peers: storage for the largest roster the client will accept.
-  // `random` (the platform Csprng in production, a SeededStream in tests) must outlive the client.
+  /// Sets the client id (in [1, 2^31]), the roster storage (`peers`: room for the largest roster
+  /// the client will accept) and the randomness (`random`: the platform Csprng in production, a
+  /// SeededStream in tests); `peers` and `random` must outlive the client. Stage: kIdle.
+  /// @errors kInvalidArgument: client_id = 0 or above 2^31, or `peers` has fewer than 2 entries.
   Status init(uint32_t client_id, Span<SecAggPeer> peers, RandomSource& random);
 
+  /// Round 0: draws this session's key pairs, self-mask seed and polynomial seeds, and fills `out`
+  /// with the public keys to advertise (stage kAdvertised). The same SecAggStart again while
+  /// advertised (a resume) gives the same keys and draws nothing.
+  /// @errors kFailedPrecondition: a start after the session began (stage not kIdle, unless the
+  /// same start while kAdvertised). kInvalidArgument: threshold outside [2, max_clients],
+  /// vector_length = 0, bits outside 1..64, or max_clients > kMaxRosterClients.
+  /// kResourceExhausted: max_clients exceeds this client's roster storage, or mbedTLS's pool is
+  /// full. The random source's error (e.g. kUnavailable) or kInternal from the crypto library;
+  /// the stage stays kIdle.
   Status on_start(const fedstat_v1_SecAggStart& start, fedstat_v1_SecAggKeys& out);
+  /// Round 1: one roster entry (index order, each once); the last one completes U1, fixes the
+  /// session hash and moves to kSharing. An entry already held, sent again, must be identical and
+  /// changes nothing.
+  /// @errors kFailedPrecondition: outside the key round, or a re-sent entry that differs from
+  /// the one held. kInvalidArgument: an entry without keys or for another session, a new entry
+  /// after the roster is complete, out of index order, disagreeing about the roster size, or
+  /// malformed (id, key sizes). kResourceExhausted: the roster is larger than this client's
+  /// storage. kAlreadyExists: a client id or public key appears twice. kPermissionDenied: the
+  /// roster lists other keys under this client's id. kAborted: fewer advertised clients than the
+  /// threshold, or this client missing from the complete roster (the session is aborted).
+  /// kInternal: SHA-256 failed inside mbedTLS.
   Status on_peer_keys(const fedstat_v1_SecAggPeerKeys& entry);
-  // True with `out` filled while shares remain; false once every peer's share was produced.
+  /// Round 1: the next peer's encrypted shares (of b_u and s_u^SK). True with `out` filled while
+  /// shares remain; false once every peer's share was produced (stage kShared). A failure
+  /// advances nothing: the call can be retried.
+  /// @errors kFailedPrecondition: not in the sharing round. The X25519 and HKDF errors
+  /// (kInvalidArgument for a peer's malformed or low-order key, kResourceExhausted when mbedTLS's
+  /// pool is full, kUnavailable when the blinding randomness fails, kInternal); kInternal from
+  /// Shamir dealing or AES-GCM.
   Result<bool> next_share(fedstat_v1_SecAggShare& out);
+  /// Round 1: a peer's encrypted shares for this client, checked and stored. A share from a peer
+  /// whose share is held already is ignored (OK; the held one stays).
+  /// @errors kFailedPrecondition: outside the sharing round, or a new peer's share after U2.
+  /// kInvalidArgument: for another session, addressed to another client, or from this client
+  /// itself. kNotFound: the sender is not in the roster. kDataLoss: a wrong ciphertext length,
+  /// failed authentication, a sealed sender or recipient that does not match, or a share value
+  /// that is not a field element. The X25519 and HKDF errors (kInvalidArgument for a malformed or
+  /// low-order key, kResourceExhausted, kUnavailable, kInternal).
   Status on_share(const fedstat_v1_SecAggShare& share);
+  /// Rounds 2 and 3: the survivors U2 (stage kReadyToMask) or U3 (stage kUnmasking). The roster
+  /// this client already acted on, sent again, changes nothing.
+  /// @errors kFailedPrecondition: a U2 or U3 other than the one already acted on; U2 before this
+  /// client made all its shares; U3 before its whole masked input was sent. kInvalidArgument:
+  /// another session, a bitmap of the wrong size or naming clients that do not exist, U2 naming a
+  /// peer whose share never arrived, U3 naming a peer outside U2, or a round other than 2 and 3.
+  /// kAborted: fewer survivors than the threshold, or this client dropped (the session is aborted
+  /// and reveals nothing).
   Status on_roster(const fedstat_v1_SecAggRoster& roster);
-  // In place, vector.size() == the session's length; 32-bit words need bits ≤ 32 (half the
-  // memory of 64-bit words on a microcontroller). Masked once or never: a failure part way
-  // wipes the vector and aborts the session (a second try would mask it twice).
+  /// Round 2: masks the input in place with the self mask and every pairwise mask of U2;
+  /// vector.size() == the session's length. Masked once or never: a failure part way wipes the
+  /// vector and aborts the session (a second try would mask it twice).
+  /// @errors kFailedPrecondition: not kReadyToMask (before U2, or masked already).
+  /// kInvalidArgument: the wrong length. Any mask or X25519 failure (kInvalidArgument for a
+  /// peer's malformed or low-order key, kResourceExhausted, kUnavailable, kInternal): the vector
+  /// is wiped and the stage becomes kAborted.
   Status mask(Span<uint64_t> vector);
+  /// As the 64-bit overload, for 32-bit words: the session's bits must be ≤ 32 (half the memory
+  /// of 64-bit words on a microcontroller).
+  /// @errors kInvalidArgument: the session's bits exceed 32, or the wrong length.
+  /// kFailedPrecondition: not kReadyToMask. Any mask or X25519 failure (kInvalidArgument,
+  /// kResourceExhausted, kUnavailable, kInternal): the vector is wiped and the stage becomes
+  /// kAborted.
   Status mask(Span<uint32_t> vector);
+  /// Round 2: the next chunk (up to kChunkWords words) of the masked 64-bit input. True with
+  /// `out` filled while words remain; false once all were sent.
+  /// @errors kFailedPrecondition: not kMasked. kInvalidArgument: `masked` has the wrong length.
   Result<bool> next_chunk(Span<const uint64_t> masked, fedstat_v1_SecAggMaskedChunk& out);
+  /// Round 2: the next chunk (up to kChunkWords words) of the masked 32-bit input. True with
+  /// `out` filled while words remain; false once all were sent.
+  /// @errors kFailedPrecondition: not kMasked. kInvalidArgument: `masked` has the wrong length.
   Result<bool> next_chunk(Span<const uint32_t> masked, fedstat_v1_SecAggMaskedChunk& out);
+  /// Round 3: the next reveal: this client's own share of b_u first, then for each peer of U2
+  /// its share of b_v (v in U3) or of s_v^SK (v dropped), never both. True with `out` filled;
+  /// false once all were made (stage kDone).
+  /// @errors kFailedPrecondition: not in the unmasking round (before U3, or aborted).
+  /// kPermissionDenied: the reveal would give both shares of one peer. kInternal: Shamir
+  /// dealing failed inside mbedTLS (not expected).
   Result<bool> next_reveal(fedstat_v1_SecAggReveal& out);
-  // The server holds the first `held` of this client's messages of `round` (1: shares, 2: words
-  // of masked input, a whole number of chunks, 3: reveals): the next next_share / next_chunk /
-  // next_reveal continues after them. kFailedPrecondition outside that round's stages (round 1:
-  // shares made; 2: masked; 3: unmasking or done), kInvalidArgument for a `held` beyond what
-  // the round makes.
+  /// The server holds the first `held` of this client's messages of `round` (1: shares, 2: words
+  /// of masked input, a whole number of chunks, 3: reveals): the next next_share / next_chunk /
+  /// next_reveal continues after them, giving the same bytes again.
+  /// @errors kFailedPrecondition: outside that round's stages (round 1: sharing or shared; 2:
+  /// masked; 3: unmasking or done). kInvalidArgument: a `held` beyond what the round makes (or
+  /// not a whole number of chunks), or a round other than 1, 2 and 3.
   Status rewind(uint32_t round, uint32_t held);
-  // The server abandoned the round: nothing more will be revealed.
+  /// The server abandoned the round: the secrets are wiped and nothing more will be revealed
+  /// (stage kAborted).
   void on_abort();
 
+  /// The current stage.
   SecAggStage stage() const { return stage_; }
+  /// The client id given to init().
   uint32_t id() const { return id_; }
+  /// Roster entries received so far (all of U1 from kSharing on).
   size_t roster_size() const { return count_; }
+  /// SHA-256 of the session header and the roster (32 bytes; set when the roster completes).
   ByteSpan session_hash() const { return ByteSpan(session_hash_, sizeof(session_hash_)); }
 
  private:

@@ -1,20 +1,22 @@
-// Shamir t-of-n secret sharing of 256-bit secrets over the prime field p = 2^31 + 11.
-//
-// A microcontroller has no big-integer unit to spare, so (as in Google's federated-compute) the
-// secret is cut into nine 31-bit pieces — bits [31k, 31k + 31) of the secret read as a
-// little-endian integer, the last piece 8 bits — and each piece is shared with its own random
-// polynomial of degree t − 1 over GF(p). Every piece is below 2^31 < p, products of two field
-// elements fit 64 bits, and a share is nine 32-bit words (36 bytes). The x-coordinate of a share
-// is the recipient's client id (1 ≤ id < p), so shares are bound to who holds them.
-//
-// ShamirDealer does not store the polynomials: their coefficients are drawn (uniform in [0, p),
-// by rejection) from a SeededStream keyed by a secret 32-byte polynomial seed, regenerated for
-// each recipient, so dealing to n clients needs O(1) memory and O(n·t) field operations.
-// shamir_reconstruct interpolates at 0 from exactly `threshold` shares with distinct x, and
-// rejects a result whose pieces exceed their bit widths (inconsistent shares: kDataLoss).
-//
-// Memory: ShamirDealer 80 bytes + a SeededStream on the stack while dealing; reconstruction
-// stack only. Paper: Bonawitz et al. CCS 2017 §4 (SS.share, SS.recon); 000–004 Dist models.
+/// @file
+/// Shamir t-of-n secret sharing of 256-bit secrets over the prime field p = 2^31 + 11.
+///
+/// A microcontroller has no big-integer unit to spare, so (as in Google's federated-compute) the
+/// secret is cut into nine 31-bit pieces — bits [31k, 31k + 31) of the secret read as a
+/// little-endian integer, the last piece 8 bits — and each piece is shared with its own random
+/// polynomial of degree t − 1 over GF(p). Every piece is below 2^31 < p, products of two field
+/// elements fit 64 bits, and a share is nine 32-bit words (36 bytes). The x-coordinate of a share
+/// is the recipient's client id (1 ≤ id < p), so shares are bound to who holds them.
+///
+/// ShamirDealer does not store the polynomials: their coefficients are drawn (uniform in [0, p),
+/// by rejection) from a SeededStream keyed by a secret 32-byte polynomial seed, regenerated for
+/// each recipient, so dealing to n clients needs O(1) memory and O(n·t) field operations.
+/// shamir_reconstruct interpolates at 0 from exactly `threshold` shares with distinct x, and
+/// rejects a result whose pieces exceed their bit widths (inconsistent shares: kDataLoss).
+///
+/// @memory ShamirDealer 80 bytes + a SeededStream on the stack while dealing; reconstruction
+/// stack only.
+/// @paper Bonawitz et al. CCS 2017 §4 (SS.share, SS.recon); 000–004 Dist models.
 #ifndef FEDSTAT_SDK_SECAGG_SHAMIR_H_
 #define FEDSTAT_SDK_SECAGG_SHAMIR_H_
 
@@ -27,20 +29,33 @@
 namespace fedstat {
 namespace secagg {
 
+/// The field's prime p = 2^31 + 11.
 constexpr uint32_t kShamirPrime = 2147483659u;  // 2^31 + 11
+/// Bytes of a shared secret (256 bits).
 constexpr size_t kSecretBytes = 32;
+/// 31-bit pieces a secret is cut into (the last one 8 bits), each shared separately.
 constexpr size_t kShamirPieces = 9;
+/// Bytes of a share's wire form (share_to_bytes()): nine little-endian 32-bit words.
 constexpr size_t kShareBytes = 4 * kShamirPieces;
 
+/// One recipient's share: the value of each piece's polynomial at x.
 struct ShamirShare {
-  uint32_t x = 0;
-  uint32_t y[kShamirPieces] = {};
+  uint32_t x = 0;                  ///< the recipient's client id, in [1, p)
+  uint32_t y[kShamirPieces] = {};  ///< the polynomials' values at x, each in [0, p)
 };
 
+/// Deals shares of one 256-bit secret with threshold t, regenerating the polynomials per share
+/// from a secret seed (O(1) memory).
 class ShamirDealer {
  public:
-  // threshold ≥ 1 (1: every share is the secret itself).
+  /// Sets the secret (32 bytes), the threshold t ≥ 1 (1: every share is the secret itself) and
+  /// the 32-byte polynomial seed, which must stay secret: with one share it gives the secret.
+  /// @errors kInvalidArgument: `secret` or `polynomial_seed` is not 32 bytes, or threshold = 0
+  /// (the dealer unchanged).
   Status init(ByteSpan secret, uint32_t threshold, ByteSpan polynomial_seed);
+  /// The share for recipient x (its client id): every piece's polynomial evaluated at x.
+  /// @errors kFailedPrecondition: no successful init(). kInvalidArgument: x = 0 or x ≥ p.
+  /// kInternal: the seeded AES keystream failed inside mbedTLS (not expected).
   Status share_for(uint32_t x, ShamirShare& out) const;
 
  private:
@@ -49,12 +64,20 @@ class ShamirDealer {
   uint32_t threshold_ = 0;
 };
 
-// secret_out: 32 bytes. Uses shares[0 .. threshold); needs shares.size() ≥ threshold.
+/// Interpolates the secret at 0 from shares[0 .. threshold) into `secret_out` (32 bytes); needs
+/// shares.size() ≥ threshold.
+/// @errors kInvalidArgument: secret_out is not 32 bytes, a share's x is 0 or ≥ p, or two shares
+/// have the same x. kFailedPrecondition: threshold = 0 or fewer shares than the threshold.
+/// kDataLoss: a share value is not a field element, or the result's pieces exceed their bit
+/// widths (corrupt or mismatched shares; `secret_out` is then partly written).
 Status shamir_reconstruct(Span<const ShamirShare> shares, uint32_t threshold,
                           MutableByteSpan secret_out);
 
-// Little-endian byte form of a share's nine words (36 bytes), for the wire.
+/// Little-endian byte form of a share's nine words (36 bytes), for the wire; x is not written
+/// (the recipient's id travels separately). Writes only the whole words that fit in `out`.
 void share_to_bytes(const ShamirShare& share, MutableByteSpan out);
+/// Parses the 36-byte wire form into `out`, with x as its x; `out` changes only on success.
+/// @errors kDataLoss: `bytes` is not 36 bytes long, or a word is not a field element (≥ p).
 Status share_from_bytes(uint32_t x, ByteSpan bytes, ShamirShare& out);
 
 }  // namespace secagg

@@ -1,56 +1,58 @@
-// ShiftSketch: the Cormode–Ting data-shift sketch (001 Algorithm 1) in caller memory, with
-// integer counters so that sketches add exactly and can be summed modulo 2^64 under secure
-// aggregation.
-//
-// Applying an update (item i, count c) adds c·ω_i·s_r(i) to counter (r, h_r(i)) of each of R rows
-// of a CountSketch of width w, where ω_i is the fixed-point L1-sampling weight (sampling_weight.h:
-// round(W_i·2^4), W_i = 1/(1 − u_i^(1/k))); it then re-estimates v̂_i (the median over the rows
-// of s_r(i)·counter) and offers i to the heap. The heap (a min-heap of H entries) holds the items
-// with the largest |v̂_i| as estimated when each was last offered; an offer at or below a full
-// heap's minimum changes nothing, even for an item the heap holds (its entry keeps the larger
-// magnitude it had), which skips the heap's index for most updates. Hashes: one keyed SipHash of
-// the item, from which the weight and every row's bucket and sign derive (SketchHashes below).
-// Cost of applying one update: one SipHash, one weight, R counter updates, a median of R, and
-// O(log H) heap work when the item reaches the heap — independent of k.
-//
-// Pre-aggregation buffer (C > 0 slots, params.buffer_slots; params_for_budget gives it the bytes
-// its denser heap index saves): add() first looks the item up in a 4-way set-associative table of
-// C 4-byte entries (the item's tag, its count so far). If it is there and the sum fits the slot
-// (s-bit counts, s = log2(C/4)), only the slot changes: a few integer operations, no hash. If
-// not, it takes the way of its set with the smallest |count| and that way's item and count are
-// applied (a heavy item, with a large count, stays); a held item whose sum outgrows its slot
-// keeps a quarter of the range there and the rest is applied; a count too large for a slot is
-// applied directly. Applied updates wait in a queue of kQueueLength in the object and are applied
-// together (their SipHashes and weights overlap in the processor). Counts are linear, so the
-// counters end exactly as if every update were applied at once (integer addition mod 2^64 is
-// order-free); only the heap sees the buffer: an item is offered when its gathered count is
-// applied, with its estimate at that moment. flush() applies everything the buffer and queue
-// hold; every reader (estimate, counter, heap, heap_size, serialize) and every linear operation
-// flushes first, so they always see every update. A ShiftSketch is therefore not safe to use from
-// two threads at once, even through its const readers. total() follows add() at once.
-//
-// Counters are int64 held as two's complement, updated modulo 2^64: linear operations are exact
-// (sketch(P) + sketch(Q) == sketch(P + Q) bit for bit) and the host reads a counter as signed,
-// which is exact while |Σ c·ω| < 2^63, i.e. for totals below 2^28 per summed sketch (ω ≤ 2^35).
-// The host turns counters into v = counter/(2^4·N) with N the summed total.
-//
-// Linear operations (Fact 4.11) — add, subtract, scale by an integer — need equal parameters and
-// seed (kInvalidArgument otherwise); add/subtract then merge the heaps (§4.6): the union of both
-// heaps' items, re-estimated on the combined counters, the H largest kept.
-//
-// Reports from peers: parse_sketch_report checks the magic, version, parameters, length and CRC
-// before it gives a view (kDataLoss otherwise, the output untouched; kUnimplemented for another
-// version: version 1 reports used other hashes and must not be mixed with these); parameters
-// whose report would not fit in size_t — 8·R·w ≥ 2^32 on a 32-bit device — are refused, never
-// wrapped.
-//
-// Memory (caller's): shift_sketch_memory_bytes(p) = 8·R·w + 8·H + 4·S + 4·C, S = H + ⌊H/4⌋ + 1
-// (heap index, load below 0.8). The object itself holds the row constants, the queue and the
-// bookkeeping: sizeof(ShiftSketch), under 700 bytes. The report (serialize) is
-// shift_sketch_report_bytes(p, heap items) = 80 + 8·R·w + 4·(items in the heap) + 4 (CRC): the
-// counters and the heap's item ids. Both return kSizeOverflow (sdk/base/checked_size.h) when the
-// size does not fit in size_t; init() refuses such parameters.
-// Paper: 001 §4.2–4.6, Algorithm 1, Fact 4.11.
+/// @file
+/// ShiftSketch: the Cormode–Ting data-shift sketch (001 Algorithm 1) in caller memory, with
+/// integer counters so that sketches add exactly and can be summed modulo 2^64 under secure
+/// aggregation.
+///
+/// Applying an update (item i, count c) adds c·ω_i·s_r(i) to counter (r, h_r(i)) of each of R rows
+/// of a CountSketch of width w, where ω_i is the fixed-point L1-sampling weight (sampling_weight.h:
+/// round(W_i·2^4), W_i = 1/(1 − u_i^(1/k))); it then re-estimates v̂_i (the median over the rows
+/// of s_r(i)·counter) and offers i to the heap. The heap (a min-heap of H entries) holds the items
+/// with the largest |v̂_i| as estimated when each was last offered; an offer at or below a full
+/// heap's minimum changes nothing, even for an item the heap holds (its entry keeps the larger
+/// magnitude it had), which skips the heap's index for most updates. Hashes: one keyed SipHash of
+/// the item, from which the weight and every row's bucket and sign derive (SketchHashes below).
+/// Cost of applying one update: one SipHash, one weight, R counter updates, a median of R, and
+/// O(log H) heap work when the item reaches the heap — independent of k.
+///
+/// Pre-aggregation buffer (C > 0 slots, params.buffer_slots; params_for_budget gives it the bytes
+/// its denser heap index saves): add() first looks the item up in a 4-way set-associative table of
+/// C 4-byte entries (the item's tag, its count so far). If it is there and the sum fits the slot
+/// (s-bit counts, s = log2(C/4)), only the slot changes: a few integer operations, no hash. If
+/// not, it takes the way of its set with the smallest |count| and that way's item and count are
+/// applied (a heavy item, with a large count, stays); a held item whose sum outgrows its slot
+/// keeps a quarter of the range there and the rest is applied; a count too large for a slot is
+/// applied directly. Applied updates wait in a queue of kQueueLength in the object and are applied
+/// together (their SipHashes and weights overlap in the processor). Counts are linear, so the
+/// counters end exactly as if every update were applied at once (integer addition mod 2^64 is
+/// order-free); only the heap sees the buffer: an item is offered when its gathered count is
+/// applied, with its estimate at that moment. flush() applies everything the buffer and queue
+/// hold; every reader (estimate, counter, heap, heap_size, serialize) and every linear operation
+/// flushes first, so they always see every update. A ShiftSketch is therefore not safe to use from
+/// two threads at once, even through its const readers. total() follows add() at once.
+///
+/// Counters are int64 held as two's complement, updated modulo 2^64: linear operations are exact
+/// (sketch(P) + sketch(Q) == sketch(P + Q) bit for bit) and the host reads a counter as signed,
+/// which is exact while |Σ c·ω| < 2^63, i.e. for totals below 2^28 per summed sketch (ω ≤ 2^35).
+/// The host turns counters into v = counter/(2^4·N) with N the summed total.
+///
+/// Linear operations (Fact 4.11) — add, subtract, scale by an integer — need equal parameters and
+/// seed (kInvalidArgument otherwise); add/subtract then merge the heaps (§4.6): the union of both
+/// heaps' items, re-estimated on the combined counters, the H largest kept.
+///
+/// Reports from peers: parse_sketch_report checks the magic, version, parameters, length and CRC
+/// before it gives a view (kDataLoss otherwise, the output untouched; kUnimplemented for another
+/// version: version 1 reports used other hashes and must not be mixed with these); parameters
+/// whose report would not fit in size_t — 8·R·w ≥ 2^32 on a 32-bit device — are refused, never
+/// wrapped.
+///
+///
+/// @memory caller's: shift_sketch_memory_bytes(p) = 8·R·w + 8·H + 4·S + 4·C, S = H + ⌊H/4⌋ + 1
+/// (heap index, load below 0.8). The object itself holds the row constants, the queue and the
+/// bookkeeping: sizeof(ShiftSketch), under 700 bytes. The report (serialize) is
+/// shift_sketch_report_bytes(p, heap items) = 80 + 8·R·w + 4·(items in the heap) + 4 (CRC): the
+/// counters and the heap's item ids. Both return kSizeOverflow (sdk/base/checked_size.h) when the
+/// size does not fit in size_t; init() refuses such parameters.
+/// @paper 001 §4.2–4.6, Algorithm 1, Fact 4.11.
 #ifndef FEDSTAT_SDK_SKETCH_SHIFT_SKETCH_H_
 #define FEDSTAT_SDK_SKETCH_SHIFT_SKETCH_H_
 
@@ -67,98 +69,117 @@
 namespace fedstat {
 namespace sketch {
 
+/// The most rows R a sketch may have.
 constexpr uint32_t kMaxRows = 15;
-// Counters read as signed int64 are exact while a summed sketch's total stays below this.
+/// Counters read as signed int64 are exact while a summed sketch's total stays below this.
 constexpr int64_t kMaxSketchTotal = int64_t{1} << 28;
 
+/// A sketch's parameters; validate_params states which are allowed.
 struct ShiftSketchParams {
-  uint32_t rows = 5;              // R, 1..15 (odd is best: a true median)
-  uint32_t width = 1024;          // w ≥ 1
-  uint32_t heap_capacity = 1024;  // H ≥ 1
-  uint32_t k = 4096;              // sampling parameter k ≥ 1
-  Seed256 seed;                   // the task's 256-bit seed
-  // C, the pre-aggregation buffer's slots: 0 (none) or a power of two from 64 to 2^24. Device
-  // memory only: it is not in the report, and sketches with different C combine.
+  uint32_t rows = 5;              ///< R, 1..15 (odd is best: a true median)
+  uint32_t width = 1024;          ///< w ≥ 1
+  uint32_t heap_capacity = 1024;  ///< H, 1..2^30
+  uint32_t k = 4096;              ///< sampling parameter k ≥ 1
+  Seed256 seed;                   ///< the task's 256-bit seed
+  /// C, the pre-aggregation buffer's slots: 0 (none) or a power of two from 64 to 2^24. Device
+  /// memory only: it is not in the report, and sketches with different C combine.
   uint32_t buffer_slots = 0;
 };
 
 // The size formulas follow sdk/base/checked_size.h: kSizeOverflow when the true size does not
 // fit in size_t (on a 32-bit device, e.g. 8·R·w ≥ 2^32), never a wrapped value.
-// The heap index's slots S(H) = H + ⌊H/4⌋ + 1: open addressing at a load below 0.8.
+/// The heap index's slots S(H) = H + ⌊H/4⌋ + 1: open addressing at a load below 0.8
+/// (kSizeOverflow if that does not fit in size_t).
 constexpr size_t heap_index_slots(uint32_t heap_capacity) {
   return size_from_u64(uint64_t{heap_capacity} + uint64_t{heap_capacity} / 4 + 1);
 }
+/// The caller memory a sketch with `p` needs, 8·R·w + 8·H + 4·S(H) + 4·C bytes; kSizeOverflow
+/// when that does not fit in size_t (on a 32-bit device, e.g. 8·R·w ≥ 2^32), never a wrapped
+/// value.
 constexpr size_t shift_sketch_memory_bytes(const ShiftSketchParams& p) {
   return size_add(
       size_add(size_mul(size_mul(8, p.rows), p.width), size_mul(4, p.buffer_slots)),
       size_add(size_mul(8, p.heap_capacity), size_mul(4, heap_index_slots(p.heap_capacity))));
 }
+/// The report's fixed header: magic, version, R, w, H, k, the seed, total and heap count.
 constexpr size_t kSketchHeaderBytes = 80;
+/// The length of a report with `heap_items` heap ids, 80 + 8·R·w + 4·heap_items + 4 (CRC);
+/// kSizeOverflow when that does not fit in size_t, never a wrapped value.
 constexpr size_t shift_sketch_report_bytes(const ShiftSketchParams& p, size_t heap_items) {
   return size_add(size_add(kSketchHeaderBytes, size_mul(size_mul(8, p.rows), p.width)),
                   size_add(size_mul(4, heap_items), 4));
 }
 
+/// Checks `p` against the limits ShiftSketch::init and parse_sketch_report apply.
+/// @errors kInvalidArgument: rows outside 1..kMaxRows; width, heap_capacity or k is 0;
+/// heap_capacity > 2^30 or R·w > 2^32 (too large for 32-bit indices); buffer_slots not 0 and
+/// not a power of two from kMinBufferSlots (64) to kMaxBufferSlots (2^24).
 Status validate_params(const ShiftSketchParams& p);
-// Equal parameters and seed (buffer_slots aside): only such sketches combine (Fact 4.11).
+/// Equal parameters and seed (buffer_slots aside): only such sketches combine (Fact 4.11).
 bool same_params(const ShiftSketchParams& a, const ShiftSketchParams& b);
 
-// The hashes both sides use (device and host): ONE keyed hash per item, everything else derived
-// from it.
-//   h(i) = SipHash-2-4 of LE64(i) keyed by seed bytes 0–15 (item_hash.h);
-//   ω_i = fixed_sampling_weight(h(i), k): u_i from the top 52 bits of h (sampling_weight.h);
-//   row r: g_r(i) = ⌊((a_r·lo32(h) + b_r·hi32(h) + c_r) mod 2^64) / 2^32⌋, a 32-bit value;
-//     sign s_r(i) = −1 if g_r(i) is odd, else +1; bucket h_r(i) = ⌊⌊g_r(i)/2⌋·w / 2^31⌋;
-//   (a_r, b_r, c_r) = SipHash-2-4 of LE64(3r), LE64(3r + 1), LE64(3r + 2) keyed by seed bytes
-//     16–31, drawn once when the sketch (or the host's estimator) is set up.
-// Independence (what CountSketch and the estimators need): model SipHash with the task seed as a
-// random function (it is a PRF). Then the h(i) of distinct items are independent uniform 64-bit
-// values (equal for two of N items with probability ≤ N²/2^65), and the row constants are
-// independent uniform 64-bit values from other key bytes, independent of every h(i). For
-// distinct hash values, g_r is the vector multiply-shift family of Dietzfelbinger (1996) on two
-// 32-bit characters with 64-bit arithmetic (Thorup, "High speed hashing for integers and
-// strings", 2015): strongly universal on 32-bit outputs, i.e. for h(i) ≠ h(j) the pair
-// (g_r(i), g_r(j)) is uniform on [2^32]². Hence, even conditioned on every weight (on the h's):
-// each sign is ±1 with probability ½ and independent of the bucket; the signs and buckets of two
-// items are independent; a bucket is uniform up to a relative bias below w/2^31 (each takes
-// ⌊2^31/w⌋ or ⌈2^31/w⌉ of the 2^31 values); and the rows are independent of each other. That is
-// pairwise independence within a row and independent rows: the CountSketch guarantee for the
-// fixed vector v = ω ⊙ x. Two items share a bucket in every row only if their full 64-bit hashes
-// collide (2^-64 per pair) or by independent chance in each row (≈ w^-R). Cost per item: one
-// SipHash (8 SipRounds), the weight (sampling_weight.h) and 3 integer multiplications per row.
+/// The hashes both sides use (device and host): ONE keyed hash per item, everything else derived
+/// from it.
+///
+///   h(i) = SipHash-2-4 of LE64(i) keyed by seed bytes 0–15 (item_hash.h);
+///   ω_i = fixed_sampling_weight(h(i), k): u_i from the top 52 bits of h (sampling_weight.h);
+///   row r: g_r(i) = ⌊((a_r·lo32(h) + b_r·hi32(h) + c_r) mod 2^64) / 2^32⌋, a 32-bit value;
+///     sign s_r(i) = −1 if g_r(i) is odd, else +1; bucket h_r(i) = ⌊⌊g_r(i)/2⌋·w / 2^31⌋;
+///   (a_r, b_r, c_r) = SipHash-2-4 of LE64(3r), LE64(3r + 1), LE64(3r + 2) keyed by seed bytes
+///     16–31, drawn once when the sketch (or the host's estimator) is set up.
+/// Independence (what CountSketch and the estimators need): model SipHash with the task seed as a
+/// random function (it is a PRF). Then the h(i) of distinct items are independent uniform 64-bit
+/// values (equal for two of N items with probability ≤ N²/2^65), and the row constants are
+/// independent uniform 64-bit values from other key bytes, independent of every h(i). For
+/// distinct hash values, g_r is the vector multiply-shift family of Dietzfelbinger (1996) on two
+/// 32-bit characters with 64-bit arithmetic (Thorup, "High speed hashing for integers and
+/// strings", 2015): strongly universal on 32-bit outputs, i.e. for h(i) ≠ h(j) the pair
+/// (g_r(i), g_r(j)) is uniform on [2^32]². Hence, even conditioned on every weight (on the h's):
+/// each sign is ±1 with probability ½ and independent of the bucket; the signs and buckets of two
+/// items are independent; a bucket is uniform up to a relative bias below w/2^31 (each takes
+/// ⌊2^31/w⌋ or ⌈2^31/w⌉ of the 2^31 values); and the rows are independent of each other. That is
+/// pairwise independence within a row and independent rows: the CountSketch guarantee for the
+/// fixed vector v = ω ⊙ x. Two items share a bucket in every row only if their full 64-bit hashes
+/// collide (2^-64 per pair) or by independent chance in each row (≈ w^-R). Cost per item: one
+/// SipHash (8 SipRounds), the weight (sampling_weight.h) and 3 integer multiplications per row.
 class SketchHashes {
  public:
+  /// The hashes of `p`'s seed, k and width (the row constants are drawn here).
   explicit SketchHashes(const ShiftSketchParams& p);
-  // h(i): the item's one keyed hash.
+  /// h(i): the item's one keyed hash.
   uint64_t item_hash(uint32_t item) const { return item_hasher_.hash_id(item); }
-  // ω_i, from the item or from its hash h(i).
+  /// ω_i of an item (fixed_sampling_weight of its hash).
   uint64_t weight(uint32_t item) const { return weight_of_hash(item_hash(item)); }
+  /// ω_i from the item's hash h(i).
   uint64_t weight_of_hash(uint64_t hash) const;
+  /// `out[j]` = weight_of_hash(`hashes[j]`) for j < n, computed together (the same values).
   void weights_of_hashes(const uint64_t* hashes, uint64_t* out, size_t n) const {
     weight_.fixed_batch(hashes, out, n);
   }
-  // bucket in [0, width) and sign ±1 of item in row r (< kMaxRows), from the item or from h(i).
+  /// The bucket in [0, width) and sign ±1 of `item` in row `row` (< kMaxRows).
   void locate(uint32_t item, uint32_t row, uint32_t& bucket, int& sign) const {
     locate_hash(item_hash(item), row, bucket, sign);
   }
+  /// The bucket and sign in row `row` (< kMaxRows) of the item whose hash h(i) is `hash`.
   void locate_hash(uint64_t hash, uint32_t row, uint32_t& bucket, int& sign) const {
     const uint32_t g = row_value(hash, row);
     bucket = bucket_of(g);
     sign = (g & 1) ? -1 : 1;
   }
-  // g_r(i) of the definition above, and the bucket its top 31 bits select.
+  /// g_r(i) of the definition above, for the hash `hash` and row `row` (< kMaxRows).
   uint32_t row_value(uint64_t hash, uint32_t row) const {
     const uint64_t v =
         row_a_[row] * (hash & 0xFFFFFFFFu) + row_b_[row] * (hash >> 32) + row_c_[row];
     return static_cast<uint32_t>(v >> 32);
   }
+  /// The bucket ⌊⌊g/2⌋·w / 2^31⌋ in [0, width) that g_r(i)'s top 31 bits select.
   uint32_t bucket_of(uint32_t g) const {
     return static_cast<uint32_t>((uint64_t{g >> 1} * width_) >> 31);
   }
-  // The heap index's home slot for `item` among `slots`: multiply-shift with an odd multiplier
-  // drawn from the seed (SipHash of LE64(3·kMaxRows) keyed by bytes 16–31). Keyed, so that no
-  // order of arrival — e.g. a histogram's own hash order, or ids an adversary picks — clusters the
-  // index's linear probing. Speed only: no output depends on where the index keeps an item.
+  /// The heap index's home slot for `item` among `slots`: multiply-shift with an odd multiplier
+  /// drawn from the seed (SipHash of LE64(3·kMaxRows) keyed by bytes 16–31). Keyed, so that no
+  /// order of arrival — e.g. a histogram's own hash order, or ids an adversary picks — clusters
+  /// the index's linear probing. Speed only: no output depends on where the index keeps an item.
   size_t index_home(uint32_t item, size_t slots) const {
     return static_cast<size_t>((((uint64_t{item} * index_multiplier_) >> 32) * slots) >> 32);
   }
@@ -171,31 +192,44 @@ class SketchHashes {
   uint32_t width_;
 };
 
-constexpr uint32_t kBufferWays = 4;  // the buffer is 4-way set-associative
+/// The pre-aggregation buffer is 4-way set-associative.
+constexpr uint32_t kBufferWays = 4;
+/// The smallest non-zero buffer (ShiftSketchParams::buffer_slots).
 constexpr uint32_t kMinBufferSlots = 64;
+/// The largest buffer (ShiftSketchParams::buffer_slots), 2^24 slots.
 constexpr uint32_t kMaxBufferSlots = uint32_t{1} << 24;
-// Counts leaving the buffer wait in a queue of this many in the ShiftSketch object, so that their
-// hashes and weights are computed together.
+/// Counts leaving the buffer wait in a queue of this many in the ShiftSketch object, so that
+/// their hashes and weights are computed together.
 constexpr size_t kQueueLength = 8;
 
+/// One heap entry: an item and its estimated magnitude.
 struct HeapEntry {
-  uint32_t item = 0;
-  float magnitude = 0;  // |v̂| when last estimated (counter units)
+  uint32_t item = 0;    ///< the item id
+  float magnitude = 0;  ///< |v̂| when last estimated (counter units)
 };
 
+/// The data-shift sketch of 001 Algorithm 1 in caller memory (see the file description).
+/// Not safe to use from two threads at once, even through its const readers (they flush).
 class ShiftSketch {
  public:
+  /// A sketch that holds nothing until init().
   ShiftSketch() : hashes_(ShiftSketchParams()) {}
-  ShiftSketch(const ShiftSketch&) = delete;
-  ShiftSketch& operator=(const ShiftSketch&) = delete;
+  ShiftSketch(const ShiftSketch&) = delete;             ///< Not copyable (it views memory).
+  ShiftSketch& operator=(const ShiftSketch&) = delete;  ///< Not copyable (it views memory).
 
-  // memory.size() must be shift_sketch_memory_bytes(params), 8-byte aligned; the sketch is empty.
+  /// Sets the sketch up, empty, in `memory`, which must be exactly
+  /// shift_sketch_memory_bytes(params) bytes, 8-byte aligned, and outlive the sketch.
+  /// @errors kInvalidArgument: `params` fail validate_params; their memory does not fit in
+  /// size_t; `memory` has another size or is not 8-byte aligned.
   Status init(const ShiftSketchParams& params, MutableByteSpan memory);
+  /// Empties the sketch (counters, heap, buffer, queue, total); nothing before init().
   void clear();
 
-  // count may be negative (a difference); the total follows it at once, the counters and heap
-  // when the count leaves the buffer (see above). add(item, 0) changes nothing. The common case —
-  // the item already in the buffer with room for the sum — is inline: a few integer operations.
+  /// Adds `count` of `item`. `count` may be negative (a difference); the total follows it at
+  /// once, the counters and heap when the count leaves the buffer (see the file description).
+  /// add(item, 0) changes nothing. The common case — the item already in the buffer with room
+  /// for the sum — is inline: a few integer operations.
+  /// @errors kFailedPrecondition: the sketch was not init()ed.
   Status add(uint32_t item, int64_t count) {
     if (buffer_ != nullptr && count != 0 && count >= -buffer_half_ && count < buffer_half_) {
       const uint32_t mix = item * kBufferMix;
@@ -233,31 +267,51 @@ class ShiftSketch {
     }
     return add_slow(item, count);
   }
-  // Applies every count the buffer and queue hold (in slot order) and empties them. Every reader
-  // below does this first, so it is never needed for correctness; call it to choose the moment.
+  /// Applies every count the buffer and queue hold (in slot order) and empties them. Every
+  /// reader below does this first, so it is never needed for correctness; call it to choose the
+  /// moment.
   void flush();
 
+  /// This += `other` (counters and total, modulo 2^64), then the heaps merge (001 §4.6): this
+  /// heap's items re-estimated on the new counters and `other`'s offered; the H largest remain.
+  /// @errors kFailedPrecondition: either sketch was not init()ed. kInvalidArgument: the
+  /// parameters or seed differ (same_params is false); nothing changes then.
   Status add_sketch(const ShiftSketch& other);
+  /// This −= `other`, with the heap merge of add_sketch.
+  /// @errors kFailedPrecondition: either sketch was not init()ed. kInvalidArgument: the
+  /// parameters or seed differ (same_params is false); nothing changes then.
   Status subtract_sketch(const ShiftSketch& other);
+  /// Multiplies every counter and the total by `factor` (modulo 2^64) and re-estimates the heap.
+  /// @errors kFailedPrecondition: the sketch was not init()ed.
   Status scale(int64_t factor);
 
-  // v̂_i in counter units: the median over rows of s_r(i)·counter (lower median for even R).
+  /// v̂_i in counter units: the median over rows of s_r(i)·counter (lower median for even R).
+  /// Call only after init().
   int64_t estimate(uint32_t item) const;
+  /// The counter at (`row` < R, `bucket` < w), read as signed; unchecked, call only after init().
   int64_t counter(uint32_t row, uint32_t bucket) const;
+  /// The sum of every count added (modulo 2^64, read as signed), buffered ones included.
   int64_t total() const { return total_; }
+  /// How many items the heap holds (≤ H).
   size_t heap_size() const {
     settle();
     return heap_size_;
   }
+  /// The heap's entries, a min-heap by magnitude (valid until the sketch next changes).
   Span<const HeapEntry> heap() const {
     settle();
     return Span<const HeapEntry>(heap_, heap_size_);
   }
+  /// The parameters given to init() (the defaults before).
   const ShiftSketchParams& params() const { return params_; }
+  /// The hashes this sketch uses.
   const SketchHashes& hashes() const { return hashes_; }
 
-  // The report: header (magic "FSK1", version, R, w, H, k, the seed, total, heap count), the
-  // counters (little-endian int64, row-major), the heap's item ids, CRC-32.
+  /// Writes the report to `out` and returns its length, shift_sketch_report_bytes(params(),
+  /// heap_size()): header (magic "FSK1", version, R, w, H, k, the seed, total, heap count), the
+  /// counters (little-endian int64, row-major), the heap's item ids, CRC-32.
+  /// @errors kFailedPrecondition: the sketch was not init()ed. kResourceExhausted: `out` is
+  /// shorter than the report.
   Result<size_t> serialize(MutableByteSpan out) const;
 
  private:
@@ -334,16 +388,23 @@ class ShiftSketch {
   bool ready_ = false;
 };
 
-// The parsed report, viewing the caller's bytes (the host reads counters and heap ids from it).
+/// The parsed report, viewing the caller's bytes (the host reads counters and heap ids from it).
 struct SketchReport {
-  ShiftSketchParams params;
-  int64_t total = 0;
-  ByteSpan counters;    // R·w little-endian int64
-  ByteSpan heap_items;  // heap count × little-endian u32
-  size_t heap_count = 0;
+  ShiftSketchParams params;  ///< R, w, H, k and the seed (buffer_slots is 0: not reported)
+  int64_t total = 0;         ///< the sketch's total
+  ByteSpan counters;         ///< R·w little-endian int64
+  ByteSpan heap_items;       ///< heap count × little-endian u32
+  size_t heap_count = 0;     ///< how many heap ids the report holds
+  /// Counter `index` (= r·w + bucket, < R·w; unchecked) as signed int64.
   int64_t counter(size_t index) const;
+  /// Heap item `index` (< heap_count; unchecked).
   uint32_t heap_item(size_t index) const;
 };
+/// Checks a report from a peer and sets `out` to view it (`blob` must outlive `out`).
+/// @errors kDataLoss: `blob` is truncated, has the wrong magic, invalid parameters, a heap count
+/// above H, an R·w too large for this machine's size_t, the wrong length or a CRC mismatch.
+/// kUnimplemented: another version (version 1 reports used other hashes and must not be mixed
+/// with these). `out` is untouched on every error.
 Status parse_sketch_report(ByteSpan blob, SketchReport& out);
 
 }  // namespace sketch

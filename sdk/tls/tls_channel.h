@@ -1,31 +1,32 @@
-// TlsPskChannel: the device's FrameChannel to the server — TLS 1.2 from mbedTLS with a
-// pre-shared key, over the platform transport (platform/platform.h), carrying length-delimited
-// Envelope frames (sdk/wire/envelope_codec.h).
-//
-// Pinned: TLS 1.2 exactly (mbedTLS 2.28's TLS 1.3 is experimental) and one suite,
-// TLS-ECDHE-PSK-WITH-CHACHA20-POLY1305-SHA256 (kTlsPskCiphersuites): an AEAD, and forward secrecy
-// from the ephemeral X25519 (or P-256) exchange — a stolen device key does not decrypt recorded
-// sessions. It is mbedTLS 2.28's only ECDHE-PSK suite with an AEAD (ECDHE-PSK has CBC, but no GCM
-// or CCM); ChaCha20 is also fast on microcontrollers without AES hardware. The server
-// (host_server/net/tls_server.h) pins the same list.
-//
-// Memory: sizeof(TlsPskChannel) (mbedTLS's ssl, config and ctr_drbg contexts plus one receive and
-// one send buffer of wire::kMaxFrameBytes each; 3088 bytes on x86-64 with Debian's mbedTLS
-// 2.28.3: ssl 736 + config 416 + ctr_drbg 392 + 2 × 738) — our code allocates nothing.
-// While connected, mbedTLS itself allocates on POSIX (calloc): its record buffers,
-// MBEDTLS_SSL_IN_BUFFER_LEN + MBEDTLS_SSL_OUT_BUFFER_LEN (2 × 16717 bytes with Debian's 16 KiB
-// MBEDTLS_SSL_*_CONTENT_LEN), a copy of the PSK and identity, the handshake state (a few KiB,
-// freed after the handshake) and the transform (~1 KiB). Those allocations are mbedTLS's, freed by
-// close(). A bare-metal build will set small content lengths and a static pool (a later issue).
-//
-// Errors: connect: kInvalidArgument (empty identity, PSK empty or longer than MBEDTLS_PSK_MAX_LEN),
-// kFailedPrecondition (already connected), kPermissionDenied (the server refused the identity or
-// the key: a fatal alert during the handshake), kUnavailable (no route, peer gone, entropy
-// failed), kDeadlineExceeded (no handshake within timeout_ms), kInternal (mbedTLS setup failed).
-// send/receive: as FrameChannel (sdk/client/frame_channel.h); kFailedPrecondition when not
-// connected.
-//
-// Threads: one channel is used by one thread at a time. Paper: none (transport for all tasks).
+/// @file
+/// TlsPskChannel: the device's FrameChannel to the server — TLS 1.2 from mbedTLS with a
+/// pre-shared key, over the platform transport (platform/platform.h), carrying length-delimited
+/// Envelope frames (sdk/wire/envelope_codec.h).
+///
+/// Pinned: TLS 1.2 exactly (mbedTLS 2.28's TLS 1.3 is experimental) and one suite,
+/// TLS-ECDHE-PSK-WITH-CHACHA20-POLY1305-SHA256 (kTlsPskCiphersuites): an AEAD, and forward secrecy
+/// from the ephemeral X25519 (or P-256) exchange — a stolen device key does not decrypt recorded
+/// sessions. It is mbedTLS 2.28's only ECDHE-PSK suite with an AEAD (ECDHE-PSK has CBC, but no GCM
+/// or CCM); ChaCha20 is also fast on microcontrollers without AES hardware. The server
+/// (host_server/net/tls_server.h) pins the same list.
+///
+/// Memory: sizeof(TlsPskChannel) (mbedTLS's ssl, config and ctr_drbg contexts plus one receive and
+/// one send buffer of wire::kMaxFrameBytes each; 3088 bytes on x86-64 with Debian's mbedTLS
+/// 2.28.3: ssl 736 + config 416 + ctr_drbg 392 + 2 × 738) — our code allocates nothing.
+/// While connected, mbedTLS itself allocates on POSIX (calloc): its record buffers,
+/// MBEDTLS_SSL_IN_BUFFER_LEN + MBEDTLS_SSL_OUT_BUFFER_LEN (2 × 16717 bytes with Debian's 16 KiB
+/// MBEDTLS_SSL_*_CONTENT_LEN), a copy of the PSK and identity, the handshake state (a few KiB,
+/// freed after the handshake) and the transform (~1 KiB). Those allocations are mbedTLS's, freed by
+/// close(). A bare-metal build will set small content lengths and a static pool (a later issue).
+///
+/// Errors: listed with connect, send and receive.
+///
+/// Threads: one channel is used by one thread at a time.
+///
+/// @memory sizeof(TlsPskChannel), about 3 KiB with the two frame buffers (see above), plus
+/// mbedTLS's own allocations while connected (2 × 16717 bytes of record buffers with Debian's
+/// mbedTLS, the handshake state, the transform).
+/// @paper none (transport for all tasks).
 #ifndef FEDSTAT_SDK_TLS_TLS_CHANNEL_H_
 #define FEDSTAT_SDK_TLS_TLS_CHANNEL_H_
 
@@ -43,26 +44,51 @@
 namespace fedstat {
 namespace tls {
 
-// The pinned suites, zero-terminated as mbedtls_ssl_conf_ciphersuites wants.
+/// The pinned suites, zero-terminated as mbedtls_ssl_conf_ciphersuites wants.
 extern const int kTlsPskCiphersuites[];
-// The pinned key-exchange groups (X25519 first), MBEDTLS_ECP_DP_NONE-terminated.
+/// The pinned key-exchange groups (X25519 first), MBEDTLS_ECP_DP_NONE-terminated.
 extern const mbedtls_ecp_group_id kTlsPskCurves[];
 
+/// A FrameChannel over TLS 1.2 with a pre-shared key (see the file description). One thread at
+/// a time.
 class TlsPskChannel final : public client::FrameChannel {
  public:
+  /// A closed channel (mbedTLS contexts initialised, nothing allocated).
   TlsPskChannel();
+  /// Closes the channel and frees mbedTLS's state.
   ~TlsPskChannel();
-  TlsPskChannel(const TlsPskChannel&) = delete;
-  TlsPskChannel& operator=(const TlsPskChannel&) = delete;
+  TlsPskChannel(const TlsPskChannel&) = delete;             ///< Not copyable.
+  TlsPskChannel& operator=(const TlsPskChannel&) = delete;  ///< Not copyable.
 
-  // Connects to `endpoint` (platform::transport_connect's "host:port") and completes the TLS
-  // handshake with `identity` (the decimal device id) and `psk`, all within timeout_ms.
+  /// Connects to `endpoint` (platform::transport_connect's "host:port") and completes the TLS
+  /// handshake with `identity` (the decimal device id) and `psk`, all within timeout_ms. On any
+  /// error the channel is closed again.
+  /// @errors kInvalidArgument: empty identity, PSK empty or longer than MBEDTLS_PSK_MAX_LEN, or
+  /// an endpoint the transport refuses. kFailedPrecondition: already connected.
+  /// kPermissionDenied: the server refused the identity or the key (a fatal alert during the
+  /// handshake, or its Finished did not verify). kUnavailable: no route, peer gone, another
+  /// fatal alert, or the platform entropy that seeds the DRBG failed. kDeadlineExceeded: no
+  /// connection or handshake within timeout_ms. kInternal: mbedTLS setup failed (e.g. out of
+  /// memory).
   Status connect(const char* endpoint, ByteSpan identity, ByteSpan psk, uint32_t timeout_ms);
 
+  /// Encodes `message` as one frame and writes it to the TLS stream.
+  /// @errors kFailedPrecondition: not connected. kInvalidArgument: encode_frame refuses the
+  /// message (no protocol version or body, or a field beyond its nanopb limit). kInternal: nanopb
+  /// failed to encode a message it had sized. kUnavailable: the connection is gone or a record
+  /// could not be sent.
   Status send(const wire::Envelope& message) override;
+  /// Reads TLS records until one whole frame is buffered and decodes it into `out`.
+  /// @errors kFailedPrecondition: not connected. kDeadlineExceeded: no frame within
+  /// `timeout_ms`. kUnavailable: the server closed the connection or a record could not be
+  /// read. A malformed frame: take_frame's status (kDataLoss, kOutOfRange, kInvalidArgument,
+  /// kUnimplemented), returned again by every later receive until close().
   Status receive(wire::Envelope& out, uint32_t timeout_ms) override;
+  /// Sends close_notify (best effort), closes the transport and frees mbedTLS's state; the
+  /// channel can connect again.
   void close() override;
 
+  /// True between a successful connect() and close().
   bool connected() const { return connected_; }
 
  private:

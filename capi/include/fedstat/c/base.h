@@ -32,20 +32,20 @@ typedef int32_t fedstat_status;
 
 /** The status codes (fedstat::StatusCode, value for value). */
 enum fedstat_status_code {
-  FEDSTAT_OK = 0, /**< success */
+  FEDSTAT_OK = 0,                  /**< success */
   FEDSTAT_INVALID_ARGUMENT = 1,    /**< a value the call can never accept (NULL, NaN, ...) */
   FEDSTAT_OUT_OF_RANGE = 2,        /**< a value outside the documented range */
   FEDSTAT_RESOURCE_EXHAUSTED = 3,  /**< a buffer, table or budget is full, or too small */
   FEDSTAT_FAILED_PRECONDITION = 4, /**< valid, but not in the object's current state */
-  FEDSTAT_NOT_FOUND = 5, /**< a named thing does not exist */
-  FEDSTAT_ALREADY_EXISTS = 6, /**< a thing that must be unique is already there */
-  FEDSTAT_DATA_LOSS = 7,         /**< stored or received bytes are corrupt or truncated */
-  FEDSTAT_UNAVAILABLE = 8,       /**< a platform service (entropy, storage, network) failed */
-  FEDSTAT_DEADLINE_EXCEEDED = 9, /**< a timeout expired */
-  FEDSTAT_PERMISSION_DENIED = 10, /**< authentication or authorisation failed */
-  FEDSTAT_ABORTED = 11, /**< a protocol round was abandoned */
-  FEDSTAT_UNIMPLEMENTED = 12, /**< not provided on this platform or build */
-  FEDSTAT_INTERNAL = 13 /**< a library fedstat calls failed unexpectedly */
+  FEDSTAT_NOT_FOUND = 5,           /**< a named thing does not exist */
+  FEDSTAT_ALREADY_EXISTS = 6,      /**< a thing that must be unique is already there */
+  FEDSTAT_DATA_LOSS = 7,           /**< stored or received bytes are corrupt or truncated */
+  FEDSTAT_UNAVAILABLE = 8,         /**< a platform service (entropy, storage, network) failed */
+  FEDSTAT_DEADLINE_EXCEEDED = 9,   /**< a timeout expired */
+  FEDSTAT_PERMISSION_DENIED = 10,  /**< authentication or authorisation failed */
+  FEDSTAT_ABORTED = 11,            /**< a protocol round was abandoned */
+  FEDSTAT_UNIMPLEMENTED = 12,      /**< not provided on this platform or build */
+  FEDSTAT_INTERNAL = 13            /**< a library fedstat calls failed unexpectedly */
 };
 
 /** A stable lower-case name ("invalid_argument"); "unknown" for a value not listed above. */

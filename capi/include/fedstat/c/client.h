@@ -1,4 +1,5 @@
-/* fedstat C ABI: the device's Client, the one object an app holds to take part in fedstat tasks.
+/** @file
+ * fedstat C ABI: the device's Client, the one object an app holds to take part in fedstat tasks.
  * The C form of sdk/client/client.h, whose header states the session's message order, checks,
  * ledger charge, resume and reboot rules this follows.
  *
@@ -15,15 +16,17 @@
  * Callbacks must return (never unwind or longjmp through fedstat code) and must not call this
  * Client. One session at a time per Client; Clients do not share ledgers across threads.
  *
- * Memory (caller's, FEDSTAT_ALIGNMENT-aligned): fedstat_client_size(work_bytes) =
+ * Refusals: too little or misaligned memory writes nothing; a refusal found by the C++ init (a
+ * bad device id, a corrupt marker) may have used the memory, with no handle.
+ *
+ * @memory caller's, FEDSTAT_ALIGNMENT-aligned: fedstat_client_size(work_bytes) =
  *   K + work_bytes
  * where K is the handle (4,744 bytes on 64-bit hosts: the C++ Client, 2.6 KiB, and a send and a
  * receive buffer of FEDSTAT_MAX_FRAME_BYTES each) and work_bytes the memory the Client computes
  * contributions in (sdk/client/client.h: 8*L + 8*data_words + scratch for a task of L words; a
  * task needing more is declined, FEDSTAT_SESSION_DECLINED_MEMORY; the ClientHello tells the
- * server work_bytes). Refusals: too little or misaligned memory writes nothing; a refusal found
- * by the C++ init (a bad device id, a corrupt marker) may have used the memory, with no handle.
- * Paper: none (the protocol around 000-004's device routines and Bonawitz et al. 2017).
+ * server work_bytes).
+ * @paper none (the protocol around 000-004's device routines and Bonawitz et al. 2017).
  */
 #ifndef FEDSTAT_C_CLIENT_H_
 #define FEDSTAT_C_CLIENT_H_
@@ -37,83 +40,138 @@
 extern "C" {
 #endif
 
+/** The device's Client (opaque), in caller memory. */
 typedef struct fedstat_client fedstat_client;
 
-/* The largest frame (prefix + encoded message) either side sends. */
+/** The largest frame (prefix + encoded message) either side sends. */
 #define FEDSTAT_MAX_FRAME_BYTES 738
 
-/* The app's connection. Each callback returns FEDSTAT_OK or an error code (FEDSTAT_UNAVAILABLE:
+/** The app's connection. Each callback returns FEDSTAT_OK or an error code (FEDSTAT_UNAVAILABLE:
  * the peer is gone; FEDSTAT_DEADLINE_EXCEEDED: nothing within timeout_ms); the session ends
- * with that code. */
+ * with that code (a value that is no fedstat_status_code: FEDSTAT_INTERNAL). */
 typedef struct fedstat_channel {
-  void* context; /* passed to every callback */
-  /* Sends all `size` bytes. */
+  void* context; /**< passed to every callback */
+  /** Sends all `size` bytes. */
   fedstat_status (*send)(void* context, const uint8_t* bytes, size_t size);
-  /* Receives at least 1 and at most `capacity` bytes into `buffer` (*received = how many), or
-   * fails; frames may arrive split or joined in any way. */
+  /** Receives at least 1 and at most `capacity` bytes into `buffer` (*received = how many), or
+   * fails; frames may arrive split or joined in any way. A reported 0 bytes or more than
+   * `capacity` ends the session (FEDSTAT_INTERNAL). */
   fedstat_status (*receive)(void* context, uint8_t* buffer, size_t capacity, size_t* received,
                             uint32_t timeout_ms);
-  /* Ends the connection (called once when a session ends; may be NULL). */
+  /** Ends the connection (called once when a session ends; may be NULL). */
   void (*close)(void* context);
 } fedstat_channel;
 
+/** A Client's identity, timeout, clock and round-marker name (fedstat_client_create). */
 typedef struct fedstat_client_config {
-  uint64_t device_id;                   /* 1..2^31, also the secure-aggregation id */
-  uint32_t receive_timeout_ms;          /* per message (0: 30000) */
-  uint64_t (*wall_clock_seconds)(void); /* seconds since 1970 for the ledger (an RTC) */
-  const char* round_blob_name;          /* NULL: "fedstat-client-round"; copied */
+  uint64_t device_id;                   /**< 1..2^31, also the secure-aggregation id */
+  uint32_t receive_timeout_ms;          /**< per message (0: 30000) */
+  uint64_t (*wall_clock_seconds)(void); /**< seconds since 1970 for the ledger (an RTC) */
+  /** the round marker's blob: NULL: "fedstat-client-round"; 1-64 characters of
+   * [A-Za-z0-9_.-]; copied */
+  const char* round_blob_name;
 } fedstat_client_config;
 
+/** How a session ended (fedstat_session_outcome.result). */
 enum fedstat_session_result {
-  FEDSTAT_SESSION_NO_TASK = 0,              /* the server had no task: check in later */
-  FEDSTAT_SESSION_VERSION_TOO_OLD = 1,      /* the SDK must be updated */
-  FEDSTAT_SESSION_DECLINED_INTERRUPTED = 2, /* this task's round was cut by a reboot */
-  FEDSTAT_SESSION_DECLINED_NO_DATA = 3,     /* the app holds no data for the task's kind */
-  FEDSTAT_SESSION_DECLINED_MEMORY = 4,      /* the task needs more than work_bytes */
-  FEDSTAT_SESSION_DECLINED_BUDGET = 5,      /* the ledger refused the task's cost */
-  FEDSTAT_SESSION_COMPLETED = 6,
-  FEDSTAT_SESSION_ABORTED = 7
+  FEDSTAT_SESSION_NO_TASK = 0,              /**< the server had no task: check in later */
+  FEDSTAT_SESSION_VERSION_TOO_OLD = 1,      /**< the SDK must be updated */
+  FEDSTAT_SESSION_DECLINED_INTERRUPTED = 2, /**< this task's round was cut by a reboot */
+  FEDSTAT_SESSION_DECLINED_NO_DATA = 3,     /**< the app holds no data for the task's kind */
+  FEDSTAT_SESSION_DECLINED_MEMORY = 4,      /**< the task needs more than work_bytes */
+  FEDSTAT_SESSION_DECLINED_BUDGET = 5,      /**< the ledger refused the task's cost */
+  FEDSTAT_SESSION_COMPLETED = 6,            /**< the round completed (RoundOutcome) */
+  FEDSTAT_SESSION_ABORTED = 7               /**< RoundOutcome{completed = false} or SecAggAbort */
 };
 
+/** What a session that returned FEDSTAT_OK came to (fedstat_client_run_session). */
 typedef struct fedstat_session_outcome {
-  int32_t result;   /* enum fedstat_session_result */
-  uint32_t task_id; /* 0 when no task was offered */
+  int32_t result;   /**< enum fedstat_session_result */
+  uint32_t task_id; /**< 0 when no task was offered */
 } fedstat_session_outcome;
 
+/** The rounds a Client holds across sessions (fedstat_client_get_state). */
 typedef struct fedstat_client_state {
-  uint32_t interrupted_task;    /* a round cut by a reboot, found at create (0: none) */
-  uint32_t pending_report_task; /* a round a lost channel cut off: the next session resumes it */
+  uint32_t interrupted_task;    /**< a round cut by a reboot, found at create (0: none) */
+  uint32_t pending_report_task; /**< a round a lost channel cut off: the next session resumes it */
 } fedstat_client_state;
 
-/* FEDSTAT_RESOURCE_EXHAUSTED when K + work_bytes exceeds SIZE_MAX. */
+/** The memory a Client with `work_bytes` of work memory needs, K + work_bytes, in `*bytes`.
+ * @errors FEDSTAT_INVALID_ARGUMENT: `bytes` is NULL. FEDSTAT_RESOURCE_EXHAUSTED: K + work_bytes
+ * exceeds SIZE_MAX. */
 fedstat_status fedstat_client_size(size_t work_bytes, size_t* bytes);
-/* A Client in `memory` (work_bytes = memory_bytes - K). FEDSTAT_INVALID_ARGUMENT: a device id
- * outside 1..2^31, no clock, a bad blob name, a ledger or random that is NULL; FEDSTAT_DATA_LOSS:
- * the stored round marker is corrupt (fedstat_client_forget_interrupted_round deletes it). */
+/** A Client in `memory` (work_bytes = memory_bytes - K), reading the stored round marker. *out
+ * points into `memory`, which must outlive it, as must `ledger` and `random`.
+ * @errors FEDSTAT_INVALID_ARGUMENT: `config`, `memory` or `out` is NULL; `ledger` or `random`
+ * NULL or not a ledger / random source; a round blob name that is empty or longer than 64
+ * characters, or that storage refuses; `memory` not FEDSTAT_ALIGNMENT-aligned; a device id
+ * outside 1..2^31; no clock. FEDSTAT_RESOURCE_EXHAUSTED: `memory_bytes` is below K.
+ * FEDSTAT_DATA_LOSS: the stored round marker is corrupt
+ * (fedstat_client_forget_interrupted_round deletes it). FEDSTAT_UNAVAILABLE: storage could not
+ * be read. FEDSTAT_INTERNAL: the storage backend misbehaved. */
 fedstat_status fedstat_client_create(void* memory, size_t memory_bytes,
                                      const fedstat_client_config* config, fedstat_ledger* ledger,
                                      fedstat_random* random, fedstat_client** out);
 
-/* The app's data (pointers kept, not copied: they must stay valid and unchanged while a session
- * runs). NULL / 0 removes it. set_histogram needs a sparse histogram (FEDSTAT_INVALID_ARGUMENT
- * otherwise). */
+/** The app's data for DATA_SHIFT and KL_ANSWERS tasks: a sparse histogram (pointer kept, not
+ * copied: it must stay valid and unchanged while a session runs). NULL removes it.
+ * @errors FEDSTAT_INVALID_ARGUMENT: `client` is NULL or not a Client, or `histogram` is not a
+ * histogram or not a sparse one (the data set before stays). */
 fedstat_status fedstat_client_set_histogram(fedstat_client* client,
                                             const fedstat_histogram* histogram);
+/** As fedstat_client_set_histogram, for MODEL_UPDATE tasks: n labelled examples of dimension d
+ * (features: n*d floats, row-major; labels: -1 or +1; checked when a task reads them). n = 0
+ * removes them.
+ * @errors FEDSTAT_INVALID_ARGUMENT: `client` is NULL or not a Client; with n > 0, `features` or
+ * `labels` NULL, d = 0, or n*d overflows (the data set before stays). */
 fedstat_status fedstat_client_set_examples(fedstat_client* client, const float* features,
                                            const int8_t* labels, size_t n, size_t d);
+/** As fedstat_client_set_histogram, for HETEROGENEITY tasks: x, d values in [0, 1] (checked when
+ * a task reads them). d = 0 removes it.
+ * @errors FEDSTAT_INVALID_ARGUMENT: `client` is NULL or not a Client, or `x` is NULL with a
+ * nonzero d (the data set before stays). */
 fedstat_status fedstat_client_set_unit_vector(fedstat_client* client, const double* x, size_t d);
 
-/* One session with the server over `channel` (closed when it returns). FEDSTAT_OK with the
- * outcome, or the error that ended it (a channel error, a ServerError's code, ...). */
+/** One session with the server over `channel` (closed when it returns). FEDSTAT_OK with the
+ * outcome (declines for no data, memory, budget or a reboot included), or the error that ended
+ * it: the C++ Client::run_session's (sdk/client/client.h), as they are.
+ * @errors FEDSTAT_INVALID_ARGUMENT: `client` is NULL or not a Client, or `channel`, its send or
+ * receive callback, or `outcome` is NULL (nothing sent). A task refused, after a decline is sent:
+ * FEDSTAT_INVALID_ARGUMENT or FEDSTAT_UNIMPLEMENTED for task fields or TaskData the device
+ * refuses, or app data (examples, vector) that do not fit the task; FEDSTAT_FAILED_PRECONDITION
+ * when the app holds fewer examples than the task was calibrated for. The ledger's refusals
+ * other than the budget (FEDSTAT_FAILED_PRECONDITION: not loaded or locked;
+ * FEDSTAT_INVALID_ARGUMENT: an implausible clock reading; FEDSTAT_UNAVAILABLE: storage).
+ * FEDSTAT_FAILED_PRECONDITION: the server sent a message of the wrong kind, for another task,
+ * out of order, an Ack with the wrong offset, or a resume that does not match (nothing more is
+ * sent). A ServerError ends the session with its code (detail:
+ * fedstat_client_last_server_detail), except RETRY_LATER, TASK_CLOSED or VERSION_TOO_OLD in
+ * answer to the ClientHello: FEDSTAT_OK and the outcome. A channel's error as its callback
+ * returned it (FEDSTAT_UNAVAILABLE, FEDSTAT_DEADLINE_EXCEEDED, ...: a round already built is
+ * resumed by the next session); FEDSTAT_DEADLINE_EXCEEDED also: no whole frame within the
+ * receive timeout; FEDSTAT_DATA_LOSS: a malformed frame (FEDSTAT_OUT_OF_RANGE: one longer than
+ * any message), or a pending round's memory changed since the channel was lost (the round is
+ * dropped, nothing sent); FEDSTAT_INTERNAL: a receive callback that reported 0 bytes or more
+ * than offered, or returned no fedstat_status_code. FEDSTAT_UNAVAILABLE also: storage could not
+ * write the round marker. Errors of building the contribution and of secure aggregation, as
+ * they are. */
 fedstat_status fedstat_client_run_session(fedstat_client* client, const fedstat_channel* channel,
                                           fedstat_session_outcome* outcome);
 
-/* The ServerError detail that ended the last session ("" if none). */
+/** The ServerError detail that ended the last session ("" if none; a fixed message when
+ * `client` is NULL or not a Client). */
 const char* fedstat_client_last_server_detail(const fedstat_client* client);
+/** The Client's interrupted and pending rounds, in `*state`.
+ * @errors FEDSTAT_INVALID_ARGUMENT: `client` is NULL or not a Client, or `state` is NULL. */
 fedstat_status fedstat_client_get_state(const fedstat_client* client, fedstat_client_state* state);
-/* Deletes a recorded interrupted round (NULL: the default name). */
+/** Deletes a recorded interrupted round (NULL: the default name); none recorded is FEDSTAT_OK.
+ * @errors FEDSTAT_INVALID_ARGUMENT: storage refuses the name (empty, a character outside
+ * [A-Za-z0-9_.-], a leading '.', more than 64 characters; POSIX: the path is too long).
+ * FEDSTAT_UNAVAILABLE: storage could not remove it. */
 fedstat_status fedstat_client_forget_interrupted_round(const char* round_blob_name);
 
+/** The message of the last call on `client` that failed ("" if none; a fixed message when
+ * `client` is NULL or not a Client). */
 const char* fedstat_client_last_error(const fedstat_client* client);
 
 #ifdef __cplusplus
