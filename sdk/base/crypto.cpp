@@ -49,6 +49,13 @@ Status Sha256::update(ByteSpan data) {
   return Status();
 }
 
+Status Sha256::reset() {
+  if (mbedtls_sha256_starts_ret(sha(state_), /*is224=*/0) != 0) {
+    return internal_error("SHA-256 start failed inside mbedTLS");
+  }
+  return Status();
+}
+
 Status Sha256::finish(Span<uint8_t> digest_out) {
   if (digest_out.size() != kSha256DigestBytes) {
     return invalid_argument("SHA-256 digest buffer must be exactly 32 bytes");
@@ -146,7 +153,13 @@ CtrDrbg::~CtrDrbg() {
 
 Status CtrDrbg::seed(EntropyCallback entropy, void* context, ByteSpan personalization) {
   if (entropy == nullptr) return invalid_argument("CTR_DRBG needs an entropy callback");
-  if (personalization.size() > MBEDTLS_CTR_DRBG_MAX_SEED_INPUT - MBEDTLS_CTR_DRBG_ENTROPY_LEN) {
+  // 256 bytes, as documented: mbedTLS's own limit is its seed input less the entropy and the
+  // nonce (384 − 48 − 24 = 312), and a longer string would fail inside mbedTLS (kInternal).
+  constexpr size_t kMaxPersonalizationBytes = 256;
+  static_assert(kMaxPersonalizationBytes + MBEDTLS_CTR_DRBG_ENTROPY_LEN * 3 / 2 <=
+                    MBEDTLS_CTR_DRBG_MAX_SEED_INPUT,
+                "mbedTLS's CTR_DRBG takes less personalization than documented");
+  if (personalization.size() > kMaxPersonalizationBytes) {
     return invalid_argument("CTR_DRBG personalization string is too long (max 256 bytes)");
   }
   mbedtls_ctr_drbg_free(drbg(drbg_));

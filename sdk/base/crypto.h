@@ -86,6 +86,9 @@ class Sha256 {
   /// @errors kInvalidArgument: digest_out.size() is not 32 (nothing is written or reset).
   /// kInternal: mbedTLS reported a failure (the object is reset all the same).
   Status finish(Span<uint8_t> digest_out);  // digest_out.size() must be 32
+  /// Drops everything fed since construction or the last finish(): ready for a new message.
+  /// @errors kInternal: mbedTLS reported a failure.
+  Status reset();
 
  private:
   alignas(16) unsigned char state_[kSha256StateBytes];

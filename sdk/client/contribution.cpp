@@ -298,11 +298,14 @@ Status validate_task_data(const fedstat_v1_Task& task, Span<const uint64_t> data
 
 Status validate_examples(const fedstat_v1_Task& task, const tasks::Examples& examples) {
   const fedstat_v1_ModelUpdateParameters& m = task.parameters.model_update;
+  if (m.batches == 0) {  // validate_task refuses it too; this function is public on its own
+    return invalid_argument("the task's model update has no batches: validate the task first");
+  }
   if (examples.dimension != m.dimension) {
     return invalid_argument("the app's examples have another dimension than the task's model");
   }
   // Labels ±1, finite features of norm ≤ 1, count·d without wrapping: the trainer's own check,
-  // before anything is charged (validate_task has checked batches ≥ 1).
+  // before anything is charged.
   FEDSTAT_RETURN_IF_ERROR(tasks::check_examples(examples, m.dimension));
   if (examples.count() / m.batches < m.examples_per_client / m.batches) {
     return failed_precondition(

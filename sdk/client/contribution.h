@@ -104,11 +104,11 @@ Result<size_t> contribution_length(const fedstat_v1_Task& task);
 /// distinct ascending ids below 2^32, or a model or mean holding a NaN or an infinity.
 Status validate_task_data(const fedstat_v1_Task& task, Span<const uint64_t> data);
 /// The app's MODEL_UPDATE examples against a task validate_task accepted (it reads the
-/// model_update parameters and divides by their batches without checking): examples of
-/// dimension d that pass tasks::check_examples, and at least as many per batch as calibrated.
-/// @errors kInvalidArgument: another dimension, or check_examples refuses them (labels, finite
-/// features of norm ≤ 1, count·d). kFailedPrecondition: fewer examples per batch than
-/// examples_per_client gives (model_update_report would refuse).
+/// model_update parameters): examples of dimension d that pass tasks::check_examples, and at
+/// least as many per batch as calibrated.
+/// @errors kInvalidArgument: the task has no batches, another dimension, or check_examples
+/// refuses them (labels, finite features of norm ≤ 1, count·d). kFailedPrecondition: fewer examples
+/// per batch than examples_per_client gives (model_update_report would refuse).
 Status validate_examples(const fedstat_v1_Task& task, const tasks::Examples& examples);
 /// The app's HETEROGENEITY vector against a task validate_task accepted: d numbers in [0, 1].
 /// @errors kInvalidArgument: `x` does not have the task's dimension, or a coordinate is outside

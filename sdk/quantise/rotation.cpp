@@ -30,10 +30,16 @@ void scale(Span<Real> values, Real factor) {
 }
 
 template <typename Real>
-Status fwht(Span<Real> values) {
+Status check_length(Span<Real> values) {
   if (!is_power_of_two(values.size())) {
     return invalid_argument("Walsh-Hadamard needs a power-of-two length: pad with zeros");
   }
+  return Status();
+}
+
+template <typename Real>
+Status fwht(Span<Real> values) {
+  FEDSTAT_RETURN_IF_ERROR(check_length(values));
   for (size_t half = 1; half < values.size(); half <<= 1) {
     for (size_t start = 0; start < values.size(); start += 2 * half) {
       for (size_t i = start; i < start + half; ++i) {
@@ -48,6 +54,7 @@ Status fwht(Span<Real> values) {
 
 template <typename Real>
 Status rotate_impl(Span<Real> values, const Seed256& seed, uint64_t stream) {
+  FEDSTAT_RETURN_IF_ERROR(check_length(values));  // before the signs: a refusal changes nothing
   FEDSTAT_RETURN_IF_ERROR(apply_signs(values, seed, stream));
   FEDSTAT_RETURN_IF_ERROR(fwht(values));
   scale(values, static_cast<Real>(1) / static_cast<Real>(sqrt(static_cast<double>(values.size()))));

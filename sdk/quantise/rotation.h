@@ -34,16 +34,16 @@ Status walsh_hadamard(Span<float> values);
 Status walsh_hadamard(Span<double> values);
 /// values ← R·values, R from (seed, stream), in float (devices rotate floats). Size: a power of
 /// two.
-/// @errors kInvalidArgument: values.size() is not a power of two (the signs S are already
-/// applied: discard the values). kInternal: the seeded AES keystream failed inside mbedTLS.
+/// @errors kInvalidArgument: values.size() is not a power of two (values unchanged).
+/// kInternal: the seeded AES keystream failed inside mbedTLS.
 Status rotate(Span<float> values, const Seed256& seed, uint64_t stream);
 /// values ← R⁻¹·values, R from (seed, stream), in float. Size: a power of two.
 /// @errors kInvalidArgument: values.size() is not a power of two (values unchanged).
 /// kInternal: the seeded AES keystream failed inside mbedTLS.
 Status unrotate(Span<float> values, const Seed256& seed, uint64_t stream);
 /// values ← R·values, R from (seed, stream), in double. Size: a power of two.
-/// @errors kInvalidArgument: values.size() is not a power of two (the signs S are already
-/// applied: discard the values). kInternal: the seeded AES keystream failed inside mbedTLS.
+/// @errors kInvalidArgument: values.size() is not a power of two (values unchanged).
+/// kInternal: the seeded AES keystream failed inside mbedTLS.
 Status rotate(Span<double> values, const Seed256& seed, uint64_t stream);
 /// values ← R⁻¹·values, R from (seed, stream), in double (the host inverts sums of many
 /// clients in double). Size: a power of two.

@@ -41,11 +41,22 @@ Status SecAggClient::init(uint32_t client_id, Span<SecAggPeer> peers, RandomSour
     return invalid_argument("secagg: client ids lie in [1, 2^31]");
   }
   if (peers.size() < 2) return invalid_argument("secagg: room for at least 2 roster entries");
+  // A new session's state: nothing of an earlier session (on the same object) may carry over,
+  // least of all a roster hash an aborted session left half-fed, which would make every share
+  // of the next session fail authentication.
+  on_abort();  // wipes the secrets and dealers
+  crypto::wipe(session_hash_, sizeof(session_hash_));
+  crypto::wipe(encryption_public_, sizeof(encryption_public_));
+  crypto::wipe(masking_public_, sizeof(masking_public_));
   id_ = client_id;
   peers_ = peers;
   random_ = &random;
   stage_ = SecAggStage::kIdle;
-  return Status();
+  session_ = 0;
+  threshold_ = length_ = bits_ = 0;
+  count_ = self_index_ = cursor_ = 0;
+  own_share_revealed_ = false;
+  return roster_hash_.reset();
 }
 
 Status SecAggClient::fail(Status status) {
@@ -150,6 +161,7 @@ Status SecAggClient::on_start(const fedstat_v1_SecAggStart& start, fedstat_v1_Se
   count_ = 0;
   uint8_t header[kSessionHeaderBytes];
   encode_session_header(session_, threshold_, length_, bits_, header);
+  FEDSTAT_RETURN_IF_ERROR(roster_hash_.reset());  // the session hash covers this session only
   FEDSTAT_RETURN_IF_ERROR(roster_hash_.update(ByteSpan(header, sizeof(header))));
   stage_ = SecAggStage::kAdvertised;
   return Status();

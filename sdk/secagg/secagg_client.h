@@ -96,8 +96,13 @@ class SecAggClient {
  public:
   /// Sets the client id (in [1, 2^31]), the roster storage (`peers`: room for the largest roster
   /// the client will accept) and the randomness (`random`: the platform Csprng in production, a
-  /// SeededStream in tests); `peers` and `random` must outlive the client. Stage: kIdle.
-  /// @errors kInvalidArgument: client_id = 0 or above 2^31, or `peers` has fewer than 2 entries.
+  /// SeededStream in tests); `peers` and `random` must outlive the client. Stage: kIdle. Called
+  /// again (the next session on the same object), it first wipes what the last session held in
+  /// the object, finished or aborted: its secrets, dealers, public keys and session hash, and it
+  /// restarts the roster hash. The roster storage `peers` is the caller's: wipe it to forget the
+  /// last roster's shares (the Client does).
+  /// @errors kInvalidArgument: client_id = 0 or above 2^31, or `peers` has fewer than 2 entries
+  /// (nothing changed). kInternal: mbedTLS could not restart the session hash.
   Status init(uint32_t client_id, Span<SecAggPeer> peers, RandomSource& random);
 
   /// Round 0: draws this session's key pairs, self-mask seed and polynomial seeds, and fills `out`

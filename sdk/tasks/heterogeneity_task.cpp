@@ -124,12 +124,14 @@ Status encode_fixed_point(Span<const double> values, double scale, Span<int64_t>
     return Status(StatusCode::kInvalidArgument,
                   "fixed point: the scale must be positive and the output as long as the input");
   }
+  // Every value is checked before any is written: a refusal leaves `out` as it was.
   for (size_t j = 0; j < values.size(); ++j) {
-    const double scaled = nearbyint(scale * values[j]);
-    if (!(fabs(scaled) < 4611686018427387904.0)) {  // 2^62, and not NaN
+    if (!(fabs(nearbyint(scale * values[j])) < 4611686018427387904.0)) {  // 2^62, and not NaN
       return Status(StatusCode::kOutOfRange, "fixed point: a scaled value does not fit 2^62");
     }
-    out[j] = static_cast<int64_t>(scaled);
+  }
+  for (size_t j = 0; j < values.size(); ++j) {
+    out[j] = static_cast<int64_t>(nearbyint(scale * values[j]));
   }
   return Status();
 }

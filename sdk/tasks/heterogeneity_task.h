@@ -100,8 +100,8 @@ Status heterogeneity_round2(Span<const double> x, Span<const double> mean,
 
 /// `out[j]` = round(scale·`values[j]`) (to nearest, ties to even in the default rounding mode).
 /// @errors kInvalidArgument: `scale` is not positive and finite, or `out` is not as long as
-/// `values`. kOutOfRange: a scaled value is not below 2^62 in magnitude (or is NaN); earlier
-/// entries of `out` may then have been written.
+/// `values`. kOutOfRange: a scaled value is not below 2^62 in magnitude (or is NaN); nothing
+/// is written then.
 Status encode_fixed_point(Span<const double> values, double scale, Span<int64_t> out);
 /// The sensitivity of `entries` values of L2 sensitivity `l2` sent in fixed point at `scale`:
 /// L2 = scale·l2 + √entries (rounding moves each entry by < 1/2), L1 = √entries·L2.

@@ -233,6 +233,24 @@ TEST_F(ClientSessionTest, BudgetExhaustedDeclinesAndComputesNothing) {
 }
 
 // A server cannot under-charge a device: the ledger pays what the device's own noise gives.
+// validate_examples is public on its own: a task nobody validated, with no batches, is refused
+// (it divided by the batches: a crash on a division by zero).
+TEST(ValidateExamples, ATaskWithNoBatchesIsRefusedNotDividedBy) {
+  fedstat_v1_Task task = fedstat_v1_Task_init_zero;
+  task.parameters.model_update.dimension = 2;
+  task.parameters.model_update.batches = 0;
+  task.parameters.model_update.examples_per_client = 1;
+  const float features[2] = {0.5f, 0.5f};
+  const int8_t labels[1] = {1};
+  tasks::Examples examples;
+  examples.features = Span<const float>(features, 2);
+  examples.labels = Span<const int8_t>(labels, 1);
+  examples.dimension = 2;
+  EXPECT_EQ(client::validate_examples(task, examples).code(), StatusCode::kInvalidArgument);
+  task.parameters.model_update.batches = 1;
+  EXPECT_TRUE(client::validate_examples(task, examples).ok());
+}
+
 TEST(DeviceSpend, IsWhatTheDevicesNoiseGivesNeverLessThanDeclared) {
   std::vector<uint64_t> points;
   fedstat_v1_Task kl = kl_task(fedstat_v1_TrustModel_TRUSTED, points);

@@ -283,6 +283,97 @@ TEST(SecAgg, BadMessagesAreRejectedAndTheRoundSurvives) {
   EXPECT_EQ(sum.value(), (std::vector<uint64_t>{408, 510, (603 + 65535) % 65536}));
 }
 
+// One session, no dropouts, driven by hand: every party advertises, shares, masks its input and
+// reveals; the server's sum (or the first refusal) is returned.
+Result<std::vector<uint64_t>> run_session(SecAggServer& server,
+                                          std::vector<std::unique_ptr<Party>>& parties,
+                                          std::vector<std::vector<uint64_t>> inputs) {
+  const fedstat_v1_SecAggStart start = server.start();
+  for (auto& p : parties) {
+    fedstat_v1_SecAggKeys keys;
+    FEDSTAT_RETURN_IF_ERROR(p->client.on_start(start, keys));
+    FEDSTAT_RETURN_IF_ERROR(server.on_keys(keys));
+  }
+  FEDSTAT_ASSIGN_OR_RETURN(const auto roster, server.close_advertising());
+  for (auto& p : parties) {
+    for (const auto& entry : roster) FEDSTAT_RETURN_IF_ERROR(p->client.on_peer_keys(entry));
+    fedstat_v1_SecAggShare share;
+    while (true) {
+      FEDSTAT_ASSIGN_OR_RETURN(const bool more, p->client.next_share(share));
+      if (!more) break;
+      FEDSTAT_RETURN_IF_ERROR(server.on_share(p->client.id(), share));
+    }
+  }
+  FEDSTAT_ASSIGN_OR_RETURN(const auto u2, server.close_sharing());
+  for (size_t i = 0; i < parties.size(); ++i) {
+    secagg::SecAggClient& c = parties[i]->client;
+    for (const auto& share : server.shares_for(c.id())) FEDSTAT_RETURN_IF_ERROR(c.on_share(share));
+    FEDSTAT_RETURN_IF_ERROR(c.on_roster(u2));
+    std::vector<uint64_t>& v = inputs[i];
+    FEDSTAT_RETURN_IF_ERROR(c.mask(Span<uint64_t>(v.data(), v.size())));
+    fedstat_v1_SecAggMaskedChunk chunk;
+    while (true) {
+      FEDSTAT_ASSIGN_OR_RETURN(const bool more,
+                               c.next_chunk(Span<const uint64_t>(v.data(), v.size()), chunk));
+      if (!more) break;
+      FEDSTAT_RETURN_IF_ERROR(server.on_chunk(c.id(), chunk));
+    }
+  }
+  FEDSTAT_ASSIGN_OR_RETURN(const auto u3, server.close_masking());
+  for (auto& p : parties) {
+    FEDSTAT_RETURN_IF_ERROR(p->client.on_roster(u3));
+    fedstat_v1_SecAggReveal reveal;
+    while (true) {
+      FEDSTAT_ASSIGN_OR_RETURN(const bool more, p->client.next_reveal(reveal));
+      if (!more) break;
+      FEDSTAT_RETURN_IF_ERROR(server.on_reveal(p->client.id(), reveal));
+    }
+  }
+  SeededStream blinding_stream(Seed256{}, 99);
+  return server.finish(blinding_stream);
+}
+
+// The Client keeps one SecAggClient for all its rounds. A session aborted after the roster began
+// to arrive left its session hash half-fed; the next session on the same object then hashed on
+// top of it, every peer refused its shares (kDataLoss) and the device could never again take
+// part in a DIST round. init() now starts from nothing.
+TEST(SecAgg, AClientReusedAfterAnAbortedSessionTakesPartInTheNext) {
+  SecAggServerConfig config;
+  config.threshold = 2;
+  config.vector_length = 3;
+  config.bits = 16;
+  config.max_clients = 8;
+  std::vector<std::unique_ptr<Party>> parties;
+  for (uint32_t id : {11u, 22u, 33u}) parties.push_back(std::make_unique<Party>(id));
+  {  // Session 41: advertised, two roster entries taken by client 11, then aborted.
+    config.session = 41;
+    SecAggServer aborted(config);
+    const fedstat_v1_SecAggStart start = aborted.start();
+    for (auto& p : parties) {
+      fedstat_v1_SecAggKeys keys;
+      ASSERT_TRUE(p->client.on_start(start, keys).ok());
+      ASSERT_TRUE(aborted.on_keys(keys).ok());
+    }
+    auto roster = aborted.close_advertising();
+    ASSERT_TRUE(roster.ok());
+    ASSERT_TRUE(parties[0]->client.on_peer_keys((*roster)[0]).ok());
+    ASSERT_TRUE(parties[0]->client.on_peer_keys((*roster)[1]).ok());
+    parties[0]->client.on_abort();
+    EXPECT_EQ(parties[0]->client.stage(), secagg::SecAggStage::kAborted);
+  }
+  for (auto& p : parties) {  // the next round, as the Client does: init on the same objects
+    ASSERT_TRUE(
+        p->client.init(p->client.id(), Span<secagg::SecAggPeer>(p->peers.data(), 8), p->stream)
+            .ok());
+    EXPECT_EQ(p->client.roster_size(), 0u);
+  }
+  config.session = 42;
+  SecAggServer server(config);
+  auto sum = run_session(server, parties, {{1, 2, 3}, {10, 20, 30}, {100, 200, 300}});
+  ASSERT_TRUE(sum.ok()) << sum.status().message();
+  EXPECT_EQ(sum.value(), (std::vector<uint64_t>{111, 222, 333}));
+}
+
 // ---- Resumption (a lost channel): the same object sends the same bytes again from where the
 // server's count says, and acts on one U2 and one U3 only. -----------------------------------
 

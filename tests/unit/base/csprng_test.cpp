@@ -51,6 +51,23 @@ TEST(CsprngTest, SameEntropyAndPersonalizationGiveTheSameBytes) {
   EXPECT_GE(e1.calls, 1);
 }
 
+// The documented limit is the limit: 256 bytes are taken, 257 and 312 (mbedTLS's own limit, which
+// the check once let through up to 336) are refused as too long, with nothing drawn.
+TEST(CsprngTest, PersonalizationLongerThan256BytesIsRefusedAsDocumented) {
+  std::vector<uint8_t> personal(400, 0x5A);
+  for (size_t size : {size_t{256}, size_t{257}, size_t{312}, size_t{336}}) {
+    TestEntropy e;
+    Csprng rng;
+    const Status st = rng.init_with_entropy(TestEntropy::fill, &e, ByteSpan(personal.data(), size));
+    if (size <= 256) {
+      EXPECT_TRUE(st.ok()) << size << ": " << st.message();
+    } else {
+      EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << size << ": " << st.message();
+      EXPECT_EQ(e.calls, 0) << size;
+    }
+  }
+}
+
 TEST(CsprngTest, EntropyFailureIsReportedNotHidden) {
   TestEntropy e;
   e.fail = true;

@@ -53,6 +53,24 @@ TEST(RotationTest, OrthonormalAndInvertible) {
             StatusCode::kInvalidArgument);
 }
 
+// A refused rotation changes nothing (the random signs were applied before the length check).
+TEST(RotationTest, ARefusedLengthLeavesTheValuesAsTheyWere) {
+  std::vector<float> f = {1, 2, 3, 4, 5, 6};
+  std::vector<double> d = {1, 2, 3, 4, 5, 6};
+  const std::vector<float> f0 = f;
+  const std::vector<double> d0 = d;
+  for (uint64_t stream = 0; stream < 8; ++stream) {  // some stream negates some of six values
+    EXPECT_EQ(rotate(Span<float>(f.data(), f.size()), task_seed(), stream).code(),
+              StatusCode::kInvalidArgument);
+    EXPECT_EQ(rotate(Span<double>(d.data(), d.size()), task_seed(), stream).code(),
+              StatusCode::kInvalidArgument);
+    EXPECT_EQ(unrotate(Span<double>(d.data(), d.size()), task_seed(), stream).code(),
+              StatusCode::kInvalidArgument);
+    EXPECT_EQ(f, f0);
+    EXPECT_EQ(d, d0);
+  }
+}
+
 // Above the largest power of two in a size_t there is no padded dimension: the answer is
 // kSizeOverflow at once (doubling once wrapped to 0 and looped forever).
 TEST(RotationTest, PaddedDimensionSaturates) {

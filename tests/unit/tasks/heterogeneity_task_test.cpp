@@ -117,6 +117,13 @@ TEST(HeterogeneityTask, FixedPointRoundsToNearestAndBoundsTheSensitivity) {
             StatusCode::kOutOfRange);
   EXPECT_EQ(encode_fixed_point(Span<const double>(values, 4), 0, Span<int64_t>(out, 4)).code(),
             StatusCode::kInvalidArgument);
+  // A refusal writes nothing, not even the entries before the one that does not fit.
+  const double last_too_big[] = {1, 2, 3, 1e300};
+  int64_t untouched[4] = {7, 7, 7, 7};
+  EXPECT_EQ(encode_fixed_point(Span<const double>(last_too_big, 4), 1, Span<int64_t>(untouched, 4))
+                .code(),
+            StatusCode::kOutOfRange);
+  for (int64_t v : untouched) EXPECT_EQ(v, 7);
   // Two inputs Δ2 apart in L2 encode at most scale·Δ2 + √k apart: (0.04, 0.04) vs (0.16, 0.16)
   // at scale 10 are 0.17 apart (scaled 1.70) but encode to (0, 0) and (2, 2), 2.83 apart.
   const privacy::Sensitivity s = fixed_point_sensitivity(0.12 * std::sqrt(2.0), 10, 2);

@@ -63,8 +63,8 @@ fedstat_status fedstat_heterogeneity_round2(const fedstat_heterogeneity_config* 
 /** out[j] = round(scale * values[j]) (j < n), the fixed point a contribution is sent in. A Dist
  * contribution then adds its Skellam share: fedstat_random_add_skellam(noise, out, n, lambda).
  * @errors FEDSTAT_INVALID_ARGUMENT: `values` or `out` is NULL with a nonzero n, or `scale` is
- * not finite and > 0. FEDSTAT_OUT_OF_RANGE: a scaled value does not fit 2^62 (or is NaN); the
- * entries of `out` before it are already written. */
+ * not finite and > 0. FEDSTAT_OUT_OF_RANGE: a scaled value does not fit 2^62 (or is NaN);
+ * nothing is written. */
 fedstat_status fedstat_encode_fixed_point(const double* values, size_t n, double scale,
                                           int64_t* out, const char** message);
 
