@@ -45,12 +45,12 @@ trap 'kill -9 $pid $sim_pid 2>/dev/null || true' EXIT
 wait_for_port $pid server1.log
 port=$(cat port)
 
-"$sim" --server 127.0.0.1:$port --clients 200 --task task.json --data data \
+"$sim" --server 127.0.0.1:$port --clients "$clients" --task task.json --data data \
   --fleet-secret "$FLEET_SECRET" --seed 23 --noise-seed 9 --state state --json >sim.json &
 sim_pid=$!
 
-# Kill once the store holds kill_at events (data_shift: 200 hellos + 200 replies, then report
-# chunks, 4,200 of them in all; kl_dist: hellos, replies, keys, then n(n−1) shares, ...), read
+# Kill once the store holds kill_at events (data_shift: n hellos + n replies, then report
+# chunks, 21n of them in all; kl_dist: hellos, replies, keys, then n(n−1) shares, ...), read
 # from the WAL database by a separate reader.
 python3 - "$kill_at" "$sim_pid" <<'PY'
 import os, sqlite3, sys, time
