@@ -115,6 +115,10 @@ constexpr uint8_t kGcmTag[16] = {0x95, 0x05, 0x7d, 0x34, 0xfb, 0x07, 0xaa, 0x27,
 // updates through a 64-slot pre-aggregation buffer (the same counters; the heap offers differ).
 constexpr uint32_t kShiftSketchReportCrc = 0xFD40AFE8u;
 constexpr uint32_t kShiftSketchBufferedReportCrc = 0xE1B8ED40u;
+// CRC-32 of the whole report examples/first_report prints (the first-integration walk-throughs:
+// 1000 events in a sparse histogram, a 4 KiB sketch for seed bytes 7i + 1), pinned on x86-64;
+// tests/consumer/run_consumer.cmake checks it on x86-64, AArch64 and the Cortex-M4.
+constexpr uint32_t kFirstReportCrc = 0x2144DF1Cu;
 
 // The sampling weights' test points (tests/unit/sketch/sampling_weight_test.cpp and the Cortex-M4
 // self-test): hash i < 1024 is splitmix64 output 2i + 1 from state 13, shifted right (i mod 3 =

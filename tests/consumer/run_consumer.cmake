@@ -9,6 +9,7 @@
 #    the emulator when cross-compiled) and compares its output with the golden values every
 #    architecture reproduces (tests/common/golden_vectors.h);
 #    It does the same for the C ABI's C99 program (main.c, fedstat::c);
+#    and it builds and runs examples/first_report (the first-integration walk-throughs' program);
 # 3. with PKG_CONFIG: compiles and runs the same programs again from `pkg-config fedstat` (C++)
 #    and `pkg-config fedstat-c` (C, linked by the C compiler) flags.
 foreach(_v SOURCE_DIR BUILD_DIR WORK_DIR VERSION PLATFORM GENERATOR)
@@ -198,6 +199,49 @@ if(PLATFORM STREQUAL "baremetal")
 endif()
 check_run_c("fedstat_consumer_c" ${_emulator} "${_exe_c}")
 elapsed("ran fedstat_consumer_c")
+
+# ---- 2b. The first-integration example (docs/first_integration/), as its walk-throughs build it
+# The app (hosted) or firmware image (bare metal, with the QEMU board's start-up code and linker
+# script) prints the same report CRC on every architecture, and the app writes the bytes it says.
+if(NOT _golden MATCHES "kFirstReportCrc = 0x([0-9A-Fa-f]+)u")
+  message(FATAL_ERROR "consumer: kFirstReportCrc not found in golden_vectors.h")
+endif()
+string(TOLOWER "${CMAKE_MATCH_1}" _first_crc)
+set(_first_args "")
+foreach(_a IN LISTS _args)  # the consumer's configure arguments, for the example's directories
+  if(_a STREQUAL "${SOURCE_DIR}/tests/consumer")
+    set(_a "${SOURCE_DIR}/examples/first_report")
+  elseif(_a STREQUAL "${WORK_DIR}/build")
+    set(_a "${WORK_DIR}/first_report")
+  endif()
+  list(APPEND _first_args "${_a}")
+endforeach()
+if(PLATFORM STREQUAL "baremetal")
+  list(APPEND _first_args "-DBOARD_DIR=${SOURCE_DIR}/tests/cross")
+endif()
+run("configuring examples/first_report" COMMAND "${CMAKE_COMMAND}" ${_first_args})
+run("building examples/first_report" COMMAND "${CMAKE_COMMAND}" --build "${WORK_DIR}/first_report")
+set(_first "${WORK_DIR}/first_report/first_report")
+set(_first_out "")
+if(PLATFORM STREQUAL "baremetal")
+  set(_first "${_first}.elf")
+else()
+  set(_first_out "${WORK_DIR}/report.bin")
+endif()
+execute_process(COMMAND ${_emulator} "${_first}" ${_first_out} RESULT_VARIABLE _rc
+                OUTPUT_VARIABLE _out ERROR_VARIABLE _err TIMEOUT 120)
+message(STATUS "first_report printed:\n${_out}${_err}")
+if(NOT _rc EQUAL 0 OR NOT _out MATCHES "report: ([0-9]+) bytes, crc32 ${_first_crc}\n")
+  message(FATAL_ERROR "consumer: first_report exited with '${_rc}' or did not print the report "
+                      "CRC ${_first_crc} (kFirstReportCrc)")
+endif()
+if(_first_out)
+  file(SIZE "${_first_out}" _written)
+  if(NOT _written EQUAL CMAKE_MATCH_1)
+    message(FATAL_ERROR "consumer: first_report wrote ${_written} bytes, said ${CMAKE_MATCH_1}")
+  endif()
+endif()
+elapsed("ran examples/first_report")
 
 # ---- 3. pkg-config (hosted builds) -----------------------------------------------------------
 if(PKG_CONFIG)
