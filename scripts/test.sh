@@ -2,7 +2,8 @@
 # The test command: sets everything up and runs every test fedstat has.
 #   1. installs missing Debian packages and fetches the mbedtls/nanopb sources (scripts/setup.sh)
 #   2. format check (scripts/lint.sh)
-#   3. host (x86-64) build with ASan + UBSan: unit tests, heap-check tests, server and demo smoke
+#   3. host (x86-64) build with ASan + UBSan: unit tests, heap-check tests, server and demo smoke,
+#      the emulation tests (their device fleet, fedstat-sim, built in Release first)
 #   4. AArch64 build: the same unit tests under qemu-aarch64
 #   5. Cortex-M4 build: the bare-metal self-test image under qemu-system-arm
 #   (3-5 each also install their build and build and run tests/consumer against it: label consumer)
@@ -17,11 +18,12 @@ bash scripts/lint.sh
 
 passed=0
 failed=0
-run_preset() {  # configure, build and test one preset, adding its counts to the totals
+run_preset() {  # run_preset PRESET [-D...]: configure, build and test, adding to the totals
   local preset=$1 t0 log summary total fails
+  shift
   t0=$(date +%s)
   echo "==== $preset: configure, build, test"
-  cmake --preset "$preset" >/dev/null
+  cmake --preset "$preset" "$@" >/dev/null
   cmake --build --preset "$preset"
   log=$(mktemp)
   local rc=0
@@ -41,7 +43,14 @@ run_preset() {  # configure, build and test one preset, adding its counts to the
   echo "==== $preset: $((total - fails)) passed, $fails failed in $(($(date +%s) - t0)) s"
 }
 
-run_preset host-asan
+# The emulation tests' fleet (fedstat-sim, the devices' load) in Release; the server they test
+# stays sanitized (tests/emulation/CMakeLists.txt says why).
+t0=$(date +%s)
+echo "==== host-release: fedstat-sim for the emulation tests"
+cmake --preset host-release >/dev/null
+cmake --build --preset host-release --target fedstat-sim
+echo "==== host-release: fedstat-sim built in $(($(date +%s) - t0)) s"
+run_preset host-asan "-DFEDSTAT_EMULATION_SIM=$PWD/build/host-release/host_server/fedstat-sim"
 run_preset aarch64
 run_preset cortex-m4
 
