@@ -41,13 +41,9 @@ Status SecAggClient::init(uint32_t client_id, Span<SecAggPeer> peers, RandomSour
     return invalid_argument("secagg: client ids lie in [1, 2^31]");
   }
   if (peers.size() < 2) return invalid_argument("secagg: room for at least 2 roster entries");
-  // A new session's state: nothing of an earlier session (on the same object) may carry over,
-  // least of all a roster hash an aborted session left half-fed, which would make every share
-  // of the next session fail authentication.
-  on_abort();  // wipes the secrets and dealers
-  crypto::wipe(session_hash_, sizeof(session_hash_));
-  crypto::wipe(encryption_public_, sizeof(encryption_public_));
-  crypto::wipe(masking_public_, sizeof(masking_public_));
+  // Nothing of an earlier session on this object carries over (on_abort wipes it; on_start
+  // restarts the roster hash an aborted session may have left half-fed).
+  on_abort();
   id_ = client_id;
   peers_ = peers;
   random_ = &random;
@@ -56,7 +52,7 @@ Status SecAggClient::init(uint32_t client_id, Span<SecAggPeer> peers, RandomSour
   threshold_ = length_ = bits_ = 0;
   count_ = self_index_ = cursor_ = 0;
   own_share_revealed_ = false;
-  return roster_hash_.reset();
+  return Status();
 }
 
 Status SecAggClient::fail(Status status) {
@@ -69,6 +65,9 @@ void SecAggClient::on_abort() {
   crypto::wipe(encryption_secret_, sizeof(encryption_secret_));
   crypto::wipe(masking_secret_, sizeof(masking_secret_));
   crypto::wipe(self_mask_seed_, sizeof(self_mask_seed_));
+  crypto::wipe(session_hash_, sizeof(session_hash_));
+  crypto::wipe(encryption_public_, sizeof(encryption_public_));
+  crypto::wipe(masking_public_, sizeof(masking_public_));
   self_mask_dealer_ = ShamirDealer();
   key_dealer_ = ShamirDealer();
 }

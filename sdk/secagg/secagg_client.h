@@ -98,11 +98,11 @@ class SecAggClient {
   /// the client will accept) and the randomness (`random`: the platform Csprng in production, a
   /// SeededStream in tests); `peers` and `random` must outlive the client. Stage: kIdle. Called
   /// again (the next session on the same object), it first wipes what the last session held in
-  /// the object, finished or aborted: its secrets, dealers, public keys and session hash, and it
-  /// restarts the roster hash. The roster storage `peers` is the caller's: wipe it to forget the
-  /// last roster's shares (the Client does).
+  /// the object, finished or aborted, as on_abort() does: its secrets, dealers, public keys and
+  /// session hash (on_start() restarts the roster hash). The roster storage `peers` is the
+  /// caller's: wipe it to forget the last roster's shares (the Client does).
   /// @errors kInvalidArgument: client_id = 0 or above 2^31, or `peers` has fewer than 2 entries
-  /// (nothing changed). kInternal: mbedTLS could not restart the session hash.
+  /// (nothing changed).
   Status init(uint32_t client_id, Span<SecAggPeer> peers, RandomSource& random);
 
   /// Round 0: draws this session's key pairs, self-mask seed and polynomial seeds, and fills `out`
@@ -190,8 +190,8 @@ class SecAggClient {
   /// masked; 3: unmasking or done). kInvalidArgument: a `held` beyond what the round makes (or
   /// not a whole number of chunks), or a round other than 1, 2 and 3.
   Status rewind(uint32_t round, uint32_t held);
-  /// The server abandoned the round: the secrets are wiped and nothing more will be revealed
-  /// (stage kAborted).
+  /// The server abandoned the round: the secrets, public keys and session hash are wiped and
+  /// nothing more will be revealed (stage kAborted).
   void on_abort();
 
   /// The current stage.
