@@ -257,6 +257,41 @@ TEST(ShiftSketch, SameBytesOnEveryArchitecture) {
   }
 }
 
+// The pre-aggregation buffer's eviction and overflow rules are part of what the report holds
+// (the heap sees counts when they leave the buffer), so the buffer's code is pinned on a long
+// skewed stream through a 1024-slot buffer (8-bit slots: counts from −128 to 127): repeats that
+// hit, misses that evict, sums that outgrow a slot in both directions, counts too large for any
+// slot, cancelling counts, and reads in the middle. The x86-64 build takes the SSE2 path, the
+// AArch64 one the portable path; both must give the bytes pinned here.
+TEST(ShiftSketch, LongBufferedStreamGivesPinnedBytes) {
+  ShiftSketchParams p = small_params(11, 1024);
+  p.width = 256;
+  p.heap_capacity = 64;
+  p.k = 256;
+  Owned s(p);
+  uint64_t state = 0x5EED;
+  auto next = [&state] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<uint32_t>(state >> 33);
+  };
+  for (uint32_t i = 0; i < 200000; ++i) {
+    const uint32_t r = next();
+    const uint32_t rank = (r % 1000) * (r % 1000) / 200;  // skewed towards small ranks
+    const uint32_t item = rank * 2654435761u;
+    const uint32_t kind = next() % 64;
+    const int64_t count = kind < 56   ? 1
+                          : kind < 60 ? -1
+                          : kind < 62 ? 100
+                          : kind < 63 ? -300
+                                      : 5000;
+    ASSERT_TRUE(s.sketch.add(item, count).ok());
+    if (i % 50000 == 49999) (void)s.sketch.estimate(item);  // a read flushes mid-stream
+  }
+  const std::vector<uint8_t> blob = report_of(s.sketch);
+  EXPECT_EQ(crc32(ByteSpan(blob.data(), blob.size() - 4)),
+            golden::kShiftSketchLongBufferedReportCrc);
+}
+
 // A version 1 report (other hashes: its counters mean something else) is refused, not misread.
 TEST(ShiftSketch, VersionOneReportsAreRefused) {
   Owned s(small_params());
