@@ -151,7 +151,7 @@ void ShiftSketch::clear() {
   if (!ready_) return;
   memset(counters_, 0, 8 * size_t{params_.rows} * params_.width);
   memset(index_, 0, 4 * index_slots_);
-  if (buffer_ != nullptr) memset(buffer_, 0, 4 * size_t{params_.buffer_slots});
+  for (uint32_t i = 0; i < params_.buffer_slots; ++i) buffer_[i] = entry_of(0, 0);
   heap_size_ = 0;
   dirty_ = false;
   queued_ = 0;
@@ -191,19 +191,38 @@ Status ShiftSketch::add_slow(uint32_t item, int64_t count) {
   // count alone does not fit one.
   const bool fits = count >= -buffer_half_ && count < buffer_half_;
   for (uint32_t w = 0; w < kBufferWays; ++w) {
-    if ((set[w] ^ key) > count_mask_) continue;
+    if (((set[w] ^ key) >> set_bits_) != 0) continue;
     const int64_t sum = int64_t{entry_count(set[w])} + count;
     // A held item whose sum outgrew its slot keeps a quarter of the range there (so that it stays
     // held: the heavy items are the ones that overflow) and the rest goes to the sketch. A count
     // that does not fit at all empties the slot and goes to the sketch with what it held.
     const int64_t keep = !fits ? 0 : sum > 0 ? buffer_half_ / 2 : -(buffer_half_ / 2);
-    set[w] = key | (static_cast<uint32_t>(keep) & count_mask_);
+    set[w] = entry_of(key, keep);
     if (sum != keep) defer(item, sum - keep);
     dirty_ = true;
     return Status();
   }
   defer(item, count);  // not held and too large for a slot
   return Status();
+}
+
+void ShiftSketch::evict_and_hold(uint32_t* set, uint32_t key, uint32_t mix, int64_t count) {
+  uint32_t way = 0;
+  int32_t smallest = INT32_MAX;
+  for (uint32_t w = 0; w < kBufferWays; ++w) {
+    const int32_t c = entry_count(set[w]);
+    const int32_t magnitude = c < 0 ? -c : c;
+    way = magnitude < smallest ? w : way;
+    smallest = magnitude < smallest ? magnitude : smallest;
+  }
+  const uint32_t old = set[way];
+  set[way] = entry_of(key, count);
+  if (smallest != 0) {
+    const uint32_t old_mix = ((mix >> set_shift_) << set_shift_) | (old >> set_bits_);
+    defer(old_mix * kBufferMixInverse, entry_count(old));
+  }
+  total_ = static_cast<int64_t>(static_cast<uint64_t>(total_) + static_cast<uint64_t>(count));
+  dirty_ = true;
 }
 
 void ShiftSketch::drain() {
@@ -225,7 +244,7 @@ void ShiftSketch::flush() {
       const uint32_t e = buffer_[i];
       const int32_t c = entry_count(e);
       if (c == 0) continue;
-      buffer_[i] = e & ~count_mask_;
+      buffer_[i] = entry_of(e & ~count_mask_, 0);
       const uint32_t mix = ((i / kBufferWays) << set_shift_) | (e >> set_bits_);
       defer(mix * kBufferMixInverse, c);
     }

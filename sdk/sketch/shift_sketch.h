@@ -17,7 +17,9 @@
 /// Pre-aggregation buffer (C > 0 slots, params.buffer_slots; params_for_budget gives it the bytes
 /// its denser heap index saves): add() first looks the item up in a 4-way set-associative table of
 /// C 4-byte entries (the item's tag, its count so far). If it is there and the sum fits the slot
-/// (s-bit counts, s = log2(C/4)), only the slot changes: a few integer operations, no hash. If
+/// (s-bit counts, s = log2(C/4)), only the slot changes: a few integer operations, no hash (on
+/// x86-64 one 16-byte SSE2 load, compare, add and store for the whole set; elsewhere way by way;
+/// the same entries either way, pinned by a golden report on every target). If
 /// not, it takes the way of its set with the smallest |count| and that way's item and count are
 /// applied (a heavy item, with a large count, stays); a held item whose sum outgrows its slot
 /// keeps a quarter of the range there and the rest is applied; a count too large for a slot is
@@ -58,6 +60,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "sdk/base/checked_size.h"
 #include "sdk/base/item_hash.h"
@@ -231,39 +237,24 @@ class ShiftSketch {
   /// for the sum — is inline: a few integer operations.
   /// @errors kFailedPrecondition: the sketch was not init()ed.
   Status add(uint32_t item, int64_t count) {
-    if (buffer_ != nullptr && count != 0 && count >= -buffer_half_ && count < buffer_half_) {
+    if (buffer_ != nullptr && count != 0 &&
+        static_cast<uint64_t>(count) + static_cast<uint64_t>(buffer_half_) <
+            2 * static_cast<uint64_t>(buffer_half_)) {  // −2^(s−1) ≤ count < 2^(s−1)
       const uint32_t mix = item * kBufferMix;
       uint32_t* set = buffer_ + kBufferWays * (mix >> set_shift_);
-      const uint32_t key = mix << set_bits_;  // the tag, in an entry's high bits
-      uint32_t match = 0, way = 0;
-      for (uint32_t w = 0; w < kBufferWays; ++w) {
-        const uint32_t hit = static_cast<uint32_t>((set[w] ^ key) <= count_mask_);
-        match |= hit;
-        way |= hit * w;
+      const uint32_t key = mix << set_bits_;  // the tag in an entry's high bits, zeros below
+      switch (add_to_held(set, key, static_cast<uint32_t>(count))) {
+        case BufferOutcome::kAdded:
+          total_ =
+              static_cast<int64_t>(static_cast<uint64_t>(total_) + static_cast<uint64_t>(count));
+          dirty_ = true;
+          return Status();
+        case BufferOutcome::kNotHeld:
+          evict_and_hold(set, key, mix, count);
+          return Status();
+        case BufferOutcome::kOutgrown:
+          break;
       }
-      if (match != 0) {
-        const int64_t sum = int64_t{entry_count(set[way])} + count;
-        if (sum < -buffer_half_ || sum >= buffer_half_) return add_slow(item, count);
-        set[way] = key | (static_cast<uint32_t>(sum) & count_mask_);
-      } else {
-        way = 0;
-        int32_t smallest = INT32_MAX;
-        for (uint32_t w = 0; w < kBufferWays; ++w) {
-          const int32_t c = entry_count(set[w]);
-          const int32_t magnitude = c < 0 ? -c : c;
-          way = magnitude < smallest ? w : way;
-          smallest = magnitude < smallest ? magnitude : smallest;
-        }
-        const uint32_t old = set[way];
-        set[way] = key | (static_cast<uint32_t>(count) & count_mask_);
-        if (smallest != 0) {
-          const uint32_t old_mix = ((mix >> set_shift_) << set_shift_) | (old >> set_bits_);
-          defer(old_mix * kBufferMixInverse, entry_count(old));
-        }
-      }
-      total_ = static_cast<int64_t>(static_cast<uint64_t>(total_) + static_cast<uint64_t>(count));
-      dirty_ = true;
-      return Status();
     }
     return add_slow(item, count);
   }
@@ -316,14 +307,67 @@ class ShiftSketch {
 
  private:
   // Buffer entries: the item's tag (the low 32 − s bits of item·kBufferMix, whose high s bits
-  // pick the set, s = log2(C/4)) above an s-bit two's complement count; count 0 is an empty slot.
+  // pick the set, s = log2(C/4)) above its count so far plus 2^(s−1) in s bits, so counts lie in
+  // [−2^(s−1), 2^(s−1)) and an entry's low bits equal 2^(s−1) when it holds nothing. Biased, the
+  // count is added to the whole entry: while the sum stays in range the tag above it is untouched,
+  // and a sum out of range carries into (or borrows from) the tag, which then no longer matches.
   static constexpr uint32_t kBufferMix = 0x9E3779B1u;  // odd: item·kBufferMix is a bijection
   static constexpr uint32_t kBufferMixInverse = 0x0E8B2F51u;  // its inverse modulo 2^32
-  static int32_t entry_count(uint32_t entry, uint32_t mask) {
-    const int32_t low = static_cast<int32_t>(entry & mask);
-    return low - ((low & static_cast<int32_t>((mask >> 1) + 1)) << 1);  // sign-extend s bits
+  int32_t entry_count(uint32_t entry) const {
+    return static_cast<int32_t>(entry & count_mask_) - static_cast<int32_t>(buffer_half_);
   }
-  int32_t entry_count(uint32_t entry) const { return entry_count(entry, count_mask_); }
+  uint32_t entry_of(uint32_t key, int64_t count) const {
+    return key | (static_cast<uint32_t>(count + buffer_half_) & count_mask_);
+  }
+  enum class BufferOutcome { kAdded, kNotHeld, kOutgrown };
+  // The hit path: if the set holds the item (its tag), adds `count` (as 32-bit two's complement,
+  // |count| < 2^(s−1)) to its entry and returns kAdded, or returns kOutgrown (nothing changed)
+  // when the sum leaves the slot's range; kNotHeld when no way holds it. One 16-byte load,
+  // compare, add and store with SSE2 (so that the next update of the set reads what this one
+  // stored in one piece); way by way elsewhere and when more than one way matches.
+  //
+  // More than one way matches only for the one item whose tag is 0 in its set, while slots of
+  // that set are still empty from clear() (tag 0, count 0): every tag-0 slot of the set holds
+  // that item's counts, so any of them is right; the way taken is the OR of the matching ways'
+  // numbers (way 3 while any empty one is left: the first smallest is evicted first), as the
+  // buffer has always done, so that reports stay the same bytes.
+  BufferOutcome add_to_held(uint32_t* set, uint32_t key, uint32_t count) const {
+#if defined(__SSE2__)
+    const __m128i entries = _mm_loadu_si128(reinterpret_cast<const __m128i*>(set));
+    const __m128i keys = _mm_set1_epi32(static_cast<int>(key));
+    const __m128i shift = _mm_cvtsi32_si128(static_cast<int>(set_bits_));
+    const __m128i held =
+        _mm_cmpeq_epi32(_mm_srl_epi32(_mm_xor_si128(entries, keys), shift), _mm_setzero_si128());
+    const int held_mask = _mm_movemask_ps(_mm_castsi128_ps(held));
+    if (held_mask == 0) return BufferOutcome::kNotHeld;
+    if ((held_mask & (held_mask - 1)) != 0) return add_to_held_way_by_way(set, key, count);
+    const __m128i sums =
+        _mm_add_epi32(entries, _mm_and_si128(held, _mm_set1_epi32(static_cast<int>(count))));
+    const __m128i still =
+        _mm_cmpeq_epi32(_mm_srl_epi32(_mm_xor_si128(sums, keys), shift), _mm_setzero_si128());
+    if (_mm_movemask_ps(_mm_castsi128_ps(still)) != held_mask) return BufferOutcome::kOutgrown;
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(set), sums);
+    return BufferOutcome::kAdded;
+#else
+    return add_to_held_way_by_way(set, key, count);
+#endif
+  }
+  BufferOutcome add_to_held_way_by_way(uint32_t* set, uint32_t key, uint32_t count) const {
+    uint32_t match = 0, way = 0;
+    for (uint32_t w = 0; w < kBufferWays; ++w) {
+      const uint32_t hit = static_cast<uint32_t>(((set[w] ^ key) >> set_bits_) == 0);
+      match |= hit;
+      way |= hit * w;
+    }
+    if (match == 0) return BufferOutcome::kNotHeld;
+    const uint32_t sum = set[way] + count;
+    if (((sum ^ key) >> set_bits_) != 0) return BufferOutcome::kOutgrown;
+    set[way] = sum;
+    return BufferOutcome::kAdded;
+  }
+  // The item is not held: its count takes the way with the smallest |count| (the first such),
+  // whose item and count are applied (deferred). |count| < 2^(s−1).
+  void evict_and_hold(uint32_t* set, uint32_t key, uint32_t mix, int64_t count);
   Status add_slow(uint32_t item, int64_t count);
   // Readers flush first. A sketch with pending counts was init()ed, so it is not a const object
   // and the const_cast in settle() is well defined.
@@ -353,12 +397,18 @@ class ShiftSketch {
   void place(uint32_t item, float magnitude);  // places `item` with a known |v̂|
   // Index entries: an item's tag (bits of another multiple of its id) above its heap position + 1;
   // 0 is an empty slot.
-  uint32_t index_tag(uint32_t item) const { return (item * 0x2545F491u) & ~position_mask_; }
-  size_t position_of(size_t slot) const { return (index_[slot] & position_mask_) - 1; }
+  uint32_t index_tag(uint32_t item) const {
+    return (item * 0x2545F491u) & ~position_mask_;
+  }
+  size_t position_of(size_t slot) const {
+    return (index_[slot] & position_mask_) - 1;
+  }
   void set_position(size_t slot, size_t position) {
     index_[slot] = (index_[slot] & ~position_mask_) | static_cast<uint32_t>(position + 1);
   }
-  size_t index_home(uint32_t item) const { return hashes_.index_home(item, index_slots_); }
+  size_t index_home(uint32_t item) const {
+    return hashes_.index_home(item, index_slots_);
+  }
   size_t next_slot(size_t slot) const;
   size_t find(uint32_t item) const;                    // the item's index slot, or kNotFound
   size_t index_set(uint32_t item, uint32_t position);  // returns the slot
