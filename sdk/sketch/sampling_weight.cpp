@@ -84,11 +84,23 @@ double portable_expm1(double z) {
   return sum;
 }
 
+// u = (⌊h/2^12⌋ + ½)/2^52: 52 bits plus ½, exactly representable, so u never rounds to 0 or 1.
+inline double uniform_of(uint64_t hash) {
+  return (static_cast<double>(hash >> 12) + 0.5) * (1.0 / 4503599627370496.0);
+}
+
+// W = k/t + 1/2 + x·P(x²) for x = t/k ≤ 1/4 (the Bernoulli series above; k/t one rounding).
+inline double series_of(double k, double t, double x) {
+  const double z = x * x;
+  const double z2 = z * z;
+  const double p = (kB2 + z * kB4) + z2 * ((kB6 + z * kB8) + z2 * (kB10 + z * kB12));
+  return k / t + (0.5 + x * p);
+}
+
 }  // namespace
 
 double uniform_from_hash(uint64_t hash) {
-  // 52 bits plus ½: exactly representable, so u never rounds to 0 or 1.
-  return (static_cast<double>(hash >> 12) + 0.5) * (1.0 / 4503599627370496.0);
+  return uniform_of(hash);
 }
 
 SamplingWeight::SamplingWeight(uint32_t k) : k_(static_cast<double>(k)), inverse_k_(1 / k_) {}
@@ -102,10 +114,7 @@ double SamplingWeight::weight(double u) const {
 
 double SamplingWeight::series_weight(double t, double x) const {
   // W = 1/x + 1/2 + x·(B2 + x²·B4 + …): k/t (one rounding) plus a small correction.
-  const double z = x * x;
-  const double z2 = z * z;
-  const double p = (kB2 + z * kB4) + z2 * ((kB6 + z * kB8) + z2 * (kB10 + z * kB12));
-  return k_ / t + (0.5 + x * p);
+  return series_of(k_, t, x);
 }
 
 namespace {
@@ -125,20 +134,19 @@ uint64_t SamplingWeight::fixed(uint64_t hash) const {
 }
 
 void SamplingWeight::fixed_batch(const uint64_t* hashes, uint64_t* out, size_t n) const {
-  // Four at a time, as the same operations as weight() on four independent lanes (no branches
-  // but the rare x > kSeriesLimit, redone by weight() afterwards): the processor overlaps them,
-  // or a compiler uses vector instructions, which round every lane as the scalar ones do.
+  // Four at a time, as the same operations as weight() on four independent lanes, written step
+  // by step across the lanes (every helper inline, no calls), so that the processor overlaps
+  // the four chains and their divisions; no branches but the rare x > kSeriesLimit, redone by
+  // weight() afterwards. Every lane rounds exactly as the scalar code does: the same values.
   constexpr size_t kLanes = 4;
   size_t j = 0;
   for (; j + kLanes <= n; j += kLanes) {
     double t[kLanes], x[kLanes], w[kLanes];
+    for (size_t l = 0; l < kLanes; ++l) t[l] = -portable_log(uniform_of(hashes[j + l]));
+    for (size_t l = 0; l < kLanes; ++l) x[l] = t[l] * inverse_k_;
+    for (size_t l = 0; l < kLanes; ++l) w[l] = series_of(k_, t[l], x[l]);
     for (size_t l = 0; l < kLanes; ++l) {
-      t[l] = -portable_log(uniform_from_hash(hashes[j + l]));
-      x[l] = t[l] * inverse_k_;
-    }
-    for (size_t l = 0; l < kLanes; ++l) w[l] = series_weight(t[l], x[l]);
-    for (size_t l = 0; l < kLanes; ++l) {
-      if (!(x[l] <= kSeriesLimit)) w[l] = weight(uniform_from_hash(hashes[j + l]));
+      if (!(x[l] <= kSeriesLimit)) w[l] = weight(uniform_of(hashes[j + l]));
       out[j + l] = to_fixed(w[l]);
     }
   }
