@@ -39,7 +39,7 @@ set(_run_docs ${CMAKE_COMMAND} -DDOXYGEN=${FEDSTAT_DOXYGEN} -DPYTHON=${Python3_E
     -P ${PROJECT_SOURCE_DIR}/cmake/run_api_docs.cmake)
 add_custom_target(fedstat_api_docs COMMAND ${_run_docs} VERBATIM
                   COMMENT "Doxygen over the public headers (docs/api/README.md)")
-if(FEDSTAT_BUILD_TESTS)
+if(FEDSTAT_BUILD_TESTS AND NOT FEDSTAT_FUZZ)  # the fuzz build runs its targets only
   add_test(NAME docs.api COMMAND ${_run_docs})
   # The checks fire: a header breaking each rule fails them, with every breach named.
   add_test(NAME docs.rules_fire

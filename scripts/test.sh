@@ -4,6 +4,8 @@
 #   2. format check (scripts/lint.sh)
 #   3. host (x86-64) build with ASan + UBSan: unit tests, heap-check tests, server and demo smoke,
 #      the emulation tests (their device fleet, fedstat-sim, built in Release first)
+#   3b. host build with Clang, libFuzzer, ASan + UBSan: every fuzz target for 20 s (label fuzz;
+#      scripts/fuzz.sh --long runs them longer)
 #   4. AArch64 build: the same unit tests under qemu-aarch64
 #   5. Cortex-M4 build: the bare-metal self-test image under qemu-system-arm
 #   (3-5 each also install their build and build and run tests/consumer against it: label consumer)
@@ -51,6 +53,7 @@ cmake --preset host-release >/dev/null
 cmake --build --preset host-release --target fedstat-sim
 echo "==== host-release: fedstat-sim built in $(($(date +%s) - t0)) s"
 run_preset host-asan "-DFEDSTAT_EMULATION_SIM=$PWD/build/host-release/host_server/fedstat-sim"
+run_preset host-fuzz "-DFEDSTAT_FUZZ_SECONDS=20"
 run_preset aarch64
 run_preset cortex-m4
 

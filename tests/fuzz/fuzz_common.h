@@ -1,0 +1,75 @@
+// What every libFuzzer target of tests/fuzz shares: invariant checks that abort (so libFuzzer
+// saves the input that broke them), and the seed corpus each target writes itself.
+//
+// Seeds: a target defines `void write_seeds(fedstat::fuzz::SeedWriter& out)` (valid inputs made
+// with the SDK's own encoders, a few broken ones) and FEDSTAT_FUZZ_SEEDS(write_seeds); then
+// `fuzz_<name> --write-seeds DIR` writes them to DIR and exits, before libFuzzer parses its flags
+// (tests/fuzz/run_fuzz.cmake uses it to start every run from a fresh generated corpus). Nothing
+// binary is committed but the regression inputs of tests/fuzz/corpus/<name>/, which we made.
+// Host-only test code (full standard library). Memory: the seeds while they are written.
+#ifndef FEDSTAT_TESTS_FUZZ_FUZZ_COMMON_H_
+#define FEDSTAT_TESTS_FUZZ_FUZZ_COMMON_H_
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace fedstat {
+namespace fuzz {
+
+// An invariant broken: print it and abort, so libFuzzer reports the input as a crash.
+#define FUZZ_CHECK(condition)                                                          \
+  do {                                                                                 \
+    if (!(condition)) {                                                                \
+      std::fprintf(stderr, "fuzz invariant broken at %s:%d: %s\n", __FILE__, __LINE__, \
+                   #condition);                                                        \
+      std::abort();                                                                    \
+    }                                                                                  \
+  } while (0)
+
+class SeedWriter {
+ public:
+  explicit SeedWriter(std::string dir) : dir_(std::move(dir)) {}
+  void add(const uint8_t* data, size_t size) {
+    char name[32];
+    std::snprintf(name, sizeof(name), "/seed-%04d", count_++);
+    const std::string path = dir_ + name;
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    if (f == nullptr || std::fwrite(data, 1, size, f) != size || std::fclose(f) != 0) {
+      std::fprintf(stderr, "cannot write seed %s\n", path.c_str());
+      std::exit(1);
+    }
+  }
+  void add(const std::vector<uint8_t>& bytes) { add(bytes.data(), bytes.size()); }
+  int count() const { return count_; }
+
+ private:
+  std::string dir_;
+  int count_ = 0;
+};
+
+// Handles `--write-seeds DIR` (anywhere on the command line) before libFuzzer sees the flags.
+inline void handle_seed_flag(int argc, char** argv, void (*write_seeds)(SeedWriter&)) {
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], "--write-seeds") == 0) {
+      SeedWriter out(argv[i + 1]);
+      write_seeds(out);
+      std::printf("wrote %d seeds to %s\n", out.count(), argv[i + 1]);
+      std::exit(0);
+    }
+  }
+}
+
+}  // namespace fuzz
+}  // namespace fedstat
+
+#define FEDSTAT_FUZZ_SEEDS(write_seeds)                          \
+  extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) { \
+    fedstat::fuzz::handle_seed_flag(*argc, *argv, write_seeds);  \
+    return 0;                                                    \
+  }
+
+#endif  // FEDSTAT_TESTS_FUZZ_FUZZ_COMMON_H_
