@@ -16,7 +16,8 @@ reference in which the 40 most frequent ranks are permuted (data_shift, kl), and
 logistic examples, 64 per device, with a held-out set (model_update), and one label
 distribution per device (heterogeneity; see make_data).
 
-usage: fleet_demo.py --build DIR [--clients N] [--dropout R] [--seed S] [--work DIR] [--json]
+usage: fleet_demo.py --build DIR [--sim PATH] [--clients N] [--dropout R] [--seed S] [--work DIR]
+                     [--json]
 exit codes: 0 every task published a result and every bit-for-bit check held; 1 otherwise;
 2 usage.
 """
@@ -109,12 +110,12 @@ def start_servers(build, work, tasks):
     return [server] + servers, port
 
 
-def run_fleet(build, work, task, port, clients, dropout, seed, first_id):
+def run_fleet(build, sim_path, work, task, port, clients, dropout, seed, first_id):
     task_file = os.path.join(work, "task-%d.json" % task["id"])
     with open(task_file, "w") as f:
         json.dump(task, f)
     sim = subprocess.run(
-        [os.path.join(build, "host_server", "fedstat-sim"), "--server", "127.0.0.1:%d" % port,
+        [sim_path, "--server", "127.0.0.1:%d" % port,
          "--clients", str(clients), "--task", task_file, "--data", os.path.join(work, "data"),
          "--fleet-secret", FLEET_SECRET, "--dropout", str(dropout), "--seed", str(seed),
          "--first-id", str(first_id), "--state", os.path.join(work, "state"), "--json"],
@@ -186,6 +187,9 @@ def print_table(rows):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build", required=True, help="the host build directory")
+    parser.add_argument("--sim", default=None,
+                        help="the fleet's fedstat-sim (default BUILD/host_server/fedstat-sim; the "
+                        "test command passes a Release one to its sanitized server)")
     parser.add_argument("--clients", type=int, default=200, help="devices per task (2..1024)")
     parser.add_argument("--dropout", type=float, default=0.05, help="dropout probability")
     parser.add_argument("--seed", type=int, default=7, help="data and device randomness")
@@ -195,6 +199,9 @@ def main():
     if not 2 <= args.clients <= 1024 or not 0 <= args.dropout < 1:
         parser.error("--clients must be in [2, 1024] and --dropout in [0, 1)")
     build = os.path.abspath(args.build)
+    sim_path = os.path.abspath(args.sim or os.path.join(build, "host_server", "fedstat-sim"))
+    if not os.access(sim_path, os.X_OK):
+        parser.error("--sim: %s is not an executable fedstat-sim (build it first)" % sim_path)
     work = os.path.abspath(args.work or os.path.join(build, "fleet-demo"))
     subprocess.run(["rm", "-rf", work], check=True)
     os.makedirs(os.path.join(work, "state"))
@@ -206,7 +213,7 @@ def main():
         for k, task in enumerate(tasks):
             print("fleet_demo: task %d (%s, %s): %d devices..." % (task["id"], task["kind"],
                   task["trust"], args.clients), file=sys.stderr, flush=True)
-            sim, result = run_fleet(build, work, task, port, args.clients, args.dropout,
+            sim, result = run_fleet(build, sim_path, work, task, port, args.clients, args.dropout,
                                     args.seed, 1 + 1000 * (k + 1))
             rows.append(row(task, sim, result))
     finally:
