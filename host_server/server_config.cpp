@@ -39,6 +39,15 @@ void parse_listen(const std::string& listen, ServerConfig& config) {
 
 namespace {
 
+// A string field's text; std::invalid_argument naming the field when it is not a JSON string (a
+// number or an object there would otherwise escape as nlohmann's type_error, naming nothing).
+std::string text_field(const json& value, const std::string& field) {
+  if (!value.is_string()) {
+    throw std::invalid_argument(field + " must be a string, not " + value.dump());
+  }
+  return value.get<std::string>();
+}
+
 std::string resolve(const std::string& base_dir, const std::string& path) {
   if (path.empty() || path[0] == '/' || base_dir.empty()) return path;
   return base_dir + "/" + path;
@@ -110,7 +119,7 @@ ServerConfig read_server_config(const std::string& path) {
   json file;
   try {
     file = json::parse(in);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // a syntax error, or a number out of range (406)
     throw std::invalid_argument(path + ": not JSON: " + e.what());
   }
   if (!file.is_object()) throw std::invalid_argument(path + ": must hold one JSON object");
@@ -122,13 +131,17 @@ ServerConfig read_server_config(const std::string& path) {
                          "handshake_timeout_ms", "idle_timeout_ms", "max_connections", "tasks",
                          "role", "tagg", "collectors", "task_collectors"},
                         path);
-  if (file.contains("listen")) parse_listen(file["listen"].get<std::string>(), config);
-  if (file.contains("store")) config.store_path = resolve(config.base_dir, file["store"]);
+  if (file.contains("listen")) parse_listen(text_field(file["listen"], "listen"), config);
+  if (file.contains("store")) {
+    config.store_path = resolve(config.base_dir, text_field(file["store"], "store"));
+  }
   if (file.contains("credentials")) {
-    config.credentials_path = resolve(config.base_dir, file["credentials"]);
+    config.credentials_path =
+        resolve(config.base_dir, text_field(file["credentials"], "credentials"));
   }
   if (file.contains("fleet_secret")) {
-    config.fleet_secret = parse_hex32(file["fleet_secret"].get<std::string>(), "fleet_secret");
+    config.fleet_secret =
+        parse_hex32(text_field(file["fleet_secret"], "fleet_secret"), "fleet_secret");
   }
   if (file.contains("role")) {
     const json& role = file["role"];
