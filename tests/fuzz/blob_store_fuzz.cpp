@@ -102,10 +102,7 @@ void repair(int mode, std::vector<uint8_t>& file) {
     fedstat::store_le32(file.data() + 4,
                         static_cast<uint32_t>(file.size() - platform::kBlobOverheadBytes));
   }
-  if ((mode & kRepairCrc) != 0 && file.size() >= 4) {
-    const size_t body = file.size() - 4;
-    fedstat::store_le32(file.data() + body, fedstat::crc32(ByteSpan(file.data(), body)));
-  }
+  if ((mode & kRepairCrc) != 0) fedstat::fuzz::repair_trailing_crc(file);
 }
 
 size_t buffer_size(int mode, size_t file_size) {

@@ -17,8 +17,20 @@
 #include <string>
 #include <vector>
 
+#include "sdk/base/bytes.h"
+#include "sdk/base/crc32.h"
+
 namespace fedstat {
 namespace fuzz {
+
+// The "CRC repair" mode of the targets whose format ends with a CRC-32 of everything before it
+// (sketch reports, histogram blobs, stored blobs): recompute it, so that mutated inputs reach the
+// parser behind the check. Inputs shorter than 4 bytes stay as they are.
+inline void repair_trailing_crc(std::vector<uint8_t>& bytes) {
+  if (bytes.size() < 4) return;
+  const size_t body = bytes.size() - 4;
+  store_le32(bytes.data() + body, crc32(ByteSpan(bytes.data(), body)));
+}
 
 // An invariant broken: print it and abort, so libFuzzer reports the input as a crash.
 #define FUZZ_CHECK(condition)                                                          \

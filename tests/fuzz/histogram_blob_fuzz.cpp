@@ -48,10 +48,7 @@ constexpr uint32_t kFixedDomain = 16;
 constexpr uint32_t kMaxFuzzDomain = 1u << 16;
 
 void repair(int mode, std::vector<uint8_t>& blob) {
-  if ((mode & kRepairCrc) != 0 && blob.size() >= 4) {
-    const size_t body = blob.size() - 4;
-    fedstat::store_le32(blob.data() + body, fedstat::crc32(ByteSpan(blob.data(), body)));
-  }
+  if ((mode & kRepairCrc) != 0) fedstat::fuzz::repair_trailing_crc(blob);
 }
 
 // The blob with its header's zero bytes zeroed and the CRC recomputed: what a writer makes of it.

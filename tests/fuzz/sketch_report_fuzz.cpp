@@ -59,10 +59,7 @@ void repair(int mode, std::vector<uint8_t>& blob) {
       }
     }
   }
-  if ((mode & kRepairCrc) != 0 && blob.size() >= 4) {
-    const size_t body = blob.size() - 4;
-    fedstat::store_le32(blob.data() + body, fedstat::crc32(ByteSpan(blob.data(), body)));
-  }
+  if ((mode & kRepairCrc) != 0) fedstat::fuzz::repair_trailing_crc(blob);
 }
 
 void check_accepted(const std::vector<uint8_t>& blob, const SketchReport& r) {
