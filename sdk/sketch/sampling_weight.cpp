@@ -133,24 +133,104 @@ uint64_t SamplingWeight::fixed(uint64_t hash) const {
   return to_fixed(weight(uniform_from_hash(hash)));
 }
 
-void SamplingWeight::fixed_batch(const uint64_t* hashes, uint64_t* out, size_t n) const {
-  // Four at a time, as the same operations as weight() on four independent lanes, written step
-  // by step across the lanes (every helper inline, no calls), so that the processor overlaps
-  // the four chains and their divisions; no branches but the rare x > kSeriesLimit, redone by
-  // weight() afterwards. Every lane rounds exactly as the scalar code does: the same values.
-  constexpr size_t kLanes = 4;
+namespace {
+
+// Two lanes of doubles and of 64-bit integers (GCC/Clang vector extensions: SSE2 on x86-64, NEON
+// on AArch64, lane by lane elsewhere). Every operation on a lane is the IEEE-754 operation the
+// scalar code performs, in the same order (and -ffp-contract=off keeps a·b + c unfused), so each
+// lane's value is bit for bit the scalar one.
+typedef double Doubles2 __attribute__((vector_size(16)));
+typedef uint64_t Words2 __attribute__((vector_size(16)));
+typedef int64_t Ints2 __attribute__((vector_size(16)));
+
+inline Doubles2 as_doubles(Words2 w) {
+  Doubles2 d;
+  memcpy(&d, &w, sizeof d);
+  return d;
+}
+inline Words2 as_words(Doubles2 d) {
+  Words2 w;
+  memcpy(&w, &d, sizeof w);
+  return w;
+}
+
+// uniform_of on two hashes. ⌊h/2^12⌋ < 2^52 becomes a double exactly through the bits of 2^52 + m
+// (then − 2^52, exact): the same value as the scalar conversion.
+inline Doubles2 uniform_of2(Words2 hash) {
+  const Words2 m = hash >> 12;
+  const Doubles2 two52 = {4503599627370496.0, 4503599627370496.0};
+  const Doubles2 value = as_doubles(m | (uint64_t{0x433} << 52)) - two52;
+  return (value + 0.5) * (1.0 / 4503599627370496.0);
+}
+
+// portable_log on two positive normal doubles: the same steps. The exponent e (|e| < 2^11)
+// becomes a double exactly through the bits of 1.5·2^52 + e.
+inline Doubles2 portable_log2(Doubles2 x) {
+  const Words2 bits = as_words(x);
+  Ints2 e = __builtin_convertvector((bits >> 52) & 0x7FF, Ints2) - 1023;
+  const Words2 fraction = bits & kFractionMask;
+  const Ints2 halve = fraction >= kSqrt2Fraction;  // all ones in a lane where 1 + f ≥ √2
+  const Words2 exponent_bits =
+      (uint64_t{1023} << 52) - (__builtin_convertvector(halve, Words2) & (uint64_t{1} << 52));
+  e -= halve;
+  const Doubles2 m = as_doubles(fraction | exponent_bits);
+  const Doubles2 f = m - 1;
+  const Doubles2 s = f / (2.0 + f);
+  const Doubles2 z = s * s;
+  const Doubles2 w = z * z;
+  const Doubles2 t1 = w * (kLg2 + w * (kLg4 + w * kLg6));
+  const Doubles2 t2 = z * (kLg1 + w * (kLg3 + w * (kLg5 + w * kLg7)));
+  const Doubles2 r = t2 + t1;
+  const Doubles2 hfsq = 0.5 * f * f;
+  const Doubles2 magic = {6755399441055744.0, 6755399441055744.0};  // 1.5·2^52
+  const Doubles2 de =
+      as_doubles(__builtin_convertvector(e, Words2) + (uint64_t{0x4338} << 48)) - magic;
+  return de * kLn2Hi - ((hfsq - (s * (hfsq + r) + de * kLn2Lo)) - f);
+}
+
+// series_of on two lanes: the same steps.
+inline Doubles2 series_of2(double k, Doubles2 t, Doubles2 x) {
+  const Doubles2 z = x * x;
+  const Doubles2 z2 = z * z;
+  const Doubles2 p = (kB2 + z * kB4) + z2 * ((kB6 + z * kB8) + z2 * (kB10 + z * kB12));
+  return k / t + (0.5 + x * p);
+}
+
+}  // namespace
+
+void SamplingWeight::weights(const uint64_t* hashes, double* out, size_t n) const {
+  // Eight at a time as four pairs of lanes, each step written across the four pairs so that the
+  // processor overlaps four independent chains (one chain is ~140 cycles of latency: two
+  // divisions and two polynomials); each lane the same operations as weight(). The rare
+  // x > kSeriesLimit (small k only) is redone by weight().
+  constexpr size_t kPairs = 4;
   size_t j = 0;
-  for (; j + kLanes <= n; j += kLanes) {
-    double t[kLanes], x[kLanes], w[kLanes];
-    for (size_t l = 0; l < kLanes; ++l) t[l] = -portable_log(uniform_of(hashes[j + l]));
-    for (size_t l = 0; l < kLanes; ++l) x[l] = t[l] * inverse_k_;
-    for (size_t l = 0; l < kLanes; ++l) w[l] = series_of(k_, t[l], x[l]);
-    for (size_t l = 0; l < kLanes; ++l) {
-      if (!(x[l] <= kSeriesLimit)) w[l] = weight(uniform_of(hashes[j + l]));
-      out[j + l] = to_fixed(w[l]);
+  for (; j + 2 * kPairs <= n; j += 2 * kPairs) {
+    Doubles2 t[kPairs], x[kPairs], w[kPairs];
+    for (size_t q = 0; q < kPairs; ++q) {
+      const Words2 hash = {hashes[j + 2 * q], hashes[j + 2 * q + 1]};
+      t[q] = -portable_log2(uniform_of2(hash));
+    }
+    for (size_t q = 0; q < kPairs; ++q) x[q] = t[q] * inverse_k_;
+    for (size_t q = 0; q < kPairs; ++q) w[q] = series_of2(k_, t[q], x[q]);
+    for (size_t q = 0; q < kPairs; ++q) {
+      for (size_t l = 0; l < 2; ++l) {
+        const size_t i = j + 2 * q + l;
+        out[i] = x[q][l] <= kSeriesLimit ? w[q][l] : weight(uniform_of(hashes[i]));
+      }
     }
   }
-  for (; j < n; ++j) out[j] = fixed(hashes[j]);
+  for (; j < n; ++j) out[j] = weight(uniform_of(hashes[j]));
+}
+
+void SamplingWeight::fixed_batch(const uint64_t* hashes, uint64_t* out, size_t n) const {
+  constexpr size_t kChunk = 16;
+  double w[kChunk];
+  for (size_t j = 0; j < n; j += kChunk) {
+    const size_t m = n - j < kChunk ? n - j : kChunk;
+    weights(hashes + j, w, m);
+    for (size_t l = 0; l < m; ++l) out[j + l] = to_fixed(w[l]);
+  }
 }
 
 double sampling_weight(double u, uint32_t k) {

@@ -54,8 +54,10 @@ class SamplingWeight {
   double weight(double u) const;
   /// ω = min(round(W·2^4), 2^35) for the u of a 64-bit hash (uniform_from_hash).
   uint64_t fixed(uint64_t hash) const;
-  /// `out[j] = fixed(hashes[j])` for j < n: the same values, computed four at a time so that the
-  /// independent computations overlap.
+  /// `out[j] = weight(uniform_from_hash(hashes[j]))` for j < n: the same doubles bit for bit,
+  /// computed two lanes at a time (vector instructions where the target has them).
+  void weights(const uint64_t* hashes, double* out, size_t n) const;
+  /// `out[j] = fixed(hashes[j])` for j < n: the same values, through weights().
   void fixed_batch(const uint64_t* hashes, uint64_t* out, size_t n) const;
 
  private:

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "sdk/base/bytes.h"
@@ -127,7 +128,13 @@ TEST(SamplingWeight, BatchGivesTheSameValues) {
     const SamplingWeight weight(k);
     std::vector<uint64_t> batch(hashes.size());
     weight.fixed_batch(hashes.data(), batch.data(), hashes.size());
+    std::vector<double> doubles(hashes.size());
+    weight.weights(hashes.data(), doubles.data(), hashes.size());
     for (size_t i = 0; i < hashes.size(); ++i) {
+      // The vector lanes give the scalar double bit for bit, not only the same rounded ω.
+      const double scalar = weight.weight(uniform_from_hash(hashes[i]));
+      ASSERT_EQ(std::memcmp(&doubles[i], &scalar, sizeof scalar), 0)
+          << "k " << k << " hash " << hashes[i] << ": " << doubles[i] << " vs " << scalar;
       ASSERT_EQ(batch[i], weight.fixed(hashes[i])) << "k " << k << " hash " << hashes[i];
       ASSERT_EQ(batch[i], fixed_sampling_weight(hashes[i], k));
     }
