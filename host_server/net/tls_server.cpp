@@ -58,7 +58,7 @@ struct TlsServer::Connection {
 };
 
 TlsServer::TlsServer(asio::io_context& io, TlsServerConfig config, FrameHandler& handler)
-    : io_(io), config_(std::move(config)), handler_(handler), acceptor_(io) {
+    : io_(io), config_(std::move(config)), handler_(handler), acceptor_(io), accept_retry_(io) {
   mbedtls_entropy_init(&entropy_);
   mbedtls_ctr_drbg_init(&drbg_);
   mbedtls_ssl_config_init(&ssl_config_);
@@ -91,6 +91,7 @@ TlsServer::~TlsServer() {
   stopped_ = true;
   asio::error_code ignored;
   acceptor_.close(ignored);
+  accept_retry_.cancel();
   std::vector<ConnectionPtr> all;
   for (auto& entry : connections_) all.push_back(entry.second);
   for (auto& entry : lingering_) all.push_back(entry.second);
@@ -148,8 +149,18 @@ void TlsServer::start() {
 void TlsServer::accept() {
   acceptor_.async_accept([this](const asio::error_code& error, asio::ip::tcp::socket socket) {
     if (stopped_ || error == asio::error::operation_aborted) return;
-    if (!error) admit(std::move(socket));
-    accept();
+    if (!error || error == asio::error::connection_aborted) {  // (the peer left the backlog)
+      if (!error) admit(std::move(socket));
+      accept();
+      return;
+    }
+    // Out of descriptors (EMFILE, ENFILE) or memory: the connection stays in the listen backlog
+    // and an accept at once would fail again, and again — a busy loop on the io thread for as
+    // long as the shortage lasts. Try again after kAcceptRetryMs instead.
+    accept_retry_.expires_after(std::chrono::milliseconds(kAcceptRetryMs));
+    accept_retry_.async_wait([this](const asio::error_code& waited) {
+      if (!waited && !stopped_) accept();
+    });
   });
 }
 
@@ -349,6 +360,7 @@ void TlsServer::stop() {
   stopped_ = true;
   asio::error_code ignored;
   acceptor_.close(ignored);
+  accept_retry_.cancel();
   std::vector<ConnectionPtr> all;
   for (auto& entry : connections_) all.push_back(entry.second);
   for (auto& connection : all) drop(connection, "server stopping", false);

@@ -15,6 +15,10 @@
 // on_close is called exactly once for every accepted connection the server drops — including
 // those whose handshake failed or timed out, which never had on_open (a handler ignores ids it
 // never saw open). Sockets beyond max_connections are closed at once, get no id and no call.
+// An accept that fails for want of a descriptor (the process's RLIMIT_NOFILE, below
+// max_connections) or of memory is tried again after kAcceptRetryMs, not at once: the waiting
+// connection stays in the listen backlog, and the io thread does not spin while the shortage
+// lasts (it ends as time-outs close connections).
 // A connection is closed when: its handshake fails or takes longer than handshake_timeout_ms; it
 // sends nothing for idle_timeout_ms; it sends a malformed or oversized frame (the reason is
 // decode_frame's message); its unsent output exceeds max_pending_output_bytes (a slow reader never
@@ -73,6 +77,9 @@ struct TlsServerConfig {
 
 class TlsServer {
  public:
+  // After an accept that failed (no descriptor or memory left), the next one waits this long.
+  static constexpr uint32_t kAcceptRetryMs = 100;
+
   // Throws std::runtime_error if mbedTLS cannot be set up or lookup_psk is empty.
   TlsServer(asio::io_context& io, TlsServerConfig config, FrameHandler& handler);
   ~TlsServer();
@@ -117,6 +124,7 @@ class TlsServer {
   TlsServerConfig config_;
   FrameHandler& handler_;
   asio::ip::tcp::acceptor acceptor_;
+  asio::steady_timer accept_retry_;  // after an accept that failed for want of descriptors
   mbedtls_entropy_context entropy_;
   mbedtls_ctr_drbg_context drbg_;
   mbedtls_ssl_config ssl_config_;

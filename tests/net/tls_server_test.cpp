@@ -1,7 +1,15 @@
 // TlsServer (host) against TlsPskChannel (the real device code) on loopback. The server's
 // io_context runs on its own thread; the test thread waits on condition variables and joins,
 // never sleeps.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -429,6 +437,73 @@ TEST_F(TlsServerTest, OutputBeyondTheLimitClosesThatPeer) {
   ASSERT_TRUE(handler_.wait_for([&] { return handler_.closed_locked().size() == 1; }));
   EXPECT_EQ(handler_.closed().begin()->second,
             "unsent output exceeds max_pending_output_bytes (peer not reading)");
+}
+
+// Milliseconds of CPU a thread's clock (pthread_getcpuclockid) has run.
+double cpu_ms(clockid_t clock) {
+  timespec t{};
+  clock_gettime(clock, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+}
+
+// True when the peer of `fd` ends the stream (EOF or reset) within `limit`.
+bool closed_within(int fd, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+    char sink[256];
+    const ssize_t n = recv(fd, sink, sizeof(sink), 0);
+    if (n <= 0) return true;
+  }
+}
+
+// Out of descriptors (the process's RLIMIT_NOFILE reached): every accept fails with EMFILE while
+// the connections wait in the listen backlog. The io thread must wait between tries, not retry at
+// once (which spun it at 100 % for as long as the shortage lasted); once descriptors are back the
+// waiting peers are accepted (and here closed by the handshake time-out).
+TEST_F(TlsServerTest, AcceptOutOfDescriptorsWaitsInsteadOfSpinning) {
+  config_.handshake_timeout_ms = 300;
+  start();
+  std::vector<int> peers;
+  for (int i = 0; i < 4; ++i) peers.push_back(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  for (int fd : peers) ASSERT_GE(fd, 0);
+  // The lowest free descriptor: with the soft limit there, no new one can be made (accept's).
+  const int lowest_free = dup(peers[0]);
+  ASSERT_GE(lowest_free, 0);
+  close(lowest_free);
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &saved), 0);
+  rlimit tight = saved;
+  tight.rlim_cur = static_cast<rlim_t>(lowest_free);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &tight), 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(server_->port());
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bool connected = true;
+  for (int fd : peers) {  // completed by the kernel into the backlog: no descriptor needed here
+    connected = connected && connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)) == 0;
+  }
+  clockid_t io_clock{};
+  const bool clock_ok = pthread_getcpuclockid(io_thread_.native_handle(), &io_clock) == 0;
+  const double before = clock_ok ? cpu_ms(io_clock) : 0;
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the window measured, not a wait
+  const double busy = clock_ok ? cpu_ms(io_clock) - before : 0;
+  setrlimit(RLIMIT_NOFILE, &saved);
+  ASSERT_TRUE(connected);
+  ASSERT_TRUE(clock_ok);
+  EXPECT_LT(busy, 150.0) << "the io thread ran " << busy << " ms of 500 on failing accepts";
+  for (int fd : peers) {
+    EXPECT_TRUE(
+        closed_within(fd, std::chrono::duration_cast<std::chrono::milliseconds>(kWaitLimit)))
+        << "a peer that waited in the backlog was never accepted";
+    close(fd);
+  }
+  EXPECT_TRUE(handler_.wait_for([&] { return handler_.closed_locked().size() == peers.size(); }));
 }
 
 TEST(TlsPskChannel, RefusesBadArgumentsAndUnconnectedUse) {
