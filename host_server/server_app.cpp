@@ -1,6 +1,8 @@
 // fedstat-server's serving mode (server_app.h).
 #include "host_server/server_app.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <asio.hpp>
 #include <chrono>
@@ -16,6 +18,7 @@
 #include "host_server/net/tls_server.h"
 #include "host_server/net_bridge.h"
 #include "host_server/rounds/coordinator.h"
+#include "host_server/status/operator_view.h"
 #include "host_server/store/sqlite_store.h"
 #include "host_server/tagg/tagg_app.h"
 #include "host_server/tagg/tagg_forwarder.h"
@@ -229,6 +232,27 @@ void on_tagg_attempt(Store& store, std::ostream& log, const TaggAttempt& a) {
   log_line(log, line);
 }
 
+// Descriptors beyond the connections: the listener, the store (database, WAL, shared memory),
+// the log, a TAgg link, the status page.
+constexpr uint64_t kSpareDescriptors = 64;
+
+// Raises the soft RLIMIT_NOFILE towards what max_connections needs, as far as the hard limit
+// allows (a common soft limit of 1,024 is below the default max_connections of 4,096: past it
+// accepts fail and connections wait in the listen backlog). Returns the soft limit in force.
+uint64_t raise_descriptor_limit(size_t max_connections) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 0;
+  const rlim_t wanted = static_cast<rlim_t>(max_connections + kSpareDescriptors);
+  const rlim_t target =
+      limit.rlim_max == RLIM_INFINITY ? wanted : std::min<rlim_t>(limit.rlim_max, wanted);
+  if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < target) {
+    const rlim_t before = limit.rlim_cur;
+    limit.rlim_cur = target;
+    if (setrlimit(RLIMIT_NOFILE, &limit) != 0) limit.rlim_cur = before;
+  }
+  return limit.rlim_cur == RLIM_INFINITY ? UINT64_MAX : static_cast<uint64_t>(limit.rlim_cur);
+}
+
 }  // namespace
 
 // (server_app.h) A DIST round's rosters must outlive a power loss, not only kill -9. Were the
@@ -286,15 +310,27 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
   }
 
   NetBridge<Coordinator> bridge;
-  Coordinator coordinator(*store, bridge, std::move(specs), unix_seconds());
-  net::TlsServer server(io, tls, bridge);
+  OperatorView view(*store, bridge);  // what the status page reads (status/operator_view.h)
+  Coordinator coordinator(view.store(), bridge, std::move(specs), unix_seconds(),
+                          config.check_ins_per_minute);
+  net::TlsServer server(io, tls, view.handler());
   bridge.attach(&server, &coordinator, &log);
+  const uint64_t descriptors = raise_descriptor_limit(config.max_connections);
+  if (descriptors < config.max_connections + kSpareDescriptors) {
+    log_line(log,
+             {{"event", "warning"},
+              {"detail", "RLIMIT_NOFILE (" + std::to_string(descriptors) +
+                             ") is below max_connections + " + std::to_string(kSpareDescriptors) +
+                             ": past it, new connections wait in the listen backlog"}});
+  }
   server.start();
+  view.serve(io, config, coordinator, log);  // only with status_listen
   log_line(log, {{"event", "listening"},
                  {"address", config.address},
                  {"port", server.port()},
                  {"store", config.store_path},
-                 {"tasks", config.tasks.size()}});
+                 {"tasks", config.tasks.size()},
+                 {"descriptors", descriptors}});
   if (!port_file.empty()) write_port_file(port_file, server.port());
 
   const auto drain_log = [&]() {
@@ -322,6 +358,7 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
     log_line(log, {{"event", "stopping"}, {"signal", signal}});
     tick.cancel();
     server.stop();
+    view.stop();
   });
   io.run();
   drain_log();  // the departures server.stop() reported

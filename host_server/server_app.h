@@ -47,7 +47,9 @@ SqliteStoreOptions collector_store_options(const ServerConfig& config);
 // Serves until SIGTERM/SIGINT. Writes the bound port to `port_file` (when not empty) once
 // listening. Returns the process exit code. A config of role "tagg" serves the TAgg
 // (host_server/tagg/tagg_app.h); a collector with a "tagg" endpoint forwards its TAGG tasks'
-// aggregates there and publishes what comes back.
+// aggregates there and publishes what comes back. A collector raises the process's soft
+// RLIMIT_NOFILE to max_connections + 64 as far as the hard limit allows (a "warning" line when it
+// stays below; the "listening" line gives the limit in force).
 int serve(const ServerConfig& config, const std::string& port_file, std::ostream& log);
 
 uint64_t unix_seconds();

@@ -1,6 +1,8 @@
 // The server's configuration file (server_config.h).
 #include "host_server/server_config.h"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <fstream>
 #include <initializer_list>
@@ -126,11 +128,12 @@ ServerConfig read_server_config(const std::string& path) {
   ServerConfig config;
   const size_t slash = path.rfind('/');
   config.base_dir = slash == std::string::npos ? "." : path.substr(0, slash);
-  refuse_unknown_fields(file,
-                        {"listen", "store", "credentials", "fleet_secret", "noise_seed",
-                         "handshake_timeout_ms", "idle_timeout_ms", "max_connections", "tasks",
-                         "role", "tagg", "collectors", "task_collectors"},
-                        path);
+  refuse_unknown_fields(
+      file,
+      {"listen", "store", "credentials", "fleet_secret", "noise_seed", "handshake_timeout_ms",
+       "idle_timeout_ms", "max_connections", "check_ins_per_minute", "tasks", "role", "tagg",
+       "collectors", "task_collectors", "status_listen"},
+      path);
   if (file.contains("listen")) parse_listen(text_field(file["listen"], "listen"), config);
   if (file.contains("store")) {
     config.store_path = resolve(config.base_dir, text_field(file["store"], "store"));
@@ -213,6 +216,35 @@ ServerConfig read_server_config(const std::string& path) {
   }
   if (file.contains("max_connections")) {
     config.max_connections = whole(file["max_connections"], "max_connections", 1, 1u << 20);
+  }
+  if (file.contains("check_ins_per_minute")) {
+    config.check_ins_per_minute = static_cast<uint32_t>(
+        whole(file["check_ins_per_minute"], "check_ins_per_minute", 0, 1000000));
+  }
+  if (file.contains("status_listen")) {
+    // The status page has no authentication: a loopback address only.
+    const std::string listen = text_field(file["status_listen"], "status_listen");
+    ServerConfig where;
+    try {
+      parse_listen(listen, where);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("status_listen: ") + e.what());
+    }
+    in_addr v4{};
+    in6_addr v6{};
+    const char* address = where.address.c_str();
+    const bool loopback =
+        where.address == "localhost" ||
+        (inet_pton(AF_INET, address, &v4) == 1 && (ntohl(v4.s_addr) >> 24) == 127) ||
+        (inet_pton(AF_INET6, address, &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6));
+    if (!loopback) {
+      throw std::invalid_argument(
+          "status_listen must be a loopback address (127.0.0.1, [::1] or localhost): the status "
+          "page has no authentication, not '" +
+          listen + "'");
+    }
+    if (config.tagg_role) throw std::invalid_argument(path + ": status_listen is a collector's");
+    config.status_listen = listen;
   }
   if (file.contains("tasks")) {
     if (!file["tasks"].is_array()) throw std::invalid_argument("tasks must be an array");

@@ -7,7 +7,17 @@
 //                 when a trusted task would draw its central noise from it
 //   handshake_timeout_ms 10000, idle_timeout_ms 60000, max_connections 4096 (a device waiting
 //                 on a round — admission, a phase, its outcome — is kept open for the round's
-//                 longest wait, max(admission, phase time-out) + 10 s, whatever idle_timeout_ms)
+//                 longest wait, max(admission, phase time-out) + 10 s, whatever idle_timeout_ms;
+//                 the server raises its descriptor limit towards max_connections + 64)
+//   check_ins_per_minute 60: (collector) the check-ins (ClientHello) one device id may make: a
+//                 burst of that many, then that many a minute (a token bucket per credential,
+//                 rounds/check_in_limit.h); one beyond gets ServerError RETRY_LATER
+//                 (kResourceExhausted) and is closed, nothing stored. 0: no limit
+//   status_listen (collector) absent (default): no status page; "127.0.0.1:0" (port 0: any free
+//                 port, logged as {"event":"status_listening","port":N}): the operator's read-only
+//                 status page (tasks, rounds, devices, dropouts, results, estimates over rounds) at
+//                 / and Prometheus text at /metrics, over plain HTTP (host_server/status/); a
+//                 loopback address only (127.x.x.x, [::1], localhost): it has no authentication
 //   tasks         [ {task declaration}, ... ] (host_server/tasks/task_plan.h)
 //   role          "collector" (default: devices check in here) or "tagg" (the trusted aggregator
 //                 of TAGG tasks, host_server/tagg/: collectors send it exact aggregates)
@@ -61,6 +71,8 @@ struct ServerConfig {
   uint32_t handshake_timeout_ms = 10000;
   uint32_t idle_timeout_ms = 60000;
   size_t max_connections = 4096;
+  uint32_t check_ins_per_minute = 60;  // rounds/check_in_limit.h's kDefaultCheckInsPerMinute
+  std::string status_listen;           // "host:port", loopback only; empty: no status page
   nlohmann::json tasks = nlohmann::json::array();
   std::string base_dir;  // the config file's directory
 };

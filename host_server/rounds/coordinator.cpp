@@ -35,8 +35,9 @@ void validate(const TaskSpec& spec) {
 
 }  // namespace
 
-Coordinator::Coordinator(Store& store, Outbox& outbox, std::vector<TaskSpec> tasks, uint64_t now)
-    : store_(store), outbox_(outbox), now_(now) {
+Coordinator::Coordinator(Store& store, Outbox& outbox, std::vector<TaskSpec> tasks, uint64_t now,
+                         uint32_t check_ins_per_minute)
+    : store_(store), outbox_(outbox), now_(now), check_ins_(check_ins_per_minute) {
   std::map<uint32_t, std::string> states;
   for (const StoredTask& t : store_.tasks()) states[t.task_id] = t.state;
   for (TaskSpec& spec : tasks) {
@@ -201,6 +202,18 @@ void Coordinator::on_hello(ConnectionId connection, Connection& c, const fedstat
     refuse(connection, r);
     return;
   }
+  // Counted per credential, refused or not by what follows: every check-in costs the server.
+  const CheckInLimit::Verdict limit = check_ins_.admit(c.client, now_);
+  if (limit != CheckInLimit::Verdict::kAdmitted) {
+    const std::string detail = "more than " + std::to_string(check_ins_.per_minute()) +
+                               " check-ins a minute from this device";
+    // Logged once per run of refusals: a flood must not flood the log too.
+    if (limit == CheckInLimit::Verdict::kFirstRefusal) {
+      log_.push_back("client " + std::to_string(c.client) + ": " + detail + ", refused");
+    }
+    refuse(connection, retry_later(StatusCode::kResourceExhausted, detail));
+    return;
+  }
   if (e.protocol_version < kMinProtocolVersion) {
     Refusal r = refused(StatusCode::kFailedPrecondition, "protocol version too old");
     r.action = fedstat_v1_ErrorAction_VERSION_TOO_OLD;
@@ -299,6 +312,10 @@ void Coordinator::on_close(ConnectionId connection, const std::string& reason) {
 
 void Coordinator::on_tick(uint64_t now_unix_seconds) {
   now_ = now_unix_seconds;
+  if (now_ >= check_ins_pruned_ + 60) {  // a pass over the devices seen, once a minute
+    check_ins_.prune(now_);
+    check_ins_pruned_ = now_;
+  }
   for (auto& entry : rounds_) entry.second->on_tick(now_);
   chain(now_);
 }

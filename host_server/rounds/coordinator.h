@@ -3,15 +3,17 @@
 // layer calls on_open/on_frame/on_close/on_tick on its io thread (one thread: not thread-safe)
 // and the Coordinator answers through the Outbox.
 //
-// Check-in (ClientHello): client_id ≠ the TLS identity → REFUSED kPermissionDenied, close; an
-// envelope older than kMinProtocolVersion → VERSION_TOO_OLD, close; resume_task_id naming an
-// unknown task → REFUSED kNotFound, close; a task that is over → TASK_CLOSED, close; no open task
-// with room, or the device already took part → RETRY_LATER, close. A member naming its task in
-// resume_task_id is resumed (TaskRound::resume) unless TaskRound::can_resume refuses it (it
-// declined; DIST: it is no longer in the current stage's members) → TASK_CLOSED, close; a device
-// naming a task it has no TaskReply stored for (lost in a crash) is admitted by
-// TaskRound::admit_resumed. Any other
-// refused message gets its own ServerError and changes nothing (task_round.h lists them).
+// Check-in (ClientHello): client_id ≠ the TLS identity → REFUSED kPermissionDenied, close; more
+// check-ins from this device than check_ins_per_minute allows (CheckInLimit, check_in_limit.h: a
+// token bucket per device id, a burst of that many, then that many a minute; 0: no limit) →
+// RETRY_LATER kResourceExhausted, close, nothing stored; an envelope older than kMinProtocolVersion
+// → VERSION_TOO_OLD, close; resume_task_id naming an unknown task → REFUSED kNotFound, close; a
+// task that is over → TASK_CLOSED, close; no open task with room, or the device already took part →
+// RETRY_LATER, close. A member naming its task in resume_task_id is resumed (TaskRound::resume)
+// unless TaskRound::can_resume refuses it (it declined; DIST: it is no longer in the current
+// stage's members) → TASK_CLOSED, close; a device naming a task it has no TaskReply stored for
+// (lost in a crash) is admitted by TaskRound::admit_resumed. Any other refused message gets its own
+// ServerError and changes nothing (task_round.h lists them).
 //
 // Construction recovers: a task the store holds events for is rebuilt by replay; a task over in
 // the store stays over.
@@ -23,7 +25,8 @@
 // that aborted has no follow-up. Construction does the same for every task already completed in
 // the store, so a restarted server runs the same follow-up.
 // Errors: Store exceptions propagate; an invalid TaskSpec throws std::invalid_argument (a
-// follow-up's too). Memory: the TaskRounds' plus one entry per connection. Paper: none.
+// follow-up's too). Memory: the TaskRounds' plus one entry per connection and one per device that
+// checked in within the last minute (the rate limit's). Paper: none.
 #ifndef FEDSTAT_HOST_ROUNDS_COORDINATOR_H_
 #define FEDSTAT_HOST_ROUNDS_COORDINATOR_H_
 
@@ -35,6 +38,7 @@
 #include <utility>
 #include <vector>
 
+#include "host_server/rounds/check_in_limit.h"
 #include "host_server/rounds/outbox.h"
 #include "host_server/rounds/task_round.h"
 #include "host_server/rounds/task_spec.h"
@@ -48,7 +52,8 @@ constexpr uint32_t kMinProtocolVersion = 1;
 
 class Coordinator {
  public:
-  Coordinator(Store& store, Outbox& outbox, std::vector<TaskSpec> tasks, uint64_t now);
+  Coordinator(Store& store, Outbox& outbox, std::vector<TaskSpec> tasks, uint64_t now,
+              uint32_t check_ins_per_minute = kDefaultCheckInsPerMinute);
 
   void on_open(ConnectionId connection, const std::string& identity);
   void on_frame(ConnectionId connection, const fedstat_v1_Envelope& envelope);
@@ -90,6 +95,8 @@ class Coordinator {
   std::map<uint32_t, std::function<TaskSpec(const std::string&, uint64_t)>> follow_ups_;
   std::map<ConnectionId, Connection> connections_;
   std::map<std::pair<uint32_t, uint64_t>, ConnectionId> bound_;  // (task, client) → connection
+  CheckInLimit check_ins_;
+  uint64_t check_ins_pruned_ = 0;  // when check_ins_ last forgot the full buckets
   std::vector<std::string> log_;
 };
 

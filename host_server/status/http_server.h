@@ -1,0 +1,87 @@
+// StatusHttpServer: a minimal, read-only HTTP/1.1 server for the operator's status page — GET and
+// HEAD only, one request per connection (Connection: close), on the server's own io_context
+// (standalone Asio; every handler and the route run on its thread, like the rounds').
+//
+// Limits: a request head (request line + headers) of at most max_request_bytes (else 431 and
+// close); the whole exchange within timeout_ms from accept (else the socket is closed); at most
+// max_connections at once (others are closed at accept). A request line that is not
+// "METHOD /target HTTP/1.x" gets 400; another method 405 (Allow: GET, HEAD); the route's
+// nullopt 404. A request body is never read. Responses carry Content-Length, Cache-Control:
+// no-store, nosniff and a Content-Security-Policy that allows no script.
+// Errors: start() throws std::system_error if it cannot bind. Memory: per connection its
+// request head (≤ max_request_bytes) and response. Paper: none.
+#ifndef FEDSTAT_HOST_STATUS_HTTP_SERVER_H_
+#define FEDSTAT_HOST_STATUS_HTTP_SERVER_H_
+
+#include <asio.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+
+namespace fedstat {
+namespace host {
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::string body;
+};
+
+// The request head's verdict: status 0 and the method and path (the target without its query),
+// or the status to answer (400, 405).
+struct HttpRequest {
+  int status = 0;
+  std::string method, path;
+};
+// `head`: the bytes up to and including the blank line.
+HttpRequest parse_http_request(std::string_view head);
+// The full response text (headers and, unless `head_only`, the body).
+std::string format_http_response(const HttpResponse& response, bool head_only);
+
+struct HttpLimits {
+  size_t max_request_bytes = 8192;
+  uint32_t timeout_ms = 5000;
+  size_t max_connections = 16;
+};
+
+class StatusHttpServer {
+ public:
+  // GET path → the response, or nullopt for 404.
+  using Route = std::function<std::optional<HttpResponse>(const std::string& path)>;
+
+  StatusHttpServer(asio::io_context& io, std::string address, uint16_t port, Route route,
+                   HttpLimits limits = {});
+  ~StatusHttpServer();
+  StatusHttpServer(const StatusHttpServer&) = delete;
+  StatusHttpServer& operator=(const StatusHttpServer&) = delete;
+
+  void start();  // binds, listens and accepts
+  uint16_t port() const { return port_; }
+  void stop();  // stops accepting and closes every connection
+
+ private:
+  struct Session;
+  void accept();
+  void read(const std::shared_ptr<Session>& session);
+  void respond(const std::shared_ptr<Session>& session, const HttpResponse& response,
+               bool head_only);
+  void finish(const std::shared_ptr<Session>& session);
+
+  std::string address_;
+  uint16_t requested_port_ = 0, port_ = 0;
+  Route route_;
+  HttpLimits limits_;
+  asio::ip::tcp::acceptor acceptor_;
+  bool stopped_ = false;
+  std::set<std::shared_ptr<Session>> sessions_;
+};
+
+}  // namespace host
+}  // namespace fedstat
+
+#endif  // FEDSTAT_HOST_STATUS_HTTP_SERVER_H_

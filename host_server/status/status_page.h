@@ -1,0 +1,78 @@
+// The operator's view of a collector, as text: a snapshot of the server (ServerStatus: its
+// connections and check-ins, and per task its round's state, devices, dropouts and published
+// result) rendered as one HTML page with an inline SVG chart per task series (no script), and as
+// Prometheus' text exposition format (version 0.0.4) for /metrics.
+//
+// A series is the tasks that measure the same thing again: the same kind, trust model and kind
+// parameters (e.g. the same reference), differing in id, seed or opening time — one round each
+// (a task runs exactly one round here). Its chart has one x slot per round, in opening order, and
+// one <circle class="estimate-point"> per round whose published result has a numeric "estimate".
+//
+// Everything that comes from the store or the config (task kinds, parameters, abort reasons,
+// result JSON) is HTML-escaped; label values in /metrics are escaped as the format requires.
+// Errors: none (what cannot be read is shown as "–"). Memory: the page. Paper: none.
+#ifndef FEDSTAT_HOST_STATUS_STATUS_PAGE_H_
+#define FEDSTAT_HOST_STATUS_STATUS_PAGE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace fedstat {
+namespace host {
+
+struct TaskStatus {
+  uint32_t id = 0;
+  std::string kind = "?", trust = "?";  // from the stored declaration
+  std::string series;                   // the series key (see above); series_label: its caption
+  std::string series_label;
+  uint32_t follows = 0;  // a chained task's first stage (0: none)
+  uint64_t opened_unix_seconds = 0;
+  // "running" (the store's "open"), "completed", "aborted", "awaiting_tagg", "declared"; a state
+  // this build does not know is shown as it is.
+  std::string state;
+  std::string stage;   // running: "admission", "reports", "secure aggregation: shares", ...
+  std::string detail;  // aborted: the reason stored with the transition
+  std::optional<uint32_t> min_clients, max_clients;
+  size_t checked_in = 0;  // devices offered the task (their ClientHello stored under it)
+  size_t accepted = 0, declined = 0;
+  size_t reported = 0;  // clear path: devices that sent a report; DIST: masked inputs
+  std::optional<size_t> contributors;  // completed: the result's "contributors"
+  // Accepted devices that are not in the sum: completed, accepted − contributors; DIST while
+  // secure aggregation runs, accepted − the current stage's members; aborted, accepted − the
+  // senders of the last step the round reached (a report; a secure aggregation stage). Else
+  // unknown.
+  std::optional<size_t> dropouts;
+  std::optional<double> estimate, estimate_sd;
+  std::optional<std::string> result_json;                     // the published result, as stored
+  std::vector<std::pair<std::string, uint64_t>> transitions;  // (word, unix seconds)
+};
+
+struct ServerStatus {
+  std::string version;
+  uint64_t now_unix_seconds = 0, started_unix_seconds = 0;
+  size_t connections_open = 0;          // TLS connections past the handshake, not closed
+  uint64_t connections_total = 0;       // ... since this process started
+  uint64_t handshake_failures = 0;      // connections closed in or for their handshake
+  uint64_t checkins_total = 0;          // ClientHello frames received (refused ones too)
+  uint64_t frames_received = 0;         // every frame from a device
+  uint64_t device_messages_stored = 0;  // accepted device messages in the store (all time)
+  uint64_t reports_stored = 0;          // of which contributions: Report and SecAggMaskedChunk
+  std::vector<TaskStatus> tasks;        // ascending id
+};
+
+std::string html_escape(std::string_view text);
+// A Prometheus label value: backslash, double quote and newline escaped.
+std::string metric_label_escape(std::string_view text);
+
+std::string render_status_html(const ServerStatus& status);
+std::string render_metrics(const ServerStatus& status);
+
+}  // namespace host
+}  // namespace fedstat
+
+#endif  // FEDSTAT_HOST_STATUS_STATUS_PAGE_H_
