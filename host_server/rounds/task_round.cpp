@@ -41,6 +41,10 @@ void TaskRound::recover(const std::vector<StoredEvent>& events, uint64_t now) {
   for (const StoredEvent& event : events) {
     if (finished()) break;
     if (event.kind == EventKind::kDeviceMessage) {
+      if (!opened_) {  // every task's history begins with its "open"
+        throw std::runtime_error("task " + std::to_string(id()) +
+                                 ": a device message stored before the task opened");
+      }
       auto refusal = on_message(event.client_id, decode_bytes(event.payload), 0);
       if (refusal && links_.log) links_.log("replay refused a stored message: " + refusal->detail);
     } else if (event.kind == EventKind::kTransition) {
@@ -50,12 +54,20 @@ void TaskRound::recover(const std::vector<StoredEvent>& events, uint64_t now) {
       in >> word >> at;
       std::string reason;
       std::getline(in, reason);
+      if (!opened_ && word != kOpen) {
+        throw std::runtime_error("task " + std::to_string(id()) + ": transition " + word +
+                                 " stored before the task opened");
+      }
       if (word == kAborted) {
         abort(reason);
       } else if (word != kCompleted) {
         apply_transition(word, at);
       }
     }
+  }
+  if (!opened_) {
+    throw std::runtime_error("task " + std::to_string(id()) + ": no \"open\" among its " +
+                             std::to_string(events.size()) + " stored events");
   }
   replaying_ = false;
   stage_started_ = now;  // a restarted server gives the current stage a fresh time-out
@@ -88,18 +100,34 @@ void TaskRound::transition(const std::string& word, uint64_t now) {
 }
 
 void TaskRound::apply_transition(const std::string& word, uint64_t at) {
+  // Each transition closes one stage; a stored one that does not fit the stage the replay has
+  // reached (a store this history did not write) is refused, not applied.
+  Stage from = Stage::kAdmission;
+  if (word == kOpen || word == kAdmissionClosed) {
+    from = Stage::kAdmission;
+  } else if (word == kReportsClosed) {
+    from = Stage::kReports;
+  } else if (word == kSecAggClosed) {
+    from = Stage::kSecAgg;
+  } else {
+    throw std::runtime_error("task " + std::to_string(id()) + ": unknown transition " + word);
+  }
+  if (stage_ != from || (word == kOpen && opened_)) {
+    throw std::runtime_error("task " + std::to_string(id()) + ": transition " + word +
+                             " does not fit the round's stage " +
+                             std::to_string(static_cast<int>(stage_)));
+  }
   stage_started_ = at;
   if (word == kOpen) {
+    opened_ = true;
     opened_at_ = at;
     if (!replaying_) store_.set_task_state(id(), "open");
   } else if (word == kAdmissionClosed) {
     close_admission();
   } else if (word == kReportsClosed) {
     finish_reports();
-  } else if (word == kSecAggClosed) {
-    close_secagg_stage();
   } else {
-    throw std::runtime_error("task " + std::to_string(id()) + ": unknown transition " + word);
+    close_secagg_stage();
   }
 }
 
@@ -200,6 +228,14 @@ std::optional<Refusal> TaskRound::check_and_apply(uint64_t client, const fedstat
         return retry_later(StatusCode::kResourceExhausted, "admission is over");
       }
       const bool accept = e.body.task_reply.accept;
+      // What can_offer() ensured before the offer, again for a replayed reply: a store this
+      // history did not write admits no more than max_clients, nor (DIST) ids above 32 bits.
+      if (accept && accepted_ >= spec_.task.max_clients) {
+        return retry_later(StatusCode::kResourceExhausted, "the round is full");
+      }
+      if (dist() && client > UINT32_MAX) {
+        return refused(StatusCode::kPermissionDenied, "a DIST task takes device ids below 2^32");
+      }
       persist_message(client, e);
       replies_[client] = accept;
       if (accept) ++accepted_;

@@ -72,7 +72,11 @@ class TaskRound {
   // A fresh task: appends "open <now>".
   void open(uint64_t now);
   // Rebuilds the round from the store's events (muted), then gives the current stage a fresh
-  // time-out from `now`.
+  // time-out from `now`. Throws std::runtime_error naming the task for an event it cannot
+  // replay: a device message that does not decode, an unknown transition, one that does not fit
+  // the stage reached (a second "open", a stage closed twice or out of order), or a message or
+  // transition before the task's "open", or no "open" at all (a history this server did not
+  // write: its first event is always "open").
   void recover(const std::vector<StoredEvent>& events, uint64_t now);
   // A task already over in the store (state "completed" or "aborted").
   void mark_finished(bool completed);
@@ -124,6 +128,7 @@ class TaskRound {
   Store& store_;
   RoundLinks links_;
   bool replaying_ = false;
+  bool opened_ = false;  // "open" applied (once: a task opens once)
   Stage stage_ = Stage::kAdmission;
   uint64_t opened_at_ = 0, stage_started_ = 0;
   std::map<uint64_t, bool> replies_;  // client → accepted
