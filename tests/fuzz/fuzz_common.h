@@ -19,6 +19,7 @@
 
 #include "sdk/base/bytes.h"
 #include "sdk/base/crc32.h"
+#include "sdk/wire/envelope_codec.h"
 
 namespace fedstat {
 namespace fuzz {
@@ -41,6 +42,22 @@ inline void repair_trailing_crc(std::vector<uint8_t>& bytes) {
       std::abort();                                                                    \
     }                                                                                  \
   } while (0)
+
+// Seeds of the message-sequence targets: an envelope of one message kind, its body zeroed, and
+// an envelope's encoding (which must succeed: seeds are made of valid messages).
+inline wire::Envelope empty_envelope(pb_size_t tag) {
+  wire::Envelope e = wire::make_envelope();
+  e.which_body = tag;
+  std::memset(&e.body, 0, sizeof e.body);
+  return e;
+}
+inline std::vector<uint8_t> encoded(const wire::Envelope& e) {
+  std::vector<uint8_t> out(wire::kMaxEnvelopeBytes);
+  const auto n = wire::encode_envelope(e, MutableByteSpan(out.data(), out.size()));
+  FUZZ_CHECK(n.ok());
+  out.resize(n.value());
+  return out;
+}
 
 class SeedWriter {
  public:

@@ -303,18 +303,13 @@ struct Party {
 using Message = std::vector<uint8_t>;
 
 Message encode(const Envelope& e) {
-  Message out(fedstat::wire::kMaxEnvelopeBytes);
-  const auto n = fedstat::wire::encode_envelope(e, MutableByteSpan(out.data(), out.size()));
-  FUZZ_CHECK(n.ok() && n.value() <= 255);
-  out.resize(n.value());
+  Message out = fedstat::fuzz::encoded(e);
+  FUZZ_CHECK(out.size() <= 255);  // one length byte per message
   return out;
 }
 
 Envelope envelope(pb_size_t tag) {
-  Envelope e = fedstat::wire::make_envelope();
-  e.which_body = tag;
-  std::memset(&e.body, 0, sizeof e.body);
-  return e;
+  return fedstat::fuzz::empty_envelope(tag);
 }
 
 Message roster_message(uint64_t session, uint32_t round, uint8_t members) {

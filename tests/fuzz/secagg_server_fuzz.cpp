@@ -574,18 +574,11 @@ SecAggServerConfig config_from(const uint8_t* data) {
 using Bytes = std::vector<uint8_t>;
 
 Bytes encode(const Envelope& e) {
-  Bytes out(fedstat::wire::kMaxEnvelopeBytes);
-  const auto n = fedstat::wire::encode_envelope(e, MutableByteSpan(out.data(), out.size()));
-  FUZZ_CHECK(n.ok());
-  out.resize(n.value());
-  return out;
+  return fedstat::fuzz::encoded(e);
 }
 
 Envelope envelope(pb_size_t tag) {
-  Envelope e = fedstat::wire::make_envelope();
-  e.which_body = tag;
-  std::memset(&e.body, 0, sizeof e.body);
-  return e;
+  return fedstat::fuzz::empty_envelope(tag);
 }
 
 class Script {
