@@ -18,6 +18,8 @@ const char* reason_phrase(int status) {
       return "Not Found";
     case 405:
       return "Method Not Allowed";
+    case 421:
+      return "Misdirected Request";
     case 431:
       return "Request Header Fields Too Large";
     case 500:
@@ -74,6 +76,30 @@ HttpRequest parse_http_request(std::string_view head) {
   }
   out.method = std::string(method);
   out.path = std::string(target.substr(0, target.find_first_of("?#")));
+  // The Host header (field names are case-insensitive; optional blanks around the value).
+  size_t at = end + 2;
+  while (at < head.size()) {
+    const size_t line_end = head.find("\r\n", at);
+    const std::string_view field = head.substr(
+        at, line_end == std::string_view::npos ? std::string_view::npos : line_end - at);
+    const size_t colon = field.find(':');
+    if (colon == 4) {
+      std::string name(field.substr(0, 4));
+      for (char& c : name) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+      if (name == "host") {
+        std::string_view value = field.substr(5);
+        while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) {
+          value.remove_prefix(1);
+        }
+        while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) {
+          value.remove_suffix(1);
+        }
+        out.host = std::string(value);
+      }
+    }
+    if (line_end == std::string_view::npos) break;
+    at = line_end + 2;
+  }
   if (out.method != "GET" && out.method != "HEAD") out.status = 405;
   return out;
 }
@@ -108,7 +134,8 @@ StatusHttpServer::StatusHttpServer(asio::io_context& io, std::string address, ui
       requested_port_(port),
       route_(std::move(route)),
       limits_(limits),
-      acceptor_(io) {}
+      acceptor_(io),
+      accept_retry_(io) {}
 
 StatusHttpServer::~StatusHttpServer() {
   asio::error_code ignored;
@@ -130,6 +157,7 @@ void StatusHttpServer::stop() {
   stopped_ = true;
   asio::error_code ignored;
   acceptor_.close(ignored);
+  accept_retry_.cancel();
   for (const auto& session : sessions_) {
     session->done = true;
     session->timer.cancel();
@@ -155,8 +183,24 @@ void StatusHttpServer::accept() {
         read(session);
       }
     }
-    accept();
+    if (!error || error == asio::error::connection_aborted) {
+      accept();
+      return;
+    }
+    // Out of descriptors or memory: the connection waits in the backlog; try again later.
+    accept_retry_.expires_after(std::chrono::milliseconds(kAcceptRetryMs));
+    accept_retry_.async_wait([this](const asio::error_code& waited) {
+      if (!waited && !stopped_) accept();
+    });
   });
+}
+
+bool StatusHttpServer::is_own_host(const std::string& host) const {
+  const std::string port = ":" + std::to_string(port_);
+  const bool ipv6 = address_.find(':') != std::string::npos;
+  const std::string configured = ipv6 ? "[" + address_ + "]" + port : address_ + port;
+  return host == configured || host == "127.0.0.1" + port || host == "localhost" + port ||
+         host == "[::1]" + port;
 }
 
 void StatusHttpServer::read(const std::shared_ptr<Session>& session) {
@@ -187,6 +231,10 @@ void StatusHttpServer::read(const std::shared_ptr<Session>& session) {
             parse_http_request(std::string_view(session->head).substr(0, end + 4));
         if (request.status != 0) {
           respond(session, error_response(request.status), false);
+          return;
+        }
+        if (!is_own_host(request.host)) {  // DNS rebinding, or no Host at all
+          respond(session, error_response(421), false);
           return;
         }
         std::optional<HttpResponse> response;

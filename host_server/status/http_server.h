@@ -8,6 +8,11 @@
 // "METHOD /target HTTP/1.x" gets 400; another method 405 (Allow: GET, HEAD); the route's
 // nullopt 404. A request body is never read. Responses carry Content-Length, Cache-Control:
 // no-store, nosniff and a Content-Security-Policy that allows no script.
+// DNS rebinding: a request whose Host header is not this listener's own loopback name
+// (127.0.0.1:P, localhost:P, [::1]:P or the configured address with port P) gets 421 and nothing
+// else, so a web page that points its own name at 127.0.0.1 cannot read the page through a
+// browser on this machine. An accept that fails for want of descriptors is retried after
+// kAcceptRetryMs, never in a busy loop (as TlsServer's).
 // Errors: start() throws std::system_error if it cannot bind. Memory: per connection its
 // request head (≤ max_request_bytes) and response. Paper: none.
 #ifndef FEDSTAT_HOST_STATUS_HTTP_SERVER_H_
@@ -37,6 +42,7 @@ struct HttpResponse {
 struct HttpRequest {
   int status = 0;
   std::string method, path;
+  std::string host;  // the Host header's value, trimmed ("" when absent)
 };
 // `head`: the bytes up to and including the blank line.
 HttpRequest parse_http_request(std::string_view head);
@@ -60,6 +66,9 @@ class StatusHttpServer {
   StatusHttpServer(const StatusHttpServer&) = delete;
   StatusHttpServer& operator=(const StatusHttpServer&) = delete;
 
+  // After an accept that failed (no descriptor or memory left), the next one waits this long.
+  static constexpr uint32_t kAcceptRetryMs = 100;
+
   void start();  // binds, listens and accepts
   uint16_t port() const { return port_; }
   void stop();  // stops accepting and closes every connection
@@ -71,12 +80,14 @@ class StatusHttpServer {
   void respond(const std::shared_ptr<Session>& session, const HttpResponse& response,
                bool head_only);
   void finish(const std::shared_ptr<Session>& session);
+  bool is_own_host(const std::string& host) const;  // the DNS-rebinding check (see above)
 
   std::string address_;
   uint16_t requested_port_ = 0, port_ = 0;
   Route route_;
   HttpLimits limits_;
   asio::ip::tcp::acceptor acceptor_;
+  asio::steady_timer accept_retry_;
   bool stopped_ = false;
   std::set<std::shared_ptr<Session>> sessions_;
 };

@@ -124,15 +124,22 @@ void OperatorView::serve(asio::io_context& io, const ServerConfig& config,
   const Coordinator* c = &coordinator;
   http_ = std::make_unique<StatusHttpServer>(
       io, where.address, where.port, [this, c](const std::string& path) {
-        std::optional<HttpResponse> response;
-        if (path == "/" || path == "/index.html") {
-          response = HttpResponse{200, "text/html; charset=utf-8",
-                                  render_status_html(snapshot(c, now_seconds()))};
-        } else if (path == "/metrics") {
-          response = HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8",
-                                  render_metrics(snapshot(c, now_seconds()))};
+        // Rendered at most once a second per page: a client (or a web page's blind <img>
+        // requests) asking faster costs the io thread nothing more.
+        const uint64_t now = now_seconds();
+        const bool html = path == "/" || path == "/index.html";
+        if (!html && path != "/metrics") return std::optional<HttpResponse>();
+        Rendered& cached = html ? html_cache_ : metrics_cache_;
+        if (!cached.valid || cached.at != now) {
+          const ServerStatus status = snapshot(c, now);
+          cached.response =
+              html ? HttpResponse{200, "text/html; charset=utf-8", render_status_html(status)}
+                   : HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8",
+                                  render_metrics(status)};
+          cached.at = now;
+          cached.valid = true;
         }
-        return response;
+        return std::optional<HttpResponse>(cached.response);
       });
   http_->start();
   log << json{{"event", "status_listening"},

@@ -130,6 +130,12 @@ class OperatorView {
   uint64_t started_;
   std::map<uint32_t, std::string> results_;  // published results (immutable once published)
   std::unique_ptr<StatusHttpServer> http_;
+  struct Rendered {  // a page as last rendered, reused within the same second
+    bool valid = false;
+    uint64_t at = 0;
+    HttpResponse response;
+  };
+  Rendered html_cache_, metrics_cache_;
 };
 
 }  // namespace host

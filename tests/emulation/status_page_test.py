@@ -11,7 +11,8 @@ the three rounds "completed", their dropouts as the devices report them, and the
 one <circle class="estimate-point"> per published round; the screenshot is a real PNG. /metrics
 must be Prometheus text whose values agree with the rounds (check-ins ≥ devices, 3 completed,
 each task's contributors and estimate as `fedstat-server results` prints them). The HTTP server's
-limits answer as documented (404, 405, 400, 431, HEAD, a silent client closed). The reference
+limits answer as documented (404, 405, 400, 421 for a foreign Host, 431, HEAD, a silent client
+closed). The reference
 file's name carries HTML metacharacters: the page must show it escaped. Without status_listen the
 server listens on its device port only; a non-loopback status_listen is refused.
 
@@ -341,8 +342,16 @@ def check_http(port):
     assert http(port, "/nope")[0] == 404
     status, headers, _ = http(port, "/", method="POST")
     assert status == 405 and headers.get("Allow") == "GET, HEAD", (status, headers)
-    head = raw(port, b"HEAD / HTTP/1.1\r\nHost: x\r\n\r\n")
+    own = b"127.0.0.1:%d" % port
+    head = raw(port, b"HEAD / HTTP/1.1\r\nHost: " + own + b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 200 ") and head.endswith(b"\r\n\r\n"), head[:200]
+    # DNS rebinding: a page whose own name points at 127.0.0.1 sends its own name as Host; the
+    # server answers 421 and nothing of the page. No Host at all is refused the same way.
+    for host in (b"Host: evil.example:%d\r\n" % port, b"host: 127.0.0.1:1\r\n", b""):
+        answer = raw(port, b"GET / HTTP/1.1\r\n" + host + b"\r\n")
+        assert answer.startswith(b"HTTP/1.1 421 ") and b"fedstat" not in answer, answer[:200]
+    assert raw(port, b"GET /metrics HTTP/1.1\r\nHOST:  localhost:%d \r\n\r\n" % port) \
+        .startswith(b"HTTP/1.1 200 "), "Host is case-insensitive, blanks around it ignored"
     assert raw(port, b"GARBAGE\r\n\r\n").startswith(b"HTTP/1.1 400 ")
     assert raw(port, b"GET http://x/ HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 400 ")
     big = b"GET / HTTP/1.1\r\nX-Fill: " + b"a" * 9000 + b"\r\n\r\n"
@@ -352,7 +361,8 @@ def check_http(port):
     assert raw(port, b"", timeout=30) == b""
     waited = time.monotonic() - t0
     assert 3 < waited < 20, waited
-    say("HTTP limits: 404, 405 (Allow), HEAD, 400, 431; a silent client closed after %.1f s"
+    say("HTTP limits: 404, 405 (Allow), HEAD, 400, 421 (foreign Host), 431; a silent client "
+        "closed after %.1f s"
         % waited)
 
 
