@@ -7,7 +7,8 @@ namespace fedstat {
 namespace host {
 
 void CheckInLimit::refill(Bucket& bucket, uint64_t now) const {
-  if (now <= bucket.at) return;  // the same second, or a clock that went back: nothing added
+  if (now < bucket.at) bucket.at = now;  // the clock went back: refill from here, not from then
+  if (now == bucket.at) return;          // the same second: nothing added
   const uint64_t elapsed = now - bucket.at;
   // Past a minute the bucket is full whatever it held (and the product cannot overflow).
   bucket.level =

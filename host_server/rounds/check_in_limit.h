@@ -14,9 +14,10 @@
 // task's second stage, stays below the default).
 //
 // Time is the Coordinator's clock, whole unix seconds. A time earlier than the last one seen for a
-// device refills nothing. Memory: one entry (16 bytes of state plus the map's node) per device
-// that checked in within the last minute; prune() drops the full buckets, which are the same as
-// none. Not thread-safe (the Coordinator's io thread). Paper: none.
+// device refills nothing then, and the refill counts from that earlier time on (a clock stepped
+// back does not lock a device out until it catches up). Memory: one entry (16 bytes of state plus
+// the map's node) per device that checked in within the last minute; prune() drops the full
+// buckets, which are the same as none. Not thread-safe (the Coordinator's io thread). Paper: none.
 #ifndef FEDSTAT_HOST_ROUNDS_CHECK_IN_LIMIT_H_
 #define FEDSTAT_HOST_ROUNDS_CHECK_IN_LIMIT_H_
 

@@ -122,8 +122,11 @@ TEST(CheckInLimit, BucketRefillsAtTheRateUpToTheBurst) {
   EXPECT_EQ(limit.admit(1, kT0 + 10), CheckInLimit::Verdict::kAdmitted);
   EXPECT_EQ(limit.admit(1, kT0 + 10), CheckInLimit::Verdict::kFirstRefusal);
   EXPECT_EQ(limit.admit(2, kT0 + 10), CheckInLimit::Verdict::kAdmitted);  // per device
-  // A clock that goes back refills nothing.
+  // A clock that goes back refills nothing then, and refills from there on: 10 s after the
+  // step back a token is there (counting from the later time, it would take until kT0 + 20).
   EXPECT_EQ(limit.admit(1, kT0), CheckInLimit::Verdict::kRefused);
+  EXPECT_EQ(limit.admit(1, kT0 + 9), CheckInLimit::Verdict::kRefused);
+  EXPECT_EQ(limit.admit(1, kT0 + 10), CheckInLimit::Verdict::kAdmitted);
   // An hour later the bucket holds the burst again, no more.
   for (int i = 0; i < 6; ++i) {
     EXPECT_EQ(limit.admit(1, kT0 + 3600), CheckInLimit::Verdict::kAdmitted);
