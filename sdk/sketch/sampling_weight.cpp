@@ -35,6 +35,22 @@ constexpr double kB12 = -5.284190138687493e-10;
 // the sum.
 constexpr double kSeriesLimit = 0.25;
 
+// ln((1 + f)·2^e) from m = 1 + f ∈ [√½, √2) and e as a double: fdlibm's
+// f − (f²/2 − s·(f²/2 + R(s²))) + e·ln 2, s = f/(2 + f). T is double, or two lanes of doubles
+// (the batch below): the same operations in the same order either way.
+template <typename T>
+inline T log_of_parts(T m, T de) {
+  const T f = m - 1;  // exact (Sterbenz)
+  const T s = f / (2.0 + f);
+  const T z = s * s;
+  const T w = z * z;
+  const T t1 = w * (kLg2 + w * (kLg4 + w * kLg6));
+  const T t2 = z * (kLg1 + w * (kLg3 + w * (kLg5 + w * kLg7)));
+  const T r = t2 + t1;
+  const T hfsq = 0.5 * f * f;
+  return de * kLn2Hi - ((hfsq - (s * (hfsq + r) + de * kLn2Lo)) - f);
+}
+
 // ln(x) for a positive normal double x: x = (1 + f)·2^e with 1 + f ∈ [√½, √2), taken apart from
 // the bits (exact), then fdlibm's ln(1 + f) = f − (f²/2 − s·(f²/2 + R(s²))), s = f/(2 + f).
 // Error below 1 ulp (fdlibm's bound). For x near 1, e = 0 and the result keeps its relative
@@ -52,16 +68,7 @@ inline double portable_log(double x) {
   bits = fraction | exponent_bits;
   double m = 0;
   memcpy(&m, &bits, sizeof m);
-  const double f = m - 1;  // exact (Sterbenz)
-  const double s = f / (2 + f);
-  const double z = s * s;
-  const double w = z * z;
-  const double t1 = w * (kLg2 + w * (kLg4 + w * kLg6));
-  const double t2 = z * (kLg1 + w * (kLg3 + w * (kLg5 + w * kLg7)));
-  const double r = t2 + t1;
-  const double hfsq = 0.5 * f * f;
-  const double de = e;
-  return de * kLn2Hi - ((hfsq - (s * (hfsq + r) + de * kLn2Lo)) - f);
+  return log_of_parts(m, static_cast<double>(e));
 }
 
 // exp(z) − 1 for z ≤ −1/4 (the rare path of sampling_weight, small k only): halve z until
@@ -90,10 +97,12 @@ inline double uniform_of(uint64_t hash) {
 }
 
 // W = k/t + 1/2 + x·P(x²) for x = t/k ≤ 1/4 (the Bernoulli series above; k/t one rounding).
-inline double series_of(double k, double t, double x) {
-  const double z = x * x;
-  const double z2 = z * z;
-  const double p = (kB2 + z * kB4) + z2 * ((kB6 + z * kB8) + z2 * (kB10 + z * kB12));
+// T is double or two lanes of doubles, as for log_of_parts.
+template <typename T>
+inline T series_of(double k, T t, T x) {
+  const T z = x * x;
+  const T z2 = z * z;
+  const T p = (kB2 + z * kB4) + z2 * ((kB6 + z * kB8) + z2 * (kB10 + z * kB12));
   return k / t + (0.5 + x * p);
 }
 
@@ -173,27 +182,10 @@ inline Doubles2 portable_log2(Doubles2 x) {
   const Words2 exponent_bits =
       (uint64_t{1023} << 52) - (__builtin_convertvector(halve, Words2) & (uint64_t{1} << 52));
   e -= halve;
-  const Doubles2 m = as_doubles(fraction | exponent_bits);
-  const Doubles2 f = m - 1;
-  const Doubles2 s = f / (2.0 + f);
-  const Doubles2 z = s * s;
-  const Doubles2 w = z * z;
-  const Doubles2 t1 = w * (kLg2 + w * (kLg4 + w * kLg6));
-  const Doubles2 t2 = z * (kLg1 + w * (kLg3 + w * (kLg5 + w * kLg7)));
-  const Doubles2 r = t2 + t1;
-  const Doubles2 hfsq = 0.5 * f * f;
   const Doubles2 magic = {6755399441055744.0, 6755399441055744.0};  // 1.5·2^52
   const Doubles2 de =
       as_doubles(__builtin_convertvector(e, Words2) + (uint64_t{0x4338} << 48)) - magic;
-  return de * kLn2Hi - ((hfsq - (s * (hfsq + r) + de * kLn2Lo)) - f);
-}
-
-// series_of on two lanes: the same steps.
-inline Doubles2 series_of2(double k, Doubles2 t, Doubles2 x) {
-  const Doubles2 z = x * x;
-  const Doubles2 z2 = z * z;
-  const Doubles2 p = (kB2 + z * kB4) + z2 * ((kB6 + z * kB8) + z2 * (kB10 + z * kB12));
-  return k / t + (0.5 + x * p);
+  return log_of_parts(as_doubles(fraction | exponent_bits), de);
 }
 
 }  // namespace
@@ -212,7 +204,7 @@ void SamplingWeight::weights(const uint64_t* hashes, double* out, size_t n) cons
       t[q] = -portable_log2(uniform_of2(hash));
     }
     for (size_t q = 0; q < kPairs; ++q) x[q] = t[q] * inverse_k_;
-    for (size_t q = 0; q < kPairs; ++q) w[q] = series_of2(k_, t[q], x[q]);
+    for (size_t q = 0; q < kPairs; ++q) w[q] = series_of(k_, t[q], x[q]);
     for (size_t q = 0; q < kPairs; ++q) {
       for (size_t l = 0; l < 2; ++l) {
         const size_t i = j + 2 * q + l;

@@ -192,7 +192,10 @@ Status ShiftSketch::add_slow(uint32_t item, int64_t count) {
   const bool fits = count >= -buffer_half_ && count < buffer_half_;
   for (uint32_t w = 0; w < kBufferWays; ++w) {
     if (((set[w] ^ key) >> set_bits_) != 0) continue;
-    const int64_t sum = int64_t{entry_count(set[w])} + count;
+    // Modulo 2^64, as the counters add: a count near ±2^63 must not overflow int64 here (it
+    // then does not fit, keep is 0 and the wrapped sum is what the counters would get anyway).
+    const int64_t sum = static_cast<int64_t>(static_cast<uint64_t>(int64_t{entry_count(set[w])}) +
+                                             static_cast<uint64_t>(count));
     // A held item whose sum outgrew its slot keeps a quarter of the range there (so that it stays
     // held: the heavy items are the ones that overflow) and the rest goes to the sketch. A count
     // that does not fit at all empties the slot and goes to the sketch with what it held.
