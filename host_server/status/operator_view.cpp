@@ -243,7 +243,6 @@ ServerStatus OperatorView::snapshot(const Coordinator* coordinator, uint64_t now
     t.checked_in = tally.checked_in.size();
     t.accepted = tally.accepted.size();
     t.declined = tally.declined.size();
-    t.reported = tally.reported.size() + tally.secagg[2].size();
     t.transitions = tally.transitions;
     if (t.state == "aborted") t.detail = tally.abort_reason;
 

@@ -317,31 +317,32 @@ std::string render_metrics(const ServerStatus& s) {
   const auto metric = [&](const char* name, const char* type, const char* help) {
     out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n';
   };
-  metric("fedstat_up", "gauge", "1 while the server serves.");
-  out << "fedstat_up 1\n";
-  metric("fedstat_start_time_seconds", "gauge", "When this server process started (unix time).");
-  out << "fedstat_start_time_seconds " << s.started_unix_seconds << '\n';
-  metric("fedstat_connections_open", "gauge",
-         "Device TLS connections past their handshake and not closed.");
-  out << "fedstat_connections_open " << s.connections_open << '\n';
-  metric("fedstat_connections_total", "counter",
-         "Device TLS connections whose handshake completed, since the process started.");
-  out << "fedstat_connections_total " << s.connections_total << '\n';
-  metric("fedstat_handshake_failures_total", "counter",
-         "Connections closed in their TLS handshake (unknown identity, wrong key, time-out).");
-  out << "fedstat_handshake_failures_total " << s.handshake_failures << '\n';
-  metric("fedstat_checkins_total", "counter",
-         "ClientHello messages received since the process started, refused ones included.");
-  out << "fedstat_checkins_total " << s.checkins_total << '\n';
-  metric("fedstat_frames_received_total", "counter",
-         "Frames received from devices since the process started.");
-  out << "fedstat_frames_received_total " << s.frames_received << '\n';
-  metric("fedstat_device_messages_stored_total", "counter",
-         "Device messages the rounds accepted and stored (the whole store).");
-  out << "fedstat_device_messages_stored_total " << s.device_messages_stored << '\n';
-  metric("fedstat_reports_stored_total", "counter",
-         "Contributions stored: Report chunks and SecAggMaskedChunk messages (the whole store).");
-  out << "fedstat_reports_stored_total " << s.reports_stored << '\n';
+  const auto scalar = [&](const char* name, const char* type, const char* help, auto value) {
+    metric(name, type, help);
+    out << name << ' ' << value << '\n';
+  };
+  scalar("fedstat_up", "gauge", "1 while the server serves.", 1);
+  scalar("fedstat_start_time_seconds", "gauge", "When this server process started (unix time).",
+         s.started_unix_seconds);
+  scalar("fedstat_connections_open", "gauge",
+         "Device TLS connections past their handshake and not closed.", s.connections_open);
+  scalar("fedstat_connections_total", "counter",
+         "Device TLS connections whose handshake completed, since the process started.",
+         s.connections_total);
+  scalar("fedstat_handshake_failures_total", "counter",
+         "Connections closed in their TLS handshake (unknown identity, wrong key, time-out).",
+         s.handshake_failures);
+  scalar("fedstat_checkins_total", "counter",
+         "ClientHello messages received since the process started, refused ones included.",
+         s.checkins_total);
+  scalar("fedstat_frames_received_total", "counter",
+         "Frames received from devices since the process started.", s.frames_received);
+  scalar("fedstat_device_messages_stored_total", "counter",
+         "Device messages the rounds accepted and stored (the whole store).",
+         s.device_messages_stored);
+  scalar("fedstat_reports_stored_total", "counter",
+         "Contributions stored: Report chunks and SecAggMaskedChunk messages (the whole store).",
+         s.reports_stored);
 
   std::map<std::string, size_t> by_state{
       {"running", 0}, {"completed", 0}, {"aborted", 0}, {"awaiting_tagg", 0}, {"declared", 0}};

@@ -40,7 +40,6 @@ struct TaskStatus {
   std::optional<uint32_t> min_clients, max_clients;
   size_t checked_in = 0;  // devices offered the task (their ClientHello stored under it)
   size_t accepted = 0, declined = 0;
-  size_t reported = 0;  // clear path: devices that sent a report; DIST: masked inputs
   std::optional<size_t> contributors;  // completed: the result's "contributors"
   // Accepted devices that are not in the sum: completed, accepted − contributors; DIST while
   // secure aggregation runs, accepted − the current stage's members; aborted, accepted − the
