@@ -4,6 +4,8 @@
 #   scripts/fuzz.sh --long          every target for 10 minutes
 #   scripts/fuzz.sh --seconds N     every target for N seconds
 #   scripts/fuzz.sh ... -R REGEX    only the targets whose test name (fuzz.<name>) matches
+# The seconds are cached in build/host-fuzz: after --long, a plain `ctest --preset host-fuzz`
+# runs 10 minutes per target too (scripts/test.sh sets 20 again).
 # Each run starts from the target's generated seeds plus tests/fuzz/corpus/<name>/; a failure
 # leaves the input in build/host-fuzz/tests/fuzz/work/<name>/ (crash-*, leak-*, timeout-*).
 # Minimise it (build/host-fuzz/tests/fuzz/fuzz_<name> -minimize_crash=1 -runs=10000 <input>),
@@ -28,4 +30,11 @@ fi
 bash scripts/setup.sh host
 cmake --preset host-fuzz "-DFEDSTAT_FUZZ_SECONDS=$seconds" >/dev/null
 cmake --build --preset host-fuzz
-ctest --preset host-fuzz -L fuzz -V "${ctest_args[@]}" | grep -E "fuzz [a-z_]+:|tests passed|Failed|FAILED"
+# The whole output (a failure's sanitizer report and broken invariant) goes to the log; the
+# screen gets one line per target.
+log=build/host-fuzz/fuzz.log
+status=0
+ctest --preset host-fuzz -L fuzz -V "${ctest_args[@]}" >"$log" 2>&1 || status=$?
+grep -E "fuzz [a-z_]+:|tests passed|Failed|FAILED" "$log" || true
+[ "$status" -eq 0 ] || echo "fuzz.sh: a target failed: the whole output is in $log" >&2
+exit "$status"

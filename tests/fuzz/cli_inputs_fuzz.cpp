@@ -35,17 +35,8 @@ using namespace fedstat::host;  // NOLINT: test code
 
 // A scratch file in a directory this process owns (memory-backed where /dev/shm exists).
 const std::string& scratch_path(const char* name) {
-  static std::string directory;
-  if (directory.empty()) {
-    char pattern[] = "/dev/shm/fedstat-fuzz-cli-XXXXXX";
-    char fallback[] = "/tmp/fedstat-fuzz-cli-XXXXXX";
-    const char* made = mkdtemp(pattern);
-    if (made == nullptr) made = mkdtemp(fallback);
-    FUZZ_CHECK(made != nullptr);
-    directory = made;
-  }
   static std::string path;
-  path = directory + "/" + name;
+  path = fedstat::fuzz::scratch_directory() + "/" + name;
   return path;
 }
 

@@ -129,13 +129,9 @@ struct Device {
 };
 
 void use_fresh_storage() {
-  static std::string directory;
-  if (directory.empty()) {
-    char pattern[] = "/tmp/fedstat-fuzz-client-XXXXXX";
-    FUZZ_CHECK(mkdtemp(pattern) != nullptr);
-    directory = pattern;
-    FUZZ_CHECK(platform::posix::set_storage_directory(directory.c_str()).ok());
-  }
+  static const bool set =
+      platform::posix::set_storage_directory(fedstat::fuzz::scratch_directory().c_str()).ok();
+  FUZZ_CHECK(set);
   (void)platform::remove_blob("fuzz-ledger");
   (void)platform::remove_blob("fuzz-round");
 }

@@ -10,10 +10,13 @@
 #ifndef FEDSTAT_TESTS_FUZZ_FUZZ_COMMON_H_
 #define FEDSTAT_TESTS_FUZZ_FUZZ_COMMON_H_
 
+#include <stdlib.h>  // mkdtemp
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -57,6 +60,25 @@ inline std::vector<uint8_t> encoded(const wire::Envelope& e) {
   FUZZ_CHECK(n.ok());
   out.resize(n.value());
   return out;
+}
+
+// A scratch directory for this fuzz process, made once (in /dev/shm where it exists, memory-
+// backed, else /tmp) and removed when the process exits normally.
+inline const std::string& scratch_directory() {
+  static std::string directory;
+  if (directory.empty()) {
+    char pattern[] = "/dev/shm/fedstat-fuzz-XXXXXX";
+    char fallback[] = "/tmp/fedstat-fuzz-XXXXXX";
+    const char* made = mkdtemp(pattern);
+    if (made == nullptr) made = mkdtemp(fallback);
+    FUZZ_CHECK(made != nullptr);
+    directory = made;
+    std::atexit([] {
+      std::error_code ignored;
+      std::filesystem::remove_all(directory, ignored);
+    });
+  }
+  return directory;
 }
 
 class SeedWriter {
