@@ -1,5 +1,6 @@
-// The server's ingest rate with 200 concurrent devices, as a ratio against its floor measured in
-// the same run: decoding the same reports' frames and inserting them into SQLite in one process.
+// The server's ingest rate with 10, 100 and 1,000 concurrent devices, as a ratio against its floor
+// measured in the same run: decoding the same reports' frames and inserting them into SQLite in
+// one process.
 //
 //   BM_ServerIngest/<kind>/<devices>  a real fedstat-server (the built binary, a child process,
 //       its SQLite store in WAL mode as deployed) and <devices> emulated devices — each a real
@@ -18,12 +19,13 @@
 // "reports/s" is devices ÷ seconds. The printed ratio is ingest ÷ decode-and-insert for the same
 // kind and devices (goal in issue 13: ≥ 0.5). Both sides share the machine's cores with the
 // devices' own work in the ingest run (TLS, the Client), as a loopback fleet does.
-// Run from a Release build: build/host-release/tests/bench/fedstat_ingest_bench.
+// Devices: one thread each with a 256 KiB stack (host_server/sim/device_threads.h) and the
+// Client memory its task needs (Client::memory_bytes), so 1,000 of them fit; the descriptor
+// limit is raised to one socket per device. All 1,000 check in at once (max_clients ≤ 1024).
+// Run from a Release build: build/host-release/tests/bench/fedstat_ingest_bench (about 1 minute;
+// --benchmark_filter=/1000 for the largest fleet only).
 #include <benchmark/benchmark.h>
-#include <signal.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include <stdlib.h>
 
 #include <chrono>
 #include <cstdio>
@@ -33,7 +35,6 @@
 #include <map>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "host_server/estimate/client_emulation.h"
@@ -42,13 +43,16 @@
 #include "host_server/hex.h"
 #include "host_server/net/credentials.h"
 #include "host_server/rounds/trusted_sum.h"
+#include "host_server/sim/device_threads.h"
 #include "host_server/sim/emulated_device.h"
 #include "host_server/store/sqlite_store.h"
 #include "host_server/tasks/task_plan.h"
 #include "nlohmann/json.hpp"
 #include "platform/posix/posix_platform.h"
+#include "sdk/client/client.h"
 #include "sdk/wire/envelope_codec.h"
 #include "tests/bench/same_run_reporter.h"
+#include "tests/bench/server_process.h"
 
 namespace fedstat {
 namespace {
@@ -94,6 +98,7 @@ struct Workload {
   host::TaskPlan plan;
   EmulatedClients devices;
   std::array<uint8_t, 32> secret;
+  size_t client_memory = 0;  // the most any device's Client needs
 
   Workload(int64_t kind, int64_t count) {
     char pattern[] = "/tmp/fedstat-ingest-XXXXXX";
@@ -110,6 +115,12 @@ struct Workload {
     devices = host::split_across_clients(host::read_item_counts((dir / "items.txt").string()),
                                          static_cast<uint32_t>(count), split.bits());
     secret.fill(kSecretByte);
+    for (const auto& device : devices) {
+      client_memory = std::max(
+          client_memory, host::value_or_throw(client::Client::memory_bytes(
+                                                  plan.task, host::local_size(plan.task, *device)),
+                                              "the Client's memory"));
+    }
   }
   ~Workload() {
     std::error_code ignored;
@@ -195,58 +206,15 @@ void BM_DecodeAndInsert(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(count), benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_DecodeAndInsert)
-    ->Args({0, 200})
-    ->Args({1, 200})
+    ->ArgsProduct({{0, 1}, {10, 100, 1000}})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(3);
 
-// A fedstat-server child on `config`, stopped (SIGTERM, then reaped) when this goes away.
-class ServerProcess {
- public:
-  ServerProcess(const fs::path& config, const fs::path& port_file, const fs::path& log) {
-    pid_ = fork();
-    if (pid_ < 0) throw std::runtime_error("fork failed");
-    if (pid_ == 0) {
-      if (std::freopen(log.c_str(), "w", stderr) == nullptr) _exit(127);
-      execl(FEDSTAT_SERVER_BINARY, FEDSTAT_SERVER_BINARY, "--config", config.c_str(), "--port-file",
-            port_file.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    // Polls for the port file the server writes once it listens: bounded at 60 s.
-    for (int i = 0; i < 6000; ++i) {
-      std::ifstream in(port_file);
-      if (in >> port_) return;
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        throw std::runtime_error("fedstat-server exited before listening (see " + log.string() +
-                                 ")");
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    throw std::runtime_error("fedstat-server did not listen within 60 s");
-  }
-  ~ServerProcess() { stop(); }
-  // SIGTERM, then reaped: the server's CPU seconds (user + system) over its whole life.
-  double stop() {
-    if (pid_ <= 0) return 0;
-    kill(pid_, SIGTERM);
-    int status = 0;
-    struct rusage usage {};
-    wait4(pid_, &status, 0, &usage);
-    pid_ = -1;
-    return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-           1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
-  }
-  int port() const { return port_; }
-
- private:
-  pid_t pid_ = -1;
-  int port_ = 0;
-};
+using bench::ServerProcess;
 
 void BM_ServerIngest(benchmark::State& state) {
   Workload w(state.range(0), state.range(1));
+  bench::raise_descriptor_limit(static_cast<rlim_t>(state.range(1)) + 256);
   const uint32_t count = static_cast<uint32_t>(state.range(1));
   int run = 0;
   double server_cpu_seconds = 0;
@@ -272,24 +240,23 @@ void BM_ServerIngest(benchmark::State& state) {
       return;
     }
     std::vector<host::DeviceReport> reports(count);
-    std::vector<std::thread> threads;
+    host::DeviceThreads threads;
     const auto start = std::chrono::steady_clock::now();
-    for (uint32_t i = 0; i < count; ++i) {
-      threads.emplace_back([&, i]() {
-        host::DeviceSetup setup;
-        setup.id = i + 1;
-        setup.endpoint = "127.0.0.1:" + std::to_string(server.port());
-        setup.psk = net::derive_device_psk(w.secret, setup.id);
-        setup.seed = kDeviceSeed;
-        try {
-          reports[i] = host::run_emulated_device(setup, *w.devices[i]);
-        } catch (const std::exception& e) {
-          reports[i].outcome = "error";
-          reports[i].detail = e.what();
-        }
-      });
-    }
-    for (std::thread& t : threads) t.join();
+    threads.start(count, [&](size_t i) {
+      host::DeviceSetup setup;
+      setup.id = i + 1;
+      setup.endpoint = "127.0.0.1:" + std::to_string(server.port());
+      setup.psk = net::derive_device_psk(w.secret, setup.id);
+      setup.seed = kDeviceSeed;
+      setup.memory_bytes = w.client_memory;
+      try {
+        reports[i] = host::run_emulated_device(setup, *w.devices[i]);
+      } catch (const std::exception& e) {
+        reports[i].outcome = "error";
+        reports[i].detail = e.what();
+      }
+    });
+    threads.join();
     state.SetIterationTime(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     server_cpu_seconds += server.stop();
@@ -307,8 +274,7 @@ void BM_ServerIngest(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(count), benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_ServerIngest)
-    ->Args({0, 200})
-    ->Args({1, 200})
+    ->ArgsProduct({{0, 1}, {10, 100, 1000}})
     ->Unit(benchmark::kMillisecond)
     ->UseManualTime()
     ->Iterations(3);
