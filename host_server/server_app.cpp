@@ -89,6 +89,7 @@ TaskSpec spec_of(const TaskPlan& plan, const json& definition, Store& store,
   spec.data = plan.data;
   spec.admission_seconds = plan.admission_seconds;
   spec.phase_timeout_seconds = plan.phase_timeout_seconds;
+  spec.reconnect_grace_seconds = plan.reconnect_grace_seconds;
   if (plan.task.trust == fedstat_v1_TrustModel_TAGG) {
     // The collector never noises a TAGG aggregate (and holds no estimator that could).
     if (!forward_tagg) {

@@ -71,6 +71,12 @@ void TaskRound::recover(const std::vector<StoredEvent>& events, uint64_t now) {
   }
   replaying_ = false;
   stage_started_ = now;  // a restarted server gives the current stage a fresh time-out
+  if (dist() && stage_ == Stage::kSecAgg) {
+    // Every member's connection died with the old process; those that dropped out before it (or
+    // while it was down) will not come back, and nothing stored says so.
+    awaited_ = secagg_->members();
+    awaited_until_ = now + spec_.reconnect_grace_seconds;
+  }
 }
 
 void TaskRound::send(uint64_t client, const fedstat_v1_Envelope& e) {
@@ -171,6 +177,7 @@ std::optional<Refusal> TaskRound::can_resume(uint64_t client) const {
 void TaskRound::resume(uint64_t client, const fedstat_v1_Envelope& hello) {
   persist_message(client, hello);
   dropped_.erase(static_cast<uint32_t>(client));
+  awaited_.erase(static_cast<uint32_t>(client));
   for (const auto& e : task_offer(spec_.task, spec_.data)) send(client, e);
   if (!dist()) {
     send(client, ack(id(), trusted_.words_from(client)));
@@ -302,6 +309,10 @@ void TaskRound::advance(uint64_t now) {
       if (!all && !timed_out) return;
       transition(kReportsClosed, now);
     } else if (stage_ == Stage::kSecAgg) {
+      if (!awaited_.empty() && now >= awaited_until_) {
+        dropped_.insert(awaited_.begin(), awaited_.end());
+        awaited_.clear();
+      }
       if (!secagg_->all_done(dropped_) && !timed_out) return;
       transition(kSecAggClosed, now);
     } else {

@@ -72,11 +72,13 @@ class TaskRound {
   // A fresh task: appends "open <now>".
   void open(uint64_t now);
   // Rebuilds the round from the store's events (muted), then gives the current stage a fresh
-  // time-out from `now`. Throws std::runtime_error naming the task for an event it cannot
-  // replay: a device message that does not decode, an unknown transition, one that does not fit
-  // the stage reached (a second "open", a stage closed twice or out of order), or a message or
-  // transition before the task's "open", or no "open" at all (a history this server did not
-  // write: its first event is always "open").
+  // time-out from `now`. DIST, secure aggregation running: its members are awaited for
+  // reconnect_grace_seconds; those not back by then are dropouts of the stage (on_tick).
+  // Throws std::runtime_error naming the task for an event it cannot replay: a device message that
+  // does not decode, an unknown transition, one that does not fit the stage reached (a second
+  // "open", a stage closed twice or out of order), or a message or transition before the task's
+  // "open", or no "open" at all (a history this server did not write: its first event is always
+  // "open").
   void recover(const std::vector<StoredEvent>& events, uint64_t now);
   // A task already over in the store (state "completed" or "aborted").
   void mark_finished(bool completed);
@@ -135,6 +137,8 @@ class TaskRound {
   size_t accepted_ = 0;               // the true entries of replies_
   std::set<uint64_t> offered_;        // got the Task, not yet replied
   std::set<uint32_t> dropped_;        // DIST: connection lost in this session
+  std::set<uint32_t> awaited_;        // DIST: not reconnected since a restart ...
+  uint64_t awaited_until_ = 0;        // ... and dropouts from this time on
   TrustedSum trusted_;
   std::unique_ptr<SecAggPhase> secagg_;
 };

@@ -21,6 +21,10 @@ struct TaskSpec {
   std::vector<uint64_t> data;  // TaskData words (task.data_words is set to data.size())
   uint32_t admission_seconds = 60;
   uint32_t phase_timeout_seconds = 60;
+  // DIST: after a restart (TaskRound::recover), the members of a running secure aggregation that
+  // have not reconnected within this many seconds are dropouts of its current stage, as if their
+  // connections had closed: a dropout the server saw before the crash left no trace in the store.
+  uint32_t reconnect_grace_seconds = 30;
   // The aggregate (mod 2^bits) and how many devices it sums → the result JSON.
   std::function<std::string(const std::vector<uint64_t>& sum, uint32_t contributors)> estimate;
   // TAGG (host_server/tagg/): instead of `estimate`, the exact aggregate goes to the trusted

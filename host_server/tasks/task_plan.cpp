@@ -266,6 +266,9 @@ TaskPlan plan_task(const json& declaration, const std::string& base_dir,
       whole_number_or(declaration, "admission_seconds", where, 1, deadline, 30));
   plan.phase_timeout_seconds = static_cast<uint32_t>(
       whole_number_or(declaration, "phase_timeout_seconds", where, 1, deadline, 30));
+  plan.reconnect_grace_seconds = static_cast<uint32_t>(
+      whole_number_or(declaration, "reconnect_grace_seconds", where, 1, plan.phase_timeout_seconds,
+                      std::min<uint32_t>(30, plan.phase_timeout_seconds)));
   const Seed256 seed = parse_seed(text(declaration, "seed", where));
   task.seed.size = 32;
   std::memcpy(task.seed.bytes, seed.bytes, 32);

@@ -8,7 +8,10 @@
 //   "trusted" | "dist" | "tagg" (kl only: host_server/tagg/)), epsilon, delta (the release's
 //   privacy; what each device's ledger is charged), min_clients ≥ 2, max_clients ≥ min_clients (≤
 //   1024), threshold (dist; default ⌈2·min/3⌉, 2 ≤ threshold ≤ min_clients), deadline_seconds,
-//   admission_seconds, phase_timeout_seconds, seed (64 hex digits: the 256-bit task seed), and one
+//   admission_seconds, phase_timeout_seconds, reconnect_grace_seconds (dist: after a server
+//   restart, how long a running secure aggregation waits for its members to reconnect before it
+//   treats those that have not as dropouts; default min(30, phase_timeout_seconds), at most
+//   phase_timeout_seconds), seed (64 hex digits: the 256-bit task seed), and one
 //   object per kind:
 //   data_shift: {rows, width, heap_capacity, k, domain, local_epsilon, reference (item-count
 //               file)} — D_TV between the fleet's distribution and the reference's, from the
@@ -62,6 +65,7 @@ struct TaskPlan {
   std::vector<uint64_t> data;  // TaskData words
   uint32_t admission_seconds = 30;
   uint32_t phase_timeout_seconds = 30;
+  uint32_t reconnect_grace_seconds = 30;
   TaskEstimator estimate;
   // The non-private value the estimate estimates, over the fleet's whole data (`data_dir`, the
   // files fedstat-sim reads): for measurement only (the demo's "exact" column), never released

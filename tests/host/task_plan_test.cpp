@@ -139,6 +139,24 @@ TEST(TaskPlan, RefusesEachBadFieldByName) {
   task = shift_task(reference);
   task["data_shift"]["rows"] = 16;
   EXPECT_NE(refusal(task).find("data_shift.rows must lie in [1, 15]"), std::string::npos);
+  task = shift_task(reference);
+  task["phase_timeout_seconds"] = 20;
+  task["reconnect_grace_seconds"] = 21;  // longer than the phase it waits within
+  EXPECT_NE(refusal(task).find("task.reconnect_grace_seconds must lie in [1, 20]"),
+            std::string::npos);
+  task["reconnect_grace_seconds"] = 0;
+  EXPECT_NE(refusal(task).find("task.reconnect_grace_seconds must lie in [1, 20]"),
+            std::string::npos);
+}
+
+TEST(TaskPlan, ReconnectGraceDefaultsToThirtySecondsWithinThePhase) {
+  const std::string reference = write_counts("plan_reference_grace.txt", 10, 100, 0);
+  json task = shift_task(reference);
+  EXPECT_EQ(plan_task(task, "", 0).reconnect_grace_seconds, 30u);  // phase time-out 30 s
+  task["phase_timeout_seconds"] = 12;
+  EXPECT_EQ(plan_task(task, "", 0).reconnect_grace_seconds, 12u);
+  task["reconnect_grace_seconds"] = 3;
+  EXPECT_EQ(plan_task(task, "", 0).reconnect_grace_seconds, 3u);
 }
 
 TEST(TaskPlan, KlSendsDistinctPointsAndSplitsTheSkellamMeanOverTheThreshold) {

@@ -238,6 +238,41 @@ TEST(DistRound, RestartDuringMaskingResumesTheSameSession) {
   EXPECT_EQ(store.result(1).value_or(""), sum_json(sum_of(u3, kBits), 9));
 }
 
+TEST(DistRound, AfterARestartAMemberNotBackWithinTheGraceIsADropout) {
+  // Device 0 drops out before masking: the first server saw its connection close, but nothing
+  // stored says so. The restarted server waits reconnect_grace_seconds for every member, then
+  // closes the masking round without it — long before the phase time-out (20 s here).
+  FakeStore store;
+  std::vector<TaskSpec> specs = dist_task(6, 5);
+  specs[0].reconnect_grace_seconds = 5;
+  Devices devices = make_devices(
+      {kBeforeMasking, kNever, kNever, kNever, kNever, kNever, kNever, kNever, kNever, kNever});
+  for (size_t i = 5; i < devices.size(); ++i) devices[i]->hold_at_masking = true;
+  {
+    FakeOutbox out(store);
+    Coordinator first(store, out, specs, kT0);
+    check_in_all(first, devices, 1);
+    pump(first, out, devices);
+    ASSERT_TRUE(devices[0]->gone);
+    ASSERT_EQ(first.round(1)->secagg()->stage(), SecAggPhase::Stage::kMasking);
+  }  // the server dies with devices 1–4's masked inputs stored and 5–9 waiting
+  FakeOutbox out(store);
+  Coordinator second(store, out, specs, kT0 + 2);
+  for (auto& d : devices) d->held = d->hold_at_masking = false;
+  check_in_all(second, devices, 100, /*resume=*/1);  // device 0 does not come back
+  pump(second, out, devices);
+  second.on_tick(kT0 + 2 + 4);
+  pump(second, out, devices);
+  ASSERT_EQ(second.task_state(1), "open") << "device 0 is still awaited within the grace";
+  second.on_tick(kT0 + 2 + 5);
+  pump(second, out, devices);
+  ASSERT_EQ(second.task_state(1), "completed") << last_line(second.take_log());
+  std::vector<std::vector<uint64_t>> u3;
+  for (size_t i = 1; i < devices.size(); ++i) u3.push_back(devices[i]->input);
+  EXPECT_EQ(store.result(1).value_or(""), sum_json(sum_of(u3, kBits), 9));
+  for (size_t i = 1; i < devices.size(); ++i) EXPECT_TRUE(devices[i]->completed) << i;
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace host
