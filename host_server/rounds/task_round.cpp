@@ -155,6 +155,8 @@ std::optional<Refusal> TaskRound::can_offer(uint64_t client) const {
 void TaskRound::offer(uint64_t client, const fedstat_v1_Envelope& hello) {
   persist_message(client, hello);
   offered_.insert(client);
+  // A connection it lost before replying (a reboot) made it a dropout: it is back.
+  if (client <= UINT32_MAX) dropped_.erase(static_cast<uint32_t>(client));
   for (const auto& e : task_offer(spec_.task, spec_.data)) send(client, e);
 }
 
