@@ -7,7 +7,10 @@
 // counted twice, and each device charged once. Paper: Bonawitz et al. 2017 §4.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
 #include <thread>
+#include <utility>
 
 #include "platform/platform.h"
 #include "sdk/client/contribution.h"
@@ -56,14 +59,17 @@ class DistResumeTest : public StorageTest {
     s.task = task;
     s.data = points;
     s.task.deadline_unix_seconds = 0;
+    s.admission_seconds = 30;  // below the phase time-out (60): a tick can close admission only
     s.estimate = host::testing::sum_json;
     s.definition_json = "{\"task\":" + std::to_string(task.task_id) + "}";
     return s;
   }
 
   // Every device runs sessions until one ends other than by a lost link (at most 12). Device 0's
-  // first link is cut after `cut_after` sends (0: never).
-  std::vector<DeviceRun> run(InProcessServer& server, size_t cut_after = 0, bool delivered = true) {
+  // first link is cut after `cut_after` sends (0: never); with `reboot` its process dies there
+  // (the server hears the close) and a new Client starts over the same storage.
+  std::vector<DeviceRun> run(InProcessServer& server, size_t cut_after = 0, bool delivered = true,
+                             bool reboot = false) {
     std::vector<DeviceRun> runs(kDevices);
     std::vector<std::unique_ptr<Device>> devices;
     for (size_t c = 0; c < kDevices; ++c) {  // a fresh ledger and no round marker per run
@@ -84,6 +90,13 @@ class DistResumeTest : public StorageTest {
           }
           const uint32_t resuming = devices[c]->client.pending_report_task();
           r.last = devices[c]->client.run_session(*link);
+          if (c == 0 && r.sessions == 0 && reboot) {
+            link->process_died();
+            devices[c].reset();  // what the Client held in memory is gone; its blobs are not
+            devices[c] = std::make_unique<Device>(c + 1, 1 << 20, *apps[c]);
+            EXPECT_TRUE(devices[c]->init_status.ok());
+            continue;
+          }
           if (r.last.ok() && r.last.value().result == SessionResult::kNoTask && resuming != 0) {
             r.resumed_after_end = true;
           }
@@ -93,6 +106,11 @@ class DistResumeTest : public StorageTest {
                              (r.last.ok() && r.last.value().result == SessionResult::kNoTask &&
                               resuming == 0 && devices[c]->spent() == 0);
           if (!again) break;
+        }
+        // A rebooted device 0 that declined leaves the round short of max_clients: the
+        // admission window, not its reply, closes admission — once the others have replied.
+        if (c == 0 && reboot) {
+          EXPECT_TRUE(server.tick_once_replied(host::testing::kT0 + 30, task.task_id, {2, 3, 4}));
         }
       });
     }
@@ -142,6 +160,48 @@ TEST_F(DistResumeTest, ALinkCutAfterAnyMessageIsResumed) {
       if (cut > 2) {
         EXPECT_GE(runs[0].sessions, 1u) << label;  // it checked in again
       }
+    }
+  }
+}
+
+TEST_F(DistResumeTest, ADeviceKilledAtAnyStepResumesOrDropsOutAndNeverRevealsBothShares) {
+  // Issue 13 item 5. Device 0's process dies after each of its sends in turn (the message sent or
+  // lost with it) and it reboots over the same storage: a Client that finds its round marker
+  // declines that round (client.h); the server saw its socket close and goes on without it.
+  // Whatever the step, the round completes; device 0's input is in the sum exactly when its whole
+  // masked input had reached the server (sends 7 and 8) — or when it died before accepting (send
+  // 1) and took part after its reboot — and no device ever sent both a self-mask share and a key
+  // share about the same peer (Bonawitz et al. 2017 §4: that would unmask the peer's input).
+  std::vector<uint64_t> without_0(expected.size(), 0);
+  for (size_t c = 1; c < kDevices; ++c) {
+    CountingSource same(test_seed(99), c + 1);
+    const std::vector<uint64_t> x = expected_kl(task, points, histograms[c]->histogram, same);
+    for (size_t i = 0; i < x.size(); ++i) without_0[i] += x[i];
+  }
+  constexpr size_t kSends = 2 + 1 + 3 + 2 + 4;
+  for (size_t step = 1; step <= kSends; ++step) {
+    for (bool delivered : {true, false}) {
+      const std::string label =
+          "device 0 killed at send " + std::to_string(step) + (delivered ? " (sent)" : " (lost)");
+      InProcessServer server({spec()}, host::testing::kT0);
+      const std::vector<DeviceRun> runs = run(server, step, delivered, /*reboot=*/true);
+      ASSERT_EQ(server.task_state(task.task_id), "completed") << label;
+      const bool summed = step == 1 || step > 8 || (step == 8 && delivered);
+      EXPECT_EQ(server.store().result(task.task_id).value_or(""),
+                summed ? host::testing::sum_json(expected, kDevices)
+                       : host::testing::sum_json(without_0, kDevices - 1))
+          << label;
+      for (size_t c = 0; c < kDevices; ++c) {
+        ASSERT_TRUE(runs[c].last.ok())
+            << label << ", device " << c + 1 << ": " << runs[c].last.status().message();
+      }
+      std::map<std::pair<uint32_t, uint32_t>, std::set<bool>> kinds;  // (from, about) → kinds
+      for (const auto& r : server.reveals()) kinds[{r.from_id, r.about_id}].insert(r.self_mask);
+      for (const auto& [pair, sent] : kinds) {
+        EXPECT_EQ(sent.size(), 1u) << label << ": device " << pair.first
+                                   << " revealed both shares about device " << pair.second;
+      }
+      EXPECT_FALSE(kinds.empty()) << label;
     }
   }
 }

@@ -5,6 +5,9 @@
 //   * A link can be cut from the device's side (Link::cut_after_sends): the device's send fails
 //     with kUnavailable, and the server is not told — as with a connection that died silently —
 //     until the device's resume replaces the link (Coordinator::bind closes the older one).
+//   * A device's process can die (Link::process_died): its link closes and the server hears of
+//     it, as from a socket the kernel closed; the test then builds a new Client over the same
+//     storage (a reboot). Every SecAggReveal a device sends is recorded (reveals()).
 //   * The server can die once the store holds `kill_at_events` events: every link is cut at
 //     once, the Coordinator is dropped (nothing of it survives but the store), and a new one is
 //     built over the same store (recovery by replay), as a restart after kill -9 would.
@@ -13,6 +16,8 @@
 #ifndef FEDSTAT_TESTS_CLIENT_IN_PROCESS_SERVER_H_
 #define FEDSTAT_TESTS_CLIENT_IN_PROCESS_SERVER_H_
 
+#include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -47,6 +52,10 @@ class InProcessServer {
       Result<wire::FrameResult> r = wire::decode_frame(ByteSpan(frame.data(), n.value()), decoded);
       if (!r.ok()) return r.status();
       ++sends_;
+      if (message.which_body == fedstat_v1_Envelope_secagg_reveal_tag) {
+        server_.record_reveal(
+            message.body.secagg_reveal);  // what left the device, delivered or not
+      }
       const bool cut_now = cut_after_sends != 0 && sends_ == cut_after_sends;
       if (!cut_now || delivered) {
         if (!server_.deliver(id_, decoded)) return unavailable("in-process link: cut");
@@ -69,6 +78,13 @@ class InProcessServer {
       inbound_->frames.pop_front();
       Result<wire::FrameResult> r = wire::decode_frame(ByteSpan(frame.data(), frame.size()), out);
       return r.ok() ? Status() : r.status();
+    }
+
+    // The device's process died (its link cut or not): the kernel closes its socket, so the
+    // server hears of it.
+    void process_died() {
+      close_inbound();
+      server_.device_closed(id_);
     }
 
     // The device closes its end: the server hears of it (unless the link was already cut).
@@ -106,7 +122,35 @@ class InProcessServer {
     return std::make_unique<Link>(*this, id, pipe);
   }
 
+  // The server's clock reaches `now` (its once-a-second tick: admission windows and phase
+  // time-outs that have passed close) once each of `clients` has replied to `task` or its round
+  // is over — waiting on deliveries (a condition variable), at most `timeout_ms`. False: they
+  // had not replied by then (the tick happens all the same).
+  bool tick_once_replied(uint64_t now, uint32_t task, const std::vector<uint64_t>& clients,
+                         uint32_t timeout_ms = 30000) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    const bool replied = delivered_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] {
+      const host::TaskRound* round = coordinator_->round(task);
+      if (round == nullptr || round->finished()) return true;
+      for (uint64_t c : clients) {
+        if (!round->replied(c)) return false;
+      }
+      return true;
+    });
+    coordinator_->on_tick(now);
+    return replied;
+  }
+
   host::FakeStore& store() { return store_; }
+  // Every SecAggReveal a device sent (or tried to: a cut link's last message counts too).
+  struct SentReveal {
+    uint32_t from_id, about_id;
+    bool self_mask;
+  };
+  std::vector<SentReveal> reveals() {
+    std::lock_guard<std::mutex> lock(reveals_mutex_);
+    return reveals_;
+  }
   size_t restarts() const { return restarts_; }
   std::string task_state(uint32_t task) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -159,8 +203,14 @@ class InProcessServer {
     std::lock_guard<std::mutex> lock(mutex_);
     if (pipes_.count(c) == 0) return false;
     coordinator_->on_frame(c, e);
+    delivered_.notify_all();
     if (kill_at_ != 0 && restarts_ == 0 && store_.event_count() >= kill_at_) restart();
     return true;
+  }
+
+  void record_reveal(const fedstat_v1_SecAggReveal& r) {
+    std::lock_guard<std::mutex> lock(reveals_mutex_);
+    reveals_.push_back(SentReveal{r.from_id, r.about_id, r.self_mask});
   }
 
   void device_closed(host::ConnectionId c) {
@@ -185,6 +235,9 @@ class InProcessServer {
   uint64_t now_;
   size_t kill_at_;
   std::mutex mutex_;
+  std::condition_variable delivered_;  // after each delivered frame
+  std::mutex reveals_mutex_;
+  std::vector<SentReveal> reveals_;
   host::FakeStore store_;
   PipeOutbox outbox_;
   std::unique_ptr<host::Coordinator> coordinator_;
