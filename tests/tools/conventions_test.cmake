@@ -77,6 +77,7 @@ check_tool(fedstat-server ${fedstat_server} tasks --config ${OUT}/server.json
            --json)
 check_tool(fedstat-sim ${fedstat_sim})  # its --json: tests/emulation
 check_tool(fedstat-netfault ${fedstat_netfault})  # its --json: tests/emulation/netfault_test.sh
+check_tool(fedstat-loadgen ${fedstat_loadgen})  # its --json: tests/bench/loadgen_smoke.cmake
 check_tool(federated_logreg ${federated_logreg} --data ${OUT}/examples.csv --clients
            2 --epsilon 2 --delta 1e-6 --epochs 2 --batches 2 --json)
 check_tool(fedstat-demo ${fedstat_demo} --seed 7 --json)
