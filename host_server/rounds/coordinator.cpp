@@ -28,6 +28,9 @@ void validate(const TaskSpec& spec) {
       (t.threshold < 2 || t.threshold > t.max_clients || t.max_clients > kMaxSecAggClients)) {
     throw std::invalid_argument(name + "DIST needs 2 <= threshold <= max_clients <= 1024");
   }
+  if (spec.reconnect_grace_seconds == 0) {  // every member a dropout at the first tick
+    throw std::invalid_argument(name + "reconnect_grace_seconds must be at least 1");
+  }
   if (t.trust == fedstat_v1_TrustModel_TRUST_MODEL_UNSPECIFIED) {
     throw std::invalid_argument(name + "no trust model");
   }

@@ -47,6 +47,12 @@ void TaskRound::recover(const std::vector<StoredEvent>& events, uint64_t now) {
       }
       auto refusal = on_message(event.client_id, decode_bytes(event.payload), 0);
       if (refusal && links_.log) links_.log("replay refused a stored message: " + refusal->detail);
+      if (refusal && dist() && stage_ == Stage::kSecAgg) {
+        // The rosters the devices acted on were built from every stored message; a replay that
+        // skips one may build another U3, and devices that had not yet seen it would reveal the
+        // other kind of share about a member. Fail closed: nothing is published.
+        abort("a stored secure-aggregation message could not be replayed");
+      }
     } else if (event.kind == EventKind::kTransition) {
       std::istringstream in(std::string(event.payload.begin(), event.payload.end()));
       std::string word;
@@ -75,7 +81,7 @@ void TaskRound::recover(const std::vector<StoredEvent>& events, uint64_t now) {
     // Every member's connection died with the old process; those that dropped out before it (or
     // while it was down) will not come back, and nothing stored says so.
     awaited_ = secagg_->members();
-    awaited_until_ = now + spec_.reconnect_grace_seconds;
+    awaited_until_ = 0;  // counted from the first tick or message after the restart (advance)
   }
 }
 
@@ -155,8 +161,7 @@ std::optional<Refusal> TaskRound::can_offer(uint64_t client) const {
 void TaskRound::offer(uint64_t client, const fedstat_v1_Envelope& hello) {
   persist_message(client, hello);
   offered_.insert(client);
-  // A connection it lost before replying (a reboot) made it a dropout: it is back.
-  if (client <= UINT32_MAX) dropped_.erase(static_cast<uint32_t>(client));
+  rejoined(client);
   for (const auto& e : task_offer(spec_.task, spec_.data)) send(client, e);
 }
 
@@ -178,8 +183,7 @@ std::optional<Refusal> TaskRound::can_resume(uint64_t client) const {
 
 void TaskRound::resume(uint64_t client, const fedstat_v1_Envelope& hello) {
   persist_message(client, hello);
-  dropped_.erase(static_cast<uint32_t>(client));
-  awaited_.erase(static_cast<uint32_t>(client));
+  rejoined(client);
   for (const auto& e : task_offer(spec_.task, spec_.data)) send(client, e);
   if (!dist()) {
     send(client, ack(id(), trusted_.words_from(client)));
@@ -205,10 +209,19 @@ std::optional<Refusal> TaskRound::admit_resumed(uint64_t client, const fedstat_v
     offered_.erase(client);
     return refusal;
   }
+  rejoined(client);
   for (const auto& e : task_offer(spec_.task, spec_.data)) send(client, e);
   if (!dist()) send(client, ack(id(), trusted_.words_from(client)));
   advance(now);
   return std::nullopt;
+}
+
+void TaskRound::rejoined(uint64_t client) {
+  // A connection it lost (a reboot, a dead link, the server's own restart) made it a dropout, or
+  // one awaited: it is back, on whichever path it came (offer, resume, admit_resumed).
+  if (client > UINT32_MAX) return;
+  dropped_.erase(static_cast<uint32_t>(client));
+  awaited_.erase(static_cast<uint32_t>(client));
 }
 
 std::optional<Refusal> TaskRound::on_message(uint64_t client, const fedstat_v1_Envelope& e,
@@ -311,7 +324,11 @@ void TaskRound::advance(uint64_t now) {
       if (!all && !timed_out) return;
       transition(kReportsClosed, now);
     } else if (stage_ == Stage::kSecAgg) {
-      if (!awaited_.empty() && now >= awaited_until_) {
+      // The grace runs from the first tick or message after the restart — the server is
+      // listening by then — not from before the replay, however long that took.
+      if (!awaited_.empty() && awaited_until_ == 0) {
+        awaited_until_ = now + spec_.reconnect_grace_seconds;
+      } else if (!awaited_.empty() && now >= awaited_until_) {
         dropped_.insert(awaited_.begin(), awaited_.end());
         awaited_.clear();
       }

@@ -123,6 +123,7 @@ class TaskRound {
   void advance(uint64_t now);  // closes what may close now
   void send(uint64_t client, const fedstat_v1_Envelope& e);
   void send_opening(uint64_t member);
+  void rejoined(uint64_t client);  // back on a live connection: not a dropout, not awaited
   size_t accepted() const { return accepted_; }  // devices that accepted the task
   std::vector<uint64_t> members_to_notify() const;
 
@@ -138,7 +139,7 @@ class TaskRound {
   std::set<uint64_t> offered_;        // got the Task, not yet replied
   std::set<uint32_t> dropped_;        // DIST: connection lost in this session
   std::set<uint32_t> awaited_;        // DIST: not reconnected since a restart ...
-  uint64_t awaited_until_ = 0;        // ... and dropouts from this time on
+  uint64_t awaited_until_ = 0;        // ... and dropouts from this time on (0: not yet counting)
   TrustedSum trusted_;
   std::unique_ptr<SecAggPhase> secagg_;
 };

@@ -1,7 +1,11 @@
 // Secure aggregation (DIST) through the Coordinator with the SDK's SecAggClient as devices.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
+
 #include "host_server/rounds/coordinator.h"
+#include "host_server/rounds/messages.h"
 #include "tests/rounds/dist_device.h"
 #include "tests/rounds/fake_outbox.h"
 #include "tests/rounds/fake_store.h"
@@ -48,6 +52,19 @@ size_t transitions_in(const FakeStore& store, size_t prefix) {
   size_t n = 0;
   for (size_t i = 0; i < prefix; ++i) n += store.all_events()[i].kind == EventKind::kTransition;
   return n;
+}
+
+// About each device, the kinds of share stored (true: self-mask), from every sender: what protects
+// a device's input is that the server never holds both kinds about it, whoever sent them.
+std::map<uint32_t, std::set<bool>> stored_reveal_kinds(const FakeStore& store) {
+  std::map<uint32_t, std::set<bool>> kinds;
+  for (const auto& e : store.all_events()) {
+    if (e.kind != EventKind::kDeviceMessage) continue;
+    const fedstat_v1_Envelope env = decode_bytes(e.payload);
+    if (env.which_body != fedstat_v1_Envelope_secagg_reveal_tag) continue;
+    kinds[env.body.secagg_reveal.about_id].insert(env.body.secagg_reveal.self_mask);
+  }
+  return kinds;
 }
 
 TEST(DistRound, DropoutsInEveryRoundStillSumTheSurvivors) {
@@ -271,6 +288,107 @@ TEST(DistRound, AfterARestartAMemberNotBackWithinTheGraceIsADropout) {
   for (size_t i = 1; i < devices.size(); ++i) u3.push_back(devices[i]->input);
   EXPECT_EQ(store.result(1).value_or(""), sum_json(sum_of(u3, kBits), 9));
   for (size_t i = 1; i < devices.size(); ++i) EXPECT_TRUE(devices[i]->completed) << i;
+  const auto kinds = stored_reveal_kinds(store);
+  EXPECT_EQ(kinds.at(300), std::set<bool>{false}) << "only key shares about the dropout";
+  for (const auto& [about, k] : kinds) EXPECT_EQ(k.size(), 1u) << about;
+}
+
+// Device 300 sends its whole masked input, then the server dies; 300 never comes back. After the
+// grace it is a dropout of the masking stage — but its input arrived: it stays in U3, is summed,
+// and only self-mask shares are collected about it. (From the attack review of the grace.)
+TEST(DistRound, AMemberWhoseMaskedInputWasStoredStaysInTheSumWhenNotBackAfterARestart) {
+  FakeStore store;
+  std::vector<TaskSpec> specs = dist_task(6, 5);
+  specs[0].reconnect_grace_seconds = 3;
+  Devices devices = make_devices(std::vector<int>(kDevices, kNever));
+  for (size_t i = 5; i < devices.size(); ++i) devices[i]->hold_at_masking = true;
+  {
+    FakeOutbox out(store);
+    Coordinator first(store, out, specs, kT0);
+    check_in_all(first, devices, 1);
+    pump(first, out, devices);
+    ASSERT_EQ(first.round(1)->secagg()->stage(), SecAggPhase::Stage::kMasking);
+    ASSERT_TRUE(first.round(1)->secagg()->member_done(300));
+  }
+  devices[0]->gone = true;  // never reconnects
+  FakeOutbox out(store);
+  Coordinator second(store, out, specs, kT0 + 2);
+  for (auto& d : devices) d->held = d->hold_at_masking = false;
+  check_in_all(second, devices, 100, /*resume=*/1);
+  pump(second, out, devices);
+  second.on_tick(kT0 + 2 + 3);
+  pump(second, out, devices);
+  ASSERT_EQ(second.task_state(1), "completed") << second.take_log().back();
+  std::vector<std::vector<uint64_t>> all;
+  for (auto& d : devices) all.push_back(d->input);
+  EXPECT_EQ(store.result(1).value_or(""), sum_json(sum_of(all, kBits), 10));
+  const auto kinds = stored_reveal_kinds(store);
+  ASSERT_TRUE(kinds.count(300));
+  EXPECT_EQ(kinds.at(300), std::set<bool>{true});
+  for (const auto& [about, k] : kinds) EXPECT_EQ(k.size(), 1u) << about;
+}
+
+// A device whose TaskReply was lost with its connection (a dropout) is admitted by its resume
+// (admit_resumed) and is no dropout any more: the keys stage waits for it and it is summed.
+// (From the attack review: before, it was silently left out.)
+TEST(DistRound, AResumeThatIsTheAcceptanceIsNotLeftADropout) {
+  FakeStore store;
+  FakeOutbox out(store);
+  Coordinator c(store, out, dist_task(6, 5), kT0);
+  Devices devices = make_devices(std::vector<int>(kDevices, kNever));
+  DistDevice& d0 = *devices[0];
+  c.on_open(1, std::to_string(d0.id));
+  c.on_frame(1, hello(d0.id));       // offered the task
+  while (!out.empty(1)) out.pop(1);  // Task + TaskData; its TaskReply is lost...
+  c.on_close(1, "link lost");        // ... with the connection
+  d0.conn = 2;
+  c.on_open(2, std::to_string(d0.id));
+  c.on_frame(2, hello(d0.id, /*resume=*/1));  // the resume is its acceptance (admit_resumed)
+  d0.replied = true;
+  ConnectionId conn = 3;
+  for (size_t i = 1; i < devices.size(); ++i) {
+    devices[i]->conn = conn++;
+    c.on_open(devices[i]->conn, std::to_string(devices[i]->id));
+    c.on_frame(devices[i]->conn, hello(devices[i]->id));
+  }
+  pump(c, out, devices);
+  ASSERT_EQ(c.task_state(1), "completed");
+  std::vector<std::vector<uint64_t>> all;
+  for (auto& d : devices) all.push_back(d->input);
+  EXPECT_EQ(store.result(1).value_or(""), sum_json(sum_of(all, kBits), 10))
+      << "device 300, connected and admitted, was left out";
+}
+
+// A stored secure-aggregation message the replay refuses (here: a masked chunk from a device that
+// is no member) could rebuild another U3 than the one devices acted on: the round aborts.
+TEST(DistRound, AStoredSecAggMessageTheReplayRefusesAbortsTheRound) {
+  FakeStore store;
+  Devices devices = make_devices(std::vector<int>(kDevices, kNever));
+  for (size_t i = 5; i < devices.size(); ++i) devices[i]->hold_at_masking = true;
+  {
+    FakeOutbox out(store);
+    Coordinator first(store, out, dist_task(6, 5), kT0);
+    check_in_all(first, devices, 1);
+    pump(first, out, devices);
+    ASSERT_EQ(first.round(1)->secagg()->stage(), SecAggPhase::Stage::kMasking);
+  }
+  NewEvent forged;
+  forged.task_id = 1;
+  forged.client_id = 999;
+  forged.kind = EventKind::kDeviceMessage;
+  for (const auto& e : store.all_events()) {  // a masked chunk as device 301 sent it, from 999
+    if (e.kind == EventKind::kDeviceMessage && e.client_id == 301 &&
+        decode_bytes(e.payload).which_body == fedstat_v1_Envelope_secagg_masked_chunk_tag) {
+      forged.payload = e.payload;
+      break;
+    }
+  }
+  ASSERT_FALSE(forged.payload.empty());
+  store.append_event(forged);
+  FakeOutbox out(store);
+  Coordinator second(store, out, dist_task(6, 5), kT0 + 2);
+  EXPECT_EQ(second.task_state(1), "aborted");
+  EXPECT_FALSE(store.result(1).has_value());
 }
 
 }  // namespace
