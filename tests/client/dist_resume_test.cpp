@@ -12,6 +12,7 @@
 #include <thread>
 #include <utility>
 
+#include "host_server/rounds/messages.h"
 #include "platform/platform.h"
 #include "sdk/client/contribution.h"
 #include "tests/client/client_test_support.h"
@@ -195,12 +196,31 @@ TEST_F(DistResumeTest, ADeviceKilledAtAnyStepResumesOrDropsOutAndNeverRevealsBot
         ASSERT_TRUE(runs[c].last.ok())
             << label << ", device " << c + 1 << ": " << runs[c].last.status().message();
       }
-      std::map<std::pair<uint32_t, uint32_t>, std::set<bool>> kinds;  // (from, about) → kinds
-      for (const auto& r : server.reveals()) kinds[{r.from_id, r.about_id}].insert(r.self_mask);
-      for (const auto& [pair, sent] : kinds) {
-        EXPECT_EQ(sent.size(), 1u) << label << ": device " << pair.first
-                                   << " revealed both shares about device " << pair.second;
+      // About each device, the kinds of share sent by anyone, and those the server stored: both
+      // kinds about one device would unmask its input.
+      std::map<uint32_t, std::set<bool>> kinds, stored;
+      for (const auto& r : server.reveals()) kinds[r.about_id].insert(r.self_mask);
+      for (const auto& e : server.store().all_events()) {
+        if (e.kind != host::EventKind::kDeviceMessage) continue;
+        const fedstat_v1_Envelope m = host::decode_bytes(e.payload);
+        if (m.which_body != fedstat_v1_Envelope_secagg_reveal_tag) continue;
+        stored[m.body.secagg_reveal.about_id].insert(m.body.secagg_reveal.self_mask);
       }
+      for (const auto& [about, sent] : kinds) {
+        EXPECT_EQ(sent.size(), 1u) << label << ": both kinds of share sent about device " << about;
+      }
+      for (const auto& [about, held] : stored) {
+        EXPECT_EQ(held.size(), 1u)
+            << label << ": both kinds of share stored about device " << about;
+      }
+      // Device 0's own secrets: self-mask shares when its input was summed; key shares when it
+      // had shared its secrets (all three shares, sends 4–6) but its input did not arrive; none
+      // when it left before sharing.
+      const bool shared = step > 6 || (step == 6 && delivered);
+      const std::set<bool> expected_kinds = summed   ? std::set<bool>{true}
+                                            : shared ? std::set<bool>{false}
+                                                     : std::set<bool>{};
+      EXPECT_EQ(stored[1], expected_kinds) << label;
       EXPECT_FALSE(kinds.empty()) << label;
     }
   }

@@ -15,7 +15,8 @@ After every kill:
   * the store passes PRAGMA integrity_check;
   * every event the store held at any earlier kill is still there, byte for byte (events are
     stored before they are acknowledged — persist, then Ack — so no acknowledged report is lost).
-At the end every device has completed with the outcome it had in the uninterrupted run (the
+At the end the store holds at most one kind of share about each device (never both its
+self-mask seed's and its key's), every device has completed with the outcome it had in the uninterrupted run (the
 Client resumes across each restart by itself: sdk/client/client.h), and every published result
 equals the uninterrupted run's, field for field (sum_sha256: the aggregate bit for bit).
 
@@ -46,7 +47,7 @@ def declare(kind, clients, dropout):
     os.makedirs('data', exist_ok=True)
     task = {"id": 7, "kind": kind, "trust": "dist", "epsilon": 1.0, "delta": 1e-6,
             "min_clients": clients, "max_clients": clients, "deadline_seconds": 1800,
-            "admission_seconds": 600, "phase_timeout_seconds": 1200, "reconnect_grace_seconds": 2,
+            "admission_seconds": 600, "phase_timeout_seconds": 1200, "reconnect_grace_seconds": 4,
             "threshold": (2 * clients + 2) // 3, "seed": "00" * 31 + "37"}
     if dropout > 0:  # a round may close without the devices that dropped out before replying
         task["min_clients"] = (clients * 3) // 4
@@ -164,6 +165,57 @@ def stored_events():
         db.close()
 
 
+def protobuf_fields(data):
+    """(field number, wire type, value) of one protobuf message: varints as ints,
+    length-delimited fields as bytes (the only wire types an Envelope's reveal path uses)."""
+    i, out = 0, []
+    while i < len(data):
+        key, i = varint(data, i)
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            value, i = varint(data, i)
+        elif wire == 2:
+            n, i = varint(data, i)
+            value, i = data[i:i + n], i + n
+        elif wire == 1:
+            value, i = data[i:i + 8], i + 8
+        elif wire == 5:
+            value, i = data[i:i + 4], i + 4
+        else:
+            raise ValueError(f'wire type {wire}')
+        out.append((field, wire, value))
+    return out
+
+
+def varint(data, i):
+    shift = value = 0
+    while True:
+        b = data[i]
+        i += 1
+        value |= (b & 0x7f) << shift
+        shift += 7
+        if b < 0x80:
+            return value, i
+
+
+def stored_reveal_kinds():
+    """{(task, about_id): {self_mask, ...}} over every SecAggReveal the store holds, from any
+    sender (proto/fedstat/v1/envelope.proto: Envelope.secagg_reveal = 10; SecAggReveal.about_id =
+    3, self_mask = 4)."""
+    db = sqlite3.connect('server.db')
+    try:
+        rows = db.execute('SELECT task_id, payload FROM events WHERE kind = 1').fetchall()
+    finally:
+        db.close()
+    kinds = {}
+    for task, payload in rows:
+        for field, wire, body in protobuf_fields(payload):
+            if field == 10 and wire == 2:
+                reveal = {f: v for f, w, v in protobuf_fields(body) if w == 0}
+                kinds.setdefault((task, reveal.get(3, 0)), set()).add(bool(reveal.get(4, 0)))
+    return kinds
+
+
 def run_fleet(server_binary, sim, kind, clients, dropout, kill_points):
     """Runs one round in the current directory; returns (sim JSON, results, events, kills)."""
     ids = declare(kind, clients, dropout)
@@ -209,6 +261,13 @@ def run_fleet(server_binary, sim, kind, clients, dropout, kill_points):
     final = stored_events()
     lost = [s for s, h in held.items() if final.get(s) != h]
     assert not lost, f'events {lost[:5]} stored at the last kill are lost or changed'
+    # What protects a device's input under secure aggregation: the server never holds both kinds
+    # of share about it (its self-mask seed and its key), whoever sent them.
+    kinds = stored_reveal_kinds()
+    both = [k for k, v in kinds.items() if len(v) > 1]
+    assert not both, f'both kinds of share stored about (task, device) {both[:5]}'
+    if kind != 'data_shift':
+        assert kinds, 'no reveal stored in a secure-aggregation round'
     return json.load(open('sim.json')), results, len(final), kills
 
 
@@ -264,8 +323,10 @@ def main():
             unconfirmed += under_fire == 'unconfirmed' and calm == 'completed'
             assert under_fire == calm or (under_fire, calm) == ('unconfirmed', 'completed'), \
                 f'device {device} ended {under_fire} under fire, {calm} uninterrupted'
+    threshold = json.load(open('task.json')).get('threshold', 0)
     for task, result in results0.items():
         assert results1[task] == result, (task, results1[task], result)
+        assert result['contributors'] >= threshold, (task, result['contributors'], threshold)
         print(f'task {task}: {result["contributors"]} contributors, sum_sha256 '
               f'{result["sum_sha256"][:16]}…, the same as uninterrupted')
     # The uninterrupted run is itself the in-process computation (fedstat-sim's expected).
