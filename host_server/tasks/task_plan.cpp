@@ -1,8 +1,10 @@
 // Task plans: declaration → Task message, task data and estimator (task_plan.h).
 #include "host_server/tasks/task_plan.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <memory>
@@ -245,6 +247,32 @@ TaskPlan plan_task(const json& declaration, const std::string& base_dir,
   TaskPlan plan;
   fedstat_v1_Task& task = plan.task;
   const std::string where = "task";
+  // A misspelt field (say "phase_timout_seconds") would otherwise leave its default in force.
+  static const char* const kFields[] = {"id",
+                                        "kind",
+                                        "trust",
+                                        "epsilon",
+                                        "delta",
+                                        "min_clients",
+                                        "max_clients",
+                                        "threshold",
+                                        "seed",
+                                        "deadline_seconds",
+                                        "admission_seconds",
+                                        "phase_timeout_seconds",
+                                        "reconnect_grace_seconds",
+                                        "data_shift",
+                                        "kl",
+                                        "model_update",
+                                        "heterogeneity"};
+  if (declaration.is_object()) {
+    for (auto it = declaration.begin(); it != declaration.end(); ++it) {
+      if (std::find(std::begin(kFields), std::end(kFields), it.key()) == std::end(kFields)) {
+        throw std::invalid_argument("task: unknown field '" + it.key() +
+                                    "' (the fields are listed in host_server/tasks/task_plan.h)");
+      }
+    }
+  }
   task.task_id = static_cast<uint32_t>(whole_number(declaration, "id", where, 1, 1u << 31));
   const std::string kind = text(declaration, "kind", where);
   task.trust = parse_trust(text(declaration, "trust", where));

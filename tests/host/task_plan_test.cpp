@@ -147,6 +147,9 @@ TEST(TaskPlan, RefusesEachBadFieldByName) {
   task["reconnect_grace_seconds"] = 0;
   EXPECT_NE(refusal(task).find("task.reconnect_grace_seconds must lie in [1, 20]"),
             std::string::npos);
+  task = shift_task(reference);
+  task["phase_timout_seconds"] = 20;  // misspelt: refused, not ignored
+  EXPECT_NE(refusal(task).find("task: unknown field 'phase_timout_seconds'"), std::string::npos);
 }
 
 TEST(TaskPlan, ReconnectGraceDefaultsToThirtySecondsWithinThePhase) {
