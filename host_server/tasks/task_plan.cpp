@@ -285,9 +285,25 @@ TaskPlan plan_task(const json& declaration, const std::string& base_dir,
       static_cast<uint32_t>(whole_number(declaration, "min_clients", where, 2, kMaxSecAggClients));
   task.max_clients = static_cast<uint32_t>(
       whole_number(declaration, "max_clients", where, task.min_clients, kMaxSecAggClients));
-  const uint32_t default_threshold = std::max<uint32_t>(2, (2 * task.min_clients + 2) / 3);
+  // DIST: more than half of max_clients. A server that sends two disjoint groups of `threshold`
+  // members different survivor sets (U3) could collect, from one, the self-mask shares of a
+  // device and, from the other, its key's shares, and unmask its input; two disjoint groups of
+  // t cannot fit among max_clients < 2t devices. (Bonawitz et al. 2017 §4 add a consistency
+  // round against that; fedstat does not have it yet.)
+  const bool dist = task.trust == fedstat_v1_TrustModel_DIST;
+  const uint32_t default_threshold = std::min<uint32_t>(
+      task.min_clients,
+      std::max<uint32_t>({2, (2 * task.min_clients + 2) / 3, dist ? task.max_clients / 2 + 1 : 0}));
   task.threshold = static_cast<uint32_t>(
       whole_number_or(declaration, "threshold", where, 2, task.min_clients, default_threshold));
+  if (dist && 2 * task.threshold <= task.max_clients) {
+    refuse("threshold", "is " + std::to_string(task.threshold) +
+                            ": a DIST task needs more than "
+                            "half of max_clients (" +
+                            std::to_string(task.max_clients) +
+                            "), so that no two disjoint groups of threshold devices exist; raise "
+                            "threshold (at most min_clients) or lower max_clients");
+  }
   const uint64_t deadline = whole_number(declaration, "deadline_seconds", where, 1, 86400 * 365);
   task.deadline_unix_seconds = opened_unix_seconds + deadline;
   plan.admission_seconds = static_cast<uint32_t>(

@@ -3,11 +3,13 @@
 // that turns the fleet's summed contribution into the published result. One place per task kind
 // that knows both halves of the layout in docs/protocol.md ("Contributions").
 //
-// Declaration (JSON object; every field checked, each error names the field):
+// Declaration (JSON object; every field checked, each error names the field; an unknown field is
+// refused):
 //   id (1..2^31), kind ("data_shift" | "kl" | "model_update" | "heterogeneity"), trust ("none" |
 //   "trusted" | "dist" | "tagg" (kl only: host_server/tagg/)), epsilon, delta (the release's
 //   privacy; what each device's ledger is charged), min_clients ≥ 2, max_clients ≥ min_clients (≤
-//   1024), threshold (dist; default ⌈2·min/3⌉, 2 ≤ threshold ≤ min_clients), deadline_seconds,
+//   1024), threshold (dist; default max(⌈2·min/3⌉, ⌊max/2⌋ + 1) within min_clients; 2 ≤ threshold ≤
+//   min_clients, and more than half of max_clients), deadline_seconds,
 //   admission_seconds, phase_timeout_seconds, reconnect_grace_seconds (dist: after a server
 //   restart, how long a running secure aggregation waits for its members to reconnect before it
 //   treats those that have not as dropouts; default min(30, phase_timeout_seconds), at most

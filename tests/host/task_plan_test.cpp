@@ -148,6 +148,19 @@ TEST(TaskPlan, RefusesEachBadFieldByName) {
   EXPECT_NE(refusal(task).find("task.reconnect_grace_seconds must lie in [1, 20]"),
             std::string::npos);
   task = shift_task(reference);
+  task["trust"] = "dist";  // 5 of up to 12 devices: two disjoint groups of 5 could exist
+  task["epsilon"] = 1.0;
+  task["delta"] = 1e-6;
+  task["data_shift"]["local_epsilon"] = 1.0;
+  task["threshold"] = 6;
+  EXPECT_NE(refusal(task).find("needs more than half of max_clients (12)"), std::string::npos);
+  task["threshold"] = 7;
+  EXPECT_EQ(refusal(task), "accepted");
+  task.erase("threshold");  // the default: ⌊12/2⌋ + 1, above ⌈2·9/3⌉
+  EXPECT_EQ(plan_task(task, "", 0).task.threshold, 7u);
+  task["max_clients"] = 18;  // no threshold within min_clients can be a majority of 18
+  EXPECT_NE(refusal(task).find("needs more than half of max_clients (18)"), std::string::npos);
+  task = shift_task(reference);
   task["phase_timout_seconds"] = 20;  // misspelt: refused, not ignored
   EXPECT_NE(refusal(task).find("task: unknown field 'phase_timout_seconds'"), std::string::npos);
 }
@@ -183,7 +196,9 @@ TEST(TaskPlan, KlSendsDistinctPointsAndSplitsTheSkellamMeanOverTheThreshold) {
   KlOptions options;
   options.model = KlModel::kDist;
   options.lambda = 0.1;
-  EXPECT_DOUBLE_EQ(plan.task.device_noise_lambda, kl_dist_noise(kl_plan, options).sum_lambda / 6);
+  // DIST's default threshold: max(⌈2·9/3⌉, ⌊12/2⌋ + 1) = 7, a majority of max_clients.
+  EXPECT_EQ(plan.task.threshold, 7u);
+  EXPECT_DOUBLE_EQ(plan.task.device_noise_lambda, kl_dist_noise(kl_plan, options).sum_lambda / 7);
 
   // Exact counts of P = Π at the points (no noise in the answers): D_KL(Π‖Π) ≈ 0 within the
   // noise the accountant's μ adds to each sum.
@@ -340,9 +355,9 @@ TEST(TaskPlan, ModelUpdateAveragesTheFleetsUpdatesIntoTheGlobalModel) {
 TEST(TaskPlan, ModelUpdateDistCalibratesTheSkellamShareAtThreshold) {
   const std::string evaluation = write_examples("plan_eval2.csv", 50, 3);
   const TaskPlan plan = plan_task(model_task("dist", evaluation), "", 0);
-  EXPECT_EQ(plan.task.threshold, 6u);  // ⌈2·9/3⌉, max_clients 12
+  EXPECT_EQ(plan.task.threshold, 7u);  // max(⌈2·9/3⌉, ⌊12/2⌋ + 1): a majority of max_clients 12
   const tasks::ModelUpdateConfig config = client::model_update_config(plan.task);
-  const double at_threshold = tasks::model_update_lambda(config, 4, 6, 1.0, 1e-6).value();
+  const double at_threshold = tasks::model_update_lambda(config, 4, 7, 1.0, 1e-6).value();
   EXPECT_EQ(plan.task.device_noise_lambda, at_threshold);
   // Calibrated for max_clients shares each device would add less: a sum of only threshold
   // shares (all secure aggregation guarantees) would then carry too little noise.
