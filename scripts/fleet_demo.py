@@ -67,10 +67,10 @@ def load_tasks(clients):
         tasks = json.load(f)
     for t in tasks:
         # Every device is admitted (max); the round publishes with at least 3/4 of them
-        # (min_clients) once dropouts are counted out; DIST reveals need 2/3 of min (threshold).
+        # (min_clients) once dropouts are counted out. DIST reveals need the server's default
+        # threshold (host_server/tasks/task_plan.h): 2/3 of min, and more than half of max.
         t["max_clients"] = clients
         t["min_clients"] = max(2, (3 * clients) // 4)
-        t.setdefault("threshold", max(2, (2 * t["min_clients"] + 2) // 3))
     return tasks
 
 
@@ -106,7 +106,13 @@ def start_servers(build, work, tasks):
         servers.append(tagg)
         config["tagg"] = {"endpoint": "127.0.0.1:%d" % tagg_port, "identity": "collector-1",
                           "psk": psk}
-    server, port = start(build, work, "server", config)
+    try:
+        server, port = start(build, work, "server", config)
+    except SystemExit:  # a TAgg left running would hold the caller's pipes open
+        for other in servers:
+            other.kill()
+            other.wait()
+        raise
     return [server] + servers, port
 
 
