@@ -77,13 +77,7 @@ TlsServer::TlsServer(asio::io_context& io, TlsServerConfig config, FrameHandler&
     mbedtls_entropy_free(&entropy_);
     throw std::runtime_error("TlsServer: mbedTLS setup failed: " + mbedtls_text(rc));
   }
-  mbedtls_ssl_conf_min_version(&ssl_config_, MBEDTLS_SSL_MAJOR_VERSION_3,
-                               MBEDTLS_SSL_MINOR_VERSION_3);
-  mbedtls_ssl_conf_max_version(&ssl_config_, MBEDTLS_SSL_MAJOR_VERSION_3,
-                               MBEDTLS_SSL_MINOR_VERSION_3);
-  mbedtls_ssl_conf_ciphersuites(&ssl_config_, tls::kTlsPskCiphersuites);
-  mbedtls_ssl_conf_curves(&ssl_config_, tls::kTlsPskCurves);
-  mbedtls_ssl_conf_rng(&ssl_config_, mbedtls_ctr_drbg_random, &drbg_);
+  tls::pin_psk_profile(ssl_config_, drbg_);
   mbedtls_ssl_conf_psk_cb(&ssl_config_, &TlsServer::psk_callback, this);
 }
 

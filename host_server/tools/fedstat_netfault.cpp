@@ -71,6 +71,7 @@
 #include "host_server/net/credentials.h"
 #include "host_server/server_config.h"
 #include "host_server/tools/cli_conventions.h"
+#include "host_server/tools/process_stats.h"
 #include "mbedtls/ctr_drbg.h"
 #include "mbedtls/entropy.h"
 #include "mbedtls/error.h"
@@ -190,29 +191,8 @@ class ServerWatch {
   }
 
  private:
-  long rss_kb() const {
-    std::ifstream status("/proc/" + std::to_string(pid_) + "/status");
-    std::string line;
-    while (std::getline(status, line)) {
-      if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-    }
-    return -1;
-  }
-  // The server's user + system CPU time so far (/proc/PID/stat fields 14 and 15).
-  double cpu_seconds() const {
-    std::ifstream stat("/proc/" + std::to_string(pid_) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-    const size_t name_end = text.rfind(')');  // the command name may hold spaces
-    if (name_end == std::string::npos) return 0;
-    std::istringstream fields(text.substr(name_end + 2));
-    std::string field;
-    unsigned long long utime = 0, stime = 0;
-    for (int i = 3; i <= 15 && (fields >> field); ++i) {
-      if (i == 14) utime = std::stoull(field);
-      if (i == 15) stime = std::stoull(field);
-    }
-    return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
-  }
+  long rss_kb() const { return tools::process_status_kb(pid_, "VmRSS"); }
+  double cpu_seconds() const { return std::max(0.0, tools::process_cpu_seconds(pid_)); }
   long fds() const {
     DIR* dir = opendir(("/proc/" + std::to_string(pid_) + "/fd").c_str());
     if (dir == nullptr) return -1;
@@ -265,13 +245,7 @@ class PskClientConfig {
                                        MBEDTLS_SSL_TRANSPORT_STREAM, MBEDTLS_SSL_PRESET_DEFAULT);
     }
     if (rc == 0) {
-      mbedtls_ssl_conf_min_version(&config_, MBEDTLS_SSL_MAJOR_VERSION_3,
-                                   MBEDTLS_SSL_MINOR_VERSION_3);
-      mbedtls_ssl_conf_max_version(&config_, MBEDTLS_SSL_MAJOR_VERSION_3,
-                                   MBEDTLS_SSL_MINOR_VERSION_3);
-      mbedtls_ssl_conf_ciphersuites(&config_, tls::kTlsPskCiphersuites);
-      mbedtls_ssl_conf_curves(&config_, tls::kTlsPskCurves);
-      mbedtls_ssl_conf_rng(&config_, mbedtls_ctr_drbg_random, &drbg_);
+      tls::pin_psk_profile(config_, drbg_);
       mbedtls_ssl_conf_read_timeout(&config_, 10000);  // every blocking read: at most 10 s
       rc = mbedtls_ssl_conf_psk(&config_, psk.data(), psk.size(),
                                 reinterpret_cast<const unsigned char*>(identity.data()),

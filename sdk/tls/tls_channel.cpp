@@ -13,6 +13,14 @@ const int kTlsPskCiphersuites[] = {MBEDTLS_TLS_ECDHE_PSK_WITH_CHACHA20_POLY1305_
 const mbedtls_ecp_group_id kTlsPskCurves[] = {MBEDTLS_ECP_DP_CURVE25519, MBEDTLS_ECP_DP_SECP256R1,
                                               MBEDTLS_ECP_DP_NONE};
 
+void pin_psk_profile(mbedtls_ssl_config& config, mbedtls_ctr_drbg_context& drbg) {
+  mbedtls_ssl_conf_min_version(&config, MBEDTLS_SSL_MAJOR_VERSION_3, MBEDTLS_SSL_MINOR_VERSION_3);
+  mbedtls_ssl_conf_max_version(&config, MBEDTLS_SSL_MAJOR_VERSION_3, MBEDTLS_SSL_MINOR_VERSION_3);
+  mbedtls_ssl_conf_ciphersuites(&config, kTlsPskCiphersuites);
+  mbedtls_ssl_conf_curves(&config, kTlsPskCurves);
+  mbedtls_ssl_conf_rng(&config, mbedtls_ctr_drbg_random, &drbg);
+}
+
 namespace {
 constexpr char kDrbgPersonalisation[] = "fedstat tls psk channel";
 }  // namespace
@@ -74,11 +82,7 @@ Status TlsPskChannel::setup(ByteSpan identity, ByteSpan psk) {
                                   MBEDTLS_SSL_PRESET_DEFAULT) != 0) {
     return internal_error("TLS: mbedtls_ssl_config_defaults failed");
   }
-  mbedtls_ssl_conf_min_version(&config_, MBEDTLS_SSL_MAJOR_VERSION_3, MBEDTLS_SSL_MINOR_VERSION_3);
-  mbedtls_ssl_conf_max_version(&config_, MBEDTLS_SSL_MAJOR_VERSION_3, MBEDTLS_SSL_MINOR_VERSION_3);
-  mbedtls_ssl_conf_ciphersuites(&config_, kTlsPskCiphersuites);
-  mbedtls_ssl_conf_curves(&config_, kTlsPskCurves);
-  mbedtls_ssl_conf_rng(&config_, mbedtls_ctr_drbg_random, &drbg_);
+  pin_psk_profile(config_, drbg_);
   mbedtls_ssl_conf_session_tickets(&config_, MBEDTLS_SSL_SESSION_TICKETS_DISABLED);
   if (mbedtls_ssl_conf_psk(&config_, psk.data(), psk.size(), identity.data(), identity.size()) !=
       0) {

@@ -49,6 +49,12 @@ extern const int kTlsPskCiphersuites[];
 /// The pinned key-exchange groups (X25519 first), MBEDTLS_ECP_DP_NONE-terminated.
 extern const mbedtls_ecp_group_id kTlsPskCurves[];
 
+/// Pins what both ends of a fedstat connection agree on, on a config already given
+/// mbedtls_ssl_config_defaults: TLS 1.2 exactly, kTlsPskCiphersuites, kTlsPskCurves, and `drbg`
+/// as its random source. The device (TlsPskChannel), the server (host_server/net/tls_server.h)
+/// and the tools and benchmarks that speak to it call this one function.
+void pin_psk_profile(mbedtls_ssl_config& config, mbedtls_ctr_drbg_context& drbg);
+
 /// A FrameChannel over TLS 1.2 with a pre-shared key (see the file description). One thread at
 /// a time.
 class TlsPskChannel final : public client::FrameChannel {

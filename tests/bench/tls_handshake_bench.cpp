@@ -166,13 +166,7 @@ class ServerConfig {
                                        MBEDTLS_SSL_TRANSPORT_STREAM, MBEDTLS_SSL_PRESET_DEFAULT);
     }
     if (rc != 0) throw std::runtime_error("mbedTLS server setup failed");
-    mbedtls_ssl_conf_min_version(&config_, MBEDTLS_SSL_MAJOR_VERSION_3,
-                                 MBEDTLS_SSL_MINOR_VERSION_3);
-    mbedtls_ssl_conf_max_version(&config_, MBEDTLS_SSL_MAJOR_VERSION_3,
-                                 MBEDTLS_SSL_MINOR_VERSION_3);
-    mbedtls_ssl_conf_ciphersuites(&config_, tls::kTlsPskCiphersuites);
-    mbedtls_ssl_conf_curves(&config_, tls::kTlsPskCurves);
-    mbedtls_ssl_conf_rng(&config_, mbedtls_ctr_drbg_random, &drbg_);
+    tls::pin_psk_profile(config_, drbg_);
     mbedtls_ssl_conf_psk_cb(&config_, server_psk, &secret);
   }
   ~ServerConfig() {
@@ -203,13 +197,7 @@ class ClientSide {
         mbedtls_ssl_config_defaults(&config_, MBEDTLS_SSL_IS_CLIENT, MBEDTLS_SSL_TRANSPORT_STREAM,
                                     MBEDTLS_SSL_PRESET_DEFAULT) == 0;
     if (ok) {
-      mbedtls_ssl_conf_min_version(&config_, MBEDTLS_SSL_MAJOR_VERSION_3,
-                                   MBEDTLS_SSL_MINOR_VERSION_3);
-      mbedtls_ssl_conf_max_version(&config_, MBEDTLS_SSL_MAJOR_VERSION_3,
-                                   MBEDTLS_SSL_MINOR_VERSION_3);
-      mbedtls_ssl_conf_ciphersuites(&config_, tls::kTlsPskCiphersuites);
-      mbedtls_ssl_conf_curves(&config_, tls::kTlsPskCurves);
-      mbedtls_ssl_conf_rng(&config_, mbedtls_ctr_drbg_random, &drbg_);
+      tls::pin_psk_profile(config_, drbg_);
       mbedtls_ssl_conf_session_tickets(&config_, MBEDTLS_SSL_SESSION_TICKETS_DISABLED);
       ok = mbedtls_ssl_conf_psk(&config_, psk.data(), psk.size(),
                                 reinterpret_cast<const unsigned char*>(identity.data()),
