@@ -23,25 +23,6 @@ uint64_t wall_clock_seconds() {
   return static_cast<uint64_t>(std::time(nullptr));
 }
 
-class EmulatedData final : public client::ClientData {
- public:
-  explicit EmulatedData(EmulatedClient& data) : data_(data) {}
-  const histogram::SparseHistogram* histogram() override {
-    return data_.table.empty() ? nullptr : &data_.histogram;
-  }
-  Result<tasks::Examples> examples() override {
-    if (data_.examples.count() == 0) return not_found("the emulated device holds no examples");
-    return data_.examples.view();
-  }
-  Result<Span<const double>> unit_vector() override {
-    if (data_.vector.empty()) return not_found("the emulated device holds no vector");
-    return Span<const double>(data_.vector.data(), data_.vector.size());
-  }
-
- private:
-  EmulatedClient& data_;
-};
-
 // Closes the connection just before the first message of one kind would go out; counts the
 // frame bytes it lets through.
 class DroppingChannel final : public client::FrameChannel {

@@ -25,9 +25,31 @@
 
 #include "fedstat/v1/envelope.pb.h"
 #include "host_server/estimate/client_emulation.h"
+#include "sdk/client/client_data.h"
 
 namespace fedstat {
 namespace host {
+
+// An emulated device's data as its app hands it to the Client (client::ClientData): the
+// histogram, the examples or the vector EmulatedClient holds; kNotFound for what it holds none of.
+class EmulatedData final : public client::ClientData {
+ public:
+  explicit EmulatedData(EmulatedClient& data) : data_(data) {}
+  const histogram::SparseHistogram* histogram() override {
+    return data_.table.empty() ? nullptr : &data_.histogram;
+  }
+  Result<tasks::Examples> examples() override {
+    if (data_.examples.count() == 0) return not_found("the emulated device holds no examples");
+    return data_.examples.view();
+  }
+  Result<Span<const double>> unit_vector() override {
+    if (data_.vector.empty()) return not_found("the emulated device holds no vector");
+    return Span<const double>(data_.vector.data(), data_.vector.size());
+  }
+
+ private:
+  EmulatedClient& data_;
+};
 
 struct DeviceSetup {
   uint64_t id = 1;

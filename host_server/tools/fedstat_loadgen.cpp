@@ -66,6 +66,7 @@
 #include "host_server/tasks/task_plan.h"
 #include "host_server/tools/cli_conventions.h"
 #include "host_server/tools/load_fleet.h"
+#include "host_server/tools/process_stats.h"
 #include "nlohmann/json.hpp"
 #include "platform/posix/posix_platform.h"
 #include "sdk/client/client.h"
@@ -77,30 +78,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The server's user + system CPU seconds so far (/proc/PID/stat fields 14 and 15).
+// The server's CPU seconds so far and peak resident memory in KiB (VmHWM), or an error.
 double cpu_seconds(int pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  const std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  const size_t name_end = text.rfind(')');  // the command name may hold spaces
-  if (name_end == std::string::npos) throw std::runtime_error("cannot read /proc/PID/stat");
-  std::istringstream fields(text.substr(name_end + 2));
-  std::string field;
-  unsigned long long utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && (fields >> field); ++i) {
-    if (i == 14) utime = std::stoull(field);
-    if (i == 15) stime = std::stoull(field);
-  }
-  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  const double seconds = tools::process_cpu_seconds(pid);
+  if (seconds < 0) throw std::runtime_error("cannot read /proc/" + std::to_string(pid) + "/stat");
+  return seconds;
 }
 
-// The server's peak resident memory in KiB (VmHWM).
 long peak_memory_kb(int pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
-  }
-  throw std::runtime_error("no VmHWM in /proc/" + std::to_string(pid) + "/status");
+  const long kb = tools::process_status_kb(pid, "VmHWM");
+  if (kb < 0) throw std::runtime_error("no VmHWM in /proc/" + std::to_string(pid) + "/status");
+  return kb;
 }
 
 // A fedstat-server child on `config`; SIGTERM and reaped when this goes away.

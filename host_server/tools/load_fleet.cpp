@@ -28,25 +28,6 @@ uint64_t wall_clock_seconds() {
   return static_cast<uint64_t>(std::time(nullptr));
 }
 
-class DeviceData final : public client::ClientData {
- public:
-  explicit DeviceData(EmulatedClient& data) : data_(data) {}
-  const histogram::SparseHistogram* histogram() override {
-    return data_.table.empty() ? nullptr : &data_.histogram;
-  }
-  Result<tasks::Examples> examples() override {
-    if (data_.examples.count() == 0) return not_found("the emulated device holds no examples");
-    return data_.examples.view();
-  }
-  Result<Span<const double>> unit_vector() override {
-    if (data_.vector.empty()) return not_found("the emulated device holds no vector");
-    return Span<const double>(data_.vector.data(), data_.vector.size());
-  }
-
- private:
-  EmulatedClient& data_;
-};
-
 // Times each report's acknowledgement (load_fleet.h): the last Report chunk's send to the Ack
 // whose offset is the task's vector_length.
 class TimingChannel final : public client::FrameChannel {
@@ -126,7 +107,7 @@ void run_device(const LoadOptions& options, uint64_t id, EmulatedClient& data, S
         "device " + std::to_string(id) + " ledger");
   check(ledger.load(), "device " + std::to_string(id) + " ledger");
   std::unique_ptr<uint64_t[]> memory(new uint64_t[(options.memory_bytes + 7) / 8]);
-  DeviceData app_data(data);
+  EmulatedData app_data(data);
   const net::DevicePsk psk = net::derive_device_psk(options.fleet_secret, id);
   const std::string identity = std::to_string(id);
   // Heap, not the thread's small stack: the Client and the channel (~3 KiB each).
