@@ -27,7 +27,14 @@ target_include_directories(fedstat_sdk INTERFACE
 set_target_properties(fedstat_sdk PROPERTIES EXPORT_NAME sdk)
 set_target_properties(fedstat_c PROPERTIES EXPORT_NAME c)
 set(_targets fedstat_sdk fedstat_c)
-if(TARGET fedstat_sdk_tls)
+# The TLS channel is packaged for hosted builds only. On bare metal it is built in the tree (the
+# Cortex-M4 firmware links it), but its header includes mbedTLS's, which the bare-metal package
+# does not install (it ships mbedTLS as an archive alone).
+set(_package_tls OFF)
+if(TARGET fedstat_sdk_tls AND FEDSTAT_PLATFORM STREQUAL "posix")
+  set(_package_tls ON)
+endif()
+if(_package_tls)
   set_target_properties(fedstat_sdk_tls PROPERTIES EXPORT_NAME sdk_tls)
   list(APPEND _targets fedstat_sdk_tls)
 endif()
@@ -69,7 +76,7 @@ foreach(_h IN LISTS _sdk_headers)
   if(_h IN_LIST FEDSTAT_INTERNAL_HEADERS)
     continue()
   endif()
-  if(_h MATCHES "^sdk/tls/" AND NOT TARGET fedstat_sdk_tls)
+  if(_h MATCHES "^sdk/tls/" AND NOT _package_tls)
     continue()
   endif()
   list(APPEND _public_headers "${_h}")
@@ -128,7 +135,7 @@ configure_file("${CMAKE_CURRENT_LIST_DIR}/fedstat-c.pc.in" "${PROJECT_BINARY_DIR
                @ONLY)
 install(FILES "${PROJECT_BINARY_DIR}/package/fedstat-c.pc"
         DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
-if(TARGET fedstat_sdk_tls)
+if(_package_tls)
   configure_file("${CMAKE_CURRENT_LIST_DIR}/fedstat-tls.pc.in"
                  "${PROJECT_BINARY_DIR}/package/fedstat-tls.pc" @ONLY)
   install(FILES "${PROJECT_BINARY_DIR}/package/fedstat-tls.pc"

@@ -51,6 +51,8 @@ if(FEDSTAT_PLATFORM STREQUAL "baremetal")
   target_compile_definitions(fedstat_mbedcrypto PUBLIC
     $<BUILD_INTERFACE:MBEDTLS_CONFIG_FILE="fedstat_mbedtls_config.h">)
   add_library(fedstat::mbedcrypto ALIAS fedstat_mbedcrypto)
+  # The same archive holds the TLS client the config enables (sdk/tls on the device).
+  add_library(fedstat::mbedtls ALIAS fedstat_mbedcrypto)
   # mbedTLS built here for the microcontroller must be heap-free too.
   fedstat_forbid_heap(fedstat_mbedcrypto)
 else()

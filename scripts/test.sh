@@ -7,7 +7,8 @@
 #   3b. host build with Clang, libFuzzer, ASan + UBSan: every fuzz target for 20 s (label fuzz;
 #      scripts/fuzz.sh --long runs them longer)
 #   4. AArch64 build: the same unit tests under qemu-aarch64
-#   5. Cortex-M4 build: the bare-metal self-test image under qemu-system-arm
+#   5. Cortex-M4 build: the bare-metal self-test image under qemu-system-arm, and the firmware
+#      (examples/cortex_m_firmware) in a round with the host-asan server and fedstat-sim devices
 #   (3-5 each also install their build and build and run tests/consumer against it: label consumer)
 # Exits non-zero if any step fails. Ends with "tests: N passed, M failed".
 set -euo pipefail
@@ -55,7 +56,9 @@ echo "==== host-release: fedstat-sim built in $(($(date +%s) - t0)) s"
 run_preset host-asan "-DFEDSTAT_EMULATION_SIM=$PWD/build/host-release/host_server/fedstat-sim"
 run_preset host-fuzz "-DFEDSTAT_FUZZ_SECONDS=20"
 run_preset aarch64
-run_preset cortex-m4
+# The firmware round test (issue 14) runs the host's server (the sanitized one) and fleet.
+run_preset cortex-m4 "-DFEDSTAT_HOST_SERVER=$PWD/build/host-asan/host_server/fedstat-server" \
+  "-DFEDSTAT_HOST_SIM=$PWD/build/host-release/host_server/fedstat-sim"
 
 echo "==== all presets done in $(($(date +%s) - start)) s"
 echo "tests: $passed passed, $failed failed"

@@ -101,7 +101,8 @@ int main(int argc, char** argv) {
        {1, "a runtime failure (the reason is on stderr)"},
        {2, "the command line or the task file was wrong"}});
   std::string server, task_path, data_dir, secret_hex, state_dir;
-  uint32_t clients = 10, max_sessions = 600;
+  std::string external_dir = ".";
+  uint32_t clients = 10, max_sessions = 600, external = 0;
   double dropout = 0;
   uint64_t seed = 0, first_id = 1, noise_seed = 0;
   size_t memory = 4u << 20;
@@ -126,6 +127,13 @@ int main(int argc, char** argv) {
   app.add_option("--state", state_dir, "where devices keep ledgers and round state (default: .)");
   app.add_option("--max-sessions", max_sessions, "check-ins per device before it gives up")
       ->check(CLI::Range(1u, 100000u));
+  app.add_option("--external", external,
+                 "the first N devices run elsewhere (e.g. firmware under QEMU): not started here; "
+                 "each one's item counts are written to --external-dir as device-<id>-items.txt, "
+                 "and it is counted as a contributor in the in-process check")
+      ->check(CLI::Range(0u, 1024u));
+  app.add_option("--external-dir", external_dir, "where --external devices' items are written")
+      ->check(CLI::ExistingDirectory);
   app.add_flag("--json", json_output, "print one JSON object");
   if (auto code = fedstat::tools::parse_command_line(app, argc, argv)) return *code;
   try {
@@ -140,6 +148,11 @@ int main(int argc, char** argv) {
     const std::string base_dir = slash == std::string::npos ? "." : task_path.substr(0, slash);
     const TaskPlan plan = plan_task(declaration, base_dir, 0, noise_seed);
     const bool dist = plan.task.trust == fedstat_v1_TrustModel_DIST;
+    if (external > clients) throw std::invalid_argument("--external exceeds --clients");
+    if (external > 0 && plan.task.kind != fedstat_v1_TaskKind_DATA_SHIFT &&
+        plan.task.kind != fedstat_v1_TaskKind_KL_ANSWERS) {
+      throw std::invalid_argument("--external is for data_shift and kl tasks (item histograms)");
+    }
     const uint32_t stages = plan.next_stage ? 2 : 1;
 
     // Only the file the task's kind reads.
@@ -211,7 +224,30 @@ int main(int argc, char** argv) {
     std::mutex finished_mutex;
     std::condition_variable finished_changed;
     uint32_t finished = 0;
-    for (uint32_t i = 0; i < clients; ++i) {
+    for (uint32_t i = 0; i < external; ++i) {
+      // An external device: its histogram's capacity, then its items and counts.
+      const std::string path =
+          external_dir + "/device-" + std::to_string(setups[i].id) + "-items.txt";
+      std::ofstream out(path);
+      out << "capacity " << data[i]->table.size() << "\n";
+      for (const histogram::SparseEntry& entry : data[i]->table) {
+        if (entry.count != 0) out << entry.id << " " << entry.count << "\n";
+      }
+      if (!out.flush()) throw std::runtime_error("cannot write " + path);
+      drop_names[i].assign(stages, "");
+      reports[i].id = setups[i].id;
+      reports[i].outcome = "external";
+      reports[i].task_id = plan.task.task_id;
+      DeviceTaskReport task;
+      task.task_id = plan.task.task_id;
+      task.outcome = "external";
+      reports[i].tasks.push_back(task);
+    }
+    {
+      const std::lock_guard<std::mutex> lock(finished_mutex);
+      finished = external;
+    }
+    for (uint32_t i = external; i < clients; ++i) {
       threads.emplace_back([&, i]() {
         try {
           reports[i] = run_emulated_device(setups[i], *data[i]);
@@ -267,7 +303,7 @@ int main(int argc, char** argv) {
           continue;
         }
         ++outcomes[t->outcome];
-        const bool summed = t->outcome == "completed" ||
+        const bool summed = t->outcome == "completed" || t->outcome == "external" ||
                             (t->outcome == "dropped" && drop_names[i][t->index] == "reveals");
         if (summed) contributors.emplace_back(i, t->index);
       }
@@ -299,6 +335,12 @@ int main(int argc, char** argv) {
                   {"reconnects", r.reconnects},
                   {"epsilon_spent", r.epsilon_spent},
                   {"detail", r.detail}};
+      if (i < external && seed != 0) {
+        // What this device's report must be, word for word (its stored Report chunks, under
+        // trust none, can be checked against it).
+        device["contribution_sha256"] = sum_digest(
+            expected_contribution(plan.task, plan.data, *data[i], seed, setups[i].id, 0));
+      }
       if (stages > 1) {
         json tasks = json::array();
         for (const DeviceTaskReport& t : r.tasks) {

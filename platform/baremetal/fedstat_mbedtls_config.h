@@ -1,4 +1,5 @@
-/* mbedTLS 2.28 configuration for fedstat on microcontrollers: only what sdk/base/crypto.cpp uses.
+/* mbedTLS 2.28 configuration for fedstat on microcontrollers: only what sdk/base/crypto.cpp and
+ * the device's TLS channel (sdk/tls/tls_channel.h) use.
  * Selected with -DMBEDTLS_CONFIG_FILE="fedstat_mbedtls_config.h" when mbedTLS is built from
  * Debian's source package for a bare-metal target (cmake/FedstatThirdParty.cmake).
  * AES, CTR mode, SHA-256 and CTR_DRBG keep their state in the caller's context. Secure
@@ -45,6 +46,25 @@
 #define MBEDTLS_HKDF_C
 #define MBEDTLS_CIPHER_C
 #define MBEDTLS_GCM_C
+
+/* The device's TLS 1.2 client (sdk/tls/tls_channel.h): the one suite both ends pin,
+ * TLS-ECDHE-PSK-WITH-CHACHA20-POLY1305-SHA256, over X25519 (ECDH on the curve above). */
+#define MBEDTLS_ECDH_C
+#define MBEDTLS_CHACHA20_C
+#define MBEDTLS_POLY1305_C
+#define MBEDTLS_CHACHAPOLY_C
+#define MBEDTLS_SSL_TLS_C
+#define MBEDTLS_SSL_CLI_C
+#define MBEDTLS_SSL_PROTO_TLS1_2
+#define MBEDTLS_KEY_EXCHANGE_ECDHE_PSK_ENABLED
+#define MBEDTLS_SSL_EXTENDED_MASTER_SECRET
+#define MBEDTLS_PSK_MAX_LEN 32
+/* Small records: the client asks the server for 1 KiB fragments (RFC 6066 max_fragment_length;
+ * sdk/tls/tls_channel.cpp) — every fedstat frame (wire::kMaxFrameBytes, 738 bytes) fits one —
+ * so each record buffer is 1 KiB plus the record overhead instead of 16 KiB. */
+#define MBEDTLS_SSL_MAX_FRAGMENT_LENGTH
+#define MBEDTLS_SSL_IN_CONTENT_LEN 1024
+#define MBEDTLS_SSL_OUT_CONTENT_LEN 1024
 
 #include "mbedtls/check_config.h"
 

@@ -13,9 +13,8 @@
 
 namespace fedstat {
 namespace crypto {
-namespace {
 
-void ensure_pool() {
+void ensure_mbedtls_pool() {
 #if defined(FEDSTAT_PLATFORM_BAREMETAL)
   alignas(8) static unsigned char pool[kMbedtlsPoolBytes];
   static bool ready = false;
@@ -25,6 +24,8 @@ void ensure_pool() {
   }
 #endif
 }
+
+namespace {
 
 struct Blinding {
   EntropyCallback callback;
@@ -69,7 +70,7 @@ Status multiply(ByteSpan private_key, const uint8_t* base, Span<uint8_t> out, En
   if (private_key.size() != kX25519KeyBytes || out.size() != kX25519KeyBytes || cb == nullptr) {
     return invalid_argument("X25519: keys are 32 bytes and a blinding source is required");
   }
-  ensure_pool();
+  ensure_mbedtls_pool();
   Curve c;
   Blinding blinding{cb, cb_context};
   if (mbedtls_ecp_group_load(&c.group, MBEDTLS_ECP_DP_CURVE25519) != 0 ||
@@ -135,7 +136,7 @@ Status x25519_shared_secret(ByteSpan private_key, ByteSpan peer_public, Span<uin
 }
 
 Status hkdf_sha256(ByteSpan salt, ByteSpan input_key, ByteSpan info, MutableByteSpan out) {
-  ensure_pool();
+  ensure_mbedtls_pool();
   const mbedtls_md_info_t* md = mbedtls_md_info_from_type(MBEDTLS_MD_SHA256);
   if (md == nullptr) return internal_error("HKDF: SHA-256 is not in this mbedTLS build");
   const int rc = mbedtls_hkdf(md, salt.data(), salt.size(), input_key.data(), input_key.size(),
@@ -169,7 +170,7 @@ Status aes256_gcm_seal(ByteSpan key, ByteSpan iv, ByteSpan aad, ByteSpan plainte
                        MutableByteSpan ciphertext, MutableByteSpan tag) {
   FEDSTAT_RETURN_IF_ERROR(
       check_gcm_sizes(key, iv, plaintext.size(), ciphertext.size(), tag.size()));
-  ensure_pool();
+  ensure_mbedtls_pool();
   Gcm gcm;
   if (mbedtls_gcm_setkey(&gcm.context, MBEDTLS_CIPHER_ID_AES, key.data(), 256) != 0) {
     return resource_exhausted("AES-GCM: mbedTLS could not set the key (memory pool full?)");
@@ -186,7 +187,7 @@ Status aes256_gcm_open(ByteSpan key, ByteSpan iv, ByteSpan aad, ByteSpan ciphert
                        MutableByteSpan plaintext) {
   FEDSTAT_RETURN_IF_ERROR(
       check_gcm_sizes(key, iv, ciphertext.size(), plaintext.size(), tag.size()));
-  ensure_pool();
+  ensure_mbedtls_pool();
   Gcm gcm;
   if (mbedtls_gcm_setkey(&gcm.context, MBEDTLS_CIPHER_ID_AES, key.data(), 256) != 0) {
     return resource_exhausted("AES-GCM: mbedTLS could not set the key (memory pool full?)");

@@ -5,12 +5,18 @@
 
 #include "mbedtls/entropy.h"
 #include "mbedtls/net_sockets.h"
+#include "sdk/base/crypto.h"
 
 namespace fedstat {
 namespace tls {
 
 const int kTlsPskCiphersuites[] = {MBEDTLS_TLS_ECDHE_PSK_WITH_CHACHA20_POLY1305_SHA256, 0};
-const mbedtls_ecp_group_id kTlsPskCurves[] = {MBEDTLS_ECP_DP_CURVE25519, MBEDTLS_ECP_DP_SECP256R1,
+// P-256 where this mbedTLS has it (hosts); a microcontroller's build has X25519 alone, and
+// mbedTLS refuses a handshake whose list names a curve it was built without.
+const mbedtls_ecp_group_id kTlsPskCurves[] = {MBEDTLS_ECP_DP_CURVE25519,
+#if defined(MBEDTLS_ECP_DP_SECP256R1_ENABLED)
+                                              MBEDTLS_ECP_DP_SECP256R1,
+#endif
                                               MBEDTLS_ECP_DP_NONE};
 
 void pin_psk_profile(mbedtls_ssl_config& config, mbedtls_ctr_drbg_context& drbg) {
@@ -73,6 +79,7 @@ void TlsPskChannel::set_deadline(uint32_t timeout_ms) {
 }
 
 Status TlsPskChannel::setup(ByteSpan identity, ByteSpan psk) {
+  crypto::ensure_mbedtls_pool();  // microcontrollers: mbedTLS allocates from the SDK's pool
   if (mbedtls_ctr_drbg_seed(&drbg_, &TlsPskChannel::drbg_entropy, this,
                             reinterpret_cast<const unsigned char*>(kDrbgPersonalisation),
                             sizeof(kDrbgPersonalisation) - 1) != 0) {
@@ -83,7 +90,17 @@ Status TlsPskChannel::setup(ByteSpan identity, ByteSpan psk) {
     return internal_error("TLS: mbedtls_ssl_config_defaults failed");
   }
   pin_psk_profile(config_, drbg_);
+#if defined(MBEDTLS_SSL_SESSION_TICKETS)
   mbedtls_ssl_conf_session_tickets(&config_, MBEDTLS_SSL_SESSION_TICKETS_DISABLED);
+#endif
+#if MBEDTLS_SSL_IN_CONTENT_LEN < 16384
+  // Small record buffers (microcontrollers: 1 KiB): ask the server for records that fit them.
+  static_assert(MBEDTLS_SSL_IN_CONTENT_LEN >= 1024 && MBEDTLS_SSL_OUT_CONTENT_LEN >= 1024,
+                "the TLS record buffers must hold a 1 KiB fragment");
+  if (mbedtls_ssl_conf_max_frag_len(&config_, MBEDTLS_SSL_MAX_FRAG_LEN_1024) != 0) {
+    return internal_error("TLS: mbedtls_ssl_conf_max_frag_len failed");
+  }
+#endif
   if (mbedtls_ssl_conf_psk(&config_, psk.data(), psk.size(), identity.data(), identity.size()) !=
       0) {
     return internal_error("TLS: mbedtls_ssl_conf_psk failed (out of memory)");

@@ -36,6 +36,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'common'))
+from protobuf_fields import protobuf_fields  # noqa: E402  (tests/common)
+
 FLEET_SECRET = '5a' * 32  # as tests/emulation/common.sh
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'scripts')
 sys.path.insert(0, SCRIPTS)
@@ -163,39 +166,6 @@ def stored_events():
         return {r[0]: hashlib.sha256(repr(r[1:4]).encode() + r[4]).hexdigest() for r in rows}
     finally:
         db.close()
-
-
-def protobuf_fields(data):
-    """(field number, wire type, value) of one protobuf message: varints as ints,
-    length-delimited fields as bytes (the only wire types an Envelope's reveal path uses)."""
-    i, out = 0, []
-    while i < len(data):
-        key, i = varint(data, i)
-        field, wire = key >> 3, key & 7
-        if wire == 0:
-            value, i = varint(data, i)
-        elif wire == 2:
-            n, i = varint(data, i)
-            value, i = data[i:i + n], i + n
-        elif wire == 1:
-            value, i = data[i:i + 8], i + 8
-        elif wire == 5:
-            value, i = data[i:i + 4], i + 4
-        else:
-            raise ValueError(f'wire type {wire}')
-        out.append((field, wire, value))
-    return out
-
-
-def varint(data, i):
-    shift = value = 0
-    while True:
-        b = data[i]
-        i += 1
-        value |= (b & 0x7f) << shift
-        shift += 7
-        if b < 0x80:
-            return value, i
 
 
 def stored_reveal_kinds():

@@ -1,0 +1,202 @@
+// The Cortex-M4 firmware: a microcontroller that takes part in fedstat rounds (README.md).
+//
+// It counts its simulated sensor's events into a histogram, then checks in with fedstat-server
+// through the SDK's Client over TLS 1.2 (ECDHE-PSK, its own credential) on UART0, answers the
+// task it is offered (a data-shift sketch report, a KL answer, secure aggregation when the task
+// is Dist) and keeps checking in until a task's round ends. It prints what happened and its
+// footprint (sections, stack high-water mark by stack painting) over semihosting and exits 0
+// when its round completed.
+#include <stdio.h>
+#include <string.h>
+
+#include "examples/cortex_m_firmware/cmsdk_uart_transport.h"
+#include "examples/cortex_m_firmware/provisioning.h"
+#include "examples/cortex_m_firmware/stack_paint.h"
+#include "platform/baremetal/hooks.h"
+#include "platform/platform.h"
+#include "sdk/base/csprng.h"
+#include "sdk/base/seeded_stream.h"
+#include "sdk/client/client.h"
+#include "sdk/privacy/budget_ledger.h"
+#include "sdk/tls/tls_channel.h"
+
+namespace {
+
+using fedstat::ByteSpan;
+using fedstat::MutableByteSpan;
+using fedstat::Span;
+using fedstat::Status;
+
+// What this image gives the SDK (the README's RAM table is these plus the stack).
+constexpr size_t kHistogramSlots = 256;       // the largest capacity a provisioning may ask for
+constexpr size_t kLedgerEntries = 8;          // tasks remembered in the privacy window
+constexpr size_t kClientMemoryBytes = 18432;  // the Client's arena (Client::memory_bytes)
+constexpr uint32_t kMaxSessions = 120;        // check-ins before giving up
+constexpr uint32_t kRetryMillis = 500;        // between check-ins that found no task
+constexpr uint32_t kConnectTimeoutMs = 60000;
+constexpr uint32_t kReceiveTimeoutMs = 300000;
+
+fedstat::histogram::SparseEntry g_table[kHistogramSlots];
+fedstat::privacy::PrivacySpend g_spends[kLedgerEntries];
+uint8_t g_ledger_scratch[fedstat::privacy::BudgetLedger::blob_bytes(kLedgerEntries)];
+alignas(8) uint8_t g_client_memory[kClientMemoryBytes];
+// Static rather than on the 8 KiB stack: the Client (its Envelopes, Task and SecAggClient) and
+// the TLS channel (mbedTLS's contexts and two frame buffers), reused session after session.
+fedstat::client::Client g_client;
+fedstat::tls::TlsPskChannel g_channel;
+
+class SensorData final : public fedstat::client::ClientData {
+ public:
+  explicit SensorData(const fedstat::histogram::SparseHistogram& h) : histogram_(h) {}
+  const fedstat::histogram::SparseHistogram* histogram() override { return &histogram_; }
+
+ private:
+  const fedstat::histogram::SparseHistogram& histogram_;
+};
+
+// The ledger's clock: a real device reads its RTC or network time; this board has none, so a
+// fixed epoch plus the monotonic clock.
+uint64_t wall_clock_seconds() {
+  return 1790000000u + fedstat::platform::monotonic_micros() / 1000000u;
+}
+
+void wait_millis(uint32_t millis) {
+  const uint64_t until = fedstat::platform::monotonic_micros() + uint64_t{millis} * 1000;
+  while (fedstat::platform::monotonic_micros() < until) {
+  }
+}
+
+const char* result_name(fedstat::client::SessionResult r) {
+  using fedstat::client::SessionResult;
+  switch (r) {
+    case SessionResult::kNoTask:
+      return "no-task";
+    case SessionResult::kVersionTooOld:
+      return "version-too-old";
+    case SessionResult::kDeclinedInterrupted:
+      return "declined-interrupted";
+    case SessionResult::kDeclinedNoData:
+      return "declined-no-data";
+    case SessionResult::kDeclinedMemory:
+      return "declined-memory";
+    case SessionResult::kDeclinedBudget:
+      return "declined-budget";
+    case SessionResult::kCompleted:
+      return "completed";
+    case SessionResult::kAborted:
+      return "aborted";
+  }
+  return "unknown";
+}
+
+int fail(const char* what, const Status& status) {
+  printf("firmware: %s: %s\n", what, status.message());
+  return 1;
+}
+
+// Check-ins until one ends with the task's outcome. Returns the process's exit status.
+int take_part(const firmware::Provisioning& device, fedstat::client::Client& client,
+              fedstat::tls::TlsPskChannel& channel) {
+  char identity[24];
+  snprintf(identity, sizeof(identity), "%lu", static_cast<unsigned long>(device.id));
+  for (uint32_t session = 1; session <= kMaxSessions; ++session) {
+    const Status connected = channel.connect(
+        "uart0", ByteSpan(reinterpret_cast<const uint8_t*>(identity), strlen(identity)),
+        ByteSpan(device.psk, sizeof(device.psk)), kConnectTimeoutMs);
+    if (!connected.ok()) {
+      printf("firmware: session %lu: connect: %s\n", static_cast<unsigned long>(session),
+             connected.message());
+      if (connected.code() == fedstat::StatusCode::kPermissionDenied) return 1;
+      continue;
+    }
+    const fedstat::Result<fedstat::client::SessionOutcome> outcome = client.run_session(channel);
+    channel.close();
+    if (!outcome.ok()) {
+      printf("firmware: session %lu: %s (server: %s)\n", static_cast<unsigned long>(session),
+             outcome.status().message(), client.last_server_detail());
+      const fedstat::StatusCode code = outcome.status().code();
+      const bool lost = code == fedstat::StatusCode::kUnavailable ||
+                        code == fedstat::StatusCode::kDeadlineExceeded;
+      if (lost) continue;  // check in again: the Client resumes a pending round
+      return 1;
+    }
+    const fedstat::client::SessionOutcome o = outcome.value();
+    if (o.result == fedstat::client::SessionResult::kNoTask) {
+      wait_millis(kRetryMillis);
+      continue;
+    }
+    printf("firmware: device %lu: task %lu %s after %lu sessions\n",
+           static_cast<unsigned long>(device.id), static_cast<unsigned long>(o.task_id),
+           result_name(o.result), static_cast<unsigned long>(session));
+    return o.result == fedstat::client::SessionResult::kCompleted ? 0 : 1;
+  }
+  printf("firmware: no task in %lu check-ins\n", static_cast<unsigned long>(kMaxSessions));
+  return 1;
+}
+
+int run() {
+  fedstat::platform::baremetal::Hooks hooks = fedstat::platform::baremetal::semihosting_hooks();
+  firmware::install_uart_transport(hooks);
+  fedstat::platform::baremetal::install_hooks(hooks);
+
+  const fedstat::Result<firmware::Provisioning> provisioned = firmware::read_provisioning();
+  if (!provisioned.ok()) return fail("provisioning", provisioned.status());
+  const firmware::Provisioning device = provisioned.value();
+
+  fedstat::histogram::SparseHistogram histogram;
+  Status status = firmware::count_sensor_events(
+      device.id, Span<fedstat::histogram::SparseEntry>(g_table, kHistogramSlots), histogram);
+  if (!status.ok()) return fail("sensor events", status);
+  printf("firmware: device %lu counted %lu events of %lu items\n",
+         static_cast<unsigned long>(device.id), static_cast<unsigned long>(histogram.total()),
+         static_cast<unsigned long>(histogram.size()));
+
+  char ledger_name[24];
+  snprintf(ledger_name, sizeof(ledger_name), "ledger-%lu", static_cast<unsigned long>(device.id));
+  fedstat::privacy::LedgerConfig ledger_config;
+  ledger_config.epsilon_budget = 10;
+  ledger_config.delta_budget = 1e-3;
+  ledger_config.blob_name = ledger_name;
+  fedstat::privacy::BudgetLedger ledger;
+  status =
+      ledger.init(ledger_config, Span<fedstat::privacy::PrivacySpend>(g_spends, kLedgerEntries),
+                  MutableByteSpan(g_ledger_scratch, sizeof(g_ledger_scratch)));
+  if (status.ok()) status = ledger.load();
+  if (!status.ok()) return fail("privacy ledger", status);
+
+  // The device's randomness: its CSPRNG, or (tests) the seeded stream the host reproduces
+  // (fedstat-sim's device_stream(id, 0) = id).
+  fedstat::Seed256 key;
+  for (int i = 0; i < 8; ++i) key.bytes[i] = static_cast<uint8_t>(device.seed >> (8 * i));
+  fedstat::SeededStream seeded(key, device.id);
+  fedstat::Csprng csprng;
+  fedstat::RandomSource* random = &seeded;
+  if (device.seed == 0) {
+    status =
+        csprng.init(ByteSpan(reinterpret_cast<const uint8_t*>(ledger_name), strlen(ledger_name)));
+    if (!status.ok()) return fail("entropy", status);
+    random = &csprng;
+  }
+
+  char round_name[24];
+  snprintf(round_name, sizeof(round_name), "round-%lu", static_cast<unsigned long>(device.id));
+  fedstat::client::ClientConfig config;
+  config.device_id = device.id;
+  config.receive_timeout_ms = kReceiveTimeoutMs;
+  config.wall_clock_seconds = wall_clock_seconds;
+  config.round_blob_name = round_name;
+  SensorData data(histogram);
+  status = g_client.init(config, MutableByteSpan(g_client_memory, sizeof(g_client_memory)), data,
+                         ledger, *random);
+  if (!status.ok()) return fail("client", status);
+  return take_part(device, g_client, g_channel);
+}
+
+}  // namespace
+
+int main() {
+  firmware::paint_stack();
+  const int rc = run();
+  firmware::print_footprint();
+  return rc;
+}

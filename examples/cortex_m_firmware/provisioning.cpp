@@ -1,0 +1,164 @@
+// Reads the firmware's provisioning and its simulated sensor's events (provisioning.h).
+#include "examples/cortex_m_firmware/provisioning.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "platform/baremetal/hooks.h"
+
+namespace firmware {
+namespace {
+
+using fedstat::MutableByteSpan;
+using fedstat::Result;
+using fedstat::Status;
+
+// Whitespace-separated tokens of a file read through the platform's read_at hook, 128 bytes at
+// a time.
+class TokenReader {
+ public:
+  explicit TokenReader(const char* name) : name_(name) {}
+
+  // The next token into `out` (NUL-terminated); false at the end of the file. A token longer
+  // than `capacity` − 1 or a read error sets error().
+  bool next(char* out, size_t capacity) {
+    size_t n = 0;
+    for (;;) {
+      if (position_ == filled_ && !refill()) break;
+      if (position_ == filled_) break;  // end of file
+      const char c = static_cast<char>(buffer_[position_++]);
+      const bool space = c == ' ' || c == '\n' || c == '\r' || c == '\t';
+      if (space) {
+        if (n > 0) break;
+        continue;
+      }
+      if (n + 1 >= capacity) {
+        error_ = fedstat::invalid_argument("provisioning: a token is too long");
+        return false;
+      }
+      out[n++] = c;
+    }
+    out[n] = '\0';
+    return n > 0;
+  }
+  Status error() const { return error_; }
+
+ private:
+  bool refill() {
+    const auto& hooks = fedstat::platform::baremetal::installed_hooks();
+    if (hooks.read_at == nullptr) {
+      error_ = fedstat::unavailable("provisioning: no storage hook installed");
+      return false;
+    }
+    const Result<size_t> got =
+        hooks.read_at(name_, offset_, MutableByteSpan(buffer_, sizeof(buffer_)));
+    if (!got.ok()) {
+      error_ = got.status();
+      return false;
+    }
+    offset_ += got.value();
+    position_ = 0;
+    filled_ = got.value();
+    return true;
+  }
+
+  const char* name_;
+  uint8_t buffer_[128];
+  size_t offset_ = 0, position_ = 0, filled_ = 0;
+  Status error_;
+};
+
+bool parse_decimal(const char* text, uint64_t& out) {
+  if (*text == '\0') return false;
+  uint64_t value = 0;
+  for (; *text != '\0'; ++text) {
+    if (*text < '0' || *text > '9') return false;
+    const uint64_t digit = static_cast<uint64_t>(*text - '0');
+    if (value > (UINT64_MAX - digit) / 10) return false;
+    value = value * 10 + digit;
+  }
+  out = value;
+  return true;
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+Result<Provisioning> read_provisioning() {
+  TokenReader reader("device.txt");
+  Provisioning p;
+  bool have_id = false, have_psk = false, have_seed = false;
+  char key[16], value[80];
+  while (reader.next(key, sizeof(key))) {
+    if (!reader.next(value, sizeof(value))) {
+      return fedstat::invalid_argument("device.txt: a key without a value");
+    }
+    if (strcmp(key, "id") == 0) {
+      have_id = parse_decimal(value, p.id) && p.id >= 1 && p.id <= (uint64_t{1} << 31);
+      if (!have_id) return fedstat::invalid_argument("device.txt: id must be 1..2^31");
+    } else if (strcmp(key, "seed") == 0) {
+      have_seed = parse_decimal(value, p.seed);
+      if (!have_seed) return fedstat::invalid_argument("device.txt: seed must be a decimal");
+    } else if (strcmp(key, "psk") == 0) {
+      if (strlen(value) != 2 * sizeof(p.psk)) {
+        return fedstat::invalid_argument("device.txt: psk must be 64 hex digits");
+      }
+      for (size_t i = 0; i < sizeof(p.psk); ++i) {
+        const int high = hex_value(value[2 * i]), low = hex_value(value[2 * i + 1]);
+        if (high < 0 || low < 0) return fedstat::invalid_argument("device.txt: psk is not hex");
+        p.psk[i] = static_cast<uint8_t>(high * 16 + low);
+      }
+      have_psk = true;
+    } else {
+      return fedstat::invalid_argument("device.txt: unknown key (id, psk, seed)");
+    }
+  }
+  if (!reader.error().ok()) return reader.error();
+  if (!have_id || !have_psk || !have_seed) {
+    return fedstat::invalid_argument("device.txt: id, psk and seed are all required");
+  }
+  return p;
+}
+
+Status count_sensor_events(uint64_t id, fedstat::Span<fedstat::histogram::SparseEntry> table,
+                           fedstat::histogram::SparseHistogram& histogram) {
+  char name[40];
+  snprintf(name, sizeof(name), "device-%lu-items.txt", static_cast<unsigned long>(id));
+  TokenReader reader(name);
+  char token[24];
+  uint64_t capacity = 0;
+  if (!reader.next(token, sizeof(token)) || strcmp(token, "capacity") != 0 ||
+      !reader.next(token, sizeof(token)) || !parse_decimal(token, capacity)) {
+    return reader.error().ok()
+               ? fedstat::invalid_argument("items: the first line must be capacity N")
+               : reader.error();
+  }
+  if (capacity > table.size()) {
+    return fedstat::resource_exhausted(
+        "items: the histogram's capacity exceeds the firmware's table");
+  }
+  Status status = histogram.init(
+      fedstat::Span<fedstat::histogram::SparseEntry>(table.data(), static_cast<size_t>(capacity)));
+  if (!status.ok()) return status;
+  uint64_t item = 0, count = 0;
+  while (reader.next(token, sizeof(token))) {
+    if (!parse_decimal(token, item) || item > UINT32_MAX || !reader.next(token, sizeof(token)) ||
+        !parse_decimal(token, count)) {
+      return fedstat::invalid_argument("items: lines must be <item> <count>");
+    }
+    // The sensor reports one event at a time.
+    for (uint64_t k = 0; k < count; ++k) {
+      status = histogram.add(static_cast<uint32_t>(item));
+      if (!status.ok()) return status;
+    }
+  }
+  return reader.error();
+}
+
+}  // namespace firmware

@@ -1,0 +1,46 @@
+/// @file
+/// What a firmware image is given at manufacture and what its sensor saw, read from the board's
+/// storage (here semihosting files in QEMU's working directory; on a board, a provisioning flash
+/// page and the sensor driver):
+///   device.txt                 "id <decimal>", "psk <64 hex digits>", "seed <decimal>" lines
+///                              (seed 0: the device's CSPRNG; otherwise a SeededStream, for
+///                              reproducible tests)
+///   device-<id>-items.txt      "capacity <histogram slots>", then "<item> <count>" lines: the
+///                              simulated sensor's events, replayed one event at a time
+///
+/// @memory a 128-byte read buffer on the stack while reading.
+/// @paper none (application).
+#ifndef FEDSTAT_EXAMPLES_CORTEX_M_FIRMWARE_PROVISIONING_H_
+#define FEDSTAT_EXAMPLES_CORTEX_M_FIRMWARE_PROVISIONING_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sdk/base/span.h"
+#include "sdk/base/status.h"
+#include "sdk/histogram/sparse_histogram.h"
+
+namespace firmware {
+
+/// The device's identity, key and randomness seed.
+struct Provisioning {
+  uint64_t id = 0;
+  uint8_t psk[32] = {};
+  uint64_t seed = 0;
+};
+
+/// Reads device.txt.
+/// @errors kNotFound: no device.txt. kInvalidArgument: a missing or malformed line (named).
+fedstat::Result<Provisioning> read_provisioning();
+
+/// Counts the device's sensor events from device-<id>-items.txt into `histogram`, initialised
+/// over `table` sized as the file's capacity line says.
+/// @errors kNotFound: no such file. kInvalidArgument: malformed. kResourceExhausted: the
+/// capacity exceeds table.size(), or an event did not fit the histogram.
+fedstat::Status count_sensor_events(uint64_t id,
+                                    fedstat::Span<fedstat::histogram::SparseEntry> table,
+                                    fedstat::histogram::SparseHistogram& histogram);
+
+}  // namespace firmware
+
+#endif  // FEDSTAT_EXAMPLES_CORTEX_M_FIRMWARE_PROVISIONING_H_

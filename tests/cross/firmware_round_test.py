@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""A microcontroller in a real round: Cortex-M4 firmware images (examples/cortex_m_firmware) under
+qemu-system-arm and emulated host devices (fedstat-sim) take part in one task served by a real
+fedstat-server. Each firmware speaks TLS 1.2 (ECDHE-PSK, its own credential) over its UART, which
+QEMU connects to the server's port.
+
+Checks:
+  * every firmware image and every host device completes the round;
+  * the published result equals the in-process computation over all devices (fedstat-sim, with
+    the firmware devices' data and seeds: --external), bit for bit (sum_sha256) and in its
+    estimate;
+  * trust none: each firmware device's stored report (its Report chunks, decoded from the
+    server's store) is word for word the report x86-64 computes for the same device
+    (contribution_sha256), so the M4 and the host build bit-identical reports;
+  * each firmware's stack high-water mark (stack painting) fits its 8 KiB stack.
+
+  firmware_round_test.py --server S --sim SIM --firmware ELF --emulator 'qemu|-M|...|-kernel'
+                         --work DIR --kind data_shift|kl --trust none|dist
+                         [--firmware-devices 2] [--host-devices 2]
+"""
+import argparse
+import hashlib
+import hmac
+import json
+import os
+import re
+import shutil
+import signal
+import sqlite3
+import struct
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'common'))
+from protobuf_fields import protobuf_fields, varint  # noqa: E402  (tests/common)
+
+FLEET_SECRET = bytes([0x5a] * 32)  # as tests/emulation/common.sh
+TASK_ID = 3
+DEVICE_SEED = 17
+STACK_BYTES = 8192  # examples/cortex_m_firmware/firmware.ld
+
+
+def device_psk(device_id):
+    """The server's per-device key: HKDF-SHA256(salt none, fleet secret,
+    "fedstat device psk v1" || id as 8 bytes big-endian) (host_server/net/credentials.cpp)."""
+    prk = hmac.new(b'\0' * 32, FLEET_SECRET, hashlib.sha256).digest()
+    info = b'fedstat device psk v1' + struct.pack('>Q', device_id)
+    return hmac.new(prk, info + b'\x01', hashlib.sha256).digest()
+
+
+def declare(kind, trust, clients):
+    """The task, its data (a Zipf law over 120 items shifted by 15 ids, split across the devices
+    by fedstat-sim) and the server's configuration, in the working directory."""
+    os.makedirs('data')
+    with open('data/items.txt', 'w') as f:
+        for i in range(120):
+            f.write(f'{i + 15} {max(1, 1000 // (i + 1))}\n')
+    with open('reference.txt', 'w') as f:
+        for i in range(320):
+            f.write(f'{i} {max(1, 100000 // (i + 1))}\n')
+    task = {'id': TASK_ID, 'kind': kind, 'trust': trust, 'epsilon': 0, 'delta': 0,
+            'min_clients': clients, 'max_clients': clients, 'deadline_seconds': 900,
+            'admission_seconds': 300, 'phase_timeout_seconds': 300, 'seed': '00' * 31 + '31'}
+    if kind == 'data_shift':
+        # 3 × 256 words: the Client needs 16 KiB for it, within the firmware's 18 KiB arena.
+        task['data_shift'] = {'rows': 3, 'width': 256, 'heap_capacity': 64, 'k': 1024,
+                              'domain': 400, 'local_epsilon': 0, 'reference': 'reference.txt'}
+    else:
+        task.update({'epsilon': 1.0, 'delta': 1e-6})
+        task['kl'] = {'reference': 'reference.txt', 'rounds': 300, 'lambda': 0.1}
+    with open('task.json', 'w') as f:
+        json.dump(task, f)
+    with open('server.json', 'w') as f:
+        json.dump({'listen': '127.0.0.1:0', 'store': 'server.db',
+                   'fleet_secret': FLEET_SECRET.hex(), 'noise_seed': 9, 'tasks': [task]}, f)
+
+
+def sim_command(args, endpoint, external):
+    """fedstat-sim over the whole fleet (the data split across all of it), running the devices
+    after the first `external` (the firmware's)."""
+    return [args.sim, '--server', endpoint,
+            '--clients', str(args.firmware_devices + args.host_devices),
+            '--external', str(external), '--external-dir', 'external',
+            '--task', 'task.json', '--data', 'data', '--fleet-secret', FLEET_SECRET.hex(),
+            '--seed', str(DEVICE_SEED), '--noise-seed', '9', '--state', 'state',
+            '--max-sessions', '20000', '--json']
+
+
+def start_firmware(args, device_id, port):
+    """One QEMU running the firmware in its own directory (its semihosting files: device.txt,
+    its sensor events, its ledger and round marker)."""
+    home = f'firmware-{device_id}'
+    os.makedirs(home)
+    with open(os.path.join(home, 'device.txt'), 'w') as f:
+        f.write(f'id {device_id}\npsk {device_psk(device_id).hex()}\nseed {DEVICE_SEED}\n')
+    items = f'device-{device_id}-items.txt'
+    shutil.copy(os.path.join('external', items), os.path.join(home, items))
+    emulator = args.emulator.split('|')
+    kernel = emulator.index('-kernel')
+    command = (emulator[:kernel] +
+               ['-chardev', f'socket,id=uart0,host=127.0.0.1,port={port},reconnect=1',
+                '-serial', 'chardev:uart0'] + emulator[kernel:] + [args.firmware])
+    out = open(os.path.join(home, 'out.txt'), 'w')
+    return subprocess.Popen(command, cwd=home, stdout=out, stderr=subprocess.STDOUT), out
+
+
+def stored_reports(device_id):
+    """The words of the Report chunks the server stored from `device_id`, in offset order
+    (proto/fedstat/v1/envelope.proto: Envelope.report = 15; Report.offset = 2, words = 3)."""
+    db = sqlite3.connect('server.db')
+    try:
+        rows = db.execute('SELECT payload FROM events WHERE task_id = ? AND client_id = ?',
+                          (TASK_ID, device_id)).fetchall()
+    finally:
+        db.close()
+    chunks = {}
+    for (payload,) in rows:
+        for field, wire, body in protobuf_fields(payload):
+            if field == 15 and wire == 2:
+                fields = protobuf_fields(body)
+                offset = next((v for f, w, v in fields if f == 2 and w == 0), 0)
+                words = []
+                for f, w, v in fields:
+                    if f == 3 and w == 2:  # packed
+                        i = 0
+                        while i < len(v):
+                            word, i = varint(v, i)
+                            words.append(word)
+                    elif f == 3 and w == 0:
+                        words.append(v)
+                chunks[offset] = words
+    words = []
+    for offset in sorted(chunks):
+        assert offset == len(words), f'device {device_id}: a gap before offset {offset}'
+        words += chunks[offset]
+    return words
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    for name in ('--server', '--sim', '--firmware', '--emulator', '--work', '--kind', '--trust'):
+        parser.add_argument(name, required=True)
+    parser.add_argument('--firmware-devices', type=int, default=2)
+    parser.add_argument('--host-devices', type=int, default=2)
+    args = parser.parse_args()
+    for name in ('server', 'sim', 'firmware'):
+        setattr(args, name, os.path.abspath(getattr(args, name)))
+    shutil.rmtree(args.work, ignore_errors=True)
+    os.makedirs(os.path.join(args.work, 'state'))
+    os.makedirs(os.path.join(args.work, 'external'))
+    os.chdir(args.work)
+    clients = args.firmware_devices + args.host_devices
+    declare(args.kind, args.trust, clients)
+
+    # Every device external first: fedstat-sim only writes each device's share of the data and
+    # exits (no device of its own runs), so the images can be provisioned before the round.
+    subprocess.run(sim_command(args, '127.0.0.1:1', clients), check=True, stdout=subprocess.DEVNULL)
+
+    server_log = open('server.log', 'w')
+    server = subprocess.Popen([args.server, '--config', 'server.json', '--port-file', 'port'],
+                              stderr=server_log)
+    firmware = []
+    try:
+        for _ in range(600):  # the port file appears once the server listens (bounded wait)
+            if os.path.exists('port') and os.path.getsize('port') > 0:
+                break
+            assert server.poll() is None, 'the server exited before listening'
+            time.sleep(0.1)
+        port = int(open('port').read())
+        firmware = [start_firmware(args, i + 1, port) for i in range(args.firmware_devices)]
+        sim = subprocess.run(sim_command(args, f'127.0.0.1:{port}', args.firmware_devices),
+                             capture_output=True, text=True, timeout=600)
+        assert sim.returncode == 0, sim.stderr
+        with open('sim.json', 'w') as f:
+            f.write(sim.stdout)
+        codes = [p.wait(timeout=300) for p, _ in firmware]
+        result = subprocess.run([args.server, 'results', str(TASK_ID), '--config', 'server.json',
+                                 '--json'], capture_output=True, text=True)
+    finally:
+        for p, out in firmware:
+            if p.poll() is None:
+                p.kill()
+            out.close()
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=60)
+        server_log.close()
+
+    failed = False
+    for i, code in enumerate(codes):
+        text = open(f'firmware-{i + 1}/out.txt').read()
+        print(f'--- firmware device {i + 1} (exit {code}):\n{text}')
+        if code != 0 or f'task {TASK_ID} completed' not in text:
+            failed = True
+        m = re.search(r'stack high-water (\d+) of (\d+)', text)
+        assert m and int(m.group(1)) < STACK_BYTES, 'no stack high-water mark within 8 KiB'
+    assert not failed, 'a firmware device did not complete the round'
+    assert result.returncode == 0, f'no published result: {result.stderr}'
+    published = json.loads(result.stdout)
+    sim = json.loads(open('sim.json').read())
+    print('host devices:', sim['outcomes'])
+    print('published:', published)
+    assert sim['outcomes'].get('completed') == args.host_devices, sim['outcomes']
+    expected = sim['expected']
+    assert published['contributors'] == clients, published
+    assert published['sum_sha256'] == expected['sum_sha256'], 'the sum differs from in-process'
+    assert published['estimate'] == expected['estimate'], (published, expected)
+    if args.trust == 'none':
+        for device in sim['devices'][:args.firmware_devices]:
+            words = stored_reports(device['id'])
+            digest = hashlib.sha256(b''.join(struct.pack('<Q', w) for w in words)).hexdigest()
+            assert digest == device['contribution_sha256'], \
+                f'device {device["id"]}: the M4 report differs from the x86-64 one'
+            print(f'device {device["id"]}: the M4 report ({len(words)} words) equals x86-64\'s')
+    print(f'firmware round ({args.kind}, {args.trust}): {args.firmware_devices} Cortex-M4 + '
+          f'{args.host_devices} host devices, result equal to the in-process computation')
+
+
+if __name__ == '__main__':
+    main()
