@@ -29,6 +29,8 @@ using fedstat::Status;
 
 // What this image gives the SDK (the README's RAM table is these plus the stack).
 constexpr size_t kHistogramSlots = 256;       // the largest capacity a provisioning may ask for
+constexpr size_t kExamples = 64;              // training examples (model updates)
+constexpr size_t kExampleValues = 512;        // their features: 64 examples of dimension 8
 constexpr size_t kLedgerEntries = 8;          // tasks remembered in the privacy window
 constexpr size_t kClientMemoryBytes = 18432;  // the Client's arena (Client::memory_bytes)
 constexpr uint32_t kMaxSessions = 120;        // check-ins before giving up
@@ -45,13 +47,24 @@ alignas(8) uint8_t g_client_memory[kClientMemoryBytes];
 fedstat::client::Client g_client;
 fedstat::tls::TlsPskChannel g_channel;
 
+float g_features[kExampleValues];
+int8_t g_labels[kExamples];
+
+// The app's data as the Client reads it: the sensor's histogram, the training examples, or both.
 class SensorData final : public fedstat::client::ClientData {
  public:
-  explicit SensorData(const fedstat::histogram::SparseHistogram& h) : histogram_(h) {}
-  const fedstat::histogram::SparseHistogram* histogram() override { return &histogram_; }
+  SensorData(const fedstat::histogram::SparseHistogram* histogram,
+             const fedstat::tasks::Examples& examples)
+      : histogram_(histogram), examples_(examples) {}
+  const fedstat::histogram::SparseHistogram* histogram() override { return histogram_; }
+  fedstat::Result<fedstat::tasks::Examples> examples() override {
+    if (examples_.count() == 0) return fedstat::not_found("the firmware holds no examples");
+    return examples_;
+  }
 
  private:
-  const fedstat::histogram::SparseHistogram& histogram_;
+  const fedstat::histogram::SparseHistogram* histogram_;
+  fedstat::tasks::Examples examples_;
 };
 
 // The ledger's clock: a real device reads its RTC or network time; this board has none, so a
@@ -143,13 +156,28 @@ int run() {
   if (!provisioned.ok()) return fail("provisioning", provisioned.status());
   const firmware::Provisioning device = provisioned.value();
 
+  // Its data: sensor events, training examples, or both (a missing file: none of that kind).
   fedstat::histogram::SparseHistogram histogram;
   Status status = firmware::count_sensor_events(
       device.id, Span<fedstat::histogram::SparseEntry>(g_table, kHistogramSlots), histogram);
-  if (!status.ok()) return fail("sensor events", status);
-  printf("firmware: device %lu counted %lu events of %lu items\n",
-         static_cast<unsigned long>(device.id), static_cast<unsigned long>(histogram.total()),
-         static_cast<unsigned long>(histogram.size()));
+  const bool counted = status.ok();
+  if (!counted && status.code() != fedstat::StatusCode::kNotFound) {
+    return fail("sensor events", status);
+  }
+  fedstat::tasks::Examples examples;
+  status = firmware::read_examples(device.id, Span<float>(g_features, kExampleValues),
+                                   Span<int8_t>(g_labels, kExamples), examples);
+  if (!status.ok() && status.code() != fedstat::StatusCode::kNotFound) {
+    return fail("training examples", status);
+  }
+  if (!counted && examples.count() == 0) {
+    return fail("data", fedstat::not_found("neither sensor events nor training examples"));
+  }
+  printf("firmware: device %lu counted %lu events of %lu items; %lu training examples\n",
+         static_cast<unsigned long>(device.id),
+         static_cast<unsigned long>(counted ? histogram.total() : 0),
+         static_cast<unsigned long>(counted ? histogram.size() : 0),
+         static_cast<unsigned long>(examples.count()));
 
   char ledger_name[24];
   snprintf(ledger_name, sizeof(ledger_name), "ledger-%lu", static_cast<unsigned long>(device.id));
@@ -185,7 +213,7 @@ int run() {
   config.receive_timeout_ms = kReceiveTimeoutMs;
   config.wall_clock_seconds = wall_clock_seconds;
   config.round_blob_name = round_name;
-  SensorData data(histogram);
+  SensorData data(counted ? &histogram : nullptr, examples);
   status = g_client.init(config, MutableByteSpan(g_client_memory, sizeof(g_client_memory)), data,
                          ledger, *random);
   if (!status.ok()) return fail("client", status);

@@ -161,4 +161,51 @@ Status count_sensor_events(uint64_t id, fedstat::Span<fedstat::histogram::Sparse
   return reader.error();
 }
 
+Status read_examples(uint64_t id, fedstat::Span<float> features, fedstat::Span<int8_t> labels,
+                     fedstat::tasks::Examples& out) {
+  char name[40];
+  snprintf(name, sizeof(name), "device-%lu-examples.txt", static_cast<unsigned long>(id));
+  TokenReader reader(name);
+  char token[24];
+  uint64_t dimension = 0;
+  if (!reader.next(token, sizeof(token)) || strcmp(token, "dimension") != 0 ||
+      !reader.next(token, sizeof(token)) || !parse_decimal(token, dimension) || dimension == 0) {
+    return reader.error().ok()
+               ? fedstat::invalid_argument("examples: the first line must be dimension d > 0")
+               : reader.error();
+  }
+  if (dimension > features.size()) {
+    return fedstat::resource_exhausted("examples: the dimension exceeds the firmware's arrays");
+  }
+  const size_t d = static_cast<size_t>(dimension);
+  size_t rows = 0;
+  while (reader.next(token, sizeof(token))) {
+    if (strcmp(token, "1") != 0 && strcmp(token, "-1") != 0) {
+      return fedstat::invalid_argument("examples: a label must be 1 or -1");
+    }
+    if (rows >= labels.size() || (rows + 1) * d > features.size()) {
+      return fedstat::resource_exhausted("examples: more than the firmware's arrays hold");
+    }
+    labels[rows] = token[0] == '-' ? -1 : 1;
+    for (size_t k = 0; k < d; ++k) {
+      uint32_t bits = 0;
+      if (!reader.next(token, sizeof(token)) || strlen(token) != 8) {
+        return fedstat::invalid_argument("examples: a feature must be 8 hex digits");
+      }
+      for (int i = 0; i < 8; ++i) {
+        const int v = hex_value(token[i]);
+        if (v < 0) return fedstat::invalid_argument("examples: a feature is not hex");
+        bits = (bits << 4) | static_cast<uint32_t>(v);
+      }
+      memcpy(&features[rows * d + k], &bits, sizeof(bits));
+    }
+    ++rows;
+  }
+  if (!reader.error().ok()) return reader.error();
+  out.features = fedstat::Span<const float>(features.data(), rows * d);
+  out.labels = fedstat::Span<const int8_t>(labels.data(), rows);
+  out.dimension = d;
+  return Status();
+}
+
 }  // namespace firmware

@@ -7,6 +7,8 @@
 ///                              reproducible tests)
 ///   device-<id>-items.txt      "capacity <histogram slots>", then "<item> <count>" lines: the
 ///                              simulated sensor's events, replayed one event at a time
+///   device-<id>-examples.txt   "dimension <d>", then per training example "<label> <d features>",
+///                              each feature an IEEE-754 single's bits in 8 hex digits (exact)
 ///
 /// @memory a 128-byte read buffer on the stack while reading.
 /// @paper none (application).
@@ -19,6 +21,7 @@
 #include "sdk/base/span.h"
 #include "sdk/base/status.h"
 #include "sdk/histogram/sparse_histogram.h"
+#include "sdk/tasks/logistic_trainer.h"
 
 namespace firmware {
 
@@ -40,6 +43,12 @@ fedstat::Result<Provisioning> read_provisioning();
 fedstat::Status count_sensor_events(uint64_t id,
                                     fedstat::Span<fedstat::histogram::SparseEntry> table,
                                     fedstat::histogram::SparseHistogram& histogram);
+
+/// Reads device-<id>-examples.txt into `features` and `labels`; `out` views them.
+/// @errors kNotFound: no such file. kInvalidArgument: malformed (a label not ±1, a feature not 8
+/// hex digits, a short row). kResourceExhausted: more examples or values than the spans hold.
+fedstat::Status read_examples(uint64_t id, fedstat::Span<float> features,
+                              fedstat::Span<int8_t> labels, fedstat::tasks::Examples& out);
 
 }  // namespace firmware
 

@@ -31,6 +31,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -87,6 +88,40 @@ std::vector<uint64_t> sum_contributions(const fedstat_v1_Task& task,
   return sum;
 }
 
+// An external device's data, for its firmware to read (examples/cortex_m_firmware/provisioning.h):
+// device-<id>-items.txt: "capacity <slots>", then "<item> <count>" lines; or
+// device-<id>-examples.txt: "dimension <d>", then per example "<label> <d features>", each
+// feature its IEEE-754 single's bits in 8 hex digits (exact on every target).
+void write_external_data(const std::string& dir, uint64_t id, const EmulatedClient& device) {
+  const std::string stem = dir + "/device-" + std::to_string(id);
+  std::string path;
+  std::ofstream out;
+  if (device.examples.count() > 0) {
+    path = stem + "-examples.txt";
+    out.open(path);
+    out << "dimension " << device.examples.dimension << "\n";
+    for (size_t row = 0; row < device.examples.count(); ++row) {
+      out << static_cast<int>(device.examples.labels[row]);
+      for (size_t k = 0; k < device.examples.dimension; ++k) {
+        uint32_t bits = 0;
+        std::memcpy(&bits, &device.examples.features[row * device.examples.dimension + k], 4);
+        char hex[10];
+        std::snprintf(hex, sizeof(hex), " %08x", bits);
+        out << hex;
+      }
+      out << "\n";
+    }
+  } else {
+    path = stem + "-items.txt";
+    out.open(path);
+    out << "capacity " << device.table.size() << "\n";
+    for (const histogram::SparseEntry& entry : device.table) {
+      if (entry.count != 0) out << entry.id << " " << entry.count << "\n";
+    }
+  }
+  if (!out.flush()) throw std::runtime_error("cannot write " + path);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -129,10 +164,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1u, 100000u));
   app.add_option("--external", external,
                  "the first N devices run elsewhere (e.g. firmware under QEMU): not started here; "
-                 "each one's item counts are written to --external-dir as device-<id>-items.txt, "
+                 "each one's data is written to --external-dir (device-<id>-items.txt, or "
+                 "device-<id>-examples.txt for model_update), "
                  "and it is counted as a contributor in the in-process check")
       ->check(CLI::Range(0u, 1024u));
-  app.add_option("--external-dir", external_dir, "where --external devices' items are written")
+  app.add_option("--external-dir", external_dir, "where --external devices' data are written")
       ->check(CLI::ExistingDirectory);
   app.add_flag("--json", json_output, "print one JSON object");
   if (auto code = fedstat::tools::parse_command_line(app, argc, argv)) return *code;
@@ -149,9 +185,8 @@ int main(int argc, char** argv) {
     const TaskPlan plan = plan_task(declaration, base_dir, 0, noise_seed);
     const bool dist = plan.task.trust == fedstat_v1_TrustModel_DIST;
     if (external > clients) throw std::invalid_argument("--external exceeds --clients");
-    if (external > 0 && plan.task.kind != fedstat_v1_TaskKind_DATA_SHIFT &&
-        plan.task.kind != fedstat_v1_TaskKind_KL_ANSWERS) {
-      throw std::invalid_argument("--external is for data_shift and kl tasks (item histograms)");
+    if (external > 0 && plan.task.kind == fedstat_v1_TaskKind_HETEROGENEITY) {
+      throw std::invalid_argument("--external is for data_shift, kl and model_update tasks");
     }
     const uint32_t stages = plan.next_stage ? 2 : 1;
 
@@ -225,15 +260,7 @@ int main(int argc, char** argv) {
     std::condition_variable finished_changed;
     uint32_t finished = 0;
     for (uint32_t i = 0; i < external; ++i) {
-      // An external device: its histogram's capacity, then its items and counts.
-      const std::string path =
-          external_dir + "/device-" + std::to_string(setups[i].id) + "-items.txt";
-      std::ofstream out(path);
-      out << "capacity " << data[i]->table.size() << "\n";
-      for (const histogram::SparseEntry& entry : data[i]->table) {
-        if (entry.count != 0) out << entry.id << " " << entry.count << "\n";
-      }
-      if (!out.flush()) throw std::runtime_error("cannot write " + path);
+      write_external_data(external_dir, setups[i].id, *data[i]);
       drop_names[i].assign(stages, "");
       reports[i].id = setups[i].id;
       reports[i].outcome = "external";

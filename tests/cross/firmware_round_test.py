@@ -15,7 +15,7 @@ Checks:
   * each firmware's stack high-water mark (stack painting) fits its 8 KiB stack.
 
   firmware_round_test.py --server S --sim SIM --firmware ELF --emulator 'qemu|-M|...|-kernel'
-                         --work DIR --kind data_shift|kl --trust none|dist
+                         --work DIR --kind data_shift|kl|model_update --trust none|dist
                          [--firmware-devices 2] [--host-devices 2]
 """
 import argparse
@@ -23,6 +23,7 @@ import hashlib
 import hmac
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -34,6 +35,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'common'))
 from protobuf_fields import protobuf_fields, varint  # noqa: E402  (tests/common)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'scripts'))
+import logistic_data  # noqa: E402  (scripts/logistic_data.py)
 
 FLEET_SECRET = bytes([0x5a] * 32)  # as tests/emulation/common.sh
 TASK_ID = 3
@@ -50,9 +53,14 @@ def device_psk(device_id):
 
 
 def declare(kind, trust, clients):
-    """The task, its data (a Zipf law over 120 items shifted by 15 ids, split across the devices
-    by fedstat-sim) and the server's configuration, in the working directory."""
+    """The task, its data (a Zipf law over 120 items shifted by 15 ids; model_update: logistic
+    examples, 64 per device, as tests/emulation/round_test.sh; split across the devices by
+    fedstat-sim) and the server's configuration, in the working directory."""
     os.makedirs('data')
+    rng, d, per_client = random.Random(20261123), 8, 64
+    w = logistic_data.true_weights(rng, d)
+    logistic_data.write_rows('data/examples.csv', clients * per_client, w, rng)
+    logistic_data.write_rows('evaluation.csv', 2000, w, rng)
     with open('data/items.txt', 'w') as f:
         for i in range(120):
             f.write(f'{i + 15} {max(1, 1000 // (i + 1))}\n')
@@ -66,9 +74,16 @@ def declare(kind, trust, clients):
         # 3 × 256 words: the Client needs 16 KiB for it, within the firmware's 18 KiB arena.
         task['data_shift'] = {'rows': 3, 'width': 256, 'heap_capacity': 64, 'k': 1024,
                               'domain': 400, 'local_epsilon': 0, 'reference': 'reference.txt'}
-    else:
+    elif kind == 'kl':
         task.update({'epsilon': 1.0, 'delta': 1e-6})
         task['kl'] = {'reference': 'reference.txt', 'rounds': 300, 'lambda': 0.1}
+    else:
+        task.update({'epsilon': 1.0, 'delta': 1e-6})
+        task['model_update'] = {'dimension': d, 'epochs': 20, 'batches': 4,
+                                'averaging_interval': 20, 'eta0': 4.0, 'mu': 0.001,
+                                'clip_norm': 10.0, 'rotate': True, 'gamma': 4096.0,
+                                'beta': 0.6065306597, 'bits': 32,
+                                'examples_per_client': per_client, 'evaluation': 'evaluation.csv'}
     with open('task.json', 'w') as f:
         json.dump(task, f)
     with open('server.json', 'w') as f:
@@ -94,8 +109,9 @@ def start_firmware(args, device_id, port):
     os.makedirs(home)
     with open(os.path.join(home, 'device.txt'), 'w') as f:
         f.write(f'id {device_id}\npsk {device_psk(device_id).hex()}\nseed {DEVICE_SEED}\n')
-    items = f'device-{device_id}-items.txt'
-    shutil.copy(os.path.join('external', items), os.path.join(home, items))
+    for data in (f'device-{device_id}-items.txt', f'device-{device_id}-examples.txt'):
+        if os.path.exists(os.path.join('external', data)):
+            shutil.copy(os.path.join('external', data), os.path.join(home, data))
     emulator = args.emulator.split('|')
     kernel = emulator.index('-kernel')
     command = (emulator[:kernel] +
@@ -205,6 +221,8 @@ def main():
     assert published['contributors'] == clients, published
     assert published['sum_sha256'] == expected['sum_sha256'], 'the sum differs from in-process'
     assert published['estimate'] == expected['estimate'], (published, expected)
+    if args.kind == 'model_update':
+        assert published['model'] == expected['model'], (published['model'], expected['model'])
     if args.trust == 'none':
         for device in sim['devices'][:args.firmware_devices]:
             words = stored_reports(device['id'])
