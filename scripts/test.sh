@@ -9,6 +9,7 @@
 #   4. AArch64 build: the same unit tests under qemu-aarch64
 #   5. Cortex-M4 build: the bare-metal self-test image under qemu-system-arm, and the firmware
 #      (examples/cortex_m_firmware) in a round with the host-asan server and fedstat-sim devices
+#   6. Cortex-M0 build (16 KiB of RAM): the core self-test under qemu-system-arm (micro:bit)
 #   (3-5 each also install their build and build and run tests/consumer against it: label consumer)
 # Exits non-zero if any step fails. Ends with "tests: N passed, M failed".
 set -euo pipefail
@@ -59,6 +60,7 @@ run_preset aarch64
 # The firmware round test (issue 14) runs the host's server (the sanitized one) and fleet.
 run_preset cortex-m4 "-DFEDSTAT_HOST_SERVER=$PWD/build/host-asan/host_server/fedstat-server" \
   "-DFEDSTAT_HOST_SIM=$PWD/build/host-release/host_server/fedstat-sim"
+run_preset cortex-m0
 
 echo "==== all presets done in $(($(date +%s) - start)) s"
 echo "tests: $passed passed, $failed failed"

@@ -4,7 +4,7 @@
 // prints what it got. The same program runs on x86-64, AArch64 (qemu-aarch64) and the Cortex-M4
 // (qemu-system-arm, semihosting); tests/consumer/run_consumer.cmake compares its output with the
 // golden values every architecture must reproduce (tests/common/golden_vectors.h).
-// Memory: static buffers only (about 10 KiB), so it fits the 64 KiB M4 image.
+// Memory: static buffers only (about 10 KiB), so it fits the 64 KiB M4 image and the 16 KiB M0.
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>

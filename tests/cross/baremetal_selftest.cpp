@@ -2,9 +2,13 @@
 // vectors as the host and AArch64 unit tests (tests/common/golden_vectors.h), so equal inputs are
 // proven to give equal bytes on every architecture. Prints one line per check, the image's
 // section sizes, and "selftest: N passed, M failed"; returns M (QEMU passes it to CTest).
+// Built with FEDSTAT_SELFTEST_CORE=1 (the Cortex-M0 image, 16 KiB of RAM) it runs the core's
+// checks only: status and arena, hashes, AES and the seeded streams, the noise samplers, the
+// histogram, the data-shift sketch and its report, and the wire codec.
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <new>
 
 #include "platform/baremetal/hooks.h"
 #include "platform/platform.h"
@@ -133,6 +137,7 @@ void check_noise() {
   }
   check(same, "exact discrete Laplace(3): same draws");
 
+#if !FEDSTAT_SELFTEST_CORE  // 4.8 KiB of table and scratch: not within the Cortex-M0's 16 KiB
   // The tabulated sampler: a table built with software doubles, decisions still exact and the
   // bits they read independent of the table's rounding. λ = 100 (two draws of a Poisson(100)
   // table, 2.8 KiB + 2 KiB of scratch), then λ = 10 (a Poisson(20) draw split by a popcount) in
@@ -165,11 +170,34 @@ void check_noise() {
   same = same && tabulated.sample_many(bits8, Span<int64_t>(batch)).ok();
   for (size_t i = 0; i < 8; ++i) same &= batch[i] == golden::kTabulatedSkellam10[i];
   check(same, "tabulated exact Skellam(10), split, batch: same draws");
+#endif
 }
 
+// The largest sketch check_shift_sketch builds.
+constexpr sketch::ShiftSketchParams kLargestSketch{3, 64, 16, 64, Seed256{}, 64};
+
+// The checks run one after another, so the histogram's and the sketch's buffers share one
+// region: the Cortex-M0 has 16 KiB of RAM.
+// Each check makes its member the active one with placement new.
+struct HistogramBuffers {
+  histogram::SparseEntry table[256];
+  uint8_t blob[histogram::SparseHistogram::serialized_bytes(256)];
+};
+struct SketchBuffers {
+  alignas(8) uint8_t memory[sketch::shift_sketch_memory_bytes(kLargestSketch)];
+  uint8_t report[sketch::shift_sketch_report_bytes(kLargestSketch, 16)];
+};
+union SharedScratch {
+  SharedScratch() : sketch() {}
+  HistogramBuffers histogram;
+  SketchBuffers sketch;
+};
+SharedScratch g_scratch;
+
 void check_histogram() {
-  static histogram::SparseEntry table[256];
-  static uint8_t blob[histogram::SparseHistogram::serialized_bytes(256)];
+  HistogramBuffers& buffers = *new (&g_scratch.histogram) HistogramBuffers();
+  histogram::SparseEntry(&table)[256] = buffers.table;
+  uint8_t(&blob)[sizeof(buffers.blob)] = buffers.blob;
   histogram::SparseHistogram h;
   bool ok = h.init(Span<histogram::SparseEntry>(table)).ok();
   for (uint32_t i = 0; i < 200; ++i) {
@@ -181,6 +209,7 @@ void check_histogram() {
       "sparse histogram: same blob bytes as x86-64/AArch64");
 }
 
+#if !FEDSTAT_SELFTEST_CORE
 void check_analytics_tasks() {
   // KL answers: counts at the requested points, the total, and a Skellam share replayed exactly.
   static histogram::SparseEntry table[16];
@@ -289,13 +318,14 @@ void check_secagg_crypto() {
   for (uint64_t w : v) ok = ok && w == 0;
   check(ok, "secagg: Shamir 3-of-5 round trip and a cancelling 64-bit mask");
 }
+#endif
 
 void check_shift_sketch() {
   // The same sketches as tests/unit/sketch/shift_sketch_test.cpp SameBytesOnEveryArchitecture:
   // directly, and through a 64-slot pre-aggregation buffer.
-  constexpr sketch::ShiftSketchParams kLargest{3, 64, 16, 64, Seed256{}, 64};
-  alignas(8) static uint8_t memory[sketch::shift_sketch_memory_bytes(kLargest)];
-  static uint8_t report[sketch::shift_sketch_report_bytes(kLargest, 16)];
+  SketchBuffers& buffers = *new (&g_scratch.sketch) SketchBuffers();
+  uint8_t(&memory)[sizeof(buffers.memory)] = buffers.memory;
+  uint8_t(&report)[sizeof(buffers.report)] = buffers.report;
   static sketch::ShiftSketch s;
   for (uint32_t slots : {0u, 64u}) {
     sketch::ShiftSketchParams p;
@@ -333,6 +363,7 @@ void check_shift_sketch() {
         "sampling weights: the same 13 x 1026 values as x86-64/AArch64");
 }
 
+#if !FEDSTAT_SELFTEST_CORE
 void check_model_update() {
   // 16 unit-norm examples in 3 dimensions, labelled by the sign of the first feature.
   static float features[16 * 3];
@@ -377,7 +408,9 @@ void check_model_update() {
   for (int k = 0; k < 3; ++k) ok = ok && fabs(model[k] - local[k]) < 1e-3;
   check(ok && local[0] > 0, "model update: train, rotate, round, decode on the device");
 }
+#endif
 
+#if !FEDSTAT_SELFTEST_CORE
 void check_platform() {
   platform::baremetal::Hooks none;
   platform::baremetal::install_hooks(none);
@@ -452,6 +485,7 @@ void check_platform() {
   check(connection.status().code() == StatusCode::kUnavailable,
         "transport: no hook installed gives kUnavailable");
 }
+#endif
 
 void check_wire() {
   wire::Envelope hello = wire::make_envelope();
@@ -474,11 +508,13 @@ void check_wire() {
 }
 
 // The hostile inputs of tests/common/malformed_inputs.h, here with a 32-bit size_t.
+#if !FEDSTAT_SELFTEST_CORE
 void check_malformed_inputs() {
   size_t count = 0;
   const malformed::Case* cases = malformed::cases(count);
   for (size_t i = 0; i < count; ++i) check(cases[i].refused(), cases[i].name);
 }
+#endif
 
 unsigned long distance(const uint32_t* from, const uint32_t* to) {
   return static_cast<unsigned long>(reinterpret_cast<const char*>(to) -
@@ -488,19 +524,29 @@ unsigned long distance(const uint32_t* from, const uint32_t* to) {
 }  // namespace
 
 int main() {
+#if FEDSTAT_SELFTEST_CORE
+  printf("fedstat Cortex-M0 core self-test (QEMU microbit, semihosting)\n");
+#else
   printf("fedstat Cortex-M4 self-test (QEMU mps2-an386, semihosting)\n");
+#endif
   check_status_and_arena();
   check_hash_and_crc();
   check_crypto_and_streams();
   check_noise();
   check_histogram();
+#if !FEDSTAT_SELFTEST_CORE
   check_analytics_tasks();
   check_secagg_crypto();
+#endif
   check_shift_sketch();
+#if !FEDSTAT_SELFTEST_CORE
   check_model_update();
   check_platform();
+#endif
   check_wire();
+#if !FEDSTAT_SELFTEST_CORE
   check_malformed_inputs();
+#endif
   printf("image sizes: .text %lu bytes, .data %lu bytes, .bss %lu bytes; stack %lu bytes\n",
          distance(&__text_start__, &__etext), distance(&__data_start__, &__data_end__),
          distance(&__bss_start__, &__bss_end__), distance(&__StackLimit, &__StackTop));
