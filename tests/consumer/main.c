@@ -3,7 +3,8 @@
  * data-shift sketch report (the same 400 updates and seed as tests/consumer/main.cpp) and the
  * report of a histogram, and prints the first one's CRC-32 for run_consumer.cmake to compare
  * with tests/common/golden_vectors.h on every architecture (x86-64, AArch64, the Cortex-M4 and M0).
- * Memory: static buffers only (about 5.5 KiB, within the Cortex-M0's 16 KiB). docs/c_abi.md quotes report_from_histogram.
+ * Memory: static buffers only (about 5.5 KiB, within the Cortex-M0's 16 KiB). docs/c_abi.md quotes
+ * report_from_histogram.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -40,8 +41,7 @@ static int report_from_histogram(const uint8_t seed[32], size_t* size) {
   fedstat_sketch* s = NULL;
   fedstat_sketch_params p = {3, 64, 16, 64, 0, {0}}; /* R, w, H, k, buffer slots, seed */
   memcpy(p.seed, seed, 32);                          /* the task's seed */
-  if (fedstat_histogram_create_sparse(histogram_memory, sizeof histogram_memory, 64, &h))
-    return -1;
+  if (fedstat_histogram_create_sparse(histogram_memory, sizeof histogram_memory, 64, &h)) return -1;
   fedstat_histogram_add(h, 42, 3); /* the app's observations: item, count */
   fedstat_histogram_add(h, 7, 1);
   if (fedstat_sketch_create(sketch_memory, sizeof sketch_memory, &p, &s)) return -1;
