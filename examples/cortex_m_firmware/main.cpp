@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "examples/cortex_m_firmware/cmsdk_uart_transport.h"
+#include "examples/cortex_m_firmware/ledger_clock.h"
 #include "examples/cortex_m_firmware/provisioning.h"
 #include "examples/cortex_m_firmware/stack_paint.h"
 #include "platform/baremetal/hooks.h"
@@ -35,6 +36,9 @@ constexpr size_t kLedgerEntries = 8;          // tasks remembered in the privacy
 constexpr size_t kClientMemoryBytes = 18432;  // the Client's arena (Client::memory_bytes)
 constexpr uint32_t kMaxSessions = 120;        // check-ins before giving up
 constexpr uint32_t kRetryMillis = 500;        // between check-ins that found no task
+// A refused handshake (a fatal alert, a Finished that does not verify) may be a forged alert on
+// the way: the firmware gives up only after this many refusals in a row.
+constexpr uint32_t kMaxRefusals = 5;
 constexpr uint32_t kConnectTimeoutMs = 60000;
 constexpr uint32_t kReceiveTimeoutMs = 300000;
 
@@ -66,12 +70,6 @@ class SensorData final : public fedstat::client::ClientData {
   const fedstat::histogram::SparseHistogram* histogram_;
   fedstat::tasks::Examples examples_;
 };
-
-// The ledger's clock: a real device reads its RTC or network time; this board has none, so a
-// fixed epoch plus the monotonic clock.
-uint64_t wall_clock_seconds() {
-  return 1790000000u + fedstat::platform::monotonic_micros() / 1000000u;
-}
 
 void wait_millis(uint32_t millis) {
   const uint64_t until = fedstat::platform::monotonic_micros() + uint64_t{millis} * 1000;
@@ -112,6 +110,7 @@ int take_part(const firmware::Provisioning& device, fedstat::client::Client& cli
               fedstat::tls::TlsPskChannel& channel) {
   char identity[24];
   snprintf(identity, sizeof(identity), "%lu", static_cast<unsigned long>(device.id));
+  uint32_t refusals = 0;
   for (uint32_t session = 1; session <= kMaxSessions; ++session) {
     const Status connected = channel.connect(
         "uart0", ByteSpan(reinterpret_cast<const uint8_t*>(identity), strlen(identity)),
@@ -119,9 +118,13 @@ int take_part(const firmware::Provisioning& device, fedstat::client::Client& cli
     if (!connected.ok()) {
       printf("firmware: session %lu: connect: %s\n", static_cast<unsigned long>(session),
              connected.message());
-      if (connected.code() == fedstat::StatusCode::kPermissionDenied) return 1;
+      if (connected.code() == fedstat::StatusCode::kPermissionDenied) {
+        if (++refusals >= kMaxRefusals) return 1;
+        wait_millis(kRetryMillis << refusals);  // backing off
+      }
       continue;
     }
+    refusals = 0;
     const fedstat::Result<fedstat::client::SessionOutcome> outcome = client.run_session(channel);
     channel.close();
     if (!outcome.ok()) {
@@ -192,18 +195,31 @@ int run() {
   if (status.ok()) status = ledger.load();
   if (!status.ok()) return fail("privacy ledger", status);
 
-  // The device's randomness: its CSPRNG, or (tests) the seeded stream the host reproduces
-  // (fedstat-sim's device_stream(id, 0) = id).
+  status = firmware::start_ledger_clock();
+  if (!status.ok()) return fail("ledger clock", status);
+
+  // The device's randomness: its CSPRNG (noise, secure aggregation's keys and masks). Only the
+  // test build may replace it by a seeded stream the host reproduces (fedstat-sim's
+  // device_stream(id, 0) = id): whoever knows that seed knows every secret of the device.
+  fedstat::Csprng csprng;
+  fedstat::RandomSource* random = &csprng;
+#if FEDSTAT_FIRMWARE_SEEDED_FOR_TESTS
   fedstat::Seed256 key;
   for (int i = 0; i < 8; ++i) key.bytes[i] = static_cast<uint8_t>(device.seed >> (8 * i));
   fedstat::SeededStream seeded(key, device.id);
-  fedstat::Csprng csprng;
-  fedstat::RandomSource* random = &seeded;
-  if (device.seed == 0) {
+  if (device.seed != 0) random = &seeded;
+#else
+  if (device.seed != 0) {
+    return fail("provisioning", fedstat::invalid_argument(
+                                    "device.txt: a seed makes the device's noise and keys "
+                                    "public; only the test build (fedstat_m4_firmware_seeded) "
+                                    "takes one"));
+  }
+#endif
+  if (random == &csprng) {
     status =
         csprng.init(ByteSpan(reinterpret_cast<const uint8_t*>(ledger_name), strlen(ledger_name)));
     if (!status.ok()) return fail("entropy", status);
-    random = &csprng;
   }
 
   char round_name[24];
@@ -211,7 +227,7 @@ int run() {
   fedstat::client::ClientConfig config;
   config.device_id = device.id;
   config.receive_timeout_ms = kReceiveTimeoutMs;
-  config.wall_clock_seconds = wall_clock_seconds;
+  config.wall_clock_seconds = firmware::ledger_clock_seconds;
   config.round_blob_name = round_name;
   SensorData data(counted ? &histogram : nullptr, examples);
   status = g_client.init(config, MutableByteSpan(g_client_memory, sizeof(g_client_memory)), data,

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "platform/baremetal/hooks.h"
+#include "sdk/base/crypto.h"
 
 namespace firmware {
 namespace {
@@ -18,6 +19,9 @@ using fedstat::Status;
 class TokenReader {
  public:
   explicit TokenReader(const char* name) : name_(name) {}
+  ~TokenReader() { fedstat::crypto::wipe(buffer_, sizeof(buffer_)); }  // it held the key's digits
+  TokenReader(const TokenReader&) = delete;
+  TokenReader& operator=(const TokenReader&) = delete;
 
   // The next token into `out` (NUL-terminated); false at the end of the file. A token longer
   // than `capacity` − 1 or a read error sets error().
@@ -93,8 +97,9 @@ int hex_value(char c) {
 Result<Provisioning> read_provisioning() {
   TokenReader reader("device.txt");
   Provisioning p;
-  bool have_id = false, have_psk = false, have_seed = false;
+  bool have_id = false, have_psk = false;
   char key[16], value[80];
+  const fedstat::crypto::ScopedWipe wipe_value(value, sizeof(value));  // the key, in hex
   while (reader.next(key, sizeof(key))) {
     if (!reader.next(value, sizeof(value))) {
       return fedstat::invalid_argument("device.txt: a key without a value");
@@ -103,8 +108,9 @@ Result<Provisioning> read_provisioning() {
       have_id = parse_decimal(value, p.id) && p.id >= 1 && p.id <= (uint64_t{1} << 31);
       if (!have_id) return fedstat::invalid_argument("device.txt: id must be 1..2^31");
     } else if (strcmp(key, "seed") == 0) {
-      have_seed = parse_decimal(value, p.seed);
-      if (!have_seed) return fedstat::invalid_argument("device.txt: seed must be a decimal");
+      if (!parse_decimal(value, p.seed)) {
+        return fedstat::invalid_argument("device.txt: seed must be a decimal");
+      }
     } else if (strcmp(key, "psk") == 0) {
       if (strlen(value) != 2 * sizeof(p.psk)) {
         return fedstat::invalid_argument("device.txt: psk must be 64 hex digits");
@@ -120,9 +126,8 @@ Result<Provisioning> read_provisioning() {
     }
   }
   if (!reader.error().ok()) return reader.error();
-  if (!have_id || !have_psk || !have_seed) {
-    return fedstat::invalid_argument("device.txt: id, psk and seed are all required");
-  }
+  if (!have_id || !have_psk)
+    return fedstat::invalid_argument("device.txt: id and psk are required");
   return p;
 }
 

@@ -4,6 +4,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "sdk/base/crypto.h"
+
 extern "C" uint32_t __text_start__, __etext, __data_start__, __data_end__, __bss_start__,
     __bss_end__, __StackTop, __StackLimit;
 
@@ -40,8 +42,12 @@ void print_footprint() {
       static_cast<unsigned long>(address(__data_end__) - address(__data_start__));
   const unsigned long bss =
       static_cast<unsigned long>(address(__bss_end__) - address(__bss_start__));
-  printf("footprint: flash %lu, data %lu, bss %lu, stack high-water %lu of %lu\n", flash + data,
-         data, bss, stack_used, stack_size);
+  printf(
+      "footprint: flash %lu, data %lu, bss %lu, stack high-water %lu of %lu, mbedTLS pool "
+      "high-water %lu of %lu\n",
+      flash + data, data, bss, stack_used, stack_size,
+      static_cast<unsigned long>(fedstat::crypto::mbedtls_pool_high_water()),
+      static_cast<unsigned long>(fedstat::crypto::kMbedtlsPoolBytes));
 }
 
 }  // namespace firmware

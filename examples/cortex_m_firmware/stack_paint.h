@@ -4,8 +4,8 @@
 ///
 /// paint_stack() fills the unused stack (from the linker's __StackLimit up to just below the
 /// caller's frame) with a pattern; print_footprint() finds the lowest word no longer holding it,
-/// and prints "footprint: flash B, data B, bss B, stack high-water B of B" — what
-/// docs/footprint.md records.
+/// and prints "footprint: flash B, data B, bss B, stack high-water B of B, mbedTLS pool
+/// high-water B of B" (crypto::mbedtls_pool_high_water) — what docs/footprint.md records.
 ///
 /// @memory none.
 /// @paper none (application).

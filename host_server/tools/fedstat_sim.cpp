@@ -362,9 +362,10 @@ int main(int argc, char** argv) {
                   {"reconnects", r.reconnects},
                   {"epsilon_spent", r.epsilon_spent},
                   {"detail", r.detail}};
-      if (i < external && seed != 0) {
-        // What this device's report must be, word for word (its stored Report chunks, under
-        // trust none, can be checked against it).
+      if (i < external && seed != 0 && plan.task.trust == fedstat_v1_TrustModel_NONE) {
+        // What this device's report must be, word for word: its stored Report chunks can be
+        // checked against it. Trust none only: under any other model a hash of one device's
+        // contribution (small, low-entropy) would undo what the model protects.
         device["contribution_sha256"] = sum_digest(
             expected_contribution(plan.task, plan.data, *data[i], seed, setups[i].id, 0));
       }

@@ -66,13 +66,18 @@ constexpr size_t kGcmTagBytes = 16;
 /// The static pool mbedTLS allocates from on microcontrollers; unused on hosted platforms. It
 /// holds a TLS connection's state (two 1 KiB-record buffers, the transform, the session; the
 /// handshake's X25519 while it runs) and, at the same time, secure aggregation's X25519, HKDF and
-/// GCM calls. Peak use is measured and printed by the firmware (examples/cortex_m_firmware).
-constexpr size_t kMbedtlsPoolBytes = 16384;
+/// GCM calls. Measured peak (mbedtls_pool_high_water, printed by the Cortex-M4 firmware in every
+/// task kind of tests/cross/firmware_round_test.py): 5,344 bytes, so 8 KiB leaves half again.
+constexpr size_t kMbedtlsPoolBytes = 8192;
 
 /// Hands mbedTLS the static pool on microcontrollers (once; later calls do nothing). The
 /// functions below call it themselves; code that calls mbedTLS directly (the TLS channel) calls
 /// it first. A no-op on hosted platforms.
 void ensure_mbedtls_pool();
+/// Microcontrollers: the most of the static pool mbedTLS has used since ensure_mbedtls_pool()
+/// first ran (bytes from the pool's start to the last byte it wrote), by painting; 0 on hosted
+/// platforms and before the pool is set up.
+size_t mbedtls_pool_high_water();
 
 /// Incremental FIPS 180-4 SHA-256: update() with the message in pieces, then finish().
 /// Not copyable or movable (the mbedTLS context lives inside the object).

@@ -14,14 +14,36 @@
 namespace fedstat {
 namespace crypto {
 
+#if defined(FEDSTAT_PLATFORM_BAREMETAL)
+namespace {
+alignas(8) unsigned char g_pool[kMbedtlsPoolBytes];
+bool g_pool_ready = false;
+// Painted over the pool's free space at start-up: mbedTLS's allocator writes block headers and
+// calloc zeroes what it hands out, so the last byte that no longer holds it marks the peak.
+constexpr unsigned char kPoolPaint = 0xA5;
+}  // namespace
+#endif
+
 void ensure_mbedtls_pool() {
 #if defined(FEDSTAT_PLATFORM_BAREMETAL)
-  alignas(8) static unsigned char pool[kMbedtlsPoolBytes];
-  static bool ready = false;
-  if (!ready) {
-    mbedtls_memory_buffer_alloc_init(pool, sizeof(pool));
-    ready = true;
+  if (!g_pool_ready) {
+    mbedtls_memory_buffer_alloc_init(g_pool, sizeof(g_pool));
+    // The allocator's first header sits at the start; everything after it is free space.
+    constexpr size_t kHeaderReserve = 64;
+    memset(g_pool + kHeaderReserve, kPoolPaint, sizeof(g_pool) - kHeaderReserve);
+    g_pool_ready = true;
   }
+#endif
+}
+
+size_t mbedtls_pool_high_water() {
+#if defined(FEDSTAT_PLATFORM_BAREMETAL)
+  if (!g_pool_ready) return 0;
+  size_t end = sizeof(g_pool);
+  while (end > 0 && g_pool[end - 1] == kPoolPaint) --end;
+  return end;
+#else
+  return 0;
 #endif
 }
 
@@ -92,6 +114,9 @@ Status multiply(ByteSpan private_key, const uint8_t* base, Span<uint8_t> out, En
   if (rc == MBEDTLS_ERR_ECP_RANDOM_FAILED) {
     return unavailable("X25519: the blinding randomness source failed");
   }
+  if (rc == MBEDTLS_ERR_ECP_ALLOC_FAILED || rc == MBEDTLS_ERR_MPI_ALLOC_FAILED) {
+    return resource_exhausted("X25519: mbedTLS ran out of memory (the static pool is full)");
+  }
   if (rc != 0) {
     // mbedTLS refuses a product at infinity, which only a low-order peer point produces.
     return base != nullptr
@@ -141,6 +166,9 @@ Status hkdf_sha256(ByteSpan salt, ByteSpan input_key, ByteSpan info, MutableByte
   if (md == nullptr) return internal_error("HKDF: SHA-256 is not in this mbedTLS build");
   const int rc = mbedtls_hkdf(md, salt.data(), salt.size(), input_key.data(), input_key.size(),
                               info.data(), info.size(), out.data(), out.size());
+  if (rc == MBEDTLS_ERR_MD_ALLOC_FAILED) {
+    return resource_exhausted("HKDF: mbedTLS ran out of memory (the static pool is full)");
+  }
   if (rc != 0) return invalid_argument("HKDF: output too long (at most 255 × 32 bytes)");
   return Status();
 }

@@ -227,6 +227,9 @@ void TlsPskChannel::close() {
   transport_open_ = false;
   broken_ = Status();
   received_bytes_ = 0;
+  // The last frames in and out were plaintext (reports, secret shares): not left in memory.
+  crypto::wipe(sending_, sizeof(sending_));
+  crypto::wipe(received_, sizeof(received_));
 }
 
 }  // namespace tls

@@ -12,11 +12,13 @@ Checks:
   * trust none: each firmware device's stored report (its Report chunks, decoded from the
     server's store) is word for word the report x86-64 computes for the same device
     (contribution_sha256), so the M4 and the host build bit-identical reports;
-  * each firmware's stack high-water mark (stack painting) fits its 8 KiB stack.
+  * each firmware's stack high-water mark (stack painting) fits its 8 KiB stack;
+  * the application image (--production-firmware, not the test build the round runs) refuses a
+    device.txt with a seed: a seeded stream would make its noise and keys public.
 
   firmware_round_test.py --server S --sim SIM --firmware ELF --emulator 'qemu|-M|...|-kernel'
                          --work DIR --kind data_shift|kl|model_update --trust none|dist
-                         [--firmware-devices 2] [--host-devices 2]
+                         [--production-firmware ELF] [--firmware-devices 2] [--host-devices 2]
 """
 import argparse
 import hashlib
@@ -121,6 +123,21 @@ def start_firmware(args, device_id, port):
     return subprocess.Popen(command, cwd=home, stdout=out, stderr=subprocess.STDOUT), out
 
 
+def refuses_seed(args):
+    """The application image, provisioned with a seed, must refuse it before it connects."""
+    home = 'production'
+    os.makedirs(home)
+    with open(os.path.join(home, 'device.txt'), 'w') as f:
+        f.write(f'id 1\npsk {device_psk(1).hex()}\nseed {DEVICE_SEED}\n')
+    shutil.copy(os.path.join('firmware-1', 'device-1-items.txt' if args.kind != 'model_update'
+                             else 'device-1-examples.txt'), home)
+    emulator = args.emulator.split('|')
+    run = subprocess.run(emulator + [args.production_firmware], cwd=home, capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode != 0 and 'only the test build' in run.stdout, (run.returncode, run.stdout)
+    print('the application image refuses a seed:', run.stdout.splitlines()[-2])
+
+
 def stored_reports(device_id):
     """The words of the Report chunks the server stored from `device_id`, in offset order
     (proto/fedstat/v1/envelope.proto: Envelope.report = 15; Report.offset = 2, words = 3)."""
@@ -157,11 +174,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     for name in ('--server', '--sim', '--firmware', '--emulator', '--work', '--kind', '--trust'):
         parser.add_argument(name, required=True)
+    parser.add_argument('--production-firmware')
     parser.add_argument('--firmware-devices', type=int, default=2)
     parser.add_argument('--host-devices', type=int, default=2)
     args = parser.parse_args()
     for name in ('server', 'sim', 'firmware'):
         setattr(args, name, os.path.abspath(getattr(args, name)))
+    if args.production_firmware:
+        args.production_firmware = os.path.abspath(args.production_firmware)
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(os.path.join(args.work, 'state'))
     os.makedirs(os.path.join(args.work, 'external'))
@@ -202,6 +222,8 @@ def main():
         server.wait(timeout=60)
         server_log.close()
 
+    if args.production_firmware:
+        refuses_seed(args)
     failed = False
     for i, code in enumerate(codes):
         text = open(f'firmware-{i + 1}/out.txt').read()
