@@ -124,6 +124,13 @@ constexpr uint32_t kShiftSketchLongBufferedReportCrc = 0xDB7F4264u;
 // tests/consumer/run_consumer.cmake checks it on x86-64, AArch64 and the Cortex-M4.
 constexpr uint32_t kFirstReportCrc = 0x2144DF1Cu;
 
+// CRC-32 of whole device reports (client::build_contribution's words, little-endian) for the
+// three DIST tasks of tests/common/device_reports.h, pinned on x86-64; checked by
+// tests/unit/tasks/device_report_test.cpp (x86-64, AArch64) and the Cortex-M4 self-test.
+constexpr uint32_t kDeviceReportCrcDataShift = 0xA5CB738Fu;
+constexpr uint32_t kDeviceReportCrcKlAnswers = 0xFE95333Fu;
+constexpr uint32_t kDeviceReportCrcModelUpdate = 0x5F64CAB6u;
+
 // The sampling weights' test points (tests/unit/sketch/sampling_weight_test.cpp and the Cortex-M4
 // self-test): hash i < 1024 is splitmix64 output 2i + 1 from state 13, shifted right (i mod 3 =
 // 1) or filled with ones from the top (i mod 3 = 2) by output 2i + 2 mod 64 bits; then 0 and

@@ -32,6 +32,7 @@
 #include "sdk/tasks/kl_answer_task.h"
 #include "sdk/tasks/model_update_task.h"
 #include "sdk/wire/envelope_codec.h"
+#include "tests/common/device_reports.h"
 #include "tests/common/golden_vectors.h"
 #include "tests/common/malformed_inputs.h"
 
@@ -509,6 +510,29 @@ void check_wire() {
 
 // The hostile inputs of tests/common/malformed_inputs.h, here with a 32-bit size_t.
 #if !FEDSTAT_SELFTEST_CORE
+void check_device_reports() {
+  // Whole reports as the Client sends them, for three DIST tasks (tests/common/device_reports.h).
+  using golden_reports::Kind;
+  const struct {
+    Kind kind;
+    uint32_t crc;
+    const char* what;
+  } cases[] = {
+      {Kind::kDataShift, golden::kDeviceReportCrcDataShift,
+       "device report, data_shift (stability histogram + sketch): same bytes as x86-64/AArch64"},
+      {Kind::kKlAnswers, golden::kDeviceReportCrcKlAnswers,
+       "device report, kl (Skellam shares): same bytes as x86-64/AArch64"},
+      {Kind::kModelUpdate, golden::kDeviceReportCrcModelUpdate,
+       "device report, model_update (trainer, rotation, shares): same bytes as x86-64/AArch64"},
+  };
+  for (const auto& c : cases) {
+    const Result<uint32_t> crc = golden_reports::report_crc(c.kind);
+    check(crc.ok() && crc.value() == c.crc, c.what);
+  }
+}
+#endif
+
+#if !FEDSTAT_SELFTEST_CORE
 void check_malformed_inputs() {
   size_t count = 0;
   const malformed::Case* cases = malformed::cases(count);
@@ -545,6 +569,7 @@ int main() {
 #endif
   check_wire();
 #if !FEDSTAT_SELFTEST_CORE
+  check_device_reports();
   check_malformed_inputs();
 #endif
   printf("image sizes: .text %lu bytes, .data %lu bytes, .bss %lu bytes; stack %lu bytes\n",
