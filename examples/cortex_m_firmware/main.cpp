@@ -37,8 +37,9 @@ constexpr size_t kClientMemoryBytes = 18432;  // the Client's arena (Client::mem
 constexpr uint32_t kMaxSessions = 120;        // check-ins before giving up
 constexpr uint32_t kRetryMillis = 500;        // between check-ins that found no task
 // A refused handshake (a fatal alert, a Finished that does not verify) may be a forged alert on
-// the way: the firmware gives up only after this many refusals in a row.
-constexpr uint32_t kMaxRefusals = 5;
+// the way, so it never stops the device: it backs off, doubling up to this (a real device would
+// cap it nearer an hour), within kMaxSessions.
+constexpr uint32_t kMaxBackoffMillis = 8000;
 constexpr uint32_t kConnectTimeoutMs = 60000;
 constexpr uint32_t kReceiveTimeoutMs = 300000;
 
@@ -110,7 +111,7 @@ int take_part(const firmware::Provisioning& device, fedstat::client::Client& cli
               fedstat::tls::TlsPskChannel& channel) {
   char identity[24];
   snprintf(identity, sizeof(identity), "%lu", static_cast<unsigned long>(device.id));
-  uint32_t refusals = 0;
+  uint32_t backoff = kRetryMillis;
   for (uint32_t session = 1; session <= kMaxSessions; ++session) {
     const Status connected = channel.connect(
         "uart0", ByteSpan(reinterpret_cast<const uint8_t*>(identity), strlen(identity)),
@@ -119,12 +120,12 @@ int take_part(const firmware::Provisioning& device, fedstat::client::Client& cli
       printf("firmware: session %lu: connect: %s\n", static_cast<unsigned long>(session),
              connected.message());
       if (connected.code() == fedstat::StatusCode::kPermissionDenied) {
-        if (++refusals >= kMaxRefusals) return 1;
-        wait_millis(kRetryMillis << refusals);  // backing off
+        wait_millis(backoff);
+        backoff = backoff >= kMaxBackoffMillis / 2 ? kMaxBackoffMillis : 2 * backoff;
       }
       continue;
     }
-    refusals = 0;
+    backoff = kRetryMillis;
     const fedstat::Result<fedstat::client::SessionOutcome> outcome = client.run_session(channel);
     channel.close();
     if (!outcome.ok()) {
@@ -195,7 +196,7 @@ int run() {
   if (status.ok()) status = ledger.load();
   if (!status.ok()) return fail("privacy ledger", status);
 
-  status = firmware::start_ledger_clock();
+  status = firmware::start_ledger_clock(ledger.ledger_time());
   if (!status.ok()) return fail("ledger clock", status);
 
   // The device's randomness: its CSPRNG (noise, secure aggregation's keys and masks). Only the

@@ -47,8 +47,9 @@
 namespace fedstat {
 namespace host {
 
-// The oldest envelope protocol_version the server serves.
-constexpr uint32_t kMinProtocolVersion = 1;
+// The oldest envelope protocol_version the server serves: 2, whose Reports carry fixed64 words
+// (a version-1 device would send its words in a field this server ignores).
+constexpr uint32_t kMinProtocolVersion = 2;
 
 class Coordinator {
  public:

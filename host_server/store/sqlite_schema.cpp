@@ -76,6 +76,12 @@ void check_schema(SqliteConnection& connection, const std::vector<std::string>& 
                                       std::to_string(kSqliteStoreSchemaVersion) +
                                       "); upgrade the server to open it");
   }
+  if (version == 1) {
+    connection.refuse(kOperation,
+                      "written by fedstat 0.1 (schema version 1): its stored reports use the old "
+                      "wire encoding, which this server would replay as empty. Serve its open "
+                      "tasks to the end with the server that wrote it, or start a new store");
+  }
   if (version < kSqliteStoreSchemaVersion) {
     connection.refuse(kOperation, "unknown schema version " + std::to_string(version));
   }

@@ -28,8 +28,10 @@ struct SqliteStoreOptions {
   int busy_timeout_ms = 5000;  // waiting for another connection's lock before SQLITE_BUSY
 };
 
-// The schema version this build writes and reads.
-inline constexpr int kSqliteStoreSchemaVersion = 1;
+// The schema version this build writes and reads. 2: stored Envelopes are protocol version 2
+// (Report and TaggAggregate words fixed64, docs/protocol.md "Versions"); a version-1 store's
+// Reports would replay as empty, so it is refused rather than recovered short.
+inline constexpr int kSqliteStoreSchemaVersion = 2;
 
 // Opens (creating when absent or empty) the store at `path`. Throws std::runtime_error when the
 // file cannot be opened, is refused (see above), or WAL mode does not take effect (":memory:").

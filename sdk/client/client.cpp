@@ -120,6 +120,10 @@ Result<SessionOutcome> Client::run_session(FrameChannel& channel) {
   // one left (the app must not reuse that memory): checked before anything is sent again.
   if (pending_) pending_crc_ = held_crc();
   channel.close();
+  // The last messages in and out may be plaintext a device keeps to itself (an exact Report
+  // chunk, a secret share): not left in the Client's memory between sessions.
+  crypto::wipe(&in_, sizeof(in_));
+  crypto::wipe(&out_, sizeof(out_));
   return result;
 }
 
@@ -221,11 +225,14 @@ Status Client::receive_expect(FrameChannel& channel, pb_size_t tag, pb_size_t ot
 }
 
 Status Client::decline(FrameChannel& channel, fedstat_v1_ErrorAction reason, const char* detail) {
+  // The reason code only: a free-text detail would make declines' lengths differ from an
+  // accept's (and from each other) on the wire. The detail stays with the app, in the status
+  // its caller returns.
+  (void)detail;
   start_message(fedstat_v1_Envelope_task_reply_tag);
   out_.body.task_reply.task_id = task_.task_id;
   out_.body.task_reply.accept = false;
   out_.body.task_reply.reason = reason;
-  copy_string(out_.body.task_reply.detail, sizeof(out_.body.task_reply.detail), detail);
   return send(channel);
 }
 
@@ -330,33 +337,33 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
   if (uses_histogram(task_)) {
     const histogram::SparseHistogram* histogram = data_->histogram();
     if (histogram == nullptr) {
-      FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_ERROR_ACTION_UNSPECIFIED,
-                                      "the app holds no histogram"));
+      FEDSTAT_RETURN_IF_ERROR(
+          decline(channel, fedstat_v1_ErrorAction_NO_DATA, "the app holds no histogram"));
       return SessionOutcome{SessionResult::kDeclinedNoData, id};
     }
     if (task_.kind == fedstat_v1_TaskKind_DATA_SHIFT) local = histogram->capacity();
   } else if (task_.kind == fedstat_v1_TaskKind_HETEROGENEITY) {
     Result<Span<const double>> x = data_->unit_vector();
     if (!x.ok()) {
-      FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_ERROR_ACTION_UNSPECIFIED,
+      FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_NO_DATA,
                                       "the app holds no vector for heterogeneity"));
       return SessionOutcome{SessionResult::kDeclinedNoData, id};
     }
     const Status usable = validate_unit_vector(task_, x.value());
     if (!usable.ok()) {
-      decline(channel, fedstat_v1_ErrorAction_ERROR_ACTION_UNSPECIFIED, usable.message()).ignore();
+      decline(channel, fedstat_v1_ErrorAction_NO_DATA, usable.message()).ignore();
       return usable;
     }
   } else {
     Result<tasks::Examples> examples = data_->examples();
     if (!examples.ok()) {
-      FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_ERROR_ACTION_UNSPECIFIED,
-                                      "the app holds no examples"));
+      FEDSTAT_RETURN_IF_ERROR(
+          decline(channel, fedstat_v1_ErrorAction_NO_DATA, "the app holds no examples"));
       return SessionOutcome{SessionResult::kDeclinedNoData, id};
     }
     const Status usable = validate_examples(task_, examples.value());
     if (!usable.ok()) {
-      decline(channel, fedstat_v1_ErrorAction_ERROR_ACTION_UNSPECIFIED, usable.message()).ignore();
+      decline(channel, fedstat_v1_ErrorAction_NO_DATA, usable.message()).ignore();
       return usable;
     }
     local = examples.value().count();
@@ -392,8 +399,7 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
   marker_.session = task_.secagg_session;
   const Status saved = save_marker();
   if (!saved.ok()) {
-    decline(channel, fedstat_v1_ErrorAction_ERROR_ACTION_UNSPECIFIED,
-            "the device could not record the round")
+    decline(channel, fedstat_v1_ErrorAction_DEVICE_FAILURE, "the device could not record the round")
         .ignore();
     return saved;
   }
@@ -409,7 +415,7 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
     built = secagg_.init(static_cast<uint32_t>(config_.device_id), buffers.value().peers, *random_);
   }
   if (!built.ok()) {
-    decline(channel, fedstat_v1_ErrorAction_ERROR_ACTION_UNSPECIFIED,
+    decline(channel, fedstat_v1_ErrorAction_DEVICE_FAILURE,
             "the device could not compute its contribution")
         .ignore();
     return built;
@@ -447,7 +453,7 @@ __attribute__((noinline)) Result<bool> Client::charge_ledger(FrameChannel& chann
     return false;
   }
   if (!charged.ok()) {
-    decline(channel, fedstat_v1_ErrorAction_ERROR_ACTION_UNSPECIFIED,
+    decline(channel, fedstat_v1_ErrorAction_DEVICE_FAILURE,
             "the device's privacy ledger is unavailable")
         .ignore();
     return charged;

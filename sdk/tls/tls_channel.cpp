@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "mbedtls/bignum.h"
+#include "mbedtls/ecp.h"
 #include "mbedtls/entropy.h"
 #include "mbedtls/net_sockets.h"
 #include "sdk/base/crypto.h"
@@ -103,10 +105,10 @@ Status TlsPskChannel::setup(ByteSpan identity, ByteSpan psk) {
 #endif
   if (mbedtls_ssl_conf_psk(&config_, psk.data(), psk.size(), identity.data(), identity.size()) !=
       0) {
-    return internal_error("TLS: mbedtls_ssl_conf_psk failed (out of memory)");
+    return resource_exhausted("TLS: mbedtls_ssl_conf_psk failed (out of memory)");
   }
   if (mbedtls_ssl_setup(&ssl_, &config_) != 0) {
-    return internal_error("TLS: mbedtls_ssl_setup failed (out of memory)");
+    return resource_exhausted("TLS: mbedtls_ssl_setup failed (out of memory)");
   }
   mbedtls_ssl_set_bio(&ssl_, this, &TlsPskChannel::bio_send, nullptr,
                       &TlsPskChannel::bio_receive_timeout);
@@ -124,6 +126,11 @@ Status TlsPskChannel::io_status(int mbedtls_error, const char* otherwise) const 
 }
 
 Status TlsPskChannel::handshake_status(int mbedtls_error) const {
+  if (mbedtls_error == MBEDTLS_ERR_SSL_ALLOC_FAILED ||
+      mbedtls_error == MBEDTLS_ERR_ECP_ALLOC_FAILED ||
+      mbedtls_error == MBEDTLS_ERR_MPI_ALLOC_FAILED) {
+    return resource_exhausted("TLS: mbedTLS ran out of memory during the handshake (pool full)");
+  }
   if (mbedtls_error == MBEDTLS_ERR_SSL_FATAL_ALERT_MESSAGE) {
     const uint8_t alert = ssl_.in_msg != nullptr ? ssl_.in_msg[1] : 0;
     if (alert == MBEDTLS_SSL_ALERT_MSG_UNKNOWN_PSK_IDENTITY) {

@@ -74,8 +74,9 @@ class TlsPskChannel final : public client::FrameChannel {
   /// kPermissionDenied: the server refused the identity or the key (a fatal alert during the
   /// handshake, or its Finished did not verify). kUnavailable: no route, peer gone, another
   /// fatal alert, or the platform entropy that seeds the DRBG failed. kDeadlineExceeded: no
-  /// connection or handshake within timeout_ms. kInternal: mbedTLS setup failed (e.g. out of
-  /// memory).
+  /// connection or handshake within timeout_ms. kResourceExhausted: mbedTLS ran out of memory
+  /// (microcontrollers: the SDK's static pool, crypto::kMbedtlsPoolBytes). kInternal: another
+  /// mbedTLS setup failure.
   Status connect(const char* endpoint, ByteSpan identity, ByteSpan psk, uint32_t timeout_ms);
 
   /// Encodes `message` as one frame and writes it to the TLS stream.

@@ -36,8 +36,9 @@ namespace wire {
 /// The nanopb struct of fedstat.v1.Envelope (proto/fedstat/v1/envelope.proto).
 using Envelope = fedstat_v1_Envelope;
 
-/// The protocol version this build speaks and accepts (accepts 1..kProtocolVersion).
-constexpr uint32_t kProtocolVersion = 1;
+/// The protocol version this build speaks and accepts (accepts 1..kProtocolVersion). 2: Report
+/// and TaggAggregate words are fixed64 in new fields (docs/protocol.md, "Versions").
+constexpr uint32_t kProtocolVersion = 2;
 /// Largest encoded Envelope (nanopb computes it from the .options limits).
 constexpr size_t kMaxEnvelopeBytes = fedstat_v1_Envelope_size;
 /// Bytes of the minimal varint that encodes n (7 bits per byte).

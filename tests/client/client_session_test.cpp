@@ -197,6 +197,7 @@ TEST_F(ClientSessionTest, MalformedTaskFieldsAreRefusedNamingTheField) {
     ASSERT_TRUE(s.seen.replied) << c.field;
     EXPECT_FALSE(s.seen.reply.accept);
     EXPECT_EQ(s.seen.reply.reason, fedstat_v1_ErrorAction_REFUSED);
+    EXPECT_STREQ(s.seen.reply.detail, "") << c.field << ": the reason code only, no detail";
     EXPECT_EQ(s.seen.extra_messages, 0u);
     EXPECT_EQ(device.spent(), 0) << c.field;
     EXPECT_EQ(device.random->drawn, 0u) << c.field;
@@ -205,6 +206,29 @@ TEST_F(ClientSessionTest, MalformedTaskFieldsAreRefusedNamingTheField) {
   Session ok = run(device, good, points);
   ASSERT_TRUE(ok.outcome.ok()) << ok.outcome.status().message();
   EXPECT_EQ(ok.outcome.value().result, SessionResult::kCompleted);
+}
+
+// What a network observer sees of a TaskReply is its length: an accept and a decline for any
+// reason the Client gives must encode to the same number of bytes (the Client sends no detail).
+TEST(TaskReplyLength, AnAcceptAndEveryDeclineAreTheSameLengthOnTheWire) {
+  auto frame_bytes = [](bool accept, fedstat_v1_ErrorAction reason) {
+    wire::Envelope e = wire::make_envelope();
+    e.which_body = fedstat_v1_Envelope_task_reply_tag;
+    e.body.task_reply.task_id = 123456;
+    e.body.task_reply.accept = accept;
+    e.body.task_reply.reason = reason;
+    uint8_t out[wire::kMaxFrameBytes];
+    const Result<size_t> n = wire::encode_frame(e, MutableByteSpan(out, sizeof(out)));
+    EXPECT_TRUE(n.ok());
+    return n.ok() ? n.value() : 0;
+  };
+  const size_t accept = frame_bytes(true, fedstat_v1_ErrorAction_ERROR_ACTION_UNSPECIFIED);
+  for (fedstat_v1_ErrorAction reason :
+       {fedstat_v1_ErrorAction_BUDGET_EXHAUSTED, fedstat_v1_ErrorAction_TASK_CLOSED,
+        fedstat_v1_ErrorAction_REFUSED, fedstat_v1_ErrorAction_INSUFFICIENT_MEMORY,
+        fedstat_v1_ErrorAction_NO_DATA, fedstat_v1_ErrorAction_DEVICE_FAILURE}) {
+    EXPECT_EQ(frame_bytes(false, reason), accept) << "reason " << reason;
+  }
 }
 
 TEST_F(ClientSessionTest, BudgetExhaustedDeclinesAndComputesNothing) {

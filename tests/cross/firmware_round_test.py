@@ -36,7 +36,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'common'))
-from protobuf_fields import protobuf_fields, varint  # noqa: E402  (tests/common)
+from protobuf_fields import protobuf_fields  # noqa: E402  (tests/common)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'scripts'))
 import logistic_data  # noqa: E402  (scripts/logistic_data.py)
 
@@ -140,7 +140,8 @@ def refuses_seed(args):
 
 def stored_reports(device_id):
     """The words of the Report chunks the server stored from `device_id`, in offset order
-    (proto/fedstat/v1/envelope.proto: Envelope.report = 15; Report.offset = 2, words = 3)."""
+    (proto/fedstat/v1/envelope.proto: Envelope.report = 15; Report.offset = 2, words = 4, packed
+    fixed64)."""
     db = sqlite3.connect('server.db')
     try:
         rows = db.execute('SELECT payload FROM events WHERE task_id = ? AND client_id = ?',
@@ -155,13 +156,10 @@ def stored_reports(device_id):
                 offset = next((v for f, w, v in fields if f == 2 and w == 0), 0)
                 words = []
                 for f, w, v in fields:
-                    if f == 3 and w == 2:  # packed
-                        i = 0
-                        while i < len(v):
-                            word, i = varint(v, i)
-                            words.append(word)
-                    elif f == 3 and w == 0:
-                        words.append(v)
+                    if f == 4 and w == 2:  # packed fixed64
+                        words += struct.unpack(f'<{len(v) // 8}Q', v)
+                    elif f == 4 and w == 1:  # one unpacked fixed64
+                        words.append(struct.unpack('<Q', v)[0])
                 chunks[offset] = words
     words = []
     for offset in sorted(chunks):

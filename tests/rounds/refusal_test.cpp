@@ -96,6 +96,17 @@ TEST_F(RefusalTest, OldProtocolVersionIsVersionTooOld) {
   EXPECT_TRUE(out.closed(51));
 }
 
+// Version 1 (0.1.0) sent Report words as varints in a field this server ignores: such a device
+// is told to update at its check-in, before it is offered a task (and charges its ledger).
+TEST_F(RefusalTest, AVersion1DeviceIsVersionTooOldBeforeAnyTask) {
+  c.on_open(53, "6");
+  fedstat_v1_Envelope e = hello(6);
+  e.protocol_version = 1;
+  Refused r = send_refused(53, e);
+  EXPECT_EQ(r.action, fedstat_v1_ErrorAction_VERSION_TOO_OLD);
+  EXPECT_TRUE(out.closed(53));
+}
+
 TEST_F(RefusalTest, HelloForUnknownTaskIsNotFound) {
   c.on_open(52, "6");
   Refused r = send_refused(52, hello(6, 99));

@@ -93,6 +93,19 @@ TEST(SqliteStoreFile, ClientIdsAreStoredAsTheSameSixtyFourBits) {
   EXPECT_EQ(raw_sqlite(path, "SELECT client_id FROM events"), "-1");
 }
 
+TEST(SqliteStoreFile, RefusesAVersion1StoreSayingWhyAndLeavesItAlone) {
+  testing::TempDir dir;
+  const std::string path = dir.file("store.db");
+  open_sqlite_store(path)->put_task(1, "a");
+  raw_sqlite(path, "UPDATE fedstat_schema SET version = 1");
+  const std::vector<char> before = file_bytes(path);
+  const std::string error = open_error(path);
+  EXPECT_NE(error.find("schema version 1): its stored reports use the old wire encoding"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(file_bytes(path), before);
+}
+
 TEST(SqliteStoreFile, RefusesAFileWrittenByANewerSchemaAndLeavesItAlone) {
   testing::TempDir dir;
   const std::string path = dir.file("store.db");
@@ -101,7 +114,10 @@ TEST(SqliteStoreFile, RefusesAFileWrittenByANewerSchemaAndLeavesItAlone) {
       path, "UPDATE fedstat_schema SET version = " + std::to_string(kSqliteStoreSchemaVersion + 1));
   const std::vector<char> before = file_bytes(path);
   const std::string error = open_error(path);
-  EXPECT_NE(error.find("newer fedstat (schema version 2"), std::string::npos) << error;
+  EXPECT_NE(
+      error.find("newer fedstat (schema version " + std::to_string(kSqliteStoreSchemaVersion + 1)),
+      std::string::npos)
+      << error;
   EXPECT_NE(error.find(path), std::string::npos) << error;
   EXPECT_EQ(file_bytes(path), before);
 }
