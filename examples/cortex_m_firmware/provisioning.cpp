@@ -85,6 +85,17 @@ bool parse_decimal(const char* text, uint64_t& out) {
   return true;
 }
 
+// A data file's first line, "<key> <positive decimal>", into `value`; `refusal` otherwise (or
+// the reader's own error).
+Status read_header(TokenReader& reader, const char* key, uint64_t& value, const char* refusal) {
+  char token[24];
+  if (!reader.next(token, sizeof(token)) || strcmp(token, key) != 0 ||
+      !reader.next(token, sizeof(token)) || !parse_decimal(token, value) || value == 0) {
+    return reader.error().ok() ? fedstat::invalid_argument(refusal) : reader.error();
+  }
+  return Status();
+}
+
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -138,17 +149,14 @@ Status count_sensor_events(uint64_t id, fedstat::Span<fedstat::histogram::Sparse
   TokenReader reader(name);
   char token[24];
   uint64_t capacity = 0;
-  if (!reader.next(token, sizeof(token)) || strcmp(token, "capacity") != 0 ||
-      !reader.next(token, sizeof(token)) || !parse_decimal(token, capacity)) {
-    return reader.error().ok()
-               ? fedstat::invalid_argument("items: the first line must be capacity N")
-               : reader.error();
-  }
+  Status status =
+      read_header(reader, "capacity", capacity, "items: the first line must be capacity N (N > 0)");
+  if (!status.ok()) return status;
   if (capacity > table.size()) {
     return fedstat::resource_exhausted(
         "items: the histogram's capacity exceeds the firmware's table");
   }
-  Status status = histogram.init(
+  status = histogram.init(
       fedstat::Span<fedstat::histogram::SparseEntry>(table.data(), static_cast<size_t>(capacity)));
   if (!status.ok()) return status;
   uint64_t item = 0, count = 0;
@@ -173,12 +181,9 @@ Status read_examples(uint64_t id, fedstat::Span<float> features, fedstat::Span<i
   TokenReader reader(name);
   char token[24];
   uint64_t dimension = 0;
-  if (!reader.next(token, sizeof(token)) || strcmp(token, "dimension") != 0 ||
-      !reader.next(token, sizeof(token)) || !parse_decimal(token, dimension) || dimension == 0) {
-    return reader.error().ok()
-               ? fedstat::invalid_argument("examples: the first line must be dimension d > 0")
-               : reader.error();
-  }
+  const Status status = read_header(reader, "dimension", dimension,
+                                    "examples: the first line must be dimension d (d > 0)");
+  if (!status.ok()) return status;
   if (dimension > features.size()) {
     return fedstat::resource_exhausted("examples: the dimension exceeds the firmware's arrays");
   }
