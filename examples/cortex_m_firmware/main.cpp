@@ -34,11 +34,10 @@ constexpr size_t kExamples = 64;              // training examples (model update
 constexpr size_t kExampleValues = 512;        // their features: 64 examples of dimension 8
 constexpr size_t kLedgerEntries = 8;          // tasks remembered in the privacy window
 constexpr size_t kClientMemoryBytes = 18432;  // the Client's arena (Client::memory_bytes)
-constexpr uint32_t kMaxSessions = 120;        // check-ins before giving up
 constexpr uint32_t kRetryMillis = 500;        // between check-ins that found no task
 // A refused handshake (a fatal alert, a Finished that does not verify) may be a forged alert on
 // the way, so it never stops the device: it backs off, doubling up to this (a real device would
-// cap it nearer an hour), within kMaxSessions.
+// cap it nearer an hour), within the provisioned check-ins (Provisioning::max_sessions).
 constexpr uint32_t kMaxBackoffMillis = 8000;
 constexpr uint32_t kConnectTimeoutMs = 60000;
 constexpr uint32_t kReceiveTimeoutMs = 300000;
@@ -112,7 +111,7 @@ int take_part(const firmware::Provisioning& device, fedstat::client::Client& cli
   char identity[24];
   snprintf(identity, sizeof(identity), "%lu", static_cast<unsigned long>(device.id));
   uint32_t backoff = kRetryMillis;
-  for (uint32_t session = 1; session <= kMaxSessions; ++session) {
+  for (uint32_t session = 1; session <= device.max_sessions; ++session) {
     const Status connected = channel.connect(
         "uart0", ByteSpan(reinterpret_cast<const uint8_t*>(identity), strlen(identity)),
         ByteSpan(device.psk, sizeof(device.psk)), kConnectTimeoutMs);
@@ -147,7 +146,8 @@ int take_part(const firmware::Provisioning& device, fedstat::client::Client& cli
            result_name(o.result), static_cast<unsigned long>(session));
     return o.result == fedstat::client::SessionResult::kCompleted ? 0 : 1;
   }
-  printf("firmware: no task in %lu check-ins\n", static_cast<unsigned long>(kMaxSessions));
+  printf("firmware: no task's outcome in %lu check-ins\n",
+         static_cast<unsigned long>(device.max_sessions));
   return 1;
 }
 

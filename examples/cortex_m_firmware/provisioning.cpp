@@ -132,8 +132,14 @@ Result<Provisioning> read_provisioning() {
         p.psk[i] = static_cast<uint8_t>(high * 16 + low);
       }
       have_psk = true;
+    } else if (strcmp(key, "sessions") == 0) {
+      uint64_t sessions = 0;
+      if (!parse_decimal(value, sessions) || sessions < 1 || sessions > 1000) {
+        return fedstat::invalid_argument("device.txt: sessions must be 1..1000");
+      }
+      p.max_sessions = static_cast<uint32_t>(sessions);
     } else {
-      return fedstat::invalid_argument("device.txt: unknown key (id, psk, seed)");
+      return fedstat::invalid_argument("device.txt: unknown key (id, psk, sessions, seed)");
     }
   }
   if (!reader.error().ok()) return reader.error();

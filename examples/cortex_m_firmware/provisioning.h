@@ -2,8 +2,10 @@
 /// What a firmware image is given at manufacture and what its sensor saw, read from the board's
 /// storage (here semihosting files in QEMU's working directory; on a board, a provisioning flash
 /// page and the sensor driver):
-///   device.txt                 "id <decimal>" and "psk <64 hex digits>" lines; the test build
-///                              also takes "seed <decimal>" (reproducible randomness: main.cpp)
+///   device.txt                 "id <decimal>" and "psk <64 hex digits>" lines, optionally
+///                              "sessions <check-ins before giving up, 1..1000>" (default 120);
+///                              the test build also takes "seed <decimal>" (reproducible
+///                              randomness: main.cpp)
 ///   device-<id>-items.txt      "capacity <histogram slots>", then "<item> <count>" lines: the
 ///                              simulated sensor's events, replayed one event at a time
 ///   device-<id>-examples.txt   "dimension <d>", then per training example "<label> <d features>",
@@ -29,6 +31,8 @@ struct Provisioning {
   uint64_t id = 0;
   uint8_t psk[32] = {};
   uint64_t seed = 0;  ///< 0 (the default): the device's CSPRNG
+  /// Check-ins before the firmware gives up waiting for a task's outcome ("sessions N", 1..1000).
+  uint32_t max_sessions = 120;
 };
 
 /// Reads device.txt.

@@ -14,7 +14,9 @@ Checks:
     (contribution_sha256), so the M4 and the host build bit-identical reports;
   * each firmware's stack high-water mark (stack painting) fits its 8 KiB stack;
   * the application image (--production-firmware, not the test build the round runs) refuses a
-    device.txt with a seed: a seeded stream would make its noise and keys public.
+    device.txt with a seed: a seeded stream would make its noise and keys public;
+  * a firmware image with a key the server does not hold is refused at the TLS handshake, twice
+    (two provisioned check-ins), and the server logs the refusals.
 
   firmware_round_test.py --server S --sim SIM --firmware ELF --emulator 'qemu|-M|...|-kernel'
                          --work DIR --kind data_shift|kl|model_update --trust none|dist
@@ -104,6 +106,15 @@ def sim_command(args, endpoint, external):
             '--max-sessions', '20000', '--json']
 
 
+def qemu_command(args, port):
+    """QEMU running the firmware test build with its UART connected to the server's port."""
+    emulator = args.emulator.split('|')
+    kernel = emulator.index('-kernel')
+    return (emulator[:kernel] +
+            ['-chardev', f'socket,id=uart0,host=127.0.0.1,port={port},reconnect=1',
+             '-serial', 'chardev:uart0'] + emulator[kernel:] + [args.firmware])
+
+
 def start_firmware(args, device_id, port):
     """One QEMU running the firmware in its own directory (its semihosting files: device.txt,
     its sensor events, its ledger and round marker)."""
@@ -114,13 +125,27 @@ def start_firmware(args, device_id, port):
     for data in (f'device-{device_id}-items.txt', f'device-{device_id}-examples.txt'):
         if os.path.exists(os.path.join('external', data)):
             shutil.copy(os.path.join('external', data), os.path.join(home, data))
-    emulator = args.emulator.split('|')
-    kernel = emulator.index('-kernel')
-    command = (emulator[:kernel] +
-               ['-chardev', f'socket,id=uart0,host=127.0.0.1,port={port},reconnect=1',
-                '-serial', 'chardev:uart0'] + emulator[kernel:] + [args.firmware])
+    command = qemu_command(args, port)
     out = open(os.path.join(home, 'out.txt'), 'w')
     return subprocess.Popen(command, cwd=home, stdout=out, stderr=subprocess.STDOUT), out
+
+
+def run_with_wrong_key(args, port):
+    """A firmware image whose key the server does not hold, allowed two check-ins: both must be
+    refused at the handshake (a key the server holds for another id would be the same case)."""
+    home = 'wrong-key'
+    os.makedirs(home)
+    with open(os.path.join(home, 'device.txt'), 'w') as f:
+        f.write(f'id 77\npsk {"ab" * 32}\nsessions 2\n')
+    shutil.copy(os.path.join('external', 'device-1-items.txt' if args.kind != 'model_update'
+                             else 'device-1-examples.txt'),
+                os.path.join(home, 'device-77-items.txt' if args.kind != 'model_update'
+                             else 'device-77-examples.txt'))
+    command = qemu_command(args, port)
+    run = subprocess.run(command, cwd=home, capture_output=True, text=True, timeout=120)
+    refusals = run.stdout.count('refused the pre-shared key')
+    assert run.returncode != 0 and refusals == 2, (run.returncode, run.stdout)
+    return f'exit {run.returncode}, {refusals} handshakes refused'
 
 
 def refuses_seed(args):
@@ -209,6 +234,7 @@ def main():
         with open('sim.json', 'w') as f:
             f.write(sim.stdout)
         codes = [p.wait(timeout=300) for p, _ in firmware]
+        wrong_key = run_with_wrong_key(args, port)
         result = subprocess.run([args.server, 'results', str(TASK_ID), '--config', 'server.json',
                                  '--json'], capture_output=True, text=True)
     finally:
@@ -220,6 +246,9 @@ def main():
         server.wait(timeout=60)
         server_log.close()
 
+    print('a firmware with a wrong key:', wrong_key)
+    refused = open('server.log').read().count('"event":"refused"')
+    assert refused >= 2, f'the server logged {refused} refusals for the wrong-key firmware'
     if args.production_firmware:
         refuses_seed(args)
     failed = False
