@@ -85,6 +85,14 @@ bool parse_decimal(const char* text, uint64_t& out) {
   return true;
 }
 
+// "device-<id>-<kind>.txt", a device's data file.
+struct DataFileName {
+  DataFileName(uint64_t id, const char* kind) {
+    snprintf(text, sizeof(text), "device-%lu-%s.txt", static_cast<unsigned long>(id), kind);
+  }
+  char text[40];
+};
+
 // A data file's first line, "<key> <positive decimal>", into `value`; `refusal` otherwise (or
 // the reader's own error).
 Status read_header(TokenReader& reader, const char* key, uint64_t& value, const char* refusal) {
@@ -150,9 +158,8 @@ Result<Provisioning> read_provisioning() {
 
 Status count_sensor_events(uint64_t id, fedstat::Span<fedstat::histogram::SparseEntry> table,
                            fedstat::histogram::SparseHistogram& histogram) {
-  char name[40];
-  snprintf(name, sizeof(name), "device-%lu-items.txt", static_cast<unsigned long>(id));
-  TokenReader reader(name);
+  DataFileName name(id, "items");
+  TokenReader reader(name.text);
   char token[24];
   uint64_t capacity = 0;
   Status status =
@@ -182,9 +189,8 @@ Status count_sensor_events(uint64_t id, fedstat::Span<fedstat::histogram::Sparse
 
 Status read_examples(uint64_t id, fedstat::Span<float> features, fedstat::Span<int8_t> labels,
                      fedstat::tasks::Examples& out) {
-  char name[40];
-  snprintf(name, sizeof(name), "device-%lu-examples.txt", static_cast<unsigned long>(id));
-  TokenReader reader(name);
+  DataFileName name(id, "examples");
+  TokenReader reader(name.text);
   char token[24];
   uint64_t dimension = 0;
   const Status status = read_header(reader, "dimension", dimension,

@@ -224,11 +224,10 @@ Status Client::receive_expect(FrameChannel& channel, pb_size_t tag, pb_size_t ot
       "the server sent a message this point of the protocol does not expect");
 }
 
-Status Client::decline(FrameChannel& channel, fedstat_v1_ErrorAction reason, const char* detail) {
+Status Client::decline(FrameChannel& channel, fedstat_v1_ErrorAction reason) {
   // The reason code only: a free-text detail would make declines' lengths differ from an
   // accept's (and from each other) on the wire. The detail stays with the app, in the status
   // its caller returns.
-  (void)detail;
   start_message(fedstat_v1_Envelope_task_reply_tag);
   out_.body.task_reply.task_id = task_.task_id;
   out_.body.task_reply.accept = false;
@@ -324,12 +323,11 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
   const uint32_t id = task_.task_id;
   const Status valid = validate_task(task_);
   if (!valid.ok()) {
-    FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_REFUSED, valid.message()));
+    FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_REFUSED));
     return valid;
   }
   if (interrupted_.task_id != 0 && id == interrupted_.task_id) {
-    FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_TASK_CLOSED,
-                                    "this device rebooted during the task's round"));
+    FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_TASK_CLOSED));
     return SessionOutcome{SessionResult::kDeclinedInterrupted, id};
   }
   // The app's data for the kind, and the size the memory formula reads from it.
@@ -337,41 +335,37 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
   if (uses_histogram(task_)) {
     const histogram::SparseHistogram* histogram = data_->histogram();
     if (histogram == nullptr) {
-      FEDSTAT_RETURN_IF_ERROR(
-          decline(channel, fedstat_v1_ErrorAction_NO_DATA, "the app holds no histogram"));
+      FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_NO_DATA));
       return SessionOutcome{SessionResult::kDeclinedNoData, id};
     }
     if (task_.kind == fedstat_v1_TaskKind_DATA_SHIFT) local = histogram->capacity();
   } else if (task_.kind == fedstat_v1_TaskKind_HETEROGENEITY) {
     Result<Span<const double>> x = data_->unit_vector();
     if (!x.ok()) {
-      FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_NO_DATA,
-                                      "the app holds no vector for heterogeneity"));
+      FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_NO_DATA));
       return SessionOutcome{SessionResult::kDeclinedNoData, id};
     }
     const Status usable = validate_unit_vector(task_, x.value());
     if (!usable.ok()) {
-      decline(channel, fedstat_v1_ErrorAction_NO_DATA, usable.message()).ignore();
+      decline(channel, fedstat_v1_ErrorAction_NO_DATA).ignore();
       return usable;
     }
   } else {
     Result<tasks::Examples> examples = data_->examples();
     if (!examples.ok()) {
-      FEDSTAT_RETURN_IF_ERROR(
-          decline(channel, fedstat_v1_ErrorAction_NO_DATA, "the app holds no examples"));
+      FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_NO_DATA));
       return SessionOutcome{SessionResult::kDeclinedNoData, id};
     }
     const Status usable = validate_examples(task_, examples.value());
     if (!usable.ok()) {
-      decline(channel, fedstat_v1_ErrorAction_NO_DATA, usable.message()).ignore();
+      decline(channel, fedstat_v1_ErrorAction_NO_DATA).ignore();
       return usable;
     }
     local = examples.value().count();
   }
   Result<size_t> need = memory_bytes(task_, local);
   if (!need.ok() || need.value() > memory_.size()) {
-    FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_INSUFFICIENT_MEMORY,
-                                    "the task needs more memory than the app gave the Client"));
+    FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_INSUFFICIENT_MEMORY));
     return SessionOutcome{SessionResult::kDeclinedMemory, id};
   }
   // Caller memory: contribution, TaskData, [DIST] peers, then the builders' scratch.
@@ -385,7 +379,7 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
   FEDSTAT_RETURN_IF_ERROR(receive_task_data(channel, data));
   const Status data_valid = validate_task_data(task_, data);
   if (!data_valid.ok()) {
-    FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_REFUSED, data_valid.message()));
+    FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_REFUSED));
     return data_valid;
   }
 
@@ -399,8 +393,7 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
   marker_.session = task_.secagg_session;
   const Status saved = save_marker();
   if (!saved.ok()) {
-    decline(channel, fedstat_v1_ErrorAction_DEVICE_FAILURE, "the device could not record the round")
-        .ignore();
+    decline(channel, fedstat_v1_ErrorAction_DEVICE_FAILURE).ignore();
     return saved;
   }
   // The contribution is built before the device accepts, so that from the TaskReply on a lost
@@ -415,9 +408,7 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
     built = secagg_.init(static_cast<uint32_t>(config_.device_id), buffers.value().peers, *random_);
   }
   if (!built.ok()) {
-    decline(channel, fedstat_v1_ErrorAction_DEVICE_FAILURE,
-            "the device could not compute its contribution")
-        .ignore();
+    decline(channel, fedstat_v1_ErrorAction_DEVICE_FAILURE).ignore();
     return built;
   }
   memcpy(&pending_task_, &task_, sizeof(task_));
@@ -441,21 +432,17 @@ __attribute__((noinline)) Result<bool> Client::charge_ledger(FrameChannel& chann
   // What the device's own noise guarantees, never less than the task declares.
   Result<DeviceSpend> owed = device_spend(task_);
   if (!owed.ok()) {
-    FEDSTAT_RETURN_IF_ERROR(
-        decline(channel, fedstat_v1_ErrorAction_REFUSED, owed.status().message()));
+    FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_REFUSED));
     return owed.status();
   }
   owed.value().task_id = task_.task_id;
   const Status charged = ledger_->charge(owed.value(), config_.wall_clock_seconds());
   if (charged.code() == StatusCode::kResourceExhausted) {
-    FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_BUDGET_EXHAUSTED,
-                                    "the device's privacy budget cannot pay for the task"));
+    FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_BUDGET_EXHAUSTED));
     return false;
   }
   if (!charged.ok()) {
-    decline(channel, fedstat_v1_ErrorAction_DEVICE_FAILURE,
-            "the device's privacy ledger is unavailable")
-        .ignore();
+    decline(channel, fedstat_v1_ErrorAction_DEVICE_FAILURE).ignore();
     return charged;
   }
   return true;

@@ -208,7 +208,7 @@ class Client {
   Status receive_expect(FrameChannel& channel, pb_size_t tag, pb_size_t other_tag = 0);
   void start_message(pb_size_t tag);  // out_ ← an empty envelope of kind `tag`
   Status send(FrameChannel& channel);
-  Status decline(FrameChannel& channel, fedstat_v1_ErrorAction reason, const char* detail);
+  Status decline(FrameChannel& channel, fedstat_v1_ErrorAction reason);
   // Charges device_spend(task_) (trust NONE: nothing): true when paid, false when the ledger
   // refused it (declined BUDGET_EXHAUSTED), or the error (declined as well).
   Result<bool> charge_ledger(FrameChannel& channel);

@@ -106,6 +106,20 @@ def sim_command(args, endpoint, external):
             '--max-sessions', '20000', '--json']
 
 
+def provision(home, device_id, psk_hex, extra, data_of=None):
+    """A firmware image's directory: device.txt (id, key and the `extra` line) and the sensor
+    data or examples fedstat-sim wrote for device `data_of` (default: this device), renamed."""
+    os.makedirs(home)
+    with open(os.path.join(home, 'device.txt'), 'w') as f:
+        f.write(f'id {device_id}\npsk {psk_hex}\n{extra}\n')
+    source = device_id if data_of is None else data_of
+    for kind in ('items', 'examples'):
+        data = os.path.join('external', f'device-{source}-{kind}.txt')
+        if os.path.exists(data):
+            shutil.copy(data, os.path.join(home, f'device-{device_id}-{kind}.txt'))
+    return home
+
+
 def qemu_command(args, port):
     """QEMU running the firmware test build with its UART connected to the server's port."""
     emulator = args.emulator.split('|')
@@ -118,13 +132,8 @@ def qemu_command(args, port):
 def start_firmware(args, device_id, port):
     """One QEMU running the firmware in its own directory (its semihosting files: device.txt,
     its sensor events, its ledger and round marker)."""
-    home = f'firmware-{device_id}'
-    os.makedirs(home)
-    with open(os.path.join(home, 'device.txt'), 'w') as f:
-        f.write(f'id {device_id}\npsk {device_psk(device_id).hex()}\nseed {DEVICE_SEED}\n')
-    for data in (f'device-{device_id}-items.txt', f'device-{device_id}-examples.txt'):
-        if os.path.exists(os.path.join('external', data)):
-            shutil.copy(os.path.join('external', data), os.path.join(home, data))
+    home = provision(f'firmware-{device_id}', device_id, device_psk(device_id).hex(),
+                     f'seed {DEVICE_SEED}')
     command = qemu_command(args, port)
     out = open(os.path.join(home, 'out.txt'), 'w')
     return subprocess.Popen(command, cwd=home, stdout=out, stderr=subprocess.STDOUT), out
@@ -133,14 +142,7 @@ def start_firmware(args, device_id, port):
 def run_with_wrong_key(args, port):
     """A firmware image whose key the server does not hold, allowed two check-ins: both must be
     refused at the handshake (a key the server holds for another id would be the same case)."""
-    home = 'wrong-key'
-    os.makedirs(home)
-    with open(os.path.join(home, 'device.txt'), 'w') as f:
-        f.write(f'id 77\npsk {"ab" * 32}\nsessions 2\n')
-    shutil.copy(os.path.join('external', 'device-1-items.txt' if args.kind != 'model_update'
-                             else 'device-1-examples.txt'),
-                os.path.join(home, 'device-77-items.txt' if args.kind != 'model_update'
-                             else 'device-77-examples.txt'))
+    home = provision('wrong-key', 77, 'ab' * 32, 'sessions 2', data_of=1)
     command = qemu_command(args, port)
     run = subprocess.run(command, cwd=home, capture_output=True, text=True, timeout=120)
     refusals = run.stdout.count('refused the pre-shared key')
@@ -150,12 +152,7 @@ def run_with_wrong_key(args, port):
 
 def refuses_seed(args):
     """The application image, provisioned with a seed, must refuse it before it connects."""
-    home = 'production'
-    os.makedirs(home)
-    with open(os.path.join(home, 'device.txt'), 'w') as f:
-        f.write(f'id 1\npsk {device_psk(1).hex()}\nseed {DEVICE_SEED}\n')
-    shutil.copy(os.path.join('firmware-1', 'device-1-items.txt' if args.kind != 'model_update'
-                             else 'device-1-examples.txt'), home)
+    home = provision('production', 1, device_psk(1).hex(), f'seed {DEVICE_SEED}')
     emulator = args.emulator.split('|')
     run = subprocess.run(emulator + [args.production_firmware], cwd=home, capture_output=True,
                          text=True, timeout=120)
