@@ -24,10 +24,6 @@ void copy_string(char* out, size_t capacity, const char* text) {
   out[n] = '\0';
 }
 
-bool uses_histogram(const fedstat_v1_Task& task) {
-  return task.kind == fedstat_v1_TaskKind_DATA_SHIFT || task.kind == fedstat_v1_TaskKind_KL_ANSWERS;
-}
-
 Status server_status(uint32_t status_code) {
   const uint32_t last = static_cast<uint32_t>(StatusCode::kInternal);
   const StatusCode code = status_code >= 1 && status_code <= last
@@ -39,7 +35,12 @@ Status server_status(uint32_t status_code) {
 }  // namespace
 
 Result<size_t> Client::memory_bytes(const fedstat_v1_Task& task, size_t local_size) {
-  Result<size_t> scratch = scratch_bytes(task, local_size);
+  return memory_bytes(task, local_size, all_task_kinds());
+}
+
+Result<size_t> Client::memory_bytes(const fedstat_v1_Task& task, size_t local_size,
+                                    const TaskKinds& kinds) {
+  Result<size_t> scratch = scratch_bytes(task, local_size, kinds);
   if (!scratch.ok()) return scratch.status();
   size_t bytes = size_add(size_mul(8, task.vector_length), size_mul(8, task.data_words));
   if (is_dist(task)) bytes = size_add(bytes, secagg::secagg_client_memory_bytes(task.max_clients));
@@ -55,8 +56,8 @@ Status Client::forget_interrupted_round(const char* round_blob_name) {
   return removed.code() == StatusCode::kNotFound ? Status() : removed;
 }
 
-Status Client::init(const ClientConfig& config, MutableByteSpan memory, ClientData& data,
-                    privacy::BudgetLedger& ledger, RandomSource& random) {
+Status Client::init(const ClientConfig& config, const TaskKinds& kinds, MutableByteSpan memory,
+                    ClientData& data, privacy::BudgetLedger& ledger, RandomSource& random) {
   if (config.device_id == 0 || config.device_id > 0x80000000u) {
     return invalid_argument("ClientConfig.device_id must be in [1, 2^31]");
   }
@@ -91,6 +92,7 @@ Status Client::init(const ClientConfig& config, MutableByteSpan memory, ClientDa
   }
   config_ = config;
   drop_pending();  // a report held before this init is never resumed (a reboot, new memory)
+  kinds_ = kinds;
   memory_ = memory;
   data_ = &data;
   ledger_ = &ledger;
@@ -295,7 +297,11 @@ Result<SessionOutcome> Client::resume_report(FrameChannel& channel) {
   }
   FEDSTAT_RETURN_IF_ERROR(receive_task_data(channel, held.value().data));
   if (is_dist(task_)) {
-    FEDSTAT_RETURN_IF_ERROR(resume_secagg(channel, contribution));
+    if (kinds_.secure_aggregation == nullptr) {  // init() drops a held round: not reached
+      return failed_precondition("a DIST round to resume, but no secure aggregation");
+    }
+    FEDSTAT_RETURN_IF_ERROR(
+        kinds_.secure_aggregation->run(*this, channel, contribution, /*resume=*/true));
     return finish_round(channel);
   }
   FEDSTAT_RETURN_IF_ERROR(receive_expect(channel, fedstat_v1_Envelope_ack_tag));
@@ -321,7 +327,7 @@ Result<SessionOutcome> Client::finish_round(FrameChannel& channel) {
 
 Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
   const uint32_t id = task_.task_id;
-  const Status valid = validate_task(task_);
+  const Status valid = validate_task(task_, kinds_);
   if (!valid.ok()) {
     FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_REFUSED));
     return valid;
@@ -331,39 +337,17 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
     return SessionOutcome{SessionResult::kDeclinedInterrupted, id};
   }
   // The app's data for the kind, and the size the memory formula reads from it.
-  size_t local = 0;
-  if (uses_histogram(task_)) {
-    const histogram::SparseHistogram* histogram = data_->histogram();
-    if (histogram == nullptr) {
-      FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_NO_DATA));
-      return SessionOutcome{SessionResult::kDeclinedNoData, id};
-    }
-    if (task_.kind == fedstat_v1_TaskKind_DATA_SHIFT) local = histogram->capacity();
-  } else if (task_.kind == fedstat_v1_TaskKind_HETEROGENEITY) {
-    Result<Span<const double>> x = data_->unit_vector();
-    if (!x.ok()) {
-      FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_NO_DATA));
-      return SessionOutcome{SessionResult::kDeclinedNoData, id};
-    }
-    const Status usable = validate_unit_vector(task_, x.value());
-    if (!usable.ok()) {
-      decline(channel, fedstat_v1_ErrorAction_NO_DATA).ignore();
-      return usable;
-    }
-  } else {
-    Result<tasks::Examples> examples = data_->examples();
-    if (!examples.ok()) {
-      FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_NO_DATA));
-      return SessionOutcome{SessionResult::kDeclinedNoData, id};
-    }
-    const Status usable = validate_examples(task_, examples.value());
-    if (!usable.ok()) {
-      decline(channel, fedstat_v1_ErrorAction_NO_DATA).ignore();
-      return usable;
-    }
-    local = examples.value().count();
+  const AppData app = kinds_.find(task_.kind)->app_data(task_, *data_);
+  if (!app.held) {
+    FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_NO_DATA));
+    return SessionOutcome{SessionResult::kDeclinedNoData, id};
   }
-  Result<size_t> need = memory_bytes(task_, local);
+  if (!app.usable.ok()) {
+    decline(channel, fedstat_v1_ErrorAction_NO_DATA).ignore();
+    return app.usable;
+  }
+  const size_t local = app.local_size;
+  Result<size_t> need = memory_bytes(task_, local, kinds_);
   if (!need.ok() || need.value() > memory_.size()) {
     FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_INSUFFICIENT_MEMORY));
     return SessionOutcome{SessionResult::kDeclinedMemory, id};
@@ -377,7 +361,7 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
   const MutableByteSpan scratch(memory_.data() + arena.used(), arena.remaining());
 
   FEDSTAT_RETURN_IF_ERROR(receive_task_data(channel, data));
-  const Status data_valid = validate_task_data(task_, data);
+  const Status data_valid = validate_task_data(task_, data, kinds_);
   if (!data_valid.ok()) {
     FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_REFUSED));
     return data_valid;
@@ -400,12 +384,12 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
   // channel leaves a round to resume (were the TaskReply itself lost, the resume is the
   // acceptance: TaskRound::admit_resumed) — never a second computation for the same task.
   RandomBits noise(*random_);
-  Status built = build_contribution(task_, *data_, data, noise, scratch, contribution);
+  Status built = build_contribution(task_, *data_, data, noise, scratch, contribution, kinds_);
   // The builder's scratch held un-noised intermediates of the app's data: wiped now, as far as
   // the task's memory formula reaches.
   wipe_scratch(scratch, need.value());
-  if (built.ok() && is_dist(task_)) {
-    built = secagg_.init(static_cast<uint32_t>(config_.device_id), buffers.value().peers, *random_);
+  if (built.ok() && is_dist(task_)) {  // validate_task: DIST only with secure aggregation
+    built = kinds_.secure_aggregation->start(*this, buffers.value().peers);
   }
   if (!built.ok()) {
     decline(channel, fedstat_v1_ErrorAction_DEVICE_FAILURE).ignore();
@@ -418,7 +402,8 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
   out_.body.task_reply.accept = true;
   FEDSTAT_RETURN_IF_ERROR(send(channel));
   if (is_dist(task_)) {
-    FEDSTAT_RETURN_IF_ERROR(secagg_rounds(channel, contribution, SecAggResumePoint()));
+    FEDSTAT_RETURN_IF_ERROR(
+        kinds_.secure_aggregation->run(*this, channel, contribution, /*resume=*/false));
   } else {
     FEDSTAT_RETURN_IF_ERROR(send_report(channel, contribution, 0));
   }
@@ -430,7 +415,7 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
 __attribute__((noinline)) Result<bool> Client::charge_ledger(FrameChannel& channel) {
   if (task_.trust == fedstat_v1_TrustModel_NONE) return true;
   // What the device's own noise guarantees, never less than the task declares.
-  Result<DeviceSpend> owed = device_spend(task_);
+  Result<DeviceSpend> owed = device_spend(task_, kinds_);
   if (!owed.ok()) {
     FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_REFUSED));
     return owed.status();
@@ -481,122 +466,6 @@ Status Client::send_report(FrameChannel& channel, Span<const uint64_t> contribut
       return failed_precondition("Ack for another task or with the wrong offset");
     }
     offset += count;
-  }
-  return Status();
-}
-
-Status Client::resume_secagg(FrameChannel& channel, Span<uint64_t> contribution) {
-  // Where the server's round is: SecAggResume (secure aggregation is running), or — the server
-  // was still admitting — round 0's SecAggStart when admission closes.
-  FEDSTAT_RETURN_IF_ERROR(receive_expect(channel, fedstat_v1_Envelope_secagg_resume_tag,
-                                         fedstat_v1_Envelope_secagg_start_tag));
-  SecAggResumePoint at;
-  if (in_.which_body == fedstat_v1_Envelope_secagg_start_tag) {
-    at.start_received = true;
-    return secagg_rounds(channel, contribution, at);
-  }
-  const fedstat_v1_SecAggResume& resume = in_.body.secagg_resume;
-  if (resume.task_id != task_.task_id || resume.round > 3) {
-    return failed_precondition("SecAggResume for another task or a round that does not exist");
-  }
-  at.round = resume.round;
-  at.held = resume.held;
-  return secagg_rounds(channel, contribution, at);
-}
-
-Status Client::secagg_rounds(FrameChannel& channel, Span<uint64_t> contribution,
-                             SecAggResumePoint at) {
-  // Each round's opening is processed whole, also what a resumed device already holds (the
-  // SecAggClient accepts the same again and refuses anything else); then only the messages the
-  // server does not hold are sent: the first at.held of round at.round are skipped.
-  if (at.round == 0) {
-    if (!at.start_received) {
-      FEDSTAT_RETURN_IF_ERROR(receive_expect(channel, fedstat_v1_Envelope_secagg_start_tag));
-    }
-    const fedstat_v1_SecAggStart start = in_.body.secagg_start;
-    if (start.session != task_.secagg_session || start.threshold != task_.threshold ||
-        start.vector_length != task_.vector_length || start.bits != task_.bits ||
-        start.max_clients > task_.max_clients) {
-      return failed_precondition("SecAggStart does not match the task");
-    }
-    const bool keys_held = at.held > 0 && secagg_.stage() == secagg::SecAggStage::kAdvertised;
-    if (!keys_held) {
-      start_message(fedstat_v1_Envelope_secagg_keys_tag);
-      FEDSTAT_RETURN_IF_ERROR(secagg_.on_start(start, out_.body.secagg_keys));
-      FEDSTAT_RETURN_IF_ERROR(send(channel));
-    }
-  }
-  if (at.round <= 1) {
-    // Round 1: the roster U1, then my shares for every peer.
-    while (true) {
-      FEDSTAT_RETURN_IF_ERROR(receive_expect(channel, fedstat_v1_Envelope_secagg_peer_keys_tag));
-      FEDSTAT_RETURN_IF_ERROR(secagg_.on_peer_keys(in_.body.secagg_peer_keys));
-      if (in_.body.secagg_peer_keys.index + 1 == in_.body.secagg_peer_keys.count) break;
-    }
-    if (at.round == 1) FEDSTAT_RETURN_IF_ERROR(secagg_.rewind(1, at.held));
-    while (true) {
-      start_message(fedstat_v1_Envelope_secagg_share_tag);
-      Result<bool> more = secagg_.next_share(out_.body.secagg_share);
-      FEDSTAT_RETURN_IF_ERROR(more.status());
-      if (!more.value()) break;
-      FEDSTAT_RETURN_IF_ERROR(send(channel));
-    }
-  }
-  if (at.round <= 2) {
-    // The peers' shares for me, then U2.
-    while (true) {
-      FEDSTAT_RETURN_IF_ERROR(receive_expect(channel, fedstat_v1_Envelope_secagg_share_tag,
-                                             fedstat_v1_Envelope_secagg_roster_tag));
-      if (in_.which_body == fedstat_v1_Envelope_secagg_share_tag) {
-        FEDSTAT_RETURN_IF_ERROR(secagg_.on_share(in_.body.secagg_share));
-        continue;
-      }
-      if (in_.body.secagg_roster.round != 2) return failed_precondition("expected the U2 roster");
-      break;
-    }
-    const Status roster = secagg_.on_roster(in_.body.secagg_roster);
-    if (roster.code() == StatusCode::kAborted) round_ended_ = true;
-    FEDSTAT_RETURN_IF_ERROR(roster);
-    // Round 2: the masked contribution — masked once, for the first U2 (a resumed device
-    // holds it masked already and sends the words the server does not hold).
-    if (secagg_.stage() == secagg::SecAggStage::kReadyToMask) {
-      memcpy(marker_.u2, in_.body.secagg_roster.members.bytes, in_.body.secagg_roster.members.size);
-      FEDSTAT_RETURN_IF_ERROR(secagg_.mask(contribution));
-    }
-    if (at.round == 2) FEDSTAT_RETURN_IF_ERROR(secagg_.rewind(2, at.held));
-    while (true) {
-      start_message(fedstat_v1_Envelope_secagg_masked_chunk_tag);
-      Result<bool> more = secagg_.next_chunk(contribution, out_.body.secagg_masked_chunk);
-      FEDSTAT_RETURN_IF_ERROR(more.status());
-      if (!more.value()) break;
-      FEDSTAT_RETURN_IF_ERROR(send(channel));
-    }
-  }
-  // Round 3: U3; record what will be revealed about whom, then reveal.
-  FEDSTAT_RETURN_IF_ERROR(receive_expect(channel, fedstat_v1_Envelope_secagg_roster_tag));
-  if (in_.body.secagg_roster.round != 3) return failed_precondition("expected the U3 roster");
-  const Status roster = secagg_.on_roster(in_.body.secagg_roster);
-  if (roster.code() == StatusCode::kAborted) round_ended_ = true;
-  FEDSTAT_RETURN_IF_ERROR(roster);  // a resumed device refuses any U3 but its first
-  if (marker_.stage != kRoundUnmasking) {
-    // No record, no reveal: the stage moves to "unmasking" only once the write succeeded, so a
-    // failed write is tried again (or the round dropped) before any reveal is sent.
-    const uint8_t stage_before = marker_.stage;
-    memcpy(marker_.u3, in_.body.secagg_roster.members.bytes, in_.body.secagg_roster.members.size);
-    marker_.stage = kRoundUnmasking;
-    const Status saved = save_marker();
-    if (!saved.ok()) {
-      marker_.stage = stage_before;
-      return saved;
-    }
-  }
-  if (at.round == 3) FEDSTAT_RETURN_IF_ERROR(secagg_.rewind(3, at.held));
-  while (true) {
-    start_message(fedstat_v1_Envelope_secagg_reveal_tag);
-    Result<bool> more = secagg_.next_reveal(out_.body.secagg_reveal);
-    FEDSTAT_RETURN_IF_ERROR(more.status());
-    if (!more.value()) break;
-    FEDSTAT_RETURN_IF_ERROR(send(channel));
   }
   return Status();
 }

@@ -6,7 +6,8 @@
 ///   DIST: secure aggregation (sdk/secagg/secagg_client.h) → RoundOutcome.
 /// Order of the checks, each ending the session with a decline (TaskReply{accept = false}) and
 /// nothing charged or computed: the task's fields (validate_task, contribution.h: kInvalidArgument
-/// naming the field, or kUnimplemented; reason REFUSED) → an interrupted round of this task
+/// naming the field, or kUnimplemented, also for a kind or DIST the Client was not built with —
+/// task_kinds.h; reason REFUSED) → an interrupted round of this task
 /// recorded before a reboot (kDeclinedInterrupted, reason TASK_CLOSED) → the app has no data for
 /// the kind (kDeclinedNoData) or data that does not fit the task (validate_examples /
 /// validate_unit_vector's status) → memory_bytes(task) > the memory given (kDeclinedMemory,
@@ -83,6 +84,7 @@
 #include "sdk/base/span.h"
 #include "sdk/client/client_data.h"
 #include "sdk/client/frame_channel.h"
+#include "sdk/client/task_kinds.h"
 #include "sdk/histogram/sparse_histogram.h"
 #include "sdk/privacy/budget_ledger.h"
 #include "sdk/secagg/secagg_client.h"
@@ -145,6 +147,9 @@ class Client {
   /// @errors kInvalidArgument or kUnimplemented: validate_task refuses the task.
   /// kResourceExhausted: the size does not fit in size_t.
   static Result<size_t> memory_bytes(const fedstat_v1_Task& task, size_t local_size = 0);
+  /// memory_bytes for a Client built with `kinds` (kUnimplemented: a kind or DIST it lacks).
+  static Result<size_t> memory_bytes(const fedstat_v1_Task& task, size_t local_size,
+                                     const TaskKinds& kinds);
   /// Deletes a recorded interrupted round (the app's deliberate choice, e.g. after kDataLoss);
   /// OK when there is none.
   /// @errors platform::remove_blob's errors other than kNotFound: kInvalidArgument for a name
@@ -164,7 +169,16 @@ class Client {
   /// drops it). Any other error of platform::load_blob (e.g. kUnavailable, or kInvalidArgument
   /// for a blob name it refuses). On every error the Client keeps its earlier settings.
   Status init(const ClientConfig& config, MutableByteSpan memory, ClientData& data,
-              privacy::BudgetLedger& ledger, RandomSource& random);
+              privacy::BudgetLedger& ledger, RandomSource& random) {
+    return init(config, all_task_kinds(), memory, data, ledger, random);
+  }
+  /// init() for a Client that computes only `kinds` (task_kinds.h): tasks of other kinds, and
+  /// DIST tasks when `kinds` holds no secure aggregation, are declined (REFUSED,
+  /// kUnimplemented) before anything is charged; the code of what `kinds` does not name is not
+  /// linked. The tables `kinds` points at must outlive the Client.
+  /// @errors init()'s.
+  Status init(const ClientConfig& config, const TaskKinds& kinds, MutableByteSpan memory,
+              ClientData& data, privacy::BudgetLedger& ledger, RandomSource& random);
   /// Runs ONE task session over `channel`, in the message order and with the checks of the file
   /// description; the channel is closed when it returns. A decline, a completed or aborted
   /// round, or no task is an outcome, not an error.
@@ -198,6 +212,7 @@ class Client {
   uint32_t pending_report_task() const { return pending_ ? pending_task_.task_id : 0; }
 
  private:
+  friend struct ClientSecureAggregation;  // client_secagg.cpp: the DIST rounds
   static constexpr size_t kMarkerBytes = 4 + 4 + 1 + 8 + 2 * sizeof(RoundMarker::u2);
 
   Result<SessionOutcome> session(FrameChannel& channel);
@@ -245,6 +260,7 @@ class Client {
   void note_channel_failure(const Status& status);
 
   ClientConfig config_;
+  TaskKinds kinds_;
   MutableByteSpan memory_;
   ClientData* data_ = nullptr;
   privacy::BudgetLedger* ledger_ = nullptr;

@@ -27,6 +27,11 @@
 /// Noise (the stability histogram, Skellam shares, the trainer's shuffle) is drawn from `noise`
 /// in that order, so a SeededStream reproduces a report exactly.
 ///
+/// Each kind lives in its own file (contribution_<kind>.cpp) as a TaskKindSupport
+/// (task_kinds.h). The functions below without a TaskKinds serve every kind (all_task_kinds());
+/// the overloads with one serve only the kinds it names, which is how a Client built for some
+/// kinds keeps the others out of the firmware image.
+///
 /// Checks (validate_task, before anything is computed): every field the kind reads, each failure
 /// kInvalidArgument with a message naming the field — ε, δ, λ NaN/negative/infinite or not allowed
 /// for the trust model, a seed that is not 32 bytes, bits outside the kind's, vector_length other
@@ -58,6 +63,7 @@
 #include "sdk/base/result.h"
 #include "sdk/base/span.h"
 #include "sdk/client/client_data.h"
+#include "sdk/client/task_kinds.h"
 #include "sdk/histogram/sparse_histogram.h"
 #include "sdk/privacy/budget_ledger.h"
 #include "sdk/tasks/logistic_trainer.h"
@@ -89,6 +95,9 @@ inline bool is_dist(const fedstat_v1_Task& task) {
 /// @errors kUnimplemented: an unknown kind or trust model. kInvalidArgument: any other field
 /// check fails; the message names the field.
 Status validate_task(const fedstat_v1_Task& task);
+/// validate_task for a Client built with `kinds`: also kUnimplemented when the task's kind is not
+/// among them, or the task is DIST and they hold no secure aggregation.
+Status validate_task(const fedstat_v1_Task& task, const TaskKinds& kinds);
 /// MODEL_UPDATE: the trainer and quantiser configuration the device runs (rotation seed = the
 /// task seed, stream 0; modulus_bits = Task.bits) — what the host calibrates λ with and
 /// dequantises by. Reads the fields only: validate_task checks them.
@@ -103,6 +112,9 @@ Result<size_t> contribution_length(const fedstat_v1_Task& task);
 /// kind or trust model). kInvalidArgument: `data` is not data_words words, KL points that are not
 /// distinct ascending ids below 2^32, or a model or mean holding a NaN or an infinity.
 Status validate_task_data(const fedstat_v1_Task& task, Span<const uint64_t> data);
+/// validate_task_data with validate_task(task, kinds).
+Status validate_task_data(const fedstat_v1_Task& task, Span<const uint64_t> data,
+                          const TaskKinds& kinds);
 /// The app's MODEL_UPDATE examples against a task validate_task accepted (it reads the
 /// model_update parameters): examples of dimension d that pass tasks::check_examples, and at
 /// least as many per batch as calibrated.
@@ -118,6 +130,9 @@ Status validate_unit_vector(const fedstat_v1_Task& task, Span<const double> x);
 /// @errors validate_task's errors (kInvalidArgument naming the field, kUnimplemented for an unknown
 /// kind or trust model). kResourceExhausted: the size does not fit in size_t.
 Result<size_t> scratch_bytes(const fedstat_v1_Task& task, size_t local_size);
+/// scratch_bytes with validate_task(task, kinds).
+Result<size_t> scratch_bytes(const fedstat_v1_Task& task, size_t local_size,
+                             const TaskKinds& kinds);
 
 // The builders: `out` holds contribution_length(task) words; `scratch` scratch_bytes(...) bytes,
 // 8-byte aligned. On an error `out` holds no complete contribution: discard it.
@@ -171,9 +186,6 @@ Status build_heterogeneity(const fedstat_v1_Task& task, Span<const double> x,
                            Span<const uint64_t> means, RandomBits& noise, MutableByteSpan scratch,
                            Span<uint64_t> out);
 
-/// A ledger spend (epsilon, delta, and has_rdp with rdp[] at privacy::kLedgerOrders): the
-/// Client fills in task_id and charges it as it is (one object on a small stack).
-using DeviceSpend = privacy::PrivacySpend;
 /// What the device's ledger is charged for `task`: what the device's noise guarantees under the
 /// task's trust model, never less than the task declares (a server cannot under-charge a device
 /// by declaring a small ε beside little noise):
@@ -203,6 +215,8 @@ using DeviceSpend = privacy::PrivacySpend;
 /// kind or trust model). kInvalidArgument: the Skellam accountant refuses the task (δ = 0 in DIST
 /// KL or MODEL_UPDATE) or gives no finite ε or RDP.
 Result<DeviceSpend> device_spend(const fedstat_v1_Task& task);
+/// device_spend with validate_task(task, kinds).
+Result<DeviceSpend> device_spend(const fedstat_v1_Task& task, const TaskKinds& kinds);
 
 /// The contribution of `task` from the app's data: the builder of the task's kind, fed with what
 /// `data` holds for it (kNotFound when it holds nothing). What the Client sends; what an emulator
@@ -214,6 +228,10 @@ Result<DeviceSpend> device_spend(const fedstat_v1_Task& task);
 Status build_contribution(const fedstat_v1_Task& task, ClientData& data,
                           Span<const uint64_t> task_data, RandomBits& noise,
                           MutableByteSpan scratch, Span<uint64_t> out);
+/// build_contribution with the builders of `kinds` (kUnimplemented for a kind not among them).
+Status build_contribution(const fedstat_v1_Task& task, ClientData& data,
+                          Span<const uint64_t> task_data, RandomBits& noise,
+                          MutableByteSpan scratch, Span<uint64_t> out, const TaskKinds& kinds);
 
 }  // namespace client
 }  // namespace fedstat

@@ -145,7 +145,9 @@ struct Device {
   client::Client client;
   std::string ledger_name, round_name;
 
-  Device(uint64_t id, size_t memory_bytes, client::ClientData& data, double budget = 10)
+  // `kinds`: a Client built with those kinds only (null: every kind, Client::init's default).
+  Device(uint64_t id, size_t memory_bytes, client::ClientData& data, double budget = 10,
+         const client::TaskKinds* kinds = nullptr)
       : entries(16),
         scratch(privacy::BudgetLedger::blob_bytes(16)),
         memory((memory_bytes + 7) / 8) {
@@ -166,9 +168,9 @@ struct Device {
     config.receive_timeout_ms = 20000;
     config.wall_clock_seconds = fixed_clock;
     config.round_blob_name = round_name.c_str();
-    init_status = client.init(
-        config, MutableByteSpan(reinterpret_cast<uint8_t*>(memory.data()), memory_bytes), data,
-        ledger, *random);
+    const MutableByteSpan bytes(reinterpret_cast<uint8_t*>(memory.data()), memory_bytes);
+    init_status = kinds == nullptr ? client.init(config, bytes, data, ledger, *random)
+                                   : client.init(config, *kinds, bytes, data, ledger, *random);
   }
   double spent() const { return ledger.spent(kNow).value().epsilon; }
   Status init_status;
