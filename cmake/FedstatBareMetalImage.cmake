@@ -2,7 +2,8 @@
 # A bare-metal executable for QEMU's boards: the sources plus tests/cross/startup_cortex_m.c
 # (vector table, .data/.bss set-up), the project root on the include path, linked with the SDK
 # (add more with target_link_libraries), semihosting (rdimon), the given linker script (a
-# relink when it changes), --gc-sections and a link map beside the image (<target>.map). The
+# relink when it changes), --gc-sections and a link map beside the image (<target>.map, with
+# the cross-reference table scripts/footprint.py attributes library code by). The
 # image is <target>.elf. With SIZE_COMMENT, arm-none-eabi-size prints its sections after the link.
 function(fedstat_baremetal_image target)
   cmake_parse_arguments(PARSE_ARGV 1 _image "" "LINKER_SCRIPT;SIZE_COMMENT" "SOURCES")
@@ -13,7 +14,7 @@ function(fedstat_baremetal_image target)
   set_target_properties(${target} PROPERTIES SUFFIX ".elf" LINK_DEPENDS ${_image_LINKER_SCRIPT})
   target_link_options(${target} PRIVATE
     --specs=rdimon.specs -nostartfiles -T${_image_LINKER_SCRIPT} -Wl,--gc-sections
-    -Wl,-Map=$<TARGET_FILE_DIR:${target}>/${target}.map)
+    -Wl,-Map=$<TARGET_FILE_DIR:${target}>/${target}.map -Wl,--cref)
   find_program(FEDSTAT_ARM_SIZE arm-none-eabi-size)
   if(_image_SIZE_COMMENT AND FEDSTAT_ARM_SIZE)
     add_custom_command(TARGET ${target} POST_BUILD

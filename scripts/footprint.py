@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The firmware's flash footprint per feature set, from its linker map, checked against budgets.
 
-  footprint.py MAP [--budget SET=BYTES ...] [--ceiling SET=BYTES ...] [--markdown]
+  footprint.py MAP [--map-for SET=MAP ...] [--budget SET=BYTES ...] [--ceiling SET=BYTES ...]
 
 Every input section the linker kept (.text*, .rodata*, .data*: what flash holds) is attributed
 to the object it came from, and each object to one feature group:
@@ -14,10 +14,18 @@ to the object it came from, and each object to one feature group:
                mbedTLS's pool allocator)
   tls          mbedTLS's TLS client (ssl_*, ChaCha20-Poly1305, ECDH) and the device TLS channel
   application  the firmware's own code and semihosting (not in any feature set)
+The C runtime's members (libc, libm, libgcc, libstdc++) belong to the smallest group that uses
+them: the link map's cross-reference table (-Wl,--cref) names who references each member, and a
+member takes the lowest group (core < trainer < secagg < tls < application) among them, through
+other runtime members too; one nobody references counts as core. So the application's printf
+counts as the application, and a libm function only the trainer calls as the trainer.
 The feature sets of issue 14 are cumulative: core; + trainer; + secagg ("everything but TLS");
 + tls ("everything with TLS"). A set over its budget fails (exit 1, naming the set), unless a
 ceiling is given for it: then it fails only above the ceiling (a set known to be over budget may
-not grow). Prints one line per set.
+not grow). With --map-for SET=MAP, that set is measured on the image of MAP instead: the same
+firmware built with that set's task kinds only (examples/cortex_m_firmware: the core image has
+data shift and KL, the trainer image adds the model-update and heterogeneity kinds; neither
+links secure aggregation), whose link holds no other kind's code. Prints one line per set.
 """
 import argparse
 import re
@@ -39,6 +47,11 @@ SECTION = re.compile(r'^ \.(?:text|rodata|data)\S*\s*\n?\s+0x([0-9a-f]+)\s+0x([0
                      re.M)
 
 
+RANK = ['core', 'trainer', 'secagg', 'tls', 'application']
+RUNTIME = ('libc.a(', 'libc_nano.a(', 'libm.a(', 'libgcc.a(', 'libstdc++.a(', 'libstdc++_nano.a(',
+           'libg.a(', 'libg_nano.a(')
+
+
 def group_of(obj):
     for name, keys in GROUPS:
         if any(k in obj for k in keys):
@@ -46,15 +59,62 @@ def group_of(obj):
     return 'core'
 
 
+def is_runtime(obj):
+    return obj.startswith(RUNTIME)
+
+
+def referencers(map_text):
+    """{object: set of objects that reference one of its symbols}, from the cross-reference
+    table (empty without one)."""
+    start = map_text.find('Cross Reference Table')
+    refs = {}
+    if start < 0:
+        return refs
+    definer = None
+    pending_symbol = False  # a long symbol name: its definer is on the next line
+    for line in map_text[start:].splitlines()[3:]:
+        if not line.strip():
+            continue
+        if not line[0].isspace():
+            parts = line.split(None, 1)
+            pending_symbol = len(parts) == 1
+            definer = None if pending_symbol else parts[1].strip().rsplit('/', 1)[-1]
+            continue
+        obj = line.strip().rsplit('/', 1)[-1]
+        if pending_symbol:
+            definer, pending_symbol = obj, False
+        elif definer is not None and obj != definer:
+            refs.setdefault(definer, set()).add(obj)
+    return refs
+
+
 def sizes(map_text):
     text = map_text[map_text.index('Linker script and memory map'):]
-    groups = {}
+    kept = {}
     for m in SECTION.finditer(text):
         address, size, obj = int(m.group(1), 16), int(m.group(2), 16), m.group(3)
         if address == 0 or size == 0:  # discarded or empty
             continue
         obj = obj.rsplit('/', 1)[-1]
-        groups[group_of(obj)] = groups.get(group_of(obj), 0) + size
+        kept[obj] = kept.get(obj, 0) + size
+    # The runtime's members: the lowest group among their referencers, to a fixed point.
+    refs = referencers(map_text)
+    rank = {}
+    for obj in set(kept) | set(refs) | {r for rs in refs.values() for r in rs}:
+        rank[obj] = len(RANK) if is_runtime(obj) else RANK.index(group_of(obj))
+    changed = True
+    while changed:
+        changed = False
+        for obj, users in refs.items():
+            if not is_runtime(obj):
+                continue
+            best = min([rank[obj]] + [rank[u] for u in users])
+            if best < rank[obj]:
+                rank[obj], changed = best, True
+    groups = {}
+    for obj, size in kept.items():
+        group = RANK[rank[obj]] if rank[obj] < len(RANK) else 'core'
+        groups[group] = groups.get(group, 0) + size
     return groups
 
 
@@ -69,19 +129,26 @@ def parse_pairs(pairs):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('map')
+    parser.add_argument('--map-for', action='append')
     parser.add_argument('--budget', action='append')
     parser.add_argument('--ceiling', action='append')
     args = parser.parse_args()
     budgets, ceilings = parse_pairs(args.budget), parse_pairs(args.ceiling)
     groups = sizes(open(args.map).read())
-    print('footprint by group (flash bytes): ' +
-          ', '.join(f'{g} {groups.get(g, 0)}' for g in
-                    ('core', 'trainer', 'secagg', 'tls', 'application')))
+    print('footprint by group (flash bytes): ' + ', '.join(f'{g} {groups.get(g, 0)}' for g in RANK))
+    own_maps = {}
+    for pair in args.map_for or []:
+        name, path = pair.split('=', 1)
+        own_maps[name] = sizes(open(path).read())
+        print(f'footprint by group in the {name} image (flash bytes): ' +
+              ', '.join(f'{g} {own_maps[name].get(g, 0)}' for g in RANK))
     failed = False
     for name, members in SETS:
-        total = sum(groups.get(g, 0) for g in members)
+        total = sum(own_maps.get(name, groups).get(g, 0) for g in members)
         budget = budgets.get(name)
         line = f'footprint: {name}: {total} bytes ({total / 1024:.1f} KiB) of flash'
+        if name in own_maps:
+            line += f' (the {name} image)'
         if budget is not None:
             line += f', budget {budget // 1024} KiB'
             if total > budget:

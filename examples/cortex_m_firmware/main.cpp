@@ -6,6 +6,13 @@
 // is Dist) and keeps checking in until a task's round ends. It prints what happened and its
 // footprint (sections, stack high-water mark by stack painting) over semihosting and exits 0
 // when its round completed.
+//
+// Built with FEDSTAT_FIRMWARE_CORE=1 (the core images), the Client computes data-shift and KL
+// tasks only, without secure aggregation (sdk/client/task_kinds.h): the trainer, secure
+// aggregation and their crypto are not linked, and the image declines every other task. With
+// FEDSTAT_FIRMWARE_TRAINER=1 (the trainer image) it adds the model-update and heterogeneity
+// kinds, still without secure aggregation. The footprint per feature set is measured on these
+// images (docs/footprint.md).
 #include <stdio.h>
 #include <string.h>
 
@@ -20,6 +27,10 @@
 #include "sdk/client/client.h"
 #include "sdk/privacy/budget_ledger.h"
 #include "sdk/tls/tls_channel.h"
+
+#ifndef FEDSTAT_FIRMWARE_TRAINER
+#define FEDSTAT_FIRMWARE_TRAINER 0
+#endif
 
 namespace {
 
@@ -231,8 +242,24 @@ int run() {
   config.wall_clock_seconds = firmware::ledger_clock_seconds;
   config.round_blob_name = round_name;
   SensorData data(counted ? &histogram : nullptr, examples);
-  status = g_client.init(config, MutableByteSpan(g_client_memory, sizeof(g_client_memory)), data,
+  const MutableByteSpan client_memory(g_client_memory, sizeof(g_client_memory));
+#if FEDSTAT_FIRMWARE_CORE || FEDSTAT_FIRMWARE_TRAINER
+  static const fedstat::client::TaskKindSupport* const kKinds[] = {
+    &fedstat::client::kDataShiftKind,
+    &fedstat::client::kKlAnswersKind,
+#if FEDSTAT_FIRMWARE_TRAINER
+    &fedstat::client::kModelUpdateKind,
+    &fedstat::client::kHeterogeneityKind,
+#endif
+  };
+  status = g_client.init(config, fedstat::client::TaskKinds{kKinds, nullptr}, client_memory, data,
                          ledger, *random);
+  printf("firmware: task kinds data_shift kl%s, no secure aggregation\n",
+         FEDSTAT_FIRMWARE_TRAINER ? " model_update heterogeneity" : "");
+#else
+  status = g_client.init(config, client_memory, data, ledger, *random);
+  printf("firmware: task kinds: every kind, with secure aggregation\n");
+#endif
   if (!status.ok()) return fail("client", status);
   return take_part(device, g_client, g_channel);
 }

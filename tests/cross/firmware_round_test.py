@@ -13,6 +13,8 @@ Checks:
     server's store) is word for word the report x86-64 computes for the same device
     (contribution_sha256), so the M4 and the host build bit-identical reports;
   * each firmware's stack high-water mark (stack painting) fits its 8 KiB stack;
+  * with --core-firmware, the last firmware device runs the core image (the Client built with
+    the data-shift and KL kinds only: sdk/client/task_kinds.h) and its report is checked the same;
   * the application image (--production-firmware, not the test build the round runs) refuses a
     device.txt with a seed: a seeded stream would make its noise and keys public;
   * a firmware image with a key the server does not hold is refused at the TLS handshake, twice
@@ -20,7 +22,8 @@ Checks:
 
   firmware_round_test.py --server S --sim SIM --firmware ELF --emulator 'qemu|-M|...|-kernel'
                          --work DIR --kind data_shift|kl|model_update --trust none|dist
-                         [--production-firmware ELF] [--firmware-devices 2] [--host-devices 2]
+                         [--production-firmware ELF] [--core-firmware ELF]
+                         [--firmware-devices 2] [--host-devices 2]
 """
 import argparse
 import hashlib
@@ -120,21 +123,24 @@ def provision(home, device_id, psk_hex, extra, data_of=None):
     return home
 
 
-def qemu_command(args, port):
-    """QEMU running the firmware test build with its UART connected to the server's port."""
+def qemu_command(args, port, image=None):
+    """QEMU running a firmware test build (default: --firmware) with its UART connected to the
+    server's port."""
     emulator = args.emulator.split('|')
     kernel = emulator.index('-kernel')
     return (emulator[:kernel] +
             ['-chardev', f'socket,id=uart0,host=127.0.0.1,port={port},reconnect=1',
-             '-serial', 'chardev:uart0'] + emulator[kernel:] + [args.firmware])
+             '-serial', 'chardev:uart0'] + emulator[kernel:] + [image or args.firmware])
 
 
 def start_firmware(args, device_id, port):
     """One QEMU running the firmware in its own directory (its semihosting files: device.txt,
-    its sensor events, its ledger and round marker)."""
+    its sensor events, its ledger and round marker). With --core-firmware, the last device runs
+    the core image (data-shift and KL kinds only, linked without the others)."""
     home = provision(f'firmware-{device_id}', device_id, device_psk(device_id).hex(),
                      f'seed {DEVICE_SEED}')
-    command = qemu_command(args, port)
+    core = args.core_firmware and device_id == args.firmware_devices
+    command = qemu_command(args, port, args.core_firmware if core else None)
     out = open(os.path.join(home, 'out.txt'), 'w')
     return subprocess.Popen(command, cwd=home, stdout=out, stderr=subprocess.STDOUT), out
 
@@ -195,13 +201,15 @@ def main():
     for name in ('--server', '--sim', '--firmware', '--emulator', '--work', '--kind', '--trust'):
         parser.add_argument(name, required=True)
     parser.add_argument('--production-firmware')
+    parser.add_argument('--core-firmware')
     parser.add_argument('--firmware-devices', type=int, default=2)
     parser.add_argument('--host-devices', type=int, default=2)
     args = parser.parse_args()
     for name in ('server', 'sim', 'firmware'):
         setattr(args, name, os.path.abspath(getattr(args, name)))
-    if args.production_firmware:
-        args.production_firmware = os.path.abspath(args.production_firmware)
+    for name in ('production_firmware', 'core_firmware'):
+        if getattr(args, name):
+            setattr(args, name, os.path.abspath(getattr(args, name)))
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(os.path.join(args.work, 'state'))
     os.makedirs(os.path.join(args.work, 'external'))
@@ -251,7 +259,11 @@ def main():
     failed = False
     for i, code in enumerate(codes):
         text = open(f'firmware-{i + 1}/out.txt').read()
-        print(f'--- firmware device {i + 1} (exit {code}):\n{text}')
+        core = args.core_firmware and i + 1 == args.firmware_devices
+        print(f'--- firmware device {i + 1}{" (the core image)" if core else ""} (exit {code}):'
+              f'\n{text}')
+        if core:
+            assert 'task kinds data_shift kl, no secure aggregation' in text, 'not the core image'
         if code != 0 or f'task {TASK_ID} completed' not in text:
             failed = True
         m = re.search(r'stack high-water (\d+) of (\d+)', text)
