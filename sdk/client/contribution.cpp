@@ -89,6 +89,10 @@ Status decode_doubles(Span<const uint64_t> bits, Span<double> out, const char* r
   return Status();
 }
 
+Status check_doubles_data(const fedstat_v1_Task&, Span<const uint64_t> data) {
+  return decode_doubles(data, Span<double>(), "TaskData: a model or mean holds a NaN or infinity");
+}
+
 Status raise_to_skellam_epsilon(const Result<privacy::DpFromRdp>& noise, DeviceSpend& spend) {
   if (!noise.ok()) {
     return invalid_argument(

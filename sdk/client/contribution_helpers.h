@@ -36,6 +36,8 @@ Status init_share(const fedstat_v1_Task& task, noise::NoiseSampler& share);
 /// unless every one is finite. Written to `out` (out.size() == bits.size()) when it is not empty.
 Status decode_doubles(Span<const uint64_t> bits, Span<double> out, const char* refusal);
 
+/// A TaskData of doubles' bits (a global model, host means): every one finite (decode_doubles).
+Status check_doubles_data(const fedstat_v1_Task& task, Span<const uint64_t> data);
 /// DIST KL and MODEL_UPDATE: raises spend.epsilon to the Skellam accountant's ε (`noise`), or
 /// kInvalidArgument when the accountant refused the task or gave no finite ε.
 Status raise_to_skellam_epsilon(const Result<privacy::DpFromRdp>& noise, DeviceSpend& spend);

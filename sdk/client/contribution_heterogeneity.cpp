@@ -67,10 +67,6 @@ AppData vector_data(const fedstat_v1_Task& task, ClientData& data) {
   return held;
 }
 
-Status check_means(const fedstat_v1_Task&, Span<const uint64_t> data) {
-  return decode_doubles(data, Span<double>(), "TaskData: a model or mean holds a NaN or infinity");
-}
-
 size_t heterogeneity_scratch(const fedstat_v1_Task& task, size_t) {
   return size_add(size_mul(8, task.vector_length), size_mul(8, task.data_words));
 }
@@ -118,7 +114,7 @@ const TaskKindSupport kHeterogeneityKind = {fedstat_v1_TaskKind_HETEROGENEITY,
                                             /*dist_share=*/true,
                                             validate_heterogeneity,
                                             vector_data,
-                                            check_means,
+                                            check_doubles_data,
                                             heterogeneity_scratch,
                                             heterogeneity_spend,
                                             build_from_vector};

@@ -54,10 +54,6 @@ AppData examples_data(const fedstat_v1_Task& task, ClientData& data) {
   return held;
 }
 
-Status check_model(const fedstat_v1_Task&, Span<const uint64_t> data) {
-  return decode_doubles(data, Span<double>(), "TaskData: a model or mean holds a NaN or infinity");
-}
-
 size_t model_update_scratch(const fedstat_v1_Task& task, size_t local_size) {
   const size_t d = task.parameters.model_update.dimension;
   size_t bytes =
@@ -90,7 +86,7 @@ const TaskKindSupport kModelUpdateKind = {fedstat_v1_TaskKind_MODEL_UPDATE,
                                           /*dist_share=*/true,
                                           validate_model_update,
                                           examples_data,
-                                          check_model,
+                                          check_doubles_data,
                                           model_update_scratch,
                                           model_update_spend,
                                           build_from_examples};
