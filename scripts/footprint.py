@@ -25,7 +25,9 @@ ceiling is given for it: then it fails only above the ceiling (a set known to be
 not grow). With --map-for SET=MAP, that set is measured on the image of MAP instead: the same
 firmware built with that set's task kinds only (examples/cortex_m_firmware: the core image has
 data shift and KL, the trainer image adds the model-update and heterogeneity kinds; neither
-links secure aggregation), whose link holds no other kind's code. Prints one line per set.
+links secure aggregation), whose link holds no other kind's code — checked: such an image that
+links more than 1 KiB of the trainer's or secure aggregation's own objects fails too. Prints one
+line per set.
 """
 import argparse
 import re
@@ -47,6 +49,10 @@ SECTION = re.compile(r'^ \.(?:text|rodata|data)\S*\s*\n?\s+0x([0-9a-f]+)\s+0x([0
                      re.M)
 
 
+# Secure aggregation's own objects (not the crypto TLS shares with it). An image without it may
+# hold a few hundred bytes of them: the Client wipes a SecAggClient it never started.
+SECAGG_OWN = ('secagg_client', 'client_secagg', 'shamir', 'mask.cpp')
+LEFT_OUT_SLACK = 1024
 RANK = ['core', 'trainer', 'secagg', 'tls', 'application']
 RUNTIME = ('libc.a(', 'libc_nano.a(', 'libm.a(', 'libgcc.a(', 'libstdc++.a(', 'libstdc++_nano.a(',
            'libg.a(', 'libg_nano.a(')
@@ -88,7 +94,8 @@ def referencers(map_text):
     return refs
 
 
-def sizes(map_text):
+def object_sizes(map_text):
+    """{object: flash bytes of its kept sections}."""
     text = map_text[map_text.index('Linker script and memory map'):]
     kept = {}
     for m in SECTION.finditer(text):
@@ -97,6 +104,21 @@ def sizes(map_text):
             continue
         obj = obj.rsplit('/', 1)[-1]
         kept[obj] = kept.get(obj, 0) + size
+    return kept
+
+
+def left_out(map_text, members):
+    """Bytes an image measured for a set holds of the feature code it must leave out: the
+    trainer's objects when the set has no trainer, secure aggregation's own (not the crypto TLS
+    shares with it) when it has no secagg."""
+    own = {'trainer': dict(GROUPS)['trainer'], 'secagg': SECAGG_OWN}
+    return {g: sum(size for obj, size in object_sizes(map_text).items()
+                   if any(k in obj for k in keys))
+            for g, keys in own.items() if g not in members}
+
+
+def sizes(map_text):
+    kept = object_sizes(map_text)
     # The runtime's members: the lowest group among their referencers, to a fixed point.
     refs = referencers(map_text)
     rank = {}
@@ -137,12 +159,18 @@ def main():
     groups = sizes(open(args.map).read())
     print('footprint by group (flash bytes): ' + ', '.join(f'{g} {groups.get(g, 0)}' for g in RANK))
     own_maps = {}
+    failed = False
     for pair in args.map_for or []:
         name, path = pair.split('=', 1)
-        own_maps[name] = sizes(open(path).read())
+        text = open(path).read()
+        own_maps[name] = sizes(text)
         print(f'footprint by group in the {name} image (flash bytes): ' +
               ', '.join(f'{g} {own_maps[name].get(g, 0)}' for g in RANK))
-    failed = False
+        for group, held in left_out(text, dict(SETS)[name]).items():
+            if held > LEFT_OUT_SLACK:
+                print(f'footprint: the {name} image links {held} bytes of {group} code: the task '
+                      'kinds it was built with no longer keep it out', file=sys.stderr)
+                failed = True
     for name, members in SETS:
         total = sum(own_maps.get(name, groups).get(g, 0) for g in members)
         budget = budgets.get(name)
@@ -161,7 +189,8 @@ def main():
                     line += f' -- over budget (known; ceiling {ceiling} bytes)'
         print(line)
     if failed:
-        print('footprint: a feature set is over its budget (above)', file=sys.stderr)
+        print('footprint: a feature set is over its budget, or links what it must not (above)',
+              file=sys.stderr)
     return 1 if failed else 0
 
 
