@@ -70,6 +70,17 @@ Status Client::init(const ClientConfig& config, const TaskKinds& kinds, MutableB
   if (reinterpret_cast<uintptr_t>(memory.data()) % 8 != 0) {
     return invalid_argument("the Client's memory must be 8-byte aligned");
   }
+  if (kinds.kinds.size() > kMaxTaskKinds) {
+    return invalid_argument("TaskKinds: at most one entry per kind (kMaxTaskKinds)");
+  }
+  for (size_t i = 0; i < kinds.kinds.size(); ++i) {
+    if (kinds.kinds[i] == nullptr) return invalid_argument("TaskKinds: a null entry");
+    for (size_t j = 0; j < i; ++j) {
+      if (kinds.kinds[j]->kind == kinds.kinds[i]->kind) {
+        return invalid_argument("TaskKinds: one kind twice");
+      }
+    }
+  }
   RoundMarker interrupted;
   Result<size_t> loaded =
       platform::load_blob(config.round_blob_name, MutableByteSpan(marker_bytes_, kMarkerBytes));
@@ -92,7 +103,11 @@ Status Client::init(const ClientConfig& config, const TaskKinds& kinds, MutableB
   }
   config_ = config;
   drop_pending();  // a report held before this init is never resumed (a reboot, new memory)
-  kinds_ = kinds;
+  for (size_t i = 0; i < kMaxTaskKinds; ++i) {
+    kind_table_[i] = i < kinds.kinds.size() ? kinds.kinds[i] : nullptr;
+  }
+  kinds_ = TaskKinds{Span<const TaskKindSupport* const>(kind_table_, kinds.kinds.size()),
+                     kinds.secure_aggregation};
   memory_ = memory;
   data_ = &data;
   ledger_ = &ledger;

@@ -175,8 +175,9 @@ class Client {
   /// init() for a Client that computes only `kinds` (task_kinds.h): tasks of other kinds, and
   /// DIST tasks when `kinds` holds no secure aggregation, are declined (REFUSED,
   /// kUnimplemented) before anything is charged; the code of what `kinds` does not name is not
-  /// linked. The tables `kinds` points at must outlive the Client.
-  /// @errors init()'s.
+  /// linked. The pointers in `kinds` are copied.
+  /// @errors init()'s; kInvalidArgument also when `kinds` holds more than kMaxTaskKinds
+  /// entries, a null entry or one kind twice.
   Status init(const ClientConfig& config, const TaskKinds& kinds, MutableByteSpan memory,
               ClientData& data, privacy::BudgetLedger& ledger, RandomSource& random);
   /// Runs ONE task session over `channel`, in the message order and with the checks of the file
@@ -260,7 +261,8 @@ class Client {
   void note_channel_failure(const Status& status);
 
   ClientConfig config_;
-  TaskKinds kinds_;
+  const TaskKindSupport* kind_table_[kMaxTaskKinds] = {};
+  TaskKinds kinds_;  // its kinds span kind_table_
   MutableByteSpan memory_;
   ClientData* data_ = nullptr;
   privacy::BudgetLedger* ledger_ = nullptr;

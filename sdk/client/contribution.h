@@ -135,7 +135,9 @@ Result<size_t> scratch_bytes(const fedstat_v1_Task& task, size_t local_size,
                              const TaskKinds& kinds);
 
 // The builders: `out` holds contribution_length(task) words; `scratch` scratch_bytes(...) bytes,
-// 8-byte aligned. On an error `out` holds no complete contribution: discard it.
+// 8-byte aligned. On an error `out` holds no complete contribution: discard it. Each checks the
+// task's kind first: a task of another known kind is kInvalidArgument ("not a ... task") before
+// validate_task's errors.
 /// DATA_SHIFT: the R·w counters of a ShiftSketch of `local` (through the stability histogram
 /// when local_epsilon > 0, drawn from `noise`), then the total. `out` holds
 /// contribution_length(task) words, `scratch` scratch_bytes(task, local.capacity()) bytes; on

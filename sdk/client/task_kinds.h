@@ -86,7 +86,11 @@ struct SecureAggregationSupport {
 /// The Client's secure aggregation (sdk/secagg/secagg_client.h and its crypto).
 extern const SecureAggregationSupport kSecureAggregation;
 
-/// The kinds a Client computes; the tables must outlive the Client.
+/// At most this many entries in a TaskKinds: one per kind.
+constexpr size_t kMaxTaskKinds = 4;
+
+/// The kinds a Client computes. Client::init copies the pointers (the array may be a local); the
+/// TaskKindSupport objects they point at are the static ones above.
 struct TaskKinds {
   Span<const TaskKindSupport* const> kinds;                      ///< at most one entry per kind
   const SecureAggregationSupport* secure_aggregation = nullptr;  ///< null: no DIST tasks

@@ -123,6 +123,47 @@ TEST_F(TaskKindsTest, ADistTaskWithoutSecureAggregationIsDeclinedBeforeAnythingI
   EXPECT_EQ(s.seen.report, expected_kl(trusted, points, h.histogram, unused));
 }
 
+TEST_F(TaskKindsTest, InitCopiesTheKindsAndRefusesABadTable) {
+  OwnedHistogram h(6);
+  HistogramData data(&h.histogram);
+  // The app's array may be a local: init copies the pointers. Overwritten after init, it changes
+  // nothing.
+  const client::TaskKindSupport* local[] = {&client::kKlAnswersKind};
+  const client::TaskKinds kinds{local, nullptr};
+  Device device(33, 1 << 16, data, /*budget=*/10, &kinds);
+  ASSERT_TRUE(device.init_status.ok());
+  local[0] = &client::kDataShiftKind;
+  std::vector<uint64_t> points;
+  const Session kl = run(device, kl_task(fedstat_v1_TrustModel_TRUSTED, points), points);
+  ASSERT_TRUE(kl.outcome.ok()) << kl.outcome.status().message();
+  EXPECT_EQ(kl.outcome.value().result, SessionResult::kCompleted);
+  const Session shift = run(device, data_shift_task(fedstat_v1_TrustModel_TRUSTED), {});
+  EXPECT_EQ(shift.outcome.status().code(), StatusCode::kUnimplemented);
+
+  // A table with a null entry, one kind twice or more entries than kinds: kInvalidArgument, and
+  // the Client keeps what it had.
+  const client::TaskKindSupport* const with_null[] = {&client::kDataShiftKind, nullptr};
+  const client::TaskKindSupport* const twice[] = {&client::kDataShiftKind, &client::kDataShiftKind};
+  const client::TaskKindSupport* const five[] = {
+      &client::kDataShiftKind, &client::kKlAnswersKind, &client::kModelUpdateKind,
+      &client::kHeterogeneityKind, &client::kDataShiftKind};
+  client::ClientConfig config;
+  config.device_id = 33;
+  config.wall_clock_seconds = fixed_clock;
+  config.round_blob_name = device.round_name.c_str();
+  const MutableByteSpan memory(reinterpret_cast<uint8_t*>(device.memory.data()),
+                               8 * device.memory.size());
+  for (const client::TaskKinds& bad :
+       {client::TaskKinds{with_null, nullptr}, client::TaskKinds{twice, nullptr},
+        client::TaskKinds{five, nullptr}}) {
+    EXPECT_EQ(device.client.init(config, bad, memory, data, device.ledger, *device.random).code(),
+              StatusCode::kInvalidArgument);
+  }
+  const Session still = run(device, kl_task(fedstat_v1_TrustModel_TRUSTED, points), points);
+  ASSERT_TRUE(still.outcome.ok()) << still.outcome.status().message();
+  EXPECT_EQ(still.outcome.value().result, SessionResult::kCompleted);
+}
+
 }  // namespace
 }  // namespace client_test
 }  // namespace fedstat
