@@ -78,10 +78,45 @@ fedstat_status fedstat_client_size(size_t work_bytes, size_t* bytes) {
   return size_status(size_add(kHandle, work_bytes), bytes);
 }
 
+// The C handles of the kinds are the SDK's TaskKindSupport and SecureAggregationSupport objects.
+const fedstat_task_kind* fedstat_task_kind_data_shift(void) {
+  return reinterpret_cast<const fedstat_task_kind*>(&client::kDataShiftKind);
+}
+
+const fedstat_task_kind* fedstat_task_kind_kl_answers(void) {
+  return reinterpret_cast<const fedstat_task_kind*>(&client::kKlAnswersKind);
+}
+
+const fedstat_task_kind* fedstat_task_kind_model_update(void) {
+  return reinterpret_cast<const fedstat_task_kind*>(&client::kModelUpdateKind);
+}
+
+const fedstat_task_kind* fedstat_task_kind_heterogeneity(void) {
+  return reinterpret_cast<const fedstat_task_kind*>(&client::kHeterogeneityKind);
+}
+
+const fedstat_secure_aggregation* fedstat_secure_aggregation_support(void) {
+  return reinterpret_cast<const fedstat_secure_aggregation*>(&client::kSecureAggregation);
+}
+
 fedstat_status fedstat_client_create(void* memory, size_t memory_bytes,
                                      const fedstat_client_config* config, fedstat_ledger* ledger,
                                      fedstat_random* random, fedstat_client** out) {
-  if (config == nullptr || !valid(ledger, kLedgerMagic) || !valid(random, kRandomMagic)) {
+  const fedstat_task_kind* const all[] = {
+      fedstat_task_kind_data_shift(), fedstat_task_kind_kl_answers(),
+      fedstat_task_kind_model_update(), fedstat_task_kind_heterogeneity()};
+  return fedstat_client_create_with_kinds(memory, memory_bytes, config, all, 4,
+                                          fedstat_secure_aggregation_support(), ledger, random,
+                                          out);
+}
+
+fedstat_status fedstat_client_create_with_kinds(
+    void* memory, size_t memory_bytes, const fedstat_client_config* config,
+    const fedstat_task_kind* const* kinds, size_t kind_count,
+    const fedstat_secure_aggregation* secure_aggregation, fedstat_ledger* ledger,
+    fedstat_random* random, fedstat_client** out) {
+  if (config == nullptr || !valid(ledger, kLedgerMagic) || !valid(random, kRandomMagic) ||
+      (kinds == nullptr && kind_count > 0)) {
     return FEDSTAT_INVALID_ARGUMENT;
   }
   const char* name =
@@ -97,9 +132,13 @@ fedstat_status fedstat_client_create(void* memory, size_t memory_bytes,
   cc.receive_timeout_ms = config->receive_timeout_ms != 0 ? config->receive_timeout_ms : 30000;
   cc.wall_clock_seconds = config->wall_clock_seconds;
   cc.round_blob_name = c->round_blob_name;
+  const client::TaskKinds task_kinds{
+      Span<const client::TaskKindSupport* const>(
+          reinterpret_cast<const client::TaskKindSupport* const*>(kinds), kind_count),
+      reinterpret_cast<const client::SecureAggregationSupport*>(secure_aggregation)};
   const Status status = c->client.init(
-      cc, MutableByteSpan(after_handle<fedstat_client>(memory), memory_bytes - kHandle), c->data,
-      ledger->ledger, *random->source);
+      cc, task_kinds, MutableByteSpan(after_handle<fedstat_client>(memory), memory_bytes - kHandle),
+      c->data, ledger->ledger, *random->source);
   if (!status.ok()) {
     c->magic = 0;
     return code_of(status);

@@ -147,7 +147,8 @@ class Client {
   /// @errors kInvalidArgument or kUnimplemented: validate_task refuses the task.
   /// kResourceExhausted: the size does not fit in size_t.
   static Result<size_t> memory_bytes(const fedstat_v1_Task& task, size_t local_size = 0);
-  /// memory_bytes for a Client built with `kinds` (kUnimplemented: a kind or DIST it lacks).
+  /// memory_bytes for a Client built with `kinds`.
+  /// @errors memory_bytes's; kUnimplemented also for a kind, or DIST, `kinds` lacks.
   static Result<size_t> memory_bytes(const fedstat_v1_Task& task, size_t local_size,
                                      const TaskKinds& kinds);
   /// Deletes a recorded interrupted round (the app's deliberate choice, e.g. after kDataLoss);

@@ -95,8 +95,9 @@ inline bool is_dist(const fedstat_v1_Task& task) {
 /// @errors kUnimplemented: an unknown kind or trust model. kInvalidArgument: any other field
 /// check fails; the message names the field.
 Status validate_task(const fedstat_v1_Task& task);
-/// validate_task for a Client built with `kinds`: also kUnimplemented when the task's kind is not
-/// among them, or the task is DIST and they hold no secure aggregation.
+/// validate_task for a Client built with `kinds`.
+/// @errors validate_task's; kUnimplemented also when the task's kind is not among `kinds`, or the
+/// task is DIST and they hold no secure aggregation.
 Status validate_task(const fedstat_v1_Task& task, const TaskKinds& kinds);
 /// MODEL_UPDATE: the trainer and quantiser configuration the device runs (rotation seed = the
 /// task seed, stream 0; modulus_bits = Task.bits) — what the host calibrates λ with and
@@ -113,6 +114,8 @@ Result<size_t> contribution_length(const fedstat_v1_Task& task);
 /// distinct ascending ids below 2^32, or a model or mean holding a NaN or an infinity.
 Status validate_task_data(const fedstat_v1_Task& task, Span<const uint64_t> data);
 /// validate_task_data with validate_task(task, kinds).
+/// @errors validate_task_data's (kInvalidArgument for the data), with validate_task(task,
+/// kinds)'s in place of validate_task's (also kUnimplemented for a kind or DIST `kinds` lacks).
 Status validate_task_data(const fedstat_v1_Task& task, Span<const uint64_t> data,
                           const TaskKinds& kinds);
 /// The app's MODEL_UPDATE examples against a task validate_task accepted (it reads the
@@ -131,6 +134,8 @@ Status validate_unit_vector(const fedstat_v1_Task& task, Span<const double> x);
 /// kind or trust model). kResourceExhausted: the size does not fit in size_t.
 Result<size_t> scratch_bytes(const fedstat_v1_Task& task, size_t local_size);
 /// scratch_bytes with validate_task(task, kinds).
+/// @errors scratch_bytes's (kResourceExhausted past size_t), with validate_task(task, kinds)'s in
+/// place of validate_task's (also kUnimplemented for a kind or DIST `kinds` lacks).
 Result<size_t> scratch_bytes(const fedstat_v1_Task& task, size_t local_size,
                              const TaskKinds& kinds);
 
@@ -218,6 +223,9 @@ Status build_heterogeneity(const fedstat_v1_Task& task, Span<const double> x,
 /// KL or MODEL_UPDATE) or gives no finite ε or RDP.
 Result<DeviceSpend> device_spend(const fedstat_v1_Task& task);
 /// device_spend with validate_task(task, kinds).
+/// @errors device_spend's (kInvalidArgument when the accountant refuses), with
+/// validate_task(task, kinds)'s in place of validate_task's (also kUnimplemented for a kind or
+/// DIST `kinds` lacks).
 Result<DeviceSpend> device_spend(const fedstat_v1_Task& task, const TaskKinds& kinds);
 
 /// The contribution of `task` from the app's data: the builder of the task's kind, fed with what
@@ -230,7 +238,8 @@ Result<DeviceSpend> device_spend(const fedstat_v1_Task& task, const TaskKinds& k
 Status build_contribution(const fedstat_v1_Task& task, ClientData& data,
                           Span<const uint64_t> task_data, RandomBits& noise,
                           MutableByteSpan scratch, Span<uint64_t> out);
-/// build_contribution with the builders of `kinds` (kUnimplemented for a kind not among them).
+/// build_contribution with the builders of `kinds`.
+/// @errors build_contribution's; kUnimplemented for a kind not among `kinds`.
 Status build_contribution(const fedstat_v1_Task& task, ClientData& data,
                           Span<const uint64_t> task_data, RandomBits& noise,
                           MutableByteSpan scratch, Span<uint64_t> out, const TaskKinds& kinds);

@@ -51,6 +51,7 @@ struct AppData {
 /// One task kind the Client can compute. Every function is called only for a task of this kind
 /// whose common fields validate_task already checked (validate before the others).
 struct TaskKindSupport {
+  /// The kind this entry computes.
   fedstat_v1_TaskKind kind;
   /// True when a DIST task of this kind carries a Skellam share (device_noise_lambda > 0).
   bool dist_share;
@@ -69,10 +70,14 @@ struct TaskKindSupport {
                   RandomBits& noise, MutableByteSpan scratch, Span<uint64_t> out);
 };
 
-/// The four kinds (each in its own object file: a kind an app does not name is not linked).
+// The four kinds, each in its own object file: a kind an app does not name is not linked.
+/// DATA_SHIFT (contribution_data_shift.cpp).
 extern const TaskKindSupport kDataShiftKind;
+/// KL_ANSWERS (contribution_kl.cpp).
 extern const TaskKindSupport kKlAnswersKind;
+/// MODEL_UPDATE (contribution_model_update.cpp).
 extern const TaskKindSupport kModelUpdateKind;
+/// HETEROGENEITY (contribution_heterogeneity.cpp).
 extern const TaskKindSupport kHeterogeneityKind;
 
 /// Secure aggregation in the Client (client_secagg.cpp: the SecAggClient's rounds over the

@@ -129,7 +129,11 @@ struct CDevice {
   fedstat_client* client = nullptr;
   std::string ledger_name, round_name;
 
-  CDevice(uint64_t id, size_t work_bytes, double budget = 10) {
+  // `kinds`/`kind_count`/`secagg`: fedstat_client_create_with_kinds (kinds null: every kind,
+  // fedstat_client_create).
+  CDevice(uint64_t id, size_t work_bytes, double budget = 10,
+          const fedstat_task_kind* const* kinds = nullptr, size_t kind_count = 0,
+          const fedstat_secure_aggregation* secagg = nullptr) {
     ledger_name = "cabi-ledger-" + std::to_string(id);
     round_name = "cabi-round-" + std::to_string(id);
     size_t bytes = 0;
@@ -150,9 +154,16 @@ struct CDevice {
     config.receive_timeout_ms = 20000;
     config.wall_clock_seconds = &fixed_clock;
     config.round_blob_name = round_name.c_str();
-    EXPECT_EQ(fedstat_client_create(client_memory.data(), bytes, &config, ledger, random, &client),
-              FEDSTAT_OK);
+    create_status =
+        kinds == nullptr
+            ? fedstat_client_create(client_memory.data(), bytes, &config, ledger, random, &client)
+            : fedstat_client_create_with_kinds(client_memory.data(), bytes, &config, kinds,
+                                               kind_count, secagg, ledger, random, &client);
+    if (kinds == nullptr) {
+      EXPECT_EQ(create_status, FEDSTAT_OK);
+    }
   }
+  fedstat_status create_status = FEDSTAT_INTERNAL;
 
   double spent() {
     double epsilon = -1, delta = -1;
@@ -365,6 +376,45 @@ TEST_F(CabiClientTest, CreateAndSettersRefuseBadArguments) {
   EXPECT_EQ(fedstat_client_set_examples(good.client, nullptr, nullptr, 3, 2),
             FEDSTAT_INVALID_ARGUMENT);
   EXPECT_EQ(fedstat_client_run_session(good.client, nullptr, nullptr), FEDSTAT_INVALID_ARGUMENT);
+}
+
+// fedstat_client_create_with_kinds: a Client with the data-shift kind only declines a KL task
+// (FEDSTAT_UNIMPLEMENTED) before anything is charged, and computes a data-shift task as a Client
+// with every kind does; a bad table is refused.
+TEST_F(CabiClientTest, AClientWithSomeKindsDeclinesTheOthersBeforeAnythingIsCharged) {
+  const fedstat_task_kind* const shift_only[] = {fedstat_task_kind_data_shift()};
+  OwnedHistogram expected_data(4);
+  CHistogram h(4);
+  CDevice device(220, 1 << 16, /*budget=*/10, shift_only, 1, nullptr);
+  ASSERT_EQ(device.create_status, FEDSTAT_OK);
+  ASSERT_EQ(fedstat_client_set_histogram(device.client, h.histogram), FEDSTAT_OK);
+  std::vector<uint64_t> points;
+  Link kl_link;
+  const SessionRun kl =
+      run(device, kl_link, kl_task(fedstat_v1_TrustModel_TRUSTED, points), points);
+  EXPECT_EQ(kl.status, FEDSTAT_UNIMPLEMENTED);
+  EXPECT_FALSE(kl.seen.accepted);
+  EXPECT_TRUE(kl.seen.report.empty());
+  EXPECT_EQ(device.spent(), 0);
+  const fedstat_v1_Task shift = data_shift_task(fedstat_v1_TrustModel_TRUSTED);
+  Link shift_link;
+  const SessionRun r = run(device, shift_link, shift, {});
+  ASSERT_EQ(r.status, FEDSTAT_OK) << fedstat_client_last_error(device.client);
+  EXPECT_EQ(r.outcome.result, FEDSTAT_SESSION_COMPLETED);
+  SeededStream same(test_seed(99), 220);
+  EXPECT_EQ(r.seen.report, expected_sketch(shift, expected_data.histogram, same));
+
+  // The handles are the SDK's own kinds; a DIST task needs secure aggregation.
+  EXPECT_EQ(reinterpret_cast<const void*>(fedstat_task_kind_kl_answers()),
+            reinterpret_cast<const void*>(&client::kKlAnswersKind));
+  EXPECT_EQ(reinterpret_cast<const void*>(fedstat_secure_aggregation_support()),
+            reinterpret_cast<const void*>(&client::kSecureAggregation));
+  const fedstat_task_kind* const twice[] = {fedstat_task_kind_data_shift(),
+                                            fedstat_task_kind_data_shift()};
+  EXPECT_EQ(CDevice(221, 1 << 16, 10, twice, 2).create_status, FEDSTAT_INVALID_ARGUMENT);
+  const fedstat_task_kind* const with_null[] = {nullptr};
+  EXPECT_EQ(CDevice(222, 1 << 16, 10, with_null, 1).create_status, FEDSTAT_INVALID_ARGUMENT);
+  EXPECT_EQ(CDevice(223, 1 << 16, 10, shift_only, 5).create_status, FEDSTAT_INVALID_ARGUMENT);
 }
 
 }  // namespace

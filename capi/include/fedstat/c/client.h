@@ -113,6 +113,35 @@ fedstat_status fedstat_client_create(void* memory, size_t memory_bytes,
                                      const fedstat_client_config* config, fedstat_ledger* ledger,
                                      fedstat_random* random, fedstat_client** out);
 
+/** A task kind a Client can compute (opaque, static; fedstat_task_kind_*). */
+typedef struct fedstat_task_kind fedstat_task_kind;
+/** The Client's secure aggregation, for DIST tasks (opaque, static). */
+typedef struct fedstat_secure_aggregation fedstat_secure_aggregation;
+/** DATA_SHIFT: the sketch report of the app's histogram. @errors none. */
+const fedstat_task_kind* fedstat_task_kind_data_shift(void);
+/** KL_ANSWERS: the app's counts at the task's points. @errors none. */
+const fedstat_task_kind* fedstat_task_kind_kl_answers(void);
+/** MODEL_UPDATE: the quantised update of the app's examples. @errors none. */
+const fedstat_task_kind* fedstat_task_kind_model_update(void);
+/** HETEROGENEITY: the app's vector's heterogeneity rounds. @errors none. */
+const fedstat_task_kind* fedstat_task_kind_heterogeneity(void);
+/** Secure aggregation (DIST tasks). @errors none. */
+const fedstat_secure_aggregation* fedstat_secure_aggregation_support(void);
+
+/** As fedstat_client_create, for a Client that computes only the `kind_count` kinds in `kinds`
+ * (pointers copied), and DIST tasks only when `secure_aggregation` is not NULL. The code of
+ * what it is not given is not linked into the app (docs/footprint.md); a task of another kind,
+ * or a DIST task without secure aggregation, is declined (FEDSTAT_UNIMPLEMENTED from
+ * fedstat_client_run_session) before anything is charged. fedstat_client_create is this with
+ * every kind and secure aggregation.
+ * @errors fedstat_client_create's; FEDSTAT_INVALID_ARGUMENT also when `kinds` is NULL with
+ * kind_count > 0, holds a NULL entry or one kind twice, or kind_count exceeds 4. */
+fedstat_status fedstat_client_create_with_kinds(
+    void* memory, size_t memory_bytes, const fedstat_client_config* config,
+    const fedstat_task_kind* const* kinds, size_t kind_count,
+    const fedstat_secure_aggregation* secure_aggregation, fedstat_ledger* ledger,
+    fedstat_random* random, fedstat_client** out);
+
 /** The app's data for DATA_SHIFT and KL_ANSWERS tasks: a sparse histogram (pointer kept, not
  * copied: it must stay valid and unchanged while a session runs). NULL removes it.
  * @errors FEDSTAT_INVALID_ARGUMENT: `client` is NULL or not a Client, or `histogram` is not a
