@@ -136,7 +136,10 @@ Status validate_task(const fedstat_v1_Task& task, const TaskKinds& kinds) {
   if (support == nullptr) {
     return unimplemented("Task.kind: this Client was not built with this kind (TaskKinds)");
   }
-  if (task.trust == fedstat_v1_TrustModel_DIST && kinds.secure_aggregation == nullptr) {
+  // Read as the wire delivered it: the trust model is not checked yet (an enum field may hold
+  // any number; reading it through the enum type would be undefined).
+  if (wire_enum_value(task.trust) == fedstat_v1_TrustModel_DIST &&
+      kinds.secure_aggregation == nullptr) {
     return unimplemented("Task.trust: DIST, but this Client was built without secure aggregation");
   }
   return validate_kind_task(task, *support);
