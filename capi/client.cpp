@@ -65,6 +65,37 @@ bool live(const fedstat_client* c) {
   return valid(c, kClientMagic);
 }
 
+// fedstat_client_create(_with_kinds): a Client for `kinds` in `memory`.
+fedstat_status create_client(void* memory, size_t memory_bytes, const fedstat_client_config* config,
+                             const client::TaskKinds& kinds, fedstat_ledger* ledger,
+                             fedstat_random* random, fedstat_client** out) {
+  if (config == nullptr || !valid(ledger, kLedgerMagic) || !valid(random, kRandomMagic)) {
+    return FEDSTAT_INVALID_ARGUMENT;
+  }
+  const char* name =
+      config->round_blob_name != nullptr ? config->round_blob_name : kDefaultRoundBlob;
+  const size_t length = name_length(name);
+  if (length == 0) return FEDSTAT_INVALID_ARGUMENT;
+  const fedstat_status checked = check_memory(memory, memory_bytes, kHandle, out);
+  if (checked != FEDSTAT_OK) return checked;
+  fedstat_client* c = new (handle_address<fedstat_client>(memory)) fedstat_client();
+  for (size_t i = 0; i <= length; ++i) c->round_blob_name[i] = name[i];
+  client::ClientConfig cc;
+  cc.device_id = config->device_id;
+  cc.receive_timeout_ms = config->receive_timeout_ms != 0 ? config->receive_timeout_ms : 30000;
+  cc.wall_clock_seconds = config->wall_clock_seconds;
+  cc.round_blob_name = c->round_blob_name;
+  const Status status = c->client.init(
+      cc, kinds, MutableByteSpan(after_handle<fedstat_client>(memory), memory_bytes - kHandle),
+      c->data, ledger->ledger, *random->source);
+  if (!status.ok()) {
+    c->magic = 0;
+    return code_of(status);
+  }
+  *out = c;
+  return FEDSTAT_OK;
+}
+
 }  // namespace
 }  // namespace capi
 }  // namespace fedstat
@@ -102,12 +133,7 @@ const fedstat_secure_aggregation* fedstat_secure_aggregation_support(void) {
 fedstat_status fedstat_client_create(void* memory, size_t memory_bytes,
                                      const fedstat_client_config* config, fedstat_ledger* ledger,
                                      fedstat_random* random, fedstat_client** out) {
-  const fedstat_task_kind* const all[] = {
-      fedstat_task_kind_data_shift(), fedstat_task_kind_kl_answers(),
-      fedstat_task_kind_model_update(), fedstat_task_kind_heterogeneity()};
-  return fedstat_client_create_with_kinds(memory, memory_bytes, config, all, 4,
-                                          fedstat_secure_aggregation_support(), ledger, random,
-                                          out);
+  return create_client(memory, memory_bytes, config, client::all_task_kinds(), ledger, random, out);
 }
 
 fedstat_status fedstat_client_create_with_kinds(
@@ -115,36 +141,12 @@ fedstat_status fedstat_client_create_with_kinds(
     const fedstat_task_kind* const* kinds, size_t kind_count,
     const fedstat_secure_aggregation* secure_aggregation, fedstat_ledger* ledger,
     fedstat_random* random, fedstat_client** out) {
-  if (config == nullptr || !valid(ledger, kLedgerMagic) || !valid(random, kRandomMagic) ||
-      (kinds == nullptr && kind_count > 0)) {
-    return FEDSTAT_INVALID_ARGUMENT;
-  }
-  const char* name =
-      config->round_blob_name != nullptr ? config->round_blob_name : kDefaultRoundBlob;
-  const size_t length = name_length(name);
-  if (length == 0) return FEDSTAT_INVALID_ARGUMENT;
-  const fedstat_status checked = check_memory(memory, memory_bytes, kHandle, out);
-  if (checked != FEDSTAT_OK) return checked;
-  fedstat_client* c = new (handle_address<fedstat_client>(memory)) fedstat_client();
-  for (size_t i = 0; i <= length; ++i) c->round_blob_name[i] = name[i];
-  client::ClientConfig cc;
-  cc.device_id = config->device_id;
-  cc.receive_timeout_ms = config->receive_timeout_ms != 0 ? config->receive_timeout_ms : 30000;
-  cc.wall_clock_seconds = config->wall_clock_seconds;
-  cc.round_blob_name = c->round_blob_name;
+  if (kinds == nullptr && kind_count > 0) return FEDSTAT_INVALID_ARGUMENT;
   const client::TaskKinds task_kinds{
       Span<const client::TaskKindSupport* const>(
           reinterpret_cast<const client::TaskKindSupport* const*>(kinds), kind_count),
       reinterpret_cast<const client::SecureAggregationSupport*>(secure_aggregation)};
-  const Status status = c->client.init(
-      cc, task_kinds, MutableByteSpan(after_handle<fedstat_client>(memory), memory_bytes - kHandle),
-      c->data, ledger->ledger, *random->source);
-  if (!status.ok()) {
-    c->magic = 0;
-    return code_of(status);
-  }
-  *out = c;
-  return FEDSTAT_OK;
+  return create_client(memory, memory_bytes, config, task_kinds, ledger, random, out);
 }
 
 fedstat_status fedstat_client_set_histogram(fedstat_client* client,

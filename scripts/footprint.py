@@ -107,18 +107,17 @@ def object_sizes(map_text):
     return kept
 
 
-def left_out(map_text, members):
-    """Bytes an image measured for a set holds of the feature code it must leave out: the
-    trainer's objects when the set has no trainer, secure aggregation's own (not the crypto TLS
-    shares with it) when it has no secagg."""
+def left_out(kept, members):
+    """Bytes an image measured for a set holds (`kept`: object_sizes) of the feature code it must
+    leave out: the trainer's objects when the set has no trainer, secure aggregation's own (not
+    the crypto TLS shares with it) when it has no secagg."""
     own = {'trainer': dict(GROUPS)['trainer'], 'secagg': SECAGG_OWN}
-    return {g: sum(size for obj, size in object_sizes(map_text).items()
-                   if any(k in obj for k in keys))
+    return {g: sum(size for obj, size in kept.items() if any(k in obj for k in keys))
             for g, keys in own.items() if g not in members}
 
 
-def sizes(map_text):
-    kept = object_sizes(map_text)
+def sizes(map_text, kept):
+    """{group: flash bytes} of a map whose object sizes are `kept` (object_sizes)."""
     # The runtime's members: the lowest group among their referencers, to a fixed point.
     refs = referencers(map_text)
     rank = {}
@@ -156,17 +155,19 @@ def main():
     parser.add_argument('--ceiling', action='append')
     args = parser.parse_args()
     budgets, ceilings = parse_pairs(args.budget), parse_pairs(args.ceiling)
-    groups = sizes(open(args.map).read())
+    text = open(args.map).read()
+    groups = sizes(text, object_sizes(text))
     print('footprint by group (flash bytes): ' + ', '.join(f'{g} {groups.get(g, 0)}' for g in RANK))
     own_maps = {}
     failed = False
     for pair in args.map_for or []:
         name, path = pair.split('=', 1)
         text = open(path).read()
-        own_maps[name] = sizes(text)
+        kept = object_sizes(text)
+        own_maps[name] = sizes(text, kept)
         print(f'footprint by group in the {name} image (flash bytes): ' +
               ', '.join(f'{g} {own_maps[name].get(g, 0)}' for g in RANK))
-        for group, held in left_out(text, dict(SETS)[name]).items():
+        for group, held in left_out(kept, dict(SETS)[name]).items():
             if held > LEFT_OUT_SLACK:
                 print(f'footprint: the {name} image links {held} bytes of {group} code: the task '
                       'kinds it was built with no longer keep it out', file=sys.stderr)

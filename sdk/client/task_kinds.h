@@ -14,7 +14,8 @@
 /// built with, or a DIST task without secure aggregation, declines it (REFUSED, kUnimplemented)
 /// before anything is charged.
 ///
-/// @memory static tables only: one TaskKindSupport (7 pointers) per kind linked in.
+/// @memory static tables only: one TaskKindSupport (the kind, a flag and six function pointers)
+/// per kind linked in; a Client copies at most kMaxTaskKinds pointers.
 /// @paper none (how the Client dispatches 000–004's device routines).
 #ifndef FEDSTAT_SDK_CLIENT_TASK_KINDS_H_
 #define FEDSTAT_SDK_CLIENT_TASK_KINDS_H_
