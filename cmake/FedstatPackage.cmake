@@ -88,7 +88,9 @@ foreach(_h IN LISTS _public_headers)
   get_filename_component(_dir "${_h}" DIRECTORY)
   install(FILES "${PROJECT_SOURCE_DIR}/${_h}" DESTINATION "${_inc}/fedstat/${_dir}")
 endforeach()
-install(FILES "${PROJECT_BINARY_DIR}/sdk/include/sdk/version.h" DESTINATION "${_inc}/fedstat/sdk")
+install(FILES "${PROJECT_BINARY_DIR}/sdk/include/sdk/version.h"
+              "${PROJECT_BINARY_DIR}/sdk/include/sdk/build_options.h"
+        DESTINATION "${_inc}/fedstat/sdk")
 install(FILES "${PROJECT_BINARY_DIR}/proto/generated/fedstat/v1/envelope.pb.h"
         DESTINATION "${_inc}/fedstat/v1")
 install(FILES "${FEDSTAT_NANOPB_SOURCE_DIR}/pb.h" DESTINATION "${_inc}/fedstat/nanopb")

@@ -1,9 +1,14 @@
-# cmake -DNM=<nm> -DARCHIVE=<lib.a> -P check_no_heap.cmake
+# cmake -DNM=<nm> [-DNM_TARGET=<bfd target>] -DARCHIVE=<lib.a> -P check_no_heap.cmake
 # Fails (exit code 1) when the archive has an undefined reference to the heap or to exceptions.
+# NM_TARGET (e.g. elf32-little) makes nm read fat LTO objects' machine code, not their bytecode.
 if(NOT NM OR NOT ARCHIVE)
   message(FATAL_ERROR "usage: cmake -DNM=<nm> -DARCHIVE=<lib.a> -P check_no_heap.cmake")
 endif()
-execute_process(COMMAND "${NM}" -u "${ARCHIVE}" OUTPUT_VARIABLE _nm RESULT_VARIABLE _rc
+set(_target_arg "")
+if(NM_TARGET)
+  set(_target_arg "--target=${NM_TARGET}")
+endif()
+execute_process(COMMAND "${NM}" -u ${_target_arg} "${ARCHIVE}" OUTPUT_VARIABLE _nm RESULT_VARIABLE _rc
                 ERROR_VARIABLE _err)
 if(NOT _rc EQUAL 0)
   message(FATAL_ERROR "heap check: '${NM} -u ${ARCHIVE}' failed: ${_err}")

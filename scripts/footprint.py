@@ -28,6 +28,14 @@ data shift and KL, the trainer image adds the model-update and heterogeneity kin
 links secure aggregation), whose link holds no other kind's code — checked: such an image that
 links more than 1 KiB of the trainer's or secure aggregation's own objects fails too. Prints one
 line per set.
+
+Link-time optimised images (FEDSTAT_LTO, the cortex-m4 preset): the optimised code comes from the
+linker's ltrans objects, not from the objects it was compiled in. With --names-from MAP=TWIN, TWIN
+is the map of the same image linked without LTO (its attribution twin), and each section of an
+ltrans object is attributed to the object whose section of the same name (a function's or a
+constant's, -ffunction-sections/-fdata-sections; LTO's clone suffixes dropped) TWIN holds; the
+runtime's members are ranked by TWIN's cross-reference table. A section no object of TWIN has a
+name for (a function LTO made of inlined pieces) counts as core: the budgets are never flattered.
 """
 import argparse
 import re
@@ -45,8 +53,12 @@ GROUPS = [
 SETS = [('core', ('core',)), ('core+trainer', ('core', 'trainer')),
         ('everything but TLS', ('core', 'trainer', 'secagg')),
         ('everything with TLS', ('core', 'trainer', 'secagg', 'tls'))]
-SECTION = re.compile(r'^ \.(?:text|rodata|data)\S*\s*\n?\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S+)',
-                     re.M)
+SECTION = re.compile(
+    r'^ (\.(?:text|rodata|data)\S*)\s*\n?\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S+)', re.M)
+# LTO's names for a function's clones and pieces, and a function's string-literal section.
+LTO_SUFFIX = re.compile(r'(\.(?:constprop|isra|part|lto_priv|cold|localalias)(?:\.\d+)?'
+                        r'|\.str\d+\.\d+)+$')
+UNNAMED_LTO = 'link-time optimised code of no named object'
 
 
 # Secure aggregation's own objects (not the crypto TLS shares with it). An image without it may
@@ -94,15 +106,33 @@ def referencers(map_text):
     return refs
 
 
-def object_sizes(map_text):
-    """{object: flash bytes of its kept sections}."""
+def kept_sections(map_text):
+    """[(section name, flash bytes, object)] of the sections the link kept."""
     text = map_text[map_text.index('Linker script and memory map'):]
-    kept = {}
+    kept = []
     for m in SECTION.finditer(text):
-        address, size, obj = int(m.group(1), 16), int(m.group(2), 16), m.group(3)
+        name, address, size, obj = m.group(1), int(m.group(2), 16), int(m.group(3), 16), m.group(4)
         if address == 0 or size == 0:  # discarded or empty
             continue
-        obj = obj.rsplit('/', 1)[-1]
+        kept.append((name, size, obj.rsplit('/', 1)[-1]))
+    return kept
+
+
+def is_lto(obj):
+    return '.ltrans' in obj
+
+
+def object_sizes(map_text, twin_text=None):
+    """{object: flash bytes of its kept sections}; with the map of the image's attribution twin
+    (linked without LTO), an ltrans object's sections go to the objects the twin names."""
+    names = {}
+    if twin_text is not None:
+        for name, _, obj in kept_sections(twin_text):
+            names.setdefault(LTO_SUFFIX.sub('', name), obj)
+    kept = {}
+    for name, size, obj in kept_sections(map_text):
+        if is_lto(obj):
+            obj = names.get(LTO_SUFFIX.sub('', name), UNNAMED_LTO)
         kept[obj] = kept.get(obj, 0) + size
     return kept
 
@@ -153,18 +183,30 @@ def main():
     parser.add_argument('--map-for', action='append')
     parser.add_argument('--budget', action='append')
     parser.add_argument('--ceiling', action='append')
+    parser.add_argument('--names-from', action='append')
     args = parser.parse_args()
     budgets, ceilings = parse_pairs(args.budget), parse_pairs(args.ceiling)
-    text = open(args.map).read()
-    groups = sizes(text, object_sizes(text))
+    twins = dict(pair.split('=', 1) for pair in args.names_from or [])
+
+    def measure(path):
+        """(object sizes, the map whose cross-reference table ranks the runtime) of one image."""
+        text = open(path).read()
+        twin = open(twins[path]).read() if path in twins else None
+        kept = object_sizes(text, twin)
+        if kept.get(UNNAMED_LTO):
+            print(f'footprint: {path}: {kept[UNNAMED_LTO]} bytes of link-time optimised code no '
+                  'object names (counted as core)')
+        return kept, twin if twin is not None else text
+
+    kept, ranking = measure(args.map)
+    groups = sizes(ranking, kept)
     print('footprint by group (flash bytes): ' + ', '.join(f'{g} {groups.get(g, 0)}' for g in RANK))
     own_maps = {}
     failed = False
     for pair in args.map_for or []:
         name, path = pair.split('=', 1)
-        text = open(path).read()
-        kept = object_sizes(text)
-        own_maps[name] = sizes(text, kept)
+        kept, ranking = measure(path)
+        own_maps[name] = sizes(ranking, kept)
         print(f'footprint by group in the {name} image (flash bytes): ' +
               ', '.join(f'{g} {own_maps[name].get(g, 0)}' for g in RANK))
         for group, held in left_out(kept, dict(SETS)[name]).items():

@@ -111,8 +111,17 @@ const char* result_name(fedstat::client::SessionResult r) {
   return "unknown";
 }
 
+// A status as "<code>: <message>": the code says it in a build without messages too (the
+// cortex-m4 preset builds with FEDSTAT_STATUS_MESSAGES=OFF).
 int fail(const char* what, const Status& status) {
-  printf("firmware: %s: %s\n", what, status.message());
+  printf("firmware: %s: %s: %s\n", what, fedstat::status_code_name(status.code()),
+         status.message());
+  return 1;
+}
+
+// The firmware's own refusals, printed whatever the SDK's build keeps of messages.
+int refuse(const char* what, const char* why) {
+  printf("firmware: %s: %s\n", what, why);
   return 1;
 }
 
@@ -127,8 +136,8 @@ int take_part(const firmware::Provisioning& device, fedstat::client::Client& cli
         "uart0", ByteSpan(reinterpret_cast<const uint8_t*>(identity), strlen(identity)),
         ByteSpan(device.psk, sizeof(device.psk)), kConnectTimeoutMs);
     if (!connected.ok()) {
-      printf("firmware: session %lu: connect: %s\n", static_cast<unsigned long>(session),
-             connected.message());
+      printf("firmware: session %lu: connect: %s: %s\n", static_cast<unsigned long>(session),
+             fedstat::status_code_name(connected.code()), connected.message());
       if (connected.code() == fedstat::StatusCode::kPermissionDenied) {
         wait_millis(backoff);
         backoff = backoff >= kMaxBackoffMillis / 2 ? kMaxBackoffMillis : 2 * backoff;
@@ -139,8 +148,9 @@ int take_part(const firmware::Provisioning& device, fedstat::client::Client& cli
     const fedstat::Result<fedstat::client::SessionOutcome> outcome = client.run_session(channel);
     channel.close();
     if (!outcome.ok()) {
-      printf("firmware: session %lu: %s (server: %s)\n", static_cast<unsigned long>(session),
-             outcome.status().message(), client.last_server_detail());
+      printf("firmware: session %lu: %s: %s (server: %s)\n", static_cast<unsigned long>(session),
+             fedstat::status_code_name(outcome.status().code()), outcome.status().message(),
+             client.last_server_detail());
       const fedstat::StatusCode code = outcome.status().code();
       const bool lost = code == fedstat::StatusCode::kUnavailable ||
                         code == fedstat::StatusCode::kDeadlineExceeded;
@@ -186,7 +196,7 @@ int run() {
     return fail("training examples", status);
   }
   if (!counted && examples.count() == 0) {
-    return fail("data", fedstat::not_found("neither sensor events nor training examples"));
+    return refuse("data", "neither sensor events nor training examples");
   }
   printf("firmware: device %lu counted %lu events of %lu items; %lu training examples\n",
          static_cast<unsigned long>(device.id),
@@ -222,10 +232,9 @@ int run() {
   if (device.seed != 0) random = &seeded;
 #else
   if (device.seed != 0) {
-    return fail("provisioning", fedstat::invalid_argument(
-                                    "device.txt: a seed makes the device's noise and keys "
-                                    "public; only the test build (fedstat_m4_firmware_seeded) "
-                                    "takes one"));
+    return refuse("provisioning",
+                  "device.txt: a seed makes the device's noise and keys public; only the test "
+                  "build (fedstat_m4_firmware_seeded) takes one");
   }
 #endif
   if (random == &csprng) {

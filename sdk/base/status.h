@@ -6,12 +6,19 @@
 /// and can be returned from anywhere. `[[nodiscard]]` makes ignoring one a compile error under
 /// -Werror.
 ///
+/// A build configured with `-DFEDSTAT_STATUS_MESSAGES=OFF` keeps every code but drops the
+/// messages' text: each message() is then kMessageLeftOut, and the literals at the error sites
+/// are never referenced, so they leave flash (12 KiB of the Cortex-M4 core, docs/footprint.md).
+/// The codes, and so every decision an app takes on them, are the same in both builds.
+///
 /// @memory sizeof(Status) = one pointer + one byte (rounded to 2 pointers).
 /// @paper none (infrastructure for every stage).
 #ifndef FEDSTAT_SDK_BASE_STATUS_H_
 #define FEDSTAT_SDK_BASE_STATUS_H_
 
 #include <stdint.h>
+
+#include "sdk/build_options.h"
 
 namespace fedstat {
 
@@ -39,21 +46,39 @@ const char* status_code_name(StatusCode code);
 /// A code and a static message; the result of every fallible call. Two words, never allocates.
 class [[nodiscard]] Status {
  public:
+  /// The message of every error in a build without messages (FEDSTAT_STATUS_MESSAGES=OFF).
+  static constexpr const char* kMessageLeftOut =
+      "(message left out: SDK built with FEDSTAT_STATUS_MESSAGES=OFF)";
+
   /// Success (kOk, empty message).
   constexpr Status() : message_(""), code_(StatusCode::kOk) {}
+#if FEDSTAT_STATUS_MESSAGES
   /// A status with `code`; `message` must be a string literal (or otherwise outlive every copy).
   constexpr Status(StatusCode code, const char* message) : message_(message), code_(code) {}
+#else
+  /// A status with `code`; this build keeps no message (kMessageLeftOut for every error).
+  constexpr Status(StatusCode code, const char* /*message*/)
+      : message_(code == StatusCode::kOk ? "" : kMessageLeftOut), code_(code) {}
+#endif
 
   /// Success, spelled out at a return site.
   /// @errors none: it is kOk.
-  static constexpr Status ok_status() { return Status(); }
+  static constexpr Status ok_status() {
+    return Status();
+  }
 
   /// True for kOk.
-  constexpr bool ok() const { return code_ == StatusCode::kOk; }
+  constexpr bool ok() const {
+    return code_ == StatusCode::kOk;
+  }
   /// The code.
-  constexpr StatusCode code() const { return code_; }
+  constexpr StatusCode code() const {
+    return code_;
+  }
   /// What went wrong and, where it can, what to do (static storage; "" for kOk).
-  constexpr const char* message() const { return message_; }
+  constexpr const char* message() const {
+    return message_;
+  }
 
   /// Explicitly discards a status the caller has decided not to act on; greppable.
   constexpr void ignore() const {}
