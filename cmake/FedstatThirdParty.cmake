@@ -36,12 +36,19 @@ add_library(fedstat_nanopb_runtime OBJECT
   ${FEDSTAT_NANOPB_SOURCE_DIR}/pb_decode.c)
 target_include_directories(fedstat_nanopb_runtime SYSTEM PUBLIC ${FEDSTAT_NANOPB_SOURCE_DIR})
 # Messages carry their sizes statically (.options): PB_ENABLE_MALLOC is never defined.
+# A build without status messages (FEDSTAT_STATUS_MESSAGES=OFF) drops nanopb's too: PB_NO_ERRMSG
+# changes its stream structs, so it is public here and on fedstat::sdk (and in fedstat.pc).
+if(NOT FEDSTAT_STATUS_MESSAGES)
+  target_compile_definitions(fedstat_nanopb_runtime PUBLIC PB_NO_ERRMSG)
+endif()
 
 # ---- mbedTLS ---------------------------------------------------------------
 if(FEDSTAT_PLATFORM STREQUAL "baremetal")
   _fedstat_find_source_dir(FEDSTAT_MBEDTLS_SOURCE_DIR "mbedtls-*" "mbedTLS")
   file(GLOB _mbedtls_sources "${FEDSTAT_MBEDTLS_SOURCE_DIR}/library/*.c")
-  add_library(fedstat_mbedcrypto STATIC ${_mbedtls_sources})
+  # With the config's encryption-only AES (the decryption half's stubs).
+  add_library(fedstat_mbedcrypto STATIC ${_mbedtls_sources}
+    ${PROJECT_SOURCE_DIR}/platform/baremetal/mbedtls_aes_encrypt_only.c)
   # Its headers and config are for the SDK's own sources (only sdk/base/crypto*.cpp include
   # mbedTLS); the installed package carries the archive alone (cmake/FedstatPackage.cmake).
   target_include_directories(fedstat_mbedcrypto SYSTEM PUBLIC

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <new>
 
+#include "mbedtls/aes.h"
+#include "mbedtls/platform.h"
 #include "platform/baremetal/hooks.h"
 #include "platform/platform.h"
 #include "sdk/base/arena.h"
@@ -101,6 +103,21 @@ void check_crypto_and_streams() {
             ctr.apply(MutableByteSpan(data)).ok() &&
             memcmp(data, golden::kAesCtrCiphertext, 64) == 0,
         "mbedTLS AES-256-CTR: SP 800-38A F.5.5");
+  // The device's AES encrypts only (platform/baremetal/fedstat_mbedtls_config.h): a decryption
+  // key or block is refused, and the refused block comes back as zeros.
+  static mbedtls_aes_context aes;
+  mbedtls_aes_init(&aes);
+  uint8_t block[16];
+  memcpy(block, golden::kAesCtrCiphertext, 16);
+  const bool refused_key = mbedtls_aes_setkey_dec(&aes, golden::kAesCtrKey, 256) ==
+                           MBEDTLS_ERR_PLATFORM_FEATURE_UNSUPPORTED;
+  const bool refused_block = mbedtls_aes_setkey_enc(&aes, golden::kAesCtrKey, 256) == 0 &&
+                             mbedtls_aes_crypt_ecb(&aes, MBEDTLS_AES_DECRYPT, block, block) ==
+                                 MBEDTLS_ERR_PLATFORM_FEATURE_UNSUPPORTED;
+  const uint8_t zeros[16] = {};
+  check(refused_key && refused_block && memcmp(block, zeros, 16) == 0,
+        "mbedTLS AES: encryption only, a decryption is refused");
+  mbedtls_aes_free(&aes);
   static SeededStream s0(counting_seed(), 0);
   static SeededStream s1(counting_seed(), 1);
   uint8_t out0[32], out1[32];
