@@ -1,7 +1,5 @@
 #include "sdk/noise/rational.h"
 
-#include <math.h>
-
 namespace fedstat {
 namespace noise {
 
@@ -57,9 +55,12 @@ Result<Rational> rational_at_least(double x) {
   if (!(x < 2147483648.0)) return out_of_range("rational_at_least: x must be below 2^31");
   uint64_t q = 1000000;
   while (q > 1 && x * static_cast<double>(q) >= 4294967295.0) q /= 10;
-  const double scaled = ceil(x * static_cast<double>(q));
+  // ⌈x·q⌉ of the double x·q (below 2^32, where every integer is a double): the truncation, plus
+  // one if a fraction was cut (no libm's ceil: the device's core links no libm for it).
+  const double scaled = x * static_cast<double>(q);
   uint64_t p = static_cast<uint64_t>(scaled);
-  // ceil in double can only be exact or too low by rounding of x·q: step up until p/q ≥ x.
+  if (static_cast<double>(p) < scaled) ++p;
+  // x·q in double can only be exact or too low by rounding: step up until p/q ≥ x.
   while (static_cast<double>(p) / static_cast<double>(q) < x) ++p;
   return reduced(Rational{p, q});
 }
