@@ -128,6 +128,9 @@ else()
   set(FEDSTAT_PC_CFLAGS "-DFEDSTAT_PLATFORM_BAREMETAL=1")
   set(FEDSTAT_PC_LIBS "-lfedstat_sdk -lfedstat_mbedcrypto")
 endif()
+if(NOT FEDSTAT_STATUS_MESSAGES)
+  string(APPEND FEDSTAT_PC_CFLAGS " -DPB_NO_ERRMSG")
+endif()
 configure_file("${CMAKE_CURRENT_LIST_DIR}/fedstat.pc.in" "${PROJECT_BINARY_DIR}/package/fedstat.pc"
                @ONLY)
 install(FILES "${PROJECT_BINARY_DIR}/package/fedstat.pc"
