@@ -5,13 +5,15 @@
 
 Every input section the linker kept (.text*, .rodata*, .data*: what flash holds) is attributed
 to the object it came from, and each object to one feature group:
-  core         the SDK's histogram, sketch, noise, ledger, wire codec and Client, AES/SHA-256/
+  core         the SDK's histogram, sketch, noise, ledger, wire codec and Client, AES and
                CTR_DRBG (the seeded streams and the CSPRNG), nanopb, and the C runtime (libc,
                libm, libgcc) any image needs
   trainer      quantise, the rotation, the logistic trainer, the model-update and heterogeneity
                tasks
-  secagg       secure aggregation and its crypto (bignum, X25519, HKDF, GCM, the cipher layer,
-               mbedTLS's pool allocator)
+  secagg       secure aggregation and its crypto (bignum and its constant-time helpers, X25519,
+               SHA-256 and HKDF, GCM, the cipher layer, mbedTLS's pool allocator). The SDK calls
+               SHA-256 only in secure aggregation (HKDF, the roster hash); TLS uses these too,
+               and a crypto object goes to the smaller of the groups that use it
   tls          mbedTLS's TLS client (ssl_*, ChaCha20-Poly1305, ECDH) and the device TLS channel
   application  the firmware's own code and semihosting (not in any feature set)
 The C runtime's members (libc, libm, libgcc, libstdc++) belong to the smallest group that uses
@@ -43,7 +45,8 @@ import sys
 
 GROUPS = [
     ('tls', ('ssl_', 'chacha20', 'poly1305', 'chachapoly', 'ecdh.c', 'tls_channel')),
-    ('secagg', ('secagg', 'shamir', 'mask.cpp', 'crypto_exchange', 'bignum', 'ecp.c',
+    ('secagg', ('secagg', 'shamir', 'mask.cpp', 'crypto_exchange', 'bignum', 'constant_time',
+                'sha256.c', 'ecp.c',
                 'ecp_curves', 'gcm.c', 'hkdf', 'cipher.c', 'cipher_wrap', '(md.c', 'md5',
                 'memory_buffer_alloc')),
     ('trainer', ('quantise', 'rotation', 'logistic_trainer', 'model_update', 'heterogeneity')),
@@ -132,7 +135,9 @@ def object_sizes(map_text, twin_text=None):
     kept = {}
     for name, size, obj in kept_sections(map_text):
         if is_lto(obj):
-            obj = names.get(LTO_SUFFIX.sub('', name), UNNAMED_LTO)
+            base = LTO_SUFFIX.sub('', name)
+            # A function's string literals (.rodata.<function>.str1.1) go with the function.
+            obj = names.get(base) or names.get(base.replace('.rodata.', '.text.', 1), UNNAMED_LTO)
         kept[obj] = kept.get(obj, 0) + size
     return kept
 
