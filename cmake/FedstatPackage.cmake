@@ -50,6 +50,20 @@ if(FEDSTAT_SANITIZE)
 endif()
 
 install(TARGETS ${_targets} EXPORT fedstatTargets ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}")
+# FEDSTAT_LTO builds fat objects; the installed archives keep only their machine code. An app that
+# links with -flto would otherwise inline the SDK's bytecode into its own functions, under its own
+# -ffp-contract (GCC's default fuses a*b + c on the Cortex-M4F's single-precision FPU), and the
+# SDK's arithmetic would no longer be the same as on x86-64.
+if(FEDSTAT_LTO)
+  foreach(_t IN LISTS _targets)
+    install(CODE "execute_process(COMMAND \"${CMAKE_OBJCOPY}\" -R .gnu.lto_* -R .gnu.debuglto_*
+                    \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/$<TARGET_FILE_NAME:${_t}>\"
+                    RESULT_VARIABLE _rc)
+                  if(NOT _rc EQUAL 0)
+                    message(FATAL_ERROR \"objcopy could not strip the LTO bytecode of $<TARGET_FILE_NAME:${_t}>\")
+                  endif()")
+  endforeach()
+endif()
 install(EXPORT fedstatTargets NAMESPACE fedstat:: DESTINATION "${FEDSTAT_INSTALL_CMAKEDIR}")
 
 # ---- Headers -------------------------------------------------------------------------------

@@ -62,6 +62,7 @@ SECTION = re.compile(
 LTO_SUFFIX = re.compile(r'(\.(?:constprop|isra|part|lto_priv|cold|localalias)(?:\.\d+)?'
                         r'|\.str\d+\.\d+)+$')
 UNNAMED_LTO = 'link-time optimised code of no named object'
+LTO_ARCHIVES = ('libfedstat_sdk.a(', 'libfedstat_sdk_tls.a(', 'libfedstat_mbedcrypto.a(')
 
 
 # Secure aggregation's own objects (not the crypto TLS shares with it). An image without it may
@@ -128,10 +129,17 @@ def is_lto(obj):
 def object_sizes(map_text, twin_text=None):
     """{object: flash bytes of its kept sections}; with the map of the image's attribution twin
     (linked without LTO), an ltrans object's sections go to the objects the twin names."""
-    names = {}
+    holders = {}
     if twin_text is not None:
         for name, _, obj in kept_sections(twin_text):
-            names.setdefault(LTO_SUFFIX.sub('', name), obj)
+            holders.setdefault(LTO_SUFFIX.sub('', name), set()).add(obj)
+    # A name says where an optimised section came from only if one object holds it in the twin
+    # (not ".rodata" or ".rodata.str1.1", which every object has), and only if that object took
+    # part in LTO, i.e. came from one of the project's archives: the image's own objects (compiled
+    # without LTO) and the runtime's are never in the linker's own objects, so a name they hold
+    # (an inline function both sides instantiate) names nothing.
+    names = {name: next(iter(objs)) for name, objs in holders.items()
+             if len(objs) == 1 and next(iter(objs)).startswith(LTO_ARCHIVES)}
     kept = {}
     for name, size, obj in kept_sections(map_text):
         if is_lto(obj):

@@ -19,10 +19,12 @@
 #define MBEDTLS_CIPHER_MODE_CTR
 /* Encryption only: CTR, GCM and CTR_DRBG never run AES backwards, so the decryption half (its
  * key schedule, its round function and their 1.3 KiB of tables) is replaced by stubs that refuse
- * (platform/baremetal/mbedtls_aes_encrypt_only.c): 1.9 KiB less flash, and no code path left that
- * could decrypt with a device key. */
+ * (platform/baremetal/mbedtls_aes_encrypt_only.c): 1.5 KiB less flash, and no code path left that
+ * could decrypt with a device key. Without the deprecated API, whose mbedtls_aes_decrypt() would
+ * drop the stub's error and hand back zeros as if it had decrypted. */
 #define MBEDTLS_AES_SETKEY_DEC_ALT
 #define MBEDTLS_AES_DECRYPT_ALT
+#define MBEDTLS_DEPRECATED_REMOVED
 
 /* SHA-256, the smaller (slower) implementation. */
 #define MBEDTLS_SHA256_C
