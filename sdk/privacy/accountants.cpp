@@ -2,6 +2,8 @@
 
 #include <math.h>
 
+#include "sdk/base/portable_math.h"
+
 namespace fedstat {
 namespace privacy {
 namespace {
@@ -104,7 +106,11 @@ Result<double> rdp_to_dp(uint32_t alpha, double rdp, double delta) {
   FEDSTAT_RETURN_IF_ERROR(check_delta(delta));
   if (!(rdp >= 0) || !isfinite(rdp)) return invalid_argument("RDP value must be finite, >= 0");
   const double a = static_cast<double>(alpha);
-  const double eps = rdp + (log(1 / delta) + (a - 1) * log(1 - 1 / a) - log(a)) / (a - 1);
+  // The portable ln (sdk/base/portable_math.h): a device and the server charge the same ε, bit
+  // for bit, and the device's core links no libm for it.
+  const double eps = rdp + (math::portable_log(1 / delta) +
+                            (a - 1) * math::portable_log(1 - 1 / a) - math::portable_log(a)) /
+                               (a - 1);
   return eps > 0 ? eps : 0.0;
 }
 
@@ -301,8 +307,8 @@ Result<double> truncated_discrete_laplace_delta(double scale, uint64_t bound,
     return invalid_argument("the truncation bound is at most 2^32 (the sum runs over every k)");
   }
   if (l1_sensitivity > bound) return 1.0;  // a neighbour's outputs can be entirely disjoint
-  const double q = exp(-1 / scale);
-  double total = 1, tail = 0;  // Σ_{|k|≤B} q^|k| and Σ_{k=B−Δ+1..B} q^k
+  const double q = math::portable_exp(-1 / scale);  // the same q on every platform
+  double total = 1, tail = 0;                       // Σ_{|k|≤B} q^|k| and Σ_{k=B−Δ+1..B} q^k
   double power = 1;
   for (uint64_t k = 1; k <= bound; ++k) {
     power *= q;

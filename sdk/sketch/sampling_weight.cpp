@@ -2,26 +2,16 @@
 
 #include <string.h>
 
+#include "sdk/base/portable_math.h"
+
 namespace fedstat {
 namespace sketch {
 namespace {
 
-// fdlibm's e_log.c (Sun Microsystems, 1993: "Permission to use, copy, modify, and distribute
-// this software is freely granted, provided that this notice is preserved."): ln 2 split so that
-// e·kLn2Hi is exact for |e| < 2^11, and the minimax coefficients of
-// R(z) = Lg1·z + … + Lg7·z^7 ≈ (ln(1 + f) − 2s)/s, z = s², |s| ≤ 0.1716, error < 2^-58.45.
-constexpr double kLn2Hi = 6.93147180369123816490e-01;  // 0x3FE62E42FEE00000
-constexpr double kLn2Lo = 1.90821492927058770002e-10;  // 0x3DEA39EF35793C76
-constexpr double kLg1 = 6.666666666666735130e-01;      // 0x3FE5555555555593
-constexpr double kLg2 = 3.999999999940941908e-01;      // 0x3FD999999997FA04
-constexpr double kLg3 = 2.857142874366239149e-01;      // 0x3FD2492494229359
-constexpr double kLg4 = 2.222219843214978396e-01;      // 0x3FCC71C51D8E78AF
-constexpr double kLg5 = 1.818357216161805012e-01;      // 0x3FC7466496CB03DE
-constexpr double kLg6 = 1.531383769920937332e-01;      // 0x3FC39A09D078C69F
-constexpr double kLg7 = 1.479819860511658591e-01;      // 0x3FC2F112DF3E5244
-// The 52 fraction bits of √2 (0x3FF6A09E667F3BCD): a mantissa at or above them is halved.
-constexpr uint64_t kSqrt2Fraction = 0x6A09E667F3BCDull;
-constexpr uint64_t kFractionMask = (uint64_t{1} << 52) - 1;
+// The logarithm's constants and steps are sdk/base/portable_math.h's (fdlibm's method).
+using math::kFractionMask;
+using math::kSqrt2Fraction;
+using math::log_of_parts;
 
 // x/(1 − e^(−x)) = 1 + x/2 + Σ B_2n·x^2n/(2n)! (Bernoulli numbers): the coefficients B_2n/(2n)!
 // for n = 1..6, i.e. 1/12, −1/720, 1/30240, −1/1209600, 1/47900160, −691/1307674368000.
@@ -34,42 +24,6 @@ constexpr double kB12 = -5.284190138687493e-10;
 // The series is used for x ≤ 1/4, where the first omitted term is below 2·(x/2π)^14 < 1e-19 of
 // the sum.
 constexpr double kSeriesLimit = 0.25;
-
-// ln((1 + f)·2^e) from m = 1 + f ∈ [√½, √2) and e as a double: fdlibm's
-// f − (f²/2 − s·(f²/2 + R(s²))) + e·ln 2, s = f/(2 + f). T is double, or two lanes of doubles
-// (the batch below): the same operations in the same order either way.
-template <typename T>
-inline T log_of_parts(T m, T de) {
-  const T f = m - 1;  // exact (Sterbenz)
-  const T s = f / (2.0 + f);
-  const T z = s * s;
-  const T w = z * z;
-  const T t1 = w * (kLg2 + w * (kLg4 + w * kLg6));
-  const T t2 = z * (kLg1 + w * (kLg3 + w * (kLg5 + w * kLg7)));
-  const T r = t2 + t1;
-  const T hfsq = 0.5 * f * f;
-  return de * kLn2Hi - ((hfsq - (s * (hfsq + r) + de * kLn2Lo)) - f);
-}
-
-// ln(x) for a positive normal double x: x = (1 + f)·2^e with 1 + f ∈ [√½, √2), taken apart from
-// the bits (exact), then fdlibm's ln(1 + f) = f − (f²/2 − s·(f²/2 + R(s²))), s = f/(2 + f).
-// Error below 1 ulp (fdlibm's bound). For x near 1, e = 0 and the result keeps its relative
-// accuracy (no cancellation against e·ln 2).
-inline double portable_log(double x) {
-  uint64_t bits = 0;
-  memcpy(&bits, &x, sizeof bits);
-  int e = static_cast<int>((bits >> 52) & 0x7FF) - 1023;
-  const uint64_t fraction = bits & kFractionMask;
-  uint64_t exponent_bits = uint64_t{1023} << 52;
-  if (fraction >= kSqrt2Fraction) {  // 1 + f ≥ √2: use (1 + f)/2 and e + 1
-    exponent_bits = uint64_t{1022} << 52;
-    e += 1;
-  }
-  bits = fraction | exponent_bits;
-  double m = 0;
-  memcpy(&m, &bits, sizeof m);
-  return log_of_parts(m, static_cast<double>(e));
-}
 
 // exp(z) − 1 for z ≤ −1/4 (the rare path of sampling_weight, small k only): halve z until
 // |z| < 2^-4, Taylor series there (at most 40 terms), then square back with
@@ -115,7 +69,7 @@ double uniform_from_hash(uint64_t hash) {
 SamplingWeight::SamplingWeight(uint32_t k) : k_(static_cast<double>(k)), inverse_k_(1 / k_) {}
 
 double SamplingWeight::weight(double u) const {
-  const double t = -portable_log(u);  // −ln u > 0; W = 1/(1 − e^(−x)) with x = t/k
+  const double t = -math::log_of_normal(u);  // −ln u > 0; W = 1/(1 − e^(−x)) with x = t/k
   const double x = t * inverse_k_;
   if (x <= kSeriesLimit) return series_weight(t, x);
   return -1 / portable_expm1(-x);
@@ -172,7 +126,7 @@ inline Doubles2 uniform_of2(Words2 hash) {
   return (value + 0.5) * (1.0 / 4503599627370496.0);
 }
 
-// portable_log on two positive normal doubles: the same steps. The exponent e (|e| < 2^11)
+// math::log_of_normal on two positive normal doubles: the same steps. The exponent e (|e| < 2^11)
 // becomes a double exactly through the bits of 1.5·2^52 + e.
 inline Doubles2 portable_log2(Doubles2 x) {
   const Words2 bits = as_words(x);

@@ -1,6 +1,6 @@
 #include "sdk/tasks/kl_answer_task.h"
 
-#include <math.h>
+#include "sdk/base/portable_math.h"
 
 namespace fedstat {
 namespace tasks {
@@ -68,7 +68,7 @@ Status answer_kl_points_noised_mod(const histogram::SparseHistogram& local,
 
 privacy::Sensitivity kl_answer_sensitivity(uint32_t m1, uint32_t m2) {
   const double moved = static_cast<double>(m1) + static_cast<double>(m2);
-  return privacy::Sensitivity{moved, sqrt(moved)};
+  return privacy::Sensitivity{moved, math::portable_sqrt(moved)};  // correctly rounded, as sqrt
 }
 
 Result<double> kl_dist_skellam_lambda(double epsilon, double delta,

@@ -156,6 +156,41 @@ constexpr uint64_t weight_test_hash(size_t i) {
 }
 constexpr uint32_t kSamplingWeightCrc = 0xF152CEB4u;
 
+// The privacy ledger's conversions through sdk/base/portable_math.h, pinned on x86-64 (the bit
+// patterns of the results) and checked by tests/unit/base/portable_math_test.cpp (x86-64,
+// AArch64) and the Cortex-M4 self-test: a device charges what the server computes, bit for bit.
+struct RdpToDpCase {  // privacy::rdp_to_dp(alpha, rdp, delta)
+  uint32_t alpha;
+  double rdp, delta;
+  uint64_t epsilon_bits;
+};
+constexpr RdpToDpCase kRdpToDp[5] = {
+    {2, 0.5, 1e-6, 0x4029DBC239B0B862ull},        // 12.929216196844383
+    {3, 2.0, 0.1, 0x40019279C19776BFull},         // 2.1965212940548038
+    {8, 0.03125, 1e-9, 0x40047D2D9274FB31ull},    // 2.5611220781278452
+    {32, 1.25, 1e-5, 0x3FF7A539860060C5ull},      // 1.4778380617554359
+    {256, 0.001, 1e-12, 0x3FB56D2EE187805Bull}};  // 0.083697252331604785
+struct LaplaceDeltaCase {  // privacy::truncated_discrete_laplace_delta(scale, bound, sensitivity)
+  double scale;
+  uint64_t bound, sensitivity;
+  uint64_t delta_bits;
+};
+constexpr LaplaceDeltaCase kTruncatedLaplaceDelta[5] = {
+    {0.05, 3, 1, 0x3A85AE1919197EE6ull},         // 8.7565107265994935e-27
+    {0.5, 20, 1, 0x3C4DD7A8E7E3232Cull},         // 3.2355217732598835e-18
+    {3.0, 40, 2, 0x3EA57FDBD34CBB49ull},         // 6.4073348102719184e-07
+    {10.0, 200, 1, 0x3DDC4E0095A736E5ull},       // 1.0297188571721459e-10
+    {1000.0, 99999, 1, 0x363B3630C1A7B1C1ull}};  // 1.8618988011749143e-47
+struct KlSensitivityCase {                       // tasks::kl_answer_sensitivity(m1, m2).l2
+  uint32_t m1, m2;
+  uint64_t l2_bits;
+};
+constexpr KlSensitivityCase kKlSensitivity[5] = {{1u, 1u, 0x3FF6A09E667F3BCDull},
+                                                 {3u, 4u, 0x40052A7FA9D2F8EAull},
+                                                 {1000u, 24u, 0x4040000000000000ull},
+                                                 {0u, 7u, 0x40052A7FA9D2F8EAull},
+                                                 {4294967295u, 4294967295u, 0x40F6A09E6673EB7Dull}};
+
 }  // namespace golden
 }  // namespace fedstat
 

@@ -20,6 +20,7 @@
 #include "sdk/base/crypto.h"
 #include "sdk/base/csprng.h"
 #include "sdk/base/item_hash.h"
+#include "sdk/base/portable_math.h"
 #include "sdk/base/random_bits.h"
 #include "sdk/base/seeded_stream.h"
 #include "sdk/histogram/sparse_histogram.h"
@@ -27,6 +28,7 @@
 #include "sdk/noise/discrete_laplace.h"
 #include "sdk/noise/poisson.h"
 #include "sdk/noise/tabulated_poisson.h"
+#include "sdk/privacy/accountants.h"
 #include "sdk/secagg/mask.h"
 #include "sdk/secagg/shamir.h"
 #include "sdk/sketch/shift_sketch.h"
@@ -382,6 +384,54 @@ void check_shift_sketch() {
 }
 
 #if !FEDSTAT_SELFTEST_CORE
+uint64_t bits_of(double x) {
+  uint64_t b = 0;
+  memcpy(&b, &x, sizeof b);
+  return b;
+}
+
+double double_of(uint64_t b) {
+  double x = 0;
+  memcpy(&x, &b, sizeof x);
+  return x;
+}
+
+// sdk/base/portable_math.h against newlib's libm (fdlibm's e_exp, e_log, e_sqrt): √ and exp bit
+// for bit (the same operations), ln within 1 ulp; then the privacy ledger's conversions that use
+// them give the doubles pinned on x86-64.
+void check_portable_math() {
+  bool sqrt_same = true, exp_same = true, log_close = true;
+  for (uint64_t i = 1; i <= 20000; ++i) {
+    const uint64_t h = golden::splitmix64_output(7, i);
+    const double positive = double_of((h >> 1) % 0x7FF0000000000000ull);  // finite, >= 0
+    sqrt_same = sqrt_same && bits_of(math::portable_sqrt(positive)) == bits_of(sqrt(positive));
+    if (positive > 0) {
+      const uint64_t a = bits_of(math::portable_log(positive)), b = bits_of(log(positive));
+      log_close = log_close && (a > b ? a - b : b - a) <= 1;
+    }
+    // Uniform over [−745, 709]: every scale of result, subnormal ones included.
+    const double x = -745.0 + 1454.0 * (static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0));
+    exp_same = exp_same && bits_of(math::portable_exp(x)) == bits_of(exp(x));
+  }
+  check(sqrt_same, "portable sqrt: the same bits as newlib's on 20000 doubles");
+  check(exp_same, "portable exp: the same bits as newlib's on 20000 doubles");
+  check(log_close, "portable log: within 1 ulp of newlib's on 20000 doubles");
+  bool pinned = true;
+  for (const golden::RdpToDpCase& c : golden::kRdpToDp) {
+    const Result<double> eps = privacy::rdp_to_dp(c.alpha, c.rdp, c.delta);
+    pinned = pinned && eps.ok() && bits_of(eps.value()) == c.epsilon_bits;
+  }
+  for (const golden::LaplaceDeltaCase& c : golden::kTruncatedLaplaceDelta) {
+    const Result<double> d =
+        privacy::truncated_discrete_laplace_delta(c.scale, c.bound, c.sensitivity);
+    pinned = pinned && d.ok() && bits_of(d.value()) == c.delta_bits;
+  }
+  for (const golden::KlSensitivityCase& c : golden::kKlSensitivity) {
+    pinned = pinned && bits_of(tasks::kl_answer_sensitivity(c.m1, c.m2).l2) == c.l2_bits;
+  }
+  check(pinned, "ledger conversions (rdp_to_dp, Laplace delta, KL sensitivity): x86-64's bits");
+}
+
 void check_model_update() {
   // 16 unit-norm examples in 3 dimensions, labelled by the sign of the first feature.
   static float features[16 * 3];
@@ -585,6 +635,7 @@ int main() {
 #endif
   check_shift_sketch();
 #if !FEDSTAT_SELFTEST_CORE
+  check_portable_math();
   check_model_update();
   check_platform();
 #endif
