@@ -19,7 +19,8 @@ to the object it came from, and each object to one feature group:
 The C runtime's members (libc, libm, libgcc, libstdc++) belong to the smallest group that uses
 them: the link map's cross-reference table (-Wl,--cref) names who references each member, and a
 member takes the lowest group (core < trainer < secagg < tls < application) among them, through
-other runtime members too; one nobody references counts as core. So the application's printf
+other runtime members too (only referencers the image keeps something of count: the table is
+made before --gc-sections); one nobody references counts as core. So the application's printf
 counts as the application, and a libm function only the trainer calls as the trainer.
 The feature sets of issue 14 are cumulative: core; + trainer; + secagg ("everything but TLS");
 + tls ("everything with TLS"). A set over its budget fails (exit 1, naming the set), unless a
@@ -161,8 +162,12 @@ def left_out(kept, members):
 
 def sizes(map_text, kept):
     """{group: flash bytes} of a map whose object sizes are `kept` (object_sizes)."""
-    # The runtime's members: the lowest group among their referencers, to a fixed point.
-    refs = referencers(map_text)
+    # The runtime's members: the lowest group among their referencers, to a fixed point. Only
+    # referencers the image holds code or data of count: the cross-reference table is made before
+    # --gc-sections, and a member whose every section was discarded (libm's exp wrapper when no
+    # kept code calls exp) keeps nothing in the image.
+    refs = {obj: {u for u in users if kept.get(u, 0) > 0}
+            for obj, users in referencers(map_text).items()}
     rank = {}
     for obj in set(kept) | set(refs) | {r for rs in refs.values() for r in rs}:
         rank[obj] = len(RANK) if is_runtime(obj) else RANK.index(group_of(obj))
