@@ -160,13 +160,17 @@ def left_out(kept, members):
             for g, keys in own.items() if g not in members}
 
 
-def sizes(map_text, kept):
-    """{group: flash bytes} of a map whose object sizes are `kept` (object_sizes)."""
+def sizes(map_text, kept, live=None):
+    """{group: flash bytes} of a map whose object sizes are `kept` (object_sizes). `live`: the
+    objects the link kept something of, by the map whose cross-reference table is `map_text`
+    (default: those of `kept`)."""
     # The runtime's members: the lowest group among their referencers, to a fixed point. Only
-    # referencers the image holds code or data of count: the cross-reference table is made before
-    # --gc-sections, and a member whose every section was discarded (libm's exp wrapper when no
-    # kept code calls exp) keeps nothing in the image.
-    refs = {obj: {u for u in users if kept.get(u, 0) > 0}
+    # live referencers count: the cross-reference table is made before --gc-sections, and a
+    # member whose every section was discarded (libm's exp wrapper when no kept code calls exp)
+    # keeps nothing in the image. With LTO, liveness comes from the twin that made the table: an
+    # object LTO inlined everywhere still holds references there.
+    live = {obj for obj, size in (live if live is not None else kept).items() if size > 0}
+    refs = {obj: {u for u in users if u in live}
             for obj, users in referencers(map_text).items()}
     rank = {}
     for obj in set(kept) | set(refs) | {r for rs in refs.values() for r in rs}:
@@ -207,24 +211,25 @@ def main():
     twins = dict(pair.split('=', 1) for pair in args.names_from or [])
 
     def measure(path):
-        """(object sizes, the map whose cross-reference table ranks the runtime) of one image."""
+        """(object sizes, {group: bytes}) of one image: the twin's cross-reference table and
+        liveness rank the runtime when there is one."""
         text = open(path).read()
         twin = open(twins[path]).read() if path in twins else None
         kept = object_sizes(text, twin)
         if kept.get(UNNAMED_LTO):
             print(f'footprint: {path}: {kept[UNNAMED_LTO]} bytes of link-time optimised code no '
                   'object names (counted as core)')
-        return kept, twin if twin is not None else text
+        if twin is None:
+            return kept, sizes(text, kept)
+        return kept, sizes(twin, kept, object_sizes(twin))
 
-    kept, ranking = measure(args.map)
-    groups = sizes(ranking, kept)
+    _, groups = measure(args.map)
     print('footprint by group (flash bytes): ' + ', '.join(f'{g} {groups.get(g, 0)}' for g in RANK))
     own_maps = {}
     failed = False
     for pair in args.map_for or []:
         name, path = pair.split('=', 1)
-        kept, ranking = measure(path)
-        own_maps[name] = sizes(ranking, kept)
+        kept, own_maps[name] = measure(path)
         print(f'footprint by group in the {name} image (flash bytes): ' +
               ', '.join(f'{g} {own_maps[name].get(g, 0)}' for g in RANK))
         for group, held in left_out(kept, dict(SETS)[name]).items():

@@ -119,7 +119,7 @@ double portable_sqrt(double x) {
       --e;
     }
   }
-  if (e & 1) {  // an even exponent: m gets 54 bits
+  if (e & 1) {  // an odd exponent: make it even, m gets 54 bits
     m <<= 1;
     --e;
   }

@@ -8,7 +8,8 @@
 /// initialises (docs/footprint.md: 4 KiB of the core). The privacy ledger's conversions
 /// (privacy/accountants.cpp: rdp_to_dp, truncated_discrete_laplace_delta), the KL task's L2
 /// sensitivity and the sketch's sampling weights use these instead, so a device and the server
-/// compute the same charge, bit for bit.
+/// compute the same charge, bit for bit (every accountant's ln, exp and √; the Gaussian
+/// mechanism's Φ still takes libm's erfc).
 ///
 /// - portable_log: fdlibm's method (e_log.c, Sun Microsystems 1993: "Permission to use, copy,
 ///   modify, and distribute this software is freely granted, provided that this notice is
@@ -57,9 +58,11 @@ constexpr uint64_t kFractionMask = (uint64_t{1} << 52) - 1;
 
 /// ln((1 + f)·2^e) from m = 1 + f ∈ [√½, √2) and e as a double (fdlibm's steps, file comment).
 /// T is double, or a type of two lanes of doubles with the same operators (the sketch's batch):
-/// the same operations in the same order either way.
+/// the same operations in the same order either way. Internal linkage (static), as
+/// log_of_normal: each translation unit keeps its own copy, compiled with its own flags, so a
+/// caller built without -ffp-contract=off can never lend the SDK a copy with fused operations.
 template <typename T>
-inline T log_of_parts(T m, T de) {
+static inline T log_of_parts(T m, T de) {
   const T f = m - 1;  // exact (Sterbenz)
   const T s = f / (2.0 + f);
   const T z = s * s;
@@ -75,7 +78,7 @@ inline T log_of_parts(T m, T de) {
 /// (exact), then log_of_parts. Error below 1 ulp. For x near 1, e = 0 and the result keeps its
 /// relative accuracy (no cancellation against e·ln 2). The sketch's hot path; portable_log
 /// below takes every double.
-inline double log_of_normal(double x) {
+static inline double log_of_normal(double x) {
   uint64_t bits = 0;
   memcpy(&bits, &x, sizeof bits);
   int e = static_cast<int>((bits >> 52) & 0x7FF) - 1023;

@@ -1,6 +1,6 @@
 #include "sdk/privacy/accountants.h"
 
-#include <math.h>
+#include <math.h>  // erfc, fabs and isfinite; ln, exp and √ are portable_math's
 
 #include "sdk/base/portable_math.h"
 
@@ -50,10 +50,10 @@ Result<double> lambda_for(double epsilon, double delta, uint32_t clients, Skella
   FEDSTAT_RETURN_IF_ERROR(check_delta(delta));
   if (clients == 0) return invalid_argument("at least one client is needed");
   auto epsilon_at = [&](double log_lambda) -> Result<DpFromRdp> {
-    shape.mu = exp(log_lambda) * clients;
+    shape.mu = math::portable_exp(log_lambda) * clients;
     return best_dp(skellam_curve, &shape, delta);
   };
-  double lo = log(1e-9), hi = log(1e15);
+  double lo = math::portable_log(1e-9), hi = math::portable_log(1e15);
   FEDSTAT_ASSIGN_OR_RETURN(const DpFromRdp at_hi, epsilon_at(hi));
   if (at_hi.epsilon > epsilon) {
     return out_of_range("no per-client lambda up to 1e15 reaches that epsilon: raise it");
@@ -63,12 +63,12 @@ Result<double> lambda_for(double epsilon, double delta, uint32_t clients, Skella
     FEDSTAT_ASSIGN_OR_RETURN(const DpFromRdp at, epsilon_at(mid));
     (at.epsilon <= epsilon ? hi : lo) = mid;
   }
-  return exp(hi);
+  return math::portable_exp(hi);
 }
 
 // Φ(x), accurate in the tails (erfc).
 double normal_cdf(double x) {
-  return 0.5 * erfc(-x / sqrt(2.0));
+  return 0.5 * erfc(-x / math::portable_sqrt(2.0));
 }
 
 }  // namespace
@@ -96,9 +96,9 @@ Result<double> skellam_rdp_mixture(uint32_t alpha, Span<const Sensitivity> by_ba
   double sum = 0;
   for (const Sensitivity& s : by_batch) {
     FEDSTAT_ASSIGN_OR_RETURN(const double eps, skellam_rdp(alpha, s, mu));
-    sum += exp(scale * eps - top);
+    sum += math::portable_exp(scale * eps - top);
   }
-  return (top + log(sum / static_cast<double>(by_batch.size()))) / scale;
+  return (top + math::portable_log(sum / static_cast<double>(by_batch.size()))) / scale;
 }
 
 Result<double> rdp_to_dp(uint32_t alpha, double rdp, double delta) {
@@ -106,8 +106,6 @@ Result<double> rdp_to_dp(uint32_t alpha, double rdp, double delta) {
   FEDSTAT_RETURN_IF_ERROR(check_delta(delta));
   if (!(rdp >= 0) || !isfinite(rdp)) return invalid_argument("RDP value must be finite, >= 0");
   const double a = static_cast<double>(alpha);
-  // The portable ln (sdk/base/portable_math.h): a device and the server charge the same ε, bit
-  // for bit, and the device's core links no libm for it.
   const double eps = rdp + (math::portable_log(1 / delta) +
                             (a - 1) * math::portable_log(1 - 1 / a) - math::portable_log(a)) /
                                (a - 1);
@@ -183,7 +181,7 @@ Result<double> gaussian_sigma_classical(double epsilon, double delta, double l2_
         "the classical Gaussian calibration holds only for epsilon < 1: use "
         "gaussian_sigma_analytic");
   }
-  return l2_sensitivity * sqrt(2 * log(1.25 / delta)) / epsilon;
+  return l2_sensitivity * math::portable_sqrt(2 * math::portable_log(1.25 / delta)) / epsilon;
 }
 
 Result<double> gaussian_delta(double epsilon, double sigma, double l2_sensitivity) {
@@ -192,7 +190,7 @@ Result<double> gaussian_delta(double epsilon, double sigma, double l2_sensitivit
   }
   const double a = l2_sensitivity / (2 * sigma);
   const double b = epsilon * sigma / l2_sensitivity;
-  const double d = normal_cdf(a - b) - exp(epsilon) * normal_cdf(-a - b);
+  const double d = normal_cdf(a - b) - math::portable_exp(epsilon) * normal_cdf(-a - b);
   return d > 0 ? d : 0.0;
 }
 
@@ -202,15 +200,17 @@ Result<double> gaussian_sigma_analytic(double epsilon, double delta, double l2_s
   }
   FEDSTAT_RETURN_IF_ERROR(check_delta(delta));
   // δ(σ) decreases monotonically in σ: bracket, then bisect on log σ.
-  double lo = log(l2_sensitivity) - 40, hi = log(l2_sensitivity) + 40;
-  FEDSTAT_ASSIGN_OR_RETURN(const double d_hi, gaussian_delta(epsilon, exp(hi), l2_sensitivity));
+  double lo = math::portable_log(l2_sensitivity) - 40, hi = math::portable_log(l2_sensitivity) + 40;
+  FEDSTAT_ASSIGN_OR_RETURN(const double d_hi,
+                           gaussian_delta(epsilon, math::portable_exp(hi), l2_sensitivity));
   if (d_hi > delta) return out_of_range("analytic Gaussian: no sigma below e^40·sensitivity works");
   for (int i = 0; i < 300 && hi - lo > 1e-13; ++i) {
     const double mid = 0.5 * (lo + hi);
-    FEDSTAT_ASSIGN_OR_RETURN(const double d, gaussian_delta(epsilon, exp(mid), l2_sensitivity));
+    FEDSTAT_ASSIGN_OR_RETURN(const double d,
+                             gaussian_delta(epsilon, math::portable_exp(mid), l2_sensitivity));
     (d <= delta ? hi : lo) = mid;
   }
-  return exp(hi);
+  return math::portable_exp(hi);
 }
 
 namespace {
@@ -286,7 +286,7 @@ Status rsgd_ar_schedule_sensitivities(double convexity, double smoothness, uint3
 }
 
 Sensitivity discretised_sensitivity(double l2, double gamma, double beta, uint32_t dimension) {
-  const double root_d = sqrt(static_cast<double>(dimension));
+  const double root_d = math::portable_sqrt(static_cast<double>(dimension));
   const double l2_star = gamma * l2 + 2 * beta * root_d;
   const double l1_star =
       root_d * l2_star < l2_star * l2_star ? root_d * l2_star : l2_star * l2_star;
