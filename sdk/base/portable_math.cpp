@@ -19,18 +19,6 @@ constexpr double kP4 = -1.65339022054652515390e-06;  // 0xBEBBBD41C5D26BF1
 constexpr double kP5 = 4.13813679705723846039e-08;   // 0x3E66376972BEA4D0
 constexpr double kTwoTo54 = 18014398509481984.0;
 
-uint64_t bits_of(double x) {
-  uint64_t bits = 0;
-  memcpy(&bits, &x, sizeof bits);
-  return bits;
-}
-
-double double_of(uint64_t bits) {
-  double x = 0;
-  memcpy(&x, &bits, sizeof x);
-  return x;
-}
-
 // y·2^k for a y in [½, 2] and −1074 ≤ k ≤ 1024 whose product is a double: through the exponent
 // bits, as fdlibm does (y's exponent plus k stays in range for every k exp produces).
 double scale_by_power_of_two(double y, int k) {

@@ -37,6 +37,20 @@
 namespace fedstat {
 namespace math {
 
+/// The IEEE-754 bits of a double.
+inline uint64_t bits_of(double x) {
+  uint64_t bits = 0;
+  memcpy(&bits, &x, sizeof bits);
+  return bits;
+}
+
+/// The double of IEEE-754 bits.
+inline double double_of(uint64_t bits) {
+  double x = 0;
+  memcpy(&x, &bits, sizeof x);
+  return x;
+}
+
 /// fdlibm's ln 2, split so that e·kLn2Hi is exact for |e| < 2^11 (0x3FE62E42FEE00000).
 constexpr double kLn2Hi = 6.93147180369123816490e-01;
 /// The rest of ln 2 (0x3DEA39EF35793C76).

@@ -384,17 +384,8 @@ void check_shift_sketch() {
 }
 
 #if !FEDSTAT_SELFTEST_CORE
-uint64_t bits_of(double x) {
-  uint64_t b = 0;
-  memcpy(&b, &x, sizeof b);
-  return b;
-}
-
-double double_of(uint64_t b) {
-  double x = 0;
-  memcpy(&x, &b, sizeof x);
-  return x;
-}
+using math::bits_of;
+using math::double_of;
 
 // sdk/base/portable_math.h against newlib's libm (fdlibm's e_exp, e_log, e_sqrt): √ and exp bit
 // for bit (the same operations), ln within 1 ulp; then the privacy ledger's conversions that use

@@ -16,17 +16,8 @@
 namespace fedstat {
 namespace {
 
-uint64_t bits_of(double x) {
-  uint64_t b = 0;
-  memcpy(&b, &x, sizeof b);
-  return b;
-}
-
-double double_of(uint64_t b) {
-  double x = 0;
-  memcpy(&x, &b, sizeof x);
-  return x;
-}
+using math::bits_of;
+using math::double_of;
 
 // Distance in units in the last place between two finite doubles of the same sign (the count of
 // doubles between them).
