@@ -38,16 +38,7 @@ double portable_log(double x) {
   if (bits >> 63) return NAN;       // negative
   if (exponent == 0x7FF) return x;  // +∞
   if (exponent != 0) return log_of_normal(x);
-  // Subnormal: x·2^54 is normal and exact; take 54·ln 2 off in the same two parts.
-  const uint64_t scaled = bits_of(x * kTwoTo54);
-  int e = static_cast<int>((scaled >> 52) & 0x7FF) - 1023 - 54;
-  const uint64_t fraction = scaled & kFractionMask;
-  uint64_t exponent_bits = uint64_t{1023} << 52;
-  if (fraction >= kSqrt2Fraction) {
-    exponent_bits = uint64_t{1022} << 52;
-    e += 1;
-  }
-  return log_of_parts(double_of(fraction | exponent_bits), static_cast<double>(e));
+  return log_of_normal(x * kTwoTo54, -54);  // subnormal: x·2^54 is normal and exact
 }
 
 double portable_exp(double x) {

@@ -88,24 +88,20 @@ static inline T log_of_parts(T m, T de) {
   return de * kLn2Hi - ((hfsq - (s * (hfsq + r) + de * kLn2Lo)) - f);
 }
 
-/// ln(x) for a positive normal double x: the exponent and significand taken from the bits
-/// (exact), then log_of_parts. Error below 1 ulp. For x near 1, e = 0 and the result keeps its
-/// relative accuracy (no cancellation against e·ln 2). The sketch's hot path; portable_log
-/// below takes every double.
-static inline double log_of_normal(double x) {
-  uint64_t bits = 0;
-  memcpy(&bits, &x, sizeof bits);
-  int e = static_cast<int>((bits >> 52) & 0x7FF) - 1023;
+/// ln(x·2^offset) for a positive normal double x: the exponent and significand taken from the
+/// bits (exact), then log_of_parts. Error below 1 ulp. For x near 1, e = 0 and the result keeps
+/// its relative accuracy (no cancellation against e·ln 2). The sketch's hot path (offset 0);
+/// portable_log below takes every double (a subnormal as x·2^54 with offset −54).
+static inline double log_of_normal(double x, int offset = 0) {
+  const uint64_t bits = bits_of(x);
+  int e = static_cast<int>((bits >> 52) & 0x7FF) - 1023 + offset;
   const uint64_t fraction = bits & kFractionMask;
   uint64_t exponent_bits = uint64_t{1023} << 52;
   if (fraction >= kSqrt2Fraction) {  // 1 + f ≥ √2: use (1 + f)/2 and e + 1
     exponent_bits = uint64_t{1022} << 52;
     e += 1;
   }
-  bits = fraction | exponent_bits;
-  double m = 0;
-  memcpy(&m, &bits, sizeof m);
-  return log_of_parts(m, static_cast<double>(e));
+  return log_of_parts(double_of(fraction | exponent_bits), static_cast<double>(e));
 }
 
 /// ln(x) for every double: log_of_normal for positive normal and subnormal x (scaled by 2^54

@@ -66,9 +66,12 @@ Result<double> lambda_for(double epsilon, double delta, uint32_t clients, Skella
   return math::portable_exp(hi);
 }
 
+// √2 correctly rounded (0x3FF6A09E667F3BCD, what every sqrt(2.0) gives).
+constexpr double kSqrt2 = 1.4142135623730951;
+
 // Φ(x), accurate in the tails (erfc).
 double normal_cdf(double x) {
-  return 0.5 * erfc(-x / math::portable_sqrt(2.0));
+  return 0.5 * erfc(-x / kSqrt2);
 }
 
 }  // namespace
