@@ -127,13 +127,13 @@ def is_lto(obj):
     return '.ltrans' in obj
 
 
-def object_sizes(map_text, twin_text=None):
-    """{object: flash bytes of its kept sections}; with the map of the image's attribution twin
-    (linked without LTO), an ltrans object's sections go to the objects the twin names."""
+def object_sizes(map_text, twin_sections=None):
+    """{object: flash bytes of its kept sections}; with the kept sections of the image's
+    attribution twin (linked without LTO), an ltrans object's sections go to the objects the
+    twin names."""
     holders = {}
-    if twin_text is not None:
-        for name, _, obj in kept_sections(twin_text):
-            holders.setdefault(LTO_SUFFIX.sub('', name), set()).add(obj)
+    for name, _, obj in twin_sections or []:
+        holders.setdefault(LTO_SUFFIX.sub('', name), set()).add(obj)
     # A name says where an optimised section came from only if one object holds it in the twin
     # (not ".rodata" or ".rodata.str1.1", which every object has), and only if that object took
     # part in LTO, i.e. came from one of the project's archives: the image's own objects (compiled
@@ -162,14 +162,15 @@ def left_out(kept, members):
 
 def sizes(map_text, kept, live=None):
     """{group: flash bytes} of a map whose object sizes are `kept` (object_sizes). `live`: the
-    objects the link kept something of, by the map whose cross-reference table is `map_text`
-    (default: those of `kept`)."""
+    set of objects the link kept something of, by the map whose cross-reference table is
+    `map_text` (default: those of `kept`)."""
     # The runtime's members: the lowest group among their referencers, to a fixed point. Only
     # live referencers count: the cross-reference table is made before --gc-sections, and a
     # member whose every section was discarded (libm's exp wrapper when no kept code calls exp)
     # keeps nothing in the image. With LTO, liveness comes from the twin that made the table: an
     # object LTO inlined everywhere still holds references there.
-    live = {obj for obj, size in (live if live is not None else kept).items() if size > 0}
+    if live is None:
+        live = {obj for obj, size in kept.items() if size > 0}
     refs = {obj: {u for u in users if u in live}
             for obj, users in referencers(map_text).items()}
     rank = {}
@@ -215,13 +216,14 @@ def main():
         liveness rank the runtime when there is one."""
         text = open(path).read()
         twin = open(twins[path]).read() if path in twins else None
-        kept = object_sizes(text, twin)
+        twin_sections = kept_sections(twin) if twin is not None else None
+        kept = object_sizes(text, twin_sections)
         if kept.get(UNNAMED_LTO):
             print(f'footprint: {path}: {kept[UNNAMED_LTO]} bytes of link-time optimised code no '
                   'object names (counted as core)')
         if twin is None:
             return kept, sizes(text, kept)
-        return kept, sizes(twin, kept, object_sizes(twin))
+        return kept, sizes(twin, kept, {obj for _, size, obj in twin_sections if size > 0})
 
     _, groups = measure(args.map)
     print('footprint by group (flash bytes): ' + ', '.join(f'{g} {groups.get(g, 0)}' for g in RANK))
