@@ -16,7 +16,14 @@ enum PeerFlag : uint8_t {
   kInU3 = 4,
   kRevealedSelf = 8,
   kRevealedKey = 16,
+  // The peer's share slots hold the share key made for this client's share to it (next_share),
+  // not yet its share: on_share opens the peer's share with it instead of a second X25519
+  // agreement (the key is symmetric: HKDF of X25519(c_u^SK, c_v^PK) = X25519(c_v^SK, c_u^PK)).
+  // Never set together with kHaveShares; the key is overwritten by the peer's shares when they
+  // arrive and wiped when U2 closes the sharing round.
+  kHoldsShareKey = 32,
 };
+static_assert(sizeof(SecAggPeer::self_mask_share) >= 32, "a share key fits a peer's share slot");
 
 constexpr char kShareKeyLabel[] = "fedstat secagg share key v1";
 
@@ -56,7 +63,10 @@ Status SecAggClient::init(uint32_t client_id, Span<SecAggPeer> peers, RandomSour
 }
 
 Status SecAggClient::fail(Status status) {
-  if (status.code() == StatusCode::kAborted) on_abort();
+  if (status.code() == StatusCode::kAborted) {
+    wipe_held_share_keys();  // this session's roster, live here (on_abort may see a stale one)
+    on_abort();
+  }
   return status;
 }
 
@@ -93,6 +103,27 @@ Status SecAggClient::share_key(const SecAggPeer& peer, MutableByteSpan key) {
       ByteSpan(session_hash_, 32), ByteSpan(shared, sizeof(shared)),
       ByteSpan(reinterpret_cast<const uint8_t*>(kShareKeyLabel), sizeof(kShareKeyLabel) - 1), key);
   return derived;
+}
+
+Status SecAggClient::held_or_new_share_key(SecAggPeer& peer, MutableByteSpan key, bool keep) {
+  if (peer.flags & kHoldsShareKey) {
+    memcpy(key.data(), peer.self_mask_share, 32);
+    return Status();
+  }
+  FEDSTAT_RETURN_IF_ERROR(share_key(peer, key));
+  if (keep && !(peer.flags & kHaveShares)) {
+    memcpy(peer.self_mask_share, key.data(), 32);
+    peer.flags = static_cast<uint8_t>(peer.flags | kHoldsShareKey);
+  }
+  return Status();
+}
+
+void SecAggClient::wipe_held_share_keys() {
+  for (size_t i = 0; i < count_; ++i) {
+    if (!(peers_[i].flags & kHoldsShareKey)) continue;
+    crypto::wipe(peers_[i].self_mask_share, sizeof(peers_[i].self_mask_share));
+    peers_[i].flags = static_cast<uint8_t>(peers_[i].flags & ~kHoldsShareKey);
+  }
 }
 
 void SecAggClient::advertised_keys(fedstat_v1_SecAggKeys& out) const {
@@ -256,7 +287,7 @@ Result<bool> SecAggClient::next_share(fedstat_v1_SecAggShare& out) {
     stage_ = SecAggStage::kShared;
     return false;
   }
-  const SecAggPeer& peer = peers_[cursor_];
+  SecAggPeer& peer = peers_[cursor_];
   // Every secret below is wiped on every path out (the shares of b_u and s_u^SK, the key).
   ShamirShare self_share, key_share;
   const crypto::ScopedWipe wipe_self_share(&self_share, sizeof(self_share));
@@ -271,7 +302,9 @@ Result<bool> SecAggClient::next_share(fedstat_v1_SecAggShare& out) {
   share_to_bytes(key_share, MutableByteSpan(plain + 8 + kShareBytes, kShareBytes));
   uint8_t key[32], iv[crypto::kGcmIvBytes], aad[40];
   const crypto::ScopedWipe wipe_key(key, sizeof(key));
-  FEDSTAT_RETURN_IF_ERROR(share_key(peer, MutableByteSpan(key, sizeof(key))));
+  // Kept in the peer's share slots (kHoldsShareKey) for opening the peer's share to this client.
+  FEDSTAT_RETURN_IF_ERROR(
+      held_or_new_share_key(peer, MutableByteSpan(key, sizeof(key)), /*keep=*/true));
   share_iv(id_, peer.id, iv);
   share_aad(session_hash_, id_, peer.id, aad);
   out = fedstat_v1_SecAggShare_init_zero;
@@ -310,7 +343,10 @@ Status SecAggClient::on_share(const fedstat_v1_SecAggShare& share) {
   uint8_t key[32], iv[crypto::kGcmIvBytes], aad[40], plain[kSharePlainBytes];
   const crypto::ScopedWipe wipe_key(key, sizeof(key));
   const crypto::ScopedWipe wipe_plain(plain, sizeof(plain));
-  FEDSTAT_RETURN_IF_ERROR(share_key(peer, MutableByteSpan(key, sizeof(key))));
+  // The key made for this client's own share to the peer when there is one (no agreement); a
+  // share that fails to open changes nothing held, the kept key included.
+  FEDSTAT_RETURN_IF_ERROR(
+      held_or_new_share_key(peer, MutableByteSpan(key, sizeof(key)), /*keep=*/false));
   share_iv(share.from_id, id_, iv);
   share_aad(session_hash_, share.from_id, id_, aad);
   const Status opened = crypto::aes256_gcm_open(
@@ -329,9 +365,9 @@ Status SecAggClient::on_share(const fedstat_v1_SecAggShare& share) {
     parsed = share_from_bytes(id_, ByteSpan(plain + 8 + kShareBytes, kShareBytes), key_share);
   }
   FEDSTAT_RETURN_IF_ERROR(parsed);
-  memcpy(peer.self_mask_share, self_share.y, sizeof(peer.self_mask_share));
+  memcpy(peer.self_mask_share, self_share.y, sizeof(peer.self_mask_share));  // over the key
   memcpy(peer.key_share, key_share.y, sizeof(peer.key_share));
-  peer.flags = static_cast<uint8_t>(peer.flags | kHaveShares);
+  peer.flags = static_cast<uint8_t>((peer.flags | kHaveShares) & ~kHoldsShareKey);
   return Status();
 }
 
@@ -403,6 +439,8 @@ Status SecAggClient::on_roster(const fedstat_v1_SecAggRoster& roster) {
       return failed_precondition("secagg: U2 arrives once, after this client sent its shares");
     }
     FEDSTAT_RETURN_IF_ERROR(read_members(roster, kHaveShares, kInU2, members));
+    // No share is opened after U2: the keys kept for peers that sent none go now.
+    wipe_held_share_keys();
     stage_ = SecAggStage::kReadyToMask;
     return Status();
   }

@@ -6,7 +6,11 @@
 ///          ──on_peer_keys × |U1|──► sharing (roster U1 known; session hash = SHA-256 of it)
 ///          ──next_share × (|U1|−1)──► shared: for every peer v, Shamir shares (t of |U1|,
 ///            x = v's id) of the self-mask seed b_u and of s_u^SK, AES-256-GCM-encrypted under
-///            HKDF(X25519(c_u^SK, c_v^PK)); the server only routes them
+///            HKDF(X25519(c_u^SK, c_v^PK)); the server only routes them. That key is symmetric
+///            (v opens u's share with the same one), so it is derived once per peer: kept in v's
+///            share slots until v's share to u arrives and is opened with it (then overwritten),
+///            and wiped when U2 arrives or the session aborts — 2(|U1|−1) agreements a session
+///            (n−1 for shares, n−1 for masks), not 3(|U1|−1); no extra memory
 ///          ──on_share (peers' shares to u) … on_roster(round 2: U2)──► ready to mask
 ///          ──mask(x)──► masked:
 ///            y = x + PRG(b_u) + Σ_{v∈U2, v<u} PRG(s_uv) − Σ_{v∈U2, v>u} PRG(s_uv)
@@ -217,6 +221,11 @@ class SecAggClient {
   Result<bool> chunk_words(Span<const Word> masked, fedstat_v1_SecAggMaskedChunk& out);
   Status random_bytes(MutableByteSpan out);
   Status share_key(const SecAggPeer& peer, MutableByteSpan key);
+  // The share key of `peer`: the one kept in its share slots if any, else share_key's, kept
+  // there when `keep` and the slots hold no share yet.
+  Status held_or_new_share_key(SecAggPeer& peer, MutableByteSpan key, bool keep);
+  // Wipes every share key still kept in a peer's share slots.
+  void wipe_held_share_keys();
   Result<size_t> index_of(uint32_t id) const;
   Status read_members(const fedstat_v1_SecAggRoster& roster, uint8_t required, uint8_t set_flag,
                       size_t& members);
