@@ -39,9 +39,10 @@ std::vector<TaskSpec> plan_declared_tasks(const ServerConfig& config, Store& sto
                                           uint64_t now_unix_seconds,
                                           const TaggForward& forward_tagg = nullptr);
 
-// The collector's store options: synchronous=FULL (Durability::kSurvivesPowerLoss) when a declared
-// task is trust "dist" — a DIST round's U2/U3 sent to some devices must never be forgotten and
-// announced differently to others (docs/protocol.md, resume) — else NORMAL.
+// The collector's store options: Durability::kStepsSurvivePowerLoss (every step committed with
+// synchronous=FULL) when a declared task is trust "dist" — a DIST round's U2/U3 sent to some
+// devices must never be forgotten and announced differently to others (docs/protocol.md,
+// resume) — else NORMAL.
 SqliteStoreOptions collector_store_options(const ServerConfig& config);
 
 // Serves until SIGTERM/SIGINT. Writes the bound port to `port_file` (when not empty) once

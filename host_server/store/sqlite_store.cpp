@@ -35,7 +35,9 @@ std::string single_text(SqliteStatement& statement, const std::string& operation
 class SqliteStore final : public Store {
  public:
   SqliteStore(const std::string& path, const SqliteStoreOptions& options)
-      : connection_(path), statements_(configure(connection_, options)) {}
+      : connection_(path),
+        statements_(configure(connection_, options)),
+        durability_(options.durability) {}
 
   void put_task(uint32_t task_id, const std::string& definition) override {
     SqliteTransaction transaction = write("put_task");
@@ -70,6 +72,7 @@ class SqliteStore final : public Store {
   }
 
   void set_task_state(uint32_t task_id, const std::string& state) override {
+    synchronous_for(/*device_messages_only=*/false, "set_task_state");
     StatementScope scope(statements_.update_state);
     statements_.update_state.bind_text(1, state);
     statements_.update_state.bind_int64(2, task_id);
@@ -79,7 +82,11 @@ class SqliteStore final : public Store {
 
   uint64_t append_events(const std::vector<NewEvent>& events) override {
     check_event_batch(events);
-    SqliteTransaction transaction = write("append_events");
+    bool device_messages_only = true;
+    for (const NewEvent& event : events) {
+      device_messages_only = device_messages_only && event.kind == EventKind::kDeviceMessage;
+    }
+    SqliteTransaction transaction = write("append_events", device_messages_only);
     std::set<uint32_t> known;
     for (const NewEvent& event : events) {
       if (known.insert(event.task_id).second) require_task("append_events", event.task_id);
@@ -195,7 +202,7 @@ class SqliteStore final : public Store {
     connection.exec("PRAGMA foreign_keys = ON", "open");
     create_or_check_schema(connection);
     expect_pragma(connection, "PRAGMA journal_mode = WAL", "wal");
-    const bool full = options.durability == Durability::kSurvivesPowerLoss;
+    const bool full = options.durability != Durability::kSurvivesProcessCrash;
     connection.exec(full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL", "open");
     expect_pragma(connection, "PRAGMA synchronous", full ? "2" : "1");
     expect_pragma(connection, "PRAGMA foreign_keys", "1");
@@ -212,7 +219,17 @@ class SqliteStore final : public Store {
     }
   }
 
-  SqliteTransaction write(const std::string& operation) {
+  // kStepsSurvivePowerLoss: synchronous=NORMAL for a commit of device messages alone, FULL for
+  // any other (set before the transaction begins; a no-op when it is already so).
+  void synchronous_for(bool device_messages_only, const std::string& operation) {
+    if (durability_ != Durability::kStepsSurvivePowerLoss) return;
+    const bool full = !device_messages_only;
+    if (full == synchronous_full_) return;
+    connection_.exec(full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL", operation);
+    synchronous_full_ = full;
+  }
+  SqliteTransaction write(const std::string& operation, bool device_messages_only = false) {
+    synchronous_for(device_messages_only, operation);
     return SqliteTransaction(connection_, statements_.begin_write, statements_.commit,
                              statements_.rollback, operation);
   }
@@ -251,6 +268,8 @@ class SqliteStore final : public Store {
 
   SqliteConnection connection_;
   Statements statements_;
+  Durability durability_;
+  bool synchronous_full_ = true;  // as configure() left it for kStepsSurvivePowerLoss
 };
 
 }  // namespace

@@ -3,7 +3,9 @@
 // A file this build did not create is refused and never modified: not SQLite, SQLite without the
 // fedstat schema table (another program's database), or a schema version newer than this build
 // reads. Durability: kSurvivesProcessCrash (synchronous=NORMAL) keeps every committed
-// transaction through kill -9; kSurvivesPowerLoss (synchronous=FULL) also through power loss.
+// transaction through kill -9; kSurvivesPowerLoss (synchronous=FULL) also through power loss;
+// kStepsSurvivePowerLoss keeps every commit through kill -9 and, through power loss, every
+// commit up to the last one that was not device messages alone (see Durability).
 // Errors: std::runtime_error "fedstat store <path>: <operation>: <SQLite's message>" (and the
 // std::invalid_argument / std::logic_error store.h names). Memory: SQLite's page cache (its
 // default, about 2 MiB) plus one prepared statement per operation. Paper: none.
@@ -21,6 +23,12 @@ namespace host {
 enum class Durability {
   kSurvivesProcessCrash,  // WAL + synchronous=NORMAL
   kSurvivesPowerLoss,     // WAL + synchronous=FULL
+  // WAL; a batch of device messages alone commits with synchronous=NORMAL, every other write
+  // (a round transition or note, a task, its state, a result) with FULL. A FULL commit syncs the
+  // WAL it ends, so it and every commit before it survive a power loss: whatever the server
+  // decided and may have told a device is never lost, while a device message acknowledged since
+  // the last such commit may be (the device's resume sends it again: sdk/client, rewind).
+  kStepsSurvivePowerLoss,
 };
 
 struct SqliteStoreOptions {

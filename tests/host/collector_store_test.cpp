@@ -1,7 +1,8 @@
 // The collector's store durability (server_app.h, collector_store_options): a config that declares
-// a DIST task gets synchronous=FULL, so a U2/U3 roster sent to some devices is never lost in a
-// power cut and then announced differently to others (two U3 views would let one group reveal
-// b_w and another s_w^SK for the same device w). Other configs keep the cheaper NORMAL.
+// a DIST task gets kStepsSurvivePowerLoss (every step committed with synchronous=FULL), so a
+// U2/U3 roster sent to some devices is never lost in a power cut and then announced differently
+// to others (two U3 views would let one group reveal b_w and another s_w^SK for the same device
+// w). Other configs keep the cheaper NORMAL.
 #include <gtest/gtest.h>
 
 #include "host_server/server_app.h"
@@ -21,11 +22,11 @@ ServerConfig config_with(const std::vector<std::string>& trusts) {
   return config;
 }
 
-TEST(CollectorStore, ADeclaredDistTaskMakesEveryCommitSurvivePowerLoss) {
+TEST(CollectorStore, ADeclaredDistTaskMakesEveryStepSurvivePowerLoss) {
   EXPECT_EQ(collector_store_options(config_with({"dist"})).durability,
-            Durability::kSurvivesPowerLoss);
+            Durability::kStepsSurvivePowerLoss);
   EXPECT_EQ(collector_store_options(config_with({"none", "trusted", "dist"})).durability,
-            Durability::kSurvivesPowerLoss);
+            Durability::kStepsSurvivePowerLoss);
 }
 
 TEST(CollectorStore, WithoutDistTasksTheStoreKeepsProcessCrashDurability) {

@@ -34,7 +34,9 @@ struct CrashCase {
 
 void PrintTo(const CrashCase& c, std::ostream* out) {
   *out << "seed " << c.seed
-       << (c.durability == Durability::kSurvivesPowerLoss ? ", synchronous=FULL" : ", NORMAL")
+       << (c.durability == Durability::kSurvivesPowerLoss       ? ", synchronous=FULL"
+           : c.durability == Durability::kStepsSurvivePowerLoss ? ", FULL for steps"
+                                                                : ", NORMAL")
        << (c.death == Death::kChildRaisesSigkill ? ", child raises" : ", parent kills");
 }
 
@@ -152,8 +154,8 @@ TEST_P(SqliteStoreCrash, EveryAcknowledgedEventSurvivesKillNine) {
 std::vector<CrashCase> crash_cases() {
   std::vector<CrashCase> out;
   for (uint32_t seed : {11u, 29u, 71u}) {
-    for (Durability durability :
-         {Durability::kSurvivesProcessCrash, Durability::kSurvivesPowerLoss}) {
+    for (Durability durability : {Durability::kSurvivesProcessCrash, Durability::kSurvivesPowerLoss,
+                                  Durability::kStepsSurvivePowerLoss}) {
       for (Death death : {Death::kChildRaisesSigkill, Death::kParentSendsSigkill}) {
         out.push_back({seed, durability, death});
       }
@@ -164,7 +166,9 @@ std::vector<CrashCase> crash_cases() {
 
 std::string case_name(const ::testing::TestParamInfo<CrashCase>& info) {
   const CrashCase& c = info.param;
-  return std::string(c.durability == Durability::kSurvivesPowerLoss ? "Full" : "Normal") +
+  return std::string(c.durability == Durability::kSurvivesPowerLoss       ? "Full"
+                     : c.durability == Durability::kStepsSurvivePowerLoss ? "Steps"
+                                                                          : "Normal") +
          (c.death == Death::kChildRaisesSigkill ? "ChildRaises" : "ParentKills") + "Seed" +
          std::to_string(c.seed);
 }
