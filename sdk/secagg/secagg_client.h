@@ -104,7 +104,8 @@ class SecAggClient {
   /// again (the next session on the same object), it first wipes what the last session held in
   /// the object, finished or aborted, as on_abort() does: its secrets, dealers, public keys and
   /// session hash (on_start() restarts the roster hash). The roster storage `peers` is the
-  /// caller's: wipe it to forget the last roster's shares (the Client does).
+  /// caller's: wipe it to forget the last roster's shares and any share key still kept there (a
+  /// session that ended without U2 other than by an abort; the Client does).
   /// @errors kInvalidArgument: client_id = 0 or above 2^31, or `peers` has fewer than 2 entries
   /// (nothing changed).
   Status init(uint32_t client_id, Span<SecAggPeer> peers, RandomSource& random);

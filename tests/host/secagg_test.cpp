@@ -502,6 +502,33 @@ TEST(SecAggShareKey, APeersShareIsOpenedWithTheKeyMadeForItsOwnShareAndKeptKeysG
   EXPECT_EQ(sum.value(), (std::vector<uint64_t>{11, 22, 33}));
 }
 
+TEST(SecAggShareKey, KeptKeysAreWipedWhenTheSessionAbortsBelowThreshold) {
+  std::vector<std::unique_ptr<CountedParty>> parties;
+  auto server = advertise_three(parties);
+  CountedParty& p11 = *parties[0];
+  fedstat_v1_SecAggShare share;
+  while (p11.client.next_share(share).value()) {
+  }
+  EXPECT_FALSE(
+      all_zero(p11.entry_of(22).self_mask_share, sizeof(secagg::SecAggPeer::self_mask_share)));
+  EXPECT_FALSE(
+      all_zero(p11.entry_of(33).self_mask_share, sizeof(secagg::SecAggPeer::self_mask_share)));
+  // A U2 naming 11 alone: fewer than the threshold (2), so 11 aborts — and its kept keys go.
+  fedstat_v1_SecAggRoster u2 = fedstat_v1_SecAggRoster_init_zero;
+  u2.session = 90;
+  u2.round = 2;
+  u2.members.size = 1;
+  for (size_t i = 0; i < 3; ++i) {
+    if (p11.peers[i].id == 11) u2.members.bytes[0] = static_cast<uint8_t>(1u << i);
+  }
+  EXPECT_EQ(p11.client.on_roster(u2).code(), StatusCode::kAborted);
+  EXPECT_EQ(p11.client.stage(), secagg::SecAggStage::kAborted);
+  EXPECT_TRUE(
+      all_zero(p11.entry_of(22).self_mask_share, sizeof(secagg::SecAggPeer::self_mask_share)));
+  EXPECT_TRUE(
+      all_zero(p11.entry_of(33).self_mask_share, sizeof(secagg::SecAggPeer::self_mask_share)));
+}
+
 TEST(SecAggShareKey, AShareArrivingBeforeTheClientsOwnIsOpenedWithAnAgreementOfItsOwn) {
   std::vector<std::unique_ptr<CountedParty>> parties;
   auto server = advertise_three(parties);

@@ -171,11 +171,15 @@ TEST(SqliteStoreSync, StepsModeSyncsEveryStepAndNoDeviceMessageCommit) {
                   {event_of(EventKind::kDeviceMessage, 42), event_of(EventKind::kServerNote, 43)});
             }),
             1);
-  EXPECT_GE(syncs_of([&] { store->set_task_state(1, "completed"); }), 1);
+  // Each write below follows a device-message commit (NORMAL), so it must switch to FULL itself.
   EXPECT_EQ(syncs_of([&] { store->append_events({event_of(EventKind::kDeviceMessage, 44)}); }), 0);
+  EXPECT_GE(syncs_of([&] { store->set_task_state(1, "completed"); }), 1);
+  EXPECT_EQ(syncs_of([&] { store->append_events({event_of(EventKind::kDeviceMessage, 45)}); }), 0);
   EXPECT_GE(syncs_of([&] { store->put_result(1, "{\"sum\":1}"); }), 1);
+  EXPECT_EQ(syncs_of([&] { store->append_events({event_of(EventKind::kDeviceMessage, 46)}); }), 0);
+  EXPECT_GE(syncs_of([&] { store->put_task(2, "{}"); }), 1);
   const std::vector<StoredEvent> events = store->events(1);
-  ASSERT_EQ(events.size(), 45u);
+  ASSERT_EQ(events.size(), 47u);
   EXPECT_EQ(events[40].kind, EventKind::kTransition);
   EXPECT_EQ(events[43].kind, EventKind::kServerNote);
   EXPECT_EQ(store->integrity_check(), "ok");
