@@ -96,6 +96,9 @@ void TaskRound::persist_message(uint64_t client, const fedstat_v1_Envelope& e) {
   event.client_id = client;
   event.kind = EventKind::kDeviceMessage;
   event.payload = encode_bytes(e);
+  // An accepting reply survives a power cut (store.h, NewEvent::durable): the device charged its
+  // budget for it and resumes only if the server knows it accepted.
+  event.durable = e.which_body == fedstat_v1_Envelope_task_reply_tag && e.body.task_reply.accept;
   store_.append_event(event);
 }
 

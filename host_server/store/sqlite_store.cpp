@@ -84,7 +84,8 @@ class SqliteStore final : public Store {
     check_event_batch(events);
     bool device_messages_only = true;
     for (const NewEvent& event : events) {
-      device_messages_only = device_messages_only && event.kind == EventKind::kDeviceMessage;
+      device_messages_only =
+          device_messages_only && event.kind == EventKind::kDeviceMessage && !event.durable;
     }
     SqliteTransaction transaction = write("append_events", device_messages_only);
     std::set<uint32_t> known;

@@ -33,6 +33,10 @@ struct NewEvent {
   uint64_t client_id = 0;  // 0: not about one device
   EventKind kind = EventKind::kDeviceMessage;
   std::vector<uint8_t> payload;
+  // A device message the server must keep through a power cut even where device messages need
+  // not be (SqliteStore's kStepsSurvivePowerLoss): an accepting TaskReply, after which the device
+  // has charged its privacy budget and would be refused a resume were the reply lost. Not stored.
+  bool durable = false;
 };
 
 struct StoredEvent {

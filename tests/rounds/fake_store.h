@@ -4,6 +4,7 @@
 #define FEDSTAT_TESTS_ROUNDS_FAKE_STORE_H_
 
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -40,6 +41,7 @@ class FakeStore : public Store {
     }
     for (const auto& e : events) {
       events_.push_back(StoredEvent{++sequence_, e.task_id, e.client_id, e.kind, e.payload});
+      if (e.durable) durable_.insert(sequence_);
     }
     return sequence_;
   }
@@ -66,6 +68,8 @@ class FakeStore : public Store {
 
   size_t event_count() const { return events_.size(); }
   const std::vector<StoredEvent>& all_events() const { return events_; }
+  // Whether the event with `sequence` was appended with NewEvent::durable.
+  bool durable(uint64_t sequence) const { return durable_.count(sequence) != 0; }
   std::string state(uint32_t task_id) const {
     auto it = tasks_.find(task_id);
     return it == tasks_.end() ? "" : it->second.state;
@@ -74,6 +78,7 @@ class FakeStore : public Store {
  private:
   std::map<uint32_t, StoredTask> tasks_;
   std::vector<StoredEvent> events_;
+  std::set<uint64_t> durable_;
   std::map<uint32_t, std::string> results_;
   uint64_t sequence_ = 0;
 };

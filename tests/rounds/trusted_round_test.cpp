@@ -37,6 +37,36 @@ TEST(TrustedRound, FiveDevicesPublishTheSumOfTheirVectors) {
   for (auto& d : devices) EXPECT_TRUE(out.closed(d.conn));
 }
 
+// The accepting TaskReplies, and nothing else a device sent, are stored durable (NewEvent::
+// durable: a DIST collector's store syncs them; the device has charged its budget for them).
+TEST(TrustedRound, OnlyAcceptingRepliesAreStoredDurable) {
+  FakeStore store;
+  FakeOutbox out(store);
+  Coordinator c(store, out, one_task(), kT0);
+  std::vector<TrustedDevice> devices = admit_devices(c, out, 4, 100, 1, kLength, kBits);
+  TrustedDevice declining;
+  declining.id = 77;
+  declining.words = device_words(declining.id, kLength, kBits);
+  check_in(c, out, declining, 50);
+  c.on_frame(declining.conn, reply(1, false));
+  size_t accepting = 0, durable = 0;
+  for (const StoredEvent& e : store.all_events()) {
+    if (e.kind != EventKind::kDeviceMessage) {
+      EXPECT_FALSE(store.durable(e.sequence));
+      continue;
+    }
+    fedstat_v1_Envelope env;
+    ASSERT_TRUE(wire::decode_envelope(ByteSpan(e.payload.data(), e.payload.size()), env).ok());
+    const bool accepts =
+        env.which_body == fedstat_v1_Envelope_task_reply_tag && env.body.task_reply.accept;
+    accepting += accepts;
+    durable += store.durable(e.sequence);
+    EXPECT_EQ(store.durable(e.sequence), accepts) << "event " << e.sequence;
+  }
+  EXPECT_EQ(accepting, 4u);
+  EXPECT_EQ(durable, 4u);
+}
+
 // Every Ack was sent after the event that stored its Report chunk; the outcome after the
 // "completed" transition.
 TEST(TrustedRound, EveryAckFollowsItsStoredReport) {

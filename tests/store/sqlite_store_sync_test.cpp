@@ -164,6 +164,11 @@ TEST(SqliteStoreSync, StepsModeSyncsEveryStepAndNoDeviceMessageCommit) {
         << "device message " << n;
   }
   EXPECT_GE(syncs_of([&] { store->append_events({event_of(EventKind::kTransition, 40)}); }), 1);
+  // A device message marked durable (an accepting TaskReply) is synced too.
+  NewEvent accepted = event_of(EventKind::kDeviceMessage, 47);
+  accepted.durable = true;
+  EXPECT_EQ(syncs_of([&] { store->append_events({event_of(EventKind::kDeviceMessage, 48)}); }), 0);
+  EXPECT_GE(syncs_of([&] { store->append_events({accepted}); }), 1);
   EXPECT_EQ(syncs_of([&] { store->append_events({event_of(EventKind::kDeviceMessage, 41)}); }), 0);
   // A batch with a step among device messages is a step.
   EXPECT_GE(syncs_of([&] {
@@ -179,9 +184,9 @@ TEST(SqliteStoreSync, StepsModeSyncsEveryStepAndNoDeviceMessageCommit) {
   EXPECT_EQ(syncs_of([&] { store->append_events({event_of(EventKind::kDeviceMessage, 46)}); }), 0);
   EXPECT_GE(syncs_of([&] { store->put_task(2, "{}"); }), 1);
   const std::vector<StoredEvent> events = store->events(1);
-  ASSERT_EQ(events.size(), 47u);
+  ASSERT_EQ(events.size(), 49u);
   EXPECT_EQ(events[40].kind, EventKind::kTransition);
-  EXPECT_EQ(events[43].kind, EventKind::kServerNote);
+  EXPECT_EQ(events[45].kind, EventKind::kServerNote);
   EXPECT_EQ(store->integrity_check(), "ok");
 }
 
