@@ -1,5 +1,6 @@
 #include "host_server/store/sqlite_store.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <set>
@@ -82,11 +83,10 @@ class SqliteStore final : public Store {
 
   uint64_t append_events(const std::vector<NewEvent>& events) override {
     check_event_batch(events);
-    bool device_messages_only = true;
-    for (const NewEvent& event : events) {
-      device_messages_only =
-          device_messages_only && event.kind == EventKind::kDeviceMessage && !event.durable;
-    }
+    const bool device_messages_only =
+        std::all_of(events.begin(), events.end(), [](const NewEvent& event) {
+          return event.kind == EventKind::kDeviceMessage && !event.durable;
+        });
     SqliteTransaction transaction = write("append_events", device_messages_only);
     std::set<uint32_t> known;
     for (const NewEvent& event : events) {

@@ -25,10 +25,10 @@ enum class Durability {
   kSurvivesPowerLoss,     // WAL + synchronous=FULL
   // WAL; a batch of device messages alone commits with synchronous=NORMAL, every other write
   // (a round transition or note, a device message marked durable — an accepting TaskReply —, a
-  // task, its state, a result) with FULL. A FULL commit syncs the
-  // WAL it ends, so it and every commit before it survive a power loss: whatever the server
-  // decided and may have told a device is never lost, while a device message acknowledged since
-  // the last such commit may be (the device's resume sends it again: sdk/client, rewind).
+  // task, its state, a result) with FULL. A FULL commit syncs the WAL it ends, so it and every
+  // commit before it survive a power loss: whatever the server decided and may have told a
+  // device is never lost, while a device message acknowledged since the last such commit may be
+  // (the device's resume sends it again: sdk/client, rewind).
   kStepsSurvivePowerLoss,
 };
 

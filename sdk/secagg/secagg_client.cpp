@@ -48,9 +48,10 @@ Status SecAggClient::init(uint32_t client_id, Span<SecAggPeer> peers, RandomSour
     return invalid_argument("secagg: client ids lie in [1, 2^31]");
   }
   if (peers.size() < 2) return invalid_argument("secagg: room for at least 2 roster entries");
-  // Nothing of an earlier session on this object carries over (on_abort wipes it; on_start
-  // restarts the roster hash an aborted session may have left half-fed).
-  on_abort();
+  // Nothing of an earlier session on this object carries over (wipe_session; on_start restarts
+  // the roster hash an aborted session may have left half-fed). Not on_abort: the last roster's
+  // storage may be the caller's again by now, so only the object is touched.
+  wipe_session();
   id_ = client_id;
   peers_ = peers;
   random_ = &random;
@@ -63,14 +64,16 @@ Status SecAggClient::init(uint32_t client_id, Span<SecAggPeer> peers, RandomSour
 }
 
 Status SecAggClient::fail(Status status) {
-  if (status.code() == StatusCode::kAborted) {
-    wipe_held_share_keys();  // this session's roster, live here (on_abort may see a stale one)
-    on_abort();
-  }
+  if (status.code() == StatusCode::kAborted) on_abort();
   return status;
 }
 
 void SecAggClient::on_abort() {
+  wipe_held_share_keys();  // in this session's roster (peers_ is live until the next init)
+  wipe_session();
+}
+
+void SecAggClient::wipe_session() {
   stage_ = SecAggStage::kAborted;
   crypto::wipe(encryption_secret_, sizeof(encryption_secret_));
   crypto::wipe(masking_secret_, sizeof(masking_secret_));

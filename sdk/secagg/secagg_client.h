@@ -105,7 +105,7 @@ class SecAggClient {
   /// the object, finished or aborted, as on_abort() does: its secrets, dealers, public keys and
   /// session hash (on_start() restarts the roster hash). The roster storage `peers` is the
   /// caller's: wipe it to forget the last roster's shares and any share key still kept there (a
-  /// session that ended without U2 other than by an abort; the Client does).
+  /// session that ended before U2 without on_abort; the Client does).
   /// @errors kInvalidArgument: client_id = 0 or above 2^31, or `peers` has fewer than 2 entries
   /// (nothing changed).
   Status init(uint32_t client_id, Span<SecAggPeer> peers, RandomSource& random);
@@ -195,8 +195,8 @@ class SecAggClient {
   /// masked; 3: unmasking or done). kInvalidArgument: a `held` beyond what the round makes (or
   /// not a whole number of chunks), or a round other than 1, 2 and 3.
   Status rewind(uint32_t round, uint32_t held);
-  /// The server abandoned the round: the secrets, public keys and session hash are wiped and
-  /// nothing more will be revealed (stage kAborted).
+  /// The server abandoned the round: the secrets, public keys, session hash and any share key
+  /// still kept in the roster are wiped and nothing more will be revealed (stage kAborted).
   void on_abort();
 
   /// The current stage.
@@ -227,6 +227,8 @@ class SecAggClient {
   Status held_or_new_share_key(SecAggPeer& peer, MutableByteSpan key, bool keep);
   // Wipes every share key still kept in a peer's share slots.
   void wipe_held_share_keys();
+  // on_abort's part in the object alone (init's: the last roster may not be ours any more).
+  void wipe_session();
   Result<size_t> index_of(uint32_t id) const;
   Status read_members(const fedstat_v1_SecAggRoster& roster, uint8_t required, uint8_t set_flag,
                       size_t& members);

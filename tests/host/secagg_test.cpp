@@ -141,14 +141,41 @@ TEST(SecAgg, ClientRefusesSessionsLargerThanARoster) {
 // ---- Bad messages, driven by hand: each is rejected with its own status and the session
 // still ends with the exact sum. ----------------------------------------------------------
 
-struct Party {
-  explicit Party(uint32_t id) : stream(Seed256{}, id), peers(8) {
+// A SeededStream that counts its fill() calls: each X25519 agreement draws its blinding from
+// the client's RandomSource, and nothing else in opening a share does (SecAggShareKey below).
+class CountingStream final : public RandomSource {
+ public:
+  CountingStream(const Seed256& seed, uint64_t id) : inner_(seed, id) {}
+  Status fill(MutableByteSpan out) override {
+    ++fills;
+    return inner_.fill(out);
+  }
+  size_t fills = 0;
+
+ private:
+  SeededStream inner_;
+};
+
+// A client with its own stream (SeededStream, or CountingStream to count draws) and roster.
+template <typename Stream>
+struct BasicParty {
+  explicit BasicParty(uint32_t id) : stream(Seed256{}, id), peers(8) {
     EXPECT_TRUE(client.init(id, Span<secagg::SecAggPeer>(peers.data(), peers.size()), stream).ok());
   }
-  SeededStream stream;
+  // The roster entry of peer `id`.
+  const secagg::SecAggPeer& entry_of(uint32_t id) const {
+    for (const auto& p : peers) {
+      if (p.id == id) return p;
+    }
+    ADD_FAILURE() << "no roster entry for " << id;
+    return peers[0];
+  }
+  Stream stream;
   std::vector<secagg::SecAggPeer> peers;
   secagg::SecAggClient client;
 };
+using Party = BasicParty<SeededStream>;
+using CountedParty = BasicParty<CountingStream>;
 
 TEST(SecAgg, BadMessagesAreRejectedAndTheRoundSurvives) {
   SecAggServerConfig config;
@@ -374,188 +401,6 @@ TEST(SecAgg, AClientReusedAfterAnAbortedSessionTakesPartInTheNext) {
   EXPECT_EQ(sum.value(), (std::vector<uint64_t>{111, 222, 333}));
 }
 
-// ---- The share key, agreed once per peer: kept from the client's own share to the peer until
-// the peer's share to it is opened, wiped at U2. Counted through the X25519 agreements' draws:
-// each agreement draws its blinding from the client's RandomSource, and nothing else in opening
-// a share does. ---------------------------------------------------------------------------------
-
-class CountingStream final : public RandomSource {
- public:
-  explicit CountingStream(uint64_t id) : inner_(Seed256{}, id) {}
-  Status fill(MutableByteSpan out) override {
-    ++fills;
-    return inner_.fill(out);
-  }
-  size_t fills = 0;
-
- private:
-  SeededStream inner_;
-};
-
-struct CountedParty {
-  explicit CountedParty(uint32_t id) : stream(id), peers(8) {
-    EXPECT_TRUE(client.init(id, Span<secagg::SecAggPeer>(peers.data(), peers.size()), stream).ok());
-  }
-  const secagg::SecAggPeer& entry_of(uint32_t id) const {
-    for (const auto& p : peers) {
-      if (p.id == id) return p;
-    }
-    ADD_FAILURE() << "no roster entry for " << id;
-    return peers[0];
-  }
-  CountingStream stream;
-  std::vector<secagg::SecAggPeer> peers;
-  secagg::SecAggClient client;
-};
-
-std::vector<uint8_t> bytes_of(const void* p, size_t n);
-
-bool all_zero(const void* p, size_t n) {
-  const auto* b = static_cast<const uint8_t*>(p);
-  for (size_t i = 0; i < n; ++i) {
-    if (b[i] != 0) return false;
-  }
-  return true;
-}
-
-// Parties 11, 22, 33 advertise and take the roster; the server is returned ready for shares.
-std::unique_ptr<SecAggServer> advertise_three(std::vector<std::unique_ptr<CountedParty>>& parties) {
-  SecAggServerConfig config;
-  config.session = 90;
-  config.threshold = 2;
-  config.vector_length = 3;
-  config.bits = 16;
-  config.max_clients = 8;
-  auto server = std::make_unique<SecAggServer>(config);
-  for (uint32_t id : {11u, 22u, 33u}) parties.push_back(std::make_unique<CountedParty>(id));
-  const fedstat_v1_SecAggStart start = server->start();
-  for (auto& p : parties) {
-    fedstat_v1_SecAggKeys keys;
-    EXPECT_TRUE(p->client.on_start(start, keys).ok());
-    EXPECT_TRUE(server->on_keys(keys).ok());
-  }
-  auto roster = server->close_advertising();
-  EXPECT_TRUE(roster.ok());
-  for (auto& p : parties) {
-    for (const auto& entry : roster.value()) EXPECT_TRUE(p->client.on_peer_keys(entry).ok());
-  }
-  return server;
-}
-
-TEST(SecAggShareKey, APeersShareIsOpenedWithTheKeyMadeForItsOwnShareAndKeptKeysGoAtU2) {
-  std::vector<std::unique_ptr<CountedParty>> parties;
-  auto server = advertise_three(parties);
-  // 11 and 22 send their shares; 33 drops before sharing.
-  for (size_t i = 0; i < 2; ++i) {
-    const size_t before = parties[i]->stream.fills;
-    fedstat_v1_SecAggShare share;
-    size_t made = 0;
-    while (parties[i]->client.next_share(share).value()) {
-      ASSERT_TRUE(server->on_share(parties[i]->client.id(), share).ok());
-      ++made;
-    }
-    EXPECT_EQ(made, 2u);
-    EXPECT_GE(parties[i]->stream.fills - before, made);  // an agreement (its draws) per share
-  }
-  // The key made for 33 is kept in 11's entry for 33 until U2.
-  EXPECT_FALSE(all_zero(parties[0]->entry_of(33).self_mask_share,
-                        sizeof(secagg::SecAggPeer::self_mask_share)));
-  auto u2 = server->close_sharing();
-  ASSERT_TRUE(u2.ok());
-  for (size_t i = 0; i < 2; ++i) {
-    const auto shares = server->shares_for(parties[i]->client.id());
-    ASSERT_EQ(shares.size(), 1u);
-    const size_t before = parties[i]->stream.fills;
-    fedstat_v1_SecAggShare tampered = shares[0];
-    tampered.ciphertext.bytes[5] ^= 0x10;
-    EXPECT_EQ(parties[i]->client.on_share(tampered).code(), StatusCode::kDataLoss);
-    ASSERT_TRUE(parties[i]->client.on_share(shares[0]).ok());  // the kept key survived the refusal
-    EXPECT_EQ(parties[i]->stream.fills, before) << "opening a share agreed a key again";
-    ASSERT_TRUE(parties[i]->client.on_roster(u2.value()).ok());
-  }
-  // After U2 no share is opened: 11's kept key for 33 is wiped, 22's share to 11 is held.
-  EXPECT_TRUE(all_zero(parties[0]->entry_of(33).self_mask_share,
-                       sizeof(secagg::SecAggPeer::self_mask_share)));
-  EXPECT_FALSE(all_zero(parties[0]->entry_of(22).self_mask_share,
-                        sizeof(secagg::SecAggPeer::self_mask_share)));
-  // And the round still sums exactly over 11 and 22 (the shares opened with kept keys are right).
-  const std::vector<std::vector<uint64_t>> inputs = {{1, 2, 3}, {10, 20, 30}};
-  for (size_t i = 0; i < 2; ++i) {
-    std::vector<uint64_t> v = inputs[i];
-    ASSERT_TRUE(parties[i]->client.mask(Span<uint64_t>(v.data(), v.size())).ok());
-    fedstat_v1_SecAggMaskedChunk chunk;
-    ASSERT_TRUE(parties[i]->client.next_chunk(Span<const uint64_t>(v.data(), 3), chunk).value());
-    ASSERT_TRUE(server->on_chunk(parties[i]->client.id(), chunk).ok());
-  }
-  auto u3 = server->close_masking();
-  ASSERT_TRUE(u3.ok());
-  for (size_t i = 0; i < 2; ++i) {
-    ASSERT_TRUE(parties[i]->client.on_roster(u3.value()).ok());
-    fedstat_v1_SecAggReveal reveal;
-    while (parties[i]->client.next_reveal(reveal).value()) {
-      ASSERT_TRUE(server->on_reveal(parties[i]->client.id(), reveal).ok());
-    }
-  }
-  SeededStream blinding(Seed256{}, 99);
-  auto sum = server->finish(blinding);
-  ASSERT_TRUE(sum.ok()) << sum.status().message();
-  EXPECT_EQ(sum.value(), (std::vector<uint64_t>{11, 22, 33}));
-}
-
-TEST(SecAggShareKey, KeptKeysAreWipedWhenTheSessionAbortsBelowThreshold) {
-  std::vector<std::unique_ptr<CountedParty>> parties;
-  auto server = advertise_three(parties);
-  CountedParty& p11 = *parties[0];
-  fedstat_v1_SecAggShare share;
-  while (p11.client.next_share(share).value()) {
-  }
-  EXPECT_FALSE(
-      all_zero(p11.entry_of(22).self_mask_share, sizeof(secagg::SecAggPeer::self_mask_share)));
-  EXPECT_FALSE(
-      all_zero(p11.entry_of(33).self_mask_share, sizeof(secagg::SecAggPeer::self_mask_share)));
-  // A U2 naming 11 alone: fewer than the threshold (2), so 11 aborts — and its kept keys go.
-  fedstat_v1_SecAggRoster u2 = fedstat_v1_SecAggRoster_init_zero;
-  u2.session = 90;
-  u2.round = 2;
-  u2.members.size = 1;
-  for (size_t i = 0; i < 3; ++i) {
-    if (p11.peers[i].id == 11) u2.members.bytes[0] = static_cast<uint8_t>(1u << i);
-  }
-  EXPECT_EQ(p11.client.on_roster(u2).code(), StatusCode::kAborted);
-  EXPECT_EQ(p11.client.stage(), secagg::SecAggStage::kAborted);
-  EXPECT_TRUE(
-      all_zero(p11.entry_of(22).self_mask_share, sizeof(secagg::SecAggPeer::self_mask_share)));
-  EXPECT_TRUE(
-      all_zero(p11.entry_of(33).self_mask_share, sizeof(secagg::SecAggPeer::self_mask_share)));
-}
-
-TEST(SecAggShareKey, AShareArrivingBeforeTheClientsOwnIsOpenedWithAnAgreementOfItsOwn) {
-  std::vector<std::unique_ptr<CountedParty>> parties;
-  auto server = advertise_three(parties);
-  std::vector<fedstat_v1_SecAggShare> from11;
-  fedstat_v1_SecAggShare share;
-  while (parties[0]->client.next_share(share).value()) from11.push_back(share);
-  ASSERT_EQ(from11.size(), 2u);
-  // 11's share reaches 22 before 22 made any: 22 holds no key for 11 and agrees one.
-  const fedstat_v1_SecAggShare& to22 = from11[0].to_id == 22 ? from11[0] : from11[1];
-  size_t before = parties[1]->stream.fills;
-  ASSERT_TRUE(parties[1]->client.on_share(to22).ok());
-  EXPECT_GT(parties[1]->stream.fills, before);
-  const std::vector<uint8_t> held_from11 = bytes_of(parties[1]->entry_of(11).self_mask_share,
-                                                    sizeof(secagg::SecAggPeer::self_mask_share));
-  // 22's share to 11 (made after 11's share is held: a fresh agreement, not kept over the share)
-  // opens at 11 with the key 11 kept, and 22's held share from 11 is intact.
-  std::vector<fedstat_v1_SecAggShare> from22;
-  while (parties[1]->client.next_share(share).value()) from22.push_back(share);
-  const fedstat_v1_SecAggShare& to11 = from22[0].to_id == 11 ? from22[0] : from22[1];
-  before = parties[0]->stream.fills;
-  ASSERT_TRUE(parties[0]->client.on_share(to11).ok());
-  EXPECT_EQ(parties[0]->stream.fills, before);
-  EXPECT_EQ(bytes_of(parties[1]->entry_of(11).self_mask_share,
-                     sizeof(secagg::SecAggPeer::self_mask_share)),
-            held_from11);
-}
-
 // ---- Resumption (a lost channel): the same object sends the same bytes again from where the
 // server's count says, and acts on one U2 and one U3 only. -----------------------------------
 
@@ -702,6 +547,152 @@ TEST(SecAggResume, RewindsGiveTheSameBytesAndOnlyTheFirstRostersAreActedOn) {
   auto sum = server.finish(blinding_stream);
   ASSERT_TRUE(sum.ok()) << sum.status().message();
   EXPECT_EQ(sum.value(), expected);
+}
+
+// ---- The share key, agreed once per peer: kept from the client's own share to the peer until
+// the peer's share to it is opened, wiped at U2. Counted through the X25519 agreements' draws
+// (CountingStream). ------------------------------------------------------------------------------
+
+bool all_zero(const void* p, size_t n) {
+  return bytes_of(p, n) == std::vector<uint8_t>(n, 0);
+}
+
+// Parties 11, 22, 33 advertise and take the roster; the server is returned ready for shares.
+std::unique_ptr<SecAggServer> advertise_three(std::vector<std::unique_ptr<CountedParty>>& parties) {
+  SecAggServerConfig config;
+  config.session = 90;
+  config.threshold = 2;
+  config.vector_length = 3;
+  config.bits = 16;
+  config.max_clients = 8;
+  auto server = std::make_unique<SecAggServer>(config);
+  for (uint32_t id : {11u, 22u, 33u}) parties.push_back(std::make_unique<CountedParty>(id));
+  const fedstat_v1_SecAggStart start = server->start();
+  for (auto& p : parties) {
+    fedstat_v1_SecAggKeys keys;
+    EXPECT_TRUE(p->client.on_start(start, keys).ok());
+    EXPECT_TRUE(server->on_keys(keys).ok());
+  }
+  auto roster = server->close_advertising();
+  EXPECT_TRUE(roster.ok());
+  for (auto& p : parties) {
+    for (const auto& entry : roster.value()) EXPECT_TRUE(p->client.on_peer_keys(entry).ok());
+  }
+  return server;
+}
+
+TEST(SecAggShareKey, APeersShareIsOpenedWithTheKeyMadeForItsOwnShareAndKeptKeysGoAtU2) {
+  std::vector<std::unique_ptr<CountedParty>> parties;
+  auto server = advertise_three(parties);
+  // 11 and 22 send their shares; 33 drops before sharing.
+  for (size_t i = 0; i < 2; ++i) {
+    const size_t before = parties[i]->stream.fills;
+    fedstat_v1_SecAggShare share;
+    size_t made = 0;
+    while (parties[i]->client.next_share(share).value()) {
+      ASSERT_TRUE(server->on_share(parties[i]->client.id(), share).ok());
+      ++made;
+    }
+    EXPECT_EQ(made, 2u);
+    EXPECT_GE(parties[i]->stream.fills - before, made);  // an agreement (its draws) per share
+  }
+  // The key made for 33 is kept in 11's entry for 33 until U2.
+  EXPECT_FALSE(all_zero(parties[0]->entry_of(33).self_mask_share,
+                        sizeof(secagg::SecAggPeer::self_mask_share)));
+  auto u2 = server->close_sharing();
+  ASSERT_TRUE(u2.ok());
+  for (size_t i = 0; i < 2; ++i) {
+    const auto shares = server->shares_for(parties[i]->client.id());
+    ASSERT_EQ(shares.size(), 1u);
+    const size_t before = parties[i]->stream.fills;
+    fedstat_v1_SecAggShare tampered = shares[0];
+    tampered.ciphertext.bytes[5] ^= 0x10;
+    EXPECT_EQ(parties[i]->client.on_share(tampered).code(), StatusCode::kDataLoss);
+    ASSERT_TRUE(parties[i]->client.on_share(shares[0]).ok());  // the kept key survived the refusal
+    EXPECT_EQ(parties[i]->stream.fills, before) << "opening a share agreed a key again";
+    ASSERT_TRUE(parties[i]->client.on_roster(u2.value()).ok());
+  }
+  // After U2 no share is opened: 11's kept key for 33 is wiped, 22's share to 11 is held.
+  EXPECT_TRUE(all_zero(parties[0]->entry_of(33).self_mask_share,
+                       sizeof(secagg::SecAggPeer::self_mask_share)));
+  EXPECT_FALSE(all_zero(parties[0]->entry_of(22).self_mask_share,
+                        sizeof(secagg::SecAggPeer::self_mask_share)));
+  // And the round still sums exactly over 11 and 22 (the shares opened with kept keys are right).
+  const std::vector<std::vector<uint64_t>> inputs = {{1, 2, 3}, {10, 20, 30}};
+  for (size_t i = 0; i < 2; ++i) {
+    std::vector<uint64_t> v = inputs[i];
+    ASSERT_TRUE(parties[i]->client.mask(Span<uint64_t>(v.data(), v.size())).ok());
+    fedstat_v1_SecAggMaskedChunk chunk;
+    ASSERT_TRUE(parties[i]->client.next_chunk(Span<const uint64_t>(v.data(), 3), chunk).value());
+    ASSERT_TRUE(server->on_chunk(parties[i]->client.id(), chunk).ok());
+  }
+  auto u3 = server->close_masking();
+  ASSERT_TRUE(u3.ok());
+  for (size_t i = 0; i < 2; ++i) {
+    ASSERT_TRUE(parties[i]->client.on_roster(u3.value()).ok());
+    fedstat_v1_SecAggReveal reveal;
+    while (parties[i]->client.next_reveal(reveal).value()) {
+      ASSERT_TRUE(server->on_reveal(parties[i]->client.id(), reveal).ok());
+    }
+  }
+  SeededStream blinding(Seed256{}, 99);
+  auto sum = server->finish(blinding);
+  ASSERT_TRUE(sum.ok()) << sum.status().message();
+  EXPECT_EQ(sum.value(), (std::vector<uint64_t>{11, 22, 33}));
+}
+
+TEST(SecAggShareKey, KeptKeysAreWipedWhenTheSessionAbortsBelowThreshold) {
+  std::vector<std::unique_ptr<CountedParty>> parties;
+  auto server = advertise_three(parties);
+  CountedParty& p11 = *parties[0];
+  fedstat_v1_SecAggShare share;
+  while (p11.client.next_share(share).value()) {
+  }
+  EXPECT_FALSE(
+      all_zero(p11.entry_of(22).self_mask_share, sizeof(secagg::SecAggPeer::self_mask_share)));
+  EXPECT_FALSE(
+      all_zero(p11.entry_of(33).self_mask_share, sizeof(secagg::SecAggPeer::self_mask_share)));
+  // A U2 naming 11 alone: fewer than the threshold (2), so 11 aborts — and its kept keys go.
+  fedstat_v1_SecAggRoster u2 = fedstat_v1_SecAggRoster_init_zero;
+  u2.session = 90;
+  u2.round = 2;
+  u2.members.size = 1;
+  for (size_t i = 0; i < 3; ++i) {
+    if (p11.peers[i].id == 11) u2.members.bytes[0] = static_cast<uint8_t>(1u << i);
+  }
+  EXPECT_EQ(p11.client.on_roster(u2).code(), StatusCode::kAborted);
+  EXPECT_EQ(p11.client.stage(), secagg::SecAggStage::kAborted);
+  EXPECT_TRUE(
+      all_zero(p11.entry_of(22).self_mask_share, sizeof(secagg::SecAggPeer::self_mask_share)));
+  EXPECT_TRUE(
+      all_zero(p11.entry_of(33).self_mask_share, sizeof(secagg::SecAggPeer::self_mask_share)));
+}
+
+TEST(SecAggShareKey, AShareArrivingBeforeTheClientsOwnIsOpenedWithAnAgreementOfItsOwn) {
+  std::vector<std::unique_ptr<CountedParty>> parties;
+  auto server = advertise_three(parties);
+  std::vector<fedstat_v1_SecAggShare> from11;
+  fedstat_v1_SecAggShare share;
+  while (parties[0]->client.next_share(share).value()) from11.push_back(share);
+  ASSERT_EQ(from11.size(), 2u);
+  // 11's share reaches 22 before 22 made any: 22 holds no key for 11 and agrees one.
+  const fedstat_v1_SecAggShare& to22 = from11[0].to_id == 22 ? from11[0] : from11[1];
+  size_t before = parties[1]->stream.fills;
+  ASSERT_TRUE(parties[1]->client.on_share(to22).ok());
+  EXPECT_GT(parties[1]->stream.fills, before);
+  const std::vector<uint8_t> held_from11 = bytes_of(parties[1]->entry_of(11).self_mask_share,
+                                                    sizeof(secagg::SecAggPeer::self_mask_share));
+  // 22's share to 11 (made after 11's share is held: a fresh agreement, not kept over the share)
+  // opens at 11 with the key 11 kept, and 22's held share from 11 is intact.
+  std::vector<fedstat_v1_SecAggShare> from22;
+  while (parties[1]->client.next_share(share).value()) from22.push_back(share);
+  const fedstat_v1_SecAggShare& to11 = from22[0].to_id == 11 ? from22[0] : from22[1];
+  before = parties[0]->stream.fills;
+  ASSERT_TRUE(parties[0]->client.on_share(to11).ok());
+  EXPECT_EQ(parties[0]->stream.fills, before);
+  EXPECT_EQ(bytes_of(parties[1]->entry_of(11).self_mask_share,
+                     sizeof(secagg::SecAggPeer::self_mask_share)),
+            held_from11);
 }
 
 }  // namespace

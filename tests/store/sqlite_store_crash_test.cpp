@@ -32,11 +32,15 @@ struct CrashCase {
   Death death;
 };
 
+// The durability's word in a case's name and description.
+const char* durability_name(Durability d) {
+  return d == Durability::kSurvivesPowerLoss       ? "Full"
+         : d == Durability::kStepsSurvivePowerLoss ? "Steps"
+                                                   : "Normal";
+}
+
 void PrintTo(const CrashCase& c, std::ostream* out) {
-  *out << "seed " << c.seed
-       << (c.durability == Durability::kSurvivesPowerLoss       ? ", synchronous=FULL"
-           : c.durability == Durability::kStepsSurvivePowerLoss ? ", FULL for steps"
-                                                                : ", NORMAL")
+  *out << "seed " << c.seed << ", " << durability_name(c.durability)
        << (c.death == Death::kChildRaisesSigkill ? ", child raises" : ", parent kills");
 }
 
@@ -166,9 +170,7 @@ std::vector<CrashCase> crash_cases() {
 
 std::string case_name(const ::testing::TestParamInfo<CrashCase>& info) {
   const CrashCase& c = info.param;
-  return std::string(c.durability == Durability::kSurvivesPowerLoss       ? "Full"
-                     : c.durability == Durability::kStepsSurvivePowerLoss ? "Steps"
-                                                                          : "Normal") +
+  return std::string(durability_name(c.durability)) +
          (c.death == Death::kChildRaisesSigkill ? "ChildRaises" : "ParentKills") + "Seed" +
          std::to_string(c.seed);
 }
