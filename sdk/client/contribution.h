@@ -47,7 +47,8 @@
 ///   MODEL_UPDATE 8·d + model_update_memory_bytes(local_size, d) + 8 + (bits ≤ 32 ? ⌈4·L⌉₈ : 0)
 ///   HETEROGENEITY 8·L + 8·data_words
 /// (kSizeOverflow arithmetic, sdk/base/checked_size.h: a size past size_t is kResourceExhausted).
-/// A sketch object (< 700 bytes) and a noise sampler live on the stack while building.
+/// A sketch object (sizeof(sketch::ShiftSketch): 960 bytes on 64-bit hosts, 640 on the Cortex-M4)
+/// and a noise sampler live on the stack while building.
 /// @paper 001 Algorithm 1 and §4.7.1; 000 Algorithms 1–3; 002 Algorithm 1; 004 §3.1, §4.
 #ifndef FEDSTAT_SDK_CLIENT_CONTRIBUTION_H_
 #define FEDSTAT_SDK_CLIENT_CONTRIBUTION_H_

@@ -10,7 +10,6 @@ namespace fedstat {
 namespace sketch {
 namespace {
 
-constexpr size_t kNotFound = ~size_t{0};
 constexpr uint8_t kMagic[4] = {'F', 'S', 'K', '1'};
 constexpr uint8_t kVersion = 2;  // 1: R + 1 SipHashes per update (other buckets and signs)
 
@@ -210,14 +209,19 @@ Status ShiftSketch::add_slow(uint32_t item, int64_t count) {
 }
 
 void ShiftSketch::evict_and_hold(uint32_t* set, uint32_t key, uint32_t mix, int64_t count) {
-  uint32_t way = 0;
-  int32_t smallest = INT32_MAX;
+  // The first way with the smallest |count|: each way ranked by |count|·4 + way (|count| <
+  // 2^(s−1) ≤ 2^21, so the rank fits), the least of the four by a tree of minimums (two steps
+  // instead of a chain of four).
+  uint32_t rank[kBufferWays];
   for (uint32_t w = 0; w < kBufferWays; ++w) {
     const int32_t c = entry_count(set[w]);
-    const int32_t magnitude = c < 0 ? -c : c;
-    way = magnitude < smallest ? w : way;
-    smallest = magnitude < smallest ? magnitude : smallest;
+    rank[w] = (static_cast<uint32_t>(c < 0 ? -c : c) << 2) | w;
   }
+  const uint32_t low_pair = rank[0] < rank[1] ? rank[0] : rank[1];
+  const uint32_t high_pair = rank[2] < rank[3] ? rank[2] : rank[3];
+  const uint32_t least = low_pair < high_pair ? low_pair : high_pair;
+  const uint32_t way = least & (kBufferWays - 1);
+  const uint32_t smallest = least >> 2;
   const uint32_t old = set[way];
   set[way] = entry_of(key, count);
   if (smallest != 0) {
@@ -234,10 +238,12 @@ void ShiftSketch::drain() {
   // weights are computed), then the weights, then the counter updates and heap.
   uint64_t hash[kQueueLength], weight[kQueueLength];
   Location at[kQueueLength];
-  for (size_t j = 0; j < queued_; ++j) hash[j] = hashes_.item_hash(queue_[j].item);
-  for (size_t j = 0; j < queued_; ++j) locate(queue_[j].item, hash[j], at[j]);
+  for (size_t j = 0; j < queued_; ++j) hash[j] = hashes_.item_hash(queued_item_[j]);
+  for (size_t j = 0; j < queued_; ++j) locate(queued_item_[j], hash[j], at[j]);
   hashes_.weights_of_hashes(hash, weight, queued_);
-  for (size_t j = 0; j < queued_; ++j) update(queue_[j].item, queue_[j].count, weight[j], at[j]);
+  for (size_t j = 0; j < queued_; ++j) {
+    update(queued_item_[j], queued_count_[j], weight[j], at[j]);
+  }
   queued_ = 0;
 }
 
@@ -305,18 +311,27 @@ size_t ShiftSketch::find(uint32_t item) const {
   return kNotFound;
 }
 
-size_t ShiftSketch::index_set(uint32_t item, uint32_t position) {
-  size_t slot = find(item);
-  if (slot == kNotFound) {
-    slot = index_home(item);
-    while (index_[slot] != 0) slot = next_slot(slot);
+size_t ShiftSketch::slot_at(uint32_t item, size_t position) const {
+  // The entry is exactly the item's tag and position + 1; no other entry equals it (see the
+  // header), so no heap entry is read. An empty slot first would mean a broken index: kNotFound,
+  // which every caller ignores, rather than a search without end.
+  const uint32_t entry = index_tag(item) | static_cast<uint32_t>(position + 1);
+  size_t slot = index_home(item);
+  while (index_[slot] != entry) {
+    if (index_[slot] == 0) return kNotFound;
+    slot = next_slot(slot);
   }
-  index_[slot] = index_tag(item) | (position + 1);
   return slot;
 }
 
-void ShiftSketch::index_erase(uint32_t item) {
-  size_t hole = find(item);
+size_t ShiftSketch::index_insert(uint32_t item, size_t position) {
+  size_t slot = index_home(item);
+  while (index_[slot] != 0) slot = next_slot(slot);
+  index_[slot] = index_tag(item) | static_cast<uint32_t>(position + 1);
+  return slot;
+}
+
+void ShiftSketch::index_erase(size_t hole) {
   if (hole == kNotFound) return;
   index_[hole] = 0;
   // Backward-shift deletion keeps every remaining key reachable from its home slot.
@@ -336,20 +351,23 @@ void ShiftSketch::index_erase(uint32_t item) {
 
 // The sifts move the entry at `position` (index slot `slot`, or kNotFound: looked up when needed)
 // to its place with one index update per entry passed: the same heap as swapping it step by step,
-// with half the index look-ups.
+// with half the index look-ups. The entry passed is found by its exact index entry (slot_at): until
+// the sift ends, only the moving entry's stale position and positions already passed are claimed
+// twice, and `from` is neither.
 void ShiftSketch::move_entry(size_t from, size_t to) {
-  const size_t slot = find(heap_[from].item);  // found through heap_[from], so look up first
+  const size_t slot = slot_at(heap_[from].item, from);
   heap_[to] = heap_[from];
   set_position(slot, to);
 }
 
 void ShiftSketch::sift_up(size_t position, size_t slot) {
   const HeapEntry moving = heap_[position];
+  const size_t start = position;
   bool moved = false;
   while (position > 0) {
-    const size_t parent = (position - 1) / 2;
+    const size_t parent = (position - 1) / kHeapArity;
     if (!(moving.magnitude < heap_[parent].magnitude)) break;
-    if (slot == kNotFound) slot = find(moving.item);
+    if (slot == kNotFound) slot = slot_at(moving.item, start);
     move_entry(parent, position);
     moved = true;
     position = parent;
@@ -361,18 +379,23 @@ void ShiftSketch::sift_up(size_t position, size_t slot) {
 
 void ShiftSketch::sift_down(size_t position, size_t slot) {
   const HeapEntry moving = heap_[position];
+  const size_t start = position;
   bool moved = false;
   while (true) {
-    const size_t left = 2 * position + 1, right = left + 1;
+    // The first child with the smallest magnitude, if it is below the moving entry's.
+    // (No overflow: 8·H + 4·S(H) bytes fit size_t, so kHeapArity·position + 1 does.)
+    const size_t first = kHeapArity * position + 1;
+    if (first >= heap_size_) break;
+    const size_t end = heap_size_ - first > kHeapArity ? first + kHeapArity : heap_size_;
     size_t smallest = position;
     float least = moving.magnitude;
-    if (left < heap_size_ && heap_[left].magnitude < least) {
-      smallest = left;
-      least = heap_[left].magnitude;
+    for (size_t child = first; child < end; ++child) {
+      const bool below = heap_[child].magnitude < least;
+      smallest = below ? child : smallest;
+      least = below ? heap_[child].magnitude : least;
     }
-    if (right < heap_size_ && heap_[right].magnitude < least) smallest = right;
     if (smallest == position) break;
-    if (slot == kNotFound) slot = find(moving.item);
+    if (slot == kNotFound) slot = slot_at(moving.item, start);
     move_entry(smallest, position);
     moved = true;
     position = smallest;
@@ -404,15 +427,15 @@ void ShiftSketch::place(uint32_t item, float magnitude) {
   }
   if (heap_size_ < params_.heap_capacity) {
     heap_[heap_size_] = HeapEntry{item, magnitude};
-    const size_t at = index_set(item, static_cast<uint32_t>(heap_size_));
+    const size_t at = index_insert(item, heap_size_);
     ++heap_size_;
     sift_up(heap_size_ - 1, at);
     return;
   }
   // Here magnitude > the minimum (checked above): the new item replaces the root.
-  index_erase(heap_[0].item);
+  index_erase(slot_at(heap_[0].item, 0));
   heap_[0] = HeapEntry{item, magnitude};
-  sift_down(0, index_set(item, 0));
+  sift_down(0, index_insert(item, 0));
 }
 
 Status ShiftSketch::combine(const ShiftSketch& other, int64_t sign) {
@@ -433,7 +456,7 @@ Status ShiftSketch::combine(const ShiftSketch& other, int64_t sign) {
   // other heap's items; the H largest of the union remain.
   for (size_t i = 0; i < heap_size_; ++i)
     heap_[i].magnitude = magnitude_of(estimate(heap_[i].item));
-  for (size_t i = heap_size_ / 2; i-- > 0;) sift_down(i, kNotFound);
+  for (size_t i = heap_parents(); i-- > 0;) sift_down(i, kNotFound);
   for (size_t i = 0; i < other.heap_size_; ++i) offer(other.heap_[i].item);
   return Status();
 }
@@ -453,7 +476,7 @@ Status ShiftSketch::scale(int64_t factor) {
   total_ = static_cast<int64_t>(static_cast<uint64_t>(total_) * static_cast<uint64_t>(factor));
   for (size_t i = 0; i < heap_size_; ++i)
     heap_[i].magnitude = magnitude_of(estimate(heap_[i].item));
-  for (size_t i = heap_size_ / 2; i-- > 0;) sift_down(i, kNotFound);
+  for (size_t i = heap_parents(); i-- > 0;) sift_down(i, kNotFound);
   return Status();
 }
 

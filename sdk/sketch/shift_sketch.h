@@ -6,13 +6,15 @@
 /// Applying an update (item i, count c) adds c·ω_i·s_r(i) to counter (r, h_r(i)) of each of R rows
 /// of a CountSketch of width w, where ω_i is the fixed-point L1-sampling weight (sampling_weight.h:
 /// round(W_i·2^4), W_i = 1/(1 − u_i^(1/k))); it then re-estimates v̂_i (the median over the rows
-/// of s_r(i)·counter) and offers i to the heap. The heap (a min-heap of H entries) holds the items
-/// with the largest |v̂_i| as estimated when each was last offered; an offer at or below a full
-/// heap's minimum changes nothing, even for an item the heap holds (its entry keeps the larger
-/// magnitude it had), which skips the heap's index for most updates. Hashes: one keyed SipHash of
-/// the item, from which the weight and every row's bucket and sign derive (SketchHashes below).
-/// Cost of applying one update: one SipHash, one weight, R counter updates, a median of R, and
-/// O(log H) heap work when the item reaches the heap — independent of k.
+/// of s_r(i)·counter) and offers i to the heap. The heap (an 8-ary min-heap of H entries,
+/// kHeapArity) holds the items with the largest |v̂_i| as estimated when each was last offered; an
+/// offer at or below a full heap's minimum changes nothing, even for an item the heap holds (its
+/// entry keeps the larger magnitude it had), which skips the heap's index for most updates. Hashes:
+/// one keyed SipHash of the item, from which the weight and every row's bucket and sign derive
+/// (SketchHashes below). Cost of applying one update: one SipHash, one weight, R counter updates, a
+/// median of R, and O(log_8 H) heap work when the item reaches the heap — independent of k. The
+/// heap's index finds an item with one probe sequence from its home slot; an entry a sift passes is
+/// found by its exact index entry (tag and position), so a sift reads no other heap entry.
 ///
 /// Pre-aggregation buffer (C > 0 slots, params.buffer_slots; params_for_budget gives it the bytes
 /// its denser heap index saves): add() first looks the item up in a 4-way set-associative table of
@@ -50,7 +52,8 @@
 ///
 /// @memory caller's: shift_sketch_memory_bytes(p) = 8·R·w + 8·H + 4·S + 4·C, S = H + ⌊H/4⌋ + 1
 /// (heap index, load below 0.8). The object itself holds the row constants, the queue and the
-/// bookkeeping: sizeof(ShiftSketch), under 700 bytes. The report (serialize) is
+/// bookkeeping: sizeof(ShiftSketch), 960 bytes on 64-bit hosts and 640 on the Cortex-M4 (the queue
+/// is longer where pointers have 64 bits, kQueueLength). The report (serialize) is
 /// shift_sketch_report_bytes(p, heap items) = 80 + 8·R·w + 4·(items in the heap) + 4 (CRC): the
 /// counters and the heap's item ids. Both return kSizeOverflow (sdk/base/checked_size.h) when the
 /// size does not fit in size_t; init() refuses such parameters.
@@ -205,8 +208,13 @@ constexpr uint32_t kMinBufferSlots = 64;
 /// The largest buffer (ShiftSketchParams::buffer_slots), 2^24 slots.
 constexpr uint32_t kMaxBufferSlots = uint32_t{1} << 24;
 /// Counts leaving the buffer wait in a queue of this many in the ShiftSketch object, so that
-/// their hashes and weights are computed together.
-constexpr size_t kQueueLength = 8;
+/// their hashes and weights are computed together: 32 where pointers have 64 bits (hosts and
+/// phones), 8 on 32-bit devices (a smaller object and flush stack). Speed only: the queue is
+/// applied in order, so every length gives the same counters, heap and report.
+constexpr size_t kQueueLength = sizeof(void*) >= 8 ? 32 : 8;
+/// The heap is 8-ary: an entry's children are the 8 at 8·position + 1 … 8·position + 8 (one or two
+/// cache lines), so a sift passes log_8 H levels instead of log_2 H.
+constexpr size_t kHeapArity = 8;
 
 /// One heap entry: an item and its estimated magnitude.
 struct HeapEntry {
@@ -300,12 +308,13 @@ class ShiftSketch {
 
   /// Writes the report to `out` and returns its length, shift_sketch_report_bytes(params(),
   /// heap_size()): header (magic "FSK1", version, R, w, H, k, the seed, total, heap count), the
-  /// counters (little-endian int64, row-major), the heap's item ids, CRC-32.
+  /// counters (little-endian int64, row-major), the heap's item ids (in heap order), CRC-32.
   /// @errors kFailedPrecondition: the sketch was not init()ed. kResourceExhausted: `out` is
   /// shorter than the report.
   Result<size_t> serialize(MutableByteSpan out) const;
 
  private:
+  static constexpr size_t kNotFound = ~size_t{0};  // no index slot
   // Buffer entries: the item's tag (the low 32 − s bits of item·kBufferMix, whose high s bits
   // pick the set, s = log2(C/4)) above its count so far plus 2^(s−1) in s bits, so counts lie in
   // [−2^(s−1), 2^(s−1)) and an entry's low bits equal 2^(s−1) when it holds nothing. Biased, the
@@ -378,17 +387,14 @@ class ShiftSketch {
     uint32_t offset[kMaxRows];  // r·w + bucket
     uint32_t signs;             // bit r set: sign −1 in row r
   };
-  struct QueuedUpdate {
-    uint32_t item;
-    int64_t count;
-  };
   // 001 Algorithm 1 for one (item, count): now (apply), with the item's hash and weight known
   // (update), or after up to kQueueLength − 1 others (defer; drain applies the queue).
   void apply(uint32_t item, int64_t count);
   void locate(uint32_t item, uint64_t hash, Location& at) const;
   void update(uint32_t item, int64_t count, uint64_t weight, const Location& at);
   void defer(uint32_t item, int64_t count) {
-    queue_[queued_] = QueuedUpdate{item, count};
+    queued_item_[queued_] = item;
+    queued_count_[queued_] = count;
     if (++queued_ == kQueueLength) drain();
   }
   void drain();
@@ -404,15 +410,23 @@ class ShiftSketch {
     return (index_[slot] & position_mask_) - 1;
   }
   void set_position(size_t slot, size_t position) {
+    if (slot == kNotFound) return;  // a broken index (slot_at): nothing written out of bounds
     index_[slot] = (index_[slot] & ~position_mask_) | static_cast<uint32_t>(position + 1);
   }
   size_t index_home(uint32_t item) const {
     return hashes_.index_home(item, index_slots_);
   }
   size_t next_slot(size_t slot) const;
-  size_t find(uint32_t item) const;                    // the item's index slot, or kNotFound
-  size_t index_set(uint32_t item, uint32_t position);  // returns the slot
-  void index_erase(uint32_t item);
+  size_t find(uint32_t item) const;  // the item's index slot, or kNotFound
+  // The slot of the entry of `item` at heap `position` (it must be there): exact match of its
+  // entry, no heap read.
+  size_t slot_at(uint32_t item, size_t position) const;
+  size_t index_insert(uint32_t item, size_t position);  // `item` not held; returns its slot
+  void index_erase(size_t slot);
+  // The heap entries with children, the first ⌈(n − 1)/kHeapArity⌉ positions.
+  size_t heap_parents() const {
+    return (heap_size_ + kHeapArity - 2) / kHeapArity;
+  }
   void move_entry(size_t from, size_t to);
   void sift_up(size_t position, size_t slot);
   void sift_down(size_t position, size_t slot);
@@ -432,8 +446,9 @@ class ShiftSketch {
   int64_t buffer_half_ = 0;  // 2^(s−1): counts lie in [−2^(s−1), 2^(s−1))
   size_t heap_size_ = 0;
   int64_t total_ = 0;
-  bool dirty_ = false;  // the buffer may hold counts
-  QueuedUpdate queue_[kQueueLength] = {};
+  bool dirty_ = false;                       // the buffer may hold counts
+  uint32_t queued_item_[kQueueLength] = {};  // the queue, as two arrays (no padding)
+  int64_t queued_count_[kQueueLength] = {};
   size_t queued_ = 0;
   bool ready_ = false;
 };

@@ -113,12 +113,14 @@ constexpr uint8_t kGcmTag[16] = {0x95, 0x05, 0x7d, 0x34, 0xfb, 0x07, 0xaa, 0x27,
 // on AArch64 and the M4. Report version 2 (one SipHash per item, rows by multiply-shift, the
 // fixed-length weight): 0x8CB49645 was version 1's. kShiftSketchBufferedReportCrc: the same
 // updates through a 64-slot pre-aggregation buffer (the same counters; the heap offers differ).
-constexpr uint32_t kShiftSketchReportCrc = 0xFD40AFE8u;
-constexpr uint32_t kShiftSketchBufferedReportCrc = 0xE1B8ED40u;
+// The heap ids are written in heap order, so the heap's arity is in these bytes: 0xFD40AFE8 and
+// 0xE1B8ED40 were the binary heap's (the same counters and, here, the same items).
+constexpr uint32_t kShiftSketchReportCrc = 0xAA3D1765u;
+constexpr uint32_t kShiftSketchBufferedReportCrc = 0xA243EB93u;
 // The long skewed stream of ShiftSketch.LongBufferedStreamGivesPinnedBytes through a 1024-slot
 // buffer (R = 3, w = 256, H = 64, k = 256, seed bytes 11·31 + i), pinned with the scalar buffer
-// code before its SSE2 path existed.
-constexpr uint32_t kShiftSketchLongBufferedReportCrc = 0xDB7F4264u;
+// code before its SSE2 path existed (0xDB7F4264 with the binary heap).
+constexpr uint32_t kShiftSketchLongBufferedReportCrc = 0xEBD1017Eu;
 // CRC-32 of the whole report examples/first_report prints (the first-integration walk-throughs:
 // 1000 events in a sparse histogram, a 4 KiB sketch for seed bytes 7i + 1), pinned on x86-64;
 // tests/consumer/run_consumer.cmake checks it on x86-64, AArch64 and the Cortex-M4.

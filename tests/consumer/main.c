@@ -13,7 +13,7 @@
 #include <fedstat/fedstat.h>
 
 static uint64_t histogram_memory[128]; /* uint64_t: FEDSTAT_ALIGNMENT (8) */
-static uint64_t sketch_memory[320];
+static uint64_t sketch_memory[384];
 static uint8_t report[2048];
 static int failures = 0;
 

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <set>
 #include <vector>
 
 #include "sdk/base/bytes.h"
@@ -184,6 +186,112 @@ TEST_P(ShiftSketchBuffers, HeapKeepsTheLargestWeightedItems) {
 }
 
 INSTANTIATE_TEST_SUITE_P(NoneAndSmall, ShiftSketchBuffers, ::testing::Values(0u, 64u, 1024u));
+
+// |v̂| as the heap keeps it.
+float magnitude_of_estimate(const ShiftSketch& s, uint32_t item) {
+  return static_cast<float>(std::fabs(static_cast<double>(s.estimate(item))));
+}
+
+// The heap's entries by item; fails the test if the heap order (each entry at least its parent,
+// kHeapArity children per entry) or the items' uniqueness is broken.
+std::map<uint32_t, float> checked_heap(const ShiftSketch& s) {
+  const Span<const HeapEntry> heap = s.heap();
+  std::map<uint32_t, float> held;
+  for (size_t i = 0; i < heap.size(); ++i) {
+    if (i > 0) {
+      EXPECT_LE(heap[(i - 1) / kHeapArity].magnitude, heap[i].magnitude) << i;
+    }
+    EXPECT_TRUE(held.emplace(heap[i].item, heap[i].magnitude).second) << heap[i].item;
+  }
+  return held;
+}
+
+// The heap against the rule it implements (the header), step by step: without a buffer every add
+// offers its item with |v̂| on the new counters; at or below a full heap's minimum nothing changes;
+// a held item takes the new magnitude (smaller ones too: negative counts and collisions make
+// them); a new one is added, or replaces a minimum when the heap is full. Where several items tie
+// for the minimum the rule allows any of them to go: the model follows the sketch's choice and
+// checks it was one of them. scale() re-estimates every held item and keeps the set. Heap sizes
+// around the arity (1, 8, 9: one parent with a full or an overfull set of children) and three
+// levels deep (200). Would fail if a sift or the index lost an entry or misplaced one.
+class ShiftSketchHeap : public ::testing::TestWithParam<uint32_t> {};
+
+TEST_P(ShiftSketchHeap, FollowsItsRuleStepByStep) {
+  ShiftSketchParams p = small_params(5);
+  p.heap_capacity = GetParam();
+  Owned s(p);
+  std::map<uint32_t, float> model;
+  uint64_t state = 0x5EED + GetParam();
+  auto next = [&state]() {  // splitmix64
+    uint64_t z = (state += 0x9E3779B97F4A7C15u);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+    return z ^ (z >> 31);
+  };
+  for (int step = 0; step < 20000; ++step) {
+    const uint32_t item = static_cast<uint32_t>(next() % 500);
+    const int64_t count = static_cast<int64_t>(next() % 9) - 3;  // −3 … 5, 0 changes nothing
+    ASSERT_TRUE(s.sketch.add(item, count).ok());
+    if (step % 5000 == 4999) {
+      ASSERT_TRUE(s.sketch.scale(step % 2 == 0 ? 3 : -1).ok());
+      for (auto& entry : model) entry.second = magnitude_of_estimate(s.sketch, entry.first);
+    } else if (count != 0) {
+      const float m = magnitude_of_estimate(s.sketch, item);
+      const auto least = std::min_element(model.begin(), model.end(),
+                                          [](auto& a, auto& b) { return a.second < b.second; });
+      const bool full = model.size() == p.heap_capacity;
+      if (full && !(m > least->second)) {
+        // unchanged
+      } else if (model.count(item) != 0) {
+        model[item] = m;
+      } else {
+        if (full) {
+          const float minimum = least->second;
+          const std::map<uint32_t, float> held = checked_heap(s.sketch);
+          uint32_t gone = least->first;  // the tied minimum the sketch dropped (checked below)
+          for (const auto& entry : model) {
+            if (entry.second == minimum && held.count(entry.first) == 0) gone = entry.first;
+          }
+          model.erase(gone);
+        }
+        model[item] = m;
+      }
+    }
+    ASSERT_EQ(checked_heap(s.sketch), model) << "step " << step;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AroundTheArity, ShiftSketchHeap, ::testing::Values(1u, 8u, 9u, 200u));
+
+// add_sketch keeps the H largest of both heaps' items, re-estimated on the summed counters (ties
+// at the boundary either way), in heap order.
+TEST(ShiftSketch, MergedHeapHoldsTheLargestOfTheUnion) {
+  ShiftSketchParams p = small_params(9);
+  p.heap_capacity = 40;
+  Owned a(p), b(p);
+  for (uint32_t i = 0; i < 3000; ++i) {
+    ASSERT_TRUE(a.sketch.add((i * 7919u) % 400, 1 + i % 3).ok());
+    ASSERT_TRUE(b.sketch.add((i * 104729u) % 450 + 200, 1 + i % 5).ok());
+  }
+  std::set<uint32_t> offered;
+  for (const HeapEntry& e : a.sketch.heap()) offered.insert(e.item);
+  for (const HeapEntry& e : b.sketch.heap()) offered.insert(e.item);
+  ASSERT_TRUE(a.sketch.add_sketch(b.sketch).ok());
+  const std::map<uint32_t, float> held = checked_heap(a.sketch);
+  ASSERT_EQ(held.size(), std::min<size_t>(p.heap_capacity, offered.size()));
+  float least_held = INFINITY, most_left = 0;
+  for (uint32_t item : offered) {
+    const float m = magnitude_of_estimate(a.sketch, item);
+    const auto at = held.find(item);
+    if (at == held.end()) {
+      most_left = std::max(most_left, m);
+    } else {
+      EXPECT_EQ(at->second, m) << item;
+      least_held = std::min(least_held, m);
+    }
+  }
+  EXPECT_GE(least_held, most_left);
+}
 
 TEST(ShiftSketch, MismatchedParametersOrSeedsDoNotCombine) {
   Owned a(small_params(1)), b(small_params(2));

@@ -10,7 +10,7 @@
  *
  * @memory caller's, FEDSTAT_ALIGNMENT-aligned; fedstat_sketch_size:
  *   S + 8*R*w + 8*H + 4*(H + H/4 + 1) + 4*C bytes
- * where S is the handle (the C++ ShiftSketch object: 720 bytes on 64-bit hosts; the size
+ * where S is the handle (the C++ ShiftSketch object: 976 bytes on 64-bit hosts; the size
  * function includes it) and C the pre-aggregation buffer's slots. Report: 80 + 8*R*w + 4*(items in
  * the heap) + 4 bytes (fedstat_sketch_report_size; at most 84 + 8*R*w + 4*H).
  * @paper 001 §4.2-4.6, Algorithm 1; §5.1 (parameters from a budget).
