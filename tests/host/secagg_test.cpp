@@ -177,13 +177,19 @@ struct BasicParty {
 using Party = BasicParty<SeededStream>;
 using CountedParty = BasicParty<CountingStream>;
 
-TEST(SecAgg, BadMessagesAreRejectedAndTheRoundSurvives) {
+// A small session: threshold 2 of at most 8 clients, 3 words of 16 bits.
+SecAggServerConfig small_config(uint64_t session) {
   SecAggServerConfig config;
-  config.session = 77;
+  config.session = session;
   config.threshold = 2;
   config.vector_length = 3;
   config.bits = 16;
   config.max_clients = 8;
+  return config;
+}
+
+TEST(SecAgg, BadMessagesAreRejectedAndTheRoundSurvives) {
+  const SecAggServerConfig config = small_config(77);
   SecAggServer server(config);
   std::vector<std::unique_ptr<Party>> parties;
   for (uint32_t id : {11u, 22u, 33u}) parties.push_back(std::make_unique<Party>(id));
@@ -365,11 +371,7 @@ Result<std::vector<uint64_t>> run_session(SecAggServer& server,
 // top of it, every peer refused its shares (kDataLoss) and the device could never again take
 // part in a DIST round. init() now starts from nothing.
 TEST(SecAgg, AClientReusedAfterAnAbortedSessionTakesPartInTheNext) {
-  SecAggServerConfig config;
-  config.threshold = 2;
-  config.vector_length = 3;
-  config.bits = 16;
-  config.max_clients = 8;
+  SecAggServerConfig config = small_config(0);  // each session sets its number
   std::vector<std::unique_ptr<Party>> parties;
   for (uint32_t id : {11u, 22u, 33u}) parties.push_back(std::make_unique<Party>(id));
   {  // Session 41: advertised, two roster entries taken by client 11, then aborted.
@@ -559,13 +561,7 @@ bool all_zero(const void* p, size_t n) {
 
 // Parties 11, 22, 33 advertise and take the roster; the server is returned ready for shares.
 std::unique_ptr<SecAggServer> advertise_three(std::vector<std::unique_ptr<CountedParty>>& parties) {
-  SecAggServerConfig config;
-  config.session = 90;
-  config.threshold = 2;
-  config.vector_length = 3;
-  config.bits = 16;
-  config.max_clients = 8;
-  auto server = std::make_unique<SecAggServer>(config);
+  auto server = std::make_unique<SecAggServer>(small_config(90));
   for (uint32_t id : {11u, 22u, 33u}) parties.push_back(std::make_unique<CountedParty>(id));
   const fedstat_v1_SecAggStart start = server->start();
   for (auto& p : parties) {
