@@ -209,7 +209,7 @@ Status ShiftSketch::add_slow(uint32_t item, int64_t count) {
 }
 
 void ShiftSketch::evict_and_hold(uint32_t* set, uint32_t key, uint32_t mix, int64_t count) {
-  // The first way with the smallest |count|: each way ranked by |count|·4 + way (|count| <
+  // The first way with the smallest |count|: each way ranked by |count|·4 + way (|count| ≤
   // 2^(s−1) ≤ 2^21, so the rank fits), the least of the four by a tree of minimums (two steps
   // instead of a chain of four).
   uint32_t rank[kBufferWays];
@@ -312,9 +312,10 @@ size_t ShiftSketch::find(uint32_t item) const {
 }
 
 size_t ShiftSketch::slot_at(uint32_t item, size_t position) const {
-  // The entry is exactly the item's tag and position + 1; no other entry equals it (see the
-  // header), so no heap entry is read. An empty slot first would mean a broken index: kNotFound,
-  // which every caller ignores, rather than a search without end.
+  // The entry is exactly the item's tag and position + 1; no other entry equals it (outside a sift
+  // each position is claimed once; within one, see move_entry), so no heap entry is read. An empty
+  // slot first would mean the index is already broken (the caller's memory overwritten): then
+  // kNotFound, and no write out of bounds (set_position and index_erase ignore it).
   const uint32_t entry = index_tag(item) | static_cast<uint32_t>(position + 1);
   size_t slot = index_home(item);
   while (index_[slot] != entry) {
@@ -352,8 +353,8 @@ void ShiftSketch::index_erase(size_t hole) {
 // The sifts move the entry at `position` (index slot `slot`, or kNotFound: looked up when needed)
 // to its place with one index update per entry passed: the same heap as swapping it step by step,
 // with half the index look-ups. The entry passed is found by its exact index entry (slot_at): until
-// the sift ends, only the moving entry's stale position and positions already passed are claimed
-// twice, and `from` is neither.
+// the sift ends, only the sift's start position is claimed twice (by the moving entry's stale
+// entry and the entry moved into it), and `from`, a position further along, is not.
 void ShiftSketch::move_entry(size_t from, size_t to) {
   const size_t slot = slot_at(heap_[from].item, from);
   heap_[to] = heap_[from];

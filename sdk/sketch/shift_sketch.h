@@ -330,7 +330,7 @@ class ShiftSketch {
   }
   enum class BufferOutcome { kAdded, kNotHeld, kOutgrown };
   // The hit path: if the set holds the item (its tag), adds `count` (as 32-bit two's complement,
-  // |count| < 2^(s−1)) to its entry and returns kAdded, or returns kOutgrown (nothing changed)
+  // |count| ≤ 2^(s−1)) to its entry and returns kAdded, or returns kOutgrown (nothing changed)
   // when the sum leaves the slot's range; kNotHeld when no way holds it. One 16-byte load,
   // compare, add and store with SSE2 (so that the next update of the set reads what this one
   // stored in one piece); way by way elsewhere and when more than one way matches.
@@ -375,7 +375,7 @@ class ShiftSketch {
     return BufferOutcome::kAdded;
   }
   // The item is not held: its count takes the way with the smallest |count| (the first such),
-  // whose item and count are applied (deferred). |count| < 2^(s−1).
+  // whose item and count are applied (deferred). |count| ≤ 2^(s−1).
   void evict_and_hold(uint32_t* set, uint32_t key, uint32_t mix, int64_t count);
   Status add_slow(uint32_t item, int64_t count);
   // Readers flush first. A sketch with pending counts was init()ed, so it is not a const object
