@@ -212,6 +212,7 @@ void ShiftSketch::evict_and_hold(uint32_t* set, uint32_t key, uint32_t mix, int6
   // The first way with the smallest |count|: each way ranked by |count|·4 + way (|count| ≤
   // 2^(s−1) ≤ 2^21, so the rank fits), the least of the four by a tree of minimums (two steps
   // instead of a chain of four).
+  static_assert(kBufferWays == 4, "the tree of minimums and the rank's 2 way bits are for 4 ways");
   uint32_t rank[kBufferWays];
   for (uint32_t w = 0; w < kBufferWays; ++w) {
     const int32_t c = entry_count(set[w]);

@@ -222,13 +222,8 @@ TEST_P(ShiftSketchHeap, FollowsItsRuleStepByStep) {
   p.heap_capacity = GetParam();
   Owned s(p);
   std::map<uint32_t, float> model;
-  uint64_t state = 0x5EED + GetParam();
-  auto next = [&state]() {  // splitmix64
-    uint64_t z = (state += 0x9E3779B97F4A7C15u);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
-    return z ^ (z >> 31);
-  };
+  uint64_t draws = 0;
+  auto next = [&draws]() { return golden::splitmix64_output(0x5EED + GetParam(), ++draws); };
   for (int step = 0; step < 20000; ++step) {
     const uint32_t item = static_cast<uint32_t>(next() % 500);
     const int64_t count = static_cast<int64_t>(next() % 9) - 3;  // −3 … 5, 0 changes nothing
