@@ -11,7 +11,8 @@
 /// Why SipHash: a well-studied keyed function (a PRF) with published vectors, for the
 /// data-shift sketch's one hash per item (001 §3: weights, buckets and signs derive from it) and
 /// other samplers. hash_id is 8 SipRounds, inline so that callers overlap it with other work:
-/// ≈ 11 ns per id on this project's 2-core EPYC guest (tests/bench/sketch_bench.cpp). The key is
+/// ≈ 11 ns per id on this project's 2-core EPYC guest (tests/bench/sketch_bench.cpp); hash_ids
+/// computes many ids in vector lanes (item_hash_batch.cpp). The key is
 /// public (it comes from the task), so this is a hash with a public seed, not a secret MAC:
 /// secrets go through crypto.h (mbedTLS) only.
 ///
@@ -20,6 +21,7 @@
 #ifndef FEDSTAT_SDK_BASE_ITEM_HASH_H_
 #define FEDSTAT_SDK_BASE_ITEM_HASH_H_
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sdk/base/span.h"
@@ -76,6 +78,19 @@ struct SipState {
   }
 };
 
+/// The ways hash_ids can compute: one id at a time (every target), or 4 / 8 ids in the vector
+/// lanes of x86-64's AVX2 / AVX-512F. Every kernel gives hash_id's values bit for bit.
+enum class HashKernel { kPortable, kAvx2, kAvx512 };
+/// Whether `kernel` runs on this processor (the x86-64 kernels are asked of the processor at run
+/// time; on other targets only kPortable).
+bool hash_kernel_available(HashKernel kernel);
+/// The fastest available kernel: AVX-512F, else AVX2, else portable.
+HashKernel fastest_hash_kernel();
+/// `out[j]` = SipHash-2-4 under (k0, k1) of LE64(`items[j]`) for j < n, by `kernel`; false (and
+/// nothing written) when the kernel is not available here. For tests and ItemHasher::hash_ids.
+bool hash_ids_with(HashKernel kernel, uint64_t k0, uint64_t k1, const uint32_t* items,
+                   uint64_t* out, size_t n);
+
 }  // namespace item_hash_detail
 
 /// SipHash-2-4 under a public 128-bit key (k0, k1): the 64-bit hash of item ids and byte strings.
@@ -96,6 +111,10 @@ class ItemHasher {
     s.absorb(8ULL << 56);  // empty tail, length 8
     return s.finish();
   }
+  /// `out[j]` = hash_id(`items[j]`) for j < n, the same values computed together: 8 or 4 at a time
+  /// in vector lanes where the processor has AVX-512F or AVX2 (chosen at run time), else one by one
+  /// (item_hash_batch.cpp).
+  void hash_ids(const uint32_t* items, uint64_t* out, size_t n) const;
 
   /// The first key word.
   uint64_t k0() const { return k0_; }

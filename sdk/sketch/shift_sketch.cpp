@@ -235,16 +235,19 @@ void ShiftSketch::evict_and_hold(uint32_t* set, uint32_t key, uint32_t mix, int6
 
 void ShiftSketch::drain() {
   // In stages over the whole queue, so that independent work overlaps in the processor: the
-  // SipHash of every item, then its buckets (with the counters fetched into the cache while the
-  // weights are computed), then the weights, then the counter updates and heap.
+  // SipHash of every item (in vector lanes where the processor has them), then its buckets (with
+  // the counters fetched into the cache while the weights are computed), then the weights, then
+  // the counter updates, then the heap. The heap comes last because it never reads a counter:
+  // each item's magnitude is the one its own update left, so placing them afterwards, in order,
+  // gives the same heap as placing each after its update.
   uint64_t hash[kQueueLength], weight[kQueueLength];
   Location at[kQueueLength];
-  for (size_t j = 0; j < queued_; ++j) hash[j] = hashes_.item_hash(queued_item_[j]);
+  float magnitude[kQueueLength];
+  hashes_.item_hashes(queued_item_, hash, queued_);
   for (size_t j = 0; j < queued_; ++j) locate(queued_item_[j], hash[j], at[j]);
   hashes_.weights_of_hashes(hash, weight, queued_);
-  for (size_t j = 0; j < queued_; ++j) {
-    update(queued_item_[j], queued_count_[j], weight[j], at[j]);
-  }
+  for (size_t j = 0; j < queued_; ++j) magnitude[j] = update(queued_count_[j], weight[j], at[j]);
+  place_queued(magnitude, queued_);
   queued_ = 0;
 }
 
@@ -267,7 +270,7 @@ void ShiftSketch::apply(uint32_t item, int64_t count) {
   const uint64_t h = hashes_.item_hash(item);
   Location at;
   locate(item, h, at);
-  update(item, count, hashes_.weight_of_hash(h), at);
+  place(item, update(count, hashes_.weight_of_hash(h), at));
 }
 
 void ShiftSketch::locate(uint32_t item, uint64_t hash, Location& at) const {
@@ -281,7 +284,7 @@ void ShiftSketch::locate(uint32_t item, uint64_t hash, Location& at) const {
   prefetch(index_ + index_home(item));
 }
 
-void ShiftSketch::update(uint32_t item, int64_t count, uint64_t weight, const Location& at) {
+float ShiftSketch::update(int64_t count, uint64_t weight, const Location& at) {
   const uint64_t delta = static_cast<uint64_t>(count) * weight;  // mod 2^64
   // Each row's counter moves by ±delta and is read back, signed, for the median. Signs are
   // applied without branches: (x ^ m) − m is x for m = 0 and −x for m = all ones.
@@ -292,7 +295,34 @@ void ShiftSketch::update(uint32_t item, int64_t count, uint64_t weight, const Lo
     c += (delta ^ negate) - negate;
     values[r] = static_cast<int64_t>((c ^ negate) - negate);
   }
-  place(item, magnitude_of(median(values, params_.rows)));
+  return magnitude_of(median(values, params_.rows));
+}
+
+void ShiftSketch::place_queued(const float* magnitude, size_t n) {
+  if (heap_size_ != params_.heap_capacity) {
+    for (size_t j = 0; j < n; ++j) place(queued_item_[j], magnitude[j]);
+    return;
+  }
+  // A full heap: place() changes nothing for a magnitude at or below the heap's minimum, which is
+  // most of them. The others are listed first, without a branch per item (so no mispredicted
+  // one), against the minimum now, `floor`, and only they are placed. That skips exactly what
+  // place() would skip while the minimum stays at or above `floor`; the minimum only falls when a
+  // held item's magnitude falls, and then the rest of the queue goes through place() one by one.
+  const float floor = heap_[0].magnitude;
+  uint32_t above[kQueueLength];
+  size_t count = 0;
+  for (size_t j = 0; j < n; ++j) {
+    above[count] = static_cast<uint32_t>(j);
+    count += magnitude[j] > floor ? 1 : 0;
+  }
+  for (size_t i = 0; i < count; ++i) {
+    const size_t j = above[i];
+    place(queued_item_[j], magnitude[j]);
+    if (heap_[0].magnitude < floor) {
+      for (size_t rest = j + 1; rest < n; ++rest) place(queued_item_[rest], magnitude[rest]);
+      return;
+    }
+  }
 }
 
 size_t ShiftSketch::next_slot(size_t slot) const {

@@ -157,6 +157,11 @@ class SketchHashes {
   explicit SketchHashes(const ShiftSketchParams& p);
   /// h(i): the item's one keyed hash.
   uint64_t item_hash(uint32_t item) const { return item_hasher_.hash_id(item); }
+  /// `out[j]` = item_hash(`items[j]`) for j < n, computed together (ItemHasher::hash_ids: vector
+  /// lanes where the processor has them; the same values).
+  void item_hashes(const uint32_t* items, uint64_t* out, size_t n) const {
+    item_hasher_.hash_ids(items, out, n);
+  }
   /// ω_i of an item (fixed_sampling_weight of its hash).
   uint64_t weight(uint32_t item) const { return weight_of_hash(item_hash(item)); }
   /// ω_i from the item's hash h(i).
@@ -391,7 +396,10 @@ class ShiftSketch {
   // (update), or after up to kQueueLength − 1 others (defer; drain applies the queue).
   void apply(uint32_t item, int64_t count);
   void locate(uint32_t item, uint64_t hash, Location& at) const;
-  void update(uint32_t item, int64_t count, uint64_t weight, const Location& at);
+  // Adds count·weight to the item's R counters; returns the item's new |v̂| (its magnitude).
+  float update(int64_t count, uint64_t weight, const Location& at);
+  // place() for queued item j with magnitude[j], j < n, in queue order: the same heap as n calls.
+  void place_queued(const float* magnitude, size_t n);
   void defer(uint32_t item, int64_t count) {
     queued_item_[queued_] = item;
     queued_count_[queued_] = count;

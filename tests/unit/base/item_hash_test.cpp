@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "sdk/base/bytes.h"
@@ -36,6 +37,62 @@ TEST(ItemHashTest, IdHashEqualsHashOfLittleEndianBytes) {
   }
   // The 8-byte reference vector: message 00..07 is the id 0x0706050403020100.
   EXPECT_EQ(reference_hasher().hash_id(0x0706050403020100ULL), golden::kSipHash24[8]);
+}
+
+// Every kernel of hash_ids gives hash_id's values (itself pinned to the reference vectors above),
+// for every batch length around the lane counts (the vector part and the one-by-one rest) and
+// ids at both ends of uint32. A kernel this processor lacks must refuse and write nothing; on a
+// processor with AVX-512F all three kernels are checked.
+class ItemHashKernels : public ::testing::TestWithParam<item_hash_detail::HashKernel> {};
+
+TEST_P(ItemHashKernels, GiveHashIdsValuesForEveryLength) {
+  const item_hash_detail::HashKernel kernel = GetParam();
+  const ItemHasher hasher(0x0123456789abcdefULL, 0xfedcba9876543210ULL);
+  std::vector<uint32_t> items(70);
+  uint64_t state = 5;
+  for (size_t i = 0; i < items.size(); ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    items[i] = static_cast<uint32_t>(state >> 32);
+  }
+  items[0] = 0;
+  items[1] = 0xFFFFFFFFu;
+  items[9] = 0x80000000u;
+  for (size_t n = 0; n <= items.size(); ++n) {
+    std::vector<uint64_t> out(n + 1, 0x5A5A5A5A5A5A5A5AULL);
+    if (!item_hash_detail::hash_kernel_available(kernel)) {
+      EXPECT_FALSE(item_hash_detail::hash_ids_with(kernel, hasher.k0(), hasher.k1(), items.data(),
+                                                   out.data(), n));
+      for (uint64_t value : out) ASSERT_EQ(value, 0x5A5A5A5A5A5A5A5AULL);
+      continue;
+    }
+    ASSERT_TRUE(item_hash_detail::hash_ids_with(kernel, hasher.k0(), hasher.k1(), items.data(),
+                                                out.data(), n));
+    for (size_t j = 0; j < n; ++j) ASSERT_EQ(out[j], hasher.hash_id(items[j])) << "n " << n;
+    EXPECT_EQ(out[n], 0x5A5A5A5A5A5A5A5AULL) << "wrote past n = " << n;
+  }
+  // The public entry point (the fastest kernel here) gives the same values.
+  std::vector<uint64_t> out(items.size());
+  hasher.hash_ids(items.data(), out.data(), items.size());
+  for (size_t j = 0; j < items.size(); ++j) ASSERT_EQ(out[j], hasher.hash_id(items[j]));
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryKernel, ItemHashKernels,
+                         ::testing::Values(item_hash_detail::HashKernel::kPortable,
+                                           item_hash_detail::HashKernel::kAvx2,
+                                           item_hash_detail::HashKernel::kAvx512),
+                         [](const ::testing::TestParamInfo<item_hash_detail::HashKernel>& info) {
+                           switch (info.param) {
+                             case item_hash_detail::HashKernel::kAvx2:
+                               return std::string("Avx2");
+                             case item_hash_detail::HashKernel::kAvx512:
+                               return std::string("Avx512");
+                             default:
+                               return std::string("Portable");
+                           }
+                         });
+
+TEST(ItemHashTest, PortableKernelRunsEverywhere) {
+  EXPECT_TRUE(item_hash_detail::hash_kernel_available(item_hash_detail::HashKernel::kPortable));
 }
 
 TEST(ItemHashTest, DifferentKeysGiveUnrelatedHashes) {
