@@ -1,3 +1,9 @@
+// The helpers taking and returning vectors of lanes (here and log_of_parts, series_of) are inlined
+// into the function of their width, so no 4- or 8-lane vector crosses a call; GCC still warns, at
+// each such instantiation, that a call would pass it differently than AVX code does (-Wpsabi).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
 #include "sdk/sketch/sampling_weight.h"
 
 #include <string.h>
@@ -98,75 +104,152 @@ uint64_t SamplingWeight::fixed(uint64_t hash) const {
 
 namespace {
 
-// Two lanes of doubles and of 64-bit integers (GCC/Clang vector extensions: SSE2 on x86-64, NEON
-// on AArch64, lane by lane elsewhere). Every operation on a lane is the IEEE-754 operation the
-// scalar code performs, in the same order (and -ffp-contract=off keeps a·b + c unfused), so each
-// lane's value is bit for bit the scalar one.
-typedef double Doubles2 __attribute__((vector_size(16)));
-typedef uint64_t Words2 __attribute__((vector_size(16)));
-typedef int64_t Ints2 __attribute__((vector_size(16)));
+// Lanes of doubles and of 64-bit integers (GCC/Clang vector extensions): two (SSE2 on x86-64, NEON
+// on AArch64, lane by lane elsewhere), four (AVX2) or eight (AVX-512F); the wider ones only in the
+// functions compiled for those instruction sets and called where the processor has them. Every
+// operation on a lane is the IEEE-754 operation the scalar code performs, in the same order (and
+// -ffp-contract=off keeps a·b + c unfused, also where AVX-512F has fused instructions), so each
+// lane's value is bit for bit the scalar one, whatever the width.
+template <size_t kLanes>
+struct Lanes {
+  typedef double Doubles __attribute__((vector_size(8 * kLanes)));
+  typedef uint64_t Words __attribute__((vector_size(8 * kLanes)));
+  typedef int64_t Ints __attribute__((vector_size(8 * kLanes)));
+};
 
-inline Doubles2 as_doubles(Words2 w) {
-  Doubles2 d;
-  memcpy(&d, &w, sizeof d);
-  return d;
-}
-inline Words2 as_words(Doubles2 d) {
-  Words2 w;
-  memcpy(&w, &d, sizeof w);
-  return w;
+#define FEDSTAT_LANES_INLINE __attribute__((always_inline)) inline
+
+template <typename To, typename From>
+FEDSTAT_LANES_INLINE To bit_cast_lanes(From from) {
+  static_assert(sizeof(To) == sizeof(From), "same width");
+  To to;
+  memcpy(&to, &from, sizeof to);
+  return to;
 }
 
-// uniform_of on two hashes. ⌊h/2^12⌋ < 2^52 becomes a double exactly through the bits of 2^52 + m
-// (then − 2^52, exact): the same value as the scalar conversion.
-inline Doubles2 uniform_of2(Words2 hash) {
-  const Words2 m = hash >> 12;
-  const Doubles2 two52 = {4503599627370496.0, 4503599627370496.0};
-  const Doubles2 value = as_doubles(m | (uint64_t{0x433} << 52)) - two52;
+template <typename T, size_t kLanes>
+FEDSTAT_LANES_INLINE T splat(double value) {
+  T v;
+  for (size_t l = 0; l < kLanes; ++l) v[l] = value;
+  return v;
+}
+
+// uniform_of on a vector of hashes. ⌊h/2^12⌋ < 2^52 becomes a double exactly through the bits of
+// 2^52 + m (then − 2^52, exact): the same value as the scalar conversion.
+template <size_t kLanes>
+FEDSTAT_LANES_INLINE typename Lanes<kLanes>::Doubles uniform_of_lanes(
+    typename Lanes<kLanes>::Words hash) {
+  typedef typename Lanes<kLanes>::Doubles Doubles;
+  const typename Lanes<kLanes>::Words m = hash >> 12;
+  const Doubles two52 = splat<Doubles, kLanes>(4503599627370496.0);
+  const Doubles value = bit_cast_lanes<Doubles>(m | (uint64_t{0x433} << 52)) - two52;
   return (value + 0.5) * (1.0 / 4503599627370496.0);
 }
 
-// math::log_of_normal on two positive normal doubles: the same steps. The exponent e (|e| < 2^11)
-// becomes a double exactly through the bits of 1.5·2^52 + e.
-inline Doubles2 portable_log2(Doubles2 x) {
-  const Words2 bits = as_words(x);
-  Ints2 e = __builtin_convertvector((bits >> 52) & 0x7FF, Ints2) - 1023;
-  const Words2 fraction = bits & kFractionMask;
-  const Ints2 halve = fraction >= kSqrt2Fraction;  // all ones in a lane where 1 + f ≥ √2
-  const Words2 exponent_bits =
-      (uint64_t{1023} << 52) - (__builtin_convertvector(halve, Words2) & (uint64_t{1} << 52));
+// math::log_of_normal on a vector of positive normal doubles: the same steps. The exponent e
+// (|e| < 2^11) becomes a double exactly through the bits of 1.5·2^52 + e.
+template <size_t kLanes>
+FEDSTAT_LANES_INLINE typename Lanes<kLanes>::Doubles portable_log_lanes(
+    typename Lanes<kLanes>::Doubles x) {
+  typedef typename Lanes<kLanes>::Doubles Doubles;
+  typedef typename Lanes<kLanes>::Words Words;
+  typedef typename Lanes<kLanes>::Ints Ints;
+  const Words bits = bit_cast_lanes<Words>(x);
+  Ints e = __builtin_convertvector((bits >> 52) & 0x7FF, Ints) - 1023;
+  const Words fraction = bits & kFractionMask;
+  const Ints halve = fraction >= kSqrt2Fraction;  // all ones in a lane where 1 + f ≥ √2
+  const Words exponent_bits =
+      (uint64_t{1023} << 52) - (__builtin_convertvector(halve, Words) & (uint64_t{1} << 52));
   e -= halve;
-  const Doubles2 magic = {6755399441055744.0, 6755399441055744.0};  // 1.5·2^52
-  const Doubles2 de =
-      as_doubles(__builtin_convertvector(e, Words2) + (uint64_t{0x4338} << 48)) - magic;
-  return log_of_parts(as_doubles(fraction | exponent_bits), de);
+  const Doubles magic = splat<Doubles, kLanes>(6755399441055744.0);  // 1.5·2^52
+  const Doubles de =
+      bit_cast_lanes<Doubles>(__builtin_convertvector(e, Words) + (uint64_t{0x4338} << 48)) - magic;
+  return log_of_parts(bit_cast_lanes<Doubles>(fraction | exponent_bits), de);
 }
 
-}  // namespace
-
-void SamplingWeight::weights(const uint64_t* hashes, double* out, size_t n) const {
-  // Eight at a time as four pairs of lanes, each step written across the four pairs so that the
-  // processor overlaps four independent chains (one chain is ~140 cycles of latency: two
-  // divisions and two polynomials); each lane the same operations as weight(). The rare
-  // x > kSeriesLimit (small k only) is redone by weight().
-  constexpr size_t kPairs = 4;
+// weights() for the whole multiples of kGroups·kLanes hashes: each step written across kGroups
+// vectors so that the processor overlaps independent chains (one chain is ~140 cycles of latency:
+// two divisions and two polynomials); each lane the same operations as weight(). The rare
+// x > kSeriesLimit (small k only) is redone by weight(). Returns how many were computed.
+template <size_t kLanes, size_t kGroups>
+FEDSTAT_LANES_INLINE size_t weights_in_lanes(const SamplingWeight& scalar, double k,
+                                             double inverse_k, const uint64_t* hashes, double* out,
+                                             size_t n) {
+  typedef typename Lanes<kLanes>::Doubles Doubles;
+  typedef typename Lanes<kLanes>::Words Words;
   size_t j = 0;
-  for (; j + 2 * kPairs <= n; j += 2 * kPairs) {
-    Doubles2 t[kPairs], x[kPairs], w[kPairs];
-    for (size_t q = 0; q < kPairs; ++q) {
-      const Words2 hash = {hashes[j + 2 * q], hashes[j + 2 * q + 1]};
-      t[q] = -portable_log2(uniform_of2(hash));
+  for (; j + kGroups * kLanes <= n; j += kGroups * kLanes) {
+    Doubles t[kGroups], x[kGroups], w[kGroups];
+    for (size_t q = 0; q < kGroups; ++q) {
+      Words hash;
+      memcpy(&hash, hashes + j + kLanes * q, sizeof hash);
+      t[q] = -portable_log_lanes<kLanes>(uniform_of_lanes<kLanes>(hash));
     }
-    for (size_t q = 0; q < kPairs; ++q) x[q] = t[q] * inverse_k_;
-    for (size_t q = 0; q < kPairs; ++q) w[q] = series_of(k_, t[q], x[q]);
-    for (size_t q = 0; q < kPairs; ++q) {
-      for (size_t l = 0; l < 2; ++l) {
-        const size_t i = j + 2 * q + l;
-        out[i] = x[q][l] <= kSeriesLimit ? w[q][l] : weight(uniform_of(hashes[i]));
+    for (size_t q = 0; q < kGroups; ++q) x[q] = t[q] * inverse_k;
+    for (size_t q = 0; q < kGroups; ++q) w[q] = series_of(k, t[q], x[q]);
+    for (size_t q = 0; q < kGroups; ++q) {
+      for (size_t l = 0; l < kLanes; ++l) {
+        const size_t i = j + kLanes * q + l;
+        out[i] = x[q][l] <= kSeriesLimit ? w[q][l] : scalar.weight(uniform_of(hashes[i]));
       }
     }
   }
-  for (; j < n; ++j) out[j] = weight(uniform_of(hashes[j]));
+  return j;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define FEDSTAT_WEIGHT_X86_KERNELS 1
+__attribute__((target("avx512f"))) size_t weights_avx512(const SamplingWeight& scalar, double k,
+                                                         double inverse_k, const uint64_t* hashes,
+                                                         double* out, size_t n) {
+  return weights_in_lanes<8, 2>(scalar, k, inverse_k, hashes, out, n);
+}
+__attribute__((target("avx2"))) size_t weights_avx2(const SamplingWeight& scalar, double k,
+                                                    double inverse_k, const uint64_t* hashes,
+                                                    double* out, size_t n) {
+  return weights_in_lanes<4, 2>(scalar, k, inverse_k, hashes, out, n);
+}
+#endif
+
+}  // namespace
+
+bool weight_kernel_available(WeightKernel kernel) {
+  switch (kernel) {
+    case WeightKernel::kTwoLanes:
+      return true;
+#if defined(FEDSTAT_WEIGHT_X86_KERNELS)
+    case WeightKernel::kAvx2:
+      return __builtin_cpu_supports("avx2");
+    case WeightKernel::kAvx512:
+      return __builtin_cpu_supports("avx512f");
+#else
+    case WeightKernel::kAvx2:
+    case WeightKernel::kAvx512:
+      return false;
+#endif
+  }
+  return false;
+}
+
+bool SamplingWeight::weights_with(WeightKernel kernel, const uint64_t* hashes, double* out,
+                                  size_t n) const {
+  if (!weight_kernel_available(kernel)) return false;
+  size_t done = 0;
+#if defined(FEDSTAT_WEIGHT_X86_KERNELS)
+  if (kernel == WeightKernel::kAvx512) done = weights_avx512(*this, k_, inverse_k_, hashes, out, n);
+  if (kernel == WeightKernel::kAvx2) done = weights_avx2(*this, k_, inverse_k_, hashes, out, n);
+#endif
+  done += weights_in_lanes<2, 4>(*this, k_, inverse_k_, hashes + done, out + done, n - done);
+  for (size_t j = done; j < n; ++j) out[j] = weight(uniform_of(hashes[j]));
+  return true;
+}
+
+void SamplingWeight::weights(const uint64_t* hashes, double* out, size_t n) const {
+  const WeightKernel kernel = weight_kernel_available(WeightKernel::kAvx512) ? WeightKernel::kAvx512
+                              : weight_kernel_available(WeightKernel::kAvx2)
+                                  ? WeightKernel::kAvx2
+                                  : WeightKernel::kTwoLanes;
+  weights_with(kernel, hashes, out, n);
 }
 
 void SamplingWeight::fixed_batch(const uint64_t* hashes, uint64_t* out, size_t n) const {

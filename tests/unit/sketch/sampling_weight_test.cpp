@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "sdk/base/bytes.h"
@@ -140,6 +141,53 @@ TEST(SamplingWeight, BatchGivesTheSameValues) {
     }
   }
 }
+
+// Every kernel of weights() gives weight()'s doubles bit for bit: the test k's (small ones take
+// the rare expm1 path in some lanes), hashes at both ends of the range, and every batch length up
+// to 40 around the group sizes (16 for AVX-512F, 8 for AVX2 and two lanes, then one by one). A
+// kernel this processor lacks must refuse and write nothing; with AVX-512F all three run.
+class SamplingWeightKernels : public ::testing::TestWithParam<WeightKernel> {};
+
+TEST_P(SamplingWeightKernels, GiveTheScalarDoublesBitForBit) {
+  const WeightKernel kernel = GetParam();
+  std::vector<uint64_t> hashes = test_hashes(1027, 31);
+  hashes[0] = 0;
+  hashes[1] = ~uint64_t{0};
+  hashes[17] = uint64_t{1} << 63;
+  for (size_t ki = 0; ki < kTestKs; ++ki) {
+    const SamplingWeight weight(kTestK[ki]);
+    for (size_t n : {size_t{0}, size_t{1}, size_t{7}, size_t{8}, size_t{15}, size_t{16}, size_t{17},
+                     size_t{31}, size_t{33}, size_t{40}, hashes.size()}) {
+      std::vector<double> out(n + 1, -7.0);
+      if (!weight_kernel_available(kernel)) {
+        EXPECT_FALSE(weight.weights_with(kernel, hashes.data(), out.data(), n));
+        for (double value : out) ASSERT_EQ(value, -7.0);
+        continue;
+      }
+      ASSERT_TRUE(weight.weights_with(kernel, hashes.data(), out.data(), n));
+      for (size_t i = 0; i < n; ++i) {
+        const double scalar = weight.weight(uniform_from_hash(hashes[i]));
+        ASSERT_EQ(std::memcmp(&out[i], &scalar, sizeof scalar), 0)
+            << "k " << kTestK[ki] << " n " << n << " i " << i << ": " << out[i] << " vs " << scalar;
+      }
+      EXPECT_EQ(out[n], -7.0) << "wrote past n = " << n;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryKernel, SamplingWeightKernels,
+                         ::testing::Values(WeightKernel::kTwoLanes, WeightKernel::kAvx2,
+                                           WeightKernel::kAvx512),
+                         [](const ::testing::TestParamInfo<WeightKernel>& info) {
+                           switch (info.param) {
+                             case WeightKernel::kAvx2:
+                               return std::string("Avx2");
+                             case WeightKernel::kAvx512:
+                               return std::string("Avx512");
+                             default:
+                               return std::string("TwoLanes");
+                           }
+                         });
 
 TEST(SamplingWeight, KnownValues) {
   // W = 1/(1 − u^(1/k)): at u = ½, k = 1 it is 2; at k = 2, 1/(1 − √½) = 3.414...
