@@ -59,7 +59,7 @@ inline double uniform_of(uint64_t hash) {
 // W = k/t + 1/2 + x·P(x²) for x = t/k ≤ 1/4 (the Bernoulli series above; k/t one rounding).
 // T is double or two lanes of doubles, as for log_of_parts.
 template <typename T>
-inline T series_of(double k, T t, T x) {
+inline T series_of(double k, const T& t, const T& x) {
   const T z = x * x;
   const T z2 = z * z;
   const T p = (kB2 + z * kB4) + z2 * ((kB6 + z * kB8) + z2 * (kB10 + z * kB12));
@@ -120,7 +120,7 @@ struct Lanes {
 #define FEDSTAT_LANES_INLINE __attribute__((always_inline)) inline
 
 template <typename To, typename From>
-FEDSTAT_LANES_INLINE To bit_cast_lanes(From from) {
+FEDSTAT_LANES_INLINE To bit_cast_lanes(const From& from) {
   static_assert(sizeof(To) == sizeof(From), "same width");
   To to;
   memcpy(&to, &from, sizeof to);
@@ -138,7 +138,7 @@ FEDSTAT_LANES_INLINE T splat(double value) {
 // 2^52 + m (then − 2^52, exact): the same value as the scalar conversion.
 template <size_t kLanes>
 FEDSTAT_LANES_INLINE typename Lanes<kLanes>::Doubles uniform_of_lanes(
-    typename Lanes<kLanes>::Words hash) {
+    const typename Lanes<kLanes>::Words& hash) {
   typedef typename Lanes<kLanes>::Doubles Doubles;
   const typename Lanes<kLanes>::Words m = hash >> 12;
   const Doubles two52 = splat<Doubles, kLanes>(4503599627370496.0);
@@ -150,7 +150,7 @@ FEDSTAT_LANES_INLINE typename Lanes<kLanes>::Doubles uniform_of_lanes(
 // (|e| < 2^11) becomes a double exactly through the bits of 1.5·2^52 + e.
 template <size_t kLanes>
 FEDSTAT_LANES_INLINE typename Lanes<kLanes>::Doubles portable_log_lanes(
-    typename Lanes<kLanes>::Doubles x) {
+    const typename Lanes<kLanes>::Doubles& x) {
   typedef typename Lanes<kLanes>::Doubles Doubles;
   typedef typename Lanes<kLanes>::Words Words;
   typedef typename Lanes<kLanes>::Ints Ints;
