@@ -1,7 +1,8 @@
 // The helpers taking and returning vectors of lanes (here and log_of_parts, series_of) are inlined
 // into the function of their width, so no 4- or 8-lane vector crosses a call; GCC still warns, at
 // each such instantiation, that a call would pass it differently than AVX code does (-Wpsabi).
-#if defined(__GNUC__) && !defined(__clang__)
+// GCC and Clang both warn so (Clang also names the pragma's GCC form).
+#if defined(__GNUC__) || defined(__clang__)
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
 #include "sdk/sketch/sampling_weight.h"
