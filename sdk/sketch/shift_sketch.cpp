@@ -306,8 +306,10 @@ void ShiftSketch::place_queued(const float* magnitude, size_t n) {
   // A full heap: place() changes nothing for a magnitude at or below the heap's minimum, which is
   // most of them. The others are listed first, without a branch per item (so no mispredicted
   // one), against the minimum now, `floor`, and only they are placed. That skips exactly what
-  // place() would skip while the minimum stays at or above `floor`; the minimum only falls when a
-  // held item's magnitude falls, and then the rest of the queue goes through place() one by one.
+  // place() would skip, because with a full heap place() never lowers the minimum: it acts only
+  // on a magnitude above it, which then replaces the root or raises or lowers a held entry to a
+  // value still above it. Should that ever change, the check below sends the rest of the queue
+  // through place() one by one.
   const float floor = heap_[0].magnitude;
   uint32_t above[kQueueLength];
   size_t count = 0;
