@@ -208,31 +208,6 @@ Status ShiftSketch::add_slow(uint32_t item, int64_t count) {
   return Status();
 }
 
-void ShiftSketch::evict_and_hold(uint32_t* set, uint32_t key, uint32_t mix, int64_t count) {
-  // The first way with the smallest |count|: each way ranked by |count|·4 + way (|count| ≤
-  // 2^(s−1) ≤ 2^21, so the rank fits), the least of the four by a tree of minimums (two steps
-  // instead of a chain of four).
-  static_assert(kBufferWays == 4, "the tree of minimums and the rank's 2 way bits are for 4 ways");
-  uint32_t rank[kBufferWays];
-  for (uint32_t w = 0; w < kBufferWays; ++w) {
-    const int32_t c = entry_count(set[w]);
-    rank[w] = (static_cast<uint32_t>(c < 0 ? -c : c) << 2) | w;
-  }
-  const uint32_t low_pair = rank[0] < rank[1] ? rank[0] : rank[1];
-  const uint32_t high_pair = rank[2] < rank[3] ? rank[2] : rank[3];
-  const uint32_t least = low_pair < high_pair ? low_pair : high_pair;
-  const uint32_t way = least & (kBufferWays - 1);
-  const uint32_t smallest = least >> 2;
-  const uint32_t old = set[way];
-  set[way] = entry_of(key, count);
-  if (smallest != 0) {
-    const uint32_t old_mix = ((mix >> set_shift_) << set_shift_) | (old >> set_bits_);
-    defer(old_mix * kBufferMixInverse, entry_count(old));
-  }
-  total_ = static_cast<int64_t>(static_cast<uint64_t>(total_) + static_cast<uint64_t>(count));
-  dirty_ = true;
-}
-
 void ShiftSketch::drain() {
   // In stages over the whole queue, so that independent work overlaps in the processor: the
   // SipHash of every item (in vector lanes where the processor has them), then its buckets (with
