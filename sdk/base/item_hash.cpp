@@ -18,7 +18,9 @@ uint64_t ItemHasher::hash_bytes(ByteSpan data) const {
   const uint8_t* tail = data.data() + 8 * full_words;
   for (size_t i = 0; i < data.size() % 8; ++i) last |= static_cast<uint64_t>(tail[i]) << (8 * i);
   s.absorb(last);
-  return s.finish();
+  uint64_t hash = 0;
+  s.finish(hash);
+  return hash;
 }
 
 }  // namespace fedstat

@@ -24,27 +24,35 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sdk/base/lanes_inline.h"
 #include "sdk/base/span.h"
+#include "sdk/base/vector_isa.h"
 
 namespace fedstat {
 
 namespace item_hash_detail {
 
-constexpr uint64_t rotl(uint64_t x, int b) {
+/// x rotated left by b bits (0 < b < 64): on uint64_t, or lane by lane on a vector of them.
+template <typename Word>
+FEDSTAT_LANES_INLINE constexpr Word rotl(const Word& x, int b) {
   return (x << b) | (x >> (64 - b));
 }
 
-// SipHash's state and rounds, here so that hash_id inlines into the sketch's update loop.
-struct SipState {
-  uint64_t v0, v1, v2, v3;
+/// SipHash's state and rounds, here so that hash_id inlines into the sketch's update loop. Word is
+/// uint64_t, or a vector of uint64_t lanes (GCC/Clang vector extensions) for hash_ids, whose lanes
+/// then run these very operations, always inlined (lanes_inline.h), so that in hash_ids they are
+/// AVX code at every optimisation level. No member takes or returns a Word by value either.
+template <typename Word>
+struct SipStateOf {
+  Word v0, v1, v2, v3;
 
-  constexpr SipState(uint64_t k0, uint64_t k1)
+  constexpr SipStateOf(const Word& k0, const Word& k1)
       : v0(k0 ^ 0x736f6d6570736575ULL),
         v1(k1 ^ 0x646f72616e646f6dULL),
         v2(k0 ^ 0x6c7967656e657261ULL),
         v3(k1 ^ 0x7465646279746573ULL) {}
 
-  constexpr void round() {
+  FEDSTAT_LANES_INLINE constexpr void round() {
     v0 += v1;
     v1 = rotl(v1, 13);
     v1 ^= v0;
@@ -61,35 +69,31 @@ struct SipState {
     v2 = rotl(v2, 32);
   }
 
-  constexpr void absorb(uint64_t m) {  // two compression rounds
+  FEDSTAT_LANES_INLINE constexpr void absorb(const Word& m) {  // two compression rounds
     v3 ^= m;
     round();
     round();
     v0 ^= m;
   }
 
-  constexpr uint64_t finish() {  // four finalisation rounds
+  FEDSTAT_LANES_INLINE constexpr void finish(Word& hash) {  // four finalisation rounds
     v2 ^= 0xff;
     round();
     round();
     round();
     round();
-    return v0 ^ v1 ^ v2 ^ v3;
+    hash = v0 ^ v1 ^ v2 ^ v3;
   }
 };
 
-/// The ways hash_ids can compute: one id at a time (every target), or 4 / 8 ids in the vector
-/// lanes of x86-64's AVX2 / AVX-512F. Every kernel gives hash_id's values bit for bit.
-enum class HashKernel { kPortable, kAvx2, kAvx512 };
-/// Whether `kernel` runs on this processor (the x86-64 kernels are asked of the processor at run
-/// time; on other targets only kPortable).
-bool hash_kernel_available(HashKernel kernel);
-/// The fastest available kernel: AVX-512F, else AVX2, else portable.
-HashKernel fastest_hash_kernel();
-/// `out[j]` = SipHash-2-4 under (k0, k1) of LE64(`items[j]`) for j < n, by `kernel`; false (and
-/// nothing written) when the kernel is not available here. For tests and ItemHasher::hash_ids.
-bool hash_ids_with(HashKernel kernel, uint64_t k0, uint64_t k1, const uint32_t* items,
-                   uint64_t* out, size_t n);
+/// The state of one SipHash.
+using SipState = SipStateOf<uint64_t>;
+
+/// `out[j]` = SipHash-2-4 under (k0, k1) of LE64(`items[j]`) for j < n, in the lanes of `isa`
+/// (the baseline: one by one); false (and nothing written) when this processor lacks `isa`. For
+/// tests and ItemHasher::hash_ids.
+bool hash_ids_with(VectorIsa isa, uint64_t k0, uint64_t k1, const uint32_t* items, uint64_t* out,
+                   size_t n);
 
 }  // namespace item_hash_detail
 
@@ -109,7 +113,9 @@ class ItemHasher {
     item_hash_detail::SipState s(k0_, k1_);
     s.absorb(item);        // the 8 bytes LE64(item) form exactly one word
     s.absorb(8ULL << 56);  // empty tail, length 8
-    return s.finish();
+    uint64_t hash = 0;
+    s.finish(hash);
+    return hash;
   }
   /// `out[j]` = hash_id(`items[j]`) for j < n, the same values computed together: 8 or 4 at a time
   /// in vector lanes where the processor has AVX-512F or AVX2 (chosen at run time), else one by one

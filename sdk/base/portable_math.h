@@ -34,6 +34,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "sdk/base/lanes_inline.h"
+
 namespace fedstat {
 namespace math {
 
@@ -76,7 +78,7 @@ constexpr uint64_t kFractionMask = (uint64_t{1} << 52) - 1;
 /// log_of_normal: each translation unit keeps its own copy, compiled with its own flags, so a
 /// caller built without -ffp-contract=off can never lend the SDK a copy with fused operations.
 template <typename T>
-static inline T log_of_parts(const T& m, const T& de) {
+static FEDSTAT_LANES_INLINE T log_of_parts(const T& m, const T& de) {
   const T f = m - 1;  // exact (Sterbenz)
   const T s = f / (2.0 + f);
   const T z = s * s;

@@ -1,7 +1,8 @@
-// The helpers taking and returning vectors of lanes (here and log_of_parts, series_of) are inlined
-// into the function of their width, so no 4- or 8-lane vector crosses a call; GCC still warns, at
-// each such instantiation, that a call would pass it differently than AVX code does (-Wpsabi).
-// GCC and Clang both warn so (Clang also names the pragma's GCC form).
+// A vector of 4 or 8 lanes must never cross a call between code compiled for AVX and code
+// compiled without (the two pass it differently). Every helper that takes or returns lanes is
+// always inlined (lanes_inline.h: weights_in_lanes down to log_of_parts), so in the AVX functions
+// below all the lanes' code is AVX code at every optimisation level and no such call exists. GCC
+// and Clang still warn at each instantiation that one could (-Wpsabi); the warning is off here.
 #if defined(__GNUC__) || defined(__clang__)
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
@@ -9,6 +10,7 @@
 
 #include <string.h>
 
+#include "sdk/base/lanes_inline.h"
 #include "sdk/base/portable_math.h"
 
 namespace fedstat {
@@ -60,7 +62,7 @@ inline double uniform_of(uint64_t hash) {
 // W = k/t + 1/2 + x·P(x²) for x = t/k ≤ 1/4 (the Bernoulli series above; k/t one rounding).
 // T is double or two lanes of doubles, as for log_of_parts.
 template <typename T>
-inline T series_of(double k, const T& t, const T& x) {
+FEDSTAT_LANES_INLINE T series_of(double k, const T& t, const T& x) {
   const T z = x * x;
   const T z2 = z * z;
   const T p = (kB2 + z * kB4) + z2 * ((kB6 + z * kB8) + z2 * (kB10 + z * kB12));
@@ -117,8 +119,6 @@ struct Lanes {
   typedef uint64_t Words __attribute__((vector_size(8 * kLanes)));
   typedef int64_t Ints __attribute__((vector_size(8 * kLanes)));
 };
-
-#define FEDSTAT_LANES_INLINE __attribute__((always_inline)) inline
 
 template <typename To, typename From>
 FEDSTAT_LANES_INLINE To bit_cast_lanes(const From& from) {
@@ -214,31 +214,13 @@ __attribute__((target("avx2"))) size_t weights_avx2(const SamplingWeight& scalar
 
 }  // namespace
 
-bool weight_kernel_available(WeightKernel kernel) {
-  switch (kernel) {
-    case WeightKernel::kTwoLanes:
-      return true;
-#if defined(FEDSTAT_WEIGHT_X86_KERNELS)
-    case WeightKernel::kAvx2:
-      return __builtin_cpu_supports("avx2");
-    case WeightKernel::kAvx512:
-      return __builtin_cpu_supports("avx512f");
-#else
-    case WeightKernel::kAvx2:
-    case WeightKernel::kAvx512:
-      return false;
-#endif
-  }
-  return false;
-}
-
-bool SamplingWeight::weights_with(WeightKernel kernel, const uint64_t* hashes, double* out,
+bool SamplingWeight::weights_with(VectorIsa isa, const uint64_t* hashes, double* out,
                                   size_t n) const {
-  if (!weight_kernel_available(kernel)) return false;
+  if (!vector_isa_available(isa)) return false;
   size_t done = 0;
 #if defined(FEDSTAT_WEIGHT_X86_KERNELS)
-  if (kernel == WeightKernel::kAvx512) done = weights_avx512(*this, k_, inverse_k_, hashes, out, n);
-  if (kernel == WeightKernel::kAvx2) done = weights_avx2(*this, k_, inverse_k_, hashes, out, n);
+  if (isa == VectorIsa::kAvx512) done = weights_avx512(*this, k_, inverse_k_, hashes, out, n);
+  if (isa == VectorIsa::kAvx2) done = weights_avx2(*this, k_, inverse_k_, hashes, out, n);
 #endif
   done += weights_in_lanes<2, 4>(*this, k_, inverse_k_, hashes + done, out + done, n - done);
   for (size_t j = done; j < n; ++j) out[j] = weight(uniform_of(hashes[j]));
@@ -246,11 +228,7 @@ bool SamplingWeight::weights_with(WeightKernel kernel, const uint64_t* hashes, d
 }
 
 void SamplingWeight::weights(const uint64_t* hashes, double* out, size_t n) const {
-  const WeightKernel kernel = weight_kernel_available(WeightKernel::kAvx512) ? WeightKernel::kAvx512
-                              : weight_kernel_available(WeightKernel::kAvx2)
-                                  ? WeightKernel::kAvx2
-                                  : WeightKernel::kTwoLanes;
-  weights_with(kernel, hashes, out, n);
+  weights_with(widest_vector_isa(), hashes, out, n);
 }
 
 void SamplingWeight::fixed_batch(const uint64_t* hashes, uint64_t* out, size_t n) const {

@@ -27,7 +27,7 @@
 /// few ulps of a half-integer (1 hash in 2.8·10^7 measured). So the rounding to ω (≤ 2^-5 absolute)
 /// remains the only change to W's distribution. Cost: ≈ 35 operations and 2 divisions, against the
 /// series' ≈ 60 iterations; SamplingWeight::fixed_batch computes many at a time in vector lanes, 2,
-/// 4 or 8 wide (WeightKernel: the same values).
+/// 4 or 8 wide (the same values).
 ///
 /// @memory none (stack only); a SamplingWeight object is two doubles.
 /// @paper 001 §4.2–4.4, Algorithm 1 lines 1–2 (the L1-sampling weight, Lemma 4.4).
@@ -37,6 +37,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sdk/base/vector_isa.h"
+
 namespace fedstat {
 namespace sketch {
 
@@ -44,13 +46,6 @@ namespace sketch {
 constexpr unsigned kWeightFractionBits = 4;
 /// The cap on ω, 2^35 (W ≤ 2^31); a weight that would round above it, or is not finite, is this.
 constexpr uint64_t kMaxFixedWeight = uint64_t{1} << 35;
-
-/// How SamplingWeight::weights computes: in two lanes (SSE2 on x86-64, NEON on AArch64, lane by
-/// lane elsewhere), or in four / eight lanes where an x86-64 processor has AVX2 / AVX-512F (asked
-/// at run time). Every kernel gives weight()'s doubles bit for bit.
-enum class WeightKernel { kTwoLanes, kAvx2, kAvx512 };
-/// Whether `kernel` runs on this processor.
-bool weight_kernel_available(WeightKernel kernel);
 
 /// The weight function for one k (k and 1/k converted once). Every function below gives the same
 /// value as this one.
@@ -63,10 +58,12 @@ class SamplingWeight {
   /// ω = min(round(W·2^4), 2^35) for the u of a 64-bit hash (uniform_from_hash).
   uint64_t fixed(uint64_t hash) const;
   /// `out[j] = weight(uniform_from_hash(hashes[j]))` for j < n: the same doubles bit for bit,
-  /// computed in vector lanes, the widest this processor has (WeightKernel).
+  /// computed in vector lanes: 8 with AVX-512F, 4 with AVX2 (x86-64, asked at run time:
+  /// vector_isa.h), else 2 (SSE2, NEON, or lane by lane).
   void weights(const uint64_t* hashes, double* out, size_t n) const;
-  /// weights() by `kernel`; false (nothing written) when this processor lacks it. For tests.
-  bool weights_with(WeightKernel kernel, const uint64_t* hashes, double* out, size_t n) const;
+  /// weights() in the lanes of `isa` (the baseline: two); false (nothing written) when this
+  /// processor lacks `isa`. For tests.
+  bool weights_with(VectorIsa isa, const uint64_t* hashes, double* out, size_t n) const;
   /// `out[j] = fixed(hashes[j])` for j < n: the same values, through weights().
   void fixed_batch(const uint64_t* hashes, uint64_t* out, size_t n) const;
 

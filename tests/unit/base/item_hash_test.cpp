@@ -2,12 +2,12 @@
 
 #include <gtest/gtest.h>
 
-#include <string>
 #include <vector>
 
 #include "sdk/base/bytes.h"
 #include "tests/common/chi_square.h"
 #include "tests/common/golden_vectors.h"
+#include "tests/common/vector_isa_param.h"
 
 namespace fedstat {
 namespace {
@@ -43,10 +43,10 @@ TEST(ItemHashTest, IdHashEqualsHashOfLittleEndianBytes) {
 // for every batch length around the lane counts (the vector part and the one-by-one rest) and
 // ids at both ends of uint32. A kernel this processor lacks must refuse and write nothing, and its
 // test is reported skipped; on a processor with AVX-512F all three kernels are checked.
-class ItemHashKernels : public ::testing::TestWithParam<item_hash_detail::HashKernel> {};
+class ItemHashKernels : public ::testing::TestWithParam<VectorIsa> {};
 
 TEST_P(ItemHashKernels, GiveHashIdsValuesForEveryLength) {
-  const item_hash_detail::HashKernel kernel = GetParam();
+  const VectorIsa isa = GetParam();
   const ItemHasher hasher(0x0123456789abcdefULL, 0xfedcba9876543210ULL);
   std::vector<uint32_t> items(70);
   uint64_t state = 5;
@@ -59,18 +59,18 @@ TEST_P(ItemHashKernels, GiveHashIdsValuesForEveryLength) {
   items[9] = 0x80000000u;
   for (size_t n = 0; n <= items.size(); ++n) {
     std::vector<uint64_t> out(n + 1, 0x5A5A5A5A5A5A5A5AULL);
-    if (!item_hash_detail::hash_kernel_available(kernel)) {
-      EXPECT_FALSE(item_hash_detail::hash_ids_with(kernel, hasher.k0(), hasher.k1(), items.data(),
+    if (!vector_isa_available(isa)) {
+      EXPECT_FALSE(item_hash_detail::hash_ids_with(isa, hasher.k0(), hasher.k1(), items.data(),
                                                    out.data(), n));
       for (uint64_t value : out) ASSERT_EQ(value, 0x5A5A5A5A5A5A5A5AULL);
       continue;
     }
-    ASSERT_TRUE(item_hash_detail::hash_ids_with(kernel, hasher.k0(), hasher.k1(), items.data(),
+    ASSERT_TRUE(item_hash_detail::hash_ids_with(isa, hasher.k0(), hasher.k1(), items.data(),
                                                 out.data(), n));
     for (size_t j = 0; j < n; ++j) ASSERT_EQ(out[j], hasher.hash_id(items[j])) << "n " << n;
     EXPECT_EQ(out[n], 0x5A5A5A5A5A5A5A5AULL) << "wrote past n = " << n;
   }
-  if (!item_hash_detail::hash_kernel_available(kernel)) {
+  if (!vector_isa_available(isa)) {
     GTEST_SKIP() << "this processor lacks the kernel: only its refusal was checked";
   }
   // The public entry point (the fastest kernel here) gives the same values.
@@ -79,23 +79,12 @@ TEST_P(ItemHashKernels, GiveHashIdsValuesForEveryLength) {
   for (size_t j = 0; j < items.size(); ++j) ASSERT_EQ(out[j], hasher.hash_id(items[j]));
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryKernel, ItemHashKernels,
-                         ::testing::Values(item_hash_detail::HashKernel::kPortable,
-                                           item_hash_detail::HashKernel::kAvx2,
-                                           item_hash_detail::HashKernel::kAvx512),
-                         [](const ::testing::TestParamInfo<item_hash_detail::HashKernel>& info) {
-                           switch (info.param) {
-                             case item_hash_detail::HashKernel::kAvx2:
-                               return std::string("Avx2");
-                             case item_hash_detail::HashKernel::kAvx512:
-                               return std::string("Avx512");
-                             default:
-                               return std::string("Portable");
-                           }
-                         });
+INSTANTIATE_TEST_SUITE_P(EveryKernel, ItemHashKernels, testing_support::every_vector_isa(),
+                         testing_support::vector_isa_name);
 
-TEST(ItemHashTest, PortableKernelRunsEverywhere) {
-  EXPECT_TRUE(item_hash_detail::hash_kernel_available(item_hash_detail::HashKernel::kPortable));
+TEST(ItemHashTest, TheBaselineRunsEverywhereAndTheWidestIsAvailable) {
+  EXPECT_TRUE(vector_isa_available(VectorIsa::kBaseline));
+  EXPECT_TRUE(vector_isa_available(widest_vector_isa()));
 }
 
 TEST(ItemHashTest, DifferentKeysGiveUnrelatedHashes) {

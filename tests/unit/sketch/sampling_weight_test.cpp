@@ -5,12 +5,12 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <string>
 #include <vector>
 
 #include "sdk/base/bytes.h"
 #include "sdk/base/crc32.h"
 #include "tests/common/golden_vectors.h"
+#include "tests/common/vector_isa_param.h"
 
 namespace fedstat {
 namespace sketch {
@@ -147,10 +147,10 @@ TEST(SamplingWeight, BatchGivesTheSameValues) {
 // to 40 around the group sizes (16 for AVX-512F, 8 for AVX2 and two lanes, then one by one). A
 // kernel this processor lacks must refuse and write nothing, and its test is reported skipped;
 // with AVX-512F all three run.
-class SamplingWeightKernels : public ::testing::TestWithParam<WeightKernel> {};
+class SamplingWeightKernels : public ::testing::TestWithParam<VectorIsa> {};
 
 TEST_P(SamplingWeightKernels, GiveTheScalarDoublesBitForBit) {
-  const WeightKernel kernel = GetParam();
+  const VectorIsa isa = GetParam();
   std::vector<uint64_t> hashes = test_hashes(1027, 31);
   hashes[0] = 0;
   hashes[1] = ~uint64_t{0};
@@ -160,12 +160,12 @@ TEST_P(SamplingWeightKernels, GiveTheScalarDoublesBitForBit) {
     for (size_t n : {size_t{0}, size_t{1}, size_t{7}, size_t{8}, size_t{15}, size_t{16}, size_t{17},
                      size_t{31}, size_t{33}, size_t{40}, hashes.size()}) {
       std::vector<double> out(n + 1, -7.0);
-      if (!weight_kernel_available(kernel)) {
-        EXPECT_FALSE(weight.weights_with(kernel, hashes.data(), out.data(), n));
+      if (!vector_isa_available(isa)) {
+        EXPECT_FALSE(weight.weights_with(isa, hashes.data(), out.data(), n));
         for (double value : out) ASSERT_EQ(value, -7.0);
         continue;
       }
-      ASSERT_TRUE(weight.weights_with(kernel, hashes.data(), out.data(), n));
+      ASSERT_TRUE(weight.weights_with(isa, hashes.data(), out.data(), n));
       for (size_t i = 0; i < n; ++i) {
         const double scalar = weight.weight(uniform_from_hash(hashes[i]));
         ASSERT_EQ(std::memcmp(&out[i], &scalar, sizeof scalar), 0)
@@ -174,24 +174,13 @@ TEST_P(SamplingWeightKernels, GiveTheScalarDoublesBitForBit) {
       EXPECT_EQ(out[n], -7.0) << "wrote past n = " << n;
     }
   }
-  if (!weight_kernel_available(kernel)) {
+  if (!vector_isa_available(isa)) {
     GTEST_SKIP() << "this processor lacks the kernel: only its refusal was checked";
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryKernel, SamplingWeightKernels,
-                         ::testing::Values(WeightKernel::kTwoLanes, WeightKernel::kAvx2,
-                                           WeightKernel::kAvx512),
-                         [](const ::testing::TestParamInfo<WeightKernel>& info) {
-                           switch (info.param) {
-                             case WeightKernel::kAvx2:
-                               return std::string("Avx2");
-                             case WeightKernel::kAvx512:
-                               return std::string("Avx512");
-                             default:
-                               return std::string("TwoLanes");
-                           }
-                         });
+INSTANTIATE_TEST_SUITE_P(EveryKernel, SamplingWeightKernels, testing_support::every_vector_isa(),
+                         testing_support::vector_isa_name);
 
 TEST(SamplingWeight, KnownValues) {
   // W = 1/(1 − u^(1/k)): at u = ½, k = 1 it is 2; at k = 2, 1/(1 − √½) = 3.414...
