@@ -14,8 +14,10 @@
 #define FEDSTAT_SDK_BASE_LANES_INLINE_H_
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/// Inline at every optimisation level (x86-64 with GCC or Clang, where the AVX kernels exist).
 #define FEDSTAT_LANES_INLINE __attribute__((always_inline)) inline
 #else
+/// A plain inline function (no AVX kernels on this target, so no call can cross conventions).
 #define FEDSTAT_LANES_INLINE inline
 #endif
 
