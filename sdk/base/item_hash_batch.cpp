@@ -49,8 +49,7 @@ FEDSTAT_LANES_INLINE size_t hash_in_lanes(uint64_t k0, uint64_t k1, const uint32
   return j;
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define FEDSTAT_ITEM_HASH_X86_KERNELS 1
+#if defined(FEDSTAT_X86_VECTOR_KERNELS)
 __attribute__((target("avx512f"))) size_t hash_avx512(uint64_t k0, uint64_t k1,
                                                       const uint32_t* items, uint64_t* out,
                                                       size_t n) {
@@ -68,7 +67,7 @@ bool hash_ids_with(VectorIsa isa, uint64_t k0, uint64_t k1, const uint32_t* item
                    size_t n) {
   if (!vector_isa_available(isa)) return false;
   size_t done = 0;
-#if defined(FEDSTAT_ITEM_HASH_X86_KERNELS)
+#if defined(FEDSTAT_X86_VECTOR_KERNELS)
   if (isa == VectorIsa::kAvx512) done = hash_avx512(k0, k1, items, out, n);
   if (isa == VectorIsa::kAvx2) done = hash_avx2(k0, k1, items, out, n);
 #endif

@@ -13,7 +13,9 @@
 #ifndef FEDSTAT_SDK_BASE_LANES_INLINE_H_
 #define FEDSTAT_SDK_BASE_LANES_INLINE_H_
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include "sdk/base/vector_isa.h"
+
+#if defined(FEDSTAT_X86_VECTOR_KERNELS)
 /// Inline at every optimisation level (x86-64 with GCC or Clang, where the AVX kernels exist).
 #define FEDSTAT_LANES_INLINE __attribute__((always_inline)) inline
 #else

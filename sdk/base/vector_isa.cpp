@@ -6,7 +6,7 @@ bool vector_isa_available(VectorIsa isa) {
   switch (isa) {
     case VectorIsa::kBaseline:
       return true;
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if defined(FEDSTAT_X86_VECTOR_KERNELS)
     case VectorIsa::kAvx2:
       return __builtin_cpu_supports("avx2");
     case VectorIsa::kAvx512:

@@ -11,6 +11,12 @@
 #ifndef FEDSTAT_SDK_BASE_VECTOR_ISA_H_
 #define FEDSTAT_SDK_BASE_VECTOR_ISA_H_
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/// Defined where the SDK has AVX2 and AVX-512F kernels: x86-64 with GCC or Clang (their target
+/// attributes and __builtin_cpu_supports).
+#define FEDSTAT_X86_VECTOR_KERNELS 1
+#endif
+
 namespace fedstat {
 
 /// A vector instruction set a batch kernel is compiled for.

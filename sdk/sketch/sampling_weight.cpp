@@ -198,8 +198,7 @@ FEDSTAT_LANES_INLINE size_t weights_in_lanes(const SamplingWeight& scalar, doubl
   return j;
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define FEDSTAT_WEIGHT_X86_KERNELS 1
+#if defined(FEDSTAT_X86_VECTOR_KERNELS)
 __attribute__((target("avx512f"))) size_t weights_avx512(const SamplingWeight& scalar, double k,
                                                          double inverse_k, const uint64_t* hashes,
                                                          double* out, size_t n) {
@@ -218,7 +217,7 @@ bool SamplingWeight::weights_with(VectorIsa isa, const uint64_t* hashes, double*
                                   size_t n) const {
   if (!vector_isa_available(isa)) return false;
   size_t done = 0;
-#if defined(FEDSTAT_WEIGHT_X86_KERNELS)
+#if defined(FEDSTAT_X86_VECTOR_KERNELS)
   if (isa == VectorIsa::kAvx512) done = weights_avx512(*this, k_, inverse_k_, hashes, out, n);
   if (isa == VectorIsa::kAvx2) done = weights_avx2(*this, k_, inverse_k_, hashes, out, n);
 #endif

@@ -283,8 +283,7 @@ void ShiftSketch::place_queued(const float* magnitude, size_t n) {
   // one), against the minimum now, `floor`, and only they are placed. That skips exactly what
   // place() would skip, because with a full heap place() never lowers the minimum: it acts only
   // on a magnitude above it, which then replaces the root or raises or lowers a held entry to a
-  // value still above it. Should that ever change, the check below sends the rest of the queue
-  // through place() one by one.
+  // value still above it (the buffered golden reports pin the result).
   const float floor = heap_[0].magnitude;
   uint32_t above[kQueueLength];
   size_t count = 0;
@@ -292,14 +291,7 @@ void ShiftSketch::place_queued(const float* magnitude, size_t n) {
     above[count] = static_cast<uint32_t>(j);
     count += magnitude[j] > floor ? 1 : 0;
   }
-  for (size_t i = 0; i < count; ++i) {
-    const size_t j = above[i];
-    place(queued_item_[j], magnitude[j]);
-    if (heap_[0].magnitude < floor) {
-      for (size_t rest = j + 1; rest < n; ++rest) place(queued_item_[rest], magnitude[rest]);
-      return;
-    }
-  }
+  for (size_t i = 0; i < count; ++i) place(queued_item_[above[i]], magnitude[above[i]]);
 }
 
 size_t ShiftSketch::next_slot(size_t slot) const {
