@@ -117,8 +117,6 @@ constexpr uint8_t kGcmTag[16] = {0x95, 0x05, 0x7d, 0x34, 0xfb, 0x07, 0xaa, 0x27,
 // 0xE1B8ED40 were the binary heap's (the same counters and, here, the same items).
 constexpr uint32_t kShiftSketchReportCrc = 0xAA3D1765u;
 constexpr uint32_t kShiftSketchBufferedReportCrc = 0xA243EB93u;
-// The same updates through a 96-slot buffer (24 = 3·2^3 sets, picked by multiplication).
-constexpr uint32_t kShiftSketchTripledBufferReportCrc = 0x72D7B638u;
 // The long skewed stream of LongBufferedStream.GivesPinnedBytes through a 1024-slot
 // buffer (R = 3, w = 256, H = 64, k = 256, seed bytes 11·31 + i), pinned with the scalar buffer
 // code before its SSE2 path existed (0xDB7F4264 with the binary heap).
