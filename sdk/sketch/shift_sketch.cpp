@@ -61,12 +61,6 @@ int64_t median(int64_t* v, uint32_t n) {
   return v[(n - 1) / 2];
 }
 
-// C = 2^a or 3·2^a: its odd part is 1 or 3.
-bool buffer_slots_form(uint32_t c) {
-  while (c != 0 && c % 2 == 0) c /= 2;
-  return c == 1 || c == 3;
-}
-
 float magnitude_of(int64_t v) {
   return static_cast<float>(v < 0 ? -static_cast<double>(v) : static_cast<double>(v));
 }
@@ -88,8 +82,8 @@ Status validate_params(const ShiftSketchParams& p) {
   }
   if (p.buffer_slots != 0 &&
       (p.buffer_slots < kMinBufferSlots || p.buffer_slots > kMaxBufferSlots ||
-       !buffer_slots_form(p.buffer_slots))) {
-    return invalid_argument("sketch: buffer slots must be 0, or 2^a or 3 x 2^a from 64 to 2^24");
+       (p.buffer_slots & (p.buffer_slots - 1)) != 0)) {
+    return invalid_argument("sketch: buffer slots must be 0 or a power of two from 64 to 2^24");
   }
   return Status();
 }
@@ -138,12 +132,12 @@ Status ShiftSketch::init(const ShiftSketchParams& params, MutableByteSpan memory
   position_mask_ = position_bits_ == 32 ? ~uint32_t{0} : (uint32_t{1} << position_bits_) - 1;
   at += 4 * index_slots_;
   buffer_ = nullptr;
-  set_bits_ = buffer_sets_ = count_mask_ = 0;
+  set_bits_ = set_shift_ = count_mask_ = 0;
   buffer_half_ = 0;
   if (params.buffer_slots != 0) {
     buffer_ = reinterpret_cast<uint32_t*>(at);
-    buffer_sets_ = params.buffer_slots / kBufferWays;
-    while ((uint32_t{2} << set_bits_) <= buffer_sets_) ++set_bits_;  // s = ⌊log2(sets)⌋
+    while ((uint32_t{1} << set_bits_) < params.buffer_slots / kBufferWays) ++set_bits_;
+    set_shift_ = 32 - set_bits_;
     count_mask_ = (uint32_t{1} << set_bits_) - 1;
     buffer_half_ = int64_t{1} << (set_bits_ - 1);
   }
@@ -190,7 +184,7 @@ Status ShiftSketch::add_slow(uint32_t item, int64_t count) {
     return Status();
   }
   const uint32_t mix = item * kBufferMix;
-  uint32_t* set = buffer_ + kBufferWays * set_of(mix);
+  uint32_t* set = buffer_ + kBufferWays * (mix >> set_shift_);
   const uint32_t key = mix << set_bits_;
   // The inline path did not finish: the item is held but the sum does not fit its slot, or the
   // count alone does not fit one.
@@ -234,22 +228,13 @@ void ShiftSketch::drain() {
 
 void ShiftSketch::flush() {
   if (dirty_) {
-    // Slot by slot, with `first`, the smallest mix of the slot's set, following along: each set
-    // spans ⌊2^32/sets⌋ or ⌈2^32/sets⌉ mixes, so the next set's first mix lies at most 2 past
-    // first + `step` (no 64-bit division, which a 32-bit device would need a library call for).
-    const uint32_t step = UINT32_MAX / buffer_sets_;
-    uint32_t first = 0;
-    for (uint32_t set = 0; set < buffer_sets_; ++set) {
-      for (uint32_t i = kBufferWays * set; i < kBufferWays * (set + 1); ++i) {
-        const uint32_t e = buffer_[i];
-        const int32_t c = entry_count(e);
-        if (c == 0) continue;
-        buffer_[i] = entry_of(e & ~count_mask_, 0);
-        defer(mix_in_set(e >> set_bits_, first) * kBufferMixInverse, c);
-      }
-      if (set + 1 == buffer_sets_) break;
-      first += step;
-      while (set_of(first) == set) ++first;
+    for (uint32_t i = 0; i < params_.buffer_slots; ++i) {
+      const uint32_t e = buffer_[i];
+      const int32_t c = entry_count(e);
+      if (c == 0) continue;
+      buffer_[i] = entry_of(e & ~count_mask_, 0);
+      const uint32_t mix = ((i / kBufferWays) << set_shift_) | (e >> set_bits_);
+      defer(mix * kBufferMixInverse, c);
     }
     dirty_ = false;
   }

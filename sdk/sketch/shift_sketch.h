@@ -90,8 +90,8 @@ struct ShiftSketchParams {
   uint32_t heap_capacity = 1024;  ///< H, 1..2^30
   uint32_t k = 4096;              ///< sampling parameter k ≥ 1
   Seed256 seed;                   ///< the task's 256-bit seed
-  /// C, the pre-aggregation buffer's slots: 0 (none), or 2^a or 3·2^a from 64 to 2^24 (sets of
-  /// 4 slots). Device memory only: it is not in the report, and sketches with different C combine.
+  /// C, the pre-aggregation buffer's slots: 0 (none) or a power of two from 64 to 2^24. Device
+  /// memory only: it is not in the report, and sketches with different C combine.
   uint32_t buffer_slots = 0;
 };
 
@@ -122,7 +122,7 @@ constexpr size_t shift_sketch_report_bytes(const ShiftSketchParams& p, size_t he
 /// Checks `p` against the limits ShiftSketch::init and parse_sketch_report apply.
 /// @errors kInvalidArgument: rows outside 1..kMaxRows; width, heap_capacity or k is 0;
 /// heap_capacity > 2^30 or R·w > 2^32 (too large for 32-bit indices); buffer_slots not 0 and
-/// not 2^a or 3·2^a from kMinBufferSlots (64) to kMaxBufferSlots (2^24).
+/// not a power of two from kMinBufferSlots (64) to kMaxBufferSlots (2^24).
 Status validate_params(const ShiftSketchParams& p);
 /// Equal parameters and seed (buffer_slots aside): only such sketches combine (Fact 4.11).
 bool same_params(const ShiftSketchParams& a, const ShiftSketchParams& b);
@@ -254,7 +254,7 @@ class ShiftSketch {
         static_cast<uint64_t>(count) + static_cast<uint64_t>(buffer_half_) <
             2 * static_cast<uint64_t>(buffer_half_)) {  // −2^(s−1) ≤ count < 2^(s−1)
       const uint32_t mix = item * kBufferMix;
-      uint32_t* set = buffer_ + kBufferWays * set_of(mix);
+      uint32_t* set = buffer_ + kBufferWays * (mix >> set_shift_);
       const uint32_t key = mix << set_bits_;  // the tag in an entry's high bits, zeros below
       switch (add_to_held(set, key, static_cast<uint32_t>(count))) {
         case BufferOutcome::kAdded:
@@ -320,27 +320,13 @@ class ShiftSketch {
 
  private:
   static constexpr size_t kNotFound = ~size_t{0};  // no index slot
-  // Buffer entries. An item's mix m = item·kBufferMix (a bijection of 32-bit values) picks its
-  // set, ⌊m·sets/2^32⌋ (the high bits of m when sets is a power of two); with sets = 2^j or 3·2^j
-  // and s = ⌊log2(sets)⌋, each set's mixes form an interval of at most 2^32/sets ≤ 2^(32−s)
-  // values, so the low 32 − s bits of m, the tag, tell the set's items apart (mix_in_set). An
-  // entry is the tag above the count so far plus 2^(s−1) in s bits, so counts lie in
+  // Buffer entries: the item's tag (the low 32 − s bits of item·kBufferMix, whose high s bits
+  // pick the set, s = log2(C/4)) above its count so far plus 2^(s−1) in s bits, so counts lie in
   // [−2^(s−1), 2^(s−1)) and an entry's low bits equal 2^(s−1) when it holds nothing. Biased, the
   // count is added to the whole entry: while the sum stays in range the tag above it is untouched,
   // and a sum out of range carries into (or borrows from) the tag, which then no longer matches.
   static constexpr uint32_t kBufferMix = 0x9E3779B1u;  // odd: item·kBufferMix is a bijection
   static constexpr uint32_t kBufferMixInverse = 0x0E8B2F51u;  // its inverse modulo 2^32
-  uint32_t set_of(uint32_t mix) const {
-    return static_cast<uint32_t>((uint64_t{mix} * buffer_sets_) >> 32);
-  }
-  // The mix whose tag is `tag` in the set of `near`, a mix of that set: the one value of the set's
-  // interval (shorter than 2^(32−s)) that is ≡ tag mod 2^(32−s), i.e. `near` moved up by
-  // (tag − near) mod 2^(32−s), or, if that leaves the set, 2^(32−s) less.
-  uint32_t mix_in_set(uint32_t tag, uint32_t near) const {
-    const uint32_t tag_span = ~count_mask_ >> set_bits_;  // 2^(32−s) − 1
-    const uint32_t up = near + ((tag - near) & tag_span);
-    return set_of(up) == set_of(near) ? up : up - tag_span - 1;
-  }
   int32_t entry_count(uint32_t entry) const {
     return static_cast<int32_t>(entry & count_mask_) - static_cast<int32_t>(buffer_half_);
   }
@@ -415,7 +401,8 @@ class ShiftSketch {
     const uint32_t old = set[way];
     set[way] = entry_of(key, count);
     if (smallest != 0) {
-      defer(mix_in_set(old >> set_bits_, mix) * kBufferMixInverse, entry_count(old));
+      const uint32_t old_mix = ((mix >> set_shift_) << set_shift_) | (old >> set_bits_);
+      defer(old_mix * kBufferMixInverse, entry_count(old));
     }
     total_ = static_cast<int64_t>(static_cast<uint64_t>(total_) + static_cast<uint64_t>(count));
     dirty_ = true;
@@ -486,10 +473,10 @@ class ShiftSketch {
   size_t index_slots_ = 0;
   uint32_t position_bits_ = 0;  // the index's low bits hold heap position + 1
   uint32_t position_mask_ = 0;
-  uint32_t set_bits_ = 0;     // s = ⌊log2(sets)⌋
-  uint32_t buffer_sets_ = 0;  // C/4: 2^j or 3·2^j
-  uint32_t count_mask_ = 0;   // 2^s − 1
-  int64_t buffer_half_ = 0;   // 2^(s−1): counts lie in [−2^(s−1), 2^(s−1))
+  uint32_t set_bits_ = 0;    // s
+  uint32_t set_shift_ = 0;   // 32 − s
+  uint32_t count_mask_ = 0;  // 2^s − 1
+  int64_t buffer_half_ = 0;  // 2^(s−1): counts lie in [−2^(s−1), 2^(s−1))
   size_t heap_size_ = 0;
   int64_t total_ = 0;
   bool dirty_ = false;                       // the buffer may hold counts

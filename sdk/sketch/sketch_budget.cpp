@@ -46,25 +46,18 @@ Result<ShiftSketchParams> params_for_budget(size_t bytes, const Seed256& seed,
   p.seed = seed;
   p.heap_capacity = low;
   p.rows = bytes < kFiveRowsBelow ? 5 : 3;
-  // C: the largest 2^a or 3·2^a from kMinBufferSlots whose 4·C bytes fit what the denser index
-  // leaves beside the width as measured, w_m = ⌊(B − heap_bytes(H))/(8R)⌋: 4·(P(H) − S(H)) bytes
-  // and the rest of that division.
+  // C: the largest power of two from kMinBufferSlots whose slots fit those the index saves.
   const uint64_t index_slots = heap_index_slots(low);
-  const uint64_t measured_width = (uint64_t{bytes} - heap_bytes(low)) / (8 * uint64_t{p.rows});
-  const uint64_t spare_slots = (uint64_t{bytes} - 8 * uint64_t{low} - 4 * index_slots -
-                                8 * uint64_t{p.rows} * measured_width) /
-                               4;
+  const uint64_t saved_slots = measured_index_slots(low) - index_slots;  // S(H) ≤ P(H), H ≥ 1
   uint32_t slots = 0;
   if (rule.buffer) {
-    for (uint64_t c = kMinBufferSlots; c <= kMaxBufferSlots && c <= spare_slots; c *= 2) {
+    for (uint64_t c = kMinBufferSlots; c <= kMaxBufferSlots && c <= saved_slots; c *= 2) {
       slots = static_cast<uint32_t>(c);
-      if (c + c / 2 <= kMaxBufferSlots && c + c / 2 <= spare_slots) {
-        slots = static_cast<uint32_t>(c + c / 2);
-      }
     }
   }
   p.buffer_slots = slots;
-  // 8·H + 4·S(H) + 4·C ≤ B − 8R·w_m: no underflow, and w is at least the width as measured.
+  // 8·H + 4·S(H) + 4·C ≤ 8·H + 4·P(H) = heap_bytes(H) ≤ max(heap_fraction·B, 16) < B: no
+  // underflow, and w is at least the width as measured.
   const uint64_t taken = 8 * uint64_t{low} + 4 * index_slots + 4 * uint64_t{slots};
   p.width = static_cast<uint32_t>((uint64_t{bytes} - taken) / (8 * uint64_t{p.rows}));
   if (uint64_t{rule.k_per_heap} * low > UINT32_MAX) {

@@ -117,13 +117,10 @@ constexpr uint8_t kGcmTag[16] = {0x95, 0x05, 0x7d, 0x34, 0xfb, 0x07, 0xaa, 0x27,
 // 0xE1B8ED40 were the binary heap's (the same counters and, here, the same items).
 constexpr uint32_t kShiftSketchReportCrc = 0xAA3D1765u;
 constexpr uint32_t kShiftSketchBufferedReportCrc = 0xA243EB93u;
-// The long skewed stream of LongBufferedStream.GivesPinnedBytes through a 1024-slot
+// The long skewed stream of ShiftSketch.LongBufferedStreamGivesPinnedBytes through a 1024-slot
 // buffer (R = 3, w = 256, H = 64, k = 256, seed bytes 11·31 + i), pinned with the scalar buffer
 // code before its SSE2 path existed (0xDB7F4264 with the binary heap).
 constexpr uint32_t kShiftSketchLongBufferedReportCrc = 0xEBD1017Eu;
-// The same stream through 768 slots (192 = 3·2^6 sets, picked by multiplication), pinned on x86-64
-// when such buffers were introduced.
-constexpr uint32_t kShiftSketchLongTripledBufferReportCrc = 0xF30A8ED7u;
 // CRC-32 of the whole report examples/first_report prints (the first-integration walk-throughs:
 // 1000 events in a sparse histogram, a 4 KiB sketch for seed bytes 7i + 1), pinned on x86-64;
 // tests/consumer/run_consumer.cmake checks it on x86-64, AArch64 and the Cortex-M4.
