@@ -130,6 +130,9 @@ Status ShiftSketch::init(const ShiftSketchParams& params, MutableByteSpan memory
     ++position_bits_;
   }
   position_mask_ = position_bits_ == 32 ? ~uint32_t{0} : (uint32_t{1} << position_bits_) - 1;
+  // Homes from the tag alone when it has at least log2(8·S) bits (at least 8 tag values per slot:
+  // homes spread within 1/8 of even), else from the whole index hash.
+  tag_homes_ = (uint64_t{1} << (32 - position_bits_)) >= 8 * uint64_t{index_slots_};
   at += 4 * index_slots_;
   buffer_ = nullptr;
   set_bits_ = set_shift_ = count_mask_ = 0;
@@ -338,14 +341,17 @@ void ShiftSketch::index_erase(size_t hole) {
   // Backward-shift deletion keeps every remaining key reachable from its home slot.
   const size_t n = index_slots_;
   auto distance = [n](size_t from, size_t to) { return to >= from ? to - from : to + n - from; };
+  // An entry moves back into the hole unless its home lies cyclically in (hole, next]. Written
+  // with masks, not a branch (the compiler turned selects back into one): whether an entry moves
+  // is data and a branch on it mispredicts. The hole is empty, so writing 0 to it when nothing
+  // moves changes nothing.
   size_t next = next_slot(hole);
-  while (index_[next] != 0) {
-    const size_t home = index_home(heap_[position_of(next)].item);
-    if (distance(home, next) >= distance(hole, next)) {
-      index_[hole] = index_[next];
-      index_[next] = 0;
-      hole = next;
-    }
+  for (uint32_t entry = index_[next]; entry != 0; entry = index_[next]) {
+    const bool moves = distance(home_of_entry(next), next) >= distance(hole, next);
+    const uint32_t moved = 0u - static_cast<uint32_t>(moves);  // all ones when it moves
+    index_[hole] = entry & moved;
+    index_[next] = entry & ~moved;
+    hole += (next - hole) & (0 - static_cast<size_t>(moves));
     next = next_slot(next);
   }
 }

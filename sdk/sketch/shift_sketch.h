@@ -190,12 +190,13 @@ class SketchHashes {
   uint32_t bucket_of(uint32_t g) const {
     return static_cast<uint32_t>((uint64_t{g >> 1} * width_) >> 31);
   }
-  /// The heap index's home slot for `item` among `slots`: multiply-shift with an odd multiplier
-  /// drawn from the seed (SipHash of LE64(3·kMaxRows) keyed by bytes 16–31). Keyed, so that no
-  /// order of arrival — e.g. a histogram's own hash order, or ids an adversary picks — clusters
-  /// the index's linear probing. Speed only: no output depends on where the index keeps an item.
-  size_t index_home(uint32_t item, size_t slots) const {
-    return static_cast<size_t>((((uint64_t{item} * index_multiplier_) >> 32) * slots) >> 32);
+  /// The heap index's 32-bit hash of `item`: multiply-shift with an odd multiplier drawn from the
+  /// seed (SipHash of LE64(3·kMaxRows) keyed by bytes 16–31). Keyed, so that no order of arrival
+  /// — e.g. a histogram's own hash order, or ids an adversary picks — clusters the index's linear
+  /// probing. The index takes an item's home slot and its entry's tag from it. Speed only: no
+  /// output depends on where the index keeps an item.
+  uint32_t index_hash(uint32_t item) const {
+    return static_cast<uint32_t>((uint64_t{item} * index_multiplier_) >> 32);
   }
 
  private:
@@ -434,10 +435,21 @@ class ShiftSketch {
   Status combine(const ShiftSketch& other, int64_t sign);
   void offer(uint32_t item);                   // re-estimates and places `item` in the heap
   void place(uint32_t item, float magnitude);  // places `item` with a known |v̂|
-  // Index entries: an item's tag (bits of another multiple of its id) above its heap position + 1;
-  // 0 is an empty slot.
+  // Index entries: an item's tag, the high bits of its index hash, above its heap position + 1;
+  // 0 is an empty slot. Its home slot is ⌊h·S/2^32⌋ for h the index hash with, when tags have at
+  // least log2(8·S) bits (tag_homes_), its low (position) bits cleared: then an entry gives its
+  // home without a read of the heap (a deletion's backward shift reads none); with shorter tags
+  // (H ≥ 2^14) h is the whole hash, so that homes stay spread over the slots, and the heap gives
+  // an entry's item.
   uint32_t index_tag(uint32_t item) const {
-    return (item * 0x2545F491u) & ~position_mask_;
+    return hashes_.index_hash(item) & ~position_mask_;
+  }
+  size_t home_of_hash(uint32_t hash) const {
+    const uint32_t h = tag_homes_ ? hash & ~position_mask_ : hash;
+    return static_cast<size_t>((uint64_t{h} * index_slots_) >> 32);
+  }
+  size_t home_of_entry(size_t slot) const {
+    return tag_homes_ ? home_of_hash(index_[slot]) : index_home(heap_[position_of(slot)].item);
   }
   size_t position_of(size_t slot) const {
     return (index_[slot] & position_mask_) - 1;
@@ -447,7 +459,7 @@ class ShiftSketch {
     index_[slot] = (index_[slot] & ~position_mask_) | static_cast<uint32_t>(position + 1);
   }
   size_t index_home(uint32_t item) const {
-    return hashes_.index_home(item, index_slots_);
+    return home_of_hash(hashes_.index_hash(item));
   }
   size_t next_slot(size_t slot) const;
   size_t find(uint32_t item) const;  // the item's index slot, or kNotFound
@@ -479,7 +491,8 @@ class ShiftSketch {
   int64_t buffer_half_ = 0;  // 2^(s−1): counts lie in [−2^(s−1), 2^(s−1))
   size_t heap_size_ = 0;
   int64_t total_ = 0;
-  bool dirty_ = false;                       // the buffer may hold counts
+  bool dirty_ = false;      // the buffer may hold counts
+  bool tag_homes_ = false;  // an index entry's home comes from its tag (in padding: same size)
   uint32_t queued_item_[kQueueLength] = {};  // the queue, as two arrays (no padding)
   int64_t queued_count_[kQueueLength] = {};
   size_t queued_ = 0;

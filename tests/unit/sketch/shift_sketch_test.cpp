@@ -261,6 +261,37 @@ TEST_P(ShiftSketchHeap, FollowsItsRuleStepByStep) {
 INSTANTIATE_TEST_SUITE_P(AroundTheArity, ShiftSketchHeap,
                          ::testing::Values(1u, 8u, 9u, 13u, 74u, 200u));
 
+// The heap's index takes an entry's home from its tag where the tag has at least log2(8·S) bits
+// (H < 2^14) and from the item, read in the heap, above. Neither changes any output: heaps either
+// side of the switch (2^14 − 1 and 2^14 entries) give report bytes pinned with the index that
+// always read the item, on a stream of 400,000 updates over 60,000 items (skewed, negative counts
+// too: raises, drops, root replacements and deletions from long probe runs), with heap checks
+// along the way.
+class ShiftSketchLargeHeap : public ::testing::TestWithParam<uint32_t> {};
+
+TEST_P(ShiftSketchLargeHeap, GivesTheBytesOfTheItemReadingIndex) {
+  ShiftSketchParams p = small_params(13);
+  p.width = 256;
+  p.heap_capacity = GetParam();
+  p.k = 4 * GetParam();
+  Owned s(p);
+  uint64_t draws = 0;
+  for (uint32_t i = 0; i < 400000; ++i) {
+    const uint64_t r = golden::splitmix64_output(0xB16 + GetParam(), ++draws);
+    const uint32_t rank = static_cast<uint32_t>((r % 60000) >> ((r >> 24) % 8));  // skewed
+    const int64_t count = (r >> 32) % 16 == 0 ? -2 : static_cast<int64_t>((r >> 40) % 4) + 1;
+    ASSERT_TRUE(s.sketch.add(rank * 2654435761u, count).ok());
+    if (i % 100000 == 99999) checked_heap(s.sketch);
+  }
+  EXPECT_EQ(s.sketch.heap_size(), GetParam());  // full: roots were replaced
+  const std::vector<uint8_t> blob = report_of(s.sketch);
+  EXPECT_EQ(crc32(ByteSpan(blob.data(), blob.size() - 4)),
+            GetParam() < 16384 ? 0x1F45989Eu : 0xCDB617BCu);
+}
+
+INSTANTIATE_TEST_SUITE_P(EitherSideOfTheTagHomes, ShiftSketchLargeHeap,
+                         ::testing::Values(16383u, 16384u));
+
 // Checks that `merged` holds the H largest of `offered` (both heaps' items before the merge),
 // re-estimated on its counters (ties at the boundary either way), in heap order.
 void expect_largest_of_union(const ShiftSketch& merged, const std::set<uint32_t>& offered) {
