@@ -418,12 +418,20 @@ class ShiftSketch {
     uint32_t offset[kMaxRows];  // r·w + bucket
     uint32_t signs;             // bit r set: sign −1 in row r
   };
-  // 001 Algorithm 1 for one (item, count): now (apply), with the item's hash and weight known
-  // (update), or after up to kQueueLength − 1 others (defer; drain applies the queue).
+  // 001 Algorithm 1 for (item, count) pairs: one now (apply), or after up to kQueueLength − 1
+  // others (defer; drain applies the queue). Both run locate (each item's R buckets and signs,
+  // from its hash), then update (adds count·weight to the R counters, giving the item's new |v̂|,
+  // its magnitude), then place. Their template argument is R when known at compile time, for
+  // unrolled loops (3 and 5, the budget rule's row counts, on 64-bit targets: drain), or 0, rows
+  // counted at run time: the same values either way.
   void apply(uint32_t item, int64_t count);
-  void locate(uint32_t item, uint64_t hash, Location& at) const;
-  // Adds count·weight to the item's R counters; returns the item's new |v̂| (its magnitude).
-  float update(int64_t count, uint64_t weight, const Location& at);
+  template <uint32_t R>
+  void drain_rows();
+  template <uint32_t R>
+  void locate(const uint32_t* item, const uint64_t* hash, Location* at, size_t n) const;
+  template <uint32_t R>
+  void update(const int64_t* count, const uint64_t* weight, const Location* at, float* magnitude,
+              size_t n);
   // place() for queued item j with magnitude[j], j < n, in queue order: the same heap as n calls.
   void place_queued(const float* magnitude, size_t n);
   void defer(uint32_t item, int64_t count) {
