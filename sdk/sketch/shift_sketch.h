@@ -14,7 +14,8 @@
 /// (SketchHashes below). Cost of applying one update: one SipHash, one weight, R counter updates, a
 /// median of R, and O(log_8 H) heap work when the item reaches the heap — independent of k. The
 /// heap's index finds an item with one probe sequence from its home slot; an entry a sift passes is
-/// found by its exact index entry (tag and position), so a sift reads no other heap entry.
+/// found by its exact index entry (tag and position), so a sift reads no other heap entry, and for
+/// H < 2^14 an entry's home follows from its tag, so a deletion reads none either.
 ///
 /// Pre-aggregation buffer (C > 0 slots, params.buffer_slots; params_for_budget gives it the bytes
 /// its denser heap index saves): add() first looks the item up in a 4-way set-associative table of
