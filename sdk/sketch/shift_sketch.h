@@ -444,14 +444,16 @@ class ShiftSketch {
   Status combine(const ShiftSketch& other, int64_t sign);
   void offer(uint32_t item);                   // re-estimates and places `item` in the heap
   void place(uint32_t item, float magnitude);  // places `item` with a known |v̂|
-  // Index entries: an item's tag, the high bits of its index hash, above its heap position + 1;
-  // 0 is an empty slot. Its home slot is ⌊h·S/2^32⌋ for h the index hash with, when tags have at
-  // least log2(8·S) bits (tag_homes_), its low (position) bits cleared: then an entry gives its
-  // home without a read of the heap (a deletion's backward shift reads none); with shorter tags
-  // (H ≥ 2^14) h is the whole hash, so that homes stay spread over the slots, and the heap gives
-  // an entry's item.
+  // Index entries: an item's tag above its heap position + 1; 0 is an empty slot. Its home slot is
+  // ⌊h·S/2^32⌋ for h its index hash. When tags have at least log2(8·S) bits (tag_homes_), the tag
+  // is h's high bits and h's low (position) bits are cleared for the home: then an entry gives its
+  // home without a read of the heap (a deletion's backward shift reads none). With shorter tags
+  // (H ≥ 2^14) the home takes the whole hash, so that homes stay spread over the slots, the heap
+  // gives an entry's item, and the tag comes from another multiple of the id: a tag drawn from the
+  // home's own bits would match most entries of a probe run there, and each match reads the heap.
   uint32_t index_tag(uint32_t item) const {
-    return hashes_.index_hash(item) & ~position_mask_;
+    const uint32_t bits = tag_homes_ ? hashes_.index_hash(item) : item * 0x2545F491u;
+    return bits & ~position_mask_;
   }
   size_t home_of_hash(uint32_t hash) const {
     const uint32_t h = tag_homes_ ? hash & ~position_mask_ : hash;
