@@ -213,8 +213,9 @@ Status ShiftSketch::add_slow(uint32_t item, int64_t count) {
 
 void ShiftSketch::drain() {
 #if UINTPTR_MAX > 0xFFFFFFFFu
-  // On 64-bit targets the budget rule's row counts have their loops unrolled (+5 % at 400 KiB,
-  // paired in one process); 32-bit devices keep the flash that costs (about 1 KiB).
+  // On 64-bit targets (those of the longer queue, kQueueLength) the budget rule's row counts have
+  // their loops unrolled (+5 % at 400 KiB, paired in one process); 32-bit devices keep the flash
+  // that costs (about 1 KiB). A preprocessor test, so that 32-bit builds never instantiate them.
   if (params_.rows == 3) return drain_rows<3>();
   if (params_.rows == 5) return drain_rows<5>();
 #endif

@@ -194,7 +194,8 @@ class SketchHashes {
   /// The heap index's 32-bit hash of `item`: multiply-shift with an odd multiplier drawn from the
   /// seed (SipHash of LE64(3·kMaxRows) keyed by bytes 16–31). Keyed, so that no order of arrival
   /// — e.g. a histogram's own hash order, or ids an adversary picks — clusters the index's linear
-  /// probing. The index takes an item's home slot and its entry's tag from it. Speed only: no
+  /// probing. The index takes an item's home slot from it, and its entry's tag too where tags are
+  /// long enough for the home to follow from the tag (ShiftSketch, H < 2^14). Speed only: no
   /// output depends on where the index keeps an item.
   uint32_t index_hash(uint32_t item) const {
     return static_cast<uint32_t>((uint64_t{item} * index_multiplier_) >> 32);
