@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "mbedtls/error.h"
+#include "mbedtls/platform_util.h"
 #include "sdk/tls/tls_channel.h"
 
 namespace fedstat {
@@ -46,9 +47,11 @@ struct TlsServer::Connection {
   asio::steady_timer timer;
   Clock::time_point deadline;
   mbedtls_ssl_context ssl;
-  std::string identity;
-  std::array<uint8_t, 4096> chunk;  // target of the outstanding socket read
-  std::vector<uint8_t> inbox;       // ciphertext received, not yet taken by mbedTLS
+  std::string identity;          // the PSK identity of a full handshake
+  std::string resumed_identity;  // the identity of the session the handshake resumes
+  std::optional<TlsSessionCache::Key> handshake_key;  // a full handshake's PSK, until it ends
+  std::array<uint8_t, 4096> chunk;                    // target of the outstanding socket read
+  std::vector<uint8_t> inbox;  // ciphertext received, not yet taken by mbedTLS
   size_t inbox_taken = 0;
   std::vector<uint8_t> outbox;   // ciphertext from mbedTLS, not yet handed to a write
   std::vector<uint8_t> writing;  // ciphertext of the write in flight
@@ -58,7 +61,14 @@ struct TlsServer::Connection {
 };
 
 TlsServer::TlsServer(asio::io_context& io, TlsServerConfig config, FrameHandler& handler)
-    : io_(io), config_(std::move(config)), handler_(handler), acceptor_(io), accept_retry_(io) {
+    : io_(io),
+      config_(std::move(config)),
+      handler_(handler),
+      acceptor_(io),
+      accept_retry_(io),
+      sessions_(config_.sessions, config_.session_clock ? config_.session_clock
+                                                        : std::function<Clock::time_point()>(
+                                                              [] { return Clock::now(); })) {
   mbedtls_entropy_init(&entropy_);
   mbedtls_ctr_drbg_init(&drbg_);
   mbedtls_ssl_config_init(&ssl_config_);
@@ -79,6 +89,10 @@ TlsServer::TlsServer(asio::io_context& io, TlsServerConfig config, FrameHandler&
   }
   tls::pin_psk_profile(ssl_config_, drbg_);
   mbedtls_ssl_conf_psk_cb(&ssl_config_, &TlsServer::psk_callback, this);
+  if (sessions_.enabled()) {
+    mbedtls_ssl_conf_session_cache(&ssl_config_, this, &TlsServer::get_session_callback,
+                                   &TlsServer::set_session_callback);
+  }
 }
 
 TlsServer::~TlsServer() {
@@ -126,8 +140,48 @@ int TlsServer::psk_callback(void* server, mbedtls_ssl_context* ssl, const unsign
     return -1;  // never let an exception cross mbedTLS's C frames
   }
   if (!key) return -1;  // mbedTLS sends the unknown_psk_identity alert
-  if (self->handshaking_ != nullptr) self->handshaking_->identity = name;
-  return mbedtls_ssl_set_hs_psk(ssl, key->data(), key->size());
+  if (self->handshaking_ != nullptr) {
+    self->handshaking_->identity = name;
+    self->handshaking_->handshake_key = *key;
+  }
+  const int rc = mbedtls_ssl_set_hs_psk(ssl, key->data(), key->size());
+  mbedtls_platform_zeroize(key->data(), key->size());
+  return rc;
+}
+
+// mbedTLS's f_get_cache: the client offered session->id. 0 (and the session loaded) resumes it.
+int TlsServer::get_session_callback(void* server, mbedtls_ssl_session* session) {
+  auto* self = static_cast<TlsServer*>(server);
+  if (self->handshaking_ == nullptr || session == nullptr) return -1;
+  std::optional<std::string> identity;
+  try {
+    identity = self->sessions_.restore(*session, self->config_.lookup_psk);
+  } catch (...) {
+    return -1;  // never let an exception cross mbedTLS's C frames
+  }
+  if (!identity) return -1;
+  self->handshaking_->resumed_identity = *identity;
+  return 0;
+}
+
+// mbedTLS's f_set_cache, at the end of a full handshake: remember it for its identity.
+int TlsServer::set_session_callback(void* server, const mbedtls_ssl_session* session) {
+  auto* self = static_cast<TlsServer*>(server);
+  Connection* c = self->handshaking_;
+  if (c == nullptr || session == nullptr || !c->handshake_key) return -1;
+  try {
+    return self->sessions_.store(*session, c->identity, *c->handshake_key) ? 0 : -1;
+  } catch (...) {
+    return -1;
+  }
+}
+
+TlsServerStats TlsServer::stats() const {
+  TlsServerStats stats;
+  stats.full_handshakes = full_handshakes_;
+  stats.resumed_handshakes = resumed_handshakes_;
+  stats.cached_sessions = sessions_.size();
+  return stats;
 }
 
 void TlsServer::start() {
@@ -242,8 +296,24 @@ void TlsServer::advance_handshake(const ConnectionPtr& connection) {
   const int rc = mbedtls_ssl_handshake(&connection->ssl);
   handshaking_ = nullptr;
   if (rc == MBEDTLS_ERR_SSL_WANT_READ || rc == MBEDTLS_ERR_SSL_WANT_WRITE) return;
+  if (connection->handshake_key) {
+    mbedtls_platform_zeroize(connection->handshake_key->data(), connection->handshake_key->size());
+    if (rc != 0) connection->handshake_key.reset();
+  }
   if (rc != 0) {
     drop(connection, "TLS handshake failed: " + mbedtls_text(rc), true);  // sends the alert
+    return;
+  }
+  // A full handshake ran the PSK callback (whatever session the client offered); one that did
+  // not resumed the session get_session_callback restored, and is that session's identity.
+  if (connection->handshake_key) {
+    connection->handshake_key.reset();
+    ++full_handshakes_;
+  } else if (!connection->resumed_identity.empty()) {
+    connection->identity = connection->resumed_identity;
+    ++resumed_handshakes_;
+  } else {
+    drop(connection, "TLS handshake ended without an identity", false);
     return;
   }
   connection->state = Connection::State::kOpen;

@@ -15,6 +15,11 @@
 // on_close is called exactly once for every accepted connection the server drops — including
 // those whose handshake failed or timed out, which never had on_open (a handler ignores ids it
 // never saw open). Sockets beyond max_connections are closed at once, get no id and no call.
+// Resumption: a device that connects again within TlsServerConfig::sessions.lifetime_seconds
+// offers its last session's id and, when the server still holds it (tls_session_cache.h),
+// resumes it — an abbreviated handshake with no key exchange, authenticated by that session's
+// master secret — and on_open gets the identity whose PSK made the session, provided that
+// lookup_psk still gives the same key. Anything else is a full handshake.
 // An accept that fails for want of a descriptor (the process's RLIMIT_NOFILE, below
 // max_connections) or of memory is tried again after kAcceptRetryMs, not at once: the waiting
 // connection stays in the listen backlog, and the io thread does not spin while the shortage
@@ -30,7 +35,8 @@
 //
 // Memory per connection: a Connection (the mbedTLS ssl context plus ~16.7 KiB in and out record
 // buffers that mbedTLS allocates, a receive chunk of 4 KiB, a plaintext frame buffer of
-// wire::kMaxFrameBytes) plus its pending output, at most max_pending_output_bytes.
+// wire::kMaxFrameBytes) plus its pending output, at most max_pending_output_bytes; and the
+// session cache, sessions.max_entries × about 300 bytes.
 // Destroy a TlsServer only after its io_context has stopped running handlers that may refer to it
 // (stop(), then let run() return). Paper: none (transport for all tasks).
 #ifndef FEDSTAT_HOST_SERVER_NET_TLS_SERVER_H_
@@ -46,6 +52,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "host_server/net/tls_session_cache.h"
 #include "mbedtls/ctr_drbg.h"
 #include "mbedtls/entropy.h"
 #include "mbedtls/ssl.h"
@@ -73,6 +80,16 @@ struct TlsServerConfig {
   uint32_t idle_timeout_ms = 60000;
   size_t max_connections = 4096;
   size_t max_pending_output_bytes = 1 << 20;
+  TlsSessionCacheConfig sessions;  // resumption (max_entries 0: every handshake is full)
+  // The clock sessions age by; empty: std::chrono::steady_clock (tests pass their own).
+  std::function<std::chrono::steady_clock::time_point()> session_clock;
+};
+
+// Handshakes completed since start, and the sessions held for resumption.
+struct TlsServerStats {
+  uint64_t full_handshakes = 0;
+  uint64_t resumed_handshakes = 0;
+  size_t cached_sessions = 0;
 };
 
 class TlsServer {
@@ -99,6 +116,7 @@ class TlsServer {
   void keep_open(ConnectionId id, uint32_t ms);
   // Stops accepting and closes every connection (on_close "server stopping").
   void stop();
+  TlsServerStats stats() const;
 
  private:
   struct Connection;
@@ -108,6 +126,8 @@ class TlsServer {
   static int bio_receive(void* connection, unsigned char* out, size_t length);
   static int psk_callback(void* server, mbedtls_ssl_context* ssl, const unsigned char* identity,
                           size_t identity_length);
+  static int get_session_callback(void* server, mbedtls_ssl_session* session);
+  static int set_session_callback(void* server, const mbedtls_ssl_session* session);
 
   void accept();
   void admit(asio::ip::tcp::socket socket);
@@ -132,6 +152,9 @@ class TlsServer {
   bool stopped_ = false;
   ConnectionId next_id_ = 1;
   Connection* handshaking_ = nullptr;  // the connection whose handshake step is running
+  TlsSessionCache sessions_;
+  uint64_t full_handshakes_ = 0;
+  uint64_t resumed_handshakes_ = 0;
   std::unordered_map<ConnectionId, ConnectionPtr> connections_;  // handshaking or open
   std::unordered_map<ConnectionId, ConnectionPtr> lingering_;    // closed, last bytes going out
 };

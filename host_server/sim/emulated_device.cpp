@@ -107,7 +107,7 @@ namespace {
 
 // One task: check-ins until one ends with a task outcome (or max_sessions found none), with a
 // Client of its own drawing from the task's stream.
-DeviceTaskReport run_one_task(const DeviceSetup& setup, uint32_t index,
+DeviceTaskReport run_one_task(const DeviceSetup& setup, tls::TlsPskChannel& channel, uint32_t index,
                               privacy::BudgetLedger& ledger, Span<uint64_t> memory,
                               EmulatedData& app_data, const std::string& round_blob,
                               DeviceReport& report) {
@@ -142,7 +142,6 @@ DeviceTaskReport run_one_task(const DeviceSetup& setup, uint32_t index,
   const std::string identity = std::to_string(setup.id);
   for (uint32_t session = 0; session < setup.max_sessions; ++session) {
     ++report.sessions;
-    tls::TlsPskChannel channel;
     const Status connected = channel.connect(
         setup.endpoint.c_str(),
         ByteSpan(reinterpret_cast<const uint8_t*>(identity.data()), identity.size()),
@@ -154,6 +153,7 @@ DeviceTaskReport run_one_task(const DeviceSetup& setup, uint32_t index,
       std::this_thread::sleep_for(std::chrono::milliseconds(retry_millis));
       continue;
     }
+    if (channel.resumed()) ++report.resumed;
     DroppingChannel dropping(channel, drop_before);
     const uint32_t resuming = client.pending_report_task();
     const Result<client::SessionOutcome> outcome = client.run_session(dropping);
@@ -223,9 +223,13 @@ DeviceReport run_emulated_device(const DeviceSetup& setup, EmulatedClient& data)
   std::unique_ptr<uint64_t[]> memory_words(new uint64_t[words]);
   const Span<uint64_t> memory(memory_words.get(), words);
   EmulatedData app_data(data);
+  // Heap, not the device thread's small stack (~3 KiB).
+  std::unique_ptr<tls::TlsPskChannel> own_channel;
+  if (setup.channel == nullptr) own_channel = std::make_unique<tls::TlsPskChannel>();
+  tls::TlsPskChannel& channel = setup.channel != nullptr ? *setup.channel : *own_channel;
   for (uint32_t index = 0; index < std::max<uint32_t>(1, setup.tasks); ++index) {
     const DeviceTaskReport task =
-        run_one_task(setup, index, ledger, memory, app_data, round_blob, report);
+        run_one_task(setup, channel, index, ledger, memory, app_data, round_blob, report);
     report.tasks.push_back(task);
     report.task_id = task.task_id;
     report.outcome = task.outcome;

@@ -26,6 +26,7 @@
 #include "fedstat/v1/envelope.pb.h"
 #include "host_server/estimate/client_emulation.h"
 #include "sdk/client/client_data.h"
+#include "sdk/tls/tls_channel.h"
 
 namespace fedstat {
 namespace host {
@@ -69,6 +70,9 @@ struct DeviceSetup {
   uint32_t retry_millis = 50;   // wait between check-ins that found no task (first task)
   uint32_t next_task_retry_millis = 50;  // ... while waiting for a later task
   uint32_t receive_timeout_ms = 120000;
+  // The device's TLS channel, kept by the caller across calls so that a device that comes back
+  // resumes its TLS session (sdk/tls/tls_channel.h); null: one channel for this call's sessions.
+  tls::TlsPskChannel* channel = nullptr;
 };
 
 struct DeviceTaskReport {
@@ -90,6 +94,7 @@ struct DeviceReport {
   uint64_t frame_bytes_sent = 0;
   uint32_t sessions = 0;
   uint32_t reconnects = 0;  // sessions the connection was lost in, then checked in again
+  uint32_t resumed = 0;     // sessions whose TLS handshake resumed the last session
   std::string detail;
 };
 

@@ -37,13 +37,39 @@ TlsPskChannel::TlsPskChannel() {
   mbedtls_ssl_init(&ssl_);
   mbedtls_ssl_config_init(&config_);
   mbedtls_ctr_drbg_init(&drbg_);
+  mbedtls_ssl_session_init(&session_);
 }
 
 TlsPskChannel::~TlsPskChannel() {
   close();
+  forget_session();
   mbedtls_ssl_free(&ssl_);
   mbedtls_ssl_config_free(&config_);
   mbedtls_ctr_drbg_free(&drbg_);
+}
+
+void TlsPskChannel::forget_session() {
+  mbedtls_ssl_session_free(&session_);  // zeroises the master secret
+  mbedtls_ssl_session_init(&session_);
+  crypto::wipe(session_owner_, sizeof(session_owner_));
+  has_session_ = false;
+}
+
+// SHA-256 of (endpoint, identity, psk), each length-prefixed: the saved session is offered only
+// to the connect() that would make it again.
+Status TlsPskChannel::owner_digest(const char* endpoint, ByteSpan identity, ByteSpan psk,
+                                   Span<uint8_t> digest_out) {
+  crypto::Sha256 hash;
+  const ByteSpan parts[3] = {ByteSpan(reinterpret_cast<const uint8_t*>(endpoint), strlen(endpoint)),
+                             identity, psk};
+  for (const ByteSpan& part : parts) {
+    uint8_t length[4];
+    for (int i = 0; i < 4; ++i) length[i] = static_cast<uint8_t>(part.size() >> (8 * i));
+    Status status = hash.update(ByteSpan(length, sizeof(length)));
+    if (status.ok()) status = hash.update(part);
+    if (!status.ok()) return status;
+  }
+  return hash.finish(digest_out);
 }
 
 int TlsPskChannel::drbg_entropy(void* /*self*/, unsigned char* out, size_t length) {
@@ -169,15 +195,44 @@ Status TlsPskChannel::connect(const char* endpoint, ByteSpan identity, ByteSpan 
   }
   connection_ = connection.value();
   transport_open_ = true;
+  // Resumption: the last session with this server, identity and key is offered; a server that
+  // no longer holds it answers with a full handshake.
+  uint8_t owner[crypto::kSha256DigestBytes];
+  crypto::ScopedWipe wipe_owner(owner, sizeof(owner));
+  bool offered = false;
+  if (owner_digest(endpoint, identity, psk, Span<uint8_t>(owner, sizeof(owner))).ok()) {
+    if (has_session_ && memcmp(owner, session_owner_, sizeof(owner)) == 0) {
+      offered = mbedtls_ssl_set_session(&ssl_, &session_) == 0;
+    }
+  } else {
+    forget_session();
+  }
+  resumed_ = false;
   for (;;) {
     const int rc = mbedtls_ssl_handshake(&ssl_);
     if (rc == 0) break;
     if (rc == MBEDTLS_ERR_SSL_WANT_READ || rc == MBEDTLS_ERR_SSL_WANT_WRITE) continue;
     status = handshake_status(rc);
+    forget_session();  // the next attempt makes a full handshake
     close();
     return status;
   }
   connected_ = true;
+  // The server resumed the session when it kept its id (a full handshake gets a fresh random
+  // one). Otherwise the new session replaces the saved one.
+  const mbedtls_ssl_session* current = mbedtls_ssl_get_session_pointer(&ssl_);
+  resumed_ = offered && current != nullptr && current->id_len == session_.id_len &&
+             current->id_len > 0 && memcmp(current->id, session_.id, current->id_len) == 0;
+  if (!resumed_) {
+    forget_session();
+    if (current != nullptr && current->id_len > 0 &&
+        mbedtls_ssl_get_session(&ssl_, &session_) == 0) {
+      memcpy(session_owner_, owner, sizeof(owner));
+      has_session_ = true;
+    } else {
+      forget_session();
+    }
+  }
   return Status();
 }
 

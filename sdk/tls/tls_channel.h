@@ -97,12 +97,20 @@ class TlsPskChannel final : public client::FrameChannel {
 
   /// True between a successful connect() and close().
   bool connected() const { return connected_; }
+  /// True when the last successful connect() resumed the channel's saved session (an
+  /// abbreviated handshake, no key exchange) rather than making a new one.
+  bool resumed() const { return resumed_; }
+  /// Drops the saved session (wiping its master secret): the next connect() makes a full
+  /// handshake. A failed connect() does this itself.
+  void forget_session();
 
  private:
   static int bio_send(void* self, const unsigned char* bytes, size_t length);
   static int bio_receive_timeout(void* self, unsigned char* out, size_t length, uint32_t unused);
   static int drbg_entropy(void* self, unsigned char* out, size_t length);
   Status setup(ByteSpan identity, ByteSpan psk);
+  static Status owner_digest(const char* endpoint, ByteSpan identity, ByteSpan psk,
+                             Span<uint8_t> digest_out);
   Status handshake_status(int mbedtls_error) const;
   Status io_status(int mbedtls_error, const char* otherwise) const;
   void set_deadline(uint32_t timeout_ms);
@@ -118,6 +126,12 @@ class TlsPskChannel final : public client::FrameChannel {
   size_t received_bytes_ = 0;
   uint8_t received_[wire::kMaxFrameBytes];
   uint8_t sending_[wire::kMaxFrameBytes];
+  // The last full handshake's session, kept across close() for the next connect() to resume
+  // when its endpoint, identity and key hash to session_owner_.
+  mbedtls_ssl_session session_;
+  uint8_t session_owner_[32];
+  bool has_session_ = false;
+  bool resumed_ = false;
 };
 
 }  // namespace tls

@@ -9,6 +9,13 @@
 //       stored before its Ack, the RoundOutcome. Timed: from the devices' start until every
 //       device holds its RoundOutcome (server start-up and shut-down are not timed). Any device
 //       that did not complete fails the run.
+//   BM_ServerIngest/<kind>/<devices>/1  the same with a returning fleet: before the timed round
+//       each device has made one TLS connection to this server (a handshake, then close; not
+//       timed), so that its check-in resumes that TLS session (an abbreviated handshake, no
+//       X25519 on either side: host_server/net/tls_session_cache.h) — as a device does that
+//       reports again within the server's session lifetime (24 h by default). /0: every device
+//       new to the server, a full ECDHE-PSK handshake each. The run fails if a returning device
+//       did not resume, or a new one did.
 //   BM_DecodeAndInsert/<kind>/<devices>  the same devices' reports (the same words, chunked and
 //       framed as the Client sends them, encoded before timing), each frame decoded
 //       (wire::decode_frame), checked and summed (TrustedSum, as the server does) and appended to
@@ -50,6 +57,7 @@
 #include "nlohmann/json.hpp"
 #include "platform/posix/posix_platform.h"
 #include "sdk/client/client.h"
+#include "sdk/tls/tls_channel.h"
 #include "sdk/wire/envelope_codec.h"
 #include "tests/bench/same_run_reporter.h"
 #include "tests/bench/server_process.h"
@@ -214,6 +222,7 @@ using bench::ServerProcess;
 
 void BM_ServerIngest(benchmark::State& state) {
   Workload w(state.range(0), state.range(1));
+  const bool returning = state.range(2) != 0;
   bench::raise_descriptor_limit(static_cast<rlim_t>(state.range(1)) + 256);
   const uint32_t count = static_cast<uint32_t>(state.range(1));
   int run = 0;
@@ -240,15 +249,40 @@ void BM_ServerIngest(benchmark::State& state) {
       return;
     }
     std::vector<host::DeviceReport> reports(count);
+    std::vector<std::unique_ptr<tls::TlsPskChannel>> channels(count);
+    for (auto& channel : channels) channel = std::make_unique<tls::TlsPskChannel>();
+    const std::string endpoint = "127.0.0.1:" + std::to_string(server.port());
+    std::vector<std::string> warm_errors(count);
+    if (returning) {  // not timed: each device's first connection, which the round resumes
+      host::DeviceThreads warm;
+      warm.start(count, [&](size_t i) {
+        const std::string identity = std::to_string(i + 1);
+        const net::DevicePsk psk = net::derive_device_psk(w.secret, i + 1);
+        const Status connected = channels[i]->connect(
+            endpoint.c_str(),
+            ByteSpan(reinterpret_cast<const uint8_t*>(identity.data()), identity.size()),
+            ByteSpan(psk.data(), psk.size()), 10000);
+        if (!connected.ok()) warm_errors[i] = connected.message();
+        channels[i]->close();
+      });
+      warm.join();
+      for (const std::string& error : warm_errors) {
+        if (!error.empty()) {
+          state.SkipWithError(("a device's first connection failed: " + error).c_str());
+          return;
+        }
+      }
+    }
     host::DeviceThreads threads;
     const auto start = std::chrono::steady_clock::now();
     threads.start(count, [&](size_t i) {
       host::DeviceSetup setup;
       setup.id = i + 1;
-      setup.endpoint = "127.0.0.1:" + std::to_string(server.port());
+      setup.endpoint = endpoint;
       setup.psk = net::derive_device_psk(w.secret, setup.id);
       setup.seed = kDeviceSeed;
       setup.memory_bytes = w.client_memory;
+      setup.channel = channels[i].get();
       try {
         reports[i] = host::run_emulated_device(setup, *w.devices[i]);
       } catch (const std::exception& e) {
@@ -266,6 +300,11 @@ void BM_ServerIngest(benchmark::State& state) {
         state.SkipWithError(("a device did not complete: " + r.outcome + " " + r.detail).c_str());
         return;
       }
+      if (r.resumed != (returning ? r.sessions : 0)) {
+        state.SkipWithError(returning ? "a returning device did not resume its TLS session"
+                                      : "a new device resumed a TLS session");
+        return;
+      }
     }
   }
   // The server's CPU per run (start-up and shut-down included: a few ms).
@@ -274,7 +313,7 @@ void BM_ServerIngest(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(count), benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_ServerIngest)
-    ->ArgsProduct({{0, 1}, {10, 100, 1000}})
+    ->ArgsProduct({{0, 1}, {10, 100, 1000}, {0, 1}})
     ->Unit(benchmark::kMillisecond)
     ->UseManualTime()
     ->Iterations(3);
@@ -289,19 +328,21 @@ class IngestReporter : public bench::SameRunReporter {
     const std::string name = run.benchmark_name();
     const auto rate = run.counters.find("reports/s");
     if (rate == run.counters.end() || run.error_occurred) return "";
-    // "BM_X/<kind>/<devices>/iterations:3[/manual_time]" → "<kind>/<devices>"
+    // "BM_X/<kind>/<devices>[/<returning>]/iterations:3[/manual_time]" → "<kind>/<devices>"
     const std::string args = bench::argument_of(name);
     const size_t second = args.find('/', args.find('/') + 1);
     const std::string key = args.substr(0, second);
+    const bool returning = args.compare(second, 3, "/1/") == 0;
     if (name.rfind("BM_DecodeAndInsert", 0) == 0) floor_[key] = rate->second.value;
     if (name.rfind("BM_ServerIngest", 0) != 0 || floor_.count(key) == 0) return "";
     const double base = floor_.at(key);
-    char line[200];
+    char line[240];
     std::snprintf(line, sizeof(line),
-                  "  %-16s %s devices: server %8.1f reports/s, decode+insert %9.1f reports/s, "
-                  "ratio %.3f\n",
+                  "  %-16s %4s devices, %-9s: server %8.1f reports/s, decode+insert %9.1f "
+                  "reports/s, ratio %.3f\n",
                   kind_name(key[0] - '0'), key.substr(key.find('/') + 1).c_str(),
-                  rate->second.value, base, rate->second.value / base);
+                  returning ? "returning" : "new", rate->second.value, base,
+                  rate->second.value / base);
     return line;
   }
 

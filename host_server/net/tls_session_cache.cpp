@@ -1,0 +1,126 @@
+// TlsSessionCache: see tls_session_cache.h.
+#include "host_server/net/tls_session_cache.h"
+
+#include <cstring>
+#include <utility>
+
+#include "mbedtls/platform_util.h"
+
+namespace fedstat {
+namespace net {
+namespace {
+
+void wipe(std::vector<uint8_t>& bytes) {
+  if (!bytes.empty()) mbedtls_platform_zeroize(bytes.data(), bytes.size());
+}
+
+}  // namespace
+
+TlsSessionCache::TlsSessionCache(TlsSessionCacheConfig config,
+                                 std::function<Clock::time_point()> now)
+    : config_(config), now_(std::move(now)) {}
+
+TlsSessionCache::~TlsSessionCache() {
+  for (auto& [id, entry] : entries_) {
+    wipe(entry.session);
+    mbedtls_platform_zeroize(entry.key.data(), entry.key.size());
+  }
+}
+
+void TlsSessionCache::forget(const std::string& id) {
+  const auto found = entries_.find(id);
+  if (found == entries_.end()) return;
+  wipe(found->second.session);
+  mbedtls_platform_zeroize(found->second.key.data(), found->second.key.size());
+  entries_.erase(found);
+}
+
+void TlsSessionCache::forget_expired(Clock::time_point now) {
+  const auto lifetime = std::chrono::seconds(config_.lifetime_seconds);
+  while (!order_.empty()) {
+    const auto found = entries_.find(order_.front());
+    if (found != entries_.end() && now - found->second.made < lifetime) break;
+    forget(order_.front());  // expired, or already forgotten by restore()
+    order_.pop_front();
+  }
+}
+
+bool TlsSessionCache::store(const mbedtls_ssl_session& session, const std::string& identity,
+                            const Key& key) {
+  if (config_.max_entries == 0 || session.id_len == 0 || session.id_len > sizeof(session.id)) {
+    return false;
+  }
+  const Clock::time_point now = now_();
+  forget_expired(now);
+  std::string id(reinterpret_cast<const char*>(session.id), session.id_len);
+  if (entries_.count(id) != 0) return false;
+  Entry entry;
+  size_t length = 0;
+  // The first call sizes the session (BUFFER_TOO_SMALL), the second writes it.
+  mbedtls_ssl_session_save(&session, nullptr, 0, &length);
+  if (length == 0) return false;
+  entry.session.resize(length);
+  if (mbedtls_ssl_session_save(&session, entry.session.data(), entry.session.size(), &length) !=
+      0) {
+    wipe(entry.session);
+    return false;
+  }
+  entry.identity = identity;
+  entry.key = key;
+  entry.made = now;
+  while (entries_.size() >= config_.max_entries && !order_.empty()) {
+    forget(order_.front());  // the oldest (or an id restore() already forgot)
+    order_.pop_front();
+  }
+  entries_.emplace(id, std::move(entry));
+  order_.push_back(std::move(id));
+  if (order_.size() > 2 * config_.max_entries) {
+    // Ids restore() forgot stay in order_ until they reach its front; drop them now and then so
+    // that order_ stays within twice the cache.
+    std::deque<std::string> live;
+    for (std::string& kept : order_) {
+      if (entries_.count(kept) != 0) live.push_back(std::move(kept));
+    }
+    order_.swap(live);
+  }
+  return true;
+}
+
+std::optional<std::string> TlsSessionCache::restore(mbedtls_ssl_session& session,
+                                                    const CurrentKey& current_key) {
+  if (config_.max_entries == 0 || session.id_len == 0 || session.id_len > sizeof(session.id)) {
+    return std::nullopt;
+  }
+  forget_expired(now_());
+  const std::string id(reinterpret_cast<const char*>(session.id), session.id_len);
+  const auto found = entries_.find(id);
+  if (found == entries_.end()) return std::nullopt;
+  Entry& entry = found->second;
+  std::optional<Key> key;
+  try {
+    key = current_key(entry.identity);
+  } catch (...) {
+    key.reset();  // a lookup that fails is no key: never resume on it
+  }
+  const bool same_key = key.has_value() && *key == entry.key;
+  if (key) mbedtls_platform_zeroize(key->data(), key->size());
+  if (!same_key) {
+    forget(id);  // revoked or rotated: that identity must make a full handshake
+    return std::nullopt;
+  }
+  mbedtls_ssl_session loaded;
+  mbedtls_ssl_session_init(&loaded);
+  if (mbedtls_ssl_session_load(&loaded, entry.session.data(), entry.session.size()) != 0 ||
+      loaded.id_len != session.id_len || std::memcmp(loaded.id, session.id, session.id_len) != 0) {
+    mbedtls_ssl_session_free(&loaded);
+    forget(id);
+    return std::nullopt;
+  }
+  mbedtls_ssl_session_free(&session);  // mbedTLS's own cache does the same before the move
+  session = loaded;                    // the struct owns no memory for a PSK session
+  mbedtls_platform_zeroize(&loaded, sizeof(loaded));
+  return entry.identity;
+}
+
+}  // namespace net
+}  // namespace fedstat
