@@ -47,6 +47,8 @@ net::TlsServerConfig listener_config(const ServerConfig& config) {
   tls.handshake_timeout_ms = config.handshake_timeout_ms;
   tls.idle_timeout_ms = config.idle_timeout_ms;
   tls.max_connections = config.max_connections;
+  tls.sessions.max_entries = config.tls_session_cache_entries;
+  tls.sessions.lifetime_seconds = config.tls_session_lifetime_seconds;
   return tls;
 }
 

@@ -131,7 +131,8 @@ ServerConfig read_server_config(const std::string& path) {
   refuse_unknown_fields(
       file,
       {"listen", "store", "credentials", "fleet_secret", "noise_seed", "handshake_timeout_ms",
-       "idle_timeout_ms", "max_connections", "check_ins_per_minute", "tasks", "role", "tagg",
+       "idle_timeout_ms", "max_connections", "tls_session_cache_entries",
+       "tls_session_lifetime_seconds", "check_ins_per_minute", "tasks", "role", "tagg",
        "collectors", "task_collectors", "status_listen"},
       path);
   if (file.contains("listen")) parse_listen(text_field(file["listen"], "listen"), config);
@@ -216,6 +217,15 @@ ServerConfig read_server_config(const std::string& path) {
   }
   if (file.contains("max_connections")) {
     config.max_connections = whole(file["max_connections"], "max_connections", 1, 1u << 20);
+  }
+  if (file.contains("tls_session_cache_entries")) {
+    config.tls_session_cache_entries =
+        whole(file["tls_session_cache_entries"], "tls_session_cache_entries", 0, 1u << 24);
+  }
+  if (file.contains("tls_session_lifetime_seconds")) {
+    // RFC 5246 §F.1.4: a session is resumed for at most 24 hours.
+    config.tls_session_lifetime_seconds = static_cast<uint32_t>(
+        whole(file["tls_session_lifetime_seconds"], "tls_session_lifetime_seconds", 1, 86400));
   }
   if (file.contains("check_ins_per_minute")) {
     config.check_ins_per_minute = static_cast<uint32_t>(

@@ -11,13 +11,25 @@
 /// (host_server/net/tls_server.h) pins the same list.
 ///
 /// Memory: sizeof(TlsPskChannel) (mbedTLS's ssl, config and ctr_drbg contexts plus one receive and
-/// one send buffer of wire::kMaxFrameBytes each; 3088 bytes on x86-64 with Debian's mbedTLS
-/// 2.28.3: ssl 736 + config 416 + ctr_drbg 392 + 2 × 738) — our code allocates nothing.
+/// one send buffer of wire::kMaxFrameBytes each, and the saved session below; 3272 bytes on
+/// x86-64 with Debian's mbedTLS 2.28.3: ssl 736 + config 416 + ctr_drbg 392 + 2 × 738 + session
+/// 160 + its owner's digest 32) — our code allocates nothing.
 /// While connected, mbedTLS itself allocates on POSIX (calloc): its record buffers,
 /// MBEDTLS_SSL_IN_BUFFER_LEN + MBEDTLS_SSL_OUT_BUFFER_LEN (2 × 16717 bytes with Debian's 16 KiB
 /// MBEDTLS_SSL_*_CONTENT_LEN), a copy of the PSK and identity, the handshake state (a few KiB,
 /// freed after the handshake) and the transform (~1 KiB). Those allocations are mbedTLS's, freed by
 /// close(). A bare-metal build will set small content lengths and a static pool (a later issue).
+///
+/// Resumption: after a full handshake the channel keeps the session (mbedTLS's
+/// mbedtls_ssl_session: the id the server gave it and the master secret) across close(), and the
+/// next connect() with the same endpoint, identity and key offers it. A server that still holds
+/// it (host_server/net/tls_session_cache.h, 24 h by default) resumes it: an abbreviated handshake
+/// with no key exchange, authenticated by the master secret — no X25519 on the device, two
+/// round trips fewer of work. Otherwise the server answers with a full handshake, transparently.
+/// The saved master secret decrypts the sessions resumed from it, so a device's RAM holds it only
+/// as long as the server's lifetime allows resumption; forget_session() (and a failed connect)
+/// wipes it. A network observer sees the session id in the ClientHello, as it sees the PSK
+/// identity (the device id) in the clear in every full handshake: nothing new is linkable.
 ///
 /// Errors: listed with connect, send and receive.
 ///

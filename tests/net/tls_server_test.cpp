@@ -12,7 +12,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <atomic>
 #include <condition_variable>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -110,7 +112,8 @@ class EchoHandler : public FrameHandler {
 // would never send: it authenticates like a device, then writes whatever the test gives it.
 class RawTlsClient {
  public:
-  RawTlsClient(uint16_t port, uint64_t id) {
+  // `offer`: a session to offer for resumption (mbedtls_ssl_set_session) before the handshake.
+  explicit RawTlsClient(uint16_t port, uint64_t id, const mbedtls_ssl_session* offer = nullptr) {
     mbedtls_net_init(&net_);
     mbedtls_entropy_init(&entropy_);
     mbedtls_ctr_drbg_init(&drbg_);
@@ -133,6 +136,7 @@ class RawTlsClient {
                                 identity.size());
     }
     if (rc == 0) rc = mbedtls_ssl_setup(&ssl_, &config_);
+    if (rc == 0 && offer != nullptr) rc = mbedtls_ssl_set_session(&ssl_, offer);
     if (rc == 0) {
       mbedtls_ssl_set_bio(&ssl_, &net_, mbedtls_net_send, mbedtls_net_recv, nullptr);
       rc = mbedtls_ssl_handshake(&ssl_);
@@ -147,6 +151,8 @@ class RawTlsClient {
     mbedtls_net_free(&net_);
   }
   int handshake() const { return handshake_; }
+  // A copy of the session (the caller frees it with mbedtls_ssl_session_free).
+  bool session(mbedtls_ssl_session* out) const { return mbedtls_ssl_get_session(&ssl_, out) == 0; }
   bool write(const std::vector<uint8_t>& bytes) {
     return mbedtls_ssl_write(&ssl_, bytes.data(), bytes.size()) == static_cast<int>(bytes.size());
   }
@@ -194,6 +200,9 @@ class TlsServerTest : public ::testing::Test {
   }
 
   void start() {
+    config_.session_clock = [this] {
+      return std::chrono::steady_clock::time_point() + std::chrono::seconds(clock_seconds_.load());
+    };
     server_ = std::make_unique<TlsServer>(io_, config_, handler_);
     handler_.server = server_.get();
     server_->start();
@@ -228,8 +237,16 @@ class TlsServerTest : public ::testing::Test {
     }
   }
 
+  // The server's stats, read on its io thread.
+  TlsServerStats stats() {
+    std::promise<TlsServerStats> promise;
+    asio::post(io_, [&] { promise.set_value(server_->stats()); });
+    return promise.get_future().get();
+  }
+
   asio::io_context io_;
   asio::io_context client_io_;
+  std::atomic<int64_t> clock_seconds_{1000};  // the clock the server's sessions age by
   TlsServerConfig config_;
   EchoHandler handler_;
   std::unique_ptr<TlsServer> server_;
@@ -520,6 +537,170 @@ TEST(TlsPskChannel, RefusesBadArgumentsAndUnconnectedUse) {
   EXPECT_EQ(device.send(hello(1)).code(), StatusCode::kFailedPrecondition);
   wire::Envelope envelope{};
   EXPECT_EQ(device.receive(envelope, 10).code(), StatusCode::kFailedPrecondition);
+}
+
+// ---- Session resumption (tls_session_cache.h) ----
+
+TEST_F(TlsServerTest, AReturningDeviceResumesItsSessionAsItself) {
+  start();
+  tls::TlsPskChannel device;
+  ASSERT_TRUE(connect_device(device, 17).ok());
+  EXPECT_FALSE(device.resumed());  // its first connection: a full handshake
+  ASSERT_TRUE(exchange(device, 100, 2).ok());
+  device.close();
+  const Status again = connect_device(device, 17);
+  ASSERT_TRUE(again.ok()) << again.message();
+  EXPECT_TRUE(device.resumed());
+  const Status frames = exchange(device, 200, 3);  // the resumed session's keys work both ways
+  EXPECT_TRUE(frames.ok()) << frames.message();
+  device.close();
+  ASSERT_TRUE(handler_.wait_for([&] { return handler_.opened_locked().size() == 2; }));
+  for (const auto& entry : handler_.opened()) EXPECT_EQ(entry.second, "17");
+  const TlsServerStats s = stats();
+  EXPECT_EQ(s.full_handshakes, 1u);
+  EXPECT_EQ(s.resumed_handshakes, 1u);
+  EXPECT_EQ(s.cached_sessions, 1u);
+}
+
+TEST_F(TlsServerTest, NoResumptionWithoutACache) {
+  config_.sessions.max_entries = 0;
+  start();
+  tls::TlsPskChannel device;
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(connect_device(device, 17).ok());
+    EXPECT_FALSE(device.resumed());
+    device.close();
+  }
+  const TlsServerStats s = stats();
+  EXPECT_EQ(s.full_handshakes, 2u);
+  EXPECT_EQ(s.resumed_handshakes, 0u);
+  EXPECT_EQ(s.cached_sessions, 0u);
+}
+
+TEST_F(TlsServerTest, ASessionIsResumedForItsLifetimeFromItsFullHandshakeOnly) {
+  config_.sessions.lifetime_seconds = 100;
+  start();
+  tls::TlsPskChannel device;
+  ASSERT_TRUE(connect_device(device, 17).ok());
+  device.close();
+  clock_seconds_ += 99;  // within the lifetime: resumed (and resuming does not renew it)
+  ASSERT_TRUE(connect_device(device, 17).ok());
+  EXPECT_TRUE(device.resumed());
+  device.close();
+  clock_seconds_ += 1;  // 100 s after the full handshake: expired, a full handshake again
+  ASSERT_TRUE(connect_device(device, 17).ok());
+  EXPECT_FALSE(device.resumed());
+  device.close();
+  const TlsServerStats s = stats();
+  EXPECT_EQ(s.full_handshakes, 2u);
+  EXPECT_EQ(s.resumed_handshakes, 1u);
+  EXPECT_EQ(s.cached_sessions, 1u);  // the expired one forgotten, the new one held
+}
+
+TEST_F(TlsServerTest, ARevokedDeviceCannotResume) {
+  auto revoked = std::make_shared<std::atomic<bool>>(false);
+  const auto lookup = config_.lookup_psk;
+  config_.lookup_psk = [lookup, revoked](const std::string& identity) -> std::optional<DevicePsk> {
+    if (*revoked && identity == "17") return std::nullopt;
+    return lookup(identity);
+  };
+  start();
+  tls::TlsPskChannel device;
+  ASSERT_TRUE(connect_device(device, 17).ok());
+  device.close();
+  revoked->store(true);
+  const Status again = connect_device(device, 17);
+  EXPECT_EQ(again.code(), StatusCode::kPermissionDenied) << again.message();
+  ASSERT_TRUE(handler_.wait_for([&] { return handler_.closed_locked().size() == 2; }));
+  EXPECT_EQ(handler_.opened_count(), 1u);
+  const TlsServerStats s = stats();
+  EXPECT_EQ(s.resumed_handshakes, 0u);
+  EXPECT_EQ(s.cached_sessions, 0u);  // the revoked identity's session is forgotten
+}
+
+TEST_F(TlsServerTest, ARotatedKeyEndsTheOldKeysSession) {
+  auto rotated = std::make_shared<std::atomic<bool>>(false);
+  const auto lookup = config_.lookup_psk;
+  config_.lookup_psk = [lookup, rotated](const std::string& identity) -> std::optional<DevicePsk> {
+    std::optional<DevicePsk> key = lookup(identity);
+    if (key && *rotated && identity == "17") (*key)[0] ^= 1;
+    return key;
+  };
+  start();
+  tls::TlsPskChannel device;
+  ASSERT_TRUE(connect_device(device, 17).ok());
+  device.close();
+  rotated->store(true);
+  // The device still has the old key and the session it made with it: no resumption, and the
+  // full handshake with the old key fails.
+  EXPECT_EQ(connect_device(device, 17).code(), StatusCode::kPermissionDenied);
+  DevicePsk new_key = derive_device_psk(fleet_secret(), 17);
+  new_key[0] ^= 1;
+  ASSERT_TRUE(connect_device(device, 17, new_key).ok());
+  EXPECT_FALSE(device.resumed());
+  EXPECT_EQ(stats().resumed_handshakes, 0u);
+}
+
+TEST_F(TlsServerTest, ASessionIdWithoutItsMasterSecretOpensNothing) {
+  start();
+  RawTlsClient owner(server_->port(), 5);
+  ASSERT_EQ(owner.handshake(), 0);
+  mbedtls_ssl_session stolen;
+  mbedtls_ssl_session_init(&stolen);
+  ASSERT_TRUE(owner.session(&stolen));
+  ASSERT_EQ(stolen.id_len, 32u);
+  // Device 6 (its own valid key) offers device 5's session id — all an eavesdropper sees — with
+  // a master secret that is not that session's.
+  for (unsigned char& byte : stolen.master) byte ^= 0x5a;
+  RawTlsClient thief(server_->port(), 6, &stolen);
+  EXPECT_NE(thief.handshake(), 0);
+  mbedtls_ssl_session_free(&stolen);
+  ASSERT_TRUE(handler_.wait_for([&] { return handler_.closed_locked().size() == 1; }));
+  ASSERT_EQ(handler_.opened_count(), 1u);  // the owner's connection alone
+  EXPECT_EQ(handler_.opened().begin()->second, "5");
+  EXPECT_EQ(stats().resumed_handshakes, 0u);
+}
+
+TEST_F(TlsServerTest, TheCacheForgetsItsOldestSessionWhenFull) {
+  config_.sessions.max_entries = 2;
+  start();
+  tls::TlsPskChannel devices[3];
+  for (uint64_t id = 1; id <= 3; ++id) {
+    ASSERT_TRUE(connect_device(devices[id - 1], id).ok());
+    devices[id - 1].close();
+  }
+  EXPECT_EQ(stats().cached_sessions, 2u);
+  ASSERT_TRUE(connect_device(devices[2], 3).ok());
+  EXPECT_TRUE(devices[2].resumed());
+  devices[2].close();
+  ASSERT_TRUE(connect_device(devices[0], 1).ok());  // the oldest, forgotten: a full handshake
+  EXPECT_FALSE(devices[0].resumed());
+  devices[0].close();
+  const TlsServerStats s = stats();
+  EXPECT_EQ(s.full_handshakes, 4u);
+  EXPECT_EQ(s.resumed_handshakes, 1u);
+  EXPECT_EQ(s.cached_sessions, 2u);
+}
+
+TEST_F(TlsServerTest, AChannelOffersItsSessionOnlyToTheIdentityThatMadeIt) {
+  start();
+  tls::TlsPskChannel channel;
+  ASSERT_TRUE(connect_device(channel, 7).ok());
+  channel.close();
+  ASSERT_TRUE(connect_device(channel, 8).ok());  // another device on the same channel object
+  EXPECT_FALSE(channel.resumed());
+  channel.close();
+  ASSERT_TRUE(handler_.wait_for([&] { return handler_.opened_locked().size() == 2; }));
+  std::multiset<std::string> identities;
+  for (const auto& entry : handler_.opened()) identities.insert(entry.second);
+  EXPECT_EQ(identities, (std::multiset<std::string>{"7", "8"}));
+  channel.forget_session();
+  ASSERT_TRUE(connect_device(channel, 8).ok());  // forgotten: a full handshake
+  EXPECT_FALSE(channel.resumed());
+  channel.close();
+  const TlsServerStats s = stats();
+  EXPECT_EQ(s.full_handshakes, 3u);
+  EXPECT_EQ(s.resumed_handshakes, 0u);
 }
 
 }  // namespace
