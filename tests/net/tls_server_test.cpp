@@ -11,8 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <future>
 #include <map>
