@@ -9,11 +9,14 @@
 //                 on a round — admission, a phase, its outcome — is kept open for the round's
 //                 longest wait, max(admission, phase time-out) + 10 s, whatever idle_timeout_ms;
 //                 the server raises its descriptor limit towards max_connections + 64)
-//   tls_session_cache_entries 16384, tls_session_lifetime_seconds 86400: TLS session resumption
+//   tls_session_cache_entries 16384, tls_session_lifetime_seconds 3600: TLS session resumption
 //                 (net/tls_session_cache.h): a device that connects again within the lifetime
 //                 (counted from its last full handshake, at most 86400) resumes its session with
-//                 no key exchange; the server holds at most that many sessions (about 300 bytes
-//                 each), forgetting the oldest first. 0 entries: every handshake is a full one
+//                 no key exchange; the server holds at most that many sessions, one per device
+//                 (about 420 bytes each), forgetting the oldest first. Each held session's master
+//                 secret decrypts the connections made with it until it expires: a longer
+//                 lifetime saves more handshakes and delays forward secrecy as long. 0 entries:
+//                 every handshake is a full one
 //   check_ins_per_minute 60: (collector) the check-ins (ClientHello) one device id may make: a
 //                 burst of that many, then that many a minute (a token bucket per credential,
 //                 rounds/check_in_limit.h); one beyond gets ServerError RETRY_LATER
@@ -77,7 +80,7 @@ struct ServerConfig {
   uint32_t idle_timeout_ms = 60000;
   size_t max_connections = 4096;
   size_t tls_session_cache_entries = 16384;
-  uint32_t tls_session_lifetime_seconds = 86400;
+  uint32_t tls_session_lifetime_seconds = 3600;
   uint32_t check_ins_per_minute = 60;  // rounds/check_in_limit.h's kDefaultCheckInsPerMinute
   std::string status_listen;           // "host:port", loopback only; empty: no status page
   nlohmann::json tasks = nlohmann::json::array();

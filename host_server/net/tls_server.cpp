@@ -38,7 +38,11 @@ struct TlsServer::Connection {
       : id(connection_id), socket(std::move(s)), timer(io) {
     mbedtls_ssl_init(&ssl);
   }
-  ~Connection() { mbedtls_ssl_free(&ssl); }
+  ~Connection() {
+    mbedtls_ssl_free(&ssl);
+    // A handshake that never finished (time-out, peer gone, stop) still holds the PSK's copy.
+    if (handshake_key) mbedtls_platform_zeroize(handshake_key->data(), handshake_key->size());
+  }
   size_t pending_output() const { return outbox.size() + writing.size(); }
 
   ConnectionId id;
@@ -66,6 +70,7 @@ TlsServer::TlsServer(asio::io_context& io, TlsServerConfig config, FrameHandler&
       handler_(handler),
       acceptor_(io),
       accept_retry_(io),
+      purge_timer_(io),
       sessions_(config_.sessions, config_.session_clock ? config_.session_clock
                                                         : std::function<Clock::time_point()>(
                                                               [] { return Clock::now(); })) {
@@ -100,6 +105,7 @@ TlsServer::~TlsServer() {
   asio::error_code ignored;
   acceptor_.close(ignored);
   accept_retry_.cancel();
+  purge_timer_.cancel();
   std::vector<ConnectionPtr> all;
   for (auto& entry : connections_) all.push_back(entry.second);
   for (auto& entry : lingering_) all.push_back(entry.second);
@@ -192,6 +198,18 @@ void TlsServer::start() {
   acceptor_.listen();
   port_ = acceptor_.local_endpoint().port();
   accept();
+  if (sessions_.enabled()) purge_sessions();
+}
+
+// Every kSessionPurgeMs, expired sessions' master secrets are wiped, whether or not anyone
+// connects.
+void TlsServer::purge_sessions() {
+  purge_timer_.expires_after(std::chrono::milliseconds(kSessionPurgeMs));
+  purge_timer_.async_wait([this](const asio::error_code& error) {
+    if (error || stopped_) return;
+    sessions_.purge_expired();
+    purge_sessions();
+  });
 }
 
 void TlsServer::accept() {
@@ -425,6 +443,7 @@ void TlsServer::stop() {
   asio::error_code ignored;
   acceptor_.close(ignored);
   accept_retry_.cancel();
+  purge_timer_.cancel();
   std::vector<ConnectionPtr> all;
   for (auto& entry : connections_) all.push_back(entry.second);
   for (auto& connection : all) drop(connection, "server stopping", false);

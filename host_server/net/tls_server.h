@@ -16,6 +16,8 @@
 // those whose handshake failed or timed out, which never had on_open (a handler ignores ids it
 // never saw open). Sockets beyond max_connections are closed at once, get no id and no call.
 // Resumption: a device that connects again within TlsServerConfig::sessions.lifetime_seconds
+// (1 h by default; at most 24 h: each held session's master secret decrypts the connections made
+// with it, so the lifetime is how long forward secrecy waits)
 // offers its last session's id and, when the server still holds it (tls_session_cache.h),
 // resumes it — an abbreviated handshake with no key exchange, authenticated by that session's
 // master secret — and on_open gets the identity whose PSK made the session, provided that
@@ -96,6 +98,8 @@ class TlsServer {
  public:
   // After an accept that failed (no descriptor or memory left), the next one waits this long.
   static constexpr uint32_t kAcceptRetryMs = 100;
+  // How often expired TLS sessions are forgotten (wiped) when no handshake does it.
+  static constexpr uint32_t kSessionPurgeMs = 60000;
 
   // Throws std::runtime_error if mbedTLS cannot be set up or lookup_psk is empty.
   TlsServer(asio::io_context& io, TlsServerConfig config, FrameHandler& handler);
@@ -130,6 +134,7 @@ class TlsServer {
   static int set_session_callback(void* server, const mbedtls_ssl_session* session);
 
   void accept();
+  void purge_sessions();
   void admit(asio::ip::tcp::socket socket);
   void read(const ConnectionPtr& connection);
   void on_read(const ConnectionPtr& connection, size_t bytes);
@@ -145,6 +150,7 @@ class TlsServer {
   FrameHandler& handler_;
   asio::ip::tcp::acceptor acceptor_;
   asio::steady_timer accept_retry_;  // after an accept that failed for want of descriptors
+  asio::steady_timer purge_timer_;   // forgets expired sessions
   mbedtls_entropy_context entropy_;
   mbedtls_ctr_drbg_context drbg_;
   mbedtls_ssl_config ssl_config_;

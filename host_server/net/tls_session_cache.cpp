@@ -1,6 +1,7 @@
 // TlsSessionCache: see tls_session_cache.h.
 #include "host_server/net/tls_session_cache.h"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -18,7 +19,9 @@ void wipe(std::vector<uint8_t>& bytes) {
 
 TlsSessionCache::TlsSessionCache(TlsSessionCacheConfig config,
                                  std::function<Clock::time_point()> now)
-    : config_(config), now_(std::move(now)) {}
+    : config_(config), now_(std::move(now)) {
+  config_.lifetime_seconds = std::min<uint32_t>(config_.lifetime_seconds, 86400);
+}
 
 TlsSessionCache::~TlsSessionCache() {
   for (auto& [id, entry] : entries_) {
@@ -32,6 +35,8 @@ void TlsSessionCache::forget(const std::string& id) {
   if (found == entries_.end()) return;
   wipe(found->second.session);
   mbedtls_platform_zeroize(found->second.key.data(), found->second.key.size());
+  const auto owner = id_of_identity_.find(found->second.identity);
+  if (owner != id_of_identity_.end() && owner->second == id) id_of_identity_.erase(owner);
   entries_.erase(found);
 }
 
@@ -68,12 +73,23 @@ bool TlsSessionCache::store(const mbedtls_ssl_session& session, const std::strin
   entry.identity = identity;
   entry.key = key;
   entry.made = now;
-  while (entries_.size() >= config_.max_entries && !order_.empty()) {
-    forget(order_.front());  // the oldest (or an id restore() already forgot)
-    order_.pop_front();
+  try {
+    const auto previous = id_of_identity_.find(identity);
+    if (previous != id_of_identity_.end()) forget(std::string(previous->second));
+    while (entries_.size() >= config_.max_entries && !order_.empty()) {
+      forget(order_.front());  // the oldest (or an id already forgotten)
+      order_.pop_front();
+    }
+    entries_.emplace(id, std::move(entry));
+    id_of_identity_[identity] = id;
+    order_.push_back(id);
+  } catch (...) {
+    wipe(entry.session);
+    mbedtls_platform_zeroize(entry.key.data(), entry.key.size());
+    forget(id);
+    throw;
   }
-  entries_.emplace(id, std::move(entry));
-  order_.push_back(std::move(id));
+  mbedtls_platform_zeroize(entry.key.data(), entry.key.size());  // the moved-from copy
   if (order_.size() > 2 * config_.max_entries) {
     // Ids restore() forgot stay in order_ until they reach its front; drop them now and then so
     // that order_ stays within twice the cache.

@@ -10,11 +10,18 @@
 // resumption never extends it), or `current_key` says the identity's PSK is no longer the one it
 // was made with (a revoked or rotated credential).
 //
-// Bounded: at most max_entries sessions; a full cache forgets its oldest first (entries expire in
-// insertion order, since resumptions do not renew them). max_entries 0 turns resumption off.
-// Entries are wiped (mbedtls_platform_zeroize) when forgotten and at destruction.
-// Memory: max_entries × about 300 bytes (the serialised session, ~150 bytes with Debian's
-// mbedTLS 2.28, the identity, the 32-byte PSK and the map's nodes).
+// Bounded: at most max_entries sessions and one per identity (a device's new full handshake
+// replaces its previous session, so one credential cannot flush the others' sessions beyond its
+// own one); a full cache forgets its oldest first (entries expire in insertion order, since
+// resumptions do not renew them). max_entries 0 turns resumption off. lifetime_seconds is at
+// most 86,400 (larger values are taken as 86,400).
+// Forward secrecy: an entry holds its session's master secret, which decrypts the full
+// handshake's connection and every one resumed from it; a server memory read within the
+// lifetime exposes them. Entries are wiped (mbedtls_platform_zeroize) when forgotten, when
+// purge_expired() finds them expired (the TlsServer calls it every minute) and at destruction.
+// Memory: max_entries × about 420 bytes measured (the serialised session, 114 bytes with Debian's
+// mbedTLS 2.28, the identity, the 32-byte PSK, the maps' nodes; 6.9 MB at 16,384), up to twice
+// the id list under revocation churn.
 // Threads: none of its own; the TlsServer's io thread calls it. Paper: none (transport).
 #ifndef FEDSTAT_HOST_SERVER_NET_TLS_SESSION_CACHE_H_
 #define FEDSTAT_HOST_SERVER_NET_TLS_SESSION_CACHE_H_
@@ -36,8 +43,8 @@ namespace fedstat {
 namespace net {
 
 struct TlsSessionCacheConfig {
-  size_t max_entries = 16384;             // 0: no resumption
-  uint32_t lifetime_seconds = 24 * 3600;  // RFC 5246 §F.1.4: at most 24 hours
+  size_t max_entries = 16384;        // 0: no resumption
+  uint32_t lifetime_seconds = 3600;  // at most 86,400 (RFC 5246 §F.1.4: 24 hours)
 };
 
 class TlsSessionCache {
@@ -64,6 +71,9 @@ class TlsSessionCache {
   // not the key it was made with (forgotten too).
   std::optional<std::string> restore(mbedtls_ssl_session& session, const CurrentKey& current_key);
 
+  // Forgets (and wipes) every entry past its lifetime.
+  void purge_expired() { forget_expired(now_()); }
+
   size_t size() const { return entries_.size(); }
   bool enabled() const { return config_.max_entries > 0; }
 
@@ -79,8 +89,9 @@ class TlsSessionCache {
 
   TlsSessionCacheConfig config_;
   std::function<Clock::time_point()> now_;
-  std::unordered_map<std::string, Entry> entries_;  // by session id
-  std::deque<std::string> order_;                   // ids, oldest first (may name forgotten ones)
+  std::unordered_map<std::string, Entry> entries_;               // by session id
+  std::unordered_map<std::string, std::string> id_of_identity_;  // each identity's one session
+  std::deque<std::string> order_;  // ids, oldest first (may name forgotten ones)
 };
 
 }  // namespace net

@@ -200,6 +200,10 @@ Status TlsPskChannel::connect(const char* endpoint, ByteSpan identity, ByteSpan 
   uint8_t owner[crypto::kSha256DigestBytes];
   crypto::ScopedWipe wipe_owner(owner, sizeof(owner));
   bool offered = false;
+  if (has_session_ &&
+      platform::monotonic_micros() - session_made_us_ >= kMaxSessionAgeSeconds * 1000000u) {
+    forget_session();  // aged out: no server would resume it, and it should not be kept
+  }
   if (owner_digest(endpoint, identity, psk, Span<uint8_t>(owner, sizeof(owner))).ok()) {
     if (has_session_ && memcmp(owner, session_owner_, sizeof(owner)) == 0) {
       offered = mbedtls_ssl_set_session(&ssl_, &session_) == 0;
@@ -228,6 +232,7 @@ Status TlsPskChannel::connect(const char* endpoint, ByteSpan identity, ByteSpan 
     if (current != nullptr && current->id_len > 0 &&
         mbedtls_ssl_get_session(&ssl_, &session_) == 0) {
       memcpy(session_owner_, owner, sizeof(owner));
+      session_made_us_ = platform::monotonic_micros();
       has_session_ = true;
     } else {
       forget_session();

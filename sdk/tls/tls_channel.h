@@ -6,14 +6,15 @@
 /// Pinned: TLS 1.2 exactly (mbedTLS 2.28's TLS 1.3 is experimental) and one suite,
 /// TLS-ECDHE-PSK-WITH-CHACHA20-POLY1305-SHA256 (kTlsPskCiphersuites): an AEAD, and forward secrecy
 /// from the ephemeral X25519 (or P-256) exchange — a stolen device key does not decrypt recorded
-/// sessions. It is mbedTLS 2.28's only ECDHE-PSK suite with an AEAD (ECDHE-PSK has CBC, but no GCM
+/// sessions (with resumption, below: once the sessions resumed from a full handshake have aged
+/// out). It is mbedTLS 2.28's only ECDHE-PSK suite with an AEAD (ECDHE-PSK has CBC, but no GCM
 /// or CCM); ChaCha20 is also fast on microcontrollers without AES hardware. The server
 /// (host_server/net/tls_server.h) pins the same list.
 ///
 /// Memory: sizeof(TlsPskChannel) (mbedTLS's ssl, config and ctr_drbg contexts plus one receive and
-/// one send buffer of wire::kMaxFrameBytes each, and the saved session below; 3272 bytes on
+/// one send buffer of wire::kMaxFrameBytes each, and the saved session below; 3280 bytes on
 /// x86-64 with Debian's mbedTLS 2.28.3: ssl 736 + config 416 + ctr_drbg 392 + 2 × 738 + session
-/// 160 + its owner's digest 32) — our code allocates nothing.
+/// 160 + its owner's digest 32 + its age 8) — our code allocates nothing.
 /// While connected, mbedTLS itself allocates on POSIX (calloc): its record buffers,
 /// MBEDTLS_SSL_IN_BUFFER_LEN + MBEDTLS_SSL_OUT_BUFFER_LEN (2 × 16717 bytes with Debian's 16 KiB
 /// MBEDTLS_SSL_*_CONTENT_LEN), a copy of the PSK and identity, the handshake state (a few KiB,
@@ -23,13 +24,14 @@
 /// Resumption: after a full handshake the channel keeps the session (mbedTLS's
 /// mbedtls_ssl_session: the id the server gave it and the master secret) across close(), and the
 /// next connect() with the same endpoint, identity and key offers it. A server that still holds
-/// it (host_server/net/tls_session_cache.h, 24 h by default) resumes it: an abbreviated handshake
+/// it (host_server/net/tls_session_cache.h, 1 h by default) resumes it: an abbreviated handshake
 /// with no key exchange, authenticated by the master secret — no X25519 on the device, two
 /// round trips fewer of work. Otherwise the server answers with a full handshake, transparently.
-/// The saved master secret decrypts the sessions resumed from it, so a device's RAM holds it only
-/// as long as the server's lifetime allows resumption; forget_session() (and a failed connect)
-/// wipes it. A network observer sees the session id in the ClientHello, as it sees the PSK
-/// identity (the device id) in the clear in every full handshake: nothing new is linkable.
+/// The saved master secret decrypts the connections made with it, so the channel wipes it once
+/// it is kMaxSessionAgeSeconds old (24 h, the most any server resumes; checked at connect(), so
+/// an app that stops connecting calls forget_session()), and forget_session() and a failed
+/// connect() wipe it at once. A network observer sees the session id in the ClientHello, as it sees
+/// the PSK identity (the device id) in the clear in every full handshake: nothing new is linkable.
 ///
 /// Errors: listed with connect, send and receive.
 ///
@@ -115,6 +117,8 @@ class TlsPskChannel final : public client::FrameChannel {
   /// Drops the saved session (wiping its master secret): the next connect() makes a full
   /// handshake. A failed connect() does this itself.
   void forget_session();
+  /// A saved session older than this (from its full handshake) is wiped, not offered.
+  static constexpr uint64_t kMaxSessionAgeSeconds = 24 * 3600;
 
  private:
   static int bio_send(void* self, const unsigned char* bytes, size_t length);
@@ -142,6 +146,7 @@ class TlsPskChannel final : public client::FrameChannel {
   // when its endpoint, identity and key hash to session_owner_.
   mbedtls_ssl_session session_;
   uint8_t session_owner_[32];
+  uint64_t session_made_us_ = 0;  // platform::monotonic_micros() at its full handshake
   bool has_session_ = false;
   bool resumed_ = false;
 };

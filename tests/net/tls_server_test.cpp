@@ -703,6 +703,62 @@ TEST_F(TlsServerTest, AChannelOffersItsSessionOnlyToTheIdentityThatMadeIt) {
   EXPECT_EQ(s.resumed_handshakes, 0u);
 }
 
+TEST_F(TlsServerTest, OneCredentialCannotFlushTheOthersSessions) {
+  config_.sessions.max_entries = 2;
+  start();
+  tls::TlsPskChannel first, busy;
+  ASSERT_TRUE(connect_device(first, 1).ok());
+  first.close();
+  for (int i = 0; i < 5; ++i) {  // device 2's full handshakes replace its own one session
+    busy.forget_session();
+    ASSERT_TRUE(connect_device(busy, 2).ok());
+    busy.close();
+  }
+  EXPECT_EQ(stats().cached_sessions, 2u);
+  ASSERT_TRUE(connect_device(first, 1).ok());
+  EXPECT_TRUE(first.resumed());
+  first.close();
+}
+
+TEST(TlsSessionCacheTest, PurgeWipesExpiredSessionsWithoutAHandshake) {
+  int64_t seconds = 0;
+  TlsSessionCacheConfig config;
+  config.lifetime_seconds = 10;
+  TlsSessionCache cache(config, [&] {
+    return std::chrono::steady_clock::time_point() + std::chrono::seconds(seconds);
+  });
+  mbedtls_ssl_session session;
+  mbedtls_ssl_session_init(&session);
+  session.id_len = 32;
+  for (size_t i = 0; i < 32; ++i) session.id[i] = static_cast<unsigned char>(i);
+  ASSERT_TRUE(cache.store(session, "4", TlsSessionCache::Key{}));
+  EXPECT_FALSE(cache.store(session, "5", TlsSessionCache::Key{}));  // an id is stored once
+  seconds = 9;
+  cache.purge_expired();
+  EXPECT_EQ(cache.size(), 1u);
+  seconds = 10;
+  cache.purge_expired();
+  EXPECT_EQ(cache.size(), 0u);
+  mbedtls_ssl_session_free(&session);
+}
+
+TEST(TlsSessionCacheTest, LifetimeIsAtMostADay) {
+  int64_t seconds = 0;
+  TlsSessionCacheConfig config;
+  config.lifetime_seconds = 7 * 86400;
+  TlsSessionCache cache(config, [&] {
+    return std::chrono::steady_clock::time_point() + std::chrono::seconds(seconds);
+  });
+  mbedtls_ssl_session session;
+  mbedtls_ssl_session_init(&session);
+  session.id_len = 32;
+  ASSERT_TRUE(cache.store(session, "4", TlsSessionCache::Key{}));
+  seconds = 86400;
+  cache.purge_expired();
+  EXPECT_EQ(cache.size(), 0u);
+  mbedtls_ssl_session_free(&session);
+}
+
 }  // namespace
 }  // namespace net
 }  // namespace fedstat
