@@ -6,6 +6,10 @@
 //       tls::TlsPskChannel::connect (TCP connect, the TLS 1.2 ECDHE-PSK handshake with device 1's
 //       PSK, HKDF(fleet secret, 1)), then close() (close_notify, TCP close). One connection at a
 //       time; the server's handshake (its PSK callback derives the key) runs in its process.
+//       Every iteration is a full handshake (the channel forgets its session first).
+//   BM_ServerResumedHandshake  the same connections, the channel keeping its session: after the
+//       first, each resumes it (an abbreviated handshake, no key exchange;
+//       host_server/net/tls_session_cache.h). Fails if one does not. Printed beside the others.
 //   BM_MbedtlsHandshakeLoop  the same handshake with no sockets and no server around it: an
 //       mbedTLS client and server in this thread over in-memory buffers, one handshake after
 //       another. The server side is what TlsServer does per connection (net/tls_server.cpp): one
@@ -55,7 +59,7 @@ std::array<uint8_t, 32> fleet_secret() {
   return secret;
 }
 
-void BM_ServerHandshake(benchmark::State& state) {
+void server_handshakes(benchmark::State& state, bool resume) {
   char pattern[] = "/tmp/fedstat-handshake-XXXXXX";
   if (mkdtemp(pattern) == nullptr) {
     state.SkipWithError("mkdtemp failed");
@@ -73,13 +77,19 @@ void BM_ServerHandshake(benchmark::State& state) {
     const std::string identity = std::to_string(kDevice);
     const net::DevicePsk psk = net::derive_device_psk(secret, kDevice);
     tls::TlsPskChannel channel;
+    uint64_t connections = 0;  // this server's: its first is a full handshake
     for (auto _ : state) {
+      if (!resume) channel.forget_session();
       const Status connected = channel.connect(
           endpoint.c_str(),
           ByteSpan(reinterpret_cast<const uint8_t*>(identity.data()), identity.size()),
           ByteSpan(psk.data(), psk.size()), 10000);
       if (!connected.ok()) {
         state.SkipWithError(connected.message());
+        break;
+      }
+      if (resume && connections++ > 0 && !channel.resumed()) {
+        state.SkipWithError("a connection did not resume the channel's session");
         break;
       }
       channel.close();
@@ -90,7 +100,14 @@ void BM_ServerHandshake(benchmark::State& state) {
   state.counters["handshakes/s"] =
       benchmark::Counter(1, benchmark::Counter::kIsIterationInvariantRate);
 }
+void BM_ServerHandshake(benchmark::State& state) {
+  server_handshakes(state, false);
+}
 BENCHMARK(BM_ServerHandshake)->Unit(benchmark::kMicrosecond)->UseRealTime();
+void BM_ServerResumedHandshake(benchmark::State& state) {
+  server_handshakes(state, true);
+}
+BENCHMARK(BM_ServerResumedHandshake)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // One direction of the in-memory link: bytes one side wrote, not yet read by the other.
 struct Pipe {
@@ -282,6 +299,12 @@ class HandshakeReporter : public bench::SameRunReporter {
     if (rate == run.counters.end() || run.error_occurred) return "";
     const std::string name = run.benchmark_name();
     if (name.rfind("BM_ServerHandshake", 0) == 0) server_ = rate->second.value;
+    if (name.rfind("BM_ServerResumedHandshake", 0) == 0) {
+      char line[160];
+      std::snprintf(line, sizeof(line), "  resumed sessions: server %8.1f handshakes/s\n",
+                    rate->second.value);
+      return line;
+    }
     if (name.rfind("BM_MbedtlsHandshakeLoop", 0) == 0) loop_ = rate->second.value;
     if (server_ <= 0 || loop_ <= 0 || printed_) return "";
     printed_ = true;
