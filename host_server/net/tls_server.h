@@ -38,7 +38,7 @@
 // Memory per connection: a Connection (the mbedTLS ssl context plus ~16.7 KiB in and out record
 // buffers that mbedTLS allocates, a receive chunk of 4 KiB, a plaintext frame buffer of
 // wire::kMaxFrameBytes) plus its pending output, at most max_pending_output_bytes; and the
-// session cache, sessions.max_entries × about 300 bytes.
+// session cache, sessions.max_entries × about 420 bytes.
 // Destroy a TlsServer only after its io_context has stopped running handlers that may refer to it
 // (stop(), then let run() return). Paper: none (transport for all tasks).
 #ifndef FEDSTAT_HOST_SERVER_NET_TLS_SERVER_H_

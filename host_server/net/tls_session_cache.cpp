@@ -60,6 +60,7 @@ bool TlsSessionCache::store(const mbedtls_ssl_session& session, const std::strin
   std::string id(reinterpret_cast<const char*>(session.id), session.id_len);
   if (entries_.count(id) != 0) return false;
   Entry entry;
+  entry.identity = identity;  // before the secret is in it: nothing to wipe if this throws
   size_t length = 0;
   // The first call sizes the session (BUFFER_TOO_SMALL), the second writes it.
   mbedtls_ssl_session_save(&session, nullptr, 0, &length);
@@ -70,7 +71,6 @@ bool TlsSessionCache::store(const mbedtls_ssl_session& session, const std::strin
     wipe(entry.session);
     return false;
   }
-  entry.identity = identity;
   entry.key = key;
   entry.made = now;
   try {
@@ -93,11 +93,10 @@ bool TlsSessionCache::store(const mbedtls_ssl_session& session, const std::strin
   if (order_.size() > 2 * config_.max_entries) {
     // Ids restore() forgot stay in order_ until they reach its front; drop them now and then so
     // that order_ stays within twice the cache.
-    std::deque<std::string> live;
-    for (std::string& kept : order_) {
-      if (entries_.count(kept) != 0) live.push_back(std::move(kept));
-    }
-    order_.swap(live);
+    order_.erase(
+        std::remove_if(order_.begin(), order_.end(),
+                       [this](const std::string& kept) { return entries_.count(kept) == 0; }),
+        order_.end());  // allocates nothing: no live id can be lost on the way
   }
   return true;
 }
@@ -112,6 +111,10 @@ std::optional<std::string> TlsSessionCache::restore(mbedtls_ssl_session& session
   const auto found = entries_.find(id);
   if (found == entries_.end()) return std::nullopt;
   Entry& entry = found->second;
+  if (now_() - entry.made >= std::chrono::seconds(config_.lifetime_seconds)) {
+    forget(id);  // a backstop: forget_expired() has already taken every expired entry
+    return std::nullopt;
+  }
   std::optional<Key> key;
   try {
     key = current_key(entry.identity);

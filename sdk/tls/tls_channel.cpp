@@ -229,10 +229,12 @@ Status TlsPskChannel::connect(const char* endpoint, ByteSpan identity, ByteSpan 
              current->id_len > 0 && memcmp(current->id, session_.id, current->id_len) == 0;
   if (!resumed_) {
     forget_session();
-    if (current != nullptr && current->id_len > 0 &&
+    // Kept only where its age can be told (a platform without a clock reads 0): never for ever.
+    const uint64_t now_us = platform::monotonic_micros();
+    if (now_us != 0 && current != nullptr && current->id_len > 0 &&
         mbedtls_ssl_get_session(&ssl_, &session_) == 0) {
       memcpy(session_owner_, owner, sizeof(owner));
-      session_made_us_ = platform::monotonic_micros();
+      session_made_us_ = now_us;
       has_session_ = true;
     } else {
       forget_session();

@@ -720,43 +720,43 @@ TEST_F(TlsServerTest, OneCredentialCannotFlushTheOthersSessions) {
   first.close();
 }
 
-TEST(TlsSessionCacheTest, PurgeWipesExpiredSessionsWithoutAHandshake) {
-  int64_t seconds = 0;
-  TlsSessionCacheConfig config;
-  config.lifetime_seconds = 10;
-  TlsSessionCache cache(config, [&] {
-    return std::chrono::steady_clock::time_point() + std::chrono::seconds(seconds);
-  });
-  mbedtls_ssl_session session;
-  mbedtls_ssl_session_init(&session);
-  session.id_len = 32;
-  for (size_t i = 0; i < 32; ++i) session.id[i] = static_cast<unsigned char>(i);
-  ASSERT_TRUE(cache.store(session, "4", TlsSessionCache::Key{}));
-  EXPECT_FALSE(cache.store(session, "5", TlsSessionCache::Key{}));  // an id is stored once
-  seconds = 9;
-  cache.purge_expired();
-  EXPECT_EQ(cache.size(), 1u);
-  seconds = 10;
-  cache.purge_expired();
-  EXPECT_EQ(cache.size(), 0u);
-  mbedtls_ssl_session_free(&session);
+// A cache whose clock reads `seconds`, holding one session (id 0, 1, ..., 31) of identity "4".
+class TlsSessionCacheTest : public ::testing::Test {
+ protected:
+  void hold_one(uint32_t lifetime_seconds) {
+    TlsSessionCacheConfig config;
+    config.lifetime_seconds = lifetime_seconds;
+    cache_ = std::make_unique<TlsSessionCache>(config, [this] {
+      return std::chrono::steady_clock::time_point() + std::chrono::seconds(seconds_);
+    });
+    mbedtls_ssl_session_init(&session_);
+    session_.id_len = 32;
+    for (size_t i = 0; i < 32; ++i) session_.id[i] = static_cast<unsigned char>(i);
+    ASSERT_TRUE(cache_->store(session_, "4", TlsSessionCache::Key{}));
+  }
+  ~TlsSessionCacheTest() override { mbedtls_ssl_session_free(&session_); }
+
+  int64_t seconds_ = 0;
+  mbedtls_ssl_session session_;
+  std::unique_ptr<TlsSessionCache> cache_;
+};
+
+TEST_F(TlsSessionCacheTest, PurgeWipesExpiredSessionsWithoutAHandshake) {
+  hold_one(10);
+  EXPECT_FALSE(cache_->store(session_, "5", TlsSessionCache::Key{}));  // an id is stored once
+  seconds_ = 9;
+  cache_->purge_expired();
+  EXPECT_EQ(cache_->size(), 1u);
+  seconds_ = 10;
+  cache_->purge_expired();
+  EXPECT_EQ(cache_->size(), 0u);
 }
 
-TEST(TlsSessionCacheTest, LifetimeIsAtMostADay) {
-  int64_t seconds = 0;
-  TlsSessionCacheConfig config;
-  config.lifetime_seconds = 7 * 86400;
-  TlsSessionCache cache(config, [&] {
-    return std::chrono::steady_clock::time_point() + std::chrono::seconds(seconds);
-  });
-  mbedtls_ssl_session session;
-  mbedtls_ssl_session_init(&session);
-  session.id_len = 32;
-  ASSERT_TRUE(cache.store(session, "4", TlsSessionCache::Key{}));
-  seconds = 86400;
-  cache.purge_expired();
-  EXPECT_EQ(cache.size(), 0u);
-  mbedtls_ssl_session_free(&session);
+TEST_F(TlsSessionCacheTest, LifetimeIsAtMostADay) {
+  hold_one(7 * 86400);
+  seconds_ = 86400;
+  cache_->purge_expired();
+  EXPECT_EQ(cache_->size(), 0u);
 }
 
 }  // namespace
