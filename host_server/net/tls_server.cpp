@@ -201,10 +201,11 @@ void TlsServer::start() {
   if (sessions_.enabled()) purge_sessions();
 }
 
-// Every kSessionPurgeMs, expired sessions' master secrets are wiped, whether or not anyone
+// Every config_.session_purge_ms, expired sessions' master secrets are wiped, whether or not anyone
 // connects.
 void TlsServer::purge_sessions() {
-  purge_timer_.expires_after(std::chrono::milliseconds(kSessionPurgeMs));
+  purge_timer_.expires_after(
+      std::chrono::milliseconds(std::max<uint32_t>(1, config_.session_purge_ms)));
   purge_timer_.async_wait([this](const asio::error_code& error) {
     if (error || stopped_) return;
     sessions_.purge_expired();

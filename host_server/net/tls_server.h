@@ -83,6 +83,8 @@ struct TlsServerConfig {
   size_t max_connections = 4096;
   size_t max_pending_output_bytes = 1 << 20;
   TlsSessionCacheConfig sessions;  // resumption (max_entries 0: every handshake is full)
+  // How often expired sessions are forgotten (wiped) when no handshake does it.
+  uint32_t session_purge_ms = 60000;
   // The clock sessions age by; empty: std::chrono::steady_clock (tests pass their own).
   std::function<std::chrono::steady_clock::time_point()> session_clock;
 };
@@ -98,8 +100,6 @@ class TlsServer {
  public:
   // After an accept that failed (no descriptor or memory left), the next one waits this long.
   static constexpr uint32_t kAcceptRetryMs = 100;
-  // How often expired TLS sessions are forgotten (wiped) when no handshake does it.
-  static constexpr uint32_t kSessionPurgeMs = 60000;
 
   // Throws std::runtime_error if mbedTLS cannot be set up or lookup_psk is empty.
   TlsServer(asio::io_context& io, TlsServerConfig config, FrameHandler& handler);

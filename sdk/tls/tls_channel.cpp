@@ -200,8 +200,10 @@ Status TlsPskChannel::connect(const char* endpoint, ByteSpan identity, ByteSpan 
   uint8_t owner[crypto::kSha256DigestBytes];
   crypto::ScopedWipe wipe_owner(owner, sizeof(owner));
   bool offered = false;
-  if (has_session_ &&
-      platform::monotonic_micros() - session_made_us_ >= kMaxSessionAgeSeconds * 1000000u) {
+  const uint64_t max_age_us = max_session_age_seconds_ > UINT64_MAX / 1000000u
+                                  ? UINT64_MAX
+                                  : max_session_age_seconds_ * 1000000u;
+  if (has_session_ && platform::monotonic_micros() - session_made_us_ >= max_age_us) {
     forget_session();  // aged out: no server would resume it, and it should not be kept
   }
   if (owner_digest(endpoint, identity, psk, Span<uint8_t>(owner, sizeof(owner))).ok()) {
@@ -231,7 +233,7 @@ Status TlsPskChannel::connect(const char* endpoint, ByteSpan identity, ByteSpan 
     forget_session();
     // Kept only where its age can be told (a platform without a clock reads 0): never for ever.
     const uint64_t now_us = platform::monotonic_micros();
-    if (now_us != 0 && current != nullptr && current->id_len > 0 &&
+    if (now_us != 0 && max_session_age_seconds_ != 0 && current != nullptr && current->id_len > 0 &&
         mbedtls_ssl_get_session(&ssl_, &session_) == 0) {
       memcpy(session_owner_, owner, sizeof(owner));
       session_made_us_ = now_us;

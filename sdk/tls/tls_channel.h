@@ -28,7 +28,7 @@
 /// with no key exchange, authenticated by the master secret — no X25519 on the device, two
 /// round trips fewer of work. Otherwise the server answers with a full handshake, transparently.
 /// The saved master secret decrypts the connections made with it, so the channel wipes it once
-/// it is kMaxSessionAgeSeconds old (24 h, the most any server resumes; checked at connect(), so
+/// it is set_max_session_age_seconds old (24 h by default; checked at connect(), so
 /// an app that stops connecting calls forget_session()), and forget_session() and a failed
 /// connect() wipe it at once. A network observer sees the session id in the ClientHello, as it sees
 /// the PSK identity (the device id) in the clear in every full handshake: nothing new is linkable.
@@ -117,8 +117,12 @@ class TlsPskChannel final : public client::FrameChannel {
   /// Drops the saved session (wiping its master secret): the next connect() makes a full
   /// handshake. A failed connect() does this itself.
   void forget_session();
-  /// A saved session older than this (from its full handshake) is wiped, not offered.
+  /// The default of set_max_session_age_seconds: 24 h, the most any server resumes.
   static constexpr uint64_t kMaxSessionAgeSeconds = 24 * 3600;
+  /// A saved session this old (from its full handshake) is wiped at the next connect(), not
+  /// offered. An app that knows its server's lifetime (tls_session_lifetime_seconds, 1 h by
+  /// default) sets it to that; 0 keeps no session at all.
+  void set_max_session_age_seconds(uint64_t seconds) { max_session_age_seconds_ = seconds; }
 
  private:
   static int bio_send(void* self, const unsigned char* bytes, size_t length);
@@ -147,6 +151,7 @@ class TlsPskChannel final : public client::FrameChannel {
   mbedtls_ssl_session session_;
   uint8_t session_owner_[32];
   uint64_t session_made_us_ = 0;  // platform::monotonic_micros() at its full handshake
+  uint64_t max_session_age_seconds_ = kMaxSessionAgeSeconds;
   bool has_session_ = false;
   bool resumed_ = false;
 };

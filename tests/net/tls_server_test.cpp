@@ -720,6 +720,46 @@ TEST_F(TlsServerTest, OneCredentialCannotFlushTheOthersSessions) {
   first.close();
 }
 
+TEST_F(TlsServerTest, AnIdleServerWipesItsExpiredSessions) {
+  config_.sessions.lifetime_seconds = 100;
+  config_.session_purge_ms = 5;
+  start();
+  tls::TlsPskChannel device;
+  ASSERT_TRUE(connect_device(device, 17).ok());
+  device.close();
+  ASSERT_EQ(stats().cached_sessions, 1u);
+  clock_seconds_ += 100;  // expired; no one connects again
+  // Polls the server's count (the purge timer runs on the io thread every 5 ms); the cap is
+  // kWaitLimit, and the sleep only paces the polling.
+  const auto give_up = std::chrono::steady_clock::now() + kWaitLimit;
+  while (stats().cached_sessions != 0 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(stats().cached_sessions, 0u);
+}
+
+TEST_F(TlsServerTest, ADeviceDropsASessionOlderThanItsMaximumAge) {
+  start();
+  tls::TlsPskChannel device;
+  device.set_max_session_age_seconds(3600);
+  ASSERT_TRUE(connect_device(device, 17).ok());
+  device.close();
+  ASSERT_TRUE(connect_device(device, 17).ok());
+  EXPECT_TRUE(device.resumed());
+  device.close();
+  // Every saved session is at least 0 s old: the held one is dropped at connect, and with a
+  // maximum age of 0 none is kept after it.
+  device.set_max_session_age_seconds(0);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(connect_device(device, 17).ok());
+    EXPECT_FALSE(device.resumed());
+    device.close();
+  }
+  const TlsServerStats s = stats();
+  EXPECT_EQ(s.full_handshakes, 3u);
+  EXPECT_EQ(s.resumed_handshakes, 1u);
+}
+
 // A cache whose clock reads `seconds`, holding one session (id 0, 1, ..., 31) of identity "4".
 class TlsSessionCacheTest : public ::testing::Test {
  protected:
