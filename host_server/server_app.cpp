@@ -322,6 +322,7 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
   Coordinator coordinator(view.store(), bridge, std::move(specs), unix_seconds(),
                           config.check_ins_per_minute);
   net::TlsServer server(io, tls, view.handler());
+  view.set_tls_stats([&server] { return server.stats(); });
   bridge.attach(&server, &coordinator, &log);
   const uint64_t descriptors = raise_descriptor_limit(config.max_connections);
   if (descriptors < config.max_connections + kSpareDescriptors) {

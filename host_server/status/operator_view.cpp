@@ -200,6 +200,11 @@ ServerStatus OperatorView::snapshot(const Coordinator* coordinator, uint64_t now
   s.connections_open = counter_.open();
   s.connections_total = counter_.opened();
   s.handshake_failures = counter_.never_opened();
+  if (tls_stats_) {
+    const net::TlsServerStats tls = tls_stats_();
+    s.resumed_handshakes = tls.resumed_handshakes;
+    s.tls_sessions_held = tls.cached_sessions;
+  }
   s.checkins_total = counter_.check_ins();
   s.frames_received = counter_.frames();
   s.device_messages_stored = store_.device_messages();

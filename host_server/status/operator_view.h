@@ -23,6 +23,7 @@
 #include <array>
 #include <asio.hpp>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -123,11 +124,16 @@ class OperatorView {
   void stop();  // closes the status listener (SIGTERM); nothing when not serving
 
   ServerStatus snapshot(const Coordinator* coordinator, uint64_t now_unix_seconds);
+  // Where the snapshot reads the listener's TLS counts (TlsServer::stats, on the io thread).
+  void set_tls_stats(std::function<net::TlsServerStats()> tls_stats) {
+    tls_stats_ = std::move(tls_stats);
+  }
 
  private:
   TallyingStore store_;
   ConnectionCounter counter_;
   uint64_t started_;
+  std::function<net::TlsServerStats()> tls_stats_;
   std::map<uint32_t, std::string> results_;  // published results (immutable once published)
   std::unique_ptr<StatusHttpServer> http_;
   struct Rendered {  // a page as last rendered, reused within the same second

@@ -234,6 +234,8 @@ std::string render_status_html(const ServerStatus& s) {
   row("connections since start", "connections-total", std::to_string(s.connections_total));
   row("check-ins since start", "checkins-total", std::to_string(s.checkins_total));
   row("refused handshakes since start", "handshake-failures", std::to_string(s.handshake_failures));
+  row("resumed TLS sessions since start", "resumed-handshakes",
+      std::to_string(s.resumed_handshakes));
   row("device messages stored", "device-messages", std::to_string(s.device_messages_stored));
   row("reports stored", "reports-stored", std::to_string(s.reports_stored));
   std::string rounds;
@@ -332,6 +334,13 @@ std::string render_metrics(const ServerStatus& s) {
   scalar("fedstat_handshake_failures_total", "counter",
          "Connections closed in their TLS handshake (unknown identity, wrong key, time-out).",
          s.handshake_failures);
+  scalar("fedstat_tls_resumed_handshakes_total", "counter",
+         "Completed handshakes that resumed a TLS session (no key exchange), since the process "
+         "started.",
+         s.resumed_handshakes);
+  scalar("fedstat_tls_sessions_held", "gauge",
+         "TLS sessions the listener holds for resumption (tls_session_cache_entries at most).",
+         s.tls_sessions_held);
   scalar("fedstat_checkins_total", "counter",
          "ClientHello messages received since the process started, refused ones included.",
          s.checkins_total);

@@ -57,6 +57,8 @@ struct ServerStatus {
   size_t connections_open = 0;          // TLS connections past the handshake, not closed
   uint64_t connections_total = 0;       // ... since this process started
   uint64_t handshake_failures = 0;      // connections closed in or for their handshake
+  uint64_t resumed_handshakes = 0;      // of the completed ones, resumed TLS sessions
+  size_t tls_sessions_held = 0;         // sessions the listener holds for resumption
   uint64_t checkins_total = 0;          // ClientHello frames received (refused ones too)
   uint64_t frames_received = 0;         // every frame from a device
   uint64_t device_messages_stored = 0;  // accepted device messages in the store (all time)

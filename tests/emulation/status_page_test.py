@@ -425,6 +425,12 @@ def run_rounds(chromium, sim_binary, server, work, port, status_port, url):
     assert metric(samples, "fedstat_checkins_total") >= devices, text
     assert metric(samples, "fedstat_connections_total") >= devices, text
     assert 0 <= metric(samples, "fedstat_connections_open") <= devices, text
+    # Each device id's full handshake leaves one session held for resumption (one per id, 1 h),
+    # and resumed handshakes are some of the completed ones.
+    assert typed["fedstat_tls_resumed_handshakes_total"] == "counter"
+    assert 1 <= metric(samples, "fedstat_tls_sessions_held") <= devices, text
+    assert metric(samples, "fedstat_tls_resumed_handshakes_total") <= \
+        metric(samples, "fedstat_connections_total"), text
     assert metric(samples, "fedstat_rounds", state="completed") == 3, text
     assert metric(samples, "fedstat_rounds", state="running") == 0, text
     assert metric(samples, "fedstat_results_published") == 3
