@@ -34,6 +34,8 @@
 //   reports_per_second              reports ÷ wall_seconds
 //   ack_latency_ms {p50, p99, max}  per report, from its last Report chunk handed to TLS to the
 //                                   Ack for the whole report decoded (nearest rank)
+//   tls_sessions, tls_resumed       the devices' TLS connections, and those that resumed the
+//                                   device's last session (each device keeps one channel)
 //   server_cpu_seconds              the server's utime + stime (/proc/PID/stat fields 14, 15)
 //                                   during the load: read before the devices start and after
 //                                   they stop
@@ -342,6 +344,8 @@ int main(int argc, char** argv) {
              {"reports", load.reports},
              {"rounds", load.rounds_per_device},
              {"rounds_aborted", load.aborted},
+             {"tls_sessions", load.sessions},
+             {"tls_resumed", load.resumed},
              {"reports_per_second", rate},
              {"ack_latency_ms",
               {{"p50", percentile_ms(load.latency_us, 50)},
@@ -363,6 +367,9 @@ int main(int argc, char** argv) {
       std::printf("%u devices, %.2f s: %llu reports in %u rounds, %.1f reports/s\n", clients,
                   load.wall_seconds, static_cast<unsigned long long>(load.reports),
                   load.rounds_per_device, rate);
+      std::printf("TLS: %llu connections, %llu resumed the device's last session\n",
+                  static_cast<unsigned long long>(load.sessions),
+                  static_cast<unsigned long long>(load.resumed));
       std::printf("ack latency: p50 %.3f ms, p99 %.3f ms, max %.3f ms\n",
                   out["ack_latency_ms"]["p50"].get<double>(),
                   out["ack_latency_ms"]["p99"].get<double>(),

@@ -68,7 +68,7 @@ class TimingChannel final : public client::FrameChannel {
 
 struct DeviceTally {
   std::vector<uint32_t> latency_us;
-  uint32_t rounds = 0, aborted = 0;
+  uint32_t rounds = 0, aborted = 0, sessions = 0, resumed = 0;
   bool out_of_tasks = false;
   std::string error;
 };
@@ -133,6 +133,8 @@ void run_device(const LoadOptions& options, uint64_t id, EmulatedClient& data, S
       tally.error = std::string("connect: ") + connected.message();
       return;
     }
+    ++tally.sessions;
+    if (channel->resumed()) ++tally.resumed;
     TimingChannel timing(*channel, tally.latency_us);
     const Result<client::SessionOutcome> outcome = client->run_session(timing);
     channel->close();
@@ -187,6 +189,8 @@ LoadResult run_load(const LoadOptions& options, EmulatedClients& devices) {
     result.reports += t.latency_us.size();
     result.rounds += t.rounds;
     result.aborted += t.aborted;
+    result.sessions += t.sessions;
+    result.resumed += t.resumed;
     result.rounds_per_device = std::max(result.rounds_per_device, t.rounds);
     result.out_of_tasks = result.out_of_tasks || t.out_of_tasks;
     if (!t.error.empty()) ++result.errors[t.error];

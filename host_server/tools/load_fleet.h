@@ -51,6 +51,8 @@ struct LoadResult {
   uint64_t rounds = 0;                     // RoundOutcomes received, over all devices
   uint64_t aborted = 0;                    // ... of which said "aborted"
   uint32_t rounds_per_device = 0;          // the most rounds one device took part in
+  uint64_t sessions = 0;                   // TLS connections the devices made
+  uint64_t resumed = 0;                    // ... of which resumed the device's last session
   double wall_seconds = 0;                 // the devices' start to the last device's stop
   std::vector<uint32_t> latency_us;        // one per acknowledged report
   bool out_of_tasks = false;               // some device was offered no task
