@@ -58,6 +58,13 @@ EmulatedClients split_across_clients(const ItemCounts& data, uint32_t clients, R
   std::vector<std::unordered_map<uint32_t, uint64_t>> held(clients);
   const bool per_unit = data.total <= (uint64_t{1} << 26);
   for (const ItemCount& item : data.items) {
+    if (clients == 1) {
+      // Every unit goes to the one client: the same counts, their ids inserted in the same order
+      // as unit by unit (an id at its first unit), without hashing each unit (a server plans
+      // each data_shift task's reference this way).
+      if (item.count > 0) held[0][item.id] += item.count;
+      continue;
+    }
     uint64_t remainder = item.count;
     if (!per_unit) {
       const uint64_t share = item.count / clients;

@@ -116,6 +116,21 @@ TEST(KlEstimator, ClientRateSamplesEachClientIndependently) {
   EXPECT_NEAR(members, 0.3 * trials, 5.3 * std::sqrt(trials * 0.3 * 0.7));
 }
 
+TEST(KlEstimator, OneClientHoldsEveryCountAndNoZeroesAndDrawsTheSameBits) {
+  ItemCounts counts = counts_of("3 5\n4 100000\n");
+  counts.items.insert(counts.items.begin() + 1, ItemCount{9, 0});  // as a caller may build it
+  SeededBits one_bits(3, 0), two_bits(3, 0);
+  const EmulatedClients one = split_across_clients(counts, 1, one_bits.bits());
+  const EmulatedClients two = split_across_clients(counts, 2, two_bits.bits());
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0]->histogram.count(3), 5u);
+  EXPECT_EQ(one[0]->histogram.count(4), 100000u);
+  EXPECT_EQ(one[0]->histogram.size(), 2u);  // the zero count is no entry
+  EXPECT_EQ(one[0]->histogram.total(), 100005u);
+  // The one-client shortcut takes the split's key all the same: later draws do not shift.
+  EXPECT_EQ(one_bits.bits().bits(64).value(), two_bits.bits().bits(64).value());
+}
+
 TEST(KlEstimator, SplitKeepsEveryCountAndSumsMatchTheUnion) {
   Fixture f;
   for (const ItemCount& item : data().items) {
