@@ -370,7 +370,8 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
     view.stop();
   });
   io.run();
-  drain_log();  // the departures server.stop() reported
+  view.set_tls_stats({});  // `server` is destroyed before `view`: no call into it after this
+  drain_log();             // the departures server.stop() reported
   log_line(log, {{"event", "stopped"}, {"integrity", store->integrity_check()}});
   return 0;
 }

@@ -83,7 +83,8 @@ struct TlsServerConfig {
   size_t max_connections = 4096;
   size_t max_pending_output_bytes = 1 << 20;
   TlsSessionCacheConfig sessions;  // resumption (max_entries 0: every handshake is full)
-  // How often expired sessions are forgotten (wiped) when no handshake does it.
+  // How often expired sessions are forgotten (wiped) when no handshake does it (0 is taken as
+  // 1 ms).
   uint32_t session_purge_ms = 60000;
   // The clock sessions age by; empty: std::chrono::steady_clock (tests pass their own).
   std::function<std::chrono::steady_clock::time_point()> session_clock;

@@ -18,7 +18,8 @@
 // Forward secrecy: an entry holds its session's master secret, which decrypts the full
 // handshake's connection and every one resumed from it; a server memory read within the
 // lifetime exposes them. Entries are wiped (mbedtls_platform_zeroize) when forgotten, when
-// purge_expired() finds them expired (the TlsServer calls it every minute) and at destruction.
+// purge_expired() finds them expired (the TlsServer calls it every session_purge_ms, a minute by
+// default) and at destruction.
 // Memory: max_entries × about 420 bytes measured (the serialised session, 114 bytes with Debian's
 // mbedTLS 2.28, the identity, the 32-byte PSK, the maps' nodes; 6.9 MB at 16,384), up to twice
 // the id list under revocation churn.

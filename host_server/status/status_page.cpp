@@ -234,7 +234,7 @@ std::string render_status_html(const ServerStatus& s) {
   row("connections since start", "connections-total", std::to_string(s.connections_total));
   row("check-ins since start", "checkins-total", std::to_string(s.checkins_total));
   row("refused handshakes since start", "handshake-failures", std::to_string(s.handshake_failures));
-  row("resumed TLS sessions since start", "resumed-handshakes",
+  row("resumed TLS handshakes since start", "resumed-handshakes",
       std::to_string(s.resumed_handshakes));
   row("device messages stored", "device-messages", std::to_string(s.device_messages_stored));
   row("reports stored", "reports-stored", std::to_string(s.reports_stored));

@@ -55,6 +55,11 @@ void TlsPskChannel::forget_session() {
   has_session_ = false;
 }
 
+void TlsPskChannel::set_max_session_age_seconds(uint64_t seconds) {
+  max_session_age_seconds_ = seconds;
+  if (seconds == 0) forget_session();
+}
+
 // SHA-256 of (endpoint, identity, psk), each length-prefixed: the saved session is offered only
 // to the connect() that would make it again.
 Status TlsPskChannel::owner_digest(const char* endpoint, ByteSpan identity, ByteSpan psk,

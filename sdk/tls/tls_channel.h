@@ -121,8 +121,8 @@ class TlsPskChannel final : public client::FrameChannel {
   static constexpr uint64_t kMaxSessionAgeSeconds = 24 * 3600;
   /// A saved session this old (from its full handshake) is wiped at the next connect(), not
   /// offered. An app that knows its server's lifetime (tls_session_lifetime_seconds, 1 h by
-  /// default) sets it to that; 0 keeps no session at all.
-  void set_max_session_age_seconds(uint64_t seconds) { max_session_age_seconds_ = seconds; }
+  /// default) sets it to that; 0 keeps no session at all (one held is wiped at once).
+  void set_max_session_age_seconds(uint64_t seconds);
 
  private:
   static int bio_send(void* self, const unsigned char* bytes, size_t length);

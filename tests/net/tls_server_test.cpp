@@ -755,8 +755,13 @@ TEST_F(TlsServerTest, ADeviceDropsASessionOlderThanItsMaximumAge) {
     EXPECT_FALSE(device.resumed());
     device.close();
   }
+  // Nothing was kept at 0: with a day's age allowed again, the next connect is still full.
+  device.set_max_session_age_seconds(3600);
+  ASSERT_TRUE(connect_device(device, 17).ok());
+  EXPECT_FALSE(device.resumed());
+  device.close();
   const TlsServerStats s = stats();
-  EXPECT_EQ(s.full_handshakes, 3u);
+  EXPECT_EQ(s.full_handshakes, 4u);
   EXPECT_EQ(s.resumed_handshakes, 1u);
 }
 
