@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "mbedtls/error.h"
-#include "mbedtls/platform_util.h"
+#include "sdk/base/crypto.h"
 #include "sdk/tls/tls_channel.h"
 
 namespace fedstat {
@@ -41,7 +41,7 @@ struct TlsServer::Connection {
   ~Connection() {
     mbedtls_ssl_free(&ssl);
     // A handshake that never finished (time-out, peer gone, stop) still holds the PSK's copy.
-    if (handshake_key) mbedtls_platform_zeroize(handshake_key->data(), handshake_key->size());
+    if (handshake_key) crypto::wipe(handshake_key->data(), handshake_key->size());
   }
   size_t pending_output() const { return outbox.size() + writing.size(); }
 
@@ -71,9 +71,7 @@ TlsServer::TlsServer(asio::io_context& io, TlsServerConfig config, FrameHandler&
       acceptor_(io),
       accept_retry_(io),
       purge_timer_(io),
-      sessions_(config_.sessions, config_.session_clock ? config_.session_clock
-                                                        : std::function<Clock::time_point()>(
-                                                              [] { return Clock::now(); })) {
+      sessions_(config_.sessions, config_.session_clock) {
   mbedtls_entropy_init(&entropy_);
   mbedtls_ctr_drbg_init(&drbg_);
   mbedtls_ssl_config_init(&ssl_config_);
@@ -151,7 +149,7 @@ int TlsServer::psk_callback(void* server, mbedtls_ssl_context* ssl, const unsign
     self->handshaking_->handshake_key = *key;
   }
   const int rc = mbedtls_ssl_set_hs_psk(ssl, key->data(), key->size());
-  mbedtls_platform_zeroize(key->data(), key->size());
+  crypto::wipe(key->data(), key->size());
   return rc;
 }
 
@@ -315,18 +313,18 @@ void TlsServer::advance_handshake(const ConnectionPtr& connection) {
   const int rc = mbedtls_ssl_handshake(&connection->ssl);
   handshaking_ = nullptr;
   if (rc == MBEDTLS_ERR_SSL_WANT_READ || rc == MBEDTLS_ERR_SSL_WANT_WRITE) return;
-  if (connection->handshake_key) {
-    mbedtls_platform_zeroize(connection->handshake_key->data(), connection->handshake_key->size());
-    if (rc != 0) connection->handshake_key.reset();
+  // A full handshake ran the PSK callback (whatever session the client offered); one that did
+  // not resumed the session get_session_callback restored, and is that session's identity.
+  const bool full = connection->handshake_key.has_value();
+  if (full) {  // the key's copy was for set_session_callback, which has run by now
+    crypto::wipe(connection->handshake_key->data(), connection->handshake_key->size());
+    connection->handshake_key.reset();
   }
   if (rc != 0) {
     drop(connection, "TLS handshake failed: " + mbedtls_text(rc), true);  // sends the alert
     return;
   }
-  // A full handshake ran the PSK callback (whatever session the client offered); one that did
-  // not resumed the session get_session_callback restored, and is that session's identity.
-  if (connection->handshake_key) {
-    connection->handshake_key.reset();
+  if (full) {
     ++full_handshakes_;
   } else if (!connection->resumed_identity.empty()) {
     connection->identity = connection->resumed_identity;

@@ -5,36 +5,37 @@
 #include <cstring>
 #include <utility>
 
-#include "mbedtls/platform_util.h"
+#include "sdk/base/crypto.h"
 
 namespace fedstat {
 namespace net {
-namespace {
-
-void wipe(std::vector<uint8_t>& bytes) {
-  if (!bytes.empty()) mbedtls_platform_zeroize(bytes.data(), bytes.size());
-}
-
-}  // namespace
 
 TlsSessionCache::TlsSessionCache(TlsSessionCacheConfig config,
                                  std::function<Clock::time_point()> now)
-    : config_(config), now_(std::move(now)) {
+    : config_(config), now_(now ? std::move(now) : [] { return Clock::now(); }) {
   config_.lifetime_seconds = std::min<uint32_t>(config_.lifetime_seconds, 86400);
 }
 
-TlsSessionCache::~TlsSessionCache() {
-  for (auto& [id, entry] : entries_) {
-    wipe(entry.session);
-    mbedtls_platform_zeroize(entry.key.data(), entry.key.size());
+void TlsSessionCache::wipe(Entry& entry) {
+  crypto::wipe(entry.session.data(), entry.session.size());
+  crypto::wipe(entry.key.data(), entry.key.size());
+}
+
+std::optional<std::string> TlsSessionCache::key_of(const mbedtls_ssl_session& session) const {
+  if (config_.max_entries == 0 || session.id_len == 0 || session.id_len > sizeof(session.id)) {
+    return std::nullopt;
   }
+  return std::string(reinterpret_cast<const char*>(session.id), session.id_len);
+}
+
+TlsSessionCache::~TlsSessionCache() {
+  for (auto& [id, entry] : entries_) wipe(entry);
 }
 
 void TlsSessionCache::forget(const std::string& id) {
   const auto found = entries_.find(id);
   if (found == entries_.end()) return;
-  wipe(found->second.session);
-  mbedtls_platform_zeroize(found->second.key.data(), found->second.key.size());
+  wipe(found->second);
   const auto owner = id_of_identity_.find(found->second.identity);
   if (owner != id_of_identity_.end() && owner->second == id) id_of_identity_.erase(owner);
   entries_.erase(found);
@@ -52,23 +53,24 @@ void TlsSessionCache::forget_expired(Clock::time_point now) {
 
 bool TlsSessionCache::store(const mbedtls_ssl_session& session, const std::string& identity,
                             const Key& key) {
-  if (config_.max_entries == 0 || session.id_len == 0 || session.id_len > sizeof(session.id)) {
-    return false;
-  }
+  const std::optional<std::string> key_or_none = key_of(session);
+  if (!key_or_none) return false;
+  const std::string& id = *key_or_none;
   const Clock::time_point now = now_();
   forget_expired(now);
-  std::string id(reinterpret_cast<const char*>(session.id), session.id_len);
   if (entries_.count(id) != 0) return false;
   Entry entry;
   entry.identity = identity;  // before the secret is in it: nothing to wipe if this throws
   size_t length = 0;
   // The first call sizes the session (BUFFER_TOO_SMALL), the second writes it.
-  mbedtls_ssl_session_save(&session, nullptr, 0, &length);
-  if (length == 0) return false;
+  if (mbedtls_ssl_session_save(&session, nullptr, 0, &length) != MBEDTLS_ERR_SSL_BUFFER_TOO_SMALL ||
+      length == 0) {
+    return false;
+  }
   entry.session.resize(length);
   if (mbedtls_ssl_session_save(&session, entry.session.data(), entry.session.size(), &length) !=
       0) {
-    wipe(entry.session);
+    wipe(entry);
     return false;
   }
   entry.key = key;
@@ -84,12 +86,11 @@ bool TlsSessionCache::store(const mbedtls_ssl_session& session, const std::strin
     id_of_identity_[identity] = id;
     order_.push_back(id);
   } catch (...) {
-    wipe(entry.session);
-    mbedtls_platform_zeroize(entry.key.data(), entry.key.size());
+    wipe(entry);
     forget(id);
     throw;
   }
-  mbedtls_platform_zeroize(entry.key.data(), entry.key.size());  // the moved-from copy
+  wipe(entry);  // the moved-from copy: its key (the session bytes moved out)
   if (order_.size() > 2 * config_.max_entries) {
     // Ids restore() forgot stay in order_ until they reach its front; drop them now and then so
     // that order_ stays within twice the cache.
@@ -103,15 +104,15 @@ bool TlsSessionCache::store(const mbedtls_ssl_session& session, const std::strin
 
 std::optional<std::string> TlsSessionCache::restore(mbedtls_ssl_session& session,
                                                     const CurrentKey& current_key) {
-  if (config_.max_entries == 0 || session.id_len == 0 || session.id_len > sizeof(session.id)) {
-    return std::nullopt;
-  }
-  forget_expired(now_());
-  const std::string id(reinterpret_cast<const char*>(session.id), session.id_len);
+  const std::optional<std::string> key_or_none = key_of(session);
+  if (!key_or_none) return std::nullopt;
+  const std::string& id = *key_or_none;
+  const Clock::time_point now = now_();
+  forget_expired(now);
   const auto found = entries_.find(id);
   if (found == entries_.end()) return std::nullopt;
   Entry& entry = found->second;
-  if (now_() - entry.made >= std::chrono::seconds(config_.lifetime_seconds)) {
+  if (now - entry.made >= std::chrono::seconds(config_.lifetime_seconds)) {
     forget(id);  // a backstop: forget_expired() has already taken every expired entry
     return std::nullopt;
   }
@@ -122,7 +123,7 @@ std::optional<std::string> TlsSessionCache::restore(mbedtls_ssl_session& session
     key.reset();  // a lookup that fails is no key: never resume on it
   }
   const bool same_key = key.has_value() && *key == entry.key;
-  if (key) mbedtls_platform_zeroize(key->data(), key->size());
+  if (key) crypto::wipe(key->data(), key->size());
   if (!same_key) {
     forget(id);  // revoked or rotated: that identity must make a full handshake
     return std::nullopt;
@@ -137,7 +138,7 @@ std::optional<std::string> TlsSessionCache::restore(mbedtls_ssl_session& session
   }
   mbedtls_ssl_session_free(&session);  // mbedTLS's own cache does the same before the move
   session = loaded;                    // the struct owns no memory for a PSK session
-  mbedtls_platform_zeroize(&loaded, sizeof(loaded));
+  crypto::wipe(&loaded, sizeof(loaded));
   return entry.identity;
 }
 

@@ -55,9 +55,9 @@ class TlsSessionCache {
   // The PSK an identity has now, or nullopt when it has none (TlsServerConfig::lookup_psk).
   using CurrentKey = std::function<std::optional<Key>(const std::string& identity)>;
 
-  // `now` is the clock entries age by (tests pass their own).
+  // `now` is the clock entries age by (tests pass their own); empty: Clock::now.
   explicit TlsSessionCache(TlsSessionCacheConfig config,
-                           std::function<Clock::time_point()> now = Clock::now);
+                           std::function<Clock::time_point()> now = {});
   ~TlsSessionCache();
   TlsSessionCache(const TlsSessionCache&) = delete;
   TlsSessionCache& operator=(const TlsSessionCache&) = delete;
@@ -85,6 +85,9 @@ class TlsSessionCache {
     Key key;
     Clock::time_point made;
   };
+  static void wipe(Entry& entry);
+  // The session's id as a map key, or nullopt when the cache is off or the id is empty.
+  std::optional<std::string> key_of(const mbedtls_ssl_session& session) const;
   void forget(const std::string& id);
   void forget_expired(Clock::time_point now);
 

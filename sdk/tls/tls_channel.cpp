@@ -7,6 +7,7 @@
 #include "mbedtls/ecp.h"
 #include "mbedtls/entropy.h"
 #include "mbedtls/net_sockets.h"
+#include "sdk/base/bytes.h"
 #include "sdk/base/crypto.h"
 
 namespace fedstat {
@@ -69,7 +70,7 @@ Status TlsPskChannel::owner_digest(const char* endpoint, ByteSpan identity, Byte
                              identity, psk};
   for (const ByteSpan& part : parts) {
     uint8_t length[4];
-    for (int i = 0; i < 4; ++i) length[i] = static_cast<uint8_t>(part.size() >> (8 * i));
+    store_le32(length, static_cast<uint32_t>(part.size()));
     Status status = hash.update(ByteSpan(length, sizeof(length)));
     if (status.ok()) status = hash.update(part);
     if (!status.ok()) return status;
@@ -238,13 +239,14 @@ Status TlsPskChannel::connect(const char* endpoint, ByteSpan identity, ByteSpan 
     forget_session();
     // Kept only where its age can be told (a platform without a clock reads 0): never for ever.
     const uint64_t now_us = platform::monotonic_micros();
-    if (now_us != 0 && max_session_age_seconds_ != 0 && current != nullptr && current->id_len > 0 &&
-        mbedtls_ssl_get_session(&ssl_, &session_) == 0) {
-      memcpy(session_owner_, owner, sizeof(owner));
-      session_made_us_ = now_us;
-      has_session_ = true;
-    } else {
-      forget_session();
+    if (now_us != 0 && max_session_age_seconds_ != 0 && current != nullptr && current->id_len > 0) {
+      if (mbedtls_ssl_get_session(&ssl_, &session_) == 0) {
+        memcpy(session_owner_, owner, sizeof(owner));
+        session_made_us_ = now_us;
+        has_session_ = true;
+      } else {
+        forget_session();  // a copy that failed part-way may hold the master secret
+      }
     }
   }
   return Status();

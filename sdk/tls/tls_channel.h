@@ -50,6 +50,7 @@
 #include "mbedtls/ctr_drbg.h"
 #include "mbedtls/ssl.h"
 #include "platform/platform.h"
+#include "sdk/base/crypto.h"
 #include "sdk/base/span.h"
 #include "sdk/base/status.h"
 #include "sdk/client/frame_channel.h"
@@ -149,7 +150,7 @@ class TlsPskChannel final : public client::FrameChannel {
   // The last full handshake's session, kept across close() for the next connect() to resume
   // when its endpoint, identity and key hash to session_owner_.
   mbedtls_ssl_session session_;
-  uint8_t session_owner_[32];
+  uint8_t session_owner_[crypto::kSha256DigestBytes];
   uint64_t session_made_us_ = 0;  // platform::monotonic_micros() at its full handshake
   uint64_t max_session_age_seconds_ = kMaxSessionAgeSeconds;
   bool has_session_ = false;

@@ -13,7 +13,7 @@
 //       each device has made one TLS connection to this server (a handshake, then close; not
 //       timed), so that its check-in resumes that TLS session (an abbreviated handshake, no
 //       X25519 on either side: host_server/net/tls_session_cache.h) — as a device does that
-//       reports again within the server's session lifetime (24 h by default). /0: every device
+//       reports again within the server's session lifetime (1 h by default). /0: every device
 //       new to the server, a full ECDHE-PSK handshake each. The run fails if a returning device
 //       did not resume, or a new one did.
 //   BM_DecodeAndInsert/<kind>/<devices>  the same devices' reports (the same words, chunked and

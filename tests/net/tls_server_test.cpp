@@ -243,6 +243,13 @@ class TlsServerTest : public ::testing::Test {
     asio::post(io_, [&] { promise.set_value(server_->stats()); });
     return promise.get_future().get();
   }
+  // The server's full and resumed handshakes since start, and the sessions it holds.
+  void expect_counts(uint64_t full, uint64_t resumed, size_t held) {
+    const TlsServerStats s = stats();
+    EXPECT_EQ(s.full_handshakes, full);
+    EXPECT_EQ(s.resumed_handshakes, resumed);
+    EXPECT_EQ(s.cached_sessions, held);
+  }
 
   asio::io_context io_;
   asio::io_context client_io_;
@@ -556,10 +563,7 @@ TEST_F(TlsServerTest, AReturningDeviceResumesItsSessionAsItself) {
   device.close();
   ASSERT_TRUE(handler_.wait_for([&] { return handler_.opened_locked().size() == 2; }));
   for (const auto& entry : handler_.opened()) EXPECT_EQ(entry.second, "17");
-  const TlsServerStats s = stats();
-  EXPECT_EQ(s.full_handshakes, 1u);
-  EXPECT_EQ(s.resumed_handshakes, 1u);
-  EXPECT_EQ(s.cached_sessions, 1u);
+  expect_counts(1, 1, 1);
 }
 
 TEST_F(TlsServerTest, NoResumptionWithoutACache) {
@@ -571,10 +575,7 @@ TEST_F(TlsServerTest, NoResumptionWithoutACache) {
     EXPECT_FALSE(device.resumed());
     device.close();
   }
-  const TlsServerStats s = stats();
-  EXPECT_EQ(s.full_handshakes, 2u);
-  EXPECT_EQ(s.resumed_handshakes, 0u);
-  EXPECT_EQ(s.cached_sessions, 0u);
+  expect_counts(2, 0, 0);
 }
 
 TEST_F(TlsServerTest, ASessionIsResumedForItsLifetimeFromItsFullHandshakeOnly) {
@@ -591,10 +592,7 @@ TEST_F(TlsServerTest, ASessionIsResumedForItsLifetimeFromItsFullHandshakeOnly) {
   ASSERT_TRUE(connect_device(device, 17).ok());
   EXPECT_FALSE(device.resumed());
   device.close();
-  const TlsServerStats s = stats();
-  EXPECT_EQ(s.full_handshakes, 2u);
-  EXPECT_EQ(s.resumed_handshakes, 1u);
-  EXPECT_EQ(s.cached_sessions, 1u);  // the expired one forgotten, the new one held
+  expect_counts(2, 1, 1);  // the expired one forgotten, the new one held
 }
 
 TEST_F(TlsServerTest, ARevokedDeviceCannotResume) {
@@ -613,9 +611,7 @@ TEST_F(TlsServerTest, ARevokedDeviceCannotResume) {
   EXPECT_EQ(again.code(), StatusCode::kPermissionDenied) << again.message();
   ASSERT_TRUE(handler_.wait_for([&] { return handler_.closed_locked().size() == 2; }));
   EXPECT_EQ(handler_.opened_count(), 1u);
-  const TlsServerStats s = stats();
-  EXPECT_EQ(s.resumed_handshakes, 0u);
-  EXPECT_EQ(s.cached_sessions, 0u);  // the revoked identity's session is forgotten
+  expect_counts(1, 0, 0);  // the revoked identity's session is forgotten
 }
 
 TEST_F(TlsServerTest, ARotatedKeyEndsTheOldKeysSession) {
@@ -676,10 +672,7 @@ TEST_F(TlsServerTest, TheCacheForgetsItsOldestSessionWhenFull) {
   ASSERT_TRUE(connect_device(devices[0], 1).ok());  // the oldest, forgotten: a full handshake
   EXPECT_FALSE(devices[0].resumed());
   devices[0].close();
-  const TlsServerStats s = stats();
-  EXPECT_EQ(s.full_handshakes, 4u);
-  EXPECT_EQ(s.resumed_handshakes, 1u);
-  EXPECT_EQ(s.cached_sessions, 2u);
+  expect_counts(4, 1, 2);
 }
 
 TEST_F(TlsServerTest, AChannelOffersItsSessionOnlyToTheIdentityThatMadeIt) {
@@ -698,9 +691,7 @@ TEST_F(TlsServerTest, AChannelOffersItsSessionOnlyToTheIdentityThatMadeIt) {
   ASSERT_TRUE(connect_device(channel, 8).ok());  // forgotten: a full handshake
   EXPECT_FALSE(channel.resumed());
   channel.close();
-  const TlsServerStats s = stats();
-  EXPECT_EQ(s.full_handshakes, 3u);
-  EXPECT_EQ(s.resumed_handshakes, 0u);
+  expect_counts(3, 0, 2);
 }
 
 TEST_F(TlsServerTest, OneCredentialCannotFlushTheOthersSessions) {
@@ -760,9 +751,7 @@ TEST_F(TlsServerTest, ADeviceDropsASessionOlderThanItsMaximumAge) {
   ASSERT_TRUE(connect_device(device, 17).ok());
   EXPECT_FALSE(device.resumed());
   device.close();
-  const TlsServerStats s = stats();
-  EXPECT_EQ(s.full_handshakes, 4u);
-  EXPECT_EQ(s.resumed_handshakes, 1u);
+  expect_counts(4, 1, 1);
 }
 
 // A cache whose clock reads `seconds`, holding one session (id 0, 1, ..., 31) of identity "4".
