@@ -1,9 +1,13 @@
-// Entropy and clock on POSIX: getrandom(2) and clock_gettime(CLOCK_MONOTONIC).
+// Entropy and clock on POSIX: getrandom(2) and clock_gettime(kMonotonicClock): CLOCK_BOOTTIME on
+// Linux, which keeps counting while the system is suspended (CLOCK_MONOTONIC stops), so an age
+// measured on it — a saved TLS session's (sdk/tls/tls_channel.h), a deadline — is real time even
+// across a phone's sleep; CLOCK_MONOTONIC where there is no CLOCK_BOOTTIME.
 #include <errno.h>
 #include <sys/random.h>
 #include <time.h>
 
 #include "platform/platform.h"
+#include "platform/posix/posix_platform.h"
 
 namespace fedstat {
 namespace platform {
@@ -23,7 +27,7 @@ Status fill_entropy(MutableByteSpan out) {
 
 uint64_t monotonic_micros() {
   struct timespec now;
-  if (clock_gettime(CLOCK_MONOTONIC, &now) != 0) return 0;
+  if (clock_gettime(posix::kMonotonicClock, &now) != 0) return 0;
   return static_cast<uint64_t>(now.tv_sec) * 1000000u + static_cast<uint64_t>(now.tv_nsec) / 1000u;
 }
 

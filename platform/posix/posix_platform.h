@@ -12,12 +12,23 @@
 #define FEDSTAT_PLATFORM_POSIX_POSIX_PLATFORM_H_
 
 #include <stddef.h>
+#include <time.h>
 
 #include "sdk/base/status.h"
 
 namespace fedstat {
 namespace platform {
 namespace posix {
+
+/// The clock monotonic_micros() reads: CLOCK_BOOTTIME where there is one (Linux, Android), which
+/// keeps counting while the system is suspended, so a maximum age (a saved TLS session's,
+/// sdk/tls/tls_channel.h) is real time across a phone's sleep; CLOCK_MONOTONIC, which stops then,
+/// elsewhere.
+#ifdef CLOCK_BOOTTIME
+constexpr clockid_t kMonotonicClock = CLOCK_BOOTTIME;
+#else
+constexpr clockid_t kMonotonicClock = CLOCK_MONOTONIC;
+#endif
 
 /// The longest storage directory path set_storage_directory accepts (and FEDSTAT_STORAGE_DIR is
 /// used with).

@@ -28,8 +28,9 @@
 /// with no key exchange, authenticated by the master secret — no X25519 on the device, two
 /// round trips fewer of work. Otherwise the server answers with a full handshake, transparently.
 /// The saved master secret decrypts the connections made with it, so the channel wipes it once
-/// it is set_max_session_age_seconds old (24 h by default; checked at connect(), so
-/// an app that stops connecting calls forget_session()), and forget_session() and a failed
+/// it is set_max_session_age_seconds old (24 h by default, on platform::monotonic_micros(),
+/// which on POSIX counts time suspended; checked at connect(), so an app that stops connecting
+/// calls forget_session()), and forget_session() and a failed
 /// connect() wipe it at once. A network observer sees the session id in the ClientHello, as it sees
 /// the PSK identity (the device id) in the clear in every full handshake: nothing new is linkable.
 ///

@@ -754,6 +754,32 @@ TEST_F(TlsServerTest, ADeviceDropsASessionOlderThanItsMaximumAge) {
   expect_counts(4, 1, 1);
 }
 
+// A non-zero maximum age, passed in real time: a session 1 s old is offered, one past 1 s is
+// wiped at connect and the handshake is full, though the server would still resume it (its
+// lifetime is 1 h). The wait is the age elapsing, not synchronisation with another thread.
+TEST_F(TlsServerTest, ADeviceOffersASessionUntilItsMaximumAgeHasPassed) {
+  start();
+  tls::TlsPskChannel device;
+  device.set_max_session_age_seconds(1);
+  ASSERT_TRUE(connect_device(device, 18).ok());
+  const auto made = std::chrono::steady_clock::now();
+  device.close();
+  ASSERT_TRUE(connect_device(device, 18).ok());
+  // Only meaningful while the session is under 1 s old (a loaded machine may take longer).
+  const bool young = std::chrono::steady_clock::now() - made < std::chrono::milliseconds(900);
+  const bool resumed = device.resumed();
+  if (young) {
+    EXPECT_TRUE(resumed);
+  }
+  device.close();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  ASSERT_TRUE(connect_device(device, 18).ok());
+  EXPECT_FALSE(device.resumed());
+  device.close();
+  // The server still held the old session: only the device's age check made the third full.
+  expect_counts(resumed ? 2 : 3, resumed ? 1 : 0, 1);
+}
+
 // A cache whose clock reads `seconds`, holding one session (id 0, 1, ..., 31) of identity "4".
 class TlsSessionCacheTest : public ::testing::Test {
  protected:
