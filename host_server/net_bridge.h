@@ -3,17 +3,25 @@
 // (tagg/tagg_intake.h). The listener's callbacks go to the handler; the handler's answers
 // (rounds/outbox.h) go back to the listener. Refusals before a peer is known (a failed or
 // timed-out handshake: an unknown identity or a wrong key fails there too) are logged as
-// "refused" when a log is given; the handler logs the peers it knows. Threads: the io thread
-// only. Memory: three pointers. Paper: none.
+// "refused" when a log is given, at most kRefusedLinesPerMinute a minute: a peer needs no
+// credential to fail handshakes as fast as the server runs them, and a line for each would grow
+// the log without bound. Past that burst (then one a second) one "refused_not_logged" line says
+// so, the rest are counted — /metrics counts every one (fedstat_handshake_failures_total) — and
+// the next "refused" line carries "not_logged_before": how many were left out. The handler logs
+// the peers it knows. Threads: the io thread only. Memory: three pointers, a clock and one
+// token bucket. Paper: none.
 #ifndef FEDSTAT_HOST_NET_BRIDGE_H_
 #define FEDSTAT_HOST_NET_BRIDGE_H_
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <string>
+#include <utility>
 
 #include "host_server/net/tls_server.h"
+#include "host_server/rounds/check_in_limit.h"
 #include "host_server/rounds/outbox.h"
 #include "host_server/server_app.h"
 
@@ -21,6 +29,9 @@ namespace fedstat {
 namespace host {
 
 // Handler: on_open(id, identity), on_frame(id, envelope), on_close(id, reason).
+// Refused-handshake lines logged a minute, at most (a burst of this many, then one a second).
+inline constexpr uint32_t kRefusedLinesPerMinute = 60;
+
 template <typename Handler>
 class NetBridge final : public net::FrameHandler, public Outbox {
  public:
@@ -38,10 +49,28 @@ class NetBridge final : public net::FrameHandler, public Outbox {
   }
   void on_close(net::ConnectionId id, const std::string& reason) override {
     handler_->on_close(id, reason);
-    if (log_ != nullptr && reason.rfind("TLS handshake", 0) == 0) {
-      log_line(*log_, {{"event", "refused"}, {"connection", id}, {"reason", reason}});
+    if (log_ == nullptr || reason.rfind("TLS handshake", 0) != 0) return;
+    switch (refused_lines_.admit(0, clock_())) {
+      case CheckInLimit::Verdict::kAdmitted: {
+        nlohmann::json line{{"event", "refused"}, {"connection", id}, {"reason", reason}};
+        if (not_logged_ > 0) line["not_logged_before"] = std::exchange(not_logged_, 0);
+        log_line(*log_, std::move(line));
+        break;
+      }
+      case CheckInLimit::Verdict::kFirstRefusal:
+        ++not_logged_;
+        log_line(*log_, {{"event", "refused_not_logged"},
+                         {"reason", "more than " + std::to_string(kRefusedLinesPerMinute) +
+                                        " refused handshakes a minute: the next are counted "
+                                        "(fedstat_handshake_failures_total), not logged"}});
+        break;
+      case CheckInLimit::Verdict::kRefused:
+        ++not_logged_;
+        break;
     }
   }
+  // The clock the log limit refills by (unix seconds; tests pass their own).
+  void set_clock(std::function<uint64_t()> clock) { clock_ = std::move(clock); }
   void send(ConnectionId id, const fedstat_v1_Envelope& message) override {
     server_->send(id, message);
   }
@@ -55,6 +84,11 @@ class NetBridge final : public net::FrameHandler, public Outbox {
   net::TlsServer* server_ = nullptr;
   Handler* handler_ = nullptr;
   std::ostream* log_ = nullptr;
+  // One token bucket (CheckInLimit's, under key 0): a burst of kRefusedLinesPerMinute lines,
+  // then that many a minute.
+  CheckInLimit refused_lines_{kRefusedLinesPerMinute};
+  uint64_t not_logged_ = 0;  // refused handshakes not logged since the last "refused" line
+  std::function<uint64_t()> clock_ = unix_seconds;
 };
 
 }  // namespace host
