@@ -431,6 +431,14 @@ def run_rounds(chromium, sim_binary, server, work, port, status_port, url):
     assert 1 <= metric(samples, "fedstat_tls_sessions_held") <= devices, text
     assert metric(samples, "fedstat_tls_resumed_handshakes_total") <= \
         metric(samples, "fedstat_connections_total"), text
+    # The page's overview shows the same counts as /metrics (no device connects in between).
+    page_html = http(status_port, "/")[2]
+    for cell, name in (("connections-total", "fedstat_connections_total"),
+                       ("checkins-total", "fedstat_checkins_total"),
+                       ("handshake-failures", "fedstat_handshake_failures_total"),
+                       ("resumed-handshakes", "fedstat_tls_resumed_handshakes_total")):
+        shown = re.search(r'id="%s">(\d+)<' % cell, page_html)
+        assert shown and int(shown.group(1)) == metric(samples, name), (cell, shown, text)
     assert metric(samples, "fedstat_rounds", state="completed") == 3, text
     assert metric(samples, "fedstat_rounds", state="running") == 0, text
     assert metric(samples, "fedstat_results_published") == 3
