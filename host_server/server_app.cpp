@@ -17,6 +17,7 @@
 #include "host_server/net/credentials.h"
 #include "host_server/net/tls_server.h"
 #include "host_server/net_bridge.h"
+#include "host_server/peer_handshake_limit.h"
 #include "host_server/rounds/coordinator.h"
 #include "host_server/status/operator_view.h"
 #include "host_server/store/sqlite_store.h"
@@ -49,6 +50,10 @@ net::TlsServerConfig listener_config(const ServerConfig& config) {
   tls.max_connections = config.max_connections;
   tls.sessions.max_entries = config.tls_session_cache_entries;
   tls.sessions.lifetime_seconds = config.tls_session_lifetime_seconds;
+  if (config.handshakes_per_address_per_minute != 0) {
+    auto limit = std::make_shared<PeerHandshakeLimit>(config.handshakes_per_address_per_minute);
+    tls.admit_peer = [limit](const asio::ip::address& peer) { return limit->admit(peer); };
+  }
   return tls;
 }
 

@@ -132,8 +132,8 @@ ServerConfig read_server_config(const std::string& path) {
       file,
       {"listen", "store", "credentials", "fleet_secret", "noise_seed", "handshake_timeout_ms",
        "idle_timeout_ms", "max_connections", "tls_session_cache_entries",
-       "tls_session_lifetime_seconds", "check_ins_per_minute", "tasks", "role", "tagg",
-       "collectors", "task_collectors", "status_listen"},
+       "tls_session_lifetime_seconds", "check_ins_per_minute", "handshakes_per_address_per_minute",
+       "tasks", "role", "tagg", "collectors", "task_collectors", "status_listen"},
       path);
   if (file.contains("listen")) parse_listen(text_field(file["listen"], "listen"), config);
   if (file.contains("store")) {
@@ -230,6 +230,11 @@ ServerConfig read_server_config(const std::string& path) {
   if (file.contains("check_ins_per_minute")) {
     config.check_ins_per_minute = static_cast<uint32_t>(
         whole(file["check_ins_per_minute"], "check_ins_per_minute", 0, 1000000));
+  }
+  if (file.contains("handshakes_per_address_per_minute")) {
+    config.handshakes_per_address_per_minute =
+        static_cast<uint32_t>(whole(file["handshakes_per_address_per_minute"],
+                                    "handshakes_per_address_per_minute", 0, 1000000));
   }
   if (file.contains("status_listen")) {
     // The status page has no authentication: a loopback address only.

@@ -185,6 +185,7 @@ TlsServerStats TlsServer::stats() const {
   stats.full_handshakes = full_handshakes_;
   stats.resumed_handshakes = resumed_handshakes_;
   stats.cached_sessions = sessions_.size();
+  stats.refused_peers = refused_peers_;
   return stats;
 }
 
@@ -234,6 +235,15 @@ void TlsServer::admit(asio::ip::tcp::socket socket) {
   if (connections_.size() >= config_.max_connections) {
     socket.close(ignored);
     return;
+  }
+  if (config_.admit_peer) {
+    asio::error_code error;
+    const asio::ip::tcp::endpoint peer = socket.remote_endpoint(error);
+    if (error || !config_.admit_peer(peer.address())) {
+      ++refused_peers_;
+      socket.close(ignored);
+      return;
+    }
   }
   socket.set_option(asio::ip::tcp::no_delay(true), ignored);
   auto connection = std::make_shared<Connection>(io_, std::move(socket), next_id_);

@@ -14,7 +14,10 @@
 // handshake_timeout_ms) → on_open(id, identity) → on_frame... → on_close(id, reason).
 // on_close is called exactly once for every accepted connection the server drops — including
 // those whose handshake failed or timed out, which never had on_open (a handler ignores ids it
-// never saw open). Sockets beyond max_connections are closed at once, get no id and no call.
+// never saw open). Sockets beyond max_connections, and those from a peer address admit_peer
+// refuses (a per-address handshake rate limit: host_server/peer_handshake_limit.h), are closed
+// at once, before any TLS work, and get no id and no call (stats().refused_peers counts the
+// latter).
 // Resumption: a device that connects again within TlsServerConfig::sessions.lifetime_seconds
 // (1 h by default; at most 24 h: each held session's master secret decrypts the connections made
 // with it, so the lifetime is how long forward secrecy waits)
@@ -88,6 +91,9 @@ struct TlsServerConfig {
   uint32_t session_purge_ms = 60000;
   // The clock sessions age by; empty: std::chrono::steady_clock (tests pass their own).
   std::function<std::chrono::steady_clock::time_point()> session_clock;
+  // Asked at every accept, before any TLS work: false closes the socket at once (counted in
+  // TlsServerStats::refused_peers). Empty: every peer is taken.
+  std::function<bool(const asio::ip::address& peer)> admit_peer;
 };
 
 // Handshakes completed since start, and the sessions held for resumption.
@@ -95,6 +101,7 @@ struct TlsServerStats {
   uint64_t full_handshakes = 0;
   uint64_t resumed_handshakes = 0;
   size_t cached_sessions = 0;
+  uint64_t refused_peers = 0;  // sockets closed at accept because admit_peer refused the address
 };
 
 class TlsServer {
@@ -162,6 +169,7 @@ class TlsServer {
   TlsSessionCache sessions_;
   uint64_t full_handshakes_ = 0;
   uint64_t resumed_handshakes_ = 0;
+  uint64_t refused_peers_ = 0;
   std::unordered_map<ConnectionId, ConnectionPtr> connections_;  // handshaking or open
   std::unordered_map<ConnectionId, ConnectionPtr> lingering_;    // closed, last bytes going out
 };

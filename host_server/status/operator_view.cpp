@@ -203,6 +203,7 @@ ServerStatus OperatorView::snapshot(const Coordinator* coordinator, uint64_t now
   if (tls_stats_) {
     const net::TlsServerStats tls = tls_stats_();
     s.resumed_handshakes = tls.resumed_handshakes;
+    s.refused_peers = tls.refused_peers;
     s.tls_sessions_held = tls.cached_sessions;
   }
   s.checkins_total = counter_.check_ins();

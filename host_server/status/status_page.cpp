@@ -236,6 +236,8 @@ std::string render_status_html(const ServerStatus& s) {
   row("refused handshakes since start", "handshake-failures", std::to_string(s.handshake_failures));
   row("resumed TLS handshakes since start", "resumed-handshakes",
       std::to_string(s.resumed_handshakes));
+  row("connections refused by the per-address limit", "refused-peers",
+      std::to_string(s.refused_peers));
   row("device messages stored", "device-messages", std::to_string(s.device_messages_stored));
   row("reports stored", "reports-stored", std::to_string(s.reports_stored));
   std::string rounds;
@@ -338,6 +340,10 @@ std::string render_metrics(const ServerStatus& s) {
          "Completed handshakes that resumed a TLS session (no key exchange), since the process "
          "started.",
          s.resumed_handshakes);
+  scalar("fedstat_connections_rate_limited_total", "counter",
+         "Connections closed at accept, before any TLS work, because their address (an IPv6 /64) "
+         "opened more than handshakes_per_address_per_minute.",
+         s.refused_peers);
   scalar("fedstat_tls_sessions_held", "gauge",
          "TLS sessions the listener holds for resumption (tls_session_cache_entries at most).",
          s.tls_sessions_held);

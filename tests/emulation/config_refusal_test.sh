@@ -60,4 +60,7 @@ pid=$!
 wait_for_port $pid owned.err
 kill -TERM $pid
 wait $pid
+# The per-address handshake limit: a number out of range is refused, naming the field.
+sed 's/"noise_seed": 3, /"handshakes_per_address_per_minute": 2000000, /' seeded.json >limit.json
+refused limit.json "handshakes_per_address_per_minute must be a whole number in \[0, 1000000\]"
 echo "seeded central noise refused; the unseeded trusted task serves; tagg configs checked"

@@ -754,6 +754,30 @@ TEST_F(TlsServerTest, ADeviceDropsASessionOlderThanItsMaximumAge) {
   expect_counts(4, 1, 1);
 }
 
+// A peer admit_peer refuses is closed at accept: no handshake, no id, no handler call; it is
+// counted, and a peer it admits is served as before.
+TEST_F(TlsServerTest, APeerAddressTheLimitRefusesIsClosedBeforeAnyTlsWork) {
+  std::atomic<int> asked{0};
+  config_.admit_peer = [&asked](const asio::ip::address& peer) {
+    EXPECT_TRUE(peer.is_loopback());
+    return ++asked != 2;  // the second connection is refused
+  };
+  start();
+  tls::TlsPskChannel device;
+  ASSERT_TRUE(connect_device(device, 21).ok());
+  device.close();
+  tls::TlsPskChannel refused;
+  EXPECT_FALSE(connect_device(refused, 22).ok());
+  ASSERT_TRUE(connect_device(device, 21).ok());
+  device.close();
+  ASSERT_TRUE(handler_.wait_for([&] { return handler_.closed_locked().size() == 2; }));
+  EXPECT_EQ(handler_.opened_count(), 2u);  // devices 21 twice; 22 never reached the handler
+  EXPECT_EQ(asked.load(), 3);
+  const TlsServerStats s = stats();
+  EXPECT_EQ(s.refused_peers, 1u);
+  EXPECT_EQ(s.full_handshakes + s.resumed_handshakes, 2u);
+}
+
 // A non-zero maximum age, passed in real time: a session 1 s old is offered, one past 1 s is
 // wiped at connect and the handshake is full, though the server would still resume it (its
 // lifetime is 1 h). The wait is the age elapsing, not synchronisation with another thread.

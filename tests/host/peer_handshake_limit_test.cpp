@@ -1,0 +1,72 @@
+// PeerHandshakeLimit (host_server/peer_handshake_limit.h): a token bucket per IPv4 address or
+// IPv6 /64, loopback exempt, 0 = no limit. The clock is the test's (whole seconds).
+#include "host_server/peer_handshake_limit.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace fedstat {
+namespace host {
+namespace {
+
+asio::ip::address at(const std::string& text) {
+  return asio::ip::make_address(text);
+}
+
+class PeerHandshakeLimitTest : public ::testing::Test {
+ protected:
+  // How many of `tries` connections from `peer` are admitted now.
+  int admitted(const std::string& peer, int tries) {
+    int n = 0;
+    for (int i = 0; i < tries; ++i) n += limit_.admit(at(peer));
+    return n;
+  }
+  uint64_t now_ = 1000;
+  PeerHandshakeLimit limit_{3, [this] { return now_; }};  // a burst of 3, then 3 a minute
+};
+
+TEST_F(PeerHandshakeLimitTest, EachAddressHasABurstThenItsRate) {
+  EXPECT_EQ(admitted("203.0.113.5", 10), 3);
+  EXPECT_EQ(admitted("203.0.113.6", 10), 3);  // another address has its own bucket
+  now_ += 19;
+  EXPECT_EQ(admitted("203.0.113.5", 10), 0);  // 3 a minute: a token every 20 s
+  now_ += 1;
+  EXPECT_EQ(admitted("203.0.113.5", 10), 1);
+  now_ += 60;
+  EXPECT_EQ(admitted("203.0.113.5", 10), 3);  // a minute refills the burst, no more
+}
+
+TEST_F(PeerHandshakeLimitTest, AnIpv6Slash64IsOnePeerAndAMappedIpv4AddressIsItsIpv4) {
+  EXPECT_EQ(admitted("2001:db8::1", 2), 2);
+  EXPECT_EQ(admitted("2001:db8::ffff:2", 5), 1);  // the same /64: one token left
+  EXPECT_EQ(admitted("2001:db8:0:1::1", 5), 3);   // the next /64
+  EXPECT_EQ(admitted("::ffff:198.51.100.7", 2), 2);
+  EXPECT_EQ(admitted("198.51.100.7", 5), 1);
+}
+
+TEST_F(PeerHandshakeLimitTest, LoopbackIsNeverLimited) {
+  EXPECT_EQ(admitted("127.0.0.1", 100), 100);
+  EXPECT_EQ(admitted("127.8.9.10", 100), 100);
+  EXPECT_EQ(admitted("::1", 100), 100);
+  EXPECT_EQ(admitted("::ffff:127.0.0.1", 100), 100);
+  EXPECT_EQ(limit_.tracked(), 0u);
+}
+
+TEST_F(PeerHandshakeLimitTest, ZeroIsNoLimit) {
+  PeerHandshakeLimit none(0, [this] { return now_; });
+  for (int i = 0; i < 1000; ++i) ASSERT_TRUE(none.admit(at("203.0.113.5")));
+  EXPECT_EQ(none.tracked(), 0u);
+}
+
+TEST_F(PeerHandshakeLimitTest, AnAddressIsForgottenAMinuteAfterItsLastConnection) {
+  for (int i = 0; i < 50; ++i) admitted("203.0.113." + std::to_string(i), 1);
+  EXPECT_EQ(limit_.tracked(), 50u);
+  now_ += 61;
+  admitted("2001:db8::1", 1);
+  EXPECT_EQ(limit_.tracked(), 1u);  // the 50 buckets were full again: dropped
+}
+
+}  // namespace
+}  // namespace host
+}  // namespace fedstat
