@@ -21,6 +21,12 @@
 //                     close
 //   drop_every_round  device --id checks in, takes its Task and TaskData, and drops without a
 //                     reply; again every --interval-ms (100)
+//   handshake_flood   --count (1) workers, each opening a TCP connection, sending a real TLS
+//                     ClientHello (no credential needed) in one write, reading the server's first
+//                     answer (its ServerHello .. ServerHelloDone: the server made a key pair) or
+//                     its close, and closing — back to back as fast as they can
+// --source ADDRESS   the local address the attack's TCP connections are made from (e.g. a
+//                    non-loopback one, which a per-address limit applies to)
 // --ready-file PATH  written ("ready") once the attack is under way: every connection of the first
 //                    wave open (raw attacks), or the first session done (the others)
 // --stop-file PATH   after --seconds, the attack goes on until PATH exists (at most 600 s in all)
@@ -35,7 +41,9 @@
 // bytes_received (plaintext the server sent before closing). hello_flood, drop_every_round:
 // sessions, sessions_per_second, handshake_failures, offered (answered with a Task), rate_limited
 // (RETRY_LATER for too many check-ins), refused (any other ServerError, by detail in
-// "refusals"), errors, offered_before_first_limit, task_id. With --watch-pid: server
+// "refusals"), errors, offered_before_first_limit, task_id. handshake_flood: attempts, answered
+// (the server sent its handshake answer), closed_unanswered (closed with no byte: refused at
+// accept), attempts_per_second, answered_per_second. With --watch-pid: server
 // {rss_before_kb, rss_max_kb, fds_before, fds_max, cpu_seconds (user + system during the
 // attack), samples}.
 // Exit codes: 0 the attack ran (whatever the server did: see the JSON); 1 a runtime failure; 2
@@ -112,7 +120,7 @@ Endpoint split_endpoint(const std::string& server) {
 }
 
 // A blocking TCP connect; -1 on failure.
-int tcp_connect(const Endpoint& endpoint) {
+int tcp_connect(const Endpoint& endpoint, const std::string& source = "") {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -122,7 +130,18 @@ int tcp_connect(const Endpoint& endpoint) {
   for (addrinfo* a = found; a != nullptr && fd < 0; a = a->ai_next) {
     fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
     if (fd < 0) continue;
-    if (connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+    bool bound = true;
+    if (!source.empty()) {  // the local address, any port
+      addrinfo local_hints{};
+      local_hints.ai_family = a->ai_family;
+      local_hints.ai_socktype = SOCK_STREAM;
+      local_hints.ai_flags = AI_NUMERICHOST | AI_PASSIVE;
+      addrinfo* local = nullptr;
+      bound = getaddrinfo(source.c_str(), "0", &local_hints, &local) == 0 &&
+              bind(fd, local->ai_addr, local->ai_addrlen) == 0;
+      if (local != nullptr) freeaddrinfo(local);
+    }
+    if (!bound || connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
       close(fd);
       fd = -1;
     }
@@ -410,6 +429,50 @@ json raw_attack(const Endpoint& endpoint, const RawOptions& o) {
   return out;
 }
 
+// ---- handshake_flood ----------------------------------------------------------------------------
+
+json handshake_flood_attack(const Endpoint& endpoint, const std::string& source,
+                            const std::vector<uint8_t>& client_hello, size_t workers,
+                            double seconds, const std::string& ready_file,
+                            const std::string& stop_file) {
+  std::atomic<uint64_t> attempts{0}, answered{0}, unanswered{0}, connect_failures{0};
+  const Clock::time_point start = Clock::now();
+  std::vector<std::thread> threads;
+  for (size_t w = 0; w < workers; ++w) {
+    threads.emplace_back([&] {
+      while (going_on(start, seconds, stop_file)) {
+        const int fd = tcp_connect(endpoint, source);
+        if (fd < 0) {
+          ++connect_failures;
+          continue;
+        }
+        ++attempts;
+        send(fd, client_hello.data(), client_hello.size(), MSG_NOSIGNAL);
+        pollfd p{fd, POLLIN, 0};
+        uint8_t sink[512];
+        if (poll(&p, 1, 5000) > 0 && recv(fd, sink, sizeof(sink), 0) > 0) {
+          ++answered;
+        } else {
+          ++unanswered;
+        }
+        close(fd);
+      }
+    });
+  }
+  write_ready(ready_file);
+  for (std::thread& t : threads) t.join();
+  const double elapsed = ms_since(start) / 1000;
+  json out;
+  out["seconds"] = elapsed;
+  out["attempts"] = attempts.load();
+  out["answered"] = answered.load();
+  out["closed_unanswered"] = unanswered.load();
+  out["connect_failures"] = connect_failures.load();
+  out["attempts_per_second"] = static_cast<double>(attempts.load()) / elapsed;
+  out["answered_per_second"] = static_cast<double>(answered.load()) / elapsed;
+  return out;
+}
+
 // ---- huge_frame ---------------------------------------------------------------------------------
 
 json huge_frame_attack(const Endpoint& endpoint, const std::string& identity,
@@ -639,7 +702,7 @@ int main(int argc, char** argv) {
       {{0, "the attack ran, whatever the server did (see the JSON)"},
        {1, "a runtime failure (the reason is on stderr)"},
        {2, "the command line was wrong"}});
-  std::string attack, server, secret_hex, ready_file, stop_file;
+  std::string attack, server, secret_hex, ready_file, stop_file, source;
   uint64_t id = 900001;
   double seconds = 10, wait_seconds = 30;
   size_t count = 0;
@@ -648,8 +711,8 @@ int main(int argc, char** argv) {
   bool json_output = false;
   app.add_option("--attack", attack, "the fault")
       ->required()
-      ->check(CLI::IsMember(
-          {"silent", "slowloris", "idle_flood", "huge_frame", "hello_flood", "drop_every_round"}));
+      ->check(CLI::IsMember({"silent", "slowloris", "idle_flood", "huge_frame", "hello_flood",
+                             "drop_every_round", "handshake_flood"}));
   app.add_option("--server", server, "the server's HOST:PORT")->required();
   app.add_option("--fleet-secret", secret_hex,
                  "64 hex digits: the device key is HKDF(secret, id) (huge_frame, hello_flood, "
@@ -670,6 +733,7 @@ int main(int argc, char** argv) {
   app.add_option("--wait-seconds", wait_seconds,
                  "after --seconds, how long to wait for the server to close what is still open")
       ->check(CLI::Range(0.0, 3600.0));
+  app.add_option("--source", source, "handshake_flood: the local address to connect from");
   app.add_option("--ready-file", ready_file, "written once the attack is under way");
   app.add_option("--stop-file", stop_file,
                  "after --seconds, go on until this file exists (at most 600 s in all)");
@@ -681,7 +745,8 @@ int main(int argc, char** argv) {
     const Endpoint endpoint = split_endpoint(server);
     // slowloris sends only a ClientHello, which carries no key (TLS 1.2 names the PSK identity
     // later, in the ClientKeyExchange): any key builds it.
-    const bool needs_key = attack != "silent" && attack != "idle_flood" && attack != "slowloris";
+    const bool needs_key = attack != "silent" && attack != "idle_flood" && attack != "slowloris" &&
+                           attack != "handshake_flood";
     if (needs_key && secret_hex.empty()) {
       throw std::invalid_argument("--attack " + attack + " needs --fleet-secret");
     }
@@ -708,6 +773,10 @@ int main(int argc, char** argv) {
       }
       out = raw_attack(endpoint, o);
       if (attack == "slowloris") out["client_hello_bytes"] = o.trickle.size();
+    } else if (attack == "handshake_flood") {
+      PskClientConfig config(identity, psk);
+      out = handshake_flood_attack(endpoint, source, captured_client_hello(config), count, seconds,
+                                   ready_file, stop_file);
     } else if (attack == "huge_frame") {
       out = huge_frame_attack(endpoint, identity, psk, seconds, interval_ms ? interval_ms : 200,
                               ready_file, stop_file);

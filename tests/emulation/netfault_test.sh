@@ -10,20 +10,33 @@
 # (as round_test.sh checks it), with every device completed. The attack starts first and goes on
 # until the round is over (--stop-file), so the whole round runs under it. The check-in attacks
 # (hello_flood: two sessions at a time from one credential; drop_every_round: a device taking its
-# task and dropping, every 50 ms) use a valid device key; the others need none.
+# task and dropping, every 50 ms) use a valid device key; the others need none. handshake_flood
+# (two workers sending ClientHellos back to back, no credential) comes from this machine's first
+# non-loopback IPv4 address, to which the per-address handshake limit applies (loopback peers
+# are exempt): the server listens on every address with a limit of 120 a minute (a burst of 120,
+# then 2 a second), and answers no more handshakes than that; without such an address the case
+# is skipped (exit 77).
 #   netfault_test.sh SERVER SIM NETFAULT WORKDIR CASE
-# CASE: silent | slowloris | idle_flood | huge_frame | hello_flood | drop_every_round
+# CASE: silent | slowloris | idle_flood | huge_frame | hello_flood | drop_every_round |
+#       handshake_flood
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 server=$1 sim=$2 netfault=$3 work=$4 case=$5
+listen=127.0.0.1 source=
+if [ "$case" = handshake_flood ]; then
+  source=$(hostname -I 2>/dev/null | tr ' ' '\n' | grep -E '^[0-9.]+$' | grep -v '^127\.' | head -1 || true)
+  [ -n "$source" ] || { echo "netfault.handshake_flood: no non-loopback IPv4 address: skipped"; exit 77; }
+  listen=0.0.0.0
+fi
 clients=24
 handshake_ms=2000 idle_ms=3000
 hostile_id=9001  # the attacker's device id (a valid credential): never one of the fleet's 1..24
 rm -rf "$work" && mkdir -p "$work/data" "$work/state"
 cd "$work"
-python3 - "$clients" "$handshake_ms" "$idle_ms" <<'PY'
+python3 - "$clients" "$handshake_ms" "$idle_ms" "$listen" <<'PY'
 import json, os, sys
 clients, handshake_ms, idle_ms = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+listen = sys.argv[4]
 with open('data/items.txt', 'w') as f:      # the fleet: a Zipf law shifted by 15 ids
     for i in range(300): f.write(f"{i + 15} {max(1, 100000 // (i + 1))}\n")
 with open('reference.txt', 'w') as f:       # Π, the reference
@@ -34,9 +47,9 @@ task = {"id": 3, "kind": "kl", "trust": "dist", "epsilon": 1.0, "delta": 1e-6,
         "deadline_seconds": 600, "admission_seconds": 120, "phase_timeout_seconds": 120,
         "seed": "00" * 31 + "31", "kl": {"reference": "reference.txt", "rounds": 300, "lambda": 0.1}}
 json.dump(task, open('task.json', 'w'))
-json.dump({"listen": "127.0.0.1:0", "store": "server.db", "fleet_secret": os.environ["FLEET_SECRET"],
+json.dump({"listen": listen + ":0", "store": "server.db", "fleet_secret": os.environ["FLEET_SECRET"],
            "noise_seed": 9, "handshake_timeout_ms": handshake_ms, "idle_timeout_ms": idle_ms,
-           "tasks": [task]}, open('server.json', 'w'))
+           "handshakes_per_address_per_minute": 120, "tasks": [task]}, open('server.json', 'w'))
 PY
 
 # Where the server's memory is measured (idle_flood, huge_frame), ASan's quarantine is off: it
@@ -63,6 +76,9 @@ case $case in
   huge_frame) args=(--attack huge_frame "${keyed[@]}" --seconds 3 --interval-ms 100) ;;
   hello_flood) args=(--attack hello_flood "${keyed[@]}" --count 2 --seconds 3) ;;
   drop_every_round) args=(--attack drop_every_round "${keyed[@]}" --seconds 3 --interval-ms 50) ;;
+  handshake_flood)
+    common[1]=$source:$(cat port)
+    args=(--attack handshake_flood --count 2 --source "$source" --seconds 3) ;;
   *) echo "unknown case $case"; exit 2 ;;
 esac
 "$netfault" "${args[@]}" "${common[@]}" >attack.json 2>attack.err &
@@ -150,6 +166,16 @@ elif case == 'huge_frame':
     check(attack['bytes_received'] == 0, 'the server answered the 4 GiB header')
     grown_kb = attack['server']['rss_max_kb'] - attack['server']['rss_before_kb']
     check(grown_kb <= 64 * 1024, f'the server grew by {grown_kb} KiB')
+elif case == 'handshake_flood':
+    # The limit answered a burst of 120 handshakes, then 2 a second (plus the second it began);
+    # every other connection was closed at accept with no byte sent.
+    bound = 120 + 2 * (math.ceil(attack['seconds']) + 1)
+    check(attack['connect_failures'] == 0, 'a connection could not be opened')
+    check(attack['answered'] <= bound, f'{attack["answered"]} handshakes answered, at most {bound}')
+    check(attack['closed_unanswered'] > 0, 'the limit never refused the flood')
+    print(f'handshake_flood: {attack["attempts"]} ClientHellos in {attack["seconds"]:.1f} s, '
+          f'{attack["answered"]} answered (at most {bound}), {attack["closed_unanswered"]} closed '
+          f'at accept; server CPU {attack["server"]["cpu_seconds"]} s')
 else:  # hello_flood, drop_every_round
     check(attack['handshake_failures'] == 0 and attack['errors'] == 0, 'sessions failed')
     check(attack['rate_limited'] > 0, 'the check-in limit never refused the flood')
