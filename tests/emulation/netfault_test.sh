@@ -11,7 +11,7 @@
 # until the round is over (--stop-file), so the whole round runs under it. The check-in attacks
 # (hello_flood: two sessions at a time from one credential; drop_every_round: a device taking its
 # task and dropping, every 50 ms) use a valid device key; the others need none. handshake_flood
-# (two workers sending ClientHellos back to back, no credential) comes from this machine's first
+# (one worker sending ClientHellos back to back, no credential) comes from this machine's first
 # non-loopback IPv4 address, to which the per-address handshake limit applies (loopback peers
 # are exempt): the server listens on every address with a limit of 120 a minute (a burst of 120,
 # then 2 a second), and answers no more handshakes than that; without such an address the case
@@ -78,7 +78,7 @@ case $case in
   drop_every_round) args=(--attack drop_every_round "${keyed[@]}" --seconds 3 --interval-ms 50) ;;
   handshake_flood)
     common[1]=$source:$(cat port)
-    args=(--attack handshake_flood --count 2 --source "$source" --seconds 3) ;;
+    args=(--attack handshake_flood --count 1 --source "$source" --seconds 3) ;;
   *) echo "unknown case $case"; exit 2 ;;
 esac
 "$netfault" "${args[@]}" "${common[@]}" >attack.json 2>attack.err &
@@ -170,7 +170,8 @@ elif case == 'handshake_flood':
     # The limit answered a burst of 120 handshakes, then 2 a second (plus the second it began);
     # every other connection was closed at accept with no byte sent.
     bound = 120 + 2 * (math.ceil(attack['seconds']) + 1)
-    check(attack['connect_failures'] == 0, 'a connection could not be opened')
+    # (A failed connect is the attacker's machine running short of ports: not checked.)
+    check(attack['attempts'] > bound, f'the flood never passed the limit: {attack["attempts"]}')
     check(attack['answered'] <= bound, f'{attack["answered"]} handshakes answered, at most {bound}')
     check(attack['closed_unanswered'] > 0, 'the limit never refused the flood')
     print(f'handshake_flood: {attack["attempts"]} ClientHellos in {attack["seconds"]:.1f} s, '
