@@ -128,6 +128,7 @@ DeviceTaskReport run_one_task(const DeviceSetup& setup, tls::TlsPskChannel& chan
   client::ClientConfig config;
   config.device_id = setup.id;
   config.receive_timeout_ms = setup.receive_timeout_ms;
+  config.report_window = setup.report_window;
   config.wall_clock_seconds = wall_clock_seconds;
   config.round_blob_name = round_blob.c_str();
   client::Client client;

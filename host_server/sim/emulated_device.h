@@ -70,6 +70,7 @@ struct DeviceSetup {
   uint32_t retry_millis = 50;   // wait between check-ins that found no task (first task)
   uint32_t next_task_retry_millis = 50;  // ... while waiting for a later task
   uint32_t receive_timeout_ms = 120000;
+  uint8_t report_window = 1;  // ClientConfig::report_window: Report chunks unacknowledged
   // The device's TLS channel, kept by the caller across calls so that a device that comes back
   // resumes its TLS session (sdk/tls/tls_channel.h); null: one channel for this call's sessions.
   tls::TlsPskChannel* channel = nullptr;

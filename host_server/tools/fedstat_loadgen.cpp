@@ -198,6 +198,7 @@ int main(int argc, char** argv) {
   uint32_t clients = 10, tasks = 1000;
   double seconds = 5;
   uint64_t seed = 1, first_id = 1;
+  int report_window = 1;
   int server_pid = 0;
   bool json_output = false;
   auto* server_option = app.add_option("--server", server, "a running server's HOST:PORT");
@@ -231,6 +232,10 @@ int main(int argc, char** argv) {
   app.add_option("--state", state_dir,
                  "where devices keep ledgers and round markers (default: a fresh directory in "
                  "/dev/shm, removed at the end)");
+  app.add_option("--report-window", report_window,
+                 "Report chunks a device sends before it waits for an Ack (1 to 16; "
+                 "ClientConfig::report_window)")
+      ->check(CLI::Range(1, 16));
   app.add_flag("--json", json_output, "print one JSON object");
   if (auto code = fedstat::tools::parse_command_line(app, argc, argv)) return *code;
   if (server.empty() && server_binary.empty()) {
@@ -307,6 +312,7 @@ int main(int argc, char** argv) {
     options.seconds = seconds;
     options.seed = seed;
     options.memory_bytes = memory;
+    options.report_window = static_cast<uint8_t>(report_window);
     if (!server_binary.empty()) {
       work = fresh_directory(fs::temp_directory_path());
       json copies = json::array();

@@ -138,6 +138,7 @@ int main(int argc, char** argv) {
   std::string server, task_path, data_dir, secret_hex, state_dir;
   std::string external_dir = ".";
   uint32_t clients = 10, max_sessions = 600, external = 0;
+  int report_window = 1;
   double dropout = 0;
   uint64_t seed = 0, first_id = 1, noise_seed = 0;
   size_t memory = 4u << 20;
@@ -160,6 +161,10 @@ int main(int argc, char** argv) {
   app.add_option("--memory", memory, "bytes each device gives its Client");
   app.add_option("--noise-seed", noise_seed, "the server's noise_seed (to reproduce its estimate)");
   app.add_option("--state", state_dir, "where devices keep ledgers and round state (default: .)");
+  app.add_option("--report-window", report_window,
+                 "Report chunks a device sends before it waits for an Ack (1 to 16; "
+                 "ClientConfig::report_window)")
+      ->check(CLI::Range(1, 16));
   app.add_option("--max-sessions", max_sessions, "check-ins per device before it gives up")
       ->check(CLI::Range(1u, 100000u));
   app.add_option("--external", external,
@@ -231,6 +236,7 @@ int main(int argc, char** argv) {
       s.seed = seed;
       s.memory_bytes = memory;
       s.max_sessions = max_sessions;
+      s.report_window = static_cast<uint8_t>(report_window);
       // A device waits for the server longer than any of the task's phases may last.
       s.receive_timeout_ms = static_cast<uint32_t>(std::min<uint64_t>(
           UINT32_MAX, 1000 * std::max<uint64_t>(120, uint64_t{plan.phase_timeout_seconds} + 60)));

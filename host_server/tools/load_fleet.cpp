@@ -117,6 +117,7 @@ void run_device(const LoadOptions& options, uint64_t id, EmulatedClient& data, S
     client::ClientConfig config;
     config.device_id = id;
     config.receive_timeout_ms = options.receive_timeout_ms;
+    config.report_window = options.report_window;
     config.wall_clock_seconds = wall_clock_seconds;
     config.round_blob_name = round_blob.c_str();
     auto client = std::make_unique<client::Client>();

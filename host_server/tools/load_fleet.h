@@ -44,6 +44,7 @@ struct LoadOptions {
   uint64_t seed = 1;        // device id draws its k-th round's randomness from (seed, id + k·2^32)
   size_t memory_bytes = 0;  // what each device gives its Client
   uint32_t receive_timeout_ms = 120000;
+  uint8_t report_window = 1;  // ClientConfig::report_window
 };
 
 struct LoadResult {

@@ -70,6 +70,9 @@ Status Client::init(const ClientConfig& config, const TaskKinds& kinds, MutableB
   if (reinterpret_cast<uintptr_t>(memory.data()) % 8 != 0) {
     return invalid_argument("the Client's memory must be 8-byte aligned");
   }
+  if (config.report_window == 0 || config.report_window > kMaxReportWindow) {
+    return invalid_argument("ClientConfig.report_window must be in [1, kMaxReportWindow = 16]");
+  }
   if (kinds.kinds.size() > kMaxTaskKinds) {
     return invalid_argument("TaskKinds: at most one entry per kind (kMaxTaskKinds)");
   }
@@ -467,20 +470,27 @@ Status Client::receive_task_data(FrameChannel& channel, Span<uint64_t> data) {
 Status Client::send_report(FrameChannel& channel, Span<const uint64_t> contribution,
                            size_t offset) {
   constexpr size_t kChunk = sizeof(out_.body.report.words) / sizeof(out_.body.report.words[0]);
-  while (offset < contribution.size()) {
-    const size_t count =
-        contribution.size() - offset < kChunk ? contribution.size() - offset : kChunk;
-    start_message(fedstat_v1_Envelope_report_tag);
-    out_.body.report.task_id = task_.task_id;
-    out_.body.report.offset = static_cast<uint32_t>(offset);
-    out_.body.report.words_count = static_cast<pb_size_t>(count);
-    for (size_t i = 0; i < count; ++i) out_.body.report.words[i] = contribution[offset + i];
-    FEDSTAT_RETURN_IF_ERROR(send(channel));
+  const size_t size = contribution.size();
+  const size_t window = config_.report_window * kChunk;  // words unacknowledged, at most
+  size_t sent = offset;  // chunks start at `offset`, then every kChunk words
+  while (offset < size) {
+    while (sent < size && sent - offset < window) {
+      const size_t count = size - sent < kChunk ? size - sent : kChunk;
+      start_message(fedstat_v1_Envelope_report_tag);
+      out_.body.report.task_id = task_.task_id;
+      out_.body.report.offset = static_cast<uint32_t>(sent);
+      out_.body.report.words_count = static_cast<pb_size_t>(count);
+      for (size_t i = 0; i < count; ++i) out_.body.report.words[i] = contribution[sent + i];
+      FEDSTAT_RETURN_IF_ERROR(send(channel));
+      sent += count;
+    }
+    // The oldest chunk in flight is [offset, offset + its count): its Ack names the end.
+    const size_t acked = offset + (size - offset < kChunk ? size - offset : kChunk);
     FEDSTAT_RETURN_IF_ERROR(receive_expect(channel, fedstat_v1_Envelope_ack_tag));
-    if (in_.body.ack.task_id != task_.task_id || in_.body.ack.offset != offset + count) {
+    if (in_.body.ack.task_id != task_.task_id || in_.body.ack.offset != acked) {
       return failed_precondition("Ack for another task or with the wrong offset");
     }
-    offset += count;
+    offset = acked;
   }
   return Status();
 }

@@ -2,7 +2,8 @@
 /// Client: the one object an app holds to take part in fedstat tasks. run_session() runs ONE task
 /// session over a FrameChannel, exactly in the message order of docs/protocol.md:
 ///   ClientHello → Task (or ServerError) → TaskData × ⌈data_words/64⌉ → checks → TaskReply →
-///   TRUSTED/TAGG/NONE: Report chunks (≤ 64 words), each answered by its Ack before the next;
+///   TRUSTED/TAGG/NONE: Report chunks (≤ 64 words), each answered by its Ack, at most
+///   ClientConfig::report_window of them unacknowledged (1: each Ack before the next chunk);
 ///   DIST: secure aggregation (sdk/secagg/secagg_client.h) → RoundOutcome.
 /// Order of the checks, each ending the session with a decline (TaskReply{accept = false}) and
 /// nothing charged or computed: the task's fields (validate_task, contribution.h: kInvalidArgument
@@ -94,6 +95,9 @@
 namespace fedstat {
 namespace client {
 
+/// The most Report chunks ClientConfig::report_window lets be in flight.
+constexpr uint8_t kMaxReportWindow = 16;
+
 /// The Client's settings (copied by init()).
 struct ClientConfig {
   uint64_t device_id = 0;               ///< [1, 2^31]: also the secure-aggregation client id
@@ -103,6 +107,13 @@ struct ClientConfig {
   uint64_t (*wall_clock_seconds)() = nullptr;
   /// The platform blob that holds the round marker; must outlive the Client.
   const char* round_blob_name = "fedstat-client-round";
+  /// Report chunks sent before the Client waits for the oldest one's Ack, [1, kMaxReportWindow].
+  /// 1 (stop-and-wait) suits every transport, a microcontroller's UART included. Over TCP a
+  /// larger window sends a report of n chunks in about n / window round trips instead of n (a
+  /// 40-chunk sketch: 8 gives 5); the server stores and acknowledges each chunk in order, so
+  /// what is sent, stored and resumed after a lost channel is the same, and no more than the
+  /// window's chunks are ever unacknowledged.
+  uint8_t report_window = 1;
 };
 
 /// How a session ended when it did not end with an error.

@@ -21,6 +21,11 @@
 //       (wire::decode_frame), checked and summed (TrustedSum, as the server does) and appended to
 //       a fresh SQLite store (open_sqlite_store, the server's durability: one transaction per
 //       message, persist-then-acknowledge) — what the server cannot avoid doing per report.
+//   BM_ReportOverLatency/<window>/<rtt_ms>  two devices' data-shift reports (40 chunks each; a
+//       round's least) to a real server through a proxy that delays every byte by rtt/2 each way
+//       (delay_proxy.h: a link with that round-trip time), with ClientConfig::report_window =
+//       <window>: from the devices' start to their RoundOutcome, a full handshake included. The
+//       printed speed-up is window 1's time ÷ this window's at the same round-trip time.
 // Kinds: 0 = data_shift, trust none, a 5 × 512 sketch (2,560 words: 40 chunks per report);
 //        1 = kl, trust trusted, 300 rounds (≤ 301 words: 5 chunks).
 // "reports/s" is devices ÷ seconds. The printed ratio is ingest ÷ decode-and-insert for the same
@@ -59,6 +64,7 @@
 #include "sdk/client/client.h"
 #include "sdk/tls/tls_channel.h"
 #include "sdk/wire/envelope_codec.h"
+#include "tests/bench/delay_proxy.h"
 #include "tests/bench/same_run_reporter.h"
 #include "tests/bench/server_process.h"
 
@@ -318,14 +324,86 @@ BENCHMARK(BM_ServerIngest)
     ->UseManualTime()
     ->Iterations(3);
 
+void BM_ReportOverLatency(benchmark::State& state) {
+  constexpr uint32_t kDevices = 2;  // a round's least
+  Workload w(0, kDevices);
+  const int rtt_ms = static_cast<int>(state.range(1));
+  int run = 0;
+  for (auto _ : state) {
+    const fs::path here = w.dir / ("latency-" + std::to_string(run++));
+    fs::create_directories(here / "state");
+    const json config{{"listen", "127.0.0.1:0"},
+                      {"store", (here / "server.db").string()},
+                      {"fleet_secret", host::encode_hex(w.secret.data(), w.secret.size())},
+                      {"tasks", json::array({w.task})}};
+    std::ofstream(w.dir / "server.json") << config.dump();  // beside reference.txt
+    ServerProcess server(w.dir / "server.json", here / "port", here / "server.log");
+    bench::DelayProxy link(server.port(), rtt_ms / 2);
+    if (!platform::posix::set_storage_directory((here / "state").c_str()).ok()) {
+      state.SkipWithError("the devices' state directory");
+      return;
+    }
+    std::vector<host::DeviceReport> reports(kDevices);
+    host::DeviceThreads threads;
+    const auto start = std::chrono::steady_clock::now();
+    threads.start(kDevices, [&](size_t i) {
+      host::DeviceSetup setup;
+      setup.id = i + 1;
+      setup.endpoint = "127.0.0.1:" + std::to_string(link.port());
+      setup.psk = net::derive_device_psk(w.secret, setup.id);
+      setup.seed = kDeviceSeed;
+      setup.memory_bytes = w.client_memory;
+      setup.report_window = static_cast<uint8_t>(state.range(0));
+      try {
+        reports[i] = host::run_emulated_device(setup, *w.devices[i]);
+      } catch (const std::exception& e) {
+        reports[i].outcome = "error";
+        reports[i].detail = e.what();
+      }
+    });
+    threads.join();
+    state.SetIterationTime(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    for (const host::DeviceReport& r : reports) {
+      if (r.outcome != "completed") {
+        state.SkipWithError(("a device did not complete: " + r.outcome + " " + r.detail).c_str());
+        return;
+      }
+    }
+  }
+}
+BENCHMARK(BM_ReportOverLatency)
+    ->ArgsProduct({{1, 8}, {20, 100}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseManualTime()
+    ->Iterations(2);
+
 class IngestReporter : public bench::SameRunReporter {
  public:
   IngestReporter()
-      : SameRunReporter("Server ingest ÷ decode-and-insert into SQLite, same run, same reports:") {}
+      : SameRunReporter(
+            "Server ingest ÷ decode-and-insert into SQLite (same run, same reports); a report "
+            "upload over a delayed link, window 1 ÷ window W:") {}
 
  protected:
   std::string describe(const Run& run) override {
     const std::string name = run.benchmark_name();
+    if (name.rfind("BM_ReportOverLatency", 0) == 0 && !run.error_occurred) {
+      // "BM_ReportOverLatency/<window>/<rtt>/iterations:2/manual_time"
+      const std::string args = bench::argument_of(name);
+      const int window = std::stoi(args);
+      const std::string rtt =
+          args.substr(args.find('/') + 1, args.find('/', args.find('/') + 1) - args.find('/') - 1);
+      const double seconds = run.GetAdjustedRealTime() / 1e3;  // the unit is ms
+      if (window == 1) upload_[rtt] = seconds;
+      if (window == 1 || upload_.count(rtt) == 0) return "";
+      char line[200];
+      std::snprintf(line, sizeof(line),
+                    "  data_shift report over a %3s ms round trip: window 1 %.3f s, window %d "
+                    "%.3f s, speed-up %.2f\n",
+                    rtt.c_str(), upload_.at(rtt), window, seconds, upload_.at(rtt) / seconds);
+      return line;
+    }
     const auto rate = run.counters.find("reports/s");
     if (rate == run.counters.end() || run.error_occurred) return "";
     // "BM_X/<kind>/<devices>[/<returning>]/iterations:3[/manual_time]" → "<kind>/<devices>"
@@ -348,6 +426,7 @@ class IngestReporter : public bench::SameRunReporter {
 
  private:
   std::map<std::string, double> floor_;
+  std::map<std::string, double> upload_;  // window 1's seconds per round-trip time
 };
 
 }  // namespace

@@ -361,6 +361,10 @@ TEST_F(CabiClientTest, CreateAndSettersRefuseBadArguments) {
   EXPECT_EQ(fedstat_client_create(memory.data(), bytes, &config, good.ledger, good.random, &client),
             FEDSTAT_INVALID_ARGUMENT);
   config.device_id = 241;
+  config.report_window = 17;  // at most 16 chunks in flight
+  EXPECT_EQ(fedstat_client_create(memory.data(), bytes, &config, good.ledger, good.random, &client),
+            FEDSTAT_INVALID_ARGUMENT);
+  config.report_window = 0;
   config.wall_clock_seconds = nullptr;
   EXPECT_EQ(fedstat_client_create(memory.data(), bytes, &config, good.ledger, good.random, &client),
             FEDSTAT_INVALID_ARGUMENT);

@@ -594,6 +594,91 @@ TEST_F(ClientSessionTest, ALostChannelResumesTheSameReportWithoutNewNoiseOrCharg
   EXPECT_EQ(second.seen.extra_messages, 0u);
 }
 
+// The device's end of a connection, counting the Report chunks sent and not yet acknowledged.
+class InFlightChannel : public client::FrameChannel {
+ public:
+  explicit InFlightChannel(client::FrameChannel& inner) : inner_(inner) {}
+  Status send(const wire::Envelope& message) override {
+    if (message.which_body == fedstat_v1_Envelope_report_tag) {
+      most_ = std::max(most_, ++in_flight_);
+    }
+    return inner_.send(message);
+  }
+  Status receive(wire::Envelope& out, uint32_t timeout_ms) override {
+    const Status s = inner_.receive(out, timeout_ms);
+    if (s.ok() && out.which_body == fedstat_v1_Envelope_ack_tag) --in_flight_;
+    return s;
+  }
+  void close() override { inner_.close(); }
+  size_t most() const { return most_; }
+
+ private:
+  client::FrameChannel& inner_;
+  size_t in_flight_ = 0, most_ = 0;
+};
+
+// report_window chunks go out before the Client waits, never more, and the report is the same
+// whatever the window (a 3-chunk sketch).
+TEST_F(ClientSessionTest, AReportWindowKeepsThatManyChunksUnacknowledgedAndTheSameReport) {
+  const fedstat_v1_Task task = data_shift_task(fedstat_v1_TrustModel_TRUSTED, 1.0);
+  ASSERT_EQ((task.vector_length + 63) / 64, 3u);
+  uint64_t id = 41;
+  for (uint8_t window : {uint8_t{1}, uint8_t{2}, uint8_t{3}, client::kMaxReportWindow}) {
+    OwnedHistogram h(6);
+    HistogramData data(&h.histogram);
+    Device device(id, client::Client::memory_bytes(task, h.histogram.capacity()).value(), data, 10,
+                  nullptr, window);
+    ASSERT_TRUE(device.init_status.ok());
+    auto ends = make_channel_pair();
+    InFlightChannel counted(*ends.first);
+    Session s;
+    std::thread server([&] { s.seen = serve(*ends.second, task, {}, Mode::kNormal); });
+    s.outcome = device.client.run_session(counted);
+    server.join();
+    ASSERT_TRUE(s.outcome.ok()) << s.outcome.status().message();
+    EXPECT_EQ(s.outcome.value().result, SessionResult::kCompleted);
+    EXPECT_EQ(counted.most(), std::min<size_t>(window, 3)) << "window " << int{window};
+    CountingSource same(test_seed(99), id++);
+    EXPECT_EQ(s.seen.report, expected_sketch(task, h.histogram, same)) << int{window};
+  }
+}
+
+// A server that acknowledges only after it has read the whole report: a window of at least the
+// report's chunks completes; stop-and-wait would wait for an Ack that never comes.
+TEST_F(ClientSessionTest, AWindowAsLargeAsTheReportNeedsNoAckBeforeTheLastChunk) {
+  OwnedHistogram h(6);
+  HistogramData data(&h.histogram);
+  const fedstat_v1_Task task = data_shift_task(fedstat_v1_TrustModel_TRUSTED);
+  Device device(45, client::Client::memory_bytes(task, h.histogram.capacity()).value(), data, 10,
+                nullptr, 3);
+  Session s = run(device, task, {}, Mode::kAckAfterAll);
+  ASSERT_TRUE(s.outcome.ok()) << s.outcome.status().message();
+  EXPECT_EQ(s.outcome.value().result, SessionResult::kCompleted);
+  EXPECT_EQ(s.seen.report.size(), task.vector_length);
+}
+
+// A channel lost with chunks in flight: the resume sends the rest from what the server holds
+// (its Ack), the same contribution, charged once.
+TEST_F(ClientSessionTest, AChannelLostWithAWindowInFlightResumesFromWhatTheServerHolds) {
+  OwnedHistogram h(6);
+  HistogramData data(&h.histogram);
+  const fedstat_v1_Task task = data_shift_task(fedstat_v1_TrustModel_TRUSTED, 1.0);
+  Device device(46, client::Client::memory_bytes(task, h.histogram.capacity()).value(), data, 10,
+                nullptr, 3);
+  Session first = run(device, task, {}, Mode::kCloseAfterFirstAck);
+  EXPECT_EQ(first.outcome.status().code(), StatusCode::kUnavailable);
+  ASSERT_EQ(device.client.pending_report_task(), task.task_id);
+  const double spent = device.spent();
+  Session second = run_resume(device, task, 64);
+  ASSERT_TRUE(second.outcome.ok()) << second.outcome.status().message();
+  EXPECT_EQ(second.outcome.value().result, SessionResult::kCompleted);
+  std::vector<uint64_t> report(first.seen.report.begin(), first.seen.report.begin() + 64);
+  report.insert(report.end(), second.seen.report.begin(), second.seen.report.end());
+  CountingSource same(test_seed(99), 46);
+  EXPECT_EQ(report, expected_sketch(task, h.histogram, same));
+  EXPECT_EQ(device.spent(), spent);
+}
+
 TEST_F(ClientSessionTest, AResumeTheServerRefusesOrAnotherTaskEndsThePendingReport) {
   OwnedHistogram h(7);
   HistogramData data(&h.histogram);
@@ -809,6 +894,10 @@ TEST_F(ClientSessionTest, InitRefusesBadConfig) {
   EXPECT_EQ(huge.init_status.code(), StatusCode::kInvalidArgument);
   Device top(uint64_t{1} << 31, 64, data);
   EXPECT_TRUE(top.init_status.ok());
+  for (int window : {0, client::kMaxReportWindow + 1}) {
+    Device bad(7, 64, data, 10, nullptr, static_cast<uint8_t>(window));
+    EXPECT_EQ(bad.init_status.code(), StatusCode::kInvalidArgument) << window;
+  }
 }
 
 }  // namespace

@@ -146,8 +146,9 @@ struct Device {
   std::string ledger_name, round_name;
 
   // `kinds`: a Client built with those kinds only (null: every kind, Client::init's default).
+  // `report_window`: ClientConfig::report_window.
   Device(uint64_t id, size_t memory_bytes, client::ClientData& data, double budget = 10,
-         const client::TaskKinds* kinds = nullptr)
+         const client::TaskKinds* kinds = nullptr, uint8_t report_window = 1)
       : entries(16),
         scratch(privacy::BudgetLedger::blob_bytes(16)),
         memory((memory_bytes + 7) / 8) {
@@ -168,6 +169,7 @@ struct Device {
     config.receive_timeout_ms = 20000;
     config.wall_clock_seconds = fixed_clock;
     config.round_blob_name = round_name.c_str();
+    config.report_window = report_window;
     const MutableByteSpan bytes(reinterpret_cast<uint8_t*>(memory.data()), memory_bytes);
     init_status = kinds == nullptr ? client.init(config, bytes, data, ledger, *random)
                                    : client.init(config, *kinds, bytes, data, ledger, *random);

@@ -14,7 +14,9 @@
 namespace fedstat {
 namespace client_test {
 
-enum class Mode { kNormal, kWrongAckOffset, kCloseAfterReply, kCloseAfterFirstAck };
+// kAckAfterAll: the server reads every Report chunk before it sends the first Ack (a device that
+// waits for each Ack before the next chunk never finishes).
+enum class Mode { kNormal, kWrongAckOffset, kCloseAfterReply, kCloseAfterFirstAck, kAckAfterAll };
 
 // What the scripted server saw.
 struct Seen {
@@ -43,7 +45,26 @@ inline Seen serve(InMemoryChannel& server, const fedstat_v1_Task& task,
     server.close();
     return seen;
   }
-  if (seen.reply.accept) {
+  if (seen.reply.accept && mode == Mode::kAckAfterAll) {
+    std::vector<uint32_t> ends;  // each chunk's end: its Ack's offset
+    while (seen.report.size() < task.vector_length) {
+      if (!server.receive(in, 20000).ok() || in.which_body != fedstat_v1_Envelope_report_tag) break;
+      EXPECT_EQ(in.body.report.offset, seen.report.size());
+      seen.report.insert(seen.report.end(), in.body.report.words,
+                         in.body.report.words + in.body.report.words_count);
+      ends.push_back(static_cast<uint32_t>(seen.report.size()));
+    }
+    for (uint32_t end : ends) {
+      wire::Envelope ack = envelope_of(fedstat_v1_Envelope_ack_tag);
+      ack.body.ack.task_id = task.task_id;
+      ack.body.ack.offset = end;
+      server.send(ack).ignore();
+    }
+    wire::Envelope outcome = envelope_of(fedstat_v1_Envelope_round_outcome_tag);
+    outcome.body.round_outcome.task_id = task.task_id;
+    outcome.body.round_outcome.completed = true;
+    server.send(outcome).ignore();
+  } else if (seen.reply.accept) {
     while (seen.report.size() < task.vector_length) {
       if (!server.receive(in, 20000).ok() || in.which_body != fedstat_v1_Envelope_report_tag) break;
       EXPECT_EQ(in.body.report.offset, seen.report.size());

@@ -70,6 +70,9 @@ typedef struct fedstat_client_config {
   /** the round marker's blob: NULL: "fedstat-client-round"; 1-64 characters of
    * [A-Za-z0-9_.-]; copied */
   const char* round_blob_name;
+  /** Report chunks sent before the Client waits for an Ack: 0 or 1: one at a time (any
+   * transport); up to 16 over TCP, where 8 sends a 40-chunk report in about 5 round trips */
+  uint8_t report_window;
 } fedstat_client_config;
 
 /** How a session ended (fedstat_session_outcome.result). */
