@@ -85,7 +85,6 @@ fedstat_status create_client(void* memory, size_t memory_bytes, const fedstat_cl
   cc.receive_timeout_ms = config->receive_timeout_ms != 0 ? config->receive_timeout_ms : 30000;
   cc.wall_clock_seconds = config->wall_clock_seconds;
   cc.round_blob_name = c->round_blob_name;
-  cc.report_window = config->report_window != 0 ? config->report_window : 1;
   const Status status = c->client.init(
       cc, kinds, MutableByteSpan(after_handle<fedstat_client>(memory), memory_bytes - kHandle),
       c->data, ledger->ledger, *random->source);
@@ -162,6 +161,11 @@ fedstat_status fedstat_client_set_histogram(fedstat_client* client,
   }
   client->data.histogram_ = &histogram->sparse;
   return FEDSTAT_OK;
+}
+
+fedstat_status fedstat_client_set_report_window(fedstat_client* client, uint8_t window) {
+  if (!live(client)) return FEDSTAT_INVALID_ARGUMENT;
+  return finish(client, client->client.set_report_window(window));
 }
 
 fedstat_status fedstat_client_set_examples(fedstat_client* client, const float* features,

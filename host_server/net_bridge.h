@@ -5,11 +5,11 @@
 // timed-out handshake: an unknown identity or a wrong key fails there too) are logged as
 // "refused" when a log is given, at most kRefusedLinesPerMinute a minute: a peer needs no
 // credential to fail handshakes as fast as the server runs them, and a line for each would grow
-// the log without bound. Past that burst (then one a second) one "refused_not_logged" line says
-// so, the rest are counted — /metrics counts every one (fedstat_handshake_failures_total) — and
-// the next "refused" line carries "not_logged_before": how many were left out. The handler logs
-// the peers it knows. Threads: the io thread only. Memory: three pointers, a clock and one
-// token bucket. Paper: none.
+// the log without bound. Past that burst (then one a second) a "refused_not_logged" line says
+// so, at most once a minute, the rest are counted — /metrics counts every one
+// (fedstat_handshake_failures_total) — and the next "refused" line carries "not_logged_before": how
+// many were left out. The handler logs the peers it knows. Threads: the io thread only. Memory:
+// three pointers, a clock and one token bucket. Paper: none.
 #ifndef FEDSTAT_HOST_NET_BRIDGE_H_
 #define FEDSTAT_HOST_NET_BRIDGE_H_
 
@@ -58,15 +58,17 @@ class NetBridge final : public net::FrameHandler, public Outbox {
         break;
       }
       case CheckInLimit::Verdict::kFirstRefusal:
+      case CheckInLimit::Verdict::kRefused: {
         ++not_logged_;
+        const uint64_t now = clock_();
+        if (noticed_ != 0 && now >= noticed_ && now - noticed_ < 60) break;  // once a minute
+        noticed_ = now;
         log_line(*log_, {{"event", "refused_not_logged"},
                          {"reason", "more than " + std::to_string(kRefusedLinesPerMinute) +
                                         " refused handshakes a minute: the next are counted "
                                         "(fedstat_handshake_failures_total), not logged"}});
         break;
-      case CheckInLimit::Verdict::kRefused:
-        ++not_logged_;
-        break;
+      }
     }
   }
   // The clock the log limit refills by (unix seconds; tests pass their own).
@@ -88,6 +90,7 @@ class NetBridge final : public net::FrameHandler, public Outbox {
   // then that many a minute.
   CheckInLimit refused_lines_{kRefusedLinesPerMinute};
   uint64_t not_logged_ = 0;  // refused handshakes not logged since the last "refused" line
+  uint64_t noticed_ = 0;     // when the last "refused_not_logged" line was written (0: never)
   std::function<uint64_t()> clock_ = unix_seconds;
 };
 

@@ -1,17 +1,26 @@
-// PeerHandshakeLimit: the per-address rate limit on new TLS connections (TlsServerConfig::
-// admit_peer). A peer needs no credential to start a handshake, and each ClientHello costs the
-// server an ephemeral key pair (X25519 or P-256) before the PSK identity is even sent; from one
-// host, as fast as it can send ClientHellos, that would take the io thread from the honest fleet.
-// Each address may open `per_minute` connections at once, then that many a minute (a token
-// bucket per address: CheckInLimit's, rounds/check_in_limit.h); one beyond is closed at accept,
-// before any TLS work. An IPv6 address is limited by its /64 (one host holds a whole /64); an
-// IPv4-mapped IPv6 address as its IPv4 address. Loopback peers are never limited (a local proxy,
-// the load generator and the emulated fleets connect from there).
-// Honest devices behind one NAT share its address: the default, 3,000 a minute (50 a second
-// after a burst of 3,000), lets through 18,000 devices checking in every 15 minutes per address.
-// Time: whole seconds of the injected clock (steady_clock by default). Memory: one bucket
-// (16 bytes plus the map's node) per address limited within the last minute; forgotten a minute
-// after its last connection. Not thread-safe (the listener's io thread). Paper: none.
+// PeerHandshakeLimit: a per-address rate limit on full TLS handshakes (TlsServerConfig::
+// admit_peer), off by default. A peer needs no credential to start a handshake, and each
+// ClientHello costs the server an ephemeral key pair (X25519 or P-256) before the PSK identity is
+// even sent; from one host, as fast as it can send ClientHellos, that takes the io thread from the
+// honest fleet. The listener asks only for hellos that would need a key pair: a hello offering a
+// session the server holds (a device back within tls_session_lifetime_seconds) resumes uncharged.
+// Each address may make `per_minute` full handshakes at once, then that many a minute (a token
+// bucket per address: CheckInLimit's, rounds/check_in_limit.h); one beyond is dropped before any
+// TLS work. An IPv6 address counts by its /64 (one host holds a whole /64); an IPv4-mapped
+// (::ffff:a.b.c.d) or NAT64 (64:ff9b::a.b.c.d) address as its IPv4 address. Loopback peers are
+// never limited (a local proxy, the load generator and the emulated fleets connect from there).
+// At most kMaxTrackedAddresses buckets are kept; past that, new addresses share one bucket until
+// the next prune (a minute) frees some.
+// What it does not do (an operator's choice to turn it on, and to size it):
+//   - devices behind one NAT, carrier-grade NAT, a load balancer's SNAT, share one bucket: an
+//     attacker behind the same address can use up their new devices' full handshakes (returning
+//     devices resume uncharged);
+//   - an attacker with many addresses (a /48 of /64s, 6to4, Teredo) gets a bucket for each;
+//   - a refused connection still costs an accept and a close (~30 µs): a SYN or connection flood
+//     is for the kernel's firewall (e.g. an nftables meter per source /64).
+// Time: whole seconds of the injected clock (steady_clock by default). Memory: one bucket (about
+// 60 bytes with the map's node) per address that made a full handshake within the last minute, at
+// most kMaxTrackedAddresses (about 4 MB). Not thread-safe (the listener's io thread). Paper: none.
 #ifndef FEDSTAT_HOST_PEER_HANDSHAKE_LIMIT_H_
 #define FEDSTAT_HOST_PEER_HANDSHAKE_LIMIT_H_
 
@@ -24,22 +33,24 @@
 namespace fedstat {
 namespace host {
 
-// The default of handshakes_per_address_per_minute (server_config.h).
-inline constexpr uint32_t kDefaultHandshakesPerAddressPerMinute = 3000;
+// The addresses with a bucket of their own, at most.
+inline constexpr size_t kMaxTrackedAddresses = 65536;
 
 class PeerHandshakeLimit {
  public:
   // per_minute == 0: no limit. `clock`: whole seconds; empty: steady_clock.
-  explicit PeerHandshakeLimit(uint32_t per_minute = kDefaultHandshakesPerAddressPerMinute,
-                              std::function<uint64_t()> clock = {});
+  explicit PeerHandshakeLimit(uint32_t per_minute, std::function<uint64_t()> clock = {});
   // Takes a token for `peer`'s address (or /64) if it has one; loopback always passes.
   bool admit(const asio::ip::address& peer);
-  // Addresses currently tracked (both families).
-  size_t tracked() const { return ipv4_.tracked() + ipv6_.tracked(); }
+  // Addresses currently tracked (both families, and the shared overflow bucket).
+  size_t tracked() const { return ipv4_.tracked() + ipv6_.tracked() + overflow_.tracked(); }
 
  private:
+  bool admit_key(CheckInLimit& family, uint64_t key, uint64_t now);
+
   std::function<uint64_t()> clock_;
   CheckInLimit ipv4_, ipv6_;  // keyed by the IPv4 address; by the IPv6 /64 prefix
+  CheckInLimit overflow_;     // one bucket (key 0) for new addresses while the others are full
   uint64_t pruned_at_ = 0;
 };
 

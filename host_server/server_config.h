@@ -21,11 +21,12 @@
 //                 burst of that many, then that many a minute (a token bucket per credential,
 //                 rounds/check_in_limit.h); one beyond gets ServerError RETRY_LATER
 //                 (kResourceExhausted) and is closed, nothing stored. 0: no limit
-//   handshakes_per_address_per_minute 3000: the TLS connections one peer address (an IPv6 /64)
-//                 may open: a burst of that many, then that many a minute; one beyond is closed
-//                 at accept, before any TLS work (peer_handshake_limit.h: a ClientHello needs no
-//                 credential and costs the server a key pair). Loopback peers are not limited.
-//                 0: no limit
+//   handshakes_per_address_per_minute 0 (off): the full TLS handshakes one peer address (an IPv6
+//                 /64) may make: a burst of that many, then that many a minute; one beyond is
+//                 dropped before any TLS work (peer_handshake_limit.h: a ClientHello needs no
+//                 credential and costs the server a key pair). A device resuming a held session
+//                 is not charged; loopback peers are not limited; devices behind one NAT share
+//                 its bucket (the header lists what the limit does not do)
 //   status_listen (collector) absent (default): no status page; "127.0.0.1:0" (port 0: any free
 //                 port, logged as {"event":"status_listening","port":N}): the operator's read-only
 //                 status page (tasks, rounds, devices, dropouts, results, estimates over rounds) at
@@ -87,7 +88,7 @@ struct ServerConfig {
   size_t tls_session_cache_entries = 16384;
   uint32_t tls_session_lifetime_seconds = 3600;
   uint32_t check_ins_per_minute = 60;  // rounds/check_in_limit.h's kDefaultCheckInsPerMinute
-  uint32_t handshakes_per_address_per_minute = 3000;  // kDefaultHandshakesPerAddressPerMinute
+  uint32_t handshakes_per_address_per_minute = 0;  // peer_handshake_limit.h; 0: off
   std::string status_listen;  // "host:port", loopback only; empty: no status page
   nlohmann::json tasks = nlohmann::json::array();
   std::string base_dir;  // the config file's directory

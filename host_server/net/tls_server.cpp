@@ -54,6 +54,8 @@ struct TlsServer::Connection {
   std::string identity;          // the PSK identity of a full handshake
   std::string resumed_identity;  // the identity of the session the handshake resumes
   std::optional<TlsSessionCache::Key> handshake_key;  // a full handshake's PSK, until it ends
+  std::optional<asio::ip::address> peer;              // the peer's address, when known
+  bool peer_checked = false;                          // admit_peer has been applied (or spared)
   std::array<uint8_t, 4096> chunk;                    // target of the outstanding socket read
   std::vector<uint8_t> inbox;  // ciphertext received, not yet taken by mbedTLS
   size_t inbox_taken = 0;
@@ -236,17 +238,11 @@ void TlsServer::admit(asio::ip::tcp::socket socket) {
     socket.close(ignored);
     return;
   }
-  if (config_.admit_peer) {
-    asio::error_code error;
-    const asio::ip::tcp::endpoint peer = socket.remote_endpoint(error);
-    if (error || !config_.admit_peer(peer.address())) {
-      ++refused_peers_;
-      socket.close(ignored);
-      return;
-    }
-  }
   socket.set_option(asio::ip::tcp::no_delay(true), ignored);
+  asio::error_code no_address;
+  const asio::ip::tcp::endpoint peer = socket.remote_endpoint(no_address);
   auto connection = std::make_shared<Connection>(io_, std::move(socket), next_id_);
+  if (!no_address) connection->peer = peer.address();
   if (mbedtls_ssl_setup(&connection->ssl, &ssl_config_) != 0) {
     connection->socket.close(ignored);
     return;
@@ -307,7 +303,7 @@ void TlsServer::on_read(const ConnectionPtr& connection, size_t bytes) {
     connection->inbox.insert(connection->inbox.end(), connection->chunk.begin(),
                              connection->chunk.begin() + static_cast<std::ptrdiff_t>(bytes));
     if (connection->state == Connection::State::kHandshake) {
-      advance_handshake(connection);
+      if (connection->peer_checked || check_peer(connection)) advance_handshake(connection);
     } else {
       connection->deadline = Clock::now() + std::chrono::milliseconds(config_.idle_timeout_ms);
       read_frames(connection);
@@ -316,6 +312,41 @@ void TlsServer::on_read(const ConnectionPtr& connection, size_t bytes) {
   if (connection->state == Connection::State::kClosed) return;
   flush(connection);
   read(connection);
+}
+
+bool TlsServer::check_peer(const ConnectionPtr& connection) {
+  if (!config_.admit_peer) {
+    connection->peer_checked = true;
+    return true;
+  }
+  // The ClientHello's session id: record header 5, handshake header 4, version 2, random 32, then
+  // its length byte and the id. A hello offering a session this server holds resumes with no key
+  // pair, so it is not charged (an observer replaying one gains a cheap abbreviated handshake it
+  // cannot finish); any other hello — a new device's, a malformed one — is charged.
+  const std::vector<uint8_t>& b = connection->inbox;
+  constexpr size_t kIdLengthAt = 5 + 4 + 2 + 32;
+  bool charged = true;
+  if (!b.empty() && b[0] == 0x16) {               // a handshake record
+    if (b.size() < 6) return false;               // wait for its first message's type
+    if (b[5] == 0x01) {                           // a ClientHello
+      if (b.size() <= kIdLengthAt) return false;  // wait for its session id's length
+      const size_t id_length = b[kIdLengthAt];
+      if (id_length > 0 && id_length <= 32) {
+        if (b.size() < kIdLengthAt + 1 + id_length) return false;  // wait for the id
+        charged = !sessions_.holds(b.data() + kIdLengthAt + 1, id_length);
+      }
+    }
+  }
+  connection->peer_checked = true;
+  if (!charged) return true;
+  if (connection->peer && config_.admit_peer(*connection->peer)) return true;
+  ++refused_peers_;
+  drop(connection,
+       "TLS handshake refused: " +
+           (connection->peer ? connection->peer->to_string() : std::string("an unknown address")) +
+           " is over its handshakes a minute",
+       false);
+  return false;
 }
 
 void TlsServer::advance_handshake(const ConnectionPtr& connection) {

@@ -14,10 +14,12 @@
 // handshake_timeout_ms) → on_open(id, identity) → on_frame... → on_close(id, reason).
 // on_close is called exactly once for every accepted connection the server drops — including
 // those whose handshake failed or timed out, which never had on_open (a handler ignores ids it
-// never saw open). Sockets beyond max_connections, and those from a peer address admit_peer
-// refuses (a per-address handshake rate limit: host_server/peer_handshake_limit.h), are closed
-// at once, before any TLS work, and get no id and no call (stats().refused_peers counts the
-// latter).
+// never saw open). Sockets beyond max_connections are closed at once, get no id and no call.
+// admit_peer (a per-address handshake rate limit: host_server/peer_handshake_limit.h) is asked
+// once the ClientHello's first bytes are in, before mbedTLS reads them — unless the hello offers
+// a session this server holds, which resumes with no key pair and is not charged: a refused
+// peer's connection is dropped ("TLS handshake refused: <address> ...", on_close, counted in
+// stats().refused_peers) before any TLS work.
 // Resumption: a device that connects again within TlsServerConfig::sessions.lifetime_seconds
 // (1 h by default; at most 24 h: each held session's master secret decrypts the connections made
 // with it, so the lifetime is how long forward secrecy waits)
@@ -91,8 +93,8 @@ struct TlsServerConfig {
   uint32_t session_purge_ms = 60000;
   // The clock sessions age by; empty: std::chrono::steady_clock (tests pass their own).
   std::function<std::chrono::steady_clock::time_point()> session_clock;
-  // Asked at every accept, before any TLS work: false closes the socket at once (counted in
-  // TlsServerStats::refused_peers). Empty: every peer is taken.
+  // Asked once per connection whose ClientHello does not offer a held session, before any TLS
+  // work: false drops it (counted in TlsServerStats::refused_peers). Empty: every peer is taken.
   std::function<bool(const asio::ip::address& peer)> admit_peer;
 };
 
@@ -101,7 +103,7 @@ struct TlsServerStats {
   uint64_t full_handshakes = 0;
   uint64_t resumed_handshakes = 0;
   size_t cached_sessions = 0;
-  uint64_t refused_peers = 0;  // sockets closed at accept because admit_peer refused the address
+  uint64_t refused_peers = 0;  // connections dropped before their handshake: admit_peer refused
 };
 
 class TlsServer {
@@ -146,6 +148,9 @@ class TlsServer {
   void admit(asio::ip::tcp::socket socket);
   void read(const ConnectionPtr& connection);
   void on_read(const ConnectionPtr& connection, size_t bytes);
+  // Applies admit_peer to a handshaking connection's ClientHello: true to go on with the
+  // handshake; false to wait for more bytes or when the connection was dropped.
+  bool check_peer(const ConnectionPtr& connection);
   void advance_handshake(const ConnectionPtr& connection);
   void read_frames(const ConnectionPtr& connection);
   void flush(const ConnectionPtr& connection);

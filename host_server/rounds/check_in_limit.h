@@ -49,6 +49,7 @@ class CheckInLimit {
 
   uint32_t per_minute() const { return per_minute_; }
   size_t tracked() const { return buckets_.size(); }
+  bool tracks(uint64_t client) const { return buckets_.count(client) != 0; }
 
  private:
   // Tokens are counted in sixtieths: a check-in costs 60, a second refills per_minute_, the

@@ -341,8 +341,8 @@ std::string render_metrics(const ServerStatus& s) {
          "started.",
          s.resumed_handshakes);
   scalar("fedstat_connections_rate_limited_total", "counter",
-         "Connections closed at accept, before any TLS work, because their address (an IPv6 /64) "
-         "opened more than handshakes_per_address_per_minute.",
+         "Connections dropped before any TLS work because their address (an IPv6 /64) made more "
+         "full handshakes than handshakes_per_address_per_minute.",
          s.refused_peers);
   scalar("fedstat_tls_sessions_held", "gauge",
          "TLS sessions the listener holds for resumption (tls_session_cache_entries at most).",

@@ -58,7 +58,7 @@ struct ServerStatus {
   uint64_t connections_total = 0;       // ... since this process started
   uint64_t handshake_failures = 0;      // connections closed in or for their handshake
   uint64_t resumed_handshakes = 0;      // of the completed ones, resumed TLS sessions
-  uint64_t refused_peers = 0;           // connections closed at accept by the per-address limit
+  uint64_t refused_peers = 0;           // connections dropped by the per-address handshake limit
   size_t tls_sessions_held = 0;         // sessions the listener holds for resumption
   uint64_t checkins_total = 0;          // ClientHello frames received (refused ones too)
   uint64_t frames_received = 0;         // every frame from a device

@@ -42,8 +42,8 @@
 // sessions, sessions_per_second, handshake_failures, offered (answered with a Task), rate_limited
 // (RETRY_LATER for too many check-ins), refused (any other ServerError, by detail in
 // "refusals"), errors, offered_before_first_limit, task_id. handshake_flood: attempts, answered
-// (the server sent its handshake answer), closed_unanswered (closed with no byte: refused at
-// accept), attempts_per_second, answered_per_second. With --watch-pid: server
+// (the server sent its handshake answer), closed_unanswered (closed with no byte: refused before
+// any TLS work), attempts_per_second, answered_per_second. With --watch-pid: server
 // {rss_before_kb, rss_max_kb, fds_before, fds_max, cpu_seconds (user + system during the
 // attack), samples}.
 // Exit codes: 0 the attack ran (whatever the server did: see the JSON); 1 a runtime failure; 2

@@ -27,7 +27,11 @@ Status fill_entropy(MutableByteSpan out) {
 
 uint64_t monotonic_micros() {
   struct timespec now;
-  if (clock_gettime(posix::kMonotonicClock, &now) != 0) return 0;
+  // A kernel or sandbox that refuses CLOCK_BOOTTIME (EINVAL) gets CLOCK_MONOTONIC, every time.
+  if (clock_gettime(posix::kMonotonicClock, &now) != 0 &&
+      clock_gettime(CLOCK_MONOTONIC, &now) != 0) {
+    return 0;
+  }
   return static_cast<uint64_t>(now.tv_sec) * 1000000u + static_cast<uint64_t>(now.tv_nsec) / 1000u;
 }
 

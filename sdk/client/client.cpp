@@ -56,6 +56,20 @@ Status Client::forget_interrupted_round(const char* round_blob_name) {
   return removed.code() == StatusCode::kNotFound ? Status() : removed;
 }
 
+namespace {
+bool valid_report_window(uint8_t window) {
+  return window >= 1 && window <= kMaxReportWindow;
+}
+}  // namespace
+
+Status Client::set_report_window(uint8_t window) {
+  if (!valid_report_window(window)) {
+    return invalid_argument("report_window must be in [1, kMaxReportWindow = 16]");
+  }
+  config_.report_window = window;
+  return Status();
+}
+
 Status Client::init(const ClientConfig& config, const TaskKinds& kinds, MutableByteSpan memory,
                     ClientData& data, privacy::BudgetLedger& ledger, RandomSource& random) {
   if (config.device_id == 0 || config.device_id > 0x80000000u) {
@@ -70,7 +84,7 @@ Status Client::init(const ClientConfig& config, const TaskKinds& kinds, MutableB
   if (reinterpret_cast<uintptr_t>(memory.data()) % 8 != 0) {
     return invalid_argument("the Client's memory must be 8-byte aligned");
   }
-  if (config.report_window == 0 || config.report_window > kMaxReportWindow) {
+  if (!valid_report_window(config.report_window)) {
     return invalid_argument("ClientConfig.report_window must be in [1, kMaxReportWindow = 16]");
   }
   if (kinds.kinds.size() > kMaxTaskKinds) {

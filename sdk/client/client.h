@@ -167,6 +167,9 @@ class Client {
   /// @errors platform::remove_blob's errors other than kNotFound: kInvalidArgument for a name
   /// it refuses, kUnavailable when storage fails.
   static Status forget_interrupted_round(const char* round_blob_name);
+  /// Sets ClientConfig::report_window for the sessions that follow.
+  /// @errors kInvalidArgument: `window` outside [1, kMaxReportWindow] (the window is unchanged).
+  Status set_report_window(uint8_t window);
 
   /// A Client that takes part in nothing until init().
   Client() = default;

@@ -361,10 +361,6 @@ TEST_F(CabiClientTest, CreateAndSettersRefuseBadArguments) {
   EXPECT_EQ(fedstat_client_create(memory.data(), bytes, &config, good.ledger, good.random, &client),
             FEDSTAT_INVALID_ARGUMENT);
   config.device_id = 241;
-  config.report_window = 17;  // at most 16 chunks in flight
-  EXPECT_EQ(fedstat_client_create(memory.data(), bytes, &config, good.ledger, good.random, &client),
-            FEDSTAT_INVALID_ARGUMENT);
-  config.report_window = 0;
   config.wall_clock_seconds = nullptr;
   EXPECT_EQ(fedstat_client_create(memory.data(), bytes, &config, good.ledger, good.random, &client),
             FEDSTAT_INVALID_ARGUMENT);
@@ -380,6 +376,10 @@ TEST_F(CabiClientTest, CreateAndSettersRefuseBadArguments) {
   EXPECT_EQ(fedstat_client_set_examples(good.client, nullptr, nullptr, 3, 2),
             FEDSTAT_INVALID_ARGUMENT);
   EXPECT_EQ(fedstat_client_run_session(good.client, nullptr, nullptr), FEDSTAT_INVALID_ARGUMENT);
+  EXPECT_EQ(fedstat_client_set_report_window(nullptr, 8), FEDSTAT_INVALID_ARGUMENT);
+  EXPECT_EQ(fedstat_client_set_report_window(good.client, 0), FEDSTAT_INVALID_ARGUMENT);
+  EXPECT_EQ(fedstat_client_set_report_window(good.client, 17), FEDSTAT_INVALID_ARGUMENT);
+  EXPECT_EQ(fedstat_client_set_report_window(good.client, 16), FEDSTAT_OK);
 }
 
 // fedstat_client_create_with_kinds: a Client with the data-shift kind only declines a KL task

@@ -657,22 +657,25 @@ TEST_F(ClientSessionTest, AWindowAsLargeAsTheReportNeedsNoAckBeforeTheLastChunk)
   EXPECT_EQ(s.seen.report.size(), task.vector_length);
 }
 
-// A channel lost with chunks in flight: the resume sends the rest from what the server holds
-// (its Ack), the same contribution, charged once.
+// A channel lost with chunks in flight, the server holding more than it acknowledged: the resume
+// sends the rest from what the server holds (its resume Ack, 128), the same contribution, charged
+// once.
 TEST_F(ClientSessionTest, AChannelLostWithAWindowInFlightResumesFromWhatTheServerHolds) {
   OwnedHistogram h(6);
   HistogramData data(&h.histogram);
   const fedstat_v1_Task task = data_shift_task(fedstat_v1_TrustModel_TRUSTED, 1.0);
   Device device(46, client::Client::memory_bytes(task, h.histogram.capacity()).value(), data, 10,
                 nullptr, 3);
-  Session first = run(device, task, {}, Mode::kCloseAfterFirstAck);
+  Session first = run(device, task, {}, Mode::kTwoHeldOneAck);
   EXPECT_EQ(first.outcome.status().code(), StatusCode::kUnavailable);
+  ASSERT_EQ(first.seen.report.size(), 128u);  // two chunks held, one acknowledged
   ASSERT_EQ(device.client.pending_report_task(), task.task_id);
   const double spent = device.spent();
-  Session second = run_resume(device, task, 64);
+  Session second = run_resume(device, task, 128);
   ASSERT_TRUE(second.outcome.ok()) << second.outcome.status().message();
   EXPECT_EQ(second.outcome.value().result, SessionResult::kCompleted);
-  std::vector<uint64_t> report(first.seen.report.begin(), first.seen.report.begin() + 64);
+  ASSERT_EQ(second.seen.report.size(), task.vector_length - 128);
+  std::vector<uint64_t> report = first.seen.report;
   report.insert(report.end(), second.seen.report.begin(), second.seen.report.end());
   CountingSource same(test_seed(99), 46);
   EXPECT_EQ(report, expected_sketch(task, h.histogram, same));

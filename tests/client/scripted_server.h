@@ -16,7 +16,16 @@ namespace client_test {
 
 // kAckAfterAll: the server reads every Report chunk before it sends the first Ack (a device that
 // waits for each Ack before the next chunk never finishes).
-enum class Mode { kNormal, kWrongAckOffset, kCloseAfterReply, kCloseAfterFirstAck, kAckAfterAll };
+// kTwoHeldOneAck: the server holds the first two chunks, acknowledges only the first and the
+// connection is lost (the second Ack never reaches the device).
+enum class Mode {
+  kNormal,
+  kWrongAckOffset,
+  kCloseAfterReply,
+  kCloseAfterFirstAck,
+  kAckAfterAll,
+  kTwoHeldOneAck
+};
 
 // What the scripted server saw.
 struct Seen {
@@ -76,6 +85,15 @@ inline Seen serve(InMemoryChannel& server, const fedstat_v1_Task& task,
       if (mode == Mode::kWrongAckOffset) ack.body.ack.offset += 1;
       server.send(ack).ignore();
       if (mode == Mode::kWrongAckOffset) break;
+      if (mode == Mode::kTwoHeldOneAck) {
+        if (!server.receive(in, 20000).ok() || in.which_body != fedstat_v1_Envelope_report_tag) {
+          break;
+        }
+        seen.report.insert(seen.report.end(), in.body.report.words,
+                           in.body.report.words + in.body.report.words_count);
+        server.close();
+        return seen;
+      }
       if (mode == Mode::kCloseAfterFirstAck) {
         server.close();  // the connection is lost with the rest of the report unsent
         return seen;

@@ -168,15 +168,15 @@ elif case == 'huge_frame':
     check(grown_kb <= 64 * 1024, f'the server grew by {grown_kb} KiB')
 elif case == 'handshake_flood':
     # The limit answered a burst of 120 handshakes, then 2 a second (plus the second it began);
-    # every other connection was closed at accept with no byte sent.
+    # every other connection was dropped before any TLS work, with no byte sent.
     bound = 120 + 2 * (math.ceil(attack['seconds']) + 1)
     # (A failed connect is the attacker's machine running short of ports: not checked.)
     check(attack['attempts'] > bound, f'the flood never passed the limit: {attack["attempts"]}')
     check(attack['answered'] <= bound, f'{attack["answered"]} handshakes answered, at most {bound}')
     check(attack['closed_unanswered'] > 0, 'the limit never refused the flood')
     print(f'handshake_flood: {attack["attempts"]} ClientHellos in {attack["seconds"]:.1f} s, '
-          f'{attack["answered"]} answered (at most {bound}), {attack["closed_unanswered"]} closed '
-          f'at accept; server CPU {attack["server"]["cpu_seconds"]} s')
+          f'{attack["answered"]} answered (at most {bound}), {attack["closed_unanswered"]} dropped '
+          f'unanswered; server CPU {attack["server"]["cpu_seconds"]} s')
 else:  # hello_flood, drop_every_round
     check(attack['handshake_failures'] == 0 and attack['errors'] == 0, 'sessions failed')
     check(attack['rate_limited'] > 0, 'the check-in limit never refused the flood')

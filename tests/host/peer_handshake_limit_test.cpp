@@ -43,6 +43,25 @@ TEST_F(PeerHandshakeLimitTest, AnIpv6Slash64IsOnePeerAndAMappedIpv4AddressIsItsI
   EXPECT_EQ(admitted("2001:db8:0:1::1", 5), 3);   // the next /64
   EXPECT_EQ(admitted("::ffff:198.51.100.7", 2), 2);
   EXPECT_EQ(admitted("198.51.100.7", 5), 1);
+  // NAT64's well-known prefix carries the client's IPv4 address: it counts as that address.
+  EXPECT_EQ(admitted("64:ff9b::203.0.113.9", 2), 2);
+  EXPECT_EQ(admitted("203.0.113.9", 5), 1);
+  EXPECT_EQ(admitted("64:ff9b::127.0.0.1", 10), 10);
+}
+
+TEST_F(PeerHandshakeLimitTest, PastTheTrackedAddressesNewOnesShareOneBucket) {
+  for (size_t i = 0; i < kMaxTrackedAddresses; ++i) {
+    ASSERT_TRUE(limit_.admit(asio::ip::address_v4(static_cast<uint32_t>(0x0b000000u + i))));
+  }
+  EXPECT_EQ(limit_.tracked(), kMaxTrackedAddresses);
+  // Every bucket is taken: new addresses share one burst of 3, and no bucket is added.
+  EXPECT_EQ(admitted("198.51.100.1", 2) + admitted("198.51.100.2", 2) + admitted("2001:db8::1", 2),
+            3);
+  EXPECT_EQ(limit_.tracked(), kMaxTrackedAddresses + 1);
+  EXPECT_EQ(admitted("11.0.0.1", 5), 2);  // a tracked address keeps its own bucket
+  now_ += 61;                             // the full buckets are dropped at the next check
+  EXPECT_EQ(admitted("198.51.100.1", 5), 3);
+  EXPECT_EQ(limit_.tracked(), 1u);  // every bucket was full again: only 198.51.100.1 now
 }
 
 TEST_F(PeerHandshakeLimitTest, LoopbackIsNeverLimited) {

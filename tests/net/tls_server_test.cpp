@@ -754,28 +754,56 @@ TEST_F(TlsServerTest, ADeviceDropsASessionOlderThanItsMaximumAge) {
   expect_counts(4, 1, 1);
 }
 
-// A peer admit_peer refuses is closed at accept: no handshake, no id, no handler call; it is
-// counted, and a peer it admits is served as before.
-TEST_F(TlsServerTest, APeerAddressTheLimitRefusesIsClosedBeforeAnyTlsWork) {
+// admit_peer is asked for a hello that needs a key pair, before any TLS work: a refused peer is
+// dropped with not one byte sent, counted, and closed as "TLS handshake refused: <address> ...";
+// a device offering a session the server holds resumes without being asked.
+TEST_F(TlsServerTest, APeerTheLimitRefusesGetsNoHandshakeButAReturningDeviceResumes) {
   std::atomic<int> asked{0};
-  config_.admit_peer = [&asked](const asio::ip::address& peer) {
+  std::atomic<bool> allow{true};
+  config_.admit_peer = [&](const asio::ip::address& peer) {
     EXPECT_TRUE(peer.is_loopback());
-    return ++asked != 2;  // the second connection is refused
+    ++asked;
+    return allow.load();
   };
   start();
   tls::TlsPskChannel device;
-  ASSERT_TRUE(connect_device(device, 21).ok());
+  ASSERT_TRUE(connect_device(device, 21).ok());  // a full handshake: asked
   device.close();
-  tls::TlsPskChannel refused;
-  EXPECT_FALSE(connect_device(refused, 22).ok());
-  ASSERT_TRUE(connect_device(device, 21).ok());
+  allow = false;
+  tls::TlsPskChannel stranger;
+  EXPECT_FALSE(connect_device(stranger, 22).ok());  // a full handshake: asked, refused
+  // A hello-shaped record with no session id, from a raw socket: refused, nothing answered.
+  asio::ip::tcp::socket raw = raw_socket();
+  std::vector<uint8_t> hello(64, 0);
+  hello[0] = 0x16;  // handshake record, TLS 1.2, then a ClientHello whose session id is empty
+  hello[1] = 3;
+  hello[2] = 3;
+  hello[4] = 59;
+  hello[5] = 0x01;
+  asio::write(raw, asio::buffer(hello));
+  size_t answered = 0;
+  for (;;) {
+    std::array<uint8_t, 256> sink;
+    asio::error_code error;
+    answered += raw.read_some(asio::buffer(sink), error);
+    if (error) break;
+  }
+  EXPECT_EQ(answered, 0u);
+  ASSERT_TRUE(connect_device(device, 21).ok());  // offers its held session: not asked
+  EXPECT_TRUE(device.resumed());
   device.close();
-  ASSERT_TRUE(handler_.wait_for([&] { return handler_.closed_locked().size() == 2; }));
-  EXPECT_EQ(handler_.opened_count(), 2u);  // devices 21 twice; 22 never reached the handler
+  ASSERT_TRUE(handler_.wait_for([&] { return handler_.closed_locked().size() == 4; }));
   EXPECT_EQ(asked.load(), 3);
+  size_t refused = 0;
+  for (const auto& [id, reason] : handler_.closed()) {
+    refused += reason.rfind("TLS handshake refused: 127.0.0.1 ", 0) == 0;
+  }
+  EXPECT_EQ(refused, 2u);
+  EXPECT_EQ(handler_.opened_count(), 2u);
   const TlsServerStats s = stats();
-  EXPECT_EQ(s.refused_peers, 1u);
-  EXPECT_EQ(s.full_handshakes + s.resumed_handshakes, 2u);
+  EXPECT_EQ(s.refused_peers, 2u);
+  EXPECT_EQ(s.full_handshakes, 1u);
+  EXPECT_EQ(s.resumed_handshakes, 1u);
 }
 
 // A non-zero maximum age, passed in real time: a session 1 s old is offered, one past 1 s is

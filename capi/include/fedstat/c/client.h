@@ -70,9 +70,6 @@ typedef struct fedstat_client_config {
   /** the round marker's blob: NULL: "fedstat-client-round"; 1-64 characters of
    * [A-Za-z0-9_.-]; copied */
   const char* round_blob_name;
-  /** Report chunks sent before the Client waits for an Ack: 0 or 1: one at a time (any
-   * transport); up to 16 over TCP, where 8 sends a 40-chunk report in about 5 round trips */
-  uint8_t report_window;
 } fedstat_client_config;
 
 /** How a session ended (fedstat_session_outcome.result). */
@@ -163,6 +160,13 @@ fedstat_status fedstat_client_set_examples(fedstat_client* client, const float* 
  * @errors FEDSTAT_INVALID_ARGUMENT: `client` is NULL or not a Client, or `x` is NULL with a
  * nonzero d (the data set before stays). */
 fedstat_status fedstat_client_set_unit_vector(fedstat_client* client, const double* x, size_t d);
+
+/** Report chunks the Client sends before it waits for an Ack (ClientConfig::report_window):
+ * 1, the default, one at a time (any transport); up to 16 over TCP, where 8 sends a 40-chunk
+ * report in about 5 round trips instead of 40. Takes effect at the next session.
+ * @errors FEDSTAT_INVALID_ARGUMENT: `client` is NULL or not a Client, or `window` is 0 or above
+ * 16 (the window is unchanged). */
+fedstat_status fedstat_client_set_report_window(fedstat_client* client, uint8_t window);
 
 /** One session with the server over `channel` (closed when it returns). FEDSTAT_OK with the
  * outcome (declines for no data, memory, budget or a reboot included), or the error that ended
