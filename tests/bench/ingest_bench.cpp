@@ -174,6 +174,37 @@ size_t prefix_bytes(const std::vector<uint8_t>& frame) {
   throw std::runtime_error("not a frame");
 }
 
+// Device i of `w` (id i + 1), reporting to `endpoint`.
+host::DeviceSetup device_setup(const Workload& w, size_t i, const std::string& endpoint) {
+  host::DeviceSetup setup;
+  setup.id = i + 1;
+  setup.endpoint = endpoint;
+  setup.psk = net::derive_device_psk(w.secret, setup.id);
+  setup.seed = kDeviceSeed;
+  setup.memory_bytes = w.client_memory;
+  return setup;
+}
+
+// Runs one emulated device; an exception is its outcome "error".
+host::DeviceReport run_device(const host::DeviceSetup& setup, host::EmulatedClient& data) {
+  try {
+    return host::run_emulated_device(setup, data);
+  } catch (const std::exception& e) {
+    host::DeviceReport failed;
+    failed.outcome = "error";
+    failed.detail = e.what();
+    return failed;
+  }
+}
+
+// The first device that did not complete, described; empty when all did.
+std::string first_incomplete(const std::vector<host::DeviceReport>& reports) {
+  for (const host::DeviceReport& r : reports) {
+    if (r.outcome != "completed") return "a device did not complete: " + r.outcome + " " + r.detail;
+  }
+  return "";
+}
+
 void BM_DecodeAndInsert(benchmark::State& state) {
   Workload w(state.range(0), state.range(1));
   const uint32_t count = static_cast<uint32_t>(state.range(1));
@@ -282,30 +313,20 @@ void BM_ServerIngest(benchmark::State& state) {
     host::DeviceThreads threads;
     const auto start = std::chrono::steady_clock::now();
     threads.start(count, [&](size_t i) {
-      host::DeviceSetup setup;
-      setup.id = i + 1;
-      setup.endpoint = endpoint;
-      setup.psk = net::derive_device_psk(w.secret, setup.id);
-      setup.seed = kDeviceSeed;
-      setup.memory_bytes = w.client_memory;
+      host::DeviceSetup setup = device_setup(w, i, endpoint);
       setup.channel = channels[i].get();
-      try {
-        reports[i] = host::run_emulated_device(setup, *w.devices[i]);
-      } catch (const std::exception& e) {
-        reports[i].outcome = "error";
-        reports[i].detail = e.what();
-      }
+      reports[i] = run_device(setup, *w.devices[i]);
     });
     threads.join();
     state.SetIterationTime(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     server_cpu_seconds += server.stop();
     fs::remove_all(device_state);
+    if (const std::string failed = first_incomplete(reports); !failed.empty()) {
+      state.SkipWithError(failed.c_str());
+      return;
+    }
     for (const host::DeviceReport& r : reports) {
-      if (r.outcome != "completed") {
-        state.SkipWithError(("a device did not complete: " + r.outcome + " " + r.detail).c_str());
-        return;
-      }
       if (r.resumed != (returning ? r.sessions : 0)) {
         state.SkipWithError(returning ? "a returning device did not resume its TLS session"
                                       : "a new device resumed a TLS session");
@@ -347,28 +368,16 @@ void BM_ReportOverLatency(benchmark::State& state) {
     host::DeviceThreads threads;
     const auto start = std::chrono::steady_clock::now();
     threads.start(kDevices, [&](size_t i) {
-      host::DeviceSetup setup;
-      setup.id = i + 1;
-      setup.endpoint = "127.0.0.1:" + std::to_string(link.port());
-      setup.psk = net::derive_device_psk(w.secret, setup.id);
-      setup.seed = kDeviceSeed;
-      setup.memory_bytes = w.client_memory;
+      host::DeviceSetup setup = device_setup(w, i, "127.0.0.1:" + std::to_string(link.port()));
       setup.report_window = static_cast<uint8_t>(state.range(0));
-      try {
-        reports[i] = host::run_emulated_device(setup, *w.devices[i]);
-      } catch (const std::exception& e) {
-        reports[i].outcome = "error";
-        reports[i].detail = e.what();
-      }
+      reports[i] = run_device(setup, *w.devices[i]);
     });
     threads.join();
     state.SetIterationTime(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    for (const host::DeviceReport& r : reports) {
-      if (r.outcome != "completed") {
-        state.SkipWithError(("a device did not complete: " + r.outcome + " " + r.detail).c_str());
-        return;
-      }
+    if (const std::string failed = first_incomplete(reports); !failed.empty()) {
+      state.SkipWithError(failed.c_str());
+      return;
     }
   }
 }
