@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -61,7 +62,7 @@ class NetBridge final : public net::FrameHandler, public Outbox {
       case CheckInLimit::Verdict::kRefused: {
         ++not_logged_;
         const uint64_t now = clock_();
-        if (noticed_ != 0 && now >= noticed_ && now - noticed_ < 60) break;  // once a minute
+        if (noticed_ && now >= *noticed_ && now - *noticed_ < 60) break;  // once a minute
         noticed_ = now;
         log_line(*log_, {{"event", "refused_not_logged"},
                          {"reason", "more than " + std::to_string(kRefusedLinesPerMinute) +
@@ -89,8 +90,8 @@ class NetBridge final : public net::FrameHandler, public Outbox {
   // One token bucket (CheckInLimit's, under key 0): a burst of kRefusedLinesPerMinute lines,
   // then that many a minute.
   CheckInLimit refused_lines_{kRefusedLinesPerMinute};
-  uint64_t not_logged_ = 0;  // refused handshakes not logged since the last "refused" line
-  uint64_t noticed_ = 0;     // when the last "refused_not_logged" line was written (0: never)
+  uint64_t not_logged_ = 0;          // refused handshakes not logged since the last "refused" line
+  std::optional<uint64_t> noticed_;  // when the last "refused_not_logged" line was written
   std::function<uint64_t()> clock_ = unix_seconds;
 };
 

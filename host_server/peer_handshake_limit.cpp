@@ -35,8 +35,7 @@ bool PeerHandshakeLimit::admit(const asio::ip::address& peer) {
     if (std::equal(bytes.begin(), bytes.begin() + 12, kNat64)) {
       const uint32_t v4 = uint32_t{bytes[12]} << 24 | uint32_t{bytes[13]} << 16 |
                           uint32_t{bytes[14]} << 8 | bytes[15];
-      if (asio::ip::address_v4(v4).is_loopback()) return true;
-      return admit_key(ipv4_, v4, now);
+      return admit_key(ipv4_, v4, now);  // never loopback: RFC 6052 maps global addresses only
     }
     uint64_t prefix = 0;
     for (size_t i = 0; i < 8; ++i) prefix = prefix << 8 | bytes[i];
@@ -49,8 +48,15 @@ bool PeerHandshakeLimit::admit(const asio::ip::address& peer) {
 }
 
 bool PeerHandshakeLimit::admit_key(CheckInLimit& family, uint64_t key, uint64_t now) {
-  // A new address while every bucket is taken shares the overflow bucket: memory stays bounded.
-  const bool room = ipv4_.tracked() + ipv6_.tracked() < kMaxTrackedAddresses;
+  // A new address while every bucket is taken: the full ones are dropped at once (at most once a
+  // second), and if none is, it shares the overflow bucket: memory stays bounded.
+  bool room = ipv4_.tracked() + ipv6_.tracked() < kMaxTrackedAddresses;
+  if (!room && !family.tracks(key) && now != pruned_at_) {
+    ipv4_.prune(now);
+    ipv6_.prune(now);
+    pruned_at_ = now;
+    room = ipv4_.tracked() + ipv6_.tracked() < kMaxTrackedAddresses;
+  }
   CheckInLimit& bucket = room || family.tracks(key) ? family : overflow_;
   return bucket.admit(&bucket == &overflow_ ? 0 : key, now) == CheckInLimit::Verdict::kAdmitted;
 }

@@ -55,9 +55,9 @@ struct TlsServer::Connection {
   std::string resumed_identity;  // the identity of the session the handshake resumes
   std::optional<TlsSessionCache::Key> handshake_key;  // a full handshake's PSK, until it ends
   std::optional<asio::ip::address> peer;              // the peer's address, when known
-  bool peer_checked = false;                          // admit_peer has been applied (or spared)
-  std::array<uint8_t, 4096> chunk;                    // target of the outstanding socket read
-  std::vector<uint8_t> inbox;  // ciphertext received, not yet taken by mbedTLS
+  bool charged = false;             // admit_peer was asked for this connection's full handshake
+  std::array<uint8_t, 4096> chunk;  // target of the outstanding socket read
+  std::vector<uint8_t> inbox;       // ciphertext received, not yet taken by mbedTLS
   size_t inbox_taken = 0;
   std::vector<uint8_t> outbox;   // ciphertext from mbedTLS, not yet handed to a write
   std::vector<uint8_t> writing;  // ciphertext of the write in flight
@@ -303,7 +303,7 @@ void TlsServer::on_read(const ConnectionPtr& connection, size_t bytes) {
     connection->inbox.insert(connection->inbox.end(), connection->chunk.begin(),
                              connection->chunk.begin() + static_cast<std::ptrdiff_t>(bytes));
     if (connection->state == Connection::State::kHandshake) {
-      if (connection->peer_checked || check_peer(connection)) advance_handshake(connection);
+      advance_handshake(connection);
     } else {
       connection->deadline = Clock::now() + std::chrono::milliseconds(config_.idle_timeout_ms);
       read_frames(connection);
@@ -314,44 +314,36 @@ void TlsServer::on_read(const ConnectionPtr& connection, size_t bytes) {
   read(connection);
 }
 
-bool TlsServer::check_peer(const ConnectionPtr& connection) {
-  if (!config_.admit_peer) {
-    connection->peer_checked = true;
-    return true;
-  }
-  // The ClientHello's session id: record header 5, handshake header 4, version 2, random 32, then
-  // its length byte and the id. A hello offering a session this server holds resumes with no key
-  // pair, so it is not charged (an observer replaying one gains a cheap abbreviated handshake it
-  // cannot finish); any other hello — a new device's, a malformed one — is charged.
-  const std::vector<uint8_t>& b = connection->inbox;
-  constexpr size_t kIdLengthAt = 5 + 4 + 2 + 32;
-  bool charged = true;
-  if (!b.empty() && b[0] == 0x16) {               // a handshake record
-    if (b.size() < 6) return false;               // wait for its first message's type
-    if (b[5] == 0x01) {                           // a ClientHello
-      if (b.size() <= kIdLengthAt) return false;  // wait for its session id's length
-      const size_t id_length = b[kIdLengthAt];
-      if (id_length > 0 && id_length <= 32) {
-        if (b.size() < kIdLengthAt + 1 + id_length) return false;  // wait for the id
-        charged = !sessions_.holds(b.data() + kIdLengthAt + 1, id_length);
-      }
-    }
-  }
-  connection->peer_checked = true;
-  if (!charged) return true;
+bool TlsServer::admit_full_handshake(const ConnectionPtr& connection) {
+  connection->charged = true;
+  if (!config_.admit_peer) return true;
   if (connection->peer && config_.admit_peer(*connection->peer)) return true;
   ++refused_peers_;
   drop(connection,
        "TLS handshake refused: " +
            (connection->peer ? connection->peer->to_string() : std::string("an unknown address")) +
-           " is over its handshakes a minute",
-       false);
+           " is over its full handshakes a minute",
+       false);  // the ServerHello written so far is discarded
   return false;
 }
 
 void TlsServer::advance_handshake(const ConnectionPtr& connection) {
+  // mbedtls_ssl_handshake's loop, step by step: once the ServerHello of a full handshake is
+  // written (not a resumption, whatever the ClientHello offered: a session can be gone by the
+  // time the hello is whole) and before the step that makes the server's key pair, admit_peer
+  // is asked.
   handshaking_ = connection.get();
-  const int rc = mbedtls_ssl_handshake(&connection->ssl);
+  mbedtls_ssl_context& ssl = connection->ssl;
+  int rc = 0;
+  while (ssl.state != MBEDTLS_SSL_HANDSHAKE_OVER) {
+    rc = mbedtls_ssl_handshake_step(&ssl);
+    if (rc != 0) break;
+    if (ssl.state == MBEDTLS_SSL_SERVER_CERTIFICATE && !connection->charged &&
+        !admit_full_handshake(connection)) {
+      handshaking_ = nullptr;
+      return;
+    }
+  }
   handshaking_ = nullptr;
   if (rc == MBEDTLS_ERR_SSL_WANT_READ || rc == MBEDTLS_ERR_SSL_WANT_WRITE) return;
   // A full handshake ran the PSK callback (whatever session the client offered); one that did

@@ -16,10 +16,9 @@
 // those whose handshake failed or timed out, which never had on_open (a handler ignores ids it
 // never saw open). Sockets beyond max_connections are closed at once, get no id and no call.
 // admit_peer (a per-address handshake rate limit: host_server/peer_handshake_limit.h) is asked
-// once the ClientHello's first bytes are in, before mbedTLS reads them — unless the hello offers
-// a session this server holds, which resumes with no key pair and is not charged: a refused
-// peer's connection is dropped ("TLS handshake refused: <address> ...", on_close, counted in
-// stats().refused_peers) before any TLS work.
+// for every full handshake, once its ServerHello is written and before the server makes its key
+// pair; a resumption (no key pair) is not asked. A refused peer's connection is dropped, nothing
+// sent ("TLS handshake refused: <address> ...", on_close, counted in stats().refused_peers).
 // Resumption: a device that connects again within TlsServerConfig::sessions.lifetime_seconds
 // (1 h by default; at most 24 h: each held session's master secret decrypts the connections made
 // with it, so the lifetime is how long forward secrecy waits)
@@ -93,8 +92,9 @@ struct TlsServerConfig {
   uint32_t session_purge_ms = 60000;
   // The clock sessions age by; empty: std::chrono::steady_clock (tests pass their own).
   std::function<std::chrono::steady_clock::time_point()> session_clock;
-  // Asked once per connection whose ClientHello does not offer a held session, before any TLS
-  // work: false drops it (counted in TlsServerStats::refused_peers). Empty: every peer is taken.
+  // Asked once per full handshake, before the server's key pair (a resumption is not asked):
+  // false drops the connection, nothing sent (TlsServerStats::refused_peers). Empty: every peer
+  // is taken.
   std::function<bool(const asio::ip::address& peer)> admit_peer;
 };
 
@@ -148,9 +148,9 @@ class TlsServer {
   void admit(asio::ip::tcp::socket socket);
   void read(const ConnectionPtr& connection);
   void on_read(const ConnectionPtr& connection, size_t bytes);
-  // Applies admit_peer to a handshaking connection's ClientHello: true to go on with the
-  // handshake; false to wait for more bytes or when the connection was dropped.
-  bool check_peer(const ConnectionPtr& connection);
+  // Asks admit_peer for a full handshake's key pair: true to go on; false when the connection
+  // was dropped.
+  bool admit_full_handshake(const ConnectionPtr& connection);
   void advance_handshake(const ConnectionPtr& connection);
   void read_frames(const ConnectionPtr& connection);
   void flush(const ConnectionPtr& connection);

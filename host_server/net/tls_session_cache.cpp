@@ -102,13 +102,6 @@ bool TlsSessionCache::store(const mbedtls_ssl_session& session, const std::strin
   return true;
 }
 
-bool TlsSessionCache::holds(const uint8_t* id, size_t length) const {
-  if (!enabled() || length == 0) return false;
-  const auto found = entries_.find(std::string(reinterpret_cast<const char*>(id), length));
-  return found != entries_.end() &&
-         now_() - found->second.made < std::chrono::seconds(config_.lifetime_seconds);
-}
-
 std::optional<std::string> TlsSessionCache::restore(mbedtls_ssl_session& session,
                                                     const CurrentKey& current_key) {
   const std::optional<std::string> key_or_none = key_of(session);

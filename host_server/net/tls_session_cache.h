@@ -72,9 +72,6 @@ class TlsSessionCache {
   // not the key it was made with (forgotten too).
   std::optional<std::string> restore(mbedtls_ssl_session& session, const CurrentKey& current_key);
 
-  // Whether a session with this id is held and within its lifetime (restore() may still refuse
-  // it: the key is checked there).
-  bool holds(const uint8_t* id, size_t length) const;
   // Forgets (and wipes) every entry past its lifetime.
   void purge_expired() { forget_expired(now_()); }
 

@@ -46,7 +46,7 @@ TEST_F(PeerHandshakeLimitTest, AnIpv6Slash64IsOnePeerAndAMappedIpv4AddressIsItsI
   // NAT64's well-known prefix carries the client's IPv4 address: it counts as that address.
   EXPECT_EQ(admitted("64:ff9b::203.0.113.9", 2), 2);
   EXPECT_EQ(admitted("203.0.113.9", 5), 1);
-  EXPECT_EQ(admitted("64:ff9b::127.0.0.1", 10), 10);
+  EXPECT_EQ(admitted("64:ff9b::127.0.0.1", 10), 3);  // not loopback: limited as 127.0.0.1
 }
 
 TEST_F(PeerHandshakeLimitTest, PastTheTrackedAddressesNewOnesShareOneBucket) {
@@ -59,7 +59,12 @@ TEST_F(PeerHandshakeLimitTest, PastTheTrackedAddressesNewOnesShareOneBucket) {
             3);
   EXPECT_EQ(limit_.tracked(), kMaxTrackedAddresses + 1);
   EXPECT_EQ(admitted("11.0.0.1", 5), 2);  // a tracked address keeps its own bucket
-  now_ += 61;                             // the full buckets are dropped at the next check
+  // 20 s later the addresses that took one token have it back: their full buckets are dropped
+  // at once for a new address (not 11.0.0.1's, nor the overflow), which gets a bucket of its own.
+  now_ += 20;
+  EXPECT_EQ(admitted("198.51.100.3", 5), 3);
+  EXPECT_EQ(limit_.tracked(), 3u);
+  now_ += 61;  // the full buckets are dropped at the next check
   EXPECT_EQ(admitted("198.51.100.1", 5), 3);
   EXPECT_EQ(limit_.tracked(), 1u);  // every bucket was full again: only 198.51.100.1 now
 }
