@@ -23,10 +23,10 @@
 //                 (kResourceExhausted) and is closed, nothing stored. 0: no limit
 //   handshakes_per_address_per_minute 0 (off): the full TLS handshakes one peer address (an IPv6
 //                 /64) may make: a burst of that many, then that many a minute; one beyond is
-//                 dropped before any TLS work (peer_handshake_limit.h: a ClientHello needs no
-//                 credential and costs the server a key pair). A device resuming a held session
-//                 is not charged; loopback peers are not limited; devices behind one NAT share
-//                 its bucket (the header lists what the limit does not do)
+//                 dropped before the server makes its key pair (peer_handshake_limit.h: a hello
+//                 needs no credential and costs the server a key pair). A device resuming a held
+//                 session is not charged; loopback peers are not limited; devices behind one NAT
+//                 share its bucket (the header lists what the limit does not do)
 //   status_listen (collector) absent (default): no status page; "127.0.0.1:0" (port 0: any free
 //                 port, logged as {"event":"status_listening","port":N}): the operator's read-only
 //                 status page (tasks, rounds, devices, dropouts, results, estimates over rounds) at

@@ -341,7 +341,8 @@ std::string render_metrics(const ServerStatus& s) {
          "started.",
          s.resumed_handshakes);
   scalar("fedstat_connections_rate_limited_total", "counter",
-         "Connections dropped before any TLS work because their address (an IPv6 /64) made more "
+         "Connections dropped before the server's key pair because their address (an IPv6 /64) "
+         "made more "
          "full handshakes than handshakes_per_address_per_minute.",
          s.refused_peers);
   scalar("fedstat_tls_sessions_held", "gauge",

@@ -168,7 +168,7 @@ elif case == 'huge_frame':
     check(grown_kb <= 64 * 1024, f'the server grew by {grown_kb} KiB')
 elif case == 'handshake_flood':
     # The limit answered a burst of 120 handshakes, then 2 a second (plus the second it began);
-    # every other connection was dropped before any TLS work, with no byte sent.
+    # every other connection was dropped before the server made a key pair, with no byte sent.
     bound = 120 + 2 * (math.ceil(attack['seconds']) + 1)
     # (A failed connect is the attacker's machine running short of ports: not checked.)
     check(attack['attempts'] > bound, f'the flood never passed the limit: {attack["attempts"]}')
