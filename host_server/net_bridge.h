@@ -51,7 +51,8 @@ class NetBridge final : public net::FrameHandler, public Outbox {
   void on_close(net::ConnectionId id, const std::string& reason) override {
     handler_->on_close(id, reason);
     if (log_ == nullptr || reason.rfind("TLS handshake", 0) != 0) return;
-    switch (refused_lines_.admit(0, clock_())) {
+    const uint64_t now = clock_();
+    switch (refused_lines_.admit(0, now)) {
       case CheckInLimit::Verdict::kAdmitted: {
         nlohmann::json line{{"event", "refused"}, {"connection", id}, {"reason", reason}};
         if (not_logged_ > 0) line["not_logged_before"] = std::exchange(not_logged_, 0);
@@ -61,7 +62,6 @@ class NetBridge final : public net::FrameHandler, public Outbox {
       case CheckInLimit::Verdict::kFirstRefusal:
       case CheckInLimit::Verdict::kRefused: {
         ++not_logged_;
-        const uint64_t now = clock_();
         if (noticed_ && now >= *noticed_ && now - *noticed_ < 60) break;  // once a minute
         noticed_ = now;
         log_line(*log_, {{"event", "refused_not_logged"},

@@ -23,10 +23,8 @@ bool PeerHandshakeLimit::admit(const asio::ip::address& peer) {
   if (ipv4_.per_minute() == 0 || peer.is_loopback()) return true;
   const uint64_t now = clock_();
   if (now >= pruned_at_ + 60 || now < pruned_at_) {  // full buckets are the same as none
-    ipv4_.prune(now);
-    ipv6_.prune(now);
+    prune(now);
     overflow_.prune(now);
-    pruned_at_ = now;
   }
   if (peer.is_v6() && !peer.to_v6().is_v4_mapped()) {
     const asio::ip::address_v6::bytes_type bytes = peer.to_v6().to_bytes();
@@ -47,14 +45,18 @@ bool PeerHandshakeLimit::admit(const asio::ip::address& peer) {
   return admit_key(ipv4_, v4.to_uint(), now);
 }
 
+void PeerHandshakeLimit::prune(uint64_t now) {
+  ipv4_.prune(now);
+  ipv6_.prune(now);
+  pruned_at_ = now;
+}
+
 bool PeerHandshakeLimit::admit_key(CheckInLimit& family, uint64_t key, uint64_t now) {
   // A new address while every bucket is taken: the full ones are dropped at once (at most once a
   // second), and if none is, it shares the overflow bucket: memory stays bounded.
   bool room = ipv4_.tracked() + ipv6_.tracked() < kMaxTrackedAddresses;
   if (!room && !family.tracks(key) && now != pruned_at_) {
-    ipv4_.prune(now);
-    ipv6_.prune(now);
-    pruned_at_ = now;
+    prune(now);
     room = ipv4_.tracked() + ipv6_.tracked() < kMaxTrackedAddresses;
   }
   CheckInLimit& bucket = room || family.tracks(key) ? family : overflow_;

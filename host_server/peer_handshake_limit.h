@@ -53,6 +53,8 @@ class PeerHandshakeLimit {
 
  private:
   bool admit_key(CheckInLimit& family, uint64_t key, uint64_t now);
+  // Drops both families' full buckets (the same as none).
+  void prune(uint64_t now);
 
   std::function<uint64_t()> clock_;
   CheckInLimit ipv4_, ipv6_;  // keyed by the IPv4 address; by the IPv6 /64 prefix

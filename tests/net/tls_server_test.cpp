@@ -199,6 +199,20 @@ class TlsServerTest : public ::testing::Test {
     io_thread_.join();  // run() returns once every handler has completed
   }
 
+  // Makes lookup_psk give device 17 another key (its first byte flipped) once the returned flag
+  // is set: a rotated key. Call before start().
+  std::shared_ptr<std::atomic<bool>> rotatable_key_of_17() {
+    auto rotated = std::make_shared<std::atomic<bool>>(false);
+    const auto lookup = config_.lookup_psk;
+    config_.lookup_psk = [lookup,
+                          rotated](const std::string& identity) -> std::optional<DevicePsk> {
+      std::optional<DevicePsk> key = lookup(identity);
+      if (key && *rotated && identity == "17") (*key)[0] ^= 1;
+      return key;
+    };
+    return rotated;
+  }
+
   void start() {
     config_.session_clock = [this] {
       return std::chrono::steady_clock::time_point() + std::chrono::seconds(clock_seconds_.load());
@@ -615,13 +629,7 @@ TEST_F(TlsServerTest, ARevokedDeviceCannotResume) {
 }
 
 TEST_F(TlsServerTest, ARotatedKeyEndsTheOldKeysSession) {
-  auto rotated = std::make_shared<std::atomic<bool>>(false);
-  const auto lookup = config_.lookup_psk;
-  config_.lookup_psk = [lookup, rotated](const std::string& identity) -> std::optional<DevicePsk> {
-    std::optional<DevicePsk> key = lookup(identity);
-    if (key && *rotated && identity == "17") (*key)[0] ^= 1;
-    return key;
-  };
+  const std::shared_ptr<std::atomic<bool>> rotated = rotatable_key_of_17();
   start();
   tls::TlsPskChannel device;
   ASSERT_TRUE(connect_device(device, 17).ok());
@@ -759,13 +767,7 @@ TEST_F(TlsServerTest, ADeviceDropsASessionOlderThanItsMaximumAge) {
 // offers a held session the server then cannot resume (here: the identity's key was rotated) is
 // a full handshake, and asked like any.
 TEST_F(TlsServerTest, AFullHandshakeIsAskedForAndAResumptionIsNot) {
-  auto rotated = std::make_shared<std::atomic<bool>>(false);
-  const auto lookup = config_.lookup_psk;
-  config_.lookup_psk = [lookup, rotated](const std::string& identity) -> std::optional<DevicePsk> {
-    std::optional<DevicePsk> key = lookup(identity);
-    if (key && *rotated && identity == "17") (*key)[0] ^= 1;
-    return key;
-  };
+  const std::shared_ptr<std::atomic<bool>> rotated = rotatable_key_of_17();
   std::atomic<int> asked{0};
   std::atomic<bool> allow{true};
   config_.admit_peer = [&](const asio::ip::address& peer) {
