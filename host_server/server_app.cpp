@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <asio.hpp>
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -19,8 +20,10 @@
 #include "host_server/net_bridge.h"
 #include "host_server/peer_handshake_limit.h"
 #include "host_server/rounds/coordinator.h"
+#include "host_server/rounds/gated_outbox.h"
 #include "host_server/status/operator_view.h"
 #include "host_server/store/sqlite_store.h"
+#include "host_server/store/write_behind_store.h"
 #include "host_server/tagg/tagg_app.h"
 #include "host_server/tagg/tagg_forwarder.h"
 #include "host_server/tasks/task_plan.h"
@@ -285,14 +288,28 @@ SqliteStoreOptions collector_store_options(const ServerConfig& config) {
 
 int serve(const ServerConfig& config, const std::string& port_file, std::ostream& log) {
   if (config.tagg_role) return serve_tagg(config, port_file, log);
-  std::unique_ptr<Store> store =
+  std::unique_ptr<Store> sqlite =
       open_sqlite_store(config.store_path, collector_store_options(config));
   asio::io_context io;
+  // The rounds' writes of device messages commit on the store's writer thread while the io
+  // thread answers the next message; every answer waits in `gate` until the writes before it
+  // have committed (store/write_behind_store.h, rounds/gated_outbox.h). The writer wakes the io
+  // loop once per run of commits.
+  GatedOutbox* gate = nullptr;  // set below, before the io loop runs
+  std::atomic<bool> release_posted{false};
+  WriteBehindStore store(*sqlite, [&io, &gate, &release_posted, &store] {
+    if (release_posted.exchange(true)) return;
+    asio::post(io, [&gate, &release_posted, &store] {
+      release_posted = false;
+      store.throw_if_failed();  // a failed commit stops the server, nothing held released
+      if (gate != nullptr) gate->release();
+    });
+  });
   // Declared before the rounds that feed it, so it stops (joins) after them, before io and store.
   std::unique_ptr<TaggForwarder> forwarder;
   TaggForward forward_tagg;
   if (config.tagg) {
-    Store* s = store.get();
+    Store* s = &store;
     std::ostream* out = &log;
     forwarder = std::make_unique<TaggForwarder>(*config.tagg, [&io, s, out](const TaggAttempt& a) {
       asio::post(io, [s, out, a] { on_tagg_attempt(*s, *out, a); });
@@ -300,7 +317,7 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
     TaggForwarder* f = forwarder.get();
     forward_tagg = [f](ExactAggregate aggregate) { f->submit(std::move(aggregate)); };
   }
-  std::vector<TaskSpec> specs = plan_declared_tasks(config, *store, unix_seconds(), forward_tagg);
+  std::vector<TaskSpec> specs = plan_declared_tasks(config, store, unix_seconds(), forward_tagg);
 
   net::TlsServerConfig tls = listener_config(config);
   if (config.fleet_secret) {
@@ -323,8 +340,12 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
   }
 
   NetBridge<Coordinator> bridge;
-  OperatorView view(*store, bridge);  // what the status page reads (status/operator_view.h)
-  Coordinator coordinator(view.store(), bridge, std::move(specs), unix_seconds(),
+  GatedOutbox gated(
+      bridge, [&store] { return store.pending_ticket(); },
+      [&store] { return store.committed_ticket(); });
+  gate = &gated;
+  OperatorView view(store, bridge);  // what the status page reads (status/operator_view.h)
+  Coordinator coordinator(view.store(), gated, std::move(specs), unix_seconds(),
                           config.check_ins_per_minute);
   net::TlsServer server(io, tls, view.handler());
   view.set_tls_stats([&server] { return server.stats(); });
@@ -377,7 +398,8 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
   io.run();
   view.set_tls_stats({});  // `server` is destroyed before `view`: no call into it after this
   drain_log();             // the departures server.stop() reported
-  log_line(log, {{"event", "stopped"}, {"integrity", store->integrity_check()}});
+  gate = nullptr;
+  log_line(log, {{"event", "stopped"}, {"integrity", store.integrity_check()}});
   return 0;
 }
 

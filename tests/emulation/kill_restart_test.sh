@@ -40,36 +40,52 @@ PY
 
 "$server" --config server.json --port-file port 2>server1.log &
 pid=$!
-sim_pid=
-trap 'kill -9 $pid $sim_pid 2>/dev/null || true' EXIT
+sim_pid= watcher=
+trap 'kill -9 $pid $sim_pid $watcher 2>/dev/null || true' EXIT
 wait_for_port $pid server1.log
 port=$(cat port)
 
-"$sim" --server 127.0.0.1:$port --clients "$clients" --task task.json --data data \
-  --fleet-secret "$FLEET_SECRET" --seed 23 --noise-seed 9 --state state --json >sim.json &
-sim_pid=$!
-
-# Kill once the store holds kill_at events (data_shift: n hellos + n replies, then report
-# chunks, 21n of them in all; kl_dist: hellos, replies, keys, then n(n−1) shares, ...), read
-# from the WAL database by a separate reader.
-python3 - "$kill_at" "$sim_pid" <<'PY'
-import os, sqlite3, sys, time
-need, sim = int(sys.argv[1]), int(sys.argv[2])
+# The watcher kills the server (SIGKILL, no shutdown of any kind) once the store holds kill_at
+# events (data_shift: n hellos + n replies, then report chunks, 21n of them in all; kl_dist:
+# hellos, replies, keys, then n(n−1) shares, ...), read from the WAL database by a separate
+# reader. It starts before the fleet and says when it reads the store: a round can finish in
+# less time than a Python interpreter takes to start.
+python3 - "$kill_at" "$pid" <<'PY' &
+import os, signal, sqlite3, sys, time
+need, server = int(sys.argv[1]), int(sys.argv[2])
 deadline = time.monotonic() + 300
+ready = False
 while True:
-    os.kill(sim, 0)  # raises (the test fails) if the fleet is gone before the kill
     assert time.monotonic() < deadline, 'the store did not reach the kill point in 300 s'
+    if os.path.exists('sim.pid'):
+        os.kill(int(open('sim.pid').read()), 0)  # raises (the test fails) if the fleet is gone
     try:
         db = sqlite3.connect('file:server.db?mode=ro', uri=True, timeout=5)
         n = db.execute('SELECT COUNT(*) FROM events').fetchone()[0]
         db.close()
-        if n >= need: break
+        if not ready:
+            open('watcher_ready', 'w').close()
+            ready = True
+        if n >= need:
+            os.kill(server, signal.SIGKILL)
+            break
     except sqlite3.OperationalError:
         pass
-    time.sleep(0.02)
+    time.sleep(0.005)
 print('events stored before the kill: >=', need)
 PY
-kill -9 $pid
+watcher=$!
+until [ -e watcher_ready ]; do
+  kill -0 $watcher 2>/dev/null || { echo "the watcher failed before reading the store"; exit 1; }
+  sleep 0.01
+done
+
+"$sim" --server 127.0.0.1:$port --clients "$clients" --task task.json --data data \
+  --fleet-secret "$FLEET_SECRET" --seed 23 --noise-seed 9 --state state --json >sim.json &
+sim_pid=$!
+echo $sim_pid >sim.pid.tmp && mv sim.pid.tmp sim.pid
+
+wait $watcher
 wait $pid 2>/dev/null || true
 python3 - <<'PY'
 import sqlite3

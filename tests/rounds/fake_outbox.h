@@ -45,8 +45,16 @@ class FakeOutbox : public Outbox {
     return it == kept_open_.end() ? 0 : it->second;
   }
 
-  bool empty(ConnectionId c) { return queues_[c].empty(); }
+  // Called before every read below (a test whose answers wait behind a store's writer delivers
+  // them here: rounds/gated_outbox.h).
+  std::function<void()> before_read;
+
+  bool empty(ConnectionId c) {
+    if (before_read) before_read();
+    return queues_[c].empty();
+  }
   fedstat_v1_Envelope pop(ConnectionId c) {
+    if (before_read) before_read();
     fedstat_v1_Envelope e = queues_[c].front().envelope;
     queues_[c].pop_front();
     return e;
@@ -56,8 +64,14 @@ class FakeOutbox : public Outbox {
     while (!empty(c)) out.push_back(pop(c));
     return out;
   }
-  bool closed(ConnectionId c) const { return closed_.count(c) != 0; }
-  const std::vector<Sent>& log() const { return log_; }
+  bool closed(ConnectionId c) const {
+    if (before_read) before_read();
+    return closed_.count(c) != 0;
+  }
+  const std::vector<Sent>& log() const {
+    if (before_read) before_read();
+    return log_;
+  }
 
  private:
   const FakeStore& store_;

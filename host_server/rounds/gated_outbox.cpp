@@ -1,0 +1,51 @@
+// (gated_outbox.h) Answers held in order behind the store's queued writes.
+#include "host_server/rounds/gated_outbox.h"
+
+#include <utility>
+
+namespace fedstat {
+namespace host {
+
+GatedOutbox::GatedOutbox(Outbox& inner, std::function<uint64_t()> pending,
+                         std::function<uint64_t()> committed)
+    : inner_(inner), pending_(std::move(pending)), committed_(std::move(committed)) {}
+
+bool GatedOutbox::must_hold() const {
+  return !held_.empty() || committed_() < pending_();
+}
+
+void GatedOutbox::send(ConnectionId connection, const fedstat_v1_Envelope& envelope) {
+  if (!must_hold()) {
+    inner_.send(connection, envelope);
+    return;
+  }
+  held_.push_back({pending_(), connection, std::make_unique<fedstat_v1_Envelope>(envelope)});
+}
+
+void GatedOutbox::close(ConnectionId connection) {
+  if (!must_hold()) {
+    inner_.close(connection);
+    return;
+  }
+  held_.push_back({pending_(), connection, nullptr});
+}
+
+void GatedOutbox::keep_open(ConnectionId connection, uint32_t seconds) {
+  inner_.keep_open(connection, seconds);
+}
+
+void GatedOutbox::release() {
+  const uint64_t committed = committed_();
+  while (!held_.empty() && held_.front().ticket <= committed) {
+    const Held answer = std::move(held_.front());
+    held_.pop_front();
+    if (answer.envelope) {
+      inner_.send(answer.connection, *answer.envelope);
+    } else {
+      inner_.close(answer.connection);
+    }
+  }
+}
+
+}  // namespace host
+}  // namespace fedstat

@@ -1,0 +1,57 @@
+// GatedOutbox: an Outbox decorator that holds every answer until the store writes decided before
+// it have committed — persist, then acknowledge, when the store commits behind the rounds' back
+// (store/write_behind_store.h). An answer (send, close) given while a write is queued is held,
+// tagged with the ticket of the last write queued; release() passes on, in the order they were
+// given, every held answer whose ticket has committed. While nothing is queued or held, answers
+// pass straight through. keep_open() always passes through: it sends nothing to the peer.
+// Errors: none of its own. Threads: the rounds' thread only (release() too; the store's writer
+// asks for it through the io loop). Memory: one Envelope copy per held send (sizeof
+// fedstat_v1_Envelope) — at most what the rounds answer while the store's queue is full.
+// Paper: none.
+#ifndef FEDSTAT_HOST_ROUNDS_GATED_OUTBOX_H_
+#define FEDSTAT_HOST_ROUNDS_GATED_OUTBOX_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+
+#include "host_server/rounds/outbox.h"
+
+namespace fedstat {
+namespace host {
+
+class GatedOutbox final : public Outbox {
+ public:
+  // `pending()`: the ticket of the last write queued; `committed()`: of the last committed.
+  GatedOutbox(Outbox& inner, std::function<uint64_t()> pending,
+              std::function<uint64_t()> committed);
+
+  void send(ConnectionId connection, const fedstat_v1_Envelope& envelope) override;
+  void close(ConnectionId connection) override;
+  void keep_open(ConnectionId connection, uint32_t seconds) override;
+
+  // Passes on every held answer whose writes have committed, oldest first.
+  void release();
+  size_t held() const { return held_.size(); }
+
+ private:
+  struct Held {
+    uint64_t ticket = 0;
+    ConnectionId connection = 0;
+    std::unique_ptr<fedstat_v1_Envelope> envelope;  // null: a close
+  };
+  // True when an answer given now must wait (a write is queued, or an earlier answer is held).
+  bool must_hold() const;
+
+  Outbox& inner_;
+  std::function<uint64_t()> pending_;
+  std::function<uint64_t()> committed_;
+  std::deque<Held> held_;
+};
+
+}  // namespace host
+}  // namespace fedstat
+
+#endif  // FEDSTAT_HOST_ROUNDS_GATED_OUTBOX_H_
