@@ -342,7 +342,7 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
   NetBridge<Coordinator> bridge;
   GatedOutbox gated(
       bridge, [&store] { return store.pending_ticket(); },
-      [&store] { return store.committed_ticket(); });
+      [&store] { return store.committed_ticket(); }, [&store] { store.flush(); });
   gate = &gated;
   OperatorView view(store, bridge);  // what the status page reads (status/operator_view.h)
   Coordinator coordinator(view.store(), gated, std::move(specs), unix_seconds(),
@@ -392,6 +392,7 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
     drain_log();  // what happened since the last tick (a round that just completed)
     log_line(log, {{"event", "stopping"}, {"signal", signal}});
     tick.cancel();
+    coordinator.begin_shutdown();  // the closes below are the server's, not departures
     server.stop();
     view.stop();
   });

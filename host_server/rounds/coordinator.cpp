@@ -307,6 +307,7 @@ void Coordinator::on_close(ConnectionId connection, const std::string& reason) {
   auto bound = bound_.find({c.task, c.client});
   if (bound == bound_.end() || bound->second != connection) return;  // a newer link took over
   bound_.erase(bound);
+  if (shutting_down_) return;  // the server's own stop: not a departure (begin_shutdown)
   log_.push_back("client " + std::to_string(c.client) + " left task " + std::to_string(c.task) +
                  ": " + reason);
   rounds_.at(c.task)->on_disconnect(c.client, now_);

@@ -60,6 +60,11 @@ class Coordinator {
   void on_frame(ConnectionId connection, const fedstat_v1_Envelope& envelope);
   void on_close(ConnectionId connection, const std::string& reason);
   void on_tick(uint64_t now_unix_seconds);
+  // The server is stopping: the connections it now closes itself are not departures. Without
+  // this, a graceful stop (SIGTERM) closing every member's connection made every member of a
+  // secure aggregation a dropout, and the round aborted on disk; now, as after kill -9, the
+  // restarted server waits reconnect_grace_seconds for them. Nothing is stored or sent after it.
+  void begin_shutdown() { shutting_down_ = true; }
 
   // "open", "completed", "aborted" (or "unknown").
   std::string task_state(uint32_t task_id) const;
@@ -91,6 +96,7 @@ class Coordinator {
   Store& store_;
   Outbox& outbox_;
   uint64_t now_;
+  bool shutting_down_ = false;
   std::map<uint32_t, std::unique_ptr<TaskRound>> rounds_;
   // Tasks whose follow-up has not run yet.
   std::map<uint32_t, std::function<TaskSpec(const std::string&, uint64_t)>> follow_ups_;

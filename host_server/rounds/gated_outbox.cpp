@@ -7,8 +7,12 @@ namespace fedstat {
 namespace host {
 
 GatedOutbox::GatedOutbox(Outbox& inner, std::function<uint64_t()> pending,
-                         std::function<uint64_t()> committed)
-    : inner_(inner), pending_(std::move(pending)), committed_(std::move(committed)) {}
+                         std::function<uint64_t()> committed,
+                         std::function<void()> wait_for_commits)
+    : inner_(inner),
+      pending_(std::move(pending)),
+      committed_(std::move(committed)),
+      wait_for_commits_(std::move(wait_for_commits)) {}
 
 bool GatedOutbox::must_hold() const {
   return !held_.empty() || committed_() < pending_();
@@ -19,7 +23,7 @@ void GatedOutbox::send(ConnectionId connection, const fedstat_v1_Envelope& envel
     inner_.send(connection, envelope);
     return;
   }
-  held_.push_back({pending_(), connection, std::make_unique<fedstat_v1_Envelope>(envelope)});
+  hold(connection, std::make_unique<fedstat_v1_Envelope>(envelope));
 }
 
 void GatedOutbox::close(ConnectionId connection) {
@@ -27,7 +31,14 @@ void GatedOutbox::close(ConnectionId connection) {
     inner_.close(connection);
     return;
   }
-  held_.push_back({pending_(), connection, nullptr});
+  hold(connection, nullptr);
+}
+
+void GatedOutbox::hold(ConnectionId connection, std::unique_ptr<fedstat_v1_Envelope> envelope) {
+  held_.push_back({pending_(), connection, std::move(envelope)});
+  if (held_.size() <= kMaxHeldAnswers) return;
+  wait_for_commits_();  // everything held is then committed: it all leaves, in order
+  release();
 }
 
 void GatedOutbox::keep_open(ConnectionId connection, uint32_t seconds) {

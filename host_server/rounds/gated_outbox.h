@@ -4,10 +4,12 @@
 // tagged with the ticket of the last write queued; release() passes on, in the order they were
 // given, every held answer whose ticket has committed. While nothing is queued or held, answers
 // pass straight through. keep_open() always passes through: it sends nothing to the peer.
-// Errors: none of its own. Threads: the rounds' thread only (release() too; the store's writer
-// asks for it through the io loop). Memory: one Envelope copy per held send (sizeof
-// fedstat_v1_Envelope) — at most what the rounds answer while the store's queue is full.
-// Paper: none.
+// One exception, decided on no stored message: the Coordinator closes a device's older connection
+// when the same device opens a newer one, before the newer hello is queued — so that close may
+// leave before the hello commits (the device owns both connections).
+// Errors: those of wait_for_commits. Threads: the rounds' thread only (release() too; the
+// store's writer asks for it through the io loop). Memory: one Envelope copy per held answer
+// (sizeof fedstat_v1_Envelope, 544 bytes), at most kMaxHeldAnswers of them. Paper: none.
 #ifndef FEDSTAT_HOST_ROUNDS_GATED_OUTBOX_H_
 #define FEDSTAT_HOST_ROUNDS_GATED_OUTBOX_H_
 
@@ -22,11 +24,18 @@
 namespace fedstat {
 namespace host {
 
+// Answers held at most: past it, the next answer waits (on the rounds' thread) for the queued
+// writes to commit and passes everything on — a disk that stalls stalls the answers, it does
+// not buffer them without bound (about 600 bytes each: 2.5 MiB).
+inline constexpr size_t kMaxHeldAnswers = 4096;
+
 class GatedOutbox final : public Outbox {
  public:
-  // `pending()`: the ticket of the last write queued; `committed()`: of the last committed.
-  GatedOutbox(Outbox& inner, std::function<uint64_t()> pending,
-              std::function<uint64_t()> committed);
+  // `pending()`: the ticket of the last write queued; `committed()`: of the last committed;
+  // `wait_for_commits()`: returns once everything queued has committed (it may throw: a failed
+  // write, passed on to the caller of send or close).
+  GatedOutbox(Outbox& inner, std::function<uint64_t()> pending, std::function<uint64_t()> committed,
+              std::function<void()> wait_for_commits);
 
   void send(ConnectionId connection, const fedstat_v1_Envelope& envelope) override;
   void close(ConnectionId connection) override;
@@ -44,10 +53,12 @@ class GatedOutbox final : public Outbox {
   };
   // True when an answer given now must wait (a write is queued, or an earlier answer is held).
   bool must_hold() const;
+  void hold(ConnectionId connection, std::unique_ptr<fedstat_v1_Envelope> envelope);
 
   Outbox& inner_;
   std::function<uint64_t()> pending_;
   std::function<uint64_t()> committed_;
+  std::function<void()> wait_for_commits_;
   std::deque<Held> held_;
 };
 

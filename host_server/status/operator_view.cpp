@@ -193,6 +193,9 @@ std::optional<double> number_field(const json& object, const char* key) {
 
 ServerStatus OperatorView::snapshot(const Coordinator* coordinator, uint64_t now) {
   store_.load();
+  // First: with a write-behind store this waits for the queued writes, so the counts below are
+  // of committed messages, not of messages still queued (store/write_behind_store.h).
+  const std::vector<StoredTask> tasks = store_.tasks();
   ServerStatus s;
   s.version = FEDSTAT_VERSION_STRING;
   s.now_unix_seconds = now;
@@ -211,7 +214,7 @@ ServerStatus OperatorView::snapshot(const Coordinator* coordinator, uint64_t now
   s.device_messages_stored = store_.device_messages();
   s.reports_stored = store_.reports();
   static const TaskTally kNone;
-  for (const StoredTask& stored : store_.tasks()) {
+  for (const StoredTask& stored : tasks) {
     TaskStatus t;
     t.id = stored.task_id;
     json declaration;

@@ -110,6 +110,9 @@ uint64_t WriteBehindStore::append_events(const std::vector<NewEvent>& events) {
     }
     bytes += e.payload.size();
   }
+  Batch batch;  // built before it takes a ticket: a failed copy leaves no ticket behind
+  batch.bytes = bytes;
+  batch.events = events;
   std::unique_lock<std::mutex> lock(mutex_);
   throw_if_failed_locked();
   // Back-pressure: wait while the queue holds more than its bound (a batch larger than the bound
@@ -118,10 +121,7 @@ uint64_t WriteBehindStore::append_events(const std::vector<NewEvent>& events) {
     return failure_.has_value() || queued_bytes_ == 0 || queued_bytes_ + bytes <= max_queued_bytes_;
   });
   throw_if_failed_locked();
-  Batch batch;
   batch.ticket = ++pending_;
-  batch.bytes = bytes;
-  batch.events = events;
   queued_bytes_ += bytes;
   queue_.push_back(std::move(batch));
   lock.unlock();

@@ -255,6 +255,38 @@ TEST(DistRound, RestartDuringMaskingResumesTheSameSession) {
   EXPECT_EQ(store.result(1).value_or(""), sum_json(sum_of(u3, kBits), 9));
 }
 
+// A graceful stop (SIGTERM) closes every member's connection itself: those are not departures.
+// Before Coordinator::begin_shutdown they all became dropouts and the round aborted on disk.
+TEST(DistRound, AGracefulStopMidRoundIsNotADepartureAndTheRestartedRoundCompletes) {
+  FakeStore store;
+  Devices devices = make_devices(
+      {kNever, kNever, kNever, kNever, kNever, kNever, kNever, kNever, kNever, kNever});
+  for (size_t i = 5; i < devices.size(); ++i) devices[i]->hold_at_masking = true;
+  {
+    FakeOutbox out(store);
+    Coordinator first(store, out, dist_task(6, 5), kT0);
+    check_in_all(first, devices, 1);
+    pump(first, out, devices);
+    ASSERT_EQ(first.round(1)->secagg()->stage(), SecAggPhase::Stage::kMasking);
+    const size_t events_before = store.event_count();
+    first.begin_shutdown();
+    for (ConnectionId c = 1; c <= kDevices; ++c) first.on_close(c, "the server is stopping");
+    first.on_tick(kT0 + 1);
+    EXPECT_EQ(store.event_count(), events_before) << "the stop was stored as a step";
+    EXPECT_EQ(first.task_state(1), "open");
+    EXPECT_EQ(store.state(1), "open");
+  }
+  FakeOutbox out(store);
+  Coordinator second(store, out, dist_task(6, 5), kT0 + 2);
+  ASSERT_EQ(second.round(1)->secagg()->stage(), SecAggPhase::Stage::kMasking);
+  for (auto& d : devices) d->held = false;
+  for (auto& d : devices) d->hold_at_masking = false;
+  check_in_all(second, devices, 100, /*resume=*/1);
+  pump(second, out, devices);
+  ASSERT_EQ(second.task_state(1), "completed") << last_line(second.take_log());
+  EXPECT_EQ(store.result(1).value_or(""), expected_result(devices));
+}
+
 TEST(DistRound, AfterARestartAMemberNotBackWithinTheGraceIsADropout) {
   // Device 0 drops out before masking: the first server saw its connection close, but nothing
   // stored says so. The restarted server waits reconnect_grace_seconds for every member, then

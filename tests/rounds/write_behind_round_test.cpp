@@ -44,11 +44,17 @@ const std::string kAck = std::to_string(fedstat_v1_Envelope_ack_tag);
 struct Tickets {
   uint64_t pending = 0;
   uint64_t committed = 0;
+  int waits = 0;  // wait_for_commits calls
 };
 
+// The ticket functions read `t`; waiting for commits commits everything queued (and counts).
 GatedOutbox gate_over(RecordingOutbox& out, Tickets& t) {
   return GatedOutbox(
-      out, [&t] { return t.pending; }, [&t] { return t.committed; });
+      out, [&t] { return t.pending; }, [&t] { return t.committed; },
+      [&t] {
+        t.committed = t.pending;
+        ++t.waits;
+      });
 }
 
 TEST(GatedOutbox, PassesAnswersStraightThroughWhileNothingIsQueued) {
@@ -99,6 +105,24 @@ TEST(GatedOutbox, AnAnswerGivenWhileAnotherIsHeldWaitsBehindIt) {
   EXPECT_EQ(out.log, (std::vector<std::string>{"send 1 " + kAck, "close 2"}));
 }
 
+// Past kMaxHeldAnswers the next answer waits for the writes and everything held leaves, in order.
+TEST(GatedOutbox, PastItsBoundTheNextAnswerWaitsForTheWritesAndEverythingLeaves) {
+  RecordingOutbox out;
+  Tickets t;
+  GatedOutbox gate = gate_over(out, t);
+  t.pending = 1;
+  for (size_t i = 0; i < kMaxHeldAnswers; ++i) gate.send(1, ack_envelope());
+  EXPECT_EQ(gate.held(), kMaxHeldAnswers);
+  EXPECT_TRUE(out.log.empty());
+  EXPECT_EQ(t.waits, 0);
+  gate.close(1);  // one past the bound
+  EXPECT_EQ(t.waits, 1);
+  EXPECT_EQ(gate.held(), 0u);
+  ASSERT_EQ(out.log.size(), kMaxHeldAnswers + 1);
+  EXPECT_EQ(out.log.front(), "send 1 " + kAck);
+  EXPECT_EQ(out.log.back(), "close 1");
+}
+
 // FakeStore's appends wait while the test holds `hold` (the writer is then inside a commit).
 class HeldStore final : public Store {
  public:
@@ -131,7 +155,7 @@ TEST(WriteBehindRound, EveryAnswerLeavesAfterTheWritesItWasDecidedOnHaveCommitte
   WriteBehindStore store(backend, {});
   gate = std::make_unique<GatedOutbox>(
       out, [&store] { return store.pending_ticket(); },
-      [&store] { return store.committed_ticket(); });
+      [&store] { return store.committed_ticket(); }, [&store] { store.flush(); });
   Coordinator c(store, *gate, {make_spec(1, fedstat_v1_TrustModel_TRUSTED, kLength, kBits, 3, 5)},
                 kT0);
   const auto deliver = [&] {  // what the io loop does when the writer has committed

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -51,6 +52,21 @@ class GatedStore final : public Store {
     std::lock_guard<std::mutex> lock(mutex_);
     return batch_sizes_;
   }
+  // Waits up to `limit` for a call other than a device messages' append to reach the backend
+  // (one that should still be waiting for the writer). True when one did.
+  bool another_call_arrives_within(std::chrono::milliseconds limit, int seen) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return changed_.wait_for(lock, limit, [&] { return other_calls_ > seen; });
+  }
+  int other_calls() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return other_calls_;
+  }
+  // Calls that reached the backend while the writer was shut inside an append.
+  int calls_while_a_commit_was_held() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return calls_while_held_;
+  }
   std::atomic<bool> fail_next_append{false};
 
   void put_task(uint32_t id, const std::string& definition) override {
@@ -68,11 +84,17 @@ class GatedStore final : public Store {
   uint64_t append_events(const std::vector<NewEvent>& events) override {
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      calls_.push_back("append_events");
+      if (events.front().kind != EventKind::kDeviceMessage) {
+        note_other_call_locked("append_events");
+      } else {
+        calls_.push_back("append_events");
+      }
       batch_sizes_.push_back(events.size());
       ++appends_entered_;
+      ++appends_inside_;
       changed_.notify_all();
       changed_.wait(lock, [&] { return open_; });
+      --appends_inside_;
     }
     if (fail_next_append.exchange(false)) throw std::runtime_error("disk full");
     return inner_->append_events(events);
@@ -97,13 +119,22 @@ class GatedStore final : public Store {
  private:
   void record(const std::string& call) {
     std::lock_guard<std::mutex> lock(mutex_);
+    note_other_call_locked(call);
+  }
+  void note_other_call_locked(const std::string& call) {
     calls_.push_back(call);
+    ++other_calls_;
+    if (appends_inside_ > 0) ++calls_while_held_;
+    changed_.notify_all();
   }
   std::unique_ptr<Store> inner_ = make_memory_store();
   std::mutex mutex_;
   std::condition_variable changed_;
   bool open_ = true;
   size_t appends_entered_ = 0;
+  int appends_inside_ = 0;
+  int other_calls_ = 0;
+  int calls_while_held_ = 0;
   std::vector<std::string> calls_;
   std::vector<size_t> batch_sizes_;
 };
@@ -165,16 +196,20 @@ TEST_F(WriteBehindStoreTest, StepsStatesAndResultsWaitForEverythingQueuedBeforeT
   store.append_event(message(1, 1));
   backend_.wait_for_appends(1);
   store.append_event(message(2, 2));
-  std::atomic<bool> calling{false};
+  const int before = backend_.calls_while_a_commit_was_held();  // SetUp's put_task: 0
+  const int seen = backend_.other_calls();
   std::thread step([&] {
-    calling = true;
     store.append_event(message(0, 9, EventKind::kTransition));
     store.set_task_state(1, "open");
     store.put_result(1, "{}");
   });
-  while (!calling) std::this_thread::yield();
+  // A step that did not wait for the writer would reach the backend now, the first commit still
+  // held: give it 200 ms to (a correct store never does; the wait then only delays the test).
+  EXPECT_FALSE(backend_.another_call_arrives_within(std::chrono::milliseconds(200), seen))
+      << "a step reached the backend before the queued writes committed";
   backend_.open();
   step.join();
+  EXPECT_EQ(backend_.calls_while_a_commit_was_held(), before);
   EXPECT_EQ(backend_.calls(),
             (std::vector<std::string>{"put_task", "tasks", "append_events", "append_events",
                                       "append_events", "set_task_state", "put_result"}));
@@ -245,7 +280,7 @@ TEST_F(WriteBehindStoreTest, AnAppendPastTheQueuesBoundWaitsForTheWriter) {
   while (!calling) std::this_thread::yield();
   backend_.open();
   second.join();
-  EXPECT_EQ(committed_when_admitted, 1u);
+  EXPECT_GE(committed_when_admitted, 1u);  // admitted only once the first had committed
   store.flush();
   EXPECT_EQ(store.events(1).size(), 2u);
 }
