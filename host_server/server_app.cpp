@@ -398,7 +398,7 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
   });
   io.run();
   view.set_tls_stats({});  // `server` is destroyed before `view`: no call into it after this
-  drain_log();             // the departures server.stop() reported
+  drain_log();             // what the rounds logged since the stop began
   gate = nullptr;
   log_line(log, {{"event", "stopped"}, {"integrity", store.integrity_check()}});
   return 0;

@@ -63,7 +63,8 @@ class Coordinator {
   // The server is stopping: the connections it now closes itself are not departures. Without
   // this, a graceful stop (SIGTERM) closing every member's connection made every member of a
   // secure aggregation a dropout, and the round aborted on disk; now, as after kill -9, the
-  // restarted server waits reconnect_grace_seconds for them. Nothing is stored or sent after it.
+  // restarted server waits reconnect_grace_seconds for them. The serving process calls it just
+  // before it closes every connection (no frame or tick is handled after that).
   void begin_shutdown() { shutting_down_ = true; }
 
   // "open", "completed", "aborted" (or "unknown").

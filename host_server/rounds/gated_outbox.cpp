@@ -36,9 +36,10 @@ void GatedOutbox::close(ConnectionId connection) {
 
 void GatedOutbox::hold(ConnectionId connection, std::unique_ptr<fedstat_v1_Envelope> envelope) {
   held_.push_back({pending_(), connection, std::move(envelope)});
-  if (held_.size() <= kMaxHeldAnswers) return;
-  wait_for_commits_();  // everything held is then committed: it all leaves, in order
-  release();
+  // Past the bound the rounds' thread waits for the writer (back-pressure). It does not release
+  // here, inside a round's step: a send can drop a connection and call the rounds back. The
+  // release the writer posted after these commits passes everything on once the step is over.
+  if (held_.size() > kMaxHeldAnswers) wait_for_commits_();
 }
 
 void GatedOutbox::keep_open(ConnectionId connection, uint32_t seconds) {

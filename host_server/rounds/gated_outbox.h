@@ -9,7 +9,7 @@
 // leave before the hello commits (the device owns both connections).
 // Errors: those of wait_for_commits. Threads: the rounds' thread only (release() too; the
 // store's writer asks for it through the io loop). Memory: one Envelope copy per held answer
-// (sizeof fedstat_v1_Envelope, 544 bytes), at most kMaxHeldAnswers of them. Paper: none.
+// (sizeof fedstat_v1_Envelope, 544 bytes): see kMaxHeldAnswers. Paper: none.
 #ifndef FEDSTAT_HOST_ROUNDS_GATED_OUTBOX_H_
 #define FEDSTAT_HOST_ROUNDS_GATED_OUTBOX_H_
 
@@ -24,9 +24,10 @@
 namespace fedstat {
 namespace host {
 
-// Answers held at most: past it, the next answer waits (on the rounds' thread) for the queued
-// writes to commit and passes everything on — a disk that stalls stalls the answers, it does
-// not buffer them without bound (about 600 bytes each: 2.5 MiB).
+// Answers held before each further answer waits (on the rounds' thread) for the queued writes
+// to commit: a disk that stalls stalls the rounds, and answers are not buffered without bound.
+// Held answers are then at most this many plus those one io callback gives (the frames of one
+// read, each answered), until the writer's posted release(); about 600 bytes each.
 inline constexpr size_t kMaxHeldAnswers = 4096;
 
 class GatedOutbox final : public Outbox {

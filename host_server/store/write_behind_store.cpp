@@ -121,9 +121,10 @@ uint64_t WriteBehindStore::append_events(const std::vector<NewEvent>& events) {
     return failure_.has_value() || queued_bytes_ == 0 || queued_bytes_ + bytes <= max_queued_bytes_;
   });
   throw_if_failed_locked();
-  batch.ticket = ++pending_;
+  batch.ticket = pending_ + 1;
+  queue_.push_back(std::move(batch));  // may throw: then no ticket was taken
+  ++pending_;
   queued_bytes_ += bytes;
-  queue_.push_back(std::move(batch));
   lock.unlock();
   queued_.notify_one();
   return 0;

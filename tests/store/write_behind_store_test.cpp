@@ -278,6 +278,13 @@ TEST_F(WriteBehindStoreTest, AnAppendPastTheQueuesBoundWaitsForTheWriter) {
     committed_when_admitted = store.committed_ticket();
   });
   while (!calling) std::this_thread::yield();
+  // A store without back-pressure queues the second batch at once: give it 200 ms to (a correct
+  // store cannot while the first commit is held; the wait then only delays the test).
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+  while (store.pending_ticket() < 2 && std::chrono::steady_clock::now() < limit) {
+    std::this_thread::yield();
+  }
+  EXPECT_EQ(store.pending_ticket(), 1u) << "queued past the bound while the writer was held";
   backend_.open();
   second.join();
   EXPECT_GE(committed_when_admitted, 1u);  // admitted only once the first had committed
