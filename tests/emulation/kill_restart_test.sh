@@ -4,16 +4,19 @@
 # one task:
 #   data_shift: a data-shift report of 21 chunks each, in the clear (trust none);
 #   kl_dist:    KL answers under secure aggregation (trust dist, threshold 2/3).
-# Once the store holds KILL_AT events the server is killed (no shutdown of any kind), the store
-# must pass PRAGMA integrity_check, and a new server process replays it. Devices that lost their
+# Once the store holds KILL_AT events the server is killed — SIGKILL: no shutdown of any kind;
+# SIGNAL=TERM: the graceful stop, whose closing of every connection must not count as the
+# members' departures (Coordinator::begin_shutdown) — the store must pass PRAGMA
+# integrity_check, and a new server process replays it. Devices that lost their
 # connection check in again and the Client resumes its round (sdk/client/client.h): the rest of
 # its report from the words the server acknowledged, or its secure-aggregation round from the
 # messages the server holds (SecAggResume). The published result must equal the in-process
 # computation over all CLIENTS devices, bit for bit (sum_sha256), and every device completes.
-#   kill_restart_test.sh SERVER SIM WORKDIR [KIND [CLIENTS [KILL_AT]]]
+#   kill_restart_test.sh SERVER SIM WORKDIR [KIND [CLIENTS [KILL_AT [SIGNAL]]]]
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 server=$1 sim=$2 work=$3 kind=${4:-data_shift} clients=${5:-200} kill_at=${6:-1500}
+stop_signal=${7:-KILL}
 rm -rf "$work" && mkdir -p "$work/data" "$work/state"
 cd "$work"
 python3 - "$kind" "$clients" <<'PY'
@@ -45,14 +48,14 @@ trap 'kill -9 $pid $sim_pid $watcher 2>/dev/null || true' EXIT
 wait_for_port $pid server1.log
 port=$(cat port)
 
-# The watcher kills the server (SIGKILL, no shutdown of any kind) once the store holds kill_at
+# The watcher signals the server (SIGNAL, KILL by default) once the store holds kill_at
 # events (data_shift: n hellos + n replies, then report chunks, 21n of them in all; kl_dist:
 # hellos, replies, keys, then n(n−1) shares, ...), read from the WAL database by a separate
 # reader. It starts before the fleet and says when it reads the store: a round can finish in
 # less time than a Python interpreter takes to start.
-python3 - "$kill_at" "$pid" <<'PY' &
+python3 - "$kill_at" "$pid" "$stop_signal" <<'PY' &
 import os, signal, sqlite3, sys, time
-need, server = int(sys.argv[1]), int(sys.argv[2])
+need, server, stop = int(sys.argv[1]), int(sys.argv[2]), getattr(signal, 'SIG' + sys.argv[3])
 deadline = time.monotonic() + 300
 ready = False
 while True:
@@ -67,12 +70,12 @@ while True:
             open('watcher_ready', 'w').close()
             ready = True
         if n >= need:
-            os.kill(server, signal.SIGKILL)
+            os.kill(server, stop)
             break
     except sqlite3.OperationalError:
         pass
     time.sleep(0.005)
-print('events stored before the kill: >=', need)
+print('events stored before the', sys.argv[3], '>=', need)
 PY
 watcher=$!
 until [ -e watcher_ready ]; do
@@ -87,14 +90,16 @@ echo $sim_pid >sim.pid.tmp && mv sim.pid.tmp sim.pid
 
 wait $watcher
 wait $pid 2>/dev/null || true
-python3 - <<'PY'
-import sqlite3
+python3 - "$stop_signal" <<'PY'
+import sqlite3, sys
 db = sqlite3.connect('server.db')
 assert db.execute('PRAGMA integrity_check').fetchone()[0] == 'ok'
 n = db.execute('SELECT COUNT(*) FROM events').fetchone()[0]
 r = db.execute('SELECT COUNT(*) FROM results').fetchone()[0]
 assert r == 0, 'the round finished before the kill: raise KILL_AT'
-print('after SIGKILL: integrity ok,', n, 'events, round not finished')
+states = [row[0] for row in db.execute('SELECT state FROM tasks')]
+assert 'aborted' not in states, f'the stop aborted the round: {states}'
+print('after SIG' + sys.argv[1] + ': integrity ok,', n, 'events, round not finished, not aborted')
 open('events_at_kill', 'w').write(str(n))
 PY
 
