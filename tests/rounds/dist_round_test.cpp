@@ -226,20 +226,19 @@ TEST(DistRound, WrongRoundForgedKeysAndClearReportsAreRefusedUnstored) {
             static_cast<uint32_t>(StatusCode::kFailedPrecondition));
 }
 
-TEST(DistRound, RestartDuringMaskingResumesTheSameSession) {
-  FakeStore store;
-  Devices devices = make_devices(
-      {kBeforeShares, kNever, kNever, kNever, kNever, kNever, kNever, kNever, kNever, kNever});
+// Devices 5..9 hold at masking: `c` checks all in and runs until the round waits in masking.
+void run_to_masking(Coordinator& c, FakeOutbox& out, Devices& devices) {
   for (size_t i = 5; i < devices.size(); ++i) devices[i]->hold_at_masking = true;
-  {
-    FakeOutbox out(store);
-    Coordinator first(store, out, dist_task(6, 5), kT0);
-    check_in_all(first, devices, 1);
-    pump(first, out, devices);
-    ASSERT_EQ(first.task_state(1), "open");
-    ASSERT_TRUE(first.round(1)->secagg() != nullptr);
-    ASSERT_EQ(first.round(1)->secagg()->stage(), SecAggPhase::Stage::kMasking);
-  }  // the server dies with five masked inputs stored and five devices waiting
+  check_in_all(c, devices, 1);
+  pump(c, out, devices);
+  ASSERT_EQ(c.task_state(1), "open");
+  ASSERT_TRUE(c.round(1)->secagg() != nullptr);
+  ASSERT_EQ(c.round(1)->secagg()->stage(), SecAggPhase::Stage::kMasking);
+}
+
+// A server restarted over `store` replays the round into masking, changing nothing stored; every
+// device checks in again, resumes, and the round completes.
+void restart_and_resume(FakeStore& store, Devices& devices) {
   const size_t events_before = store.event_count();
   FakeOutbox out(store);
   Coordinator second(store, out, dist_task(6, 5), kT0 + 2);
@@ -250,6 +249,18 @@ TEST(DistRound, RestartDuringMaskingResumesTheSameSession) {
   check_in_all(second, devices, 100, /*resume=*/1);
   pump(second, out, devices);
   ASSERT_EQ(second.task_state(1), "completed") << last_line(second.take_log());
+}
+
+TEST(DistRound, RestartDuringMaskingResumesTheSameSession) {
+  FakeStore store;
+  Devices devices = make_devices(
+      {kBeforeShares, kNever, kNever, kNever, kNever, kNever, kNever, kNever, kNever, kNever});
+  {
+    FakeOutbox out(store);
+    Coordinator first(store, out, dist_task(6, 5), kT0);
+    ASSERT_NO_FATAL_FAILURE(run_to_masking(first, out, devices));
+  }  // the server dies with five masked inputs stored and five devices waiting
+  ASSERT_NO_FATAL_FAILURE(restart_and_resume(store, devices));
   std::vector<std::vector<uint64_t>> u3;
   for (size_t i = 1; i < devices.size(); ++i) u3.push_back(devices[i]->input);
   EXPECT_EQ(store.result(1).value_or(""), sum_json(sum_of(u3, kBits), 9));
@@ -261,13 +272,10 @@ TEST(DistRound, AGracefulStopMidRoundIsNotADepartureAndTheRestartedRoundComplete
   FakeStore store;
   Devices devices = make_devices(
       {kNever, kNever, kNever, kNever, kNever, kNever, kNever, kNever, kNever, kNever});
-  for (size_t i = 5; i < devices.size(); ++i) devices[i]->hold_at_masking = true;
   {
     FakeOutbox out(store);
     Coordinator first(store, out, dist_task(6, 5), kT0);
-    check_in_all(first, devices, 1);
-    pump(first, out, devices);
-    ASSERT_EQ(first.round(1)->secagg()->stage(), SecAggPhase::Stage::kMasking);
+    ASSERT_NO_FATAL_FAILURE(run_to_masking(first, out, devices));
     const size_t events_before = store.event_count();
     first.begin_shutdown();
     for (ConnectionId c = 1; c <= kDevices; ++c) first.on_close(c, "the server is stopping");
@@ -276,14 +284,7 @@ TEST(DistRound, AGracefulStopMidRoundIsNotADepartureAndTheRestartedRoundComplete
     EXPECT_EQ(first.task_state(1), "open");
     EXPECT_EQ(store.state(1), "open");
   }
-  FakeOutbox out(store);
-  Coordinator second(store, out, dist_task(6, 5), kT0 + 2);
-  ASSERT_EQ(second.round(1)->secagg()->stage(), SecAggPhase::Stage::kMasking);
-  for (auto& d : devices) d->held = false;
-  for (auto& d : devices) d->hold_at_masking = false;
-  check_in_all(second, devices, 100, /*resume=*/1);
-  pump(second, out, devices);
-  ASSERT_EQ(second.task_state(1), "completed") << last_line(second.take_log());
+  ASSERT_NO_FATAL_FAILURE(restart_and_resume(store, devices));
   EXPECT_EQ(store.result(1).value_or(""), expected_result(devices));
 }
 
