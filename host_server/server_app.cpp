@@ -295,14 +295,15 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
   // thread answers the next message; every answer waits in `gate` until the writes before it
   // have committed (store/write_behind_store.h, rounds/gated_outbox.h). The writer wakes the io
   // loop once per run of commits.
-  GatedOutbox* gate = nullptr;  // set below, before the io loop runs
+  // Posted handlers run only inside io.run(), by when `gate` is set.
+  GatedOutbox* gate = nullptr;
   std::atomic<bool> release_posted{false};
   WriteBehindStore store(*sqlite, [&io, &gate, &release_posted, &store] {
     if (release_posted.exchange(true)) return;
     asio::post(io, [&gate, &release_posted, &store] {
       release_posted = false;
       store.throw_if_failed();  // a failed commit stops the server, nothing held released
-      if (gate != nullptr) gate->release();
+      gate->release();
     });
   });
   // Declared before the rounds that feed it, so it stops (joins) after them, before io and store.
@@ -340,9 +341,7 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
   }
 
   NetBridge<Coordinator> bridge;
-  GatedOutbox gated(
-      bridge, [&store] { return store.pending_ticket(); },
-      [&store] { return store.committed_ticket(); }, [&store] { store.flush(); });
+  GatedOutbox gated(bridge, store);
   gate = &gated;
   OperatorView view(store, bridge);  // what the status page reads (status/operator_view.h)
   Coordinator coordinator(view.store(), gated, std::move(specs), unix_seconds(),
@@ -399,7 +398,6 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
   io.run();
   view.set_tls_stats({});  // `server` is destroyed before `view`: no call into it after this
   drain_log();             // what the rounds logged since the stop began
-  gate = nullptr;
   log_line(log, {{"event", "stopped"}, {"integrity", store.integrity_check()}});
   return 0;
 }

@@ -37,6 +37,13 @@ class GatedOutbox final : public Outbox {
   // write, passed on to the caller of send or close).
   GatedOutbox(Outbox& inner, std::function<uint64_t()> pending, std::function<uint64_t()> committed,
               std::function<void()> wait_for_commits);
+  // The same over a store's writer (store/write_behind_store.h: pending_ticket(),
+  // committed_ticket(), flush()), which must outlive this object.
+  template <typename Writer>
+  GatedOutbox(Outbox& inner, Writer& writer)
+      : GatedOutbox(
+            inner, [&writer] { return writer.pending_ticket(); },
+            [&writer] { return writer.committed_ticket(); }, [&writer] { writer.flush(); }) {}
 
   void send(ConnectionId connection, const fedstat_v1_Envelope& envelope) override;
   void close(ConnectionId connection) override;

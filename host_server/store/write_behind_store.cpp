@@ -1,6 +1,7 @@
 // (write_behind_store.h) One writer thread committing queued batches in order.
 #include "host_server/store/write_behind_store.h"
 
+#include <algorithm>
 #include <exception>
 #include <stdexcept>
 #include <utility>
@@ -96,12 +97,11 @@ uint64_t WriteBehindStore::committed_ticket() const {
 
 uint64_t WriteBehindStore::append_events(const std::vector<NewEvent>& events) {
   check_event_batch(events);
-  bool device_messages_only = true;
-  for (const NewEvent& e : events) device_messages_only &= e.kind == EventKind::kDeviceMessage;
+  const bool device_messages_only =
+      std::all_of(events.begin(), events.end(),
+                  [](const NewEvent& e) { return e.kind == EventKind::kDeviceMessage; });
   if (!device_messages_only) {  // a round's own step: written now, after everything queued
-    std::unique_lock<std::mutex> lock(mutex_);
-    flush_locked(lock);
-    return inner_.append_events(events);
+    return after_queued_writes([&] { return inner_.append_events(events); });
   }
   size_t bytes = 0;
   for (const NewEvent& e : events) {
@@ -131,46 +131,34 @@ uint64_t WriteBehindStore::append_events(const std::vector<NewEvent>& events) {
 }
 
 void WriteBehindStore::put_task(uint32_t task_id, const std::string& definition) {
-  std::unique_lock<std::mutex> lock(mutex_);
-  flush_locked(lock);
-  inner_.put_task(task_id, definition);
-  known_tasks_.insert(task_id);
+  after_queued_writes([&] {
+    inner_.put_task(task_id, definition);
+    known_tasks_.insert(task_id);
+  });
 }
 
 std::vector<StoredTask> WriteBehindStore::tasks() {
-  std::unique_lock<std::mutex> lock(mutex_);
-  flush_locked(lock);
-  return inner_.tasks();
+  return after_queued_writes([&] { return inner_.tasks(); });
 }
 
 void WriteBehindStore::set_task_state(uint32_t task_id, const std::string& state) {
-  std::unique_lock<std::mutex> lock(mutex_);
-  flush_locked(lock);
-  inner_.set_task_state(task_id, state);
+  after_queued_writes([&] { inner_.set_task_state(task_id, state); });
 }
 
 std::vector<StoredEvent> WriteBehindStore::events(uint32_t task_id) {
-  std::unique_lock<std::mutex> lock(mutex_);
-  flush_locked(lock);
-  return inner_.events(task_id);
+  return after_queued_writes([&] { return inner_.events(task_id); });
 }
 
 void WriteBehindStore::put_result(uint32_t task_id, const std::string& result_json) {
-  std::unique_lock<std::mutex> lock(mutex_);
-  flush_locked(lock);
-  inner_.put_result(task_id, result_json);
+  after_queued_writes([&] { inner_.put_result(task_id, result_json); });
 }
 
 std::optional<std::string> WriteBehindStore::result(uint32_t task_id) {
-  std::unique_lock<std::mutex> lock(mutex_);
-  flush_locked(lock);
-  return inner_.result(task_id);
+  return after_queued_writes([&] { return inner_.result(task_id); });
 }
 
 std::string WriteBehindStore::integrity_check() {
-  std::unique_lock<std::mutex> lock(mutex_);
-  flush_locked(lock);
-  return inner_.integrity_check();
+  return after_queued_writes([&] { return inner_.integrity_check(); });
 }
 
 }  // namespace host

@@ -89,6 +89,14 @@ class WriteBehindStore final : public Store {
   };
   void run_writer();
   void flush_locked(std::unique_lock<std::mutex>& lock);
+  // Runs `call` on the caller's thread once everything queued has committed (the writer is then
+  // idle, and stays so while the lock is held: the caller is the only one who queues).
+  template <typename Call>
+  auto after_queued_writes(Call call) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    flush_locked(lock);
+    return call();
+  }
   void throw_if_failed_locked() const;
 
   Store& inner_;

@@ -435,11 +435,11 @@ class IngestReporter : public bench::SameRunReporter {
     const std::string args = bench::argument_of(name);
     const size_t second = args.find('/', args.find('/') + 1);
     const std::string key = args.substr(0, second);
-    const bool returning = args.compare(second, 3, "/1/") == 0;
-    // (For BM_DecodeAndInsert the third argument is its grouping: /1/ one transaction a report.)
-    if (name.rfind("BM_DecodeAndInsert", 0) == 0) {
-      (returning ? floor_per_report_ : floor_)[key] = rate->second.value;
+    const bool third_is_1 = args.compare(second, 3, "/1/") == 0;
+    if (name.rfind("BM_DecodeAndInsert", 0) == 0) {  // /1: one transaction a report
+      (third_is_1 ? floor_per_report_ : floor_)[key] = rate->second.value;
     }
+    const bool returning = third_is_1;  // BM_ServerIngest's /1: a returning fleet
     if (name.rfind("BM_ServerIngest", 0) != 0 || floor_.count(key) == 0) return "";
     const double base = floor_.at(key);
     char against_per_report[80] = "";

@@ -47,30 +47,27 @@ struct Tickets {
   int waits = 0;  // wait_for_commits calls
 };
 
-// The ticket functions read `t`; waiting for commits commits everything queued (and counts).
-GatedOutbox gate_over(RecordingOutbox& out, Tickets& t) {
-  return GatedOutbox(
-      out, [&t] { return t.pending; }, [&t] { return t.committed; },
-      [&t] {
-        t.committed = t.pending;
-        ++t.waits;
-      });
-}
-
-TEST(GatedOutbox, PassesAnswersStraightThroughWhileNothingIsQueued) {
+// A gate over `out` whose tickets the test sets in `t`; waiting for commits commits everything
+// queued (and counts).
+class GatedOutboxTest : public ::testing::Test {
+ protected:
   RecordingOutbox out;
   Tickets t;
-  GatedOutbox gate = gate_over(out, t);
+  GatedOutbox gate{out, [this] { return t.pending; }, [this] { return t.committed; },
+                   [this] {
+                     t.committed = t.pending;
+                     ++t.waits;
+                   }};
+};
+
+TEST_F(GatedOutboxTest, PassesAnswersStraightThroughWhileNothingIsQueued) {
   gate.send(1, ack_envelope());
   gate.close(1);
   EXPECT_EQ(out.log, (std::vector<std::string>{"send 1 " + kAck, "close 1"}));
   EXPECT_EQ(gate.held(), 0u);
 }
 
-TEST(GatedOutbox, HoldsAnswersUntilTheirWritesCommitThenPassesThemOnInOrder) {
-  RecordingOutbox out;
-  Tickets t;
-  GatedOutbox gate = gate_over(out, t);
+TEST_F(GatedOutboxTest, HoldsAnswersUntilTheirWritesCommitThenPassesThemOnInOrder) {
   t.pending = 1;
   gate.send(1, ack_envelope());  // after write 1
   gate.keep_open(2, 30);         // sends nothing to the peer: passes at once
@@ -92,10 +89,7 @@ TEST(GatedOutbox, HoldsAnswersUntilTheirWritesCommitThenPassesThemOnInOrder) {
 
 // Once one answer is held, later ones queue behind it even when their own writes (none) are
 // committed: answers leave in the order they were given.
-TEST(GatedOutbox, AnAnswerGivenWhileAnotherIsHeldWaitsBehindIt) {
-  RecordingOutbox out;
-  Tickets t;
-  GatedOutbox gate = gate_over(out, t);
+TEST_F(GatedOutboxTest, AnAnswerGivenWhileAnotherIsHeldWaitsBehindIt) {
   t.pending = 1;
   gate.send(1, ack_envelope());
   t.committed = 1;  // committed, but not yet released
@@ -107,10 +101,7 @@ TEST(GatedOutbox, AnAnswerGivenWhileAnotherIsHeldWaitsBehindIt) {
 
 // Past kMaxHeldAnswers each answer waits for the writes; what is held leaves at the next
 // release (not inside the answer's call, which may be a round's step), in order.
-TEST(GatedOutbox, PastItsBoundEachAnswerWaitsForTheWritesAndTheReleasePassesAllOn) {
-  RecordingOutbox out;
-  Tickets t;
-  GatedOutbox gate = gate_over(out, t);
+TEST_F(GatedOutboxTest, PastItsBoundEachAnswerWaitsForTheWritesAndTheReleasePassesAllOn) {
   t.pending = 1;
   for (size_t i = 0; i < kMaxHeldAnswers; ++i) gate.send(1, ack_envelope());
   EXPECT_EQ(gate.held(), kMaxHeldAnswers);
@@ -154,16 +145,13 @@ TEST(WriteBehindRound, EveryAnswerLeavesAfterTheWritesItWasDecidedOnHaveCommitte
   FakeStore committed;  // what has committed; FakeOutbox notes its size at every send
   HeldStore backend(committed);
   FakeOutbox out(committed);
-  std::unique_ptr<GatedOutbox> gate;
   WriteBehindStore store(backend, {});
-  gate = std::make_unique<GatedOutbox>(
-      out, [&store] { return store.pending_ticket(); },
-      [&store] { return store.committed_ticket(); }, [&store] { store.flush(); });
-  Coordinator c(store, *gate, {make_spec(1, fedstat_v1_TrustModel_TRUSTED, kLength, kBits, 3, 5)},
+  GatedOutbox gate(out, store);
+  Coordinator c(store, gate, {make_spec(1, fedstat_v1_TrustModel_TRUSTED, kLength, kBits, 3, 5)},
                 kT0);
   const auto deliver = [&] {  // what the io loop does when the writer has committed
     store.flush();
-    gate->release();
+    gate.release();
   };
   out.before_read = deliver;
   std::vector<TrustedDevice> devices = admit_devices(c, out, 3, 100, 1, kLength, kBits);
