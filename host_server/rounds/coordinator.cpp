@@ -1,5 +1,6 @@
 #include "host_server/rounds/coordinator.h"
 
+#include <iterator>
 #include <stdexcept>
 
 #include "host_server/device_identity.h"
@@ -77,7 +78,14 @@ void Coordinator::add_task(TaskSpec spec, const std::string& state, uint64_t now
                      std::to_string(events.size()) + " events");
     }
   }
+  if (!round->finished()) open_rounds_[id] = round.get();
   rounds_[id] = std::move(round);
+}
+
+void Coordinator::forget_finished_rounds() {
+  for (auto it = open_rounds_.begin(); it != open_rounds_.end();) {
+    it = it->second->finished() ? open_rounds_.erase(it) : std::next(it);
+  }
 }
 
 void Coordinator::chain(uint64_t now) {
@@ -268,10 +276,11 @@ void Coordinator::on_hello(ConnectionId connection, Connection& c, const fedstat
     return;
   } else {
     Refusal last = retry_later(StatusCode::kNotFound, "no open task with room");
-    for (auto& entry : rounds_) {
+    forget_finished_rounds();  // a finished round's refusal is TASK_CLOSED: `last` skips it
+    for (auto& entry : open_rounds_) {
       auto refusal = entry.second->can_offer(c.client);
       if (!refusal) {
-        chosen = entry.second.get();
+        chosen = entry.second;
         break;
       }
       if (refusal->action == fedstat_v1_ErrorAction_RETRY_LATER) last = *refusal;
@@ -320,7 +329,8 @@ void Coordinator::on_tick(uint64_t now_unix_seconds) {
     check_ins_.prune(now_);
     check_ins_pruned_ = now_;
   }
-  for (auto& entry : rounds_) entry.second->on_tick(now_);
+  for (auto& entry : open_rounds_) entry.second->on_tick(now_);  // a finished one does nothing
+  forget_finished_rounds();
   chain(now_);
 }
 

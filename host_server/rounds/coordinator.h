@@ -93,12 +93,18 @@ class Coordinator {
   void add_task(TaskSpec spec, const std::string& stored_state, uint64_t now);
   // Runs the follow-up of every completed task that has one and has not run it yet.
   void chain(uint64_t now);
+  // Drops from open_rounds_ the rounds that have finished.
+  void forget_finished_rounds();
 
   Store& store_;
   Outbox& outbox_;
   uint64_t now_;
   bool shutting_down_ = false;
   std::map<uint32_t, std::unique_ptr<TaskRound>> rounds_;
+  // The rounds not yet finished, in id order as in rounds_: what a check-in and a tick look at,
+  // so their cost does not grow with the tasks a long-running server has finished. A round
+  // leaves at the first check-in or tick that finds it finished (a finished round stays so).
+  std::map<uint32_t, TaskRound*> open_rounds_;
   // Tasks whose follow-up has not run yet.
   std::map<uint32_t, std::function<TaskSpec(const std::string&, uint64_t)>> follow_ups_;
   std::map<ConnectionId, Connection> connections_;
