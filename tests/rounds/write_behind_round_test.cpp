@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -44,7 +45,8 @@ const std::string kAck = std::to_string(fedstat_v1_Envelope_ack_tag);
 struct Tickets {
   uint64_t pending = 0;
   uint64_t committed = 0;
-  int waits = 0;  // wait_for_commits calls
+  int waits = 0;      // wait_for_commits calls
+  bool fail = false;  // wait_for_commits throws, as the writer's flush does after a failed commit
 };
 
 // A gate over `out` whose tickets the test sets in `t`; waiting for commits commits everything
@@ -55,8 +57,9 @@ class GatedOutboxTest : public ::testing::Test {
   Tickets t;
   GatedOutbox gate{out, [this] { return t.pending; }, [this] { return t.committed; },
                    [this] {
-                     t.committed = t.pending;
                      ++t.waits;
+                     if (t.fail) throw std::runtime_error("a queued write failed: disk full");
+                     t.committed = t.pending;
                    }};
 };
 
@@ -115,6 +118,24 @@ TEST_F(GatedOutboxTest, PastItsBoundEachAnswerWaitsForTheWritesAndTheReleasePass
   ASSERT_EQ(out.log.size(), kMaxHeldAnswers + 1);
   EXPECT_EQ(out.log.front(), "send 1 " + kAck);
   EXPECT_EQ(out.log.back(), "close 1");
+}
+
+// A write that failed is passed on to the round whose answer waited for it, and no answer it
+// held ever leaves: not in the call, not at a later release (nothing committed).
+TEST_F(GatedOutboxTest, AFailedWriteReachesTheAnswersCallerAndReleasesNothing) {
+  t.pending = 1;
+  for (size_t i = 0; i < kMaxHeldAnswers; ++i) gate.send(1, ack_envelope());
+  t.fail = true;
+  try {
+    gate.send(1, ack_envelope());  // one past the bound: waits, and the wait fails
+    FAIL() << "the failed write was not passed on";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "a queued write failed: disk full");
+  }
+  EXPECT_EQ(t.waits, 1);
+  gate.release();
+  EXPECT_TRUE(out.log.empty());
+  EXPECT_EQ(gate.held(), kMaxHeldAnswers + 1);
 }
 
 // FakeStore's appends wait while the test holds `hold` (the writer is then inside a commit).

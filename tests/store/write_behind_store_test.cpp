@@ -10,11 +10,13 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "host_server/store/memory_store.h"
@@ -218,6 +220,48 @@ TEST_F(WriteBehindStoreTest, StepsStatesAndResultsWaitForEverythingQueuedBeforeT
   ASSERT_EQ(events.size(), 3u);
   EXPECT_EQ(events[2].kind, EventKind::kTransition);
   EXPECT_EQ(store.result(1), std::optional<std::string>("{}"));
+}
+
+// Every call other than a device messages' append waits for what was queued before it, each on
+// its own (above, only the first call of the step found writes queued): with a commit held and a
+// message queued behind it, the call does not reach the backend, then reaches it after both.
+TEST(WriteBehindStoreEachCall, EverySynchronousCallWaitsForTheQueuedWrites) {
+  const std::vector<std::pair<std::string, std::function<void(WriteBehindStore&)>>> calls = {
+      {"append_events",
+       [](WriteBehindStore& s) { s.append_event(message(0, 9, EventKind::kTransition)); }},
+      {"put_task", [](WriteBehindStore& s) { s.put_task(2, "{}"); }},
+      {"tasks", [](WriteBehindStore& s) { s.tasks(); }},
+      {"set_task_state", [](WriteBehindStore& s) { s.set_task_state(1, "open"); }},
+      {"events", [](WriteBehindStore& s) { s.events(1); }},
+      {"put_result", [](WriteBehindStore& s) { s.put_result(1, "{}"); }},
+      {"result", [](WriteBehindStore& s) { s.result(1); }},
+      {"integrity_check", [](WriteBehindStore& s) { s.integrity_check(); }},
+  };
+  for (const auto& [name, call] : calls) {
+    SCOPED_TRACE(name);
+    GatedStore backend;
+    backend.put_task(1, "{}");
+    WriteBehindStore store(backend, {});
+    backend.shut();
+    store.append_event(message(1, 1));
+    backend.wait_for_appends(1);        // the writer is inside the first commit
+    store.append_event(message(2, 2));  // queued behind it
+    const int seen = backend.other_calls();
+    std::thread caller([&] { call(store); });
+    // A call that did not wait would reach the backend now: give it 200 ms to (a correct store
+    // never does; the wait then only delays the test).
+    EXPECT_FALSE(backend.another_call_arrives_within(std::chrono::milliseconds(200), seen))
+        << name << " reached the backend before the queued writes committed";
+    backend.open();
+    caller.join();
+    EXPECT_EQ(backend.calls_while_a_commit_was_held(), 0);
+    const std::vector<std::string> made = backend.calls();
+    ASSERT_GE(made.size(), 3u);
+    EXPECT_EQ(made.back(), name);  // the call's own, after both queued messages' commits
+    EXPECT_EQ(made[made.size() - 2], "append_events");
+    EXPECT_EQ(made[made.size() - 3], "append_events");
+    EXPECT_EQ(store.committed_ticket(), 2u);
+  }
 }
 
 // store.h's refusals come from the call itself, and nothing is queued.
