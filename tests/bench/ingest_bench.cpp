@@ -15,7 +15,11 @@
 //       X25519 on either side: host_server/net/tls_session_cache.h) — as a device does that
 //       reports again within the server's session lifetime (1 h by default). /0: every device
 //       new to the server, a full ECDHE-PSK handshake each. The run fails if a returning device
-//       did not resume, or a new one did.
+//       did not resume, or a new one did. Counters: the server's CPU time a report in the timed
+//       part (all its threads, /proc/PID/task/*/schedstat) and this process's (the devices:
+//       Client, TLS, thread start; getrusage) — where the cores went. On c cores a rate of r
+//       reports/s leaves at most c / r CPU seconds a report to both together, so the devices'
+//       share alone bounds the rate a loopback fleet can show.
 //   BM_DecodeAndInsert/<kind>/<devices>/0  the same devices' reports (the same words, chunked
 //       and framed as the Client sends them, encoded before timing), each frame decoded
 //       (wire::decode_frame), checked and summed (TrustedSum, as the server does) and appended to
@@ -35,12 +39,13 @@
 // Kinds: 0 = data_shift, trust none, a 5 × 512 sketch (2,560 words: 40 chunks per report);
 //        1 = kl, trust trusted, 300 rounds (≤ 301 words: 5 chunks).
 // "reports/s" is devices ÷ seconds. The printed ratio is ingest ÷ decode-and-insert for the same
-// kind and devices (goal in issue 13: ≥ 0.5). Both sides share the machine's cores with the
-// devices' own work in the ingest run (TLS, the Client), as a loopback fleet does.
-// Devices: one thread each with a 256 KiB stack (host_server/sim/device_threads.h) and the
-// Client memory its task needs (Client::memory_bytes), so 1,000 of them fit; the descriptor
-// limit is raised to one socket per device. All 1,000 check in at once (max_clients ≤ 1024).
-// Run from a Release build: build/host-release/tests/bench/fedstat_ingest_bench (about 1 minute;
+// kind and devices (goal in issue 13: ≥ 0.5); a second line gives the CPU a report of the server,
+// the devices and the floor (its one thread's CPU time). Both sides share the machine's cores with
+// the devices' own work in the ingest run (TLS, the Client), as a loopback fleet does. Devices: one
+// thread each with a 256 KiB stack (host_server/sim/device_threads.h) and the Client memory its
+// task needs (Client::memory_bytes), so 1,000 of them fit; the descriptor limit is raised to one
+// socket per device. All 1,000 check in at once (max_clients ≤ 1024). Run from a Release build:
+// build/host-release/tests/bench/fedstat_ingest_bench (about 1 minute;
 // --benchmark_filter=/1000 for the largest fleet only).
 #include <benchmark/benchmark.h>
 #include <stdlib.h>
@@ -72,7 +77,7 @@
 #include "sdk/wire/envelope_codec.h"
 #include "tests/bench/delay_proxy.h"
 #include "tests/bench/same_run_reporter.h"
-#include "tests/bench/server_process.h"
+#include "tests/common/server_process.h"
 
 namespace fedstat {
 namespace {
@@ -270,15 +275,16 @@ BENCHMARK(BM_DecodeAndInsert)
     ->UseRealTime()  // reports per second of elapsed time, as the server's: SQLite's fsyncs count
     ->Iterations(3);
 
-using bench::ServerProcess;
+using testing::ServerProcess;
 
 void BM_ServerIngest(benchmark::State& state) {
   Workload w(state.range(0), state.range(1));
   const bool returning = state.range(2) != 0;
-  bench::raise_descriptor_limit(static_cast<rlim_t>(state.range(1)) + 256);
+  testing::raise_descriptor_limit(static_cast<rlim_t>(state.range(1)) + 256);
   const uint32_t count = static_cast<uint32_t>(state.range(1));
   int run = 0;
-  double server_cpu_seconds = 0;
+  double server_cpu_seconds = 0;  // in the timed part of every run
+  double device_cpu_seconds = 0;  // the same for this process: the devices
   for (auto _ : state) {
     const fs::path here = w.dir / ("run-" + std::to_string(run++));
     // The devices' ledgers and round markers (fsynced blobs) on tmpfs when there is one: the
@@ -326,6 +332,8 @@ void BM_ServerIngest(benchmark::State& state) {
       }
     }
     host::DeviceThreads threads;
+    const double server_cpu_at_start = server.cpu_seconds();
+    const double device_cpu_at_start = testing::own_cpu_seconds();
     const auto start = std::chrono::steady_clock::now();
     threads.start(count, [&](size_t i) {
       host::DeviceSetup setup = device_setup(w, i, endpoint);
@@ -335,7 +343,9 @@ void BM_ServerIngest(benchmark::State& state) {
     threads.join();
     state.SetIterationTime(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    server_cpu_seconds += server.stop();
+    server_cpu_seconds += server.cpu_seconds() - server_cpu_at_start;
+    device_cpu_seconds += testing::own_cpu_seconds() - device_cpu_at_start;
+    server.stop();
     fs::remove_all(device_state);
     if (const std::string failed = first_incomplete(reports); !failed.empty()) {
       state.SkipWithError(failed.c_str());
@@ -349,8 +359,11 @@ void BM_ServerIngest(benchmark::State& state) {
       }
     }
   }
-  // The server's CPU per run (start-up and shut-down included: a few ms).
-  state.counters["server_cpu_s"] = server_cpu_seconds / static_cast<double>(state.iterations());
+  // CPU time per report in the timed part: the server's (all its threads), and this process's
+  // (the devices' threads: the Client, TLS, their thread start).
+  const double reports_run = static_cast<double>(state.iterations()) * count;
+  state.counters["server_us/report"] = 1e6 * server_cpu_seconds / reports_run;
+  state.counters["devices_us/report"] = 1e6 * device_cpu_seconds / reports_run;
   state.counters["reports/s"] =
       benchmark::Counter(static_cast<double>(count), benchmark::Counter::kIsIterationInvariantRate);
 }
@@ -436,8 +449,12 @@ class IngestReporter : public bench::SameRunReporter {
     const size_t second = args.find('/', args.find('/') + 1);
     const std::string key = args.substr(0, second);
     const bool third_is_1 = args.compare(second, 3, "/1/") == 0;
+    const double devices = std::stod(key.substr(key.find('/') + 1));
     if (name.rfind("BM_DecodeAndInsert", 0) == 0) {  // /1: one transaction a report
       (third_is_1 ? floor_per_report_ : floor_)[key] = rate->second.value;
+      // The floor runs on this thread alone: its CPU time is the benchmark's (unit ms).
+      (third_is_1 ? floor_cpu_per_report_ : floor_cpu_)[key] =
+          1e3 * run.GetAdjustedCPUTime() / devices;
     }
     const bool returning = third_is_1;  // BM_ServerIngest's /1: a returning fleet
     if (name.rfind("BM_ServerIngest", 0) != 0 || floor_.count(key) == 0) return "";
@@ -455,13 +472,27 @@ class IngestReporter : public bench::SameRunReporter {
                   kind_name(key[0] - '0'), key.substr(key.find('/') + 1).c_str(),
                   returning ? "returning" : "new", rate->second.value, base,
                   rate->second.value / base, against_per_report);
-    return line;
+    // Where the cores went: a rate of r reports/s on c cores needs at most c / r CPU seconds a
+    // report, the server's and the devices' together.
+    const auto server_cpu = run.counters.find("server_us/report");
+    const auto device_cpu = run.counters.find("devices_us/report");
+    if (server_cpu == run.counters.end() || device_cpu == run.counters.end()) return line;
+    char cpu[320];
+    std::snprintf(cpu, sizeof(cpu),
+                  "  %-16s %4s %-19s CPU a report: server %6.0f us, devices %6.0f us; "
+                  "decode+insert %5.0f us (one transaction a report: %5.0f us)\n",
+                  "", "", "", server_cpu->second.value, device_cpu->second.value,
+                  floor_cpu_.count(key) ? floor_cpu_.at(key) : 0.0,
+                  floor_cpu_per_report_.count(key) ? floor_cpu_per_report_.at(key) : 0.0);
+    return std::string(line) + cpu;
   }
 
  private:
-  std::map<std::string, double> floor_;             // one transaction a message
-  std::map<std::string, double> floor_per_report_;  // one transaction a report
-  std::map<std::string, double> upload_;            // window 1's seconds per round-trip time
+  std::map<std::string, double> floor_;                 // one transaction a message
+  std::map<std::string, double> floor_per_report_;      // one transaction a report
+  std::map<std::string, double> floor_cpu_;             // its CPU µs a report
+  std::map<std::string, double> floor_cpu_per_report_;  // the same, one transaction a report
+  std::map<std::string, double> upload_;                // window 1's seconds per round-trip time
 };
 
 }  // namespace

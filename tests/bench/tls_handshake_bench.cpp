@@ -44,7 +44,7 @@
 #include "platform/platform.h"
 #include "sdk/tls/tls_channel.h"
 #include "tests/bench/same_run_reporter.h"
-#include "tests/bench/server_process.h"
+#include "tests/common/server_process.h"
 
 namespace fedstat {
 namespace {
@@ -72,7 +72,7 @@ void server_handshakes(benchmark::State& state, bool resume) {
                               {"fleet_secret", host::encode_hex(secret.data(), secret.size())}};
   std::ofstream(dir / "server.json") << config.dump();
   {
-    bench::ServerProcess server(dir / "server.json", dir / "port", dir / "server.log");
+    testing::ServerProcess server(dir / "server.json", dir / "port", dir / "server.log");
     const std::string endpoint = "127.0.0.1:" + std::to_string(server.port());
     const std::string identity = std::to_string(kDevice);
     const net::DevicePsk psk = net::derive_device_psk(secret, kDevice);
