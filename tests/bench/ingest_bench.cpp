@@ -20,6 +20,10 @@
 //       Client, TLS, thread start; getrusage) — where the cores went. On c cores a rate of r
 //       reports/s leaves at most c / r CPU seconds a report to both together, so the devices'
 //       share alone bounds the rate a loopback fleet can show.
+//   BM_ServerIngest/<kind>/<devices>/<returning>/<window>  the devices'
+//   ClientConfig::report_window:
+//       1 (stop-and-wait, the default, what a UART needs) or 8 (what a device on TCP would set:
+//       client.h), the Report chunks a device sends before it waits for an Ack.
 //   BM_DecodeAndInsert/<kind>/<devices>/0  the same devices' reports (the same words, chunked
 //       and framed as the Client sends them, encoded before timing), each frame decoded
 //       (wire::decode_frame), checked and summed (TrustedSum, as the server does) and appended to
@@ -280,6 +284,7 @@ using testing::ServerProcess;
 void BM_ServerIngest(benchmark::State& state) {
   Workload w(state.range(0), state.range(1));
   const bool returning = state.range(2) != 0;
+  const uint8_t window = static_cast<uint8_t>(state.range(3));
   testing::raise_descriptor_limit(static_cast<rlim_t>(state.range(1)) + 256);
   const uint32_t count = static_cast<uint32_t>(state.range(1));
   int run = 0;
@@ -338,6 +343,7 @@ void BM_ServerIngest(benchmark::State& state) {
     threads.start(count, [&](size_t i) {
       host::DeviceSetup setup = device_setup(w, i, endpoint);
       setup.channel = channels[i].get();
+      setup.report_window = window;
       reports[i] = run_device(setup, *w.devices[i]);
     });
     threads.join();
@@ -368,7 +374,7 @@ void BM_ServerIngest(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(count), benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_ServerIngest)
-    ->ArgsProduct({{0, 1}, {10, 100, 1000}, {0, 1}})
+    ->ArgsProduct({{0, 1}, {10, 100, 1000}, {0, 1}, {1, 8}})
     ->Unit(benchmark::kMillisecond)
     ->UseManualTime()
     ->Iterations(3);
@@ -443,18 +449,18 @@ class IngestReporter : public bench::SameRunReporter {
     }
     const auto rate = run.counters.find("reports/s");
     if (rate == run.counters.end() || run.error_occurred) return "";
-    // "BM_X/<kind>/<devices>/<returning or grouping>/iterations:3/<manual or real>_time" →
-    // "<kind>/<devices>"
+    // "BM_DecodeAndInsert/<kind>/<devices>/<grouping>/iterations:3/real_time" or
+    // "BM_ServerIngest/<kind>/<devices>/<returning>/<window>/iterations:3/manual_time"
     const std::string args = bench::argument_of(name);
-    const size_t second = args.find('/', args.find('/') + 1);
-    const std::string key = args.substr(0, second);
-    const bool third_is_1 = args.compare(second, 3, "/1/") == 0;
-    const double devices = std::stod(key.substr(key.find('/') + 1));
+    int kind = 0, devices = 0, third = 0, window = 1;
+    if (std::sscanf(args.c_str(), "%d/%d/%d/%d", &kind, &devices, &third, &window) < 3) return "";
+    const std::string key = std::to_string(kind) + "/" + std::to_string(devices);
+    const bool third_is_1 = third == 1;
     if (name.rfind("BM_DecodeAndInsert", 0) == 0) {  // /1: one transaction a report
       (third_is_1 ? floor_per_report_ : floor_)[key] = rate->second.value;
       // The floor runs on this thread alone: its CPU time is the benchmark's (unit ms).
       (third_is_1 ? floor_cpu_per_report_ : floor_cpu_)[key] =
-          1e3 * run.GetAdjustedCPUTime() / devices;
+          1e3 * run.GetAdjustedCPUTime() / static_cast<double>(devices);
     }
     const bool returning = third_is_1;  // BM_ServerIngest's /1: a returning fleet
     if (name.rfind("BM_ServerIngest", 0) != 0 || floor_.count(key) == 0) return "";
@@ -467,11 +473,10 @@ class IngestReporter : public bench::SameRunReporter {
     }
     char line[320];
     std::snprintf(line, sizeof(line),
-                  "  %-16s %4s devices, %-9s: server %8.1f reports/s, decode+insert %9.1f "
-                  "reports/s, ratio %.3f%s\n",
-                  kind_name(key[0] - '0'), key.substr(key.find('/') + 1).c_str(),
-                  returning ? "returning" : "new", rate->second.value, base,
-                  rate->second.value / base, against_per_report);
+                  "  %-16s %4d devices, %-9s window %d: server %8.1f reports/s, decode+insert "
+                  "%9.1f reports/s, ratio %.3f%s\n",
+                  kind_name(kind), devices, returning ? "returning" : "new", window,
+                  rate->second.value, base, rate->second.value / base, against_per_report);
     // Where the cores went: a rate of r reports/s on c cores needs at most c / r CPU seconds a
     // report, the server's and the devices' together.
     const auto server_cpu = run.counters.find("server_us/report");
@@ -479,7 +484,7 @@ class IngestReporter : public bench::SameRunReporter {
     if (server_cpu == run.counters.end() || device_cpu == run.counters.end()) return line;
     char cpu[320];
     std::snprintf(cpu, sizeof(cpu),
-                  "  %-16s %4s %-19s CPU a report: server %6.0f us, devices %6.0f us; "
+                  "  %-16s %4s %-28s CPU a report: server %6.0f us, devices %6.0f us; "
                   "decode+insert %5.0f us (one transaction a report: %5.0f us)\n",
                   "", "", "", server_cpu->second.value, device_cpu->second.value,
                   floor_cpu_.count(key) ? floor_cpu_.at(key) : 0.0,
