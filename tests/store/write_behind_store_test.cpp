@@ -33,6 +33,15 @@ class GatedStore final : public Store {
   void shut() {
     std::lock_guard<std::mutex> lock(mutex_);
     open_ = false;
+    permits_ = 0;
+  }
+  // While shut: lets exactly one more append through.
+  void let_one_through() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++permits_;
+    }
+    changed_.notify_all();
   }
   void open() {
     {
@@ -95,9 +104,18 @@ class GatedStore final : public Store {
       ++appends_entered_;
       ++appends_inside_;
       changed_.notify_all();
-      changed_.wait(lock, [&] { return open_; });
-      --appends_inside_;
+      changed_.wait(lock, [&] { return open_ || permits_ > 0; });
+      if (!open_) --permits_;
     }
+    // Inside until the inner append has returned or thrown: a call that reaches the backend
+    // during the commit itself is counted too.
+    struct Leave {
+      GatedStore& store;
+      ~Leave() {
+        std::lock_guard<std::mutex> lock(store.mutex_);
+        --store.appends_inside_;
+      }
+    } leave{*this};
     if (fail_next_append.exchange(false)) throw std::runtime_error("disk full");
     return inner_->append_events(events);
   }
@@ -133,6 +151,7 @@ class GatedStore final : public Store {
   std::mutex mutex_;
   std::condition_variable changed_;
   bool open_ = true;
+  int permits_ = 0;  // appends let through while shut
   size_t appends_entered_ = 0;
   int appends_inside_ = 0;
   int other_calls_ = 0;
@@ -252,6 +271,12 @@ TEST(WriteBehindStoreEachCall, EverySynchronousCallWaitsForTheQueuedWrites) {
     // never does; the wait then only delays the test).
     EXPECT_FALSE(backend.another_call_arrives_within(std::chrono::milliseconds(200), seen))
         << name << " reached the backend before the queued writes committed";
+    // The first commit ends; the writer is inside the second. A call that waited for the first
+    // alone (or for all but the last) would reach the backend now: 200 ms again.
+    backend.let_one_through();
+    backend.wait_for_appends(2);
+    EXPECT_FALSE(backend.another_call_arrives_within(std::chrono::milliseconds(200), seen))
+        << name << " reached the backend before the last queued write committed";
     backend.open();
     caller.join();
     EXPECT_EQ(backend.calls_while_a_commit_was_held(), 0);
