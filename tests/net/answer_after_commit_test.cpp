@@ -85,35 +85,62 @@ bool appears(const fs::path& path) {
   return true;
 }
 
+// Lets the held commit go when the test ends, however it ends: the server can then stop.
+struct ReleasedAtExit {
+  fs::path hold;
+  ~ReleasedAtExit() {
+    std::error_code ignored;
+    fs::remove(hold, ignored);
+  }
+};
+
+Status connect_device(tls::TlsPskChannel& channel, const std::string& endpoint,
+                      const std::array<uint8_t, 32>& secret, uint64_t id) {
+  const std::string identity = std::to_string(id);
+  const net::DevicePsk psk = net::derive_device_psk(secret, id);
+  return channel.connect(
+      endpoint.c_str(),
+      ByteSpan(reinterpret_cast<const uint8_t*>(identity.data()), identity.size()),
+      ByteSpan(psk.data(), psk.size()), 10000);
+}
+
+// The preloaded libraries for the server: the shim, then any this process was given.
+std::string preload() {
+  const char* inherited = getenv("LD_PRELOAD");
+  return std::string("LD_PRELOAD=") + FEDSTAT_HOLD_WAL_WRITES +
+         (inherited != nullptr && *inherited != '\0' ? std::string(":") + inherited : "");
+}
+
+// An ASan server's runtime must otherwise come first among the preloaded libraries.
+std::string asan_options() {
+  const char* inherited = getenv("ASAN_OPTIONS");
+  return std::string("ASAN_OPTIONS=verify_asan_link_order=0") +
+         (inherited != nullptr && *inherited != '\0' ? std::string(":") + inherited : "");
+}
+
 TEST(AnswerAfterCommit, TheServerSendsNoTaskUntilTheStoredClientHelloHasCommitted) {
   ServerFiles files;
   const fs::path hold = files.dir / "hold";
   testing::ServerProcess server(
       files.dir / "server.json", files.dir / "port", files.dir / "server.log",
-      {std::string("LD_PRELOAD=") + FEDSTAT_HOLD_WAL_WRITES,
-       "FEDSTAT_TEST_HOLD_FILE=" + hold.string(),
-       // An ASan server's runtime must otherwise come first among the preloaded libraries.
-       std::string("ASAN_OPTIONS=verify_asan_link_order=0") +
-           (getenv("ASAN_OPTIONS") != nullptr ? std::string(":") + getenv("ASAN_OPTIONS") : "")});
-  std::ofstream(hold).close();  // from now on the server's commits wait
-
+      {preload(), "FEDSTAT_TEST_HOLD_FILE=" + hold.string(), asan_options()});
+  const ReleasedAtExit release_at_exit{hold};  // destroyed before the server is stopped
+  std::ofstream(hold).close();                 // from now on the server's commits wait
   const std::string endpoint = "127.0.0.1:" + std::to_string(server.port());
-  const std::string identity = std::to_string(kDevice);
-  const net::DevicePsk psk = net::derive_device_psk(files.secret, kDevice);
+
   tls::TlsPskChannel channel;
-  ASSERT_TRUE(
-      channel
-          .connect(endpoint.c_str(),
-                   ByteSpan(reinterpret_cast<const uint8_t*>(identity.data()), identity.size()),
-                   ByteSpan(psk.data(), psk.size()), 10000)
-          .ok());
+  ASSERT_TRUE(connect_device(channel, endpoint, files.secret, kDevice).ok());
   ASSERT_TRUE(channel.send(client_hello(kDevice)).ok());
   ASSERT_TRUE(appears(files.dir / "hold.entered"))
       << "the server never wrote its log: the ClientHello was not stored";
 
-  // The writer is inside the commit of the ClientHello (or of what came before it). A server
-  // that answered past the gate has sent the Task by now: give it 500 ms to arrive (a correct
-  // server never sends it; the wait then only delays the test).
+  // The writer is inside the commit of the ClientHello. The io thread is not stuck behind it
+  // (a second device's TLS handshake completes), so what holds the Task is the gate alone.
+  tls::TlsPskChannel other;
+  EXPECT_TRUE(connect_device(other, endpoint, files.secret, kDevice + 1).ok());
+  other.close();
+  // A server that answered past the gate has sent the Task by now: give it 500 ms to arrive (a
+  // correct server never sends it; the wait then only delays the test).
   wire::Envelope answer{};
   const Status early = channel.receive(answer, 500);
   EXPECT_EQ(early.code(), StatusCode::kDeadlineExceeded)
@@ -126,6 +153,8 @@ TEST(AnswerAfterCommit, TheServerSendsNoTaskUntilTheStoredClientHelloHasCommitte
   EXPECT_EQ(answer.which_body, fedstat_v1_Envelope_task_tag);
   EXPECT_EQ(answer.body.task.task_id, 1u);
   channel.close();
+  server.stop();
+  EXPECT_TRUE(server.exited_cleanly()) << "see " << (files.dir / "server.log");
 }
 
 }  // namespace
