@@ -37,6 +37,43 @@ TEST(TrustedRound, FiveDevicesPublishTheSumOfTheirVectors) {
   for (auto& d : devices) EXPECT_TRUE(out.closed(d.conn));
 }
 
+// A check-in is offered the first task, in id order, that is open and has room: a finished task
+// is passed over (the Coordinator looks at open rounds only), a follow-up chained when its first
+// stage completed is offered like any other, and when every open task is full the answer is
+// RETRY_LATER.
+TEST(TrustedRound, ACheckInGetsTheFirstOpenTaskWithRoomPastFinishedOnesAndFollowUps) {
+  FakeStore store;
+  FakeOutbox out(store);
+  TaskSpec first = make_spec(1, fedstat_v1_TrustModel_TRUSTED, kLength, kBits, 1, 1);
+  first.follow_up = [](const std::string&, uint64_t) {
+    return make_spec(10, fedstat_v1_TrustModel_TRUSTED, kLength, kBits, 1, 1);
+  };
+  std::vector<TaskSpec> specs;
+  specs.push_back(std::move(first));
+  specs.push_back(make_spec(2, fedstat_v1_TrustModel_TRUSTED, kLength, kBits, 1, 1));
+  Coordinator c(store, out, std::move(specs), kT0);
+  std::vector<TrustedDevice> devices(3);
+  for (size_t i = 0; i < devices.size(); ++i) {
+    devices[i].id = 5 + i;
+    devices[i].words = device_words(devices[i].id, kLength, kBits);
+  }
+  ASSERT_EQ(check_in(c, out, devices[0], 1), 1u);
+  accept(c, out, devices[0], 1);
+  send_reports(c, out, devices[0], 1, kLength);
+  ASSERT_EQ(c.task_state(1), "completed");
+  c.on_tick(kT0 + 1);  // the follow-up is chained
+  ASSERT_EQ(c.task_state(10), "open");
+  EXPECT_EQ(check_in(c, out, devices[1], 2), 2u);   // task 1 finished: the next open one
+  EXPECT_EQ(check_in(c, out, devices[2], 3), 10u);  // task 2 full: the follow-up
+  c.on_open(4, "8");
+  c.on_frame(4, hello(8));
+  ASSERT_FALSE(out.empty(4));
+  const fedstat_v1_Envelope answer = out.pop(4);
+  ASSERT_EQ(answer.which_body, fedstat_v1_Envelope_server_error_tag);
+  EXPECT_EQ(answer.body.server_error.action, fedstat_v1_ErrorAction_RETRY_LATER);
+  EXPECT_TRUE(out.closed(4));
+}
+
 // The accepting TaskReplies, and nothing else a device sent, are stored durable (NewEvent::
 // durable: a DIST collector's store syncs them; the device has charged its budget for them).
 TEST(TrustedRound, OnlyAcceptingRepliesAreStoredDurable) {
