@@ -69,6 +69,7 @@
 #include "host_server/tools/cli_conventions.h"
 #include "host_server/tools/load_fleet.h"
 #include "host_server/tools/process_stats.h"
+#include "host_server/tools/server_child.h"
 #include "nlohmann/json.hpp"
 #include "platform/posix/posix_platform.h"
 #include "sdk/client/client.h"
@@ -92,49 +93,6 @@ long peak_memory_kb(int pid) {
   if (kb < 0) throw std::runtime_error("no VmHWM in /proc/" + std::to_string(pid) + "/status");
   return kb;
 }
-
-// A fedstat-server child on `config`; SIGTERM and reaped when this goes away.
-class ServerChild {
- public:
-  ServerChild(const std::string& binary, const fs::path& dir) {
-    const fs::path config = dir / "server.json", port_file = dir / "port", log = dir / "server.log";
-    pid_ = fork();
-    if (pid_ < 0) throw std::runtime_error("fork failed");
-    if (pid_ == 0) {
-      if (std::freopen(log.c_str(), "w", stderr) == nullptr) _exit(127);
-      execl(binary.c_str(), binary.c_str(), "--config", config.c_str(), "--port-file",
-            port_file.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    // The port file appears once the server listens (its tasks planned and stored): 120 s at most.
-    for (int i = 0; i < 12000; ++i) {
-      std::ifstream in(port_file);
-      if (in >> port_) return;
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        std::ifstream text(log);
-        const std::string why((std::istreambuf_iterator<char>(text)),
-                              std::istreambuf_iterator<char>());
-        throw std::runtime_error("the server exited before listening: " + why);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    throw std::runtime_error("the server did not listen within 120 s");
-  }
-  ~ServerChild() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGTERM);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-  }
-  int pid() const { return pid_; }
-  int port() const { return port_; }
-
- private:
-  int pid_ = -1;
-  int port_ = 0;
-};
 
 // A fresh directory: mkdtemp under `parent`.
 fs::path fresh_directory(const fs::path& parent) {
@@ -305,7 +263,7 @@ int main(int argc, char** argv) {
     }
     check(platform::posix::set_storage_directory(state_dir.c_str()), "--state");
 
-    std::unique_ptr<ServerChild> child;
+    std::unique_ptr<tools::ServerChild> child;  // stopped and reaped when reset
     LoadOptions options;
     options.fleet_secret = secret;
     options.first_id = first_id;
@@ -327,7 +285,8 @@ int main(int argc, char** argv) {
                         {"check_ins_per_minute", 0},
                         {"tasks", copies}};
       std::ofstream(work / "server.json") << config.dump();
-      child = std::make_unique<ServerChild>(server_binary, work);
+      child = std::make_unique<tools::ServerChild>(server_binary, work / "server.json",
+                                                   work / "port", work / "server.log");
       server_pid = child->pid();
       options.endpoint = "127.0.0.1:" + std::to_string(child->port());
     } else {
