@@ -29,6 +29,12 @@
 namespace fedstat {
 namespace tools {
 
+// User + system seconds in `usage`.
+inline double cpu_seconds_of(const struct rusage& usage) {
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+}
+
 class ServerChild {
  public:
   using path = std::filesystem::path;
@@ -109,8 +115,7 @@ class ServerChild {
     }
     pid_ = -1;
     exited_cleanly_ = reaped && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-           1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+    return cpu_seconds_of(usage);
   }
   // After stop(): the server exited on SIGTERM within kStopSeconds with status 0 (an ASan or
   // LeakSanitizer report makes it nonzero).

@@ -460,28 +460,33 @@ class IngestReporter : public bench::SameRunReporter {
     int kind = 0, devices = 0, third = 0, window = 1;
     if (std::sscanf(args.c_str(), "%d/%d/%d/%d", &kind, &devices, &third, &window) < 3) return "";
     const std::string key = std::to_string(kind) + "/" + std::to_string(devices);
-    const bool third_is_1 = third == 1;
-    if (name.rfind("BM_DecodeAndInsert", 0) == 0) {  // /1: one transaction a report
-      (third_is_1 ? floor_per_report_ : floor_)[key] = rate->second.value;
-      // The floor runs on this thread alone: its CPU time is the benchmark's (unit ms).
-      (third_is_1 ? floor_cpu_per_report_ : floor_cpu_)[key] =
-          1e3 * run.GetAdjustedCPUTime() / static_cast<double>(devices);
+    if (name.rfind("BM_DecodeAndInsert", 0) == 0) {
+      // /0: one transaction a message, /1: one a report. The floor runs on this thread alone:
+      // its CPU time is the benchmark's (unit ms).
+      Floor& floor = third == 1 ? floors_[key].per_report : floors_[key].per_message;
+      floor.reports_per_second = rate->second.value;
+      floor.cpu_us = 1e3 * run.GetAdjustedCPUTime() / static_cast<double>(devices);
     }
-    const bool returning = third_is_1;  // BM_ServerIngest's /1: a returning fleet
-    if (name.rfind("BM_ServerIngest", 0) != 0 || floor_.count(key) == 0) return "";
-    const double base = floor_.at(key);
+    const auto found = floors_.find(key);
+    if (name.rfind("BM_ServerIngest", 0) != 0 || found == floors_.end() ||
+        found->second.per_message.reports_per_second == 0) {
+      return "";
+    }
+    const Floor& base = found->second.per_message;
+    const Floor& per_report = found->second.per_report;
     char against_per_report[80] = "";
-    if (floor_per_report_.count(key) != 0) {
+    if (per_report.reports_per_second != 0) {
       std::snprintf(against_per_report, sizeof(against_per_report),
-                    " (one transaction a report: %.1f, ratio %.3f)", floor_per_report_.at(key),
-                    rate->second.value / floor_per_report_.at(key));
+                    " (one transaction a report: %.1f, ratio %.3f)", per_report.reports_per_second,
+                    rate->second.value / per_report.reports_per_second);
     }
     char line[320];
     std::snprintf(line, sizeof(line),
                   "  %-16s %4d devices, %-9s window %d: server %8.1f reports/s, decode+insert "
                   "%9.1f reports/s, ratio %.3f%s\n",
-                  kind_name(kind), devices, returning ? "returning" : "new", window,
-                  rate->second.value, base, rate->second.value / base, against_per_report);
+                  kind_name(kind), devices, third == 1 ? "returning" : "new", window,
+                  rate->second.value, base.reports_per_second,
+                  rate->second.value / base.reports_per_second, against_per_report);
     // Where the cores went: a rate of r reports/s on c cores needs at most c / r CPU seconds a
     // report, the server's and the devices' together.
     const auto server_cpu = run.counters.find("server_us/report");
@@ -491,18 +496,22 @@ class IngestReporter : public bench::SameRunReporter {
     std::snprintf(cpu, sizeof(cpu),
                   "  %-16s %4s %-28s CPU a report: server %6.0f us, devices %6.0f us; "
                   "decode+insert %5.0f us (one transaction a report: %5.0f us)\n",
-                  "", "", "", server_cpu->second.value, device_cpu->second.value,
-                  floor_cpu_.count(key) ? floor_cpu_.at(key) : 0.0,
-                  floor_cpu_per_report_.count(key) ? floor_cpu_per_report_.at(key) : 0.0);
+                  "", "", "", server_cpu->second.value, device_cpu->second.value, base.cpu_us,
+                  per_report.cpu_us);
     return std::string(line) + cpu;
   }
 
  private:
-  std::map<std::string, double> floor_;                 // one transaction a message
-  std::map<std::string, double> floor_per_report_;      // one transaction a report
-  std::map<std::string, double> floor_cpu_;             // its CPU µs a report
-  std::map<std::string, double> floor_cpu_per_report_;  // the same, one transaction a report
-  std::map<std::string, double> upload_;                // window 1's seconds per round-trip time
+  struct Floor {  // one BM_DecodeAndInsert run (0: not run)
+    double reports_per_second = 0;
+    double cpu_us = 0;  // CPU µs a report
+  };
+  struct Floors {
+    Floor per_message;  // one transaction a message
+    Floor per_report;   // one transaction a report
+  };
+  std::map<std::string, Floors> floors_;  // by "<kind>/<devices>"
+  std::map<std::string, double> upload_;  // window 1's seconds per round-trip time
 };
 
 }  // namespace

@@ -29,8 +29,7 @@ class ServerProcess : public tools::ServerChild {
 inline double own_cpu_seconds() {
   struct rusage usage {};
   getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-         1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+  return tools::cpu_seconds_of(usage);
 }
 
 // Raises this process's descriptor limit to at least `wanted` (up to the hard limit): one socket

@@ -21,6 +21,7 @@
 #include "sdk/tls/tls_channel.h"
 #include "sdk/wire/envelope_codec.h"
 #include "tests/common/server_process.h"
+#include "tests/rounds/round_messages.h"
 
 namespace fedstat {
 namespace {
@@ -65,15 +66,6 @@ struct ServerFiles {
     fs::remove_all(dir, ignored);
   }
 };
-
-wire::Envelope client_hello(uint64_t id) {
-  wire::Envelope e = wire::make_envelope();
-  e.which_body = fedstat_v1_Envelope_client_hello_tag;
-  e.body.client_hello.client_id = id;
-  e.body.client_hello.memory_bytes = 4u << 20;
-  e.body.client_hello.word_bits = 64;
-  return e;
-}
 
 // Waits up to 30 s for `path` to exist (the shim's mark that the writer is held).
 bool appears(const fs::path& path) {
@@ -130,7 +122,7 @@ TEST(AnswerAfterCommit, TheServerSendsNoTaskUntilTheStoredClientHelloHasCommitte
 
   tls::TlsPskChannel channel;
   ASSERT_TRUE(connect_device(channel, endpoint, files.secret, kDevice).ok());
-  ASSERT_TRUE(channel.send(client_hello(kDevice)).ok());
+  ASSERT_TRUE(channel.send(host::testing::hello(kDevice)).ok());
   ASSERT_TRUE(appears(files.dir / "hold.entered"))
       << "the server never wrote its log: the ClientHello was not stored";
 

@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "host_server/rounds/coordinator.h"
+#include "sdk/wire/envelope_codec.h"
 #include "tests/rounds/fake_outbox.h"
 #include "tests/rounds/round_messages.h"
 
@@ -75,6 +77,38 @@ inline void expect_outcomes(FakeOutbox& out, const std::vector<TrustedDevice>& d
     ASSERT_EQ(o.which_body, fedstat_v1_Envelope_round_outcome_tag) << "device " << d.id;
     EXPECT_EQ(o.body.round_outcome.completed, completed) << "device " << d.id;
   }
+}
+
+// Checks every Ack `out` sent against `store`: the event storing the Report chunk it
+// acknowledges (from `client_of(its connection)`, ending at its offset) was there when it was
+// sent. Returns how many Acks there were.
+inline size_t check_acks_follow_stored_reports(
+    const FakeOutbox& out, const FakeStore& store,
+    const std::function<uint64_t(ConnectionId)>& client_of) {
+  size_t acks = 0;
+  for (const Sent& s : out.log()) {
+    if (s.envelope.which_body != fedstat_v1_Envelope_ack_tag) continue;
+    ++acks;
+    size_t stored_at = 0;  // 1 + the index of the event storing the acknowledged chunk
+    for (size_t i = 0; i < store.all_events().size(); ++i) {
+      const StoredEvent& ev = store.all_events()[i];
+      if (ev.kind != EventKind::kDeviceMessage || ev.client_id != client_of(s.connection)) {
+        continue;
+      }
+      fedstat_v1_Envelope e = fedstat_v1_Envelope_init_zero;
+      if (!wire::decode_envelope(ByteSpan(ev.payload.data(), ev.payload.size()), e).ok()) {
+        ADD_FAILURE() << "a stored device message does not decode";
+        continue;
+      }
+      if (e.which_body == fedstat_v1_Envelope_report_tag &&
+          e.body.report.offset + e.body.report.words_count == s.envelope.body.ack.offset) {
+        stored_at = i + 1;
+      }
+    }
+    EXPECT_GT(stored_at, 0u) << "an Ack with no stored Report";
+    EXPECT_LE(stored_at, s.events_stored) << "Ack sent before its Report was stored";
+  }
+  return acks;
 }
 
 // Deterministic device vectors below 2^bits.

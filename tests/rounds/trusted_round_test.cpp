@@ -122,27 +122,9 @@ TEST(TrustedRound, EveryAckFollowsItsStoredReport) {
   c.on_tick(kT0 + 30);  // admission ends with 3 ≥ min_clients
   for (auto& d : devices) send_reports(c, out, d, 1, kLength);
   ASSERT_EQ(c.task_state(1), "completed");
-  size_t acks = 0;
+  const size_t acks = check_acks_follow_stored_reports(
+      out, store, [&](ConnectionId connection) { return client_of[connection]; });
   for (const Sent& s : out.log()) {
-    if (s.envelope.which_body == fedstat_v1_Envelope_ack_tag) {
-      ++acks;
-      // The event storing the chunk that ends at this Ack's offset, from this client.
-      size_t stored_at = 0;
-      for (size_t i = 0; i < store.all_events().size(); ++i) {
-        const StoredEvent& ev = store.all_events()[i];
-        if (ev.kind != EventKind::kDeviceMessage || ev.client_id != client_of[s.connection]) {
-          continue;
-        }
-        fedstat_v1_Envelope e = fedstat_v1_Envelope_init_zero;
-        ASSERT_TRUE(wire::decode_envelope(ByteSpan(ev.payload.data(), ev.payload.size()), e).ok());
-        if (e.which_body == fedstat_v1_Envelope_report_tag &&
-            e.body.report.offset + e.body.report.words_count == s.envelope.body.ack.offset) {
-          stored_at = i + 1;
-        }
-      }
-      ASSERT_GT(stored_at, 0u) << "an Ack with no stored Report";
-      EXPECT_LE(stored_at, s.events_stored) << "Ack sent before its Report was stored";
-    }
     if (s.envelope.which_body == fedstat_v1_Envelope_round_outcome_tag) {
       const StoredEvent& last = store.all_events()[s.events_stored - 1];
       EXPECT_EQ(std::string(last.payload.begin(), last.payload.begin() + 9), "completed");

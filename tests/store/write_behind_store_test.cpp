@@ -169,6 +169,15 @@ NewEvent message(uint64_t client, uint8_t byte, EventKind kind = EventKind::kDev
   return e;
 }
 
+// Shuts `backend` and leaves the writer inside the commit of message 1 with message 2 queued
+// behind it.
+void hold_a_commit_with_one_queued(GatedStore& backend, WriteBehindStore& store) {
+  backend.shut();
+  store.append_event(message(1, 1));
+  backend.wait_for_appends(1);  // the writer is inside the first commit
+  store.append_event(message(2, 2));
+}
+
 class WriteBehindStoreTest : public ::testing::Test {
  protected:
   void SetUp() override { backend_.put_task(1, "{}"); }
@@ -213,10 +222,7 @@ TEST_F(WriteBehindStoreTest, AnAppendReturnsBeforeItsCommitAndWhatQueuesMeanwhil
 // them, and are on the backend when the call returns.
 TEST_F(WriteBehindStoreTest, StepsStatesAndResultsWaitForEverythingQueuedBeforeThem) {
   WriteBehindStore store(backend_, {});
-  backend_.shut();
-  store.append_event(message(1, 1));
-  backend_.wait_for_appends(1);
-  store.append_event(message(2, 2));
+  hold_a_commit_with_one_queued(backend_, store);
   const int before = backend_.calls_while_a_commit_was_held();  // SetUp's put_task: 0
   const int seen = backend_.other_calls();
   std::thread step([&] {
@@ -261,10 +267,7 @@ TEST(WriteBehindStoreEachCall, EverySynchronousCallWaitsForTheQueuedWrites) {
     GatedStore backend;
     backend.put_task(1, "{}");
     WriteBehindStore store(backend, {});
-    backend.shut();
-    store.append_event(message(1, 1));
-    backend.wait_for_appends(1);        // the writer is inside the first commit
-    store.append_event(message(2, 2));  // queued behind it
+    hold_a_commit_with_one_queued(backend, store);
     const int seen = backend.other_calls();
     std::thread caller([&] { call(store); });
     // A call that did not wait would reach the backend now: give it 200 ms to (a correct store
@@ -364,10 +367,7 @@ TEST_F(WriteBehindStoreTest, AnAppendPastTheQueuesBoundWaitsForTheWriter) {
 TEST_F(WriteBehindStoreTest, DestroyingItCommitsWhatIsQueued) {
   {
     WriteBehindStore store(backend_, {});
-    backend_.shut();
-    store.append_event(message(1, 1));
-    backend_.wait_for_appends(1);
-    store.append_event(message(2, 2));
+    hold_a_commit_with_one_queued(backend_, store);
     backend_.open();
   }
   EXPECT_EQ(backend_.events(1).size(), 2u);
