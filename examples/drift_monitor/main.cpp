@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <utility>
@@ -130,8 +131,44 @@ bool read_psk(const std::string& path, std::vector<uint8_t>& psk, std::string& e
   return true;
 }
 
+// The options that take no value, and those followed by one.
+constexpr const char* kSwitches[] = {"--help", "-h", "--version", "--show", "--json"};
+constexpr const char* kValued[] = {
+    "--state",          "--events",       "--server",       "--psk-file", "--device-id",
+    "--epsilon-budget", "--delta-budget", "--max-sessions", "--retry-ms", "--client-memory"};
+
+bool one_of(const std::string& flag, const char* const* begin, const char* const* end) {
+  return std::find_if(begin, end, [&](const char* known) { return flag == known; }) != end;
+}
+
+// The first argument that is no option (or a value where an option belongs), "" when there is
+// none; `help` is set when --help, -h or --version is asked for. Run before the values are read,
+// so that a misspelt option is named instead of the error it causes ("--state DIR is required"
+// for "--sate DIR").
+std::string first_unknown(int argc, char** argv, bool& help) {
+  help = false;
+  std::string unknown;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (one_of(flag, std::begin(kSwitches), std::end(kSwitches))) {
+      help = help || flag == "--help" || flag == "-h" || flag == "--version";
+    } else if (one_of(flag, std::begin(kValued), std::end(kValued))) {
+      ++i;  // its value, whatever it is (checked with the option)
+    } else if (unknown.empty()) {
+      unknown = flag;
+    }
+  }
+  return unknown;
+}
+
 // Returns -1 when the options are good, else the exit code (after printing why).
 int parse_options(int argc, char** argv, Options& o) {
+  bool help = false;
+  const std::string unknown = first_unknown(argc, argv, help);
+  if (!unknown.empty() && !help) {
+    return usage_error(unknown.rfind("-", 0) == 0 ? "unknown option " + unknown
+                                                  : "unexpected argument '" + unknown + "'");
+  }
   uint64_t device_id = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
@@ -152,7 +189,7 @@ int parse_options(int argc, char** argv, Options& o) {
       o.check_in.log = stderr;  // stdout carries only the JSON object
       continue;
     }
-    if (i + 1 >= argc) return usage_error(flag + " needs a value (or is unknown)");
+    if (i + 1 >= argc) return usage_error(flag + " needs a value");
     const std::string value = argv[++i];
     uint64_t number = 0;
     if (flag == "--state") {

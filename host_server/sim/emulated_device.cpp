@@ -135,7 +135,7 @@ DeviceTaskReport run_one_task(const DeviceSetup& setup, tls::TlsPskChannel& chan
   check(client.init(config,
                     MutableByteSpan(reinterpret_cast<uint8_t*>(memory.data()), memory.size() * 8),
                     app_data, ledger, *random),
-        "device " + std::to_string(setup.id) + " client");
+        "the device's Client");
   const pb_size_t drop_before = index < setup.drop_before.size() ? setup.drop_before[index] : 0;
   // Waiting for a later task (the follow-up of a chained one) polls at its own interval.
   const uint32_t retry_millis = index == 0 ? setup.retry_millis : setup.next_task_retry_millis;
@@ -149,8 +149,12 @@ DeviceTaskReport run_one_task(const DeviceSetup& setup, tls::TlsPskChannel& chan
         ByteSpan(setup.psk.data(), setup.psk.size()), 10000);
     if (!connected.ok()) {
       task.outcome = "error";
-      task.detail = std::string("connect: ") + connected.message();
-      if (connected.code() == StatusCode::kPermissionDenied) return task;
+      task.detail = "could not connect to " + setup.endpoint + ": " + connected.message();
+      // Refused (a wrong key) or an endpoint no connection can reach: another try ends the same.
+      if (connected.code() == StatusCode::kPermissionDenied ||
+          connected.code() == StatusCode::kInvalidArgument) {
+        return task;
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(retry_millis));
       continue;
     }
@@ -216,8 +220,8 @@ DeviceReport run_emulated_device(const DeviceSetup& setup, EmulatedClient& data)
   privacy::BudgetLedger ledger;
   check(ledger.init(ledger_config, Span<privacy::PrivacySpend>(entries.data(), entries.size()),
                     MutableByteSpan(scratch.data(), scratch.size())),
-        "device " + std::to_string(setup.id) + " ledger");
-  check(ledger.load(), "device " + std::to_string(setup.id) + " ledger");
+        "the device's privacy ledger");
+  check(ledger.load(), "the device's privacy ledger");
   // Left uninitialised (the Client writes before it reads): 200 devices' 4 MiB defaults are not
   // paged in, only what their Clients use.
   const size_t words = (setup.memory_bytes + 7) / 8;

@@ -1,6 +1,7 @@
 // Reading a task declaration's fields (declaration_fields.h).
 #include "host_server/tasks/declaration_fields.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -12,6 +13,18 @@ using nlohmann::json;
 
 [[noreturn]] void refuse(const std::string& field, const std::string& why) {
   throw std::invalid_argument("task declaration: " + field + " " + why);
+}
+
+void only_fields(const json& object, std::initializer_list<const char*> fields,
+                 const std::string& where) {
+  if (!object.is_object()) refuse(where, "must be a JSON object");
+  for (auto it = object.begin(); it != object.end(); ++it) {
+    if (std::find(fields.begin(), fields.end(), it.key()) != fields.end()) continue;
+    std::string listed;
+    for (const char* field : fields) listed += (listed.empty() ? "" : ", ") + std::string(field);
+    throw std::invalid_argument("task declaration: " + where + ": unknown field '" + it.key() +
+                                "' (the fields of " + where + ": " + listed + ")");
+  }
 }
 
 const json& member(const json& object, const std::string& name, const std::string& where) {

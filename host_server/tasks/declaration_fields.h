@@ -6,6 +6,7 @@
 #define FEDSTAT_HOST_TASKS_DECLARATION_FIELDS_H_
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 #include "nlohmann/json.hpp"
@@ -15,6 +16,12 @@ namespace host {
 namespace declaration {
 
 [[noreturn]] void refuse(const std::string& field, const std::string& why);
+
+// Refuses the first member of `object` (a JSON object) whose name is not in `fields`:
+// "task declaration: <where>: unknown field '<name>' (the fields of <where>: ...)". A misspelt
+// optional field would otherwise leave its default in force unseen.
+void only_fields(const nlohmann::json& object, std::initializer_list<const char*> fields,
+                 const std::string& where);
 
 // object[name]; refused when `object` is not an object or has no such member.
 const nlohmann::json& member(const nlohmann::json& object, const std::string& name,

@@ -36,7 +36,7 @@ struct Parameters {
 
 Parameters parameters_of(const json& declaration, const fedstat_v1_Task& task) {
   const json& h = member(declaration, kWhere, "task");
-  if (!h.is_object()) refuse(kWhere, "must be a JSON object");
+  only_fields(h, {"dimension", "p", "max_weight", "stage2_id"}, kWhere);
   Parameters p;
   switch (task.trust) {
     case fedstat_v1_TrustModel_NONE:

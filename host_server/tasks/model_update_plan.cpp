@@ -70,6 +70,11 @@ void check_sum_fits(const tasks::ModelUpdateConfig& config, size_t d, uint32_t m
 void plan_model_update(const json& declaration, const std::string& base_dir, TaskPlan& plan) {
   const std::string where = "model_update";
   const json& p = member(declaration, where, "task");
+  only_fields(
+      p,
+      {"dimension", "epochs", "batches", "averaging_interval", "eta0", "mu", "clip_norm", "rotate",
+       "gamma", "beta", "bits", "examples_per_client", "initial_model", "evaluation"},
+      where);
   fedstat_v1_Task& task = plan.task;
   switch (task.trust) {
     case fedstat_v1_TrustModel_NONE:

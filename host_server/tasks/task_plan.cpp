@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <iterator>
 #include <limits>
 #include <map>
 #include <memory>
@@ -50,6 +49,8 @@ void plan_data_shift(const json& d, const std::string& base_dir, const Seed256& 
                      TaskPlan& plan) {
   const std::string where = "data_shift";
   const json& p = member(d, where, "task");
+  only_fields(p, {"rows", "width", "heap_capacity", "k", "domain", "local_epsilon", "reference"},
+              where);
   sketch::ShiftSketchParams params;
   params.rows = static_cast<uint32_t>(whole_number(p, "rows", where, 1, 15));
   params.width = static_cast<uint32_t>(whole_number(p, "width", where, 1, 1u << 20));
@@ -126,6 +127,7 @@ void plan_kl(const json& d, const std::string& base_dir, const Seed256& seed, ui
              TaskPlan& plan) {
   const std::string where = "kl";
   const json& p = member(d, where, "task");
+  only_fields(p, {"reference", "rounds", "lambda", "tau"}, where);
   KlOptions options;
   switch (plan.task.trust) {
     case fedstat_v1_TrustModel_NONE:
@@ -247,32 +249,13 @@ TaskPlan plan_task(const json& declaration, const std::string& base_dir,
   TaskPlan plan;
   fedstat_v1_Task& task = plan.task;
   const std::string where = "task";
-  // A misspelt field (say "phase_timout_seconds") would otherwise leave its default in force.
-  static const char* const kFields[] = {"id",
-                                        "kind",
-                                        "trust",
-                                        "epsilon",
-                                        "delta",
-                                        "min_clients",
-                                        "max_clients",
-                                        "threshold",
-                                        "seed",
-                                        "deadline_seconds",
-                                        "admission_seconds",
-                                        "phase_timeout_seconds",
-                                        "reconnect_grace_seconds",
-                                        "data_shift",
-                                        "kl",
-                                        "model_update",
-                                        "heterogeneity"};
-  if (declaration.is_object()) {
-    for (auto it = declaration.begin(); it != declaration.end(); ++it) {
-      if (std::find(std::begin(kFields), std::end(kFields), it.key()) == std::end(kFields)) {
-        throw std::invalid_argument("task: unknown field '" + it.key() +
-                                    "' (the fields are listed in host_server/tasks/task_plan.h)");
-      }
-    }
-  }
+  // A misspelt field (say "phase_timout_seconds") would otherwise leave its default in force;
+  // the kind's block is checked the same way by its plan.
+  only_fields(declaration,
+              {"id", "kind", "trust", "epsilon", "delta", "min_clients", "max_clients", "threshold",
+               "seed", "deadline_seconds", "admission_seconds", "phase_timeout_seconds",
+               "reconnect_grace_seconds", "data_shift", "kl", "model_update", "heterogeneity"},
+              where);
   task.task_id = static_cast<uint32_t>(whole_number(declaration, "id", where, 1, 1u << 31));
   const std::string kind = text(declaration, "kind", where);
   task.trust = parse_trust(text(declaration, "trust", where));
@@ -323,6 +306,13 @@ TaskPlan plan_task(const json& declaration, const std::string& base_dir,
     // The TAgg noises a kind's aggregate with that kind's central mechanism; only kl has one
     // written for two servers (kl_estimator.h's tagg model).
     refuse("trust", "\"tagg\" is served for kl tasks only (not \"" + kind + "\")");
+  }
+  // Only the kind's own block: another kind's (left over from an edit of "kind") is never read.
+  for (const char* block : {"data_shift", "kl", "model_update", "heterogeneity"}) {
+    if (kind != block && declaration.contains(block)) {
+      refuse(block, "is the block of a " + std::string(block) + " task; this task's kind is \"" +
+                        kind + "\" (remove the block, or fix the kind)");
+    }
   }
   if (kind == "data_shift") {
     task.kind = fedstat_v1_TaskKind_DATA_SHIFT;

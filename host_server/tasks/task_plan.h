@@ -4,7 +4,8 @@
 // that knows both halves of the layout in docs/protocol.md ("Contributions").
 //
 // Declaration (JSON object; every field checked, each error names the field; an unknown field is
-// refused):
+// refused, at the top level and in the kind's block, naming it and its block; so is the block of
+// a kind other than the task's, which would never be read):
 //   id (1..2^31), kind ("data_shift" | "kl" | "model_update" | "heterogeneity"), trust ("none" |
 //   "trusted" | "dist" | "tagg" (kl only: host_server/tagg/)), epsilon, delta (the release's
 //   privacy; what each device's ledger is charged), min_clients ≥ 2, max_clients ≥ min_clients (≤

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "sdk/version.h"
 
@@ -39,8 +41,19 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // --help and --version (also a subcommand's --help): CLI11 prints them on stdout, code 0.
     if (e.get_exit_code() == 0) return app.exit(e);
+    // CLI11 checks the values and the required options before it looks at what it could not
+    // place, so a misspelt option ("--sed 1") would be reported as the option it meant being
+    // missing ("--seed is required"). What it could not place is named first, in command-line
+    // order (CLI11's own message lists it backwards): it is the likelier cause of any other error.
+    const std::vector<std::string> unknown = app.remaining(true);
+    std::string reason = e.what();
+    if (!unknown.empty()) {
+      reason = unknown.size() > 1 ? "The following arguments were not expected:"
+                                  : "The following argument was not expected:";
+      for (const std::string& argument : unknown) reason += " " + argument;
+    }
     std::fprintf(stderr, "%s: %s\nRun with --help for the options and examples.\n",
-                 app.get_name().c_str(), e.what());
+                 app.get_name().c_str(), reason.c_str());
     return kExitUsage;
   }
 }

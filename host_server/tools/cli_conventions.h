@@ -38,7 +38,8 @@ void apply_conventions(CLI::App& app, const std::string& tool,
 
 // Parses the command line. Returns nothing when the tool should go on; otherwise the code to
 // exit with: 0 after --help or --version (printed on stdout), 2 after a usage error (printed on
-// stderr with a pointer to --help).
+// stderr with a pointer to --help). An unknown option or a stray argument is the error reported
+// whenever there is one, before a missing required option or a bad value it may have caused.
 std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv);
 
 }  // namespace tools

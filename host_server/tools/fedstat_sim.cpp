@@ -26,7 +26,13 @@
 // stage's randomness from SeededStream(S, id + k·2^32). The in-process recomputation plans
 // stage 2 from its own stage-1 result, as the server does from the published one. The JSON then
 // has "stages": [{task, outcomes, contributors, expected}, ...] instead of the one-task fields.
-// Exit codes: 0 the devices ran (whatever the round's outcome); 1 a runtime failure; 2 usage.
+// Exit codes: 0 every device did what it was asked: completed the task (each stage of a chained
+// one), or dropped out where --dropout told it to; 1 a runtime failure, or fewer devices did
+// than were asked — one line per reason on stderr, grouped ("task 3: 40 of 40 devices failed:
+// could not connect to ..."; host_server/sim/fleet_shortfall.h), the same lines as "shortfall"
+// in the JSON, which is printed all the same; 2 usage (the command line or the task file).
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -48,6 +54,7 @@
 #include "host_server/net/credentials.h"
 #include "host_server/server_config.h"
 #include "host_server/sim/emulated_device.h"
+#include "host_server/sim/fleet_shortfall.h"
 #include "host_server/tasks/task_plan.h"
 #include "host_server/tools/cli_conventions.h"
 #include "host_server/tools/progress.h"
@@ -132,8 +139,10 @@ int main(int argc, char** argv) {
       app, "fedstat-sim",
       {"fedstat-sim --server 127.0.0.1:7443 --clients 200 --task shift.json --data data/ "
        "--fleet-secret $(cat fleet.key) --dropout 0.05 --seed 7 --json"},
-      {{0, "the devices ran, whatever the round's outcome (see \"outcomes\")"},
-       {1, "a runtime failure (the reason is on stderr)"},
+      {{0, "every device completed the task, or dropped out where --dropout told it to"},
+       {1,
+        "a runtime failure, or fewer devices completed than asked: why, one line per reason, "
+        "on stderr (and \"shortfall\" in the JSON; \"outcomes\" and \"devices\" say more)"},
        {2, "the command line or the task file was wrong"}});
   std::string server, task_path, data_dir, secret_hex, state_dir;
   std::string external_dir = ".";
@@ -160,7 +169,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 30));
   app.add_option("--memory", memory, "bytes each device gives its Client");
   app.add_option("--noise-seed", noise_seed, "the server's noise_seed (to reproduce its estimate)");
-  app.add_option("--state", state_dir, "where devices keep ledgers and round state (default: .)");
+  app.add_option("--state", state_dir, "where devices keep ledgers and round state (default: .)")
+      ->check(CLI::ExistingDirectory);
   app.add_option("--report-window", report_window,
                  "Report chunks a device sends before it waits for an Ack (1 to 16; "
                  "ClientConfig::report_window)")
@@ -183,8 +193,20 @@ int main(int argc, char** argv) {
     if (!state_dir.empty()) {
       check(platform::posix::set_storage_directory(state_dir.c_str()), "--state");
     }
+    // Every device's ledger and round marker go there: refused before any device checks in.
+    struct stat storage {};
+    const char* storage_dir = platform::posix::storage_directory();
+    if (stat(storage_dir, &storage) != 0 || !S_ISDIR(storage.st_mode)) {
+      throw std::invalid_argument(std::string("the devices' storage directory ") + storage_dir +
+                                  " (--state, else FEDSTAT_STORAGE_DIR) is not a directory");
+    }
     std::ifstream task_file(task_path);
-    const json declaration = json::parse(task_file);
+    json declaration;
+    try {
+      declaration = json::parse(task_file);
+    } catch (const json::exception& e) {  // a wrong task file is a usage error, as a bad field
+      throw std::invalid_argument("--task " + task_path + ": not JSON: " + e.what());
+    }
     const size_t slash = task_path.rfind('/');
     const std::string base_dir = slash == std::string::npos ? "." : task_path.substr(0, slash);
     const TaskPlan plan = plan_task(declaration, base_dir, 0, noise_seed);
@@ -418,6 +440,16 @@ int main(int argc, char** argv) {
       if (noiseless.contains("estimate")) out["exact"] = noiseless["estimate"];
     }
     out["devices"] = devices;
+    // Did every device do what it was asked? Each stage's devices that neither completed nor
+    // dropped out where they were told to, grouped by what happened (fleet_shortfall.h).
+    std::vector<uint32_t> task_ids{plan.task.task_id};
+    if (stages > 1) task_ids.push_back(plan.next_task_id);
+    std::vector<std::vector<bool>> told_to_drop(clients);
+    for (uint32_t i = 0; i < clients; ++i) {
+      for (const std::string& name : drop_names[i]) told_to_drop[i].push_back(!name.empty());
+    }
+    const std::vector<std::string> shortfall = fleet_shortfall(reports, task_ids, told_to_drop);
+    out["shortfall"] = shortfall;
     if (json_output) {
       std::cout << out.dump() << "\n";
     } else {
@@ -433,7 +465,10 @@ int main(int argc, char** argv) {
         }
       }
     }
-    return 0;
+    for (const std::string& line : shortfall) {
+      std::fprintf(stderr, "fedstat-sim: %s\n", line.c_str());
+    }
+    return shortfall.empty() ? 0 : 1;
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "fedstat-sim: %s\n", e.what());
     return 2;

@@ -92,9 +92,13 @@ for _ in $(seq 300); do grep -q '"event":"refused".*TLS handshake failed' server
 grep '"event":"refused"' server.log
 grep -q '"event":"refused".*TLS handshake failed' server.log
 
-# A device checking in after the round is over gets no task (the sim checks in once).
+# A device checking in after the round is over gets no task (the sim checks in once, and exits 1:
+# its one device did not complete, the reason on stderr).
+rc=0
 "$sim" --server 127.0.0.1:$port --clients 1 --first-id 50 --task task.json --data data \
-  --fleet-secret "$FLEET_SECRET" --max-sessions 1 --json >late.json
+  --fleet-secret "$FLEET_SECRET" --max-sessions 1 --json >late.json 2>late.err || rc=$?
+[ $rc -eq 1 ] && grep -q '1 of 1 devices were offered no task: .*no open task' late.err ||
+  { echo "the late device: fedstat-sim exit $rc (want 1)"; cat late.err; exit 1; }
 python3 - <<'PY'
 import json
 d = json.load(open('late.json'))['devices'][0]

@@ -53,10 +53,14 @@ trap 'kill $pid 2>/dev/null || true' EXIT
 wait_for_port $pid server.log
 endpoint=127.0.0.1:$(cat port)
 
-# A device whose key the server does not hold: refused at the TLS handshake, before any task data.
+# A device whose key the server does not hold: refused at the TLS handshake, before any task data
+# (fedstat-sim exits 1: its one device did not complete, the reason on stderr).
 wrong=$(printf '77%.0s' $(seq 32))
+rc=0
 "$sim" --server "$endpoint" --clients 1 --first-id 900 --task task.json --data data \
-  --fleet-secret "$wrong" --state state --json >refused.json
+  --fleet-secret "$wrong" --state state --json >refused.json 2>refused.err || rc=$?
+[ $rc -eq 1 ] && grep -q '1 of 1 devices failed: .*refused the pre-shared key' refused.err ||
+  { echo "the refused device: fedstat-sim exit $rc (want 1)"; cat refused.err; exit 1; }
 python3 - <<'PY'
 import json
 d = json.load(open('refused.json'))['devices'][0]
