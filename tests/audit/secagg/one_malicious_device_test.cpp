@@ -18,6 +18,8 @@
 
 #include "host_server/rounds/coordinator.h"
 #include "host_server/rounds/messages.h"
+#include "host_server/status/operator_view.h"
+#include "host_server/status/status_page.h"
 #include "sdk/base/bytes.h"
 #include "sdk/client/contribution.h"
 #include "sdk/secagg/secagg_client.h"
@@ -250,6 +252,47 @@ TEST(SecAggAuditItem5, AShareOfTheWrongLengthExcludesItsSenderBeforeU2) {
   EXPECT_EQ(r.store.result(1).value_or(""), r.sum_result(all_but_culprit));
   r.expect_honest_devices_completed();
   EXPECT_TRUE(r.log_names_culprit("wrong length")) << r.all_log();
+}
+
+struct NullHandler final : net::FrameHandler {
+  void on_open(net::ConnectionId, const std::string&) override {}
+  void on_frame(net::ConnectionId, const wire::Envelope&) override {}
+  void on_close(net::ConnectionId, const std::string&) override {}
+};
+
+// The status page names the excluded device and the reason, from the store (a server note), so
+// it does after a restart too.
+TEST(SecAggAuditItem5, TheStatusPageNamesTheExcludedDeviceAndWhy) {
+  FakeStore inner;
+  NullHandler handler;
+  OperatorView view(inner, handler);
+  FakeOutbox out(inner);
+  Coordinator c(
+      view.store(), out,
+      {make_spec(1, fedstat_v1_TrustModel_DIST, kLength, kBits, kThreshold, kDevices, kThreshold)},
+      kT0);
+  Devices devices;
+  for (uint32_t i = 0; i < kDevices; ++i) {
+    devices.push_back(std::make_unique<DistDevice>(kFirstId + i, kDevices,
+                                                   device_words(kFirstId + i, kLength, kBits)));
+  }
+  devices[kCulprit - kFirstId]->tamper = [](fedstat_v1_Envelope& m) {
+    if (m.which_body == fedstat_v1_Envelope_secagg_keys_tag) {
+      std::memset(m.body.secagg_keys.masking_key.bytes, 0, 32);
+      m.body.secagg_keys.masking_key.bytes[0] = 1;  // u = 1, of order 4
+    }
+  };
+  check_in_all(c, devices, 1);
+  pump(c, out, devices);
+  ASSERT_EQ(c.task_state(1), "completed");
+  const ServerStatus status = view.snapshot(&c, kT0);
+  ASSERT_EQ(status.tasks.size(), 1u);
+  ASSERT_EQ(status.tasks[0].excluded.size(), 1u);
+  EXPECT_EQ(status.tasks[0].excluded[0].first, kCulprit);
+  EXPECT_NE(status.tasks[0].excluded[0].second.find("masking key"), std::string::npos);
+  const std::string html = render_status_html(status);
+  EXPECT_NE(html.find("data-device=\"" + std::to_string(kCulprit) + "\""), std::string::npos);
+  EXPECT_NE(html.find("low-order"), std::string::npos);
 }
 
 // ---- Item 6: a wrong reveal never changes the published sum ---------------------------------
