@@ -315,20 +315,27 @@ class Host {
     const Status s = deliver(server_, sender, e);
     if (was_aborted) FUZZ_CHECK(!s.ok());
     if (!was_aborted && session != kSession) FUZZ_CHECK(s.code() == StatusCode::kInvalidArgument);
+    // The client a message speaks for: keys name it (the round loop checks it is the sender).
+    const uint32_t named =
+        e.which_body == fedstat_v1_Envelope_secagg_keys_tag ? e.body.secagg_keys.client_id : sender;
+    const size_t excluded_before = twin_.excluded().size();
     if (s.ok()) {
-      FUZZ_CHECK(!server_.is_excluded(sender));
+      FUZZ_CHECK(!server_.is_excluded(named));
       FUZZ_CHECK(deliver(twin_, sender, e).ok());
       accepted(sender, e);
     } else {
       SecAggServer probe = twin_;  // the twin never saw a rejected message: the same verdict
       FUZZ_CHECK(deliver(probe, sender, e).code() == s.code());
-      if (server_.is_excluded(sender) && !twin_.is_excluded(sender)) {
+      FUZZ_CHECK(server_.excluded().size() <= excluded_before + 1);
+      if (server_.excluded().size() > excluded_before) {
         // Excluded just now, for a malformed message (kDataLoss): the twin is told the same.
-        FUZZ_CHECK(s.code() == StatusCode::kDataLoss && probe.is_excluded(sender));
-        twin_.exclude(sender, server_.excluded().back().second);
-        excluded_.insert(sender);
+        FUZZ_CHECK(s.code() == StatusCode::kDataLoss && server_.is_excluded(named));
+        FUZZ_CHECK(probe.excluded() == server_.excluded());
+        twin_.exclude(named, server_.excluded().back().second);
+        excluded_.insert(named);
       }
     }
+    FUZZ_CHECK(server_.excluded().size() == twin_.excluded().size());
     compare();
   }
 

@@ -374,6 +374,36 @@ TEST(SecAgg, AMalformedMessageExcludesItsSenderAndTheSessionGoesOn) {
   EXPECT_EQ(sum.value(), (std::vector<uint64_t>{407, 508, 609}));
 }
 
+// A low-order or non-canonical key never reaches a device from an honest server (it excludes
+// the sender); one that does (a server that skipped the check) is refused by the device before
+// it sends any share, and changes nothing held (secagg_client.h says why not a dropout).
+TEST(SecAgg, ADeviceRefusesARosterKeyOfLowOrder) {
+  SecAggServer server(small_config(80));
+  Party a(11), b(22);
+  fedstat_v1_SecAggKeys ka, kb;
+  ASSERT_TRUE(a.client.on_start(server.start(), ka).ok());
+  ASSERT_TRUE(b.client.on_start(server.start(), kb).ok());
+  fedstat_v1_SecAggKeys zero = kb;
+  std::memset(zero.masking_key.bytes, 0, 32);
+  EXPECT_EQ(server.on_keys(zero).code(), StatusCode::kDataLoss);  // excluded: 22 is out
+  ASSERT_EQ(server.excluded().size(), 1u);
+  EXPECT_EQ(server.excluded()[0].first, 22u);
+  EXPECT_EQ(server.on_keys(kb).code(), StatusCode::kPermissionDenied);
+  fedstat_v1_SecAggPeerKeys entry = fedstat_v1_SecAggPeerKeys_init_zero;
+  entry.count = 2;
+  entry.has_keys = true;
+  entry.keys = ka;
+  ASSERT_TRUE(a.client.on_peer_keys(entry).ok());
+  entry.index = 1;
+  entry.keys = zero;
+  EXPECT_EQ(a.client.on_peer_keys(entry).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(a.client.roster_size(), 1u);
+  EXPECT_EQ(a.client.stage(), secagg::SecAggStage::kAdvertised);
+  entry.keys = kb;  // the genuine key is still taken
+  EXPECT_TRUE(a.client.on_peer_keys(entry).ok());
+  EXPECT_EQ(a.client.stage(), secagg::SecAggStage::kSharing);
+}
+
 // One session, no dropouts, driven by hand: every party advertises, shares, masks its input and
 // reveals; the server's sum (or the first refusal) is returned.
 Result<std::vector<uint64_t>> run_session(SecAggServer& server,

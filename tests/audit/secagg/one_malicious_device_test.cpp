@@ -211,6 +211,20 @@ TEST(SecAggAuditItem5, AFlippedShareByteIsTheSendersFaultNotTheRecipients) {
   r.expect_honest_devices_completed();
   EXPECT_EQ(r.culprit().errors, 0);
   for (const auto& d : r.devices) EXPECT_EQ(d->client.stage(), secagg::SecAggStage::kDone);
+  // The recipient's reveal about the culprit is empty (nothing held), every other one is not.
+  size_t empty = 0, reveals = 0;
+  for (const auto& e : r.store.all_events()) {
+    if (e.kind != EventKind::kDeviceMessage) continue;
+    const fedstat_v1_Envelope env = decode_bytes(e.payload);
+    if (env.which_body != fedstat_v1_Envelope_secagg_reveal_tag) continue;
+    ++reveals;
+    if (env.body.secagg_reveal.share.size != 0) continue;
+    ++empty;
+    EXPECT_EQ(e.client_id, victim);
+    EXPECT_EQ(env.body.secagg_reveal.about_id, kCulprit);
+  }
+  EXPECT_EQ(empty, 1u);
+  EXPECT_EQ(reveals, size_t{kDevices} * kDevices);
 }
 
 TEST(SecAggAuditItem5, RevealSharesOfPMinusOneAreExcludedAndTheRoundCompletes) {
