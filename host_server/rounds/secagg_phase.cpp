@@ -107,8 +107,19 @@ Status SecAggPhase::on_message(uint32_t sender, const fedstat_v1_Envelope& e) {
     default:
       return Status(StatusCode::kFailedPrecondition, "secagg: the round is over");
   }
-  if (s.ok()) progress_[sender] += count;
+  if (s.ok()) {
+    progress_[sender] += count;
+  } else if (server_.is_excluded(sender) && members_.count(sender)) {
+    members_.erase(sender);  // excluded just now: nobody waits for it
+    progress_.erase(sender);
+  }
   return s;
+}
+
+void SecAggPhase::exclude(uint32_t member, const std::string& reason) {
+  server_.exclude(member, reason);
+  members_.erase(member);
+  progress_.erase(member);
 }
 
 std::set<uint32_t> SecAggPhase::read_roster(const fedstat_v1_SecAggRoster& roster) const {
@@ -147,6 +158,7 @@ Status SecAggPhase::close(std::vector<uint64_t>* sum) {
       if (!r.ok()) break;
       u3_ = r.value();
       members_ = read_roster(u3_);
+      u3_size_ = static_cast<uint32_t>(members_.size());
       stage_ = Stage::kReveals;
       return Status();
     }

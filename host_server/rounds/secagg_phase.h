@@ -8,6 +8,11 @@
 // Errors (on_message, nothing changes): a body for another stage (kFailedPrecondition), a sender
 // outside the stage's members or keys naming another client (kPermissionDenied), and every
 // SecAggServer check (secagg_server.h). close() aborts below the threshold (kAborted).
+// A member whose message SecAggServer refuses for its content (a low-order key, a share or reveal
+// of the wrong length, a value outside the field, a masked word above 2^bits − 1) is excluded:
+// excluded() names it with the reason, it leaves the stage's members at once (nobody waits for
+// it, its later messages are refused as a non-member's) and the session goes on while t remain;
+// finish()'s own exclusions (a reveal off the polynomial) are listed there too.
 // Memory: SecAggServer's, plus the U1 roster and the two roster bitmaps. Paper: Bonawitz et al.
 // 2017 §4, Figure 4.
 #ifndef FEDSTAT_HOST_ROUNDS_SECAGG_PHASE_H_
@@ -45,8 +50,20 @@ class SecAggPhase {
   Status close(std::vector<uint64_t>* sum);
   // What the server sends `member` when the current stage opens.
   std::vector<fedstat_v1_Envelope> opening_for(uint32_t member) const;
-  uint32_t survivors() const { return static_cast<uint32_t>(members_.size()); }
+  // The current stage's members; from the reveals on, |U3| (the inputs in the sum, a member
+  // excluded while revealing included).
+  uint32_t survivors() const {
+    return stage_ == Stage::kReveals || stage_ == Stage::kDone
+               ? u3_size_
+               : static_cast<uint32_t>(members_.size());
+  }
   const std::string& abort_reason() const { return server_.abort_reason(); }
+  // Members excluded for what they sent, in order, with the reason (SecAggServer::excluded).
+  const std::vector<std::pair<uint32_t, std::string>>& excluded() const {
+    return server_.excluded();
+  }
+  // Replays an exclusion the round stored (TaskRound::recover): as if its message came again.
+  void exclude(uint32_t member, const std::string& reason);
 
  private:
   uint32_t required() const;
@@ -60,7 +77,7 @@ class SecAggPhase {
   std::vector<fedstat_v1_SecAggPeerKeys> u1_;
   fedstat_v1_SecAggRoster u2_ = fedstat_v1_SecAggRoster_init_zero;
   fedstat_v1_SecAggRoster u3_ = fedstat_v1_SecAggRoster_init_zero;
-  uint32_t u2_size_ = 0;
+  uint32_t u2_size_ = 0, u3_size_ = 0;
 };
 
 }  // namespace host

@@ -13,6 +13,9 @@ constexpr const char* kReportsClosed = "reports_closed";
 constexpr const char* kSecAggClosed = "secagg_closed";
 constexpr const char* kAborted = "aborted";
 constexpr const char* kCompleted = "completed";
+// A server note (EventKind::kServerNote, client_id = the device): "excluded <reason>", a DIST
+// member excluded from secure aggregation for what it sent; replayed into the SecAggPhase.
+constexpr const char* kExcludedNote = "excluded ";
 
 std::vector<uint8_t> text_bytes(const std::string& s) {
   return std::vector<uint8_t>(s.begin(), s.end());
@@ -52,6 +55,13 @@ void TaskRound::recover(const std::vector<StoredEvent>& events, uint64_t now) {
         // skips one may build another U3, and devices that had not yet seen it would reveal the
         // other kind of share about a member. Fail closed: nothing is published.
         abort("a stored secure-aggregation message could not be replayed");
+      }
+    } else if (event.kind == EventKind::kServerNote) {
+      const std::string note(event.payload.begin(), event.payload.end());
+      if (note.rfind(kExcludedNote, 0) == 0 && dist() && stage_ == Stage::kSecAgg &&
+          event.client_id <= UINT32_MAX) {
+        secagg_->exclude(static_cast<uint32_t>(event.client_id),
+                         note.substr(std::string(kExcludedNote).size()));
       }
     } else if (event.kind == EventKind::kTransition) {
       std::istringstream in(std::string(event.payload.begin(), event.payload.end()));
@@ -289,7 +299,16 @@ std::optional<Refusal> TaskRound::check_and_apply(uint64_t client, const fedstat
         return refused(StatusCode::kFailedPrecondition, "secagg: no secure aggregation running");
       }
       if (client > UINT32_MAX) return refused(StatusCode::kPermissionDenied, "secagg: bad id");
+      const size_t excluded_before = secagg_->excluded().size();
       Status s = secagg_->on_message(static_cast<uint32_t>(client), e);
+      if (!s.ok() && secagg_->excluded().size() > excluded_before) {
+        // Its message was malformed (secagg_phase.h): it is out of the round, which goes on.
+        record_exclusions(excluded_before);
+        Refusal r = task_closed();
+        r.detail = "excluded from secure aggregation: " + secagg_->excluded().back().second;
+        r.close = true;
+        return r;
+      }
       if (!s.ok()) return refused(s);
       persist_message(client, e);
       return std::nullopt;
@@ -367,9 +386,27 @@ void TaskRound::close_admission() {
   for (uint32_t m : accepted) send_opening(m);
 }
 
+void TaskRound::record_exclusions(size_t from) {
+  const auto& excluded = secagg_->excluded();
+  for (size_t i = from; i < excluded.size() && !replaying_; ++i) {
+    NewEvent event;
+    event.task_id = id();
+    event.client_id = excluded[i].first;
+    event.kind = EventKind::kServerNote;
+    event.payload = text_bytes(kExcludedNote + excluded[i].second);
+    store_.append_event(event);
+    if (links_.log) {
+      links_.log("task " + std::to_string(id()) + ": device " + std::to_string(excluded[i].first) +
+                 " excluded from secure aggregation: " + excluded[i].second);
+    }
+  }
+}
+
 void TaskRound::close_secagg_stage() {
   std::vector<uint64_t> sum;
+  const size_t excluded_before = secagg_->excluded().size();
   Status s = secagg_->close(&sum);
+  record_exclusions(excluded_before);  // finish()'s: a reveal off the polynomial
   if (!s.ok()) {
     abort("secure aggregation aborted: " + secagg_->abort_reason());
     return;

@@ -15,7 +15,10 @@
 // Errors: a refused message returns a Refusal (messages.h) and changes nothing — the wrong task
 // or trust path (kFailedPrecondition), a non-member (kPermissionDenied), a duplicate reply
 // (kAlreadyExists), admission over (RETRY_LATER, kResourceExhausted), the round over
-// (TASK_CLOSED, kFailedPrecondition), TrustedSum's and SecAggPhase's checks. Store failures
+// (TASK_CLOSED, kFailedPrecondition), TrustedSum's and SecAggPhase's checks; a DIST member
+// whose message excludes it (secagg_phase.h) gets TASK_CLOSED naming the reason and is closed,
+// the exclusion stored as a server note ("excluded <reason>", replayed by recover) and logged
+// ("task T: device D excluded from secure aggregation: <reason>"). Store failures
 // propagate as exceptions. Memory: TrustedSum's or SecAggPhase's, plus a few words per device.
 // Paper: Bonawitz et al. 2017 §4 (DIST); none otherwise.
 #ifndef FEDSTAT_HOST_ROUNDS_TASK_ROUND_H_
@@ -117,6 +120,8 @@ class TaskRound {
   void apply_transition(const std::string& word, uint64_t at);
   void close_admission();
   void close_secagg_stage();
+  // Stores (kServerNote "excluded <reason>") and logs the SecAggPhase's exclusions from `from` on.
+  void record_exclusions(size_t from);
   void finish_reports();
   void complete(const std::vector<uint64_t>& sum, uint32_t contributors);
   void abort(const std::string& reason);

@@ -8,6 +8,22 @@
 // its masking key s_v^SK, recomputes s_vw = X25519(s_v^SK, s_w^PK) for w ∈ U3 and removes those
 // pairwise masks. The output is Σ_{u∈U3} x_u mod 2^bits.
 //
+// One malicious client (issue 39): what the server can check, it checks before storing or
+// forwarding, and a client whose message fails such a check is excluded from the session (the
+// message refused with kDataLoss, the client and the reason kept in excluded()): a public key
+// that is malformed, non-canonical or of low order (secagg::check_public_key: never in U1); a
+// share of the wrong length (never in U2); a masked word above 2^bits − 1 (never in U3); a reveal
+// of the wrong length or a value outside the field (its reveals unused; still in U3, its input in
+// the sum — U3 was announced, and its peers reveal only b-shares about it). A reveal with an
+// empty share is a client saying it holds no valid share of that peer (its share was bad:
+// secagg_client.h) and counts as that reveal. finish() checks every secret revealed by more than
+// t holders against one polynomial (shamir.h: the dual-code check, O(m) per secret and piece
+// after an O(m²) precomputation per holder set), locates a holder whose share is off it,
+// excludes it and rebuilds from the rest; a masking key s_v^SK must also give the s_v^PK v
+// advertised. What cannot be resolved — a wrong share among exactly t, or several wrong shares of
+// one secret — aborts the session with a reason naming the secret. Exclusions never lower the
+// threshold: below t the session aborts as for dropouts.
+//
 // Every close_* checks the threshold t: with fewer survivors the session aborts (kAborted), the
 // server asks for nothing more and no client reveals anything. Messages are checked before
 // anything is stored, each failure with its own status, and a rejected message changes nothing:
@@ -25,6 +41,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fedstat/v1/envelope.pb.h"
@@ -50,7 +67,7 @@ struct SecAggServerConfig {
 class SecAggServer {
  public:
   // Throws std::invalid_argument unless 2 ≤ threshold ≤ max_clients ≤ kMaxSecAggClients,
-  // length ≥ 1 and bits in 1..64.
+  // 2·threshold > max_clients, length ≥ 1 and bits in 1..64.
   explicit SecAggServer(const SecAggServerConfig& config);
 
   fedstat_v1_SecAggStart start() const;
@@ -66,8 +83,19 @@ class SecAggServer {
   // Ends round 2: U3, the clients whose whole masked vector arrived.
   Result<fedstat_v1_SecAggRoster> close_masking();
   Status on_reveal(uint32_t sender, const fedstat_v1_SecAggReveal& reveal);
-  // Ends round 3: Σ_{u∈U3} x_u mod 2^bits, or kAborted when some secret has fewer than t shares.
-  Result<std::vector<uint64_t>> finish(RandomSource& blinding);  // blinding: X25519 only
+  // Ends round 3: Σ_{u∈U3} x_u mod 2^bits, or kAborted (abort_reason() says why, naming the
+  // client) when some secret has fewer than t valid shares or shares that cannot be resolved.
+  // `random`: X25519 blinding and the consistency check's random polynomials (drawn after every
+  // reveal is in; a seeded stream makes finish() deterministic).
+  Result<std::vector<uint64_t>> finish(RandomSource& random);
+
+  // Clients excluded for what they sent, in the order excluded, with the reason (see above).
+  const std::vector<std::pair<uint32_t, std::string>>& excluded() const { return excluded_; }
+  bool is_excluded(uint32_t id) const;
+  // Excludes `id` for `reason` now (the rounds' replay of an exclusion they stored): a client of
+  // the key round is left out of U1, of the sharing round out of U2, of the masking round out of
+  // U3; in the unmasking round its reveals go unused. Excluding twice keeps the first reason.
+  void exclude(uint32_t id, const std::string& reason);
 
   bool aborted() const { return stage_ == Stage::kAborted; }
   const std::string& abort_reason() const { return abort_reason_; }
@@ -86,6 +114,7 @@ class SecAggServer {
     std::set<uint32_t> revealed_about;  // round 3: peers this client already revealed about
   };
   Status abort(const std::string& reason);
+  Status refuse_and_exclude(uint32_t id, const std::string& reason);
   fedstat_v1_SecAggRoster roster(bool (*member)(const Client&)) const;
   Status check_session(uint64_t session) const;
 
@@ -98,6 +127,8 @@ class SecAggServer {
   std::map<uint32_t, std::vector<std::pair<uint32_t, std::vector<uint8_t>>>> self_shares_,
       key_shares_;  // about id → (holder id, 36 bytes)
   uint8_t session_hash_[32] = {};
+  std::vector<std::pair<uint32_t, std::string>> excluded_;
+  std::set<uint32_t> excluded_ids_;
 };
 
 }  // namespace host

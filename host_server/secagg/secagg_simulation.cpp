@@ -74,6 +74,11 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
     throw std::invalid_argument("clients x length must be at most " + std::to_string(kMaxSimWords) +
                                 " words (2^26); use fewer clients or a shorter vector");
   }
+  if (2 * uint64_t{config.threshold} <= n) {  // after the bounds: they are named first
+    throw std::invalid_argument(
+        "the threshold must exceed half of the clients (2 * threshold > clients): the clients "
+        "refuse a smaller one");
+  }
   if (!config.inputs.empty() && config.inputs.size() != n) {
     throw std::invalid_argument("one input vector per client");
   }

@@ -26,7 +26,8 @@ namespace host {
 // n² key agreements and holds about 3·n·L words): run_secagg_simulation throws
 // std::invalid_argument above them, and fedstat-secagg-sim refuses them with a message.
 //   clients    2 .. kMaxSimClients (1024, the roster bitmap's limit)
-//   threshold  2 .. clients
+//   threshold  2 .. clients, and more than half of them (2·threshold > clients: the SDK clients
+//              refuse less, secagg_client.h)
 //   length     1 .. kMaxSimLength (2^20 words)
 //   clients·length ≤ kMaxSimWords (2^26 words: about 1.5 GiB of vectors in all)
 constexpr uint32_t kMaxSimClients = kMaxSecAggClients;

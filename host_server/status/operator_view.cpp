@@ -59,6 +59,12 @@ void TallyingStore::fold(uint32_t task_id, uint64_t client_id, EventKind kind,
     if (word == "aborted") t.abort_reason = reason;
     return;
   }
+  if (kind == EventKind::kServerNote) {
+    const std::string note(payload.begin(), payload.end());
+    static const std::string kExcluded = "excluded ";  // task_round.cpp's note
+    if (note.rfind(kExcluded, 0) == 0) t.excluded.emplace_back(client_id, note.substr(9));
+    return;
+  }
   if (kind != EventKind::kDeviceMessage) return;
   ++device_messages_;
   fedstat_v1_Envelope e;
@@ -253,6 +259,7 @@ ServerStatus OperatorView::snapshot(const Coordinator* coordinator, uint64_t now
     t.accepted = tally.accepted.size();
     t.declined = tally.declined.size();
     t.transitions = tally.transitions;
+    t.excluded = tally.excluded;
     if (t.state == "aborted") t.detail = tally.abort_reason;
 
     const TaskRound* round = coordinator ? coordinator->round(t.id) : nullptr;

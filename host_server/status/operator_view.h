@@ -51,6 +51,8 @@ struct TaskTally {
   std::array<std::set<uint64_t>, 4> secagg;  // senders of keys, shares, masked input, reveals
   std::vector<std::pair<std::string, uint64_t>> transitions;  // (word, unix seconds)
   std::string abort_reason;
+  // DIST: devices excluded from secure aggregation (server notes "excluded <reason>"), in order.
+  std::vector<std::pair<uint64_t, std::string>> excluded;
 };
 
 // A Store that forwards every call and, once load() ran, folds what is appended.

@@ -262,6 +262,14 @@ std::string render_status_html(const ServerStatus& s) {
       out << "ended " << utc(t.transitions.back().second);
     }
     if (!t.detail.empty()) out << "<div class=\"detail\">" << html_escape(t.detail) << "</div>";
+    if (!t.excluded.empty()) {
+      out << "<div class=\"detail excluded\">" << t.excluded.size() << " excluded:";
+      for (const auto& [device, reason] : t.excluded) {
+        out << "<div class=\"excluded-device\" data-device=\"" << device << "\">device " << device
+            << ": " << html_escape(reason) << "</div>";
+      }
+      out << "</div>";
+    }
     out << "</td><td>" << utc(t.opened_unix_seconds) << "</td><td class=\"n\">"
         << or_dash(t.min_clients) << "–" << or_dash(t.max_clients)
         << "</td><td class=\"n checked-in\">" << t.checked_in << "</td><td class=\"n accepted\">"

@@ -49,6 +49,8 @@ struct TaskStatus {
   std::optional<double> estimate, estimate_sd;
   std::optional<std::string> result_json;                     // the published result, as stored
   std::vector<std::pair<std::string, uint64_t>> transitions;  // (word, unix seconds)
+  // DIST: devices excluded from secure aggregation for what they sent (id, reason), in order.
+  std::vector<std::pair<uint64_t, std::string>> excluded;
 };
 
 struct ServerStatus {

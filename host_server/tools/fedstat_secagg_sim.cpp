@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
   app.add_option("--clients", config.clients, "number of clients N (2..1024)")
       ->required()
       ->check(CLI::Range(2u, kMaxSimClients));
-  app.add_option("--threshold", config.threshold, "threshold T (2 <= T <= N)")
+  app.add_option("--threshold", config.threshold, "threshold T (N/2 < T <= N, T >= 2)")
       ->required()
       ->check(CLI::Range(2u, kMaxSimClients));
   app.add_option("--length", config.length, "vector length L (1..2^20; N*L <= 2^26)")

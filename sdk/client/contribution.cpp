@@ -54,6 +54,15 @@ Status validate_common(const fedstat_v1_Task& task, const TaskKindSupport& kind)
     return invalid_argument(
         "Task.threshold and Task.max_clients must satisfy 2 <= threshold <= max_clients <= 1024");
   }
+  // More than half: two disjoint groups of `threshold` devices must not fit in one round, or a
+  // server could show each group its own U3 and unmask a device (docs/protocol.md). The device
+  // checks it itself: the server is who it protects against.
+  if (task.trust == fedstat_v1_TrustModel_DIST &&
+      2 * uint64_t{task.threshold} <= task.max_clients) {
+    return invalid_argument(
+        "Task.threshold must exceed half of Task.max_clients (2 * threshold > max_clients) for "
+        "DIST");
+  }
   return Status();
 }
 

@@ -36,8 +36,8 @@
 /// kInvalidArgument with a message naming the field — ε, δ, λ NaN/negative/infinite or not allowed
 /// for the trust model, a seed that is not 32 bytes, bits outside the kind's, vector_length other
 /// than the kind's formula, data_words other than the kind's, sketch or trainer parameters the SDK
-/// refuses, DIST threshold/max_clients outside 2 ≤ t ≤ max ≤ 1024. kUnimplemented: an unknown
-/// kind or trust model.
+/// refuses, DIST threshold/max_clients outside 2 ≤ t ≤ max ≤ 1024 or with 2·t ≤ max.
+/// kUnimplemented: an unknown kind or trust model.
 ///
 ///
 /// @memory scratch_bytes(task, local_size) bytes of caller scratch (8-byte aligned), where

@@ -22,6 +22,10 @@ enum PeerFlag : uint8_t {
   // Never set together with kHaveShares; the key is overwritten by the peer's shares when they
   // arrive and wiped when U2 closes the sharing round.
   kHoldsShareKey = 32,
+  // The peer's share to this client arrived and was bad (failed authentication, a sealed sender
+  // or recipient that does not match, the wrong length, a value outside the field): this client
+  // holds no share of the peer's secrets. Cleared if a valid share arrives after it.
+  kBadShare = 64,
 };
 static_assert(sizeof(SecAggPeer::self_mask_share) >= 32, "a share key fits a peer's share slot");
 
@@ -41,7 +45,45 @@ void share_aad(const uint8_t session_hash[32], uint32_t from, uint32_t to, uint8
   store_le32(aad + 36, to);
 }
 
+// The canonical encodings of the points of small order on Curve25519 and its twist (RFC 7748
+// u-coordinates; the list libsodium refuses, less the non-canonical p and p + 1, which the
+// canonical check refuses already): 0 (order 2), 1 (order 4), two of order 8, p − 1 (order 4
+// on the twist). X25519 of any of them with a clamped scalar is 0 (a unit test checks each
+// against mbedTLS).
+constexpr uint8_t kLowOrderKeys[5][32] = {
+    {0},
+    {1},
+    {0xe0, 0xeb, 0x7a, 0x7c, 0x3b, 0x41, 0xb8, 0xae, 0x16, 0x56, 0xe3,
+     0xfa, 0xf1, 0x9f, 0xc4, 0x6a, 0xda, 0x09, 0x8d, 0xeb, 0x9c, 0x32,
+     0xb1, 0xfd, 0x86, 0x62, 0x05, 0x16, 0x5f, 0x49, 0xb8, 0x00},
+    {0x5f, 0x9c, 0x95, 0xbc, 0xa3, 0x50, 0x8c, 0x24, 0xb1, 0xd0, 0xb1,
+     0x55, 0x9c, 0x83, 0xef, 0x5b, 0x04, 0x44, 0x5c, 0xc4, 0x58, 0x1c,
+     0x8e, 0x86, 0xd8, 0x22, 0x4e, 0xdd, 0xd0, 0x9f, 0x11, 0x57},
+    {0xec, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+     0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+     0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f},
+};
+
 }  // namespace
+
+Status check_public_key(ByteSpan key) {
+  if (key.size() != crypto::kX25519KeyBytes) {
+    return invalid_argument("secagg: a public key is 32 bytes");
+  }
+  // Canonical: bit 255 clear and the little-endian value below p = 2^255 − 19 (ed ff … ff 7f).
+  bool canonical = key[31] < 0x7f;
+  for (size_t i = 1; !canonical && i < 31; ++i) canonical = key[i] != 0xff;
+  if (!canonical && key[31] == 0x7f) canonical = key[0] < 0xed;
+  if (key[31] > 0x7f || !canonical) {
+    return invalid_argument("secagg: a public key is not canonically encoded (>= 2^255 - 19)");
+  }
+  for (const auto& low : kLowOrderKeys) {
+    if (memcmp(low, key.data(), 32) == 0) {
+      return invalid_argument("secagg: a public key is a low-order point");
+    }
+  }
+  return Status();
+}
 
 Status SecAggClient::init(uint32_t client_id, Span<SecAggPeer> peers, RandomSource& random) {
   if (client_id == 0 || client_id > 0x80000000u) {
@@ -57,7 +99,7 @@ Status SecAggClient::init(uint32_t client_id, Span<SecAggPeer> peers, RandomSour
   random_ = &random;
   stage_ = SecAggStage::kIdle;
   session_ = 0;
-  threshold_ = length_ = bits_ = 0;
+  threshold_ = length_ = bits_ = max_clients_ = 0;
   count_ = self_index_ = cursor_ = 0;
   own_share_revealed_ = false;
   return Status();
@@ -141,7 +183,8 @@ void SecAggClient::advertised_keys(fedstat_v1_SecAggKeys& out) const {
 
 Status SecAggClient::on_start(const fedstat_v1_SecAggStart& start, fedstat_v1_SecAggKeys& out) {
   if (stage_ == SecAggStage::kAdvertised && start.session == session_ &&
-      start.threshold == threshold_ && start.vector_length == length_ && start.bits == bits_) {
+      start.threshold == threshold_ && start.vector_length == length_ && start.bits == bits_ &&
+      start.max_clients == max_clients_) {
     advertised_keys(out);  // the same session again (a resume): the same keys, nothing drawn
     return Status();
   }
@@ -150,6 +193,14 @@ Status SecAggClient::on_start(const fedstat_v1_SecAggStart& start, fedstat_v1_Se
   }
   if (start.threshold < 2 || start.threshold > start.max_clients) {
     return invalid_argument("secagg: the threshold must lie in [2, max_clients]");
+  }
+  // Two disjoint groups of t clients must not fit in one session: with 2·t ≤ max_clients a
+  // server could show each group its own U3 and collect both kinds of share about one client.
+  // Checked here, by the device, not only by the server it protects against.
+  if (uint64_t{2} * start.threshold <= start.max_clients) {
+    return invalid_argument(
+        "secagg: SecAggStart.threshold must exceed half of max_clients (2 * threshold > "
+        "max_clients)");
   }
   if (start.vector_length == 0 || start.bits == 0 || start.bits > 64) {
     return invalid_argument("secagg: the vector needs a length >= 1 and 1..64 bits");
@@ -189,6 +240,7 @@ Status SecAggClient::on_start(const fedstat_v1_SecAggStart& start, fedstat_v1_Se
   memcpy(masking_public_, out.masking_key.bytes, 32);
   session_ = start.session;
   threshold_ = start.threshold;
+  max_clients_ = start.max_clients;
   length_ = start.vector_length;
   bits_ = start.bits;
   count_ = 0;
@@ -230,6 +282,9 @@ Status SecAggClient::on_peer_keys(const fedstat_v1_SecAggPeerKeys& entry) {
   if (entry.count < threshold_) {
     return fail(aborted("secagg: fewer advertised clients than the threshold; aborting"));
   }
+  if (entry.count > max_clients_) {
+    return invalid_argument("secagg: the roster is larger than the session's max_clients");
+  }
   if (entry.count > peers_.size()) {
     return resource_exhausted("secagg: the roster is larger than this client's storage");
   }
@@ -240,6 +295,10 @@ Status SecAggClient::on_peer_keys(const fedstat_v1_SecAggPeerKeys& entry) {
       keys.masking_key.size != 32) {
     return invalid_argument("secagg: malformed roster entry (id or key sizes)");
   }
+  // A key an honest server refuses (host_server/secagg/secagg_server.cpp): this client refuses the
+  // roster rather than agree on a secret the server may know (see the header: why not a dropout).
+  FEDSTAT_RETURN_IF_ERROR(check_public_key(ByteSpan(keys.encryption_key.bytes, 32)));
+  FEDSTAT_RETURN_IF_ERROR(check_public_key(ByteSpan(keys.masking_key.bytes, 32)));
   for (size_t i = 0; i < count_; ++i) {
     if (peers_[i].id == keys.client_id) {
       return already_exists("secagg: a client id appears twice in the roster");
@@ -339,10 +398,13 @@ Status SecAggClient::on_share(const fedstat_v1_SecAggShare& share) {
   // A peer's share held already, sent again (a resume): ignored, the held one stays (not even
   // opened: an X25519 agreement saved per share on a microcontroller).
   if (peer.flags & kHaveShares) return Status();
+  // A peer whose share was bad, its share again after U2 (a resume): this client masked for U2
+  // holding none of it, and keeps it so.
+  if (after_u2 && (peer.flags & kBadShare)) return Status();
   if (after_u2) return failed_precondition("secagg: a new peer's share after U2 was announced");
-  if (share.ciphertext.size != kShareCipherBytes) {
-    return data_loss("secagg: an encrypted share has the wrong length");
-  }
+  // From here a bad share is the peer's fault (or the routing server's), not this client's: it is
+  // recorded (kBadShare: no share of that peer held) and the session goes on.
+  if (share.ciphertext.size != kShareCipherBytes) return bad_share(peer);
   uint8_t key[32], iv[crypto::kGcmIvBytes], aad[40], plain[kSharePlainBytes];
   const crypto::ScopedWipe wipe_key(key, sizeof(key));
   const crypto::ScopedWipe wipe_plain(plain, sizeof(plain));
@@ -357,6 +419,7 @@ Status SecAggClient::on_share(const fedstat_v1_SecAggShare& share) {
       ByteSpan(share.ciphertext.bytes, kSharePlainBytes),
       ByteSpan(share.ciphertext.bytes + kSharePlainBytes, crypto::kGcmTagBytes),
       MutableByteSpan(plain, sizeof(plain)));
+  if (opened.code() == StatusCode::kDataLoss) return bad_share(peer);  // failed authentication
   FEDSTAT_RETURN_IF_ERROR(opened);
   ShamirShare self_share, key_share;
   const crypto::ScopedWipe wipe_self_share(&self_share, sizeof(self_share));
@@ -367,10 +430,16 @@ Status SecAggClient::on_share(const fedstat_v1_SecAggShare& share) {
   } else if ((parsed = share_from_bytes(id_, ByteSpan(plain + 8, kShareBytes), self_share)).ok()) {
     parsed = share_from_bytes(id_, ByteSpan(plain + 8 + kShareBytes, kShareBytes), key_share);
   }
+  if (parsed.code() == StatusCode::kDataLoss) return bad_share(peer);
   FEDSTAT_RETURN_IF_ERROR(parsed);
   memcpy(peer.self_mask_share, self_share.y, sizeof(peer.self_mask_share));  // over the key
   memcpy(peer.key_share, key_share.y, sizeof(peer.key_share));
-  peer.flags = static_cast<uint8_t>((peer.flags | kHaveShares) & ~kHoldsShareKey);
+  peer.flags = static_cast<uint8_t>((peer.flags | kHaveShares) & ~(kHoldsShareKey | kBadShare));
+  return Status();
+}
+
+Status SecAggClient::bad_share(SecAggPeer& peer) {
+  peer.flags = static_cast<uint8_t>(peer.flags | kBadShare);
   return Status();
 }
 
@@ -391,9 +460,11 @@ Status SecAggClient::read_members(const fedstat_v1_SecAggRoster& roster, uint8_t
       self_in = true;
       continue;
     }
-    if ((peers_[i].flags & required) != required) {
+    if (set_flag == kInU2 ? !(peers_[i].flags & (kHaveShares | kBadShare))
+                          : (peers_[i].flags & required) != required) {
       return invalid_argument(set_flag == kInU2
-                                  ? "secagg: U2 names a peer whose share never arrived"
+                                  ? "secagg: U2 names a peer whose share never arrived (an "
+                                    "honest server sends every U2 member's share before U2)"
                                   : "secagg: U3 names a peer outside U2");
     }
   }
@@ -603,6 +674,15 @@ Result<bool> SecAggClient::next_reveal(fedstat_v1_SecAggReveal& out) {
   }
   SecAggPeer& peer = peers_[cursor_];
   const bool survived = (peer.flags & kInU3) != 0;
+  out.about_id = peer.id;
+  out.self_mask = survived;
+  if (!(peer.flags & kHaveShares)) {
+    // The peer's share was bad (kBadShare): nothing held, nothing revealed. An empty share says
+    // so, and keeps one reveal per U2 peer (the server's count, rewind's order).
+    out.share.size = 0;
+    ++cursor_;
+    return true;
+  }
   if (peer.flags & (survived ? kRevealedKey : kRevealedSelf)) {
     return permission_denied("secagg: refusing to reveal both shares of one peer");
   }
@@ -610,8 +690,6 @@ Result<bool> SecAggClient::next_reveal(fedstat_v1_SecAggReveal& out) {
   share.x = id_;
   memcpy(share.y, survived ? peer.self_mask_share : peer.key_share, sizeof(share.y));
   share_to_bytes(share, MutableByteSpan(out.share.bytes, kShareBytes));
-  out.about_id = peer.id;
-  out.self_mask = survived;
   peer.flags = static_cast<uint8_t>(peer.flags | (survived ? kRevealedSelf : kRevealedKey));
   ++cursor_;
   return true;

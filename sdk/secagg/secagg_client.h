@@ -28,12 +28,36 @@
 /// rewind(round, held) then makes next_share / next_chunk / next_reveal continue after the `held`
 /// messages the server stored, giving the same bytes again (the share IV is fixed per sender and
 /// recipient and the plaintext is the same: an identical ciphertext).
-/// Any violation (fewer than t survivors, a roster that grows, a share that fails authentication,
-/// a message for another session, client or round, a session larger than the client's storage
-/// or than kMaxRosterClients) returns a specific error and changes nothing held; below threshold
-/// the client aborts and reveals nothing from then on.
-/// Randomness (keys, seeds, polynomial seeds, X25519 blinding) comes from the caller's
-/// RandomSource — the platform Csprng in production, a SeededStream in tests.
+/// Any violation (fewer than t survivors, a roster that grows, a message for another session,
+/// client or round, a session larger than the client's storage or than kMaxRosterClients, a
+/// threshold of at most half the session's max_clients, a roster larger than max_clients, a
+/// roster key that check_public_key() refuses) returns a specific error and changes nothing held;
+/// below threshold the client aborts and reveals nothing from then on.
+///
+/// One bad peer is that peer's dropout, not this client's failure (issue 39). A peer's share to
+/// this client that arrives but is bad — the wrong length, failed authentication, a sealed sender
+/// or recipient that does not match, a value outside the field — is recorded as "no share held
+/// from that peer" and on_share succeeds. U2 may then name the peer (the server cannot see inside
+/// the ciphertext): this client masks with the peer's pairwise mask as U2 says, and at unmasking
+/// reveals nothing about it (a reveal with an empty share, so one reveal per U2 peer still goes
+/// out). Why that is safe:
+///   - it only ever reveals less: the shares it reveals are a subset of what it would reveal with
+///     the peer's share held, still at most one kind per peer (b_v if v ∈ U3, s_v^SK if not), so
+///     the rule that keeps the server from both kinds about anyone is untouched;
+///   - a server that corrupts a share in transit (it routes them) gains nothing it could not get
+///     by dropping the share: this client reveals less, masks the same, and the sum needs t other
+///     holders' shares — with 2·t > max_clients the server still cannot split the honest clients;
+///   - masking is unchanged (U2 decides it), so the sum stays correct whatever is revealed.
+/// A share that never arrived is different: an honest server sends each U2 member's share before
+/// U2, so U2 naming such a peer is the server's error (kInvalidArgument, as before), not the
+/// peer's. A roster entry with a malformed, non-canonical or low-order key (check_public_key) is
+/// refused (kInvalidArgument), failing this client's session before it sends any share: an honest
+/// server refuses such a key (the sender is excluded and never enters U1), so it comes only from a
+/// server that skipped the check. Treating that peer as a dropout instead would need this client
+/// either to encrypt its shares under a key agreement whose result the server may know, or to leave
+/// the peer out of its masks while U2 names it, which breaks the sum for everyone. Randomness
+/// (keys, seeds, polynomial seeds, X25519 blinding) comes from the caller's RandomSource — the
+/// platform Csprng in production, a SeededStream in tests.
 ///
 /// @memory sizeof(SecAggClient) (576 bytes on a 64-bit host) + secagg_client_memory_bytes(
 /// max_clients) of caller storage (sizeof(SecAggPeer) = 144 bytes per roster entry); mask() works
@@ -81,6 +105,16 @@ constexpr size_t kShareCipherBytes = kSharePlainBytes + crypto::kGcmTagBytes;
 /// Words per SecAggMaskedChunk (envelope.options).
 constexpr size_t kChunkWords = 64;
 
+/// Whether `key` may stand in a roster as an X25519 public key (c^PK or s^PK): 32 bytes, the
+/// canonical encoding of a u-coordinate (below 2^255 − 19, bit 255 clear, as RFC 7748 writes
+/// them) and none of the five canonical u-coordinates of low order (0, 1, 2^255 − 20 and the two
+/// of order 8), with which X25519 gives the all-zero secret whatever the private key. A byte
+/// comparison, no curve arithmetic: cheap enough for a device to check every roster entry. A
+/// non-canonical encoding is refused, not reduced, so that one key has one encoding (the
+/// roster's duplicate-key check compares bytes).
+/// @errors kInvalidArgument: not 32 bytes, non-canonical, or of low order (the message says which).
+Status check_public_key(ByteSpan key);
+
 /// Where a SecAggClient is in the protocol (the state machine of the file comment).
 enum class SecAggStage : uint8_t {
   kIdle,         ///< initialised; no session started
@@ -114,8 +148,10 @@ class SecAggClient {
   /// with the public keys to advertise (stage kAdvertised). The same SecAggStart again while
   /// advertised (a resume) gives the same keys and draws nothing.
   /// @errors kFailedPrecondition: a start after the session began (stage not kIdle, unless the
-  /// same start while kAdvertised). kInvalidArgument: threshold outside [2, max_clients],
-  /// vector_length = 0, bits outside 1..64, or max_clients > kMaxRosterClients.
+  /// same start while kAdvertised). kInvalidArgument: threshold outside [2, max_clients], a
+  /// threshold of at most half of max_clients (2·t ≤ max_clients: two disjoint groups of t could
+  /// be shown different U3s), vector_length = 0, bits outside 1..64, or max_clients >
+  /// kMaxRosterClients.
   /// kResourceExhausted: max_clients exceeds this client's roster storage, or mbedTLS's pool is
   /// full. The random source's error (e.g. kUnavailable) or kInternal from the crypto library;
   /// the stage stays kIdle.
@@ -125,12 +161,13 @@ class SecAggClient {
   /// changes nothing.
   /// @errors kFailedPrecondition: outside the key round, or a re-sent entry that differs from
   /// the one held. kInvalidArgument: an entry without keys or for another session, a new entry
-  /// after the roster is complete, out of index order, disagreeing about the roster size, or
-  /// malformed (id, key sizes). kResourceExhausted: the roster is larger than this client's
-  /// storage. kAlreadyExists: a client id or public key appears twice. kPermissionDenied: the
-  /// roster lists other keys under this client's id. kAborted: fewer advertised clients than the
-  /// threshold, or this client missing from the complete roster (the session is aborted).
-  /// kInternal: SHA-256 failed inside mbedTLS.
+  /// after the roster is complete, out of index order, disagreeing about the roster size, a
+  /// roster larger than the session's max_clients, malformed (id, key sizes), or a key that
+  /// check_public_key() refuses (non-canonical, low order). kResourceExhausted: the roster is
+  /// larger than this client's storage. kAlreadyExists: a client id or public key appears twice.
+  /// kPermissionDenied: the roster lists other keys under this client's id. kAborted: fewer
+  /// advertised clients than the threshold, or this client missing from the complete roster (the
+  /// session is aborted). kInternal: SHA-256 failed inside mbedTLS.
   Status on_peer_keys(const fedstat_v1_SecAggPeerKeys& entry);
   /// Round 1: the next peer's encrypted shares (of b_u and s_u^SK). True with `out` filled while
   /// shares remain; false once every peer's share was produced (stage kShared). A failure
@@ -141,20 +178,23 @@ class SecAggClient {
   /// Shamir dealing or AES-GCM.
   Result<bool> next_share(fedstat_v1_SecAggShare& out);
   /// Round 1: a peer's encrypted shares for this client, checked and stored. A share from a peer
-  /// whose share is held already is ignored (OK; the held one stays).
+  /// whose share is held already is ignored (OK; the held one stays). A bad share (a wrong
+  /// ciphertext length, failed authentication, a sealed sender or recipient that does not match,
+  /// a share value that is not a field element) is the peer's fault: OK, recorded as no share
+  /// held from that peer (see the file comment); a valid share from it later replaces that.
   /// @errors kFailedPrecondition: outside the sharing round, or a new peer's share after U2.
   /// kInvalidArgument: for another session, addressed to another client, or from this client
-  /// itself. kNotFound: the sender is not in the roster. kDataLoss: a wrong ciphertext length,
-  /// failed authentication, a sealed sender or recipient that does not match, or a share value
-  /// that is not a field element. The X25519 and HKDF errors (kInvalidArgument for a malformed or
-  /// low-order key, kResourceExhausted, kUnavailable, kInternal).
+  /// itself. kNotFound: the sender is not in the roster. The X25519 and HKDF errors
+  /// (kInvalidArgument for a malformed or low-order key, kResourceExhausted, kUnavailable,
+  /// kInternal).
   Status on_share(const fedstat_v1_SecAggShare& share);
   /// Rounds 2 and 3: the survivors U2 (stage kReadyToMask) or U3 (stage kUnmasking). The roster
   /// this client already acted on, sent again, changes nothing.
   /// @errors kFailedPrecondition: a U2 or U3 other than the one already acted on; U2 before this
   /// client made all its shares; U3 before its whole masked input was sent. kInvalidArgument:
   /// another session, a bitmap of the wrong size or naming clients that do not exist, U2 naming a
-  /// peer whose share never arrived, U3 naming a peer outside U2, or a round other than 2 and 3.
+  /// peer whose share never arrived (one whose share arrived bad is accepted), U3 naming a peer
+  /// outside U2, or a round other than 2 and 3.
   /// kAborted: fewer survivors than the threshold, or this client dropped (the session is aborted
   /// and reveals nothing).
   Status on_roster(const fedstat_v1_SecAggRoster& roster);
@@ -182,8 +222,9 @@ class SecAggClient {
   /// @errors kFailedPrecondition: not kMasked. kInvalidArgument: `masked` has the wrong length.
   Result<bool> next_chunk(Span<const uint32_t> masked, fedstat_v1_SecAggMaskedChunk& out);
   /// Round 3: the next reveal: this client's own share of b_u first, then for each peer of U2
-  /// its share of b_v (v in U3) or of s_v^SK (v dropped), never both. True with `out` filled;
-  /// false once all were made (stage kDone).
+  /// its share of b_v (v in U3) or of s_v^SK (v dropped), never both — an empty share for a peer
+  /// whose share to this client was bad (nothing held, nothing revealed). True with `out`
+  /// filled; false once all were made (stage kDone).
   /// @errors kFailedPrecondition: not in the unmasking round (before U3, or aborted).
   /// kPermissionDenied: the reveal would give both shares of one peer. kInternal: Shamir
   /// dealing failed inside mbedTLS (not expected).
@@ -209,7 +250,8 @@ class SecAggClient {
   ByteSpan session_hash() const { return ByteSpan(session_hash_, sizeof(session_hash_)); }
 
  private:
-  Status fail(Status status);  // aborts on kAborted, else leaves the state as it was
+  Status fail(Status status);          // aborts on kAborted, else leaves the state as it was
+  Status bad_share(SecAggPeer& peer);  // records that peer's share to this client was bad
   void advertised_keys(fedstat_v1_SecAggKeys& out) const;
   Status check_held_entry(const fedstat_v1_SecAggPeerKeys& entry) const;
   // True when `roster` names exactly this client and the peers carrying `flag` (U2 or U3).
@@ -238,7 +280,7 @@ class SecAggClient {
   RandomSource* random_ = nullptr;
   SecAggStage stage_ = SecAggStage::kIdle;
   uint64_t session_ = 0;
-  uint32_t threshold_ = 0, length_ = 0, bits_ = 0;
+  uint32_t threshold_ = 0, length_ = 0, bits_ = 0, max_clients_ = 0;
   size_t count_ = 0, self_index_ = 0, cursor_ = 0;
   bool own_share_revealed_ = false;
   uint8_t encryption_secret_[32] = {};

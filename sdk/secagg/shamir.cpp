@@ -139,6 +139,118 @@ Status shamir_reconstruct(Span<const ShamirShare> shares, uint32_t threshold,
   return Status();
 }
 
+namespace {
+
+bool valid_x(uint32_t x) {
+  return x != 0 && x < kShamirPrime;
+}
+
+// Every x in [1, p) and no two equal: O(m log m) would need memory; O(m²) comparisons are cheap
+// next to the O(m²) field products every caller does anyway.
+Status check_points(Span<const uint32_t> xs) {
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (!valid_x(xs[i])) return invalid_argument("Shamir: a share has an invalid x");
+    for (size_t j = 0; j < i; ++j) {
+      if (xs[i] == xs[j]) return invalid_argument("Shamir: two shares share an x");
+    }
+  }
+  return Status();
+}
+
+}  // namespace
+
+Status shamir_lagrange_at_zero(Span<const uint32_t> xs, Span<uint32_t> out) {
+  if (xs.size() == 0 || out.size() != xs.size()) {
+    return invalid_argument("Shamir: one coefficient per point, at least one point");
+  }
+  FEDSTAT_RETURN_IF_ERROR(check_points(xs));
+  for (size_t i = 0; i < xs.size(); ++i) {
+    uint32_t numerator = 1, denominator = 1;
+    for (size_t j = 0; j < xs.size(); ++j) {
+      if (j == i) continue;
+      numerator = mul(numerator, xs[j]);
+      denominator = mul(denominator, sub(xs[j], xs[i]));
+    }
+    out[i] = mul(numerator, inverse(denominator));
+  }
+  return Status();
+}
+
+Status shamir_combine(Span<const ShamirShare> shares, Span<const uint32_t> coefficients,
+                      MutableByteSpan secret_out) {
+  if (secret_out.size() != kSecretBytes) return invalid_argument("Shamir: secrets are 32 bytes");
+  if (shares.size() == 0 || coefficients.size() != shares.size()) {
+    return invalid_argument("Shamir: one coefficient per share, at least one share");
+  }
+  uint32_t pieces[kShamirPieces] = {};
+  const crypto::ScopedWipe wipe_pieces(pieces, sizeof(pieces));
+  for (size_t i = 0; i < shares.size(); ++i) {
+    for (size_t k = 0; k < kShamirPieces; ++k) {
+      if (shares[i].y[k] >= kShamirPrime) {
+        return data_loss("Shamir: a share is not a field element");
+      }
+      pieces[k] = add(pieces[k], mul(coefficients[i], shares[i].y[k]));
+    }
+  }
+  memset(secret_out.data(), 0, kSecretBytes);
+  for (size_t k = 0; k < kShamirPieces; ++k) {
+    if (pieces[k] >> piece_bits(k) != 0) {
+      return data_loss("Shamir: the shares do not fit one secret (corrupt or mismatched)");
+    }
+    write_piece(secret_out.data(), k, pieces[k]);
+  }
+  return Status();
+}
+
+Status shamir_check_weights(Span<const uint32_t> xs, uint32_t threshold, Span<const uint32_t> g,
+                            Span<uint32_t> weights_out) {
+  if (xs.size() <= threshold || weights_out.size() != xs.size()) {
+    return invalid_argument("Shamir: a check needs more shares than the threshold");
+  }
+  if (g.size() == 0 || g.size() > xs.size() - threshold) {
+    return invalid_argument("Shamir: the check polynomial has degree <= shares - threshold - 1");
+  }
+  for (size_t k = 0; k < g.size(); ++k) {
+    if (g[k] >= kShamirPrime) return invalid_argument("Shamir: a coefficient is not in the field");
+  }
+  FEDSTAT_RETURN_IF_ERROR(check_points(xs));
+  for (size_t i = 0; i < xs.size(); ++i) {
+    uint32_t product = 1;
+    for (size_t j = 0; j < xs.size(); ++j) {
+      if (j != i) product = mul(product, sub(xs[i], xs[j]));
+    }
+    uint32_t value = 0;  // g(x_i), Horner
+    for (size_t k = g.size(); k-- > 0;) value = add(mul(value, xs[i]), g[k]);
+    weights_out[i] = mul(value, inverse(product));
+  }
+  return Status();
+}
+
+uint32_t shamir_syndrome(Span<const uint32_t> weights, Span<const ShamirShare> shares,
+                         size_t piece) {
+  const size_t m = weights.size() < shares.size() ? weights.size() : shares.size();
+  uint64_t sum = 0;
+  for (size_t i = 0; i < m; ++i) {
+    // Each product is below p² < 2^63: reduce it, then the running sum stays below 2p.
+    sum = (sum + (uint64_t{weights[i]} * shares[i].y[piece]) % kP) % kP;
+  }
+  return static_cast<uint32_t>(sum);
+}
+
+Result<size_t> shamir_locate_one(Span<const uint32_t> w, Span<const uint32_t> w2, uint32_t s,
+                                 uint32_t s2) {
+  if (w.size() != w2.size()) return invalid_argument("Shamir: the weights' sizes differ");
+  if (s == 0 && s2 == 0) return invalid_argument("Shamir: nothing to locate (syndromes are 0)");
+  size_t found = w.size();
+  for (size_t i = 0; i < w.size(); ++i) {
+    if (mul(w[i], s2) != mul(w2[i], s)) continue;
+    if (found != w.size()) return not_found("Shamir: the wrong share cannot be told apart");
+    found = i;
+  }
+  if (found == w.size()) return not_found("Shamir: no single share explains the syndromes");
+  return found;
+}
+
 void share_to_bytes(const ShamirShare& share, MutableByteSpan out) {
   for (size_t k = 0; k < kShamirPieces && 4 * k + 3 < out.size(); ++k) {
     store_le32(out.data() + 4 * k, share.y[k]);

@@ -73,6 +73,56 @@ class ShamirDealer {
 Status shamir_reconstruct(Span<const ShamirShare> shares, uint32_t threshold,
                           MutableByteSpan secret_out);
 
+// ---- The host's side: reconstruction of many secrets, and checking shares against them ------
+// A server rebuilding n secrets revealed by the same holders shares the work: the Lagrange
+// coefficients of a holder set (shamir_lagrange_at_zero, O(t²) once) rebuild each secret in O(t)
+// per piece (shamir_combine). With m > t shares of one secret, every share is checked against the
+// polynomial of degree t − 1 the others fix, in O(m) per piece, by the dual code of the
+// Reed–Solomon code (SCRAPE, Cascudo–David 2017, §3): for any polynomial g of degree ≤ m − t − 1,
+//     Σ_i v_i · g(x_i) · y_i = 0,   v_i = Π_{j≠i} 1/(x_i − x_j),
+// holds for every share set on one polynomial of degree ≤ t − 1, and fails with probability
+// 1 − 1/p for a set that is not, when g is drawn at random after the shares are fixed. The
+// weights w_i = v_i · g(x_i) are computed once per holder set (shamir_check_weights, O(m²)), the
+// sum per secret and piece (shamir_syndrome, O(m)). One wrong share y_c + δ gives the syndromes
+// δ·w_c and δ·w'_c under two polynomials g, g': shamir_locate_one finds c as the one holder
+// whose w_i / w'_i matches (needs m ≥ t + 2; with m = t + 1 a wrong share is seen, not located).
+
+/// Lagrange coefficients at 0 of the points xs (distinct, in [1, p)): out[i] = Π_{j≠i} x_j /
+/// (x_j − x_i), so that Σ out[i]·f(x_i) = f(0) for every f of degree < xs.size().
+/// @errors kInvalidArgument: xs is empty, `out` has another size, an x is 0 or ≥ p, or two are
+/// equal (`out` may be partly written).
+Status shamir_lagrange_at_zero(Span<const uint32_t> xs, Span<uint32_t> out);
+
+/// The secret Σ_i coefficients[i] · shares[i].y, piece by piece, into `secret_out` (32 bytes):
+/// with shamir_lagrange_at_zero's coefficients of the shares' x, the interpolation at 0.
+/// @errors kInvalidArgument: `secret_out` is not 32 bytes, or the spans' sizes differ or are 0.
+/// kDataLoss: a share value is not a field element, or a piece exceeds its bit width (the shares
+/// are not of one secret; `secret_out` is then partly written).
+Status shamir_combine(Span<const ShamirShare> shares, Span<const uint32_t> coefficients,
+                      MutableByteSpan secret_out);
+
+/// The check weights w_i = g(x_i) · Π_{j≠i} 1/(x_i − x_j) of the holder set xs, for shares of
+/// threshold t, with g's coefficients (constant first) in `g`: 1 ≤ g.size() ≤ xs.size() − t.
+/// @errors kInvalidArgument: xs has no more than `threshold` points or `weights_out` another size,
+/// g's size is outside [1, xs.size() − threshold], a coefficient is not a field element, an x is 0
+/// or ≥ p, or two are equal.
+Status shamir_check_weights(Span<const uint32_t> xs, uint32_t threshold, Span<const uint32_t> g,
+                            Span<uint32_t> weights_out);
+
+/// Σ_i weights[i] · shares[i].y[piece] mod p: 0 when the shares lie on one polynomial of degree
+/// < threshold (see above). Reads min(weights.size(), shares.size()) shares; share values must be
+/// field elements (share_from_bytes checks them); piece < kShamirPieces.
+uint32_t shamir_syndrome(Span<const uint32_t> weights, Span<const ShamirShare> shares,
+                         size_t piece);
+
+/// The one share that is off the polynomial, from one piece's syndromes s, s2 (not both 0) under
+/// the weights w, w2 of two independent random polynomials: the index i with w[i]·s2 = w2[i]·s.
+/// @errors kInvalidArgument: the weights' sizes differ, or s = s2 = 0 (nothing to locate).
+/// kNotFound: no index matches, or more than one does (several wrong shares, or too few shares
+/// to tell: m = t + 1).
+Result<size_t> shamir_locate_one(Span<const uint32_t> w, Span<const uint32_t> w2, uint32_t s,
+                                 uint32_t s2);
+
 /// Little-endian byte form of a share's nine words (36 bytes), for the wire; x is not written
 /// (the recipient's id travels separately). Writes only the whole words that fit in `out`.
 void share_to_bytes(const ShamirShare& share, MutableByteSpan out);

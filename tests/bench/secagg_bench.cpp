@@ -2,7 +2,8 @@
 // same run; whole sessions (n = 10, 100; L = 10^3, 10^5) through real encoded messages with the
 // client's seconds and bytes per round; and one client's rounds at n = 1000 (its real share
 // round through SecAggClient, its masking work as SecAggClient::mask performs it: n − 1 X25519
-// agreements and mask expansions; bytes from encoding the messages it sends).
+// agreements and mask expansions; bytes from encoding the messages it sends); the server's
+// finish() at n = 1024.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -180,6 +181,82 @@ void BM_OneClientOfThousand(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_OneClientOfThousand)->Arg(1000)->Arg(100000)->Iterations(1)->Unit(benchmark::kSecond);
+
+// The server's unmasking at the largest session: n = 1024 clients, t = 513, no dropouts, so
+// finish() rebuilds 1024 self-mask seeds from 1024 reveals each (one 64-word chunk per client;
+// the masks' PRG is a small part). Only finish() is timed (counter finish_s); the session before
+// it is built directly on SecAggServer with random canonical keys, placeholder ciphertexts and
+// reveals that are shares of one secret (what finish() costs does not depend on the values).
+void BM_FinishAtThousand(benchmark::State& state) {
+  using Clock = std::chrono::steady_clock;
+  const uint32_t n = 1024, t = 513, length = 64;
+  double finish_seconds = 0;
+  for (auto _ : state) {
+    host::SecAggServerConfig config;
+    config.session = 9;
+    config.threshold = t;
+    config.vector_length = length;
+    config.bits = 32;
+    config.max_clients = n;
+    host::SecAggServer server(config);
+    SeededStream random(Seed256{}, 3);
+    for (uint32_t id = 1; id <= n; ++id) {
+      fedstat_v1_SecAggKeys keys = fedstat_v1_SecAggKeys_init_zero;
+      keys.session = 9;
+      keys.client_id = id;
+      keys.encryption_key.size = keys.masking_key.size = 32;
+      (void)random.fill(MutableByteSpan(keys.encryption_key.bytes, 32));
+      (void)random.fill(MutableByteSpan(keys.masking_key.bytes, 32));
+      keys.encryption_key.bytes[31] &= 0x3f;  // canonical, and not of low order
+      keys.masking_key.bytes[31] &= 0x3f;
+      if (!server.on_keys(keys).ok()) state.SkipWithError("keys refused");
+    }
+    (void)server.close_advertising();
+    fedstat_v1_SecAggShare share = fedstat_v1_SecAggShare_init_zero;
+    share.session = 9;
+    share.ciphertext.size = secagg::kShareCipherBytes;
+    for (uint32_t from = 1; from <= n; ++from) {
+      for (uint32_t to = 1; to <= n; ++to) {
+        if (to == from) continue;
+        share.from_id = from;
+        share.to_id = to;
+        (void)server.on_share(from, share);
+      }
+    }
+    (void)server.close_sharing();
+    fedstat_v1_SecAggMaskedChunk chunk = fedstat_v1_SecAggMaskedChunk_init_zero;
+    chunk.session = 9;
+    chunk.words_count = length;
+    for (uint32_t id = 1; id <= n; ++id) {
+      chunk.client_id = id;
+      (void)server.on_chunk(id, chunk);
+    }
+    if (!server.close_masking().ok()) state.SkipWithError("masking did not close");
+    uint8_t secret[32] = {}, seed[32] = {4};
+    secagg::ShamirDealer dealer;
+    (void)dealer.init(ByteSpan(secret, 32), t, ByteSpan(seed, 32));
+    fedstat_v1_SecAggReveal reveal = fedstat_v1_SecAggReveal_init_zero;
+    reveal.session = 9;
+    reveal.self_mask = true;
+    reveal.share.size = secagg::kShareBytes;
+    for (uint32_t from = 1; from <= n; ++from) {
+      secagg::ShamirShare mine;
+      (void)dealer.share_for(from, mine);
+      secagg::share_to_bytes(mine, MutableByteSpan(reveal.share.bytes, secagg::kShareBytes));
+      reveal.from_id = from;
+      for (uint32_t about = 1; about <= n; ++about) {
+        reveal.about_id = about;
+        if (!server.on_reveal(from, reveal).ok()) state.SkipWithError("reveal refused");
+      }
+    }
+    const auto t0 = Clock::now();
+    const auto sum = server.finish(random);
+    finish_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (!sum.ok()) state.SkipWithError(sum.status().message());
+  }
+  state.counters["finish_s"] = finish_seconds;
+}
+BENCHMARK(BM_FinishAtThousand)->Iterations(1)->Unit(benchmark::kSecond);
 
 class RatioReporter : public bench::SameRunReporter {
  public:

@@ -207,7 +207,7 @@ TEST(ValidateExamples, ATaskWithNoBatchesIsRefusedNotDividedBy) {
 TEST(DeviceSpend, IsWhatTheDevicesNoiseGivesNeverLessThanDeclared) {
   std::vector<uint64_t> points;
   fedstat_v1_Task kl = kl_task(fedstat_v1_TrustModel_TRUSTED, points);
-  make_dist(kl, 10, 4);
+  make_dist(kl, 10, 6);
   const privacy::Sensitivity sensitivity = tasks::kl_answer_sensitivity(1, 1);  // 80 points
   // λ calibrated for (ε, δ) with `threshold` shares: charged the declared ε (the accountant's
   // bisection lands within 1e-9 of it, on the safe side of what it computes back).
@@ -231,12 +231,12 @@ TEST(DeviceSpend, IsWhatTheDevicesNoiseGivesNeverLessThanDeclared) {
   EXPECT_DOUBLE_EQ(local.delta, std::max(shift.delta, client::kStabilityDelta));
   // DIST sketches without local DP would be summed exact: refused, not charged.
   fedstat_v1_Task exact = data_shift_task(fedstat_v1_TrustModel_TRUSTED, 0.0);
-  make_dist(exact, 10, 4);
+  make_dist(exact, 10, 6);
   EXPECT_EQ(client::device_spend(exact).status().code(), StatusCode::kInvalidArgument);
   // DIST HETEROGENEITY: the stage's RDP curve, with ε = δ = 0 beside it, so the ledger composes
   // the two stages in RDP (before: the declared ε, once per stage, whatever the noise).
   fedstat_v1_Task het = heterogeneity_task(fedstat_v1_TrustModel_TRUSTED, 1);
-  make_dist(het, 10, 4);
+  make_dist(het, 10, 6);
   het.parameters.heterogeneity.scale = 2.5;
   het.device_noise_lambda = 1e6;
   const auto releases = heterogeneity_releases(het);
@@ -246,15 +246,15 @@ TEST(DeviceSpend, IsWhatTheDevicesNoiseGivesNeverLessThanDeclared) {
   EXPECT_EQ(stage1.delta, 0);
   for (size_t i = 0; i < privacy::kLedgerOrderCount; ++i) {
     const uint32_t alpha = privacy::kLedgerOrders[i];
-    EXPECT_DOUBLE_EQ(stage1.rdp[i], privacy::skellam_rdp(alpha, releases[0], 4e6).value() +
-                                        privacy::skellam_rdp(alpha, releases[1], 4e6).value());
+    EXPECT_DOUBLE_EQ(stage1.rdp[i], privacy::skellam_rdp(alpha, releases[0], 6e6).value() +
+                                        privacy::skellam_rdp(alpha, releases[1], 6e6).value());
   }
   het.parameters.heterogeneity.stage = 2;  // the other two releases
   het.vector_length = 2;
   het.data_words = 8;
   const client::DeviceSpend stage2 = client::device_spend(het).value();
-  EXPECT_DOUBLE_EQ(stage2.rdp[0], privacy::skellam_rdp(2, releases[2], 4e6).value() +
-                                      privacy::skellam_rdp(2, releases[3], 4e6).value());
+  EXPECT_DOUBLE_EQ(stage2.rdp[0], privacy::skellam_rdp(2, releases[2], 6e6).value() +
+                                      privacy::skellam_rdp(2, releases[3], 6e6).value());
   // A tenth of the noise costs about ten times the RDP, whatever ε the task declares.
   het.device_noise_lambda /= 10;
   const client::DeviceSpend thin = client::device_spend(het).value();
@@ -279,7 +279,7 @@ TEST(DeviceSpend, IsWhatTheDevicesNoiseGivesNeverLessThanDeclared) {
 // report's per-batch sensitivities (the accountant model_update_lambda inverts).
 TEST(DeviceSpend, DistModelUpdateIsChargedTheEpsilonOfItsNoise) {
   fedstat_v1_Task model = model_task(fedstat_v1_TrustModel_TRUSTED);
-  make_dist(model, 10, 4);
+  make_dist(model, 10, 6);
   const tasks::ModelUpdateConfig config = config_of(model);
   model.device_noise_lambda =
       tasks::model_update_lambda(config, 4, model.threshold, model.epsilon, model.delta).value();
@@ -317,7 +317,7 @@ TEST_F(ClientSessionTest, DistTaskWithTooLittleNoiseIsChargedItsTrueCost) {
   Device device(18, 1 << 20, data, /*budget=*/5);
   std::vector<uint64_t> points;
   fedstat_v1_Task task = kl_task(fedstat_v1_TrustModel_TRUSTED, points);
-  make_dist(task, 10, 4);
+  make_dist(task, 10, 6);
   task.device_noise_lambda = 1e-3;  // declared ε = 1 ≤ budget 5; the noise gives far more
   Session s = run(device, task, points);
   ASSERT_TRUE(s.outcome.ok()) << s.outcome.status().message();
@@ -755,7 +755,7 @@ TEST_F(ClientSessionTest, AHeldReportIsSentOnlyAsBuiltAndIsWipedWhenDropped) {
 TEST(ValidateTask, RefusesWhatABuilderWouldRefuseAfterTheCharge) {
   std::vector<uint64_t> points;
   fedstat_v1_Task kl = kl_task(fedstat_v1_TrustModel_TRUSTED, points);
-  make_dist(kl, 8, 4);
+  make_dist(kl, 8, 5);
   kl.device_noise_lambda = 3.5;
   ASSERT_TRUE(client::validate_task(kl).ok()) << client::validate_task(kl).message();
   kl.device_noise_lambda = 1e30;  // finite, but no Skellam sampler takes it

@@ -75,7 +75,7 @@ TEST(TaskKinds, TheChecksWithKindsRefuseWhatTheyLackAndAgreeOnTheRest) {
   EXPECT_EQ(client::validate_task(unknown, only_shift).code(), StatusCode::kUnimplemented);
   // DIST needs secure aggregation.
   fedstat_v1_Task dist = kl_task(fedstat_v1_TrustModel_DIST, points);
-  make_dist(dist, 4, 2);
+  make_dist(dist, 4, 3);
   ASSERT_TRUE(client::validate_task(dist).ok());
   EXPECT_EQ(client::validate_task(dist, client::TaskKinds{kHistogramKinds, nullptr}).code(),
             StatusCode::kUnimplemented);
@@ -111,7 +111,7 @@ TEST_F(TaskKindsTest, ADistTaskWithoutSecureAggregationIsDeclinedBeforeAnythingI
   ASSERT_TRUE(device.init_status.ok());
   std::vector<uint64_t> points;
   fedstat_v1_Task dist = kl_task(fedstat_v1_TrustModel_DIST, points);
-  make_dist(dist, 4, 2);
+  make_dist(dist, 4, 3);
   const Session refused = run(device, dist, points);
   expect_refused_unbuilt(refused, device, "DIST KL without secure aggregation");
   // The same task in the clear is computed: the counts at the points, then the total.

@@ -183,7 +183,7 @@ inline bool secagg_client_hostile_numbers() {
   if (!client.init(2, Span<secagg::SecAggPeer>(peers), stream).ok()) return false;
   fedstat_v1_SecAggStart start = fedstat_v1_SecAggStart_init_zero;
   start.session = 5;
-  start.threshold = 2;
+  start.threshold = 3;  // of at most 4: more than half, as the client requires
   start.vector_length = 3;
   start.bits = 32;
   static fedstat_v1_SecAggKeys keys;
@@ -195,7 +195,7 @@ inline bool secagg_client_hostile_numbers() {
   bad.max_clients = 4;
   bad.threshold = UINT32_MAX;
   ok = ok && !client.on_start(bad, keys).ok();
-  bad.threshold = 2;
+  bad.threshold = 3;
   bad.bits = UINT32_MAX;
   ok = ok && !client.on_start(bad, keys).ok();
   bad.bits = 32;
@@ -210,7 +210,7 @@ inline bool secagg_client_hostile_numbers() {
   entry.keys = keys;
   entry.count = UINT32_MAX;
   ok = ok && !client.on_peer_keys(entry).ok();
-  entry.count = 2;
+  entry.count = 3;
   entry.index = UINT32_MAX;
   ok = ok && !client.on_peer_keys(entry).ok();
   return ok && client.roster_size() == 0 && client.stage() == secagg::SecAggStage::kAdvertised;

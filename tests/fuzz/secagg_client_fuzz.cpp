@@ -27,6 +27,7 @@
 //     chunk inside the vector) and, sent again after a rewind, the same bytes.
 #include <cstring>
 #include <map>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -247,7 +248,9 @@ class Device {
   void sent_reveal(const fedstat_v1_SecAggReveal& reveal) {
     FUZZ_CHECK(!aborted_);
     FUZZ_CHECK(session_known_ && reveal.session == session_ && reveal.from_id == kSelf);
-    FUZZ_CHECK(reveal.share.size == fedstat::secagg::kShareBytes);
+    // Empty: no valid share of that peer is held (its share was bad), so nothing is revealed.
+    FUZZ_CHECK(reveal.share.size == fedstat::secagg::kShareBytes ||
+               (reveal.share.size == 0 && reveal.about_id != kSelf));
     FUZZ_CHECK(have_u2_ && have_u3_);
     const size_t index = index_of(reveal.about_id);
     FUZZ_CHECK(index < roster_.size());
@@ -257,6 +260,13 @@ class Device {
       FUZZ_CHECK(member(u2_, index));
       FUZZ_CHECK(reveal.self_mask == member(u3_, index));
     }
+    if (reveal.share.size == 0) {  // the same peer never with a share as well
+      FUZZ_CHECK(revealed_.count({reveal.about_id, true}) == 0);
+      FUZZ_CHECK(revealed_.count({reveal.about_id, false}) == 0);
+      empty_.insert(reveal.about_id);
+      return;
+    }
+    FUZZ_CHECK(empty_.count(reveal.about_id) == 0);
     // Never both kinds of share for one peer; one kind sent again: the same bytes.
     FUZZ_CHECK(revealed_.count({reveal.about_id, !reveal.self_mask}) == 0);
     const std::vector<uint8_t> bytes(reveal.share.bytes, reveal.share.bytes + reveal.share.size);
@@ -287,6 +297,7 @@ class Device {
   std::vector<uint64_t> masked_;
   std::map<uint32_t, std::vector<uint8_t>> shares_;
   std::map<std::pair<uint32_t, bool>, std::vector<uint8_t>> revealed_;
+  std::set<uint32_t> empty_;  // peers revealed with an empty share (nothing held)
 };
 
 // ---- Seeds: a real 3-client session (threshold 2) seen from client 1, and variants. ----------

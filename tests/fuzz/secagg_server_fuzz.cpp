@@ -9,18 +9,20 @@
 // then operations: an op byte (% 6: message, close_advertising, close_sharing, close_masking,
 // finish, shares_for); a message is a sender byte, a 2-byte big-endian length and that many bytes
 // of encoded Envelope (the last may be cut short); shares_for takes an id byte. Seeds: the
-// operations of real sessions of SecAggClients (4 clients, threshold 2, 70 words of 20 bits; 3
-// clients of 64-bit words), with dropouts before sharing, masking and unmasking, every message
-// twice, forbidden reveals, aborts in every round, other sessions' and malformed messages.
+// operations of real sessions of SecAggClients (4 clients, threshold 3, 70 words of 20 bits; 3
+// clients of 64-bit words, threshold 2), with dropouts before sharing, masking and unmasking, every
+// message twice, forbidden reveals, aborts in every round, other sessions' and malformed messages.
 //
 // Invariants beyond "no crash or sanitizer report":
 //   - the constructor throws std::invalid_argument exactly outside the documented limits;
 //   - never both kinds of reveal about one client are accepted (a self-mask share and a
 //     secret-key share), whoever sends them; an accepted reveal is of the kind the protocol
 //     allows (b for a member of U3, s^SK for one of U2 \ U3);
-//   - a rejected message changes nothing: a twin server fed only the accepted operations gives
-//     every message the same verdict (tried on a copy of the twin when the message is rejected),
-//     and the same close_* and finish results, aborted(), abort_reason(), u3() and shares_for();
+//   - a rejected message changes nothing but, when it is malformed, its sender's exclusion: a
+//     twin server fed only the accepted operations (and told the same exclusions) gives every
+//     message the same verdict (tried on a copy of the twin when the message is rejected), and
+//     the same close_* and finish results, aborted(), abort_reason(), u3(), excluded() and
+//     shares_for(); an excluded client is in no later roster;
 //   - once aborted, every later call is refused; a message for another session is refused with
 //     kInvalidArgument;
 //   - what the server accepts and announces follows the accepted messages: U1 (ascending ids, the
@@ -171,7 +173,9 @@ RealSession run_real(const fedstat_v1_SecAggStart& start, const std::vector<uint
   RealSession out;
   if (u1.size() > kStorage || start.threshold > kStorage) return out;
   fedstat_v1_SecAggStart s = start;
-  s.max_clients = kStorage;  // not part of the session hash: the masks do not depend on it
+  // Not part of the session hash: the masks do not depend on it. |U1|: the largest session the
+  // clients accept (2·t > max_clients, |U1| ≤ max_clients).
+  s.max_clients = static_cast<uint32_t>(u1.size());
   std::vector<std::unique_ptr<Party>> parties;
   for (uint32_t id : u1) {
     parties.push_back(std::make_unique<Party>(id));
@@ -250,7 +254,7 @@ const fedstat_v1_SecAggKeys& real_keys(uint32_t id) {
   start.threshold = 2;
   start.vector_length = 1;
   start.bits = 32;
-  start.max_clients = kStorage;
+  start.max_clients = 3;  // 2·t > max_clients, or the client refuses the start
   Party party(id);
   fedstat_v1_SecAggKeys keys;
   FUZZ_CHECK(party.client.on_start(start, keys).ok());
@@ -311,13 +315,27 @@ class Host {
     const Status s = deliver(server_, sender, e);
     if (was_aborted) FUZZ_CHECK(!s.ok());
     if (!was_aborted && session != kSession) FUZZ_CHECK(s.code() == StatusCode::kInvalidArgument);
+    // The client a message speaks for: keys name it (the round loop checks it is the sender).
+    const uint32_t named =
+        e.which_body == fedstat_v1_Envelope_secagg_keys_tag ? e.body.secagg_keys.client_id : sender;
+    const size_t excluded_before = twin_.excluded().size();
     if (s.ok()) {
+      FUZZ_CHECK(!server_.is_excluded(named));
       FUZZ_CHECK(deliver(twin_, sender, e).ok());
       accepted(sender, e);
     } else {
       SecAggServer probe = twin_;  // the twin never saw a rejected message: the same verdict
       FUZZ_CHECK(deliver(probe, sender, e).code() == s.code());
+      FUZZ_CHECK(server_.excluded().size() <= excluded_before + 1);
+      if (server_.excluded().size() > excluded_before) {
+        // Excluded just now, for a malformed message (kDataLoss): the twin is told the same.
+        FUZZ_CHECK(s.code() == StatusCode::kDataLoss && server_.is_excluded(named));
+        FUZZ_CHECK(probe.excluded() == server_.excluded());
+        twin_.exclude(named, server_.excluded().back().second);
+        excluded_.insert(named);
+      }
     }
+    FUZZ_CHECK(server_.excluded().size() == twin_.excluded().size());
     compare();
   }
 
@@ -361,7 +379,7 @@ class Host {
     for (uint32_t id : u1_) {
       size_t peers = 0;
       for (uint32_t to : u1_) peers += shared_.count({id, to});
-      if (peers + 1 == u1_.size()) u2.insert(id);
+      if (peers + 1 == u1_.size() && !excluded_.count(id)) u2.insert(id);
     }
     if (r.ok()) {
       FUZZ_CHECK(u2.size() >= config_.threshold);
@@ -394,7 +412,10 @@ class Host {
     std::set<uint32_t> u3;  // the members of U2 whose whole vector arrived
     for (uint32_t id : u2_) {
       auto it = masked_.find(id);
-      if (it != masked_.end() && it->second.size() == config_.vector_length) u3.insert(id);
+      if (it != masked_.end() && it->second.size() == config_.vector_length &&
+          !excluded_.count(id)) {
+        u3.insert(id);
+      }
     }
     if (r.ok()) {
       FUZZ_CHECK(u3.size() >= config_.threshold);
@@ -491,8 +512,10 @@ class Host {
         FUZZ_CHECK(masking_closed_ && !finished_);
         FUZZ_CHECK(reveal.from_id == sender && u3_.count(sender) && u2_.count(reveal.about_id));
         FUZZ_CHECK(reveal.self_mask == (u3_.count(reveal.about_id) != 0));
-        FUZZ_CHECK(reveal.share.size == fedstat::secagg::kShareBytes);
+        // 0: the sender holds no valid share of that client (nothing revealed).
+        FUZZ_CHECK(reveal.share.size == fedstat::secagg::kShareBytes || reveal.share.size == 0);
         FUZZ_CHECK(revealed_.insert({sender, reveal.about_id}).second);
+        if (reveal.share.size == 0) break;
         // Never both kinds about one client, whoever revealed them.
         FUZZ_CHECK(kinds_.count({reveal.about_id, !reveal.self_mask}) == 0);
         kinds_.insert({reveal.about_id, reveal.self_mask});
@@ -507,6 +530,7 @@ class Host {
     FUZZ_CHECK(server_.aborted() == twin_.aborted());
     FUZZ_CHECK(server_.abort_reason() == twin_.abort_reason());
     FUZZ_CHECK(server_.u3() == twin_.u3());
+    FUZZ_CHECK(server_.excluded() == twin_.excluded());
     const fedstat_v1_SecAggStart start = server_.start();
     FUZZ_CHECK(start.session == config_.session && start.threshold == config_.threshold &&
                start.vector_length == config_.vector_length && start.bits == config_.bits &&
@@ -553,6 +577,7 @@ class Host {
   std::set<std::pair<uint32_t, uint32_t>> shared_;                 // accepted shares: (from, to)
   std::map<uint32_t, std::vector<fedstat_v1_SecAggShare>> inbox_;  // by recipient
   std::set<uint32_t> u2_, u3_;
+  std::set<uint32_t> excluded_;  // for a malformed message (the server's excluded())
   std::map<uint32_t, std::vector<uint64_t>> masked_;  // accepted words, by sender
   std::set<std::pair<uint32_t, uint32_t>> revealed_;  // (from, about)
   std::set<std::pair<uint32_t, bool>> kinds_;         // (about, self_mask)
@@ -569,7 +594,7 @@ SecAggServerConfig config_from(const uint8_t* data) {
   return config;
 }
 
-// ---- Seeds: real sessions of 4 clients (threshold 2), with dropouts and broken variants. -----
+// ---- Seeds: real sessions of 4 clients (threshold 3), with dropouts and broken variants. -----
 
 using Bytes = std::vector<uint8_t>;
 
@@ -627,7 +652,7 @@ class Script {
 };
 
 struct Plan {
-  uint32_t threshold = 2, length = 70, bits = 20;
+  uint32_t threshold = 3, length = 70, bits = 20;
   std::vector<uint32_t> u1 = {1, 2, 3, 4};
   std::set<uint32_t> u2 = {1, 2, 3, 4}, u3 = {1, 2, 3, 4}, revealing = {1, 2, 3, 4};
   bool twice = false;  // every message and close twice
@@ -723,7 +748,8 @@ void write_seeds(fedstat::fuzz::SeedWriter& out) {
   p = full;  // every message and close twice
   p.twice = true;
   out.add(session(p).bytes());
-  p = full;  // three clients, 64-bit words, one chunk
+  p = full;  // three clients (threshold 2), 64-bit words, one chunk
+  p.threshold = 2;
   p.u1 = {1, 2, 3};
   p.u2 = p.u3 = p.revealing = {1, 2, 3};
   p.length = 3;
@@ -735,7 +761,6 @@ void write_seeds(fedstat::fuzz::SeedWriter& out) {
   // Aborts: too few keys, too few shares (U2 = {1}), too few masked inputs (threshold 3);
   // then the rest of the session arrives.
   p = full;
-  p.threshold = 3;
   const Script three = session(p);
   p.u3 = p.revealing = {1, 2};
   Script masking_abort = session(p);
@@ -757,8 +782,9 @@ void write_seeds(fedstat::fuzz::SeedWriter& out) {
   bytes.insert(bytes.end(), whole.bytes().begin() + 4, whole.bytes().end());
   out.add(bytes);
 
-  // Another session's messages, chunks out of order and above 2^bits, an unknown sender.
-  Script noisy(2, 4, 70, 20);
+  // Another session's messages, chunks out of order and above 2^bits (which excludes its
+  // sender), an unknown sender.
+  Script noisy(3, 4, 70, 20);
   const RealSession real = run_real(start_of(full), full.u1, full.u2, full.u3);
   FUZZ_CHECK(real.ok);
   for (const auto& keys : real.keys) {
@@ -776,10 +802,9 @@ void write_seeds(fedstat::fuzz::SeedWriter& out) {
   }
   noisy.op(kCloseSharing);
   for (const auto& [id, chunks] : real.chunks) {
-    (void)id;
     fedstat_v1_SecAggMaskedChunk big = chunks.front();
     big.words[0] = uint64_t{1} << 20;
-    noisy.chunk(big);
+    if (id == 1) noisy.chunk(big);  // client 1 is excluded; the other three still make t
     noisy.chunk(chunks.back());
     for (const auto& chunk : chunks) noisy.chunk(chunk);
   }
@@ -790,8 +815,9 @@ void write_seeds(fedstat::fuzz::SeedWriter& out) {
   out.add(noisy.bytes());
 
   // Configurations outside the limits (the constructor throws).
-  const uint8_t invalid[][4] = {{1, 4, 70, 20}, {5, 4, 70, 20}, {2, 4, 0, 20},
-                                {2, 4, 70, 0},  {2, 4, 70, 65}, {2, 255, 70, 20}};
+  const uint8_t invalid[][4] = {
+      {1, 4, 70, 20}, {5, 4, 70, 20},   {3, 4, 0, 20}, {3, 4, 70, 0},
+      {3, 4, 70, 65}, {2, 255, 70, 20}, {2, 4, 70, 20}};  // the last: 2·t ≤ max_clients
   for (const auto& config : invalid) out.add(config, sizeof config);
 }
 
@@ -803,6 +829,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 4) return 0;
   const SecAggServerConfig config = config_from(data);
   const bool valid = config.threshold >= 2 && config.threshold <= config.max_clients &&
+                     2 * config.threshold > config.max_clients &&
                      config.max_clients <= kMaxSecAggClients && config.vector_length >= 1 &&
                      config.bits >= 1 && config.bits <= 64;
   try {

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +38,10 @@ struct DistDevice {
   int resume_round = -1;  // from SecAggResume: the round whose first resume_held are stored
   uint32_t resume_held = 0, resumes = 0;
   bool completed = false;
+  // A malicious device (tests/audit/secagg): changes what it sends before the Coordinator sees
+  // it; the server's refusals it then gets are counted in `refusals`, not failures.
+  std::function<void(fedstat_v1_Envelope&)> tamper;
+  int refusals = 0;
 
   DistDevice(uint64_t device_id, uint32_t max_clients, std::vector<uint64_t> words)
       : id(device_id), peers(max_clients), input(std::move(words)) {
@@ -55,11 +60,19 @@ struct DistDevice {
     c.on_close(conn, "device dropped");
   }
 
+  void send(Coordinator& c, fedstat_v1_Envelope& m) {
+    if (tamper) tamper(m);
+    c.on_frame(conn, m);
+  }
+
   void handle(Coordinator& c, const fedstat_v1_Envelope& e) {
     fedstat_v1_Envelope m = wire::make_envelope();
     switch (e.which_body) {
       case fedstat_v1_Envelope_task_tag:
-        if (!replied) c.on_frame(conn, reply(e.body.task.task_id, true));
+        if (!replied) {
+          fedstat_v1_Envelope r = reply(e.body.task.task_id, true);
+          send(c, r);
+        }
         replied = true;
         break;
       case fedstat_v1_Envelope_secagg_resume_tag:
@@ -71,7 +84,7 @@ struct DistDevice {
         if (drop_at == kBeforeKeys) return drop(c);
         m.which_body = fedstat_v1_Envelope_secagg_keys_tag;
         ASSERT_TRUE(client.on_start(e.body.secagg_start, m.body.secagg_keys).ok());
-        if (resume_round != 0 || resume_held == 0) c.on_frame(conn, m);
+        if (resume_round != 0 || resume_held == 0) send(c, m);
         resume_round = -1;
         break;
       case fedstat_v1_Envelope_secagg_peer_keys_tag:
@@ -87,7 +100,7 @@ struct DistDevice {
           auto more = client.next_share(m.body.secagg_share);
           ASSERT_TRUE(more.ok());
           if (!more.value()) break;
-          c.on_frame(conn, m);
+          send(c, m);
         }
         break;
       case fedstat_v1_Envelope_secagg_share_tag:
@@ -111,7 +124,7 @@ struct DistDevice {
                                           m.body.secagg_masked_chunk);
             ASSERT_TRUE(more.ok());
             if (!more.value()) break;
-            c.on_frame(conn, m);
+            send(c, m);
           }
         } else {
           ++u3_rosters;
@@ -125,7 +138,7 @@ struct DistDevice {
             auto more = client.next_reveal(m.body.secagg_reveal);
             ASSERT_TRUE(more.ok());
             if (!more.value()) break;
-            c.on_frame(conn, m);
+            send(c, m);
           }
         }
         break;
@@ -134,6 +147,10 @@ struct DistDevice {
         completed = e.body.round_outcome.completed;
         break;
       case fedstat_v1_Envelope_server_error_tag:
+        if (tamper) {
+          ++refusals;
+          break;
+        }
         ++errors;
         ADD_FAILURE() << "device " << id << ": " << e.body.server_error.detail;
         break;

@@ -70,7 +70,7 @@ std::map<uint32_t, std::set<bool>> stored_reveal_kinds(const FakeStore& store) {
 TEST(DistRound, DropoutsInEveryRoundStillSumTheSurvivors) {
   FakeStore store;
   FakeOutbox out(store);
-  Coordinator c(store, out, dist_task(6, 5), kT0);
+  Coordinator c(store, out, dist_task(6, 6), kT0);
   Devices devices = make_devices({kBeforeKeys, kBeforeShares, kBeforeMasking, kBeforeReveals,
                                   kNever, kNever, kNever, kNever, kNever, kNever});
   check_in_all(c, devices, 1);
@@ -139,7 +139,7 @@ TEST(DistRound, BelowTheThresholdAbortsAndAsksForNoReveals) {
 TEST(DistRound, FewerThanMinClientsAtAdmissionEndNeverStarts) {
   FakeStore store;
   FakeOutbox out(store);
-  Coordinator c(store, out, dist_task(6, 5), kT0);
+  Coordinator c(store, out, dist_task(6, 6), kT0);
   Devices devices = make_devices(std::vector<int>(kDevices, kNever));
   devices.resize(4);
   check_in_all(c, devices, 1);
@@ -159,7 +159,7 @@ TEST(DistRound, FewerThanMinClientsAtAdmissionEndNeverStarts) {
 TEST(DistRound, ADeviceIdBeyond32BitsIsNotOffered) {
   FakeStore store;
   FakeOutbox out(store);
-  Coordinator c(store, out, dist_task(6, 5), kT0);
+  Coordinator c(store, out, dist_task(6, 6), kT0);
   const uint64_t big = (uint64_t{1} << 32) + 5;
   const size_t events = store.event_count();
   c.on_open(1, std::to_string(big));
@@ -174,7 +174,7 @@ TEST(DistRound, ADeviceIdBeyond32BitsIsNotOffered) {
 TEST(DistRound, SilentMemberTimesOutAsADropout) {
   FakeStore store;
   FakeOutbox out(store);
-  Coordinator c(store, out, dist_task(6, 5), kT0);
+  Coordinator c(store, out, dist_task(6, 6), kT0);
   Devices devices = make_devices(std::vector<int>(kDevices, kNever));
   devices[0]->hold_at_masking = true;  // connected, but never sends its masked input
   check_in_all(c, devices, 1);
@@ -191,7 +191,7 @@ TEST(DistRound, SilentMemberTimesOutAsADropout) {
 TEST(DistRound, WrongRoundForgedKeysAndClearReportsAreRefusedUnstored) {
   FakeStore store;
   FakeOutbox out(store);
-  Coordinator c(store, out, dist_task(6, 5), kT0);
+  Coordinator c(store, out, dist_task(6, 6), kT0);
   Devices devices = make_devices(std::vector<int>(kDevices, kNever));
   check_in_all(c, devices, 1);
   // Deliver Task (→ accept) to every device but keep SecAggStart queued.
@@ -213,7 +213,7 @@ TEST(DistRound, WrongRoundForgedKeysAndClearReportsAreRefusedUnstored) {
   };
   fedstat_v1_Envelope share = wire::make_envelope();
   share.which_body = fedstat_v1_Envelope_secagg_share_tag;
-  share.body.secagg_share.session = dist_task(6, 5)[0].task.secagg_session;
+  share.body.secagg_share.session = dist_task(6, 6)[0].task.secagg_session;
   share.body.secagg_share.from_id = 300;
   share.body.secagg_share.to_id = 301;
   EXPECT_EQ(refused_code(share), static_cast<uint32_t>(StatusCode::kFailedPrecondition));
@@ -241,7 +241,7 @@ void run_to_masking(Coordinator& c, FakeOutbox& out, Devices& devices) {
 void restart_and_resume(FakeStore& store, Devices& devices) {
   const size_t events_before = store.event_count();
   FakeOutbox out(store);
-  Coordinator second(store, out, dist_task(6, 5), kT0 + 2);
+  Coordinator second(store, out, dist_task(6, 6), kT0 + 2);
   EXPECT_EQ(store.event_count(), events_before);
   ASSERT_EQ(second.round(1)->secagg()->stage(), SecAggPhase::Stage::kMasking);
   for (auto& d : devices) d->held = false;
@@ -257,7 +257,7 @@ TEST(DistRound, RestartDuringMaskingResumesTheSameSession) {
       {kBeforeShares, kNever, kNever, kNever, kNever, kNever, kNever, kNever, kNever, kNever});
   {
     FakeOutbox out(store);
-    Coordinator first(store, out, dist_task(6, 5), kT0);
+    Coordinator first(store, out, dist_task(6, 6), kT0);
     ASSERT_NO_FATAL_FAILURE(run_to_masking(first, out, devices));
   }  // the server dies with five masked inputs stored and five devices waiting
   ASSERT_NO_FATAL_FAILURE(restart_and_resume(store, devices));
@@ -274,7 +274,7 @@ TEST(DistRound, AGracefulStopMidRoundIsNotADepartureAndTheRestartedRoundComplete
       {kNever, kNever, kNever, kNever, kNever, kNever, kNever, kNever, kNever, kNever});
   {
     FakeOutbox out(store);
-    Coordinator first(store, out, dist_task(6, 5), kT0);
+    Coordinator first(store, out, dist_task(6, 6), kT0);
     ASSERT_NO_FATAL_FAILURE(run_to_masking(first, out, devices));
     const size_t events_before = store.event_count();
     first.begin_shutdown();
@@ -293,7 +293,7 @@ TEST(DistRound, AfterARestartAMemberNotBackWithinTheGraceIsADropout) {
   // stored says so. The restarted server waits reconnect_grace_seconds for every member, then
   // closes the masking round without it — long before the phase time-out (20 s here).
   FakeStore store;
-  std::vector<TaskSpec> specs = dist_task(6, 5);
+  std::vector<TaskSpec> specs = dist_task(6, 6);
   specs[0].reconnect_grace_seconds = 5;
   Devices devices = make_devices(
       {kBeforeMasking, kNever, kNever, kNever, kNever, kNever, kNever, kNever, kNever, kNever});
@@ -331,7 +331,7 @@ TEST(DistRound, AfterARestartAMemberNotBackWithinTheGraceIsADropout) {
 // and only self-mask shares are collected about it. (From the attack review of the grace.)
 TEST(DistRound, AMemberWhoseMaskedInputWasStoredStaysInTheSumWhenNotBackAfterARestart) {
   FakeStore store;
-  std::vector<TaskSpec> specs = dist_task(6, 5);
+  std::vector<TaskSpec> specs = dist_task(6, 6);
   specs[0].reconnect_grace_seconds = 3;
   Devices devices = make_devices(std::vector<int>(kDevices, kNever));
   for (size_t i = 5; i < devices.size(); ++i) devices[i]->hold_at_masking = true;
@@ -367,7 +367,7 @@ TEST(DistRound, AMemberWhoseMaskedInputWasStoredStaysInTheSumWhenNotBackAfterARe
 TEST(DistRound, AResumeThatIsTheAcceptanceIsNotLeftADropout) {
   FakeStore store;
   FakeOutbox out(store);
-  Coordinator c(store, out, dist_task(6, 5), kT0);
+  Coordinator c(store, out, dist_task(6, 6), kT0);
   Devices devices = make_devices(std::vector<int>(kDevices, kNever));
   DistDevice& d0 = *devices[0];
   c.on_open(1, std::to_string(d0.id));
@@ -400,7 +400,7 @@ TEST(DistRound, AStoredSecAggMessageTheReplayRefusesAbortsTheRound) {
   for (size_t i = 5; i < devices.size(); ++i) devices[i]->hold_at_masking = true;
   {
     FakeOutbox out(store);
-    Coordinator first(store, out, dist_task(6, 5), kT0);
+    Coordinator first(store, out, dist_task(6, 6), kT0);
     check_in_all(first, devices, 1);
     pump(first, out, devices);
     ASSERT_EQ(first.round(1)->secagg()->stage(), SecAggPhase::Stage::kMasking);
@@ -419,7 +419,7 @@ TEST(DistRound, AStoredSecAggMessageTheReplayRefusesAbortsTheRound) {
   ASSERT_FALSE(forged.payload.empty());
   store.append_event(forged);
   FakeOutbox out(store);
-  Coordinator second(store, out, dist_task(6, 5), kT0 + 2);
+  Coordinator second(store, out, dist_task(6, 6), kT0 + 2);
   EXPECT_EQ(second.task_state(1), "aborted");
   EXPECT_FALSE(store.result(1).has_value());
 }
