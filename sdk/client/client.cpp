@@ -70,6 +70,11 @@ Status Client::set_report_window(uint8_t window) {
   return Status();
 }
 
+Status Client::set_task_policy(const TaskPolicy& policy) {
+  config_.task_policy = policy;
+  return Status();
+}
+
 Status Client::init(const ClientConfig& config, const TaskKinds& kinds, MutableByteSpan memory,
                     ClientData& data, privacy::BudgetLedger& ledger, RandomSource& random) {
   if (config.device_id == 0 || config.device_id > 0x80000000u) {

@@ -86,6 +86,7 @@
 #include "sdk/client/client_data.h"
 #include "sdk/client/frame_channel.h"
 #include "sdk/client/task_kinds.h"
+#include "sdk/client/task_policy.h"
 #include "sdk/histogram/sparse_histogram.h"
 #include "sdk/privacy/budget_ledger.h"
 #include "sdk/secagg/secagg_client.h"
@@ -114,6 +115,11 @@ struct ClientConfig {
   /// what is sent, stored and resumed after a lost channel is the same, and no more than the
   /// window's chunks are ever unacknowledged.
   uint8_t report_window = 1;
+  /// What the app accepts (task_policy.h): trust models, the largest ε and δ charged per task,
+  /// the smallest ε of a TRUSTED/TAGG task. The default accepts TRUSTED, TAGG and DIST tasks
+  /// charged at most (10, 1e-5), TRUSTED/TAGG ones at least ε = 0.1; NONE tasks only when the
+  /// app adds kAcceptNone.
+  TaskPolicy task_policy;
 };
 
 /// How a session ended when it did not end with an error.
@@ -126,12 +132,15 @@ enum class SessionResult : uint8_t {
   kDeclinedBudget,       ///< the privacy ledger refused the task's (ε, δ)
   kCompleted,            ///< RoundOutcome{completed = true}
   kAborted,              ///< RoundOutcome{completed = false} or SecAggAbort
+  kDeclinedPolicy,       ///< outside ClientConfig::task_policy (SessionOutcome::policy_refusal)
 };
 
 /// The result of a session that ended without an error.
 struct SessionOutcome {
   SessionResult result = SessionResult::kNoTask;  ///< how the session ended
   uint32_t task_id = 0;                           ///< 0 when no task was offered
+  /// kDeclinedPolicy: the rule that refused the task (policy_refusal_text); else kNotRefused.
+  PolicyRefusal policy_refusal = PolicyRefusal::kNotRefused;
 };
 
 /// The round marker persisted across reboots (see the file description). Blob: "FCR1", task id
@@ -170,6 +179,10 @@ class Client {
   /// Sets ClientConfig::report_window for the sessions that follow.
   /// @errors kInvalidArgument: `window` outside [1, kMaxReportWindow] (the window is unchanged).
   Status set_report_window(uint8_t window);
+  /// Sets ClientConfig::task_policy for the tasks offered from the next session on (a round
+  /// already accepted is resumed under the policy it was accepted with).
+  /// @errors kInvalidArgument: validate_task_policy refuses `policy` (the policy is unchanged).
+  Status set_task_policy(const TaskPolicy& policy);
 
   /// A Client that takes part in nothing until init().
   Client() = default;
