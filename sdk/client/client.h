@@ -8,7 +8,11 @@
 /// Order of the checks, each ending the session with a decline (TaskReply{accept = false}) and
 /// nothing charged or computed: the task's fields (validate_task, contribution.h: kInvalidArgument
 /// naming the field, or kUnimplemented, also for a kind or DIST the Client was not built with —
-/// task_kinds.h; reason REFUSED) → an interrupted round of this task
+/// task_kinds.h; reason REFUSED) → the app's task policy (ClientConfig::task_policy,
+/// task_policy.h) on the task's trust model and on what the ledger would be charged,
+/// device_spend(task) (an accountant's refusal there: its kInvalidArgument, REFUSED); outside it
+/// kDeclinedPolicy, reason POLICY, SessionOutcome::policy_refusal naming the rule, the TaskData
+/// left unread → an interrupted round of this task
 /// recorded before a reboot (kDeclinedInterrupted, reason TASK_CLOSED) → the app has no data for
 /// the kind (kDeclinedNoData) or data that does not fit the task (validate_examples /
 /// validate_unit_vector's status) → memory_bytes(task) > the memory given (kDeclinedMemory,
@@ -16,8 +20,9 @@
 /// order for this task, else kFailedPrecondition with no reply; content per validate_task_data,
 /// else its status and REFUSED) → the ledger is charged device_spend(task) (contribution.h: at
 /// least the task's (ε, δ), more when the device's own noise gives less; DIST HETEROGENEITY: the
-/// stage's RDP curve, composed with the other stage's in the ledger; trust NONE: nothing) — a
-/// refusal is kDeclinedBudget, BUDGET_EXHAUSTED, the ledger unchanged. Only then the Client records
+/// stage's RDP curve, composed with the other stage's in the ledger; trust NONE — only when the
+/// policy accepts it —: nothing), the same spend the policy weighed — a refusal is
+/// kDeclinedBudget, BUDGET_EXHAUSTED, the ledger unchanged. Only then the Client records
 /// the round, computes the contribution, accepts (TaskReply) and sends it.
 ///
 /// Errors: a ServerError ends the session with its status code (detail: last_server_detail()); a
@@ -193,9 +198,11 @@ class Client {
   /// marker is read from storage. Drops a report held for a resume. The references must
   /// outlive the Client.
   /// @errors kInvalidArgument: device id outside [1, 2^31], no wall clock, no blob name, memory
-  /// not 8-byte aligned. kDataLoss: the stored round marker is corrupt (forget_interrupted_round
-  /// drops it). Any other error of platform::load_blob (e.g. kUnavailable, or kInvalidArgument
-  /// for a blob name it refuses). On every error the Client keeps its earlier settings.
+  /// not 8-byte aligned, a report window outside [1, kMaxReportWindow], a task policy
+  /// validate_task_policy refuses (the message names the field). kDataLoss: the stored round marker
+  /// is corrupt (forget_interrupted_round drops it). Any other error of platform::load_blob (e.g.
+  /// kUnavailable, or kInvalidArgument for a blob name it refuses). On every error the Client keeps
+  /// its earlier settings.
   Status init(const ClientConfig& config, MutableByteSpan memory, ClientData& data,
               privacy::BudgetLedger& ledger, RandomSource& random) {
     return init(config, all_task_kinds(), memory, data, ledger, random);
@@ -253,8 +260,11 @@ class Client {
   void start_message(pb_size_t tag);  // out_ ← an empty envelope of kind `tag`
   Status send(FrameChannel& channel);
   Status decline(FrameChannel& channel, fedstat_v1_ErrorAction reason);
-  // Charges device_spend(task_) (trust NONE: nothing): true when paid, false when the ledger
-  // refused it (declined BUDGET_EXHAUSTED), or the error (declined as well).
+  // spend_ ← device_spend(task_), weighed against config_.task_policy: the rule that refuses
+  // the task (declined POLICY) or kNotRefused, or device_spend's error (declined REFUSED).
+  Result<PolicyRefusal> check_policy(FrameChannel& channel);
+  // Charges spend_ (trust NONE: nothing): true when paid, false when the ledger refused it
+  // (declined BUDGET_EXHAUSTED), or the error (declined as well).
   Result<bool> charge_ledger(FrameChannel& channel);
   Status receive_task_data(FrameChannel& channel, Span<uint64_t> data);
   Status send_report(FrameChannel& channel, Span<const uint64_t> contribution, size_t offset);
@@ -302,6 +312,7 @@ class Client {
   fedstat_v1_Task pending_task_ = fedstat_v1_Task_init_zero;
   uint32_t pending_crc_ = 0;  // held_crc() when the channel was lost (resumed only if equal)
   fedstat_v1_Task task_ = fedstat_v1_Task_init_zero;
+  DeviceSpend spend_;        // device_spend(task_), from check_policy to charge_ledger
   RoundMarker marker_;       // the current session's round
   RoundMarker interrupted_;  // the round found in storage by init() (task_id 0: none)
   uint8_t marker_bytes_[kMarkerBytes] = {};

@@ -24,6 +24,47 @@ uint32_t trust_bit(int64_t trust) {
   }
 }
 
+namespace {
+
+// True when [begin, end) spells `name`.
+bool spells(const char* begin, const char* end, const char* name) {
+  for (; begin != end; ++begin, ++name) {
+    if (*name == '\0' || *begin != *name) return false;
+  }
+  return *name == '\0';
+}
+
+}  // namespace
+
+Result<uint32_t> parse_accepted_trust(const char* list) {
+  if (list == nullptr || *list == '\0') {
+    return invalid_argument(
+        "accepted trust models: an empty list (name trusted, tagg, dist, none)");
+  }
+  uint32_t bits = 0;
+  const char* item = list;
+  for (;;) {
+    const char* end = item;
+    while (*end != '\0' && *end != ',') ++end;
+    if (spells(item, end, "trusted")) {
+      bits |= kAcceptTrusted;
+    } else if (spells(item, end, "tagg")) {
+      bits |= kAcceptTagg;
+    } else if (spells(item, end, "dist")) {
+      bits |= kAcceptDist;
+    } else if (spells(item, end, "none")) {
+      bits |= kAcceptNone;
+    } else if (spells(item, end, "all")) {
+      bits |= kAcceptAll;
+    } else {
+      return invalid_argument(
+          "accepted trust models: each must be trusted, tagg, dist, none or all (comma-separated)");
+    }
+    if (*end == '\0') return bits;
+    item = end + 1;
+  }
+}
+
 Status validate_task_policy(const TaskPolicy& policy) {
   if (policy.accepted_trust == 0 || (policy.accepted_trust & ~kAcceptAll) != 0) {
     return invalid_argument(
@@ -49,7 +90,8 @@ PolicyCharge policy_charge(const DeviceSpend& spend, double task_delta) {
   if (!spend.has_rdp) return charge;
   double best = INFINITY;
   for (size_t k = 0; k < privacy::kLedgerOrderCount; ++k) {
-    const Result<double> e = privacy::rdp_to_dp(privacy::kLedgerOrders[k], spend.rdp[k], task_delta);
+    const Result<double> e =
+        privacy::rdp_to_dp(privacy::kLedgerOrders[k], spend.rdp[k], task_delta);
     if (e.ok() && e.value() < best) best = e.value();
   }
   charge.epsilon += best;

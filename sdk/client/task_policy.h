@@ -81,6 +81,12 @@ enum class PolicyRefusal : uint8_t {
 /// The kAccept* bit of a trust model as the wire delivered it (0 for an unknown one).
 uint32_t trust_bit(int64_t trust);
 
+/// The kAccept* bits of a comma-separated list of trust model names — "trusted", "tagg", "dist",
+/// "none", or "all" — as the tools' --accept-trust flags and the firmware's provisioning take it
+/// (e.g. "none,dist").
+/// @errors kInvalidArgument: a null or empty list, an empty item or an unknown name.
+Result<uint32_t> parse_accepted_trust(const char* list);
+
 /// OK when `policy` is well formed.
 /// @errors kInvalidArgument, naming the field: accepted_trust is 0 or holds a bit other than
 /// kAccept*; max_epsilon NaN, infinite or ≤ 0; max_delta NaN or outside [0, 1);
