@@ -65,7 +65,7 @@ for _ in $(seq 600); do [ -s proxy_port ] && break; sleep 0.1; done
 [ -s proxy_port ] || { echo 'the recording proxy did not start'; exit 1; }
 
 "$sim" --server 127.0.0.1:$(cat proxy_port) --clients 2 --task task.json --data data \
-  --fleet-secret "$FLEET_SECRET" --seed 3 --state state --json >sim.json
+  --accept-trust none --fleet-secret "$FLEET_SECRET" --seed 3 --state state --json >sim.json
 kill $proxy
 python3 - "$port" <<'PY'
 import glob, json, socket, sqlite3, sys
@@ -94,7 +94,7 @@ grep -q '"event":"refused".*TLS handshake failed' server.log
 
 # A device checking in after the round is over gets no task (the sim checks in once).
 "$sim" --server 127.0.0.1:$port --clients 1 --first-id 50 --task task.json --data data \
-  --fleet-secret "$FLEET_SECRET" --max-sessions 1 --json >late.json
+  --accept-trust none --fleet-secret "$FLEET_SECRET" --max-sessions 1 --json >late.json
 python3 - <<'PY'
 import json
 d = json.load(open('late.json'))['devices'][0]
