@@ -246,8 +246,8 @@ fedstat_status fedstat_client_run_session(fedstat_client* client, const fedstat_
   CallbackChannel frames(*channel, MutableByteSpan(client->send_buffer),
                          MutableByteSpan(client->receive_buffer));
   const Result<client::SessionOutcome> result = client->client.run_session(frames);
-  client->last_policy_refusal =
-      result.ok() ? static_cast<int32_t>(result->policy_refusal) : FEDSTAT_POLICY_NOT_REFUSED;
+  client->last_policy_refusal = result.ok() ? static_cast<int32_t>(result->policy_refusal)
+                                            : int32_t{FEDSTAT_POLICY_NOT_REFUSED};
   if (result.ok()) {
     outcome->result = static_cast<int32_t>(result->result);
     outcome->task_id = result->task_id;
