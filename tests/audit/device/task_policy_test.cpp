@@ -214,11 +214,11 @@ TEST_F(DevicePolicyTest, AMalformedPolicyIsRefusedAndTheEarlierOneStays) {
       config.wall_clock_seconds = fixed_clock;
       config.round_blob_name = device.round_name.c_str();
       config.task_policy = policy;
-      const Status init = device.client.init(
-          config,
-          MutableByteSpan(reinterpret_cast<uint8_t*>(device.memory.data()),
-                          8 * device.memory.size()),
-          data, device.ledger, *device.random);
+      const Status init =
+          device.client.init(config,
+                             MutableByteSpan(reinterpret_cast<uint8_t*>(device.memory.data()),
+                                             8 * device.memory.size()),
+                             data, device.ledger, *device.random);
       EXPECT_EQ(init.code(), StatusCode::kInvalidArgument) << c.field << " " << value;
       EXPECT_NE(std::strstr(init.message(), c.field), nullptr) << init.message();
       const Status set = device.client.set_task_policy(policy);

@@ -195,11 +195,11 @@ typedef struct fedstat_task_policy {
 /** Which rule of the task policy declined the last session's task
  * (fedstat_client_last_policy_refusal). */
 enum fedstat_policy_refusal {
-  FEDSTAT_POLICY_NOT_REFUSED = 0,         /**< the last session was not a policy decline */
-  FEDSTAT_POLICY_TRUST_MODEL = 1,         /**< its trust model is not accepted */
-  FEDSTAT_POLICY_EPSILON_ABOVE_MAX = 2,   /**< its ε charge exceeds max_epsilon */
-  FEDSTAT_POLICY_DELTA_ABOVE_MAX = 3,     /**< its δ charge exceeds max_delta */
-  FEDSTAT_POLICY_EXACT_EPSILON_BELOW = 4  /**< TRUSTED/TAGG charged below min_exact_epsilon */
+  FEDSTAT_POLICY_NOT_REFUSED = 0,        /**< the last session was not a policy decline */
+  FEDSTAT_POLICY_TRUST_MODEL = 1,        /**< its trust model is not accepted */
+  FEDSTAT_POLICY_EPSILON_ABOVE_MAX = 2,  /**< its ε charge exceeds max_epsilon */
+  FEDSTAT_POLICY_DELTA_ABOVE_MAX = 3,    /**< its δ charge exceeds max_delta */
+  FEDSTAT_POLICY_EXACT_EPSILON_BELOW = 4 /**< TRUSTED/TAGG charged below min_exact_epsilon */
 };
 
 /** The default task policy, in `*policy` (what a Client has from fedstat_client_create).
@@ -220,8 +220,8 @@ fedstat_status fedstat_client_set_task_policy(fedstat_client* client,
 fedstat_status fedstat_client_last_policy_refusal(const fedstat_client* client, int32_t* refusal);
 
 /** One session with the server over `channel` (closed when it returns). FEDSTAT_OK with the
- * outcome (declines for the task policy, no data, memory, budget or a reboot included), or the error that ended
- * it: the C++ Client::run_session's (sdk/client/client.h), as they are.
+ * outcome (declines for the task policy, no data, memory, budget or a reboot included), or the
+ * error that ended it: the C++ Client::run_session's (sdk/client/client.h), as they are.
  * @errors FEDSTAT_INVALID_ARGUMENT: `client` is NULL or not a Client, or `channel`, its send or
  * receive callback, or `outcome` is NULL (nothing sent). A task refused, after a decline is sent:
  * FEDSTAT_INVALID_ARGUMENT or FEDSTAT_UNIMPLEMENTED for task fields or TaskData the device
