@@ -17,8 +17,25 @@ static_assert(FEDSTAT_SESSION_ABORTED == static_cast<int>(client::SessionResult:
                       static_cast<int>(client::SessionResult::kCompleted) &&
                   FEDSTAT_SESSION_DECLINED_BUDGET ==
                       static_cast<int>(client::SessionResult::kDeclinedBudget) &&
-                  FEDSTAT_SESSION_NO_TASK == static_cast<int>(client::SessionResult::kNoTask),
+                  FEDSTAT_SESSION_NO_TASK == static_cast<int>(client::SessionResult::kNoTask) &&
+                  FEDSTAT_SESSION_DECLINED_POLICY ==
+                      static_cast<int>(client::SessionResult::kDeclinedPolicy),
               "session results drifted");
+static_assert(FEDSTAT_TRUST_TRUSTED == client::kAcceptTrusted &&
+                  FEDSTAT_TRUST_TAGG == client::kAcceptTagg &&
+                  FEDSTAT_TRUST_DIST == client::kAcceptDist &&
+                  FEDSTAT_TRUST_NONE == client::kAcceptNone,
+              "trust bits drifted");
+static_assert(FEDSTAT_POLICY_NOT_REFUSED == static_cast<int>(client::PolicyRefusal::kNotRefused) &&
+                  FEDSTAT_POLICY_TRUST_MODEL ==
+                      static_cast<int>(client::PolicyRefusal::kTrustModel) &&
+                  FEDSTAT_POLICY_EPSILON_ABOVE_MAX ==
+                      static_cast<int>(client::PolicyRefusal::kEpsilonAboveMax) &&
+                  FEDSTAT_POLICY_DELTA_ABOVE_MAX ==
+                      static_cast<int>(client::PolicyRefusal::kDeltaAboveMax) &&
+                  FEDSTAT_POLICY_EXACT_EPSILON_BELOW ==
+                      static_cast<int>(client::PolicyRefusal::kExactEpsilonBelow),
+              "policy refusals drifted");
 
 // The app's data as the Client reads it: what the fedstat_client_set_* calls last gave.
 class AppData final : public client::ClientData {
@@ -49,6 +66,7 @@ struct fedstat_client {
   const char* last_error = "";
   char round_blob_name[fedstat::capi::kNameBytes] = {};
   fedstat::capi::AppData data;
+  int32_t last_policy_refusal = FEDSTAT_POLICY_NOT_REFUSED;  // the last session's
   uint8_t send_buffer[fedstat::wire::kMaxFrameBytes] = {};
   uint8_t receive_buffer[fedstat::wire::kMaxFrameBytes] = {};
   fedstat::client::Client client;
@@ -168,6 +186,32 @@ fedstat_status fedstat_client_set_report_window(fedstat_client* client, uint8_t 
   return finish(client, client->client.set_report_window(window));
 }
 
+fedstat_status fedstat_task_policy_default(fedstat_task_policy* policy) {
+  if (policy == nullptr) return FEDSTAT_INVALID_ARGUMENT;
+  const client::TaskPolicy defaults;
+  *policy = fedstat_task_policy{defaults.accepted_trust, defaults.max_epsilon, defaults.max_delta,
+                                defaults.min_exact_epsilon};
+  return FEDSTAT_OK;
+}
+
+fedstat_status fedstat_client_set_task_policy(fedstat_client* client,
+                                              const fedstat_task_policy* policy) {
+  if (!live(client)) return FEDSTAT_INVALID_ARGUMENT;
+  if (policy == nullptr) return finish(client, invalid_argument("set_task_policy: policy is NULL"));
+  client::TaskPolicy p;
+  p.accepted_trust = policy->accepted_trust;
+  p.max_epsilon = policy->max_epsilon;
+  p.max_delta = policy->max_delta;
+  p.min_exact_epsilon = policy->min_exact_epsilon;
+  return finish(client, client->client.set_task_policy(p));
+}
+
+fedstat_status fedstat_client_last_policy_refusal(const fedstat_client* client, int32_t* refusal) {
+  if (!live(client) || refusal == nullptr) return FEDSTAT_INVALID_ARGUMENT;
+  *refusal = client->last_policy_refusal;
+  return FEDSTAT_OK;
+}
+
 fedstat_status fedstat_client_set_examples(fedstat_client* client, const float* features,
                                            const int8_t* labels, size_t n, size_t d) {
   if (!live(client)) return FEDSTAT_INVALID_ARGUMENT;
@@ -202,6 +246,8 @@ fedstat_status fedstat_client_run_session(fedstat_client* client, const fedstat_
   CallbackChannel frames(*channel, MutableByteSpan(client->send_buffer),
                          MutableByteSpan(client->receive_buffer));
   const Result<client::SessionOutcome> result = client->client.run_session(frames);
+  client->last_policy_refusal = result.ok() ? static_cast<int32_t>(result->policy_refusal)
+                                            : int32_t{FEDSTAT_POLICY_NOT_REFUSED};
   if (result.ok()) {
     outcome->result = static_cast<int32_t>(result->result);
     outcome->task_id = result->task_id;

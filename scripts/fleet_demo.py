@@ -120,11 +120,14 @@ def run_fleet(build, sim_path, work, task, port, clients, dropout, seed, first_i
     task_file = os.path.join(work, "task-%d.json" % task["id"])
     with open(task_file, "w") as f:
         json.dump(task, f)
+    # The devices' task policy (sdk/client/task_policy.h) takes trusted, tagg and dist tasks by
+    # default; the trust-none row (a baseline without privacy) opts in to none explicitly.
+    accept = ["--accept-trust", "none"] if task["trust"] == "none" else []
     sim = subprocess.run(
         [sim_path, "--server", "127.0.0.1:%d" % port,
          "--clients", str(clients), "--task", task_file, "--data", os.path.join(work, "data"),
          "--fleet-secret", FLEET_SECRET, "--dropout", str(dropout), "--seed", str(seed),
-         "--first-id", str(first_id), "--state", os.path.join(work, "state"), "--json"],
+         "--first-id", str(first_id), "--state", os.path.join(work, "state"), "--json"] + accept,
         cwd=work, capture_output=True, text=True)
     if sim.returncode != 0:
         sys.exit("fleet_demo: fedstat-sim failed for task %d: %s" % (task["id"], sim.stderr))

@@ -107,6 +107,8 @@ const char* result_name(fedstat::client::SessionResult r) {
       return "completed";
     case SessionResult::kAborted:
       return "aborted";
+    case SessionResult::kDeclinedPolicy:
+      return "declined-policy";
   }
   return "unknown";
 }
@@ -250,6 +252,15 @@ int run() {
   config.receive_timeout_ms = kReceiveTimeoutMs;
   config.wall_clock_seconds = firmware::ledger_clock_seconds;
   config.round_blob_name = round_name;
+  // Its task policy, explicit (sdk/client/task_policy.h): the trust models provisioned (device.txt
+  // "trust"; by default trusted, tagg and dist: a trust-none task sends the exact counts, so the
+  // device answers one only when provisioned to); no task charged more than the ledger's whole
+  // budget (ε = 10: one it could never pay), δ at most 1e-5, and TRUSTED/TAGG tasks charged at
+  // least ε = 0.1 (the SDK's floor: at most 100 exact reports per window from this budget).
+  config.task_policy.accepted_trust = device.accepted_trust;
+  config.task_policy.max_epsilon = ledger_config.epsilon_budget;
+  config.task_policy.max_delta = 1e-5;
+  config.task_policy.min_exact_epsilon = 0.1;
   SensorData data(counted ? &histogram : nullptr, examples);
   const MutableByteSpan client_memory(g_client_memory, sizeof(g_client_memory));
 #if FEDSTAT_FIRMWARE_CORE || FEDSTAT_FIRMWARE_TRAINER

@@ -146,8 +146,15 @@ Result<Provisioning> read_provisioning() {
         return fedstat::invalid_argument("device.txt: sessions must be 1..1000");
       }
       p.max_sessions = static_cast<uint32_t>(sessions);
+    } else if (strcmp(key, "trust") == 0) {
+      const Result<uint32_t> bits = fedstat::client::parse_accepted_trust(value);
+      if (!bits.ok()) {
+        return fedstat::invalid_argument(
+            "device.txt: trust must list trusted, tagg, dist, none or all, comma-separated");
+      }
+      p.accepted_trust = bits.value();
     } else {
-      return fedstat::invalid_argument("device.txt: unknown key (id, psk, sessions, seed)");
+      return fedstat::invalid_argument("device.txt: unknown key (id, psk, sessions, trust, seed)");
     }
   }
   if (!reader.error().ok()) return reader.error();

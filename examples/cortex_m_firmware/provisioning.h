@@ -3,7 +3,10 @@
 /// storage (here semihosting files in QEMU's working directory; on a board, a provisioning flash
 /// page and the sensor driver):
 ///   device.txt                 "id <decimal>" and "psk <64 hex digits>" lines, optionally
-///                              "sessions <check-ins before giving up, 1..1000>" (default 120);
+///                              "sessions <check-ins before giving up, 1..1000>" (default 120)
+///                              and "trust <trust models the device answers, comma-separated:
+///                              trusted, tagg, dist, none, all>" (default trusted,tagg,dist; a
+///                              trust-none task needs none: sdk/client/task_policy.h);
 ///                              the test build also takes "seed <decimal>" (reproducible
 ///                              randomness: main.cpp)
 ///   device-<id>-items.txt      "capacity <histogram slots>", then "<item> <count>" lines: the
@@ -21,6 +24,7 @@
 
 #include "sdk/base/span.h"
 #include "sdk/base/status.h"
+#include "sdk/client/task_policy.h"
 #include "sdk/histogram/sparse_histogram.h"
 #include "sdk/tasks/logistic_trainer.h"
 
@@ -33,6 +37,8 @@ struct Provisioning {
   uint64_t seed = 0;  ///< 0 (the default): the device's CSPRNG
   /// Check-ins before the firmware gives up waiting for a task's outcome ("sessions N", 1..1000).
   uint32_t max_sessions = 120;
+  /// The trust models the device answers ("trust LIST"; kAccept* bits, task_policy.h).
+  uint32_t accepted_trust = fedstat::client::kAcceptPrivate;
 };
 
 /// Reads device.txt.

@@ -63,6 +63,8 @@ const char* outcome_name(client::SessionResult result) {
       return "completed";
     case client::SessionResult::kAborted:
       return "aborted by the server (too few devices, or a device failed)";
+    case client::SessionResult::kDeclinedPolicy:
+      return "declined (outside this device's task policy: --accept-trust)";
   }
   return "unknown";
 }
@@ -111,6 +113,7 @@ CheckInEnd check_in(const CheckInOptions& options, fedstat::histogram::SparseHis
   config.round_blob_name = kRoundBlob;
   // Over TCP, up to 8 Report chunks in flight: a 40-chunk sketch goes in about 5 round trips.
   config.report_window = 8;
+  config.task_policy.accepted_trust = options.accepted_trust;
   const size_t words = (options.client_memory + 7) / 8;
   std::unique_ptr<uint64_t[]> memory(new uint64_t[words]);
   MonitorData data(histogram);
@@ -176,6 +179,10 @@ CheckInEnd check_in(const CheckInOptions& options, fedstat::histogram::SparseHis
       return CheckInEnd::kNetworkError;
     }
     const double epsilon_after = ledger_epsilon(ledger);
+    if (o.result == client::SessionResult::kDeclinedPolicy) {
+      std::fprintf(options.log, "check-in %u: task %u: %s\n", session, o.task_id,
+                   client::policy_refusal_text(o.policy_refusal));
+    }
     std::fprintf(options.log, "outcome: task %u %s; epsilon spent %g (ledger: %g of %g spent)\n",
                  o.task_id, outcome_name(o.result), epsilon_after - epsilon_before, epsilon_after,
                  options.epsilon_budget);

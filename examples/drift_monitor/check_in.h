@@ -10,7 +10,7 @@
 // happened is printed to options.log (stdout unless --json), one line per check-in and a last
 // "outcome:" line, and returned in a CheckInSummary:
 //   outcome: task 7 completed; epsilon spent 0 (ledger: 0 of 10 spent)
-// Memory: the Client (about 2.6 KiB) and the TLS channel (about 3 KiB; mbedTLS allocates its
+// Memory: the Client (about 3.3 KiB) and the TLS channel (about 3 KiB; mbedTLS allocates its
 // record buffers, 2 × 16.3 KiB, while connected) on the stack, the ledger's 64 entries and their
 // scratch (about 21 KiB) and client_memory bytes for the Client on the heap.
 #ifndef FEDSTAT_EXAMPLES_DRIFT_MONITOR_CHECK_IN_H_
@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "sdk/client/task_policy.h"
 #include "sdk/histogram/sparse_histogram.h"
 
 namespace drift_monitor {
@@ -38,6 +39,9 @@ struct CheckInOptions {
   uint32_t retry_ms = 1000;
   uint32_t receive_timeout_ms = 60000;
   size_t client_memory = 1u << 20;
+  // The trust models the Client takes tasks of (sdk/client/task_policy.h; --accept-trust): the
+  // SDK's default, every private model; a server's trust-none task needs kAcceptNone.
+  uint32_t accepted_trust = fedstat::client::kAcceptPrivate;
   std::FILE* log = stdout;  // the per-check-in lines
 };
 

@@ -37,7 +37,8 @@ constexpr const char* kUsage =
     "usage: fedstat-drift-monitor --state DIR [--events FILE|-] [--show] [--json]\n"
     "                             [--server HOST:PORT --device-id N --psk-file FILE\n"
     "                              [--epsilon-budget E] [--delta-budget D] [--max-sessions K]\n"
-    "                              [--retry-ms MS] [--client-memory BYTES]]\n"
+    "                              [--retry-ms MS] [--client-memory BYTES]\n"
+    "                              [--accept-trust LIST]]\n"
     "\n"
     "Counts events into a histogram persisted in DIR and, with --server, answers fedstat-server's\n"
     "tasks with the fedstat Client over TLS-PSK.\n"
@@ -57,6 +58,10 @@ constexpr const char* kUsage =
     "  --max-sessions K     check-ins before giving up while no task is offered (default 10)\n"
     "  --retry-ms MS        wait between check-ins (default 1000)\n"
     "  --client-memory B    bytes of working memory for the Client (default 1048576)\n"
+    "  --accept-trust LIST  the trust models whose tasks the Client answers, comma-separated:\n"
+    "                       trusted, tagg, dist, none, all (default trusted,tagg,dist; a task of\n"
+    "                       another is declined, reason POLICY). none answers with exact counts\n"
+    "                       and no privacy: only for a server you trust with them\n"
     "  --json               print one JSON object on stdout (the check-in lines go to stderr):\n"
     "                       {version, counted, histogram, items (--show), check_in (--server)}\n"
     "  --version            print the version and exit\n"
@@ -224,6 +229,15 @@ int parse_options(int argc, char** argv, Options& o) {
         return usage_error("--retry-ms must be an integer in 0..3600000");
       }
       o.check_in.retry_ms = static_cast<uint32_t>(number);
+    } else if (flag == "--accept-trust") {
+      const fedstat::Result<uint32_t> bits = fedstat::client::parse_accepted_trust(value.c_str());
+      if (!bits.ok()) {
+        return usage_error(
+            "--accept-trust must list trusted, tagg, dist, none or all, "
+            "comma-separated, not '" +
+            value + "'");
+      }
+      o.check_in.accepted_trust = bits.value();
     } else if (flag == "--client-memory") {
       if (!parse_u64(value, 4096, uint64_t{1} << 32, number)) {
         return usage_error("--client-memory must be an integer in 4096..4294967296");

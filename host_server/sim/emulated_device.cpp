@@ -83,6 +83,8 @@ const char* outcome_name(client::SessionResult result) {
       return "completed";
     case client::SessionResult::kAborted:
       return "aborted";
+    case client::SessionResult::kDeclinedPolicy:
+      return "declined-policy";
   }
   return "unknown";
 }
@@ -129,6 +131,7 @@ DeviceTaskReport run_one_task(const DeviceSetup& setup, tls::TlsPskChannel& chan
   config.device_id = setup.id;
   config.receive_timeout_ms = setup.receive_timeout_ms;
   config.report_window = setup.report_window;
+  config.task_policy.accepted_trust = setup.accepted_trust;
   config.wall_clock_seconds = wall_clock_seconds;
   config.round_blob_name = round_blob.c_str();
   client::Client client;
@@ -196,7 +199,9 @@ DeviceTaskReport run_one_task(const DeviceSetup& setup, tls::TlsPskChannel& chan
     }
     task.task_id = outcome.value().task_id;
     task.outcome = outcome_name(outcome.value().result);
-    task.detail = client.last_server_detail();
+    task.detail = outcome.value().result == client::SessionResult::kDeclinedPolicy
+                      ? client::policy_refusal_text(outcome.value().policy_refusal)
+                      : client.last_server_detail();
     if (outcome.value().result != client::SessionResult::kNoTask) return task;
     // Polling for a task: the server has none open for us yet (a device's check-in interval).
     std::this_thread::sleep_for(std::chrono::milliseconds(retry_millis));

@@ -26,6 +26,7 @@
 #include "fedstat/v1/envelope.pb.h"
 #include "host_server/estimate/client_emulation.h"
 #include "sdk/client/client_data.h"
+#include "sdk/client/task_policy.h"
 #include "sdk/tls/tls_channel.h"
 
 namespace fedstat {
@@ -71,6 +72,9 @@ struct DeviceSetup {
   uint32_t next_task_retry_millis = 50;  // ... while waiting for a later task
   uint32_t receive_timeout_ms = 120000;
   uint8_t report_window = 1;  // ClientConfig::report_window: Report chunks unacknowledged
+  // ClientConfig::task_policy.accepted_trust (sdk/client/task_policy.h): the SDK's default takes
+  // no trust-NONE task; a fleet that answers them opts in (fedstat-sim --accept-trust).
+  uint32_t accepted_trust = client::kAcceptPrivate;
   // The device's TLS channel, kept by the caller across calls so that a device that comes back
   // resumes its TLS session (sdk/tls/tls_channel.h); null: one channel for this call's sessions.
   tls::TlsPskChannel* channel = nullptr;
@@ -79,7 +83,8 @@ struct DeviceSetup {
 struct DeviceTaskReport {
   uint32_t index = 0;    // k: the device drew this task's randomness from stream id + k·2^32
   uint32_t task_id = 0;  // the task it was offered (0: none)
-  std::string outcome;   // "completed", "aborted", "dropped", "declined-budget", ..., "error"
+  // "completed", "aborted", "dropped", "declined-budget", "declined-policy", ..., "error"
+  std::string outcome;
   std::string detail;
 };
 

@@ -8,6 +8,7 @@
 #include "host_server/rounds/messages.h"
 #include "host_server/rounds/task_round.h"
 #include "nlohmann/json.hpp"
+#include "sdk/client/contribution.h"
 #include "sdk/version.h"
 
 namespace fedstat {
@@ -79,6 +80,10 @@ void TallyingStore::fold(uint32_t task_id, uint64_t client_id, EventKind kind,
       break;
     case fedstat_v1_Envelope_task_reply_tag:
       (e.body.task_reply.accept ? t.accepted : t.declined).insert(client_id);
+      if (!e.body.task_reply.accept) {
+        t.declined_by_reason[decline_reason_name(client::wire_enum_value(e.body.task_reply.reason))]
+            .insert(client_id);
+      }
       break;
     case fedstat_v1_Envelope_report_tag:
       t.reported.insert(client_id);
@@ -258,6 +263,9 @@ ServerStatus OperatorView::snapshot(const Coordinator* coordinator, uint64_t now
     t.checked_in = tally.checked_in.size();
     t.accepted = tally.accepted.size();
     t.declined = tally.declined.size();
+    for (const auto& [reason, devices] : tally.declined_by_reason) {
+      t.declined_by_reason[reason] = devices.size();
+    }
     t.transitions = tally.transitions;
     t.excluded = tally.excluded;
     if (t.state == "aborted") t.detail = tally.abort_reason;

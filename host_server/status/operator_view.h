@@ -47,6 +47,9 @@ namespace host {
 struct TaskTally {
   std::set<uint64_t> checked_in;  // a ClientHello stored under the task (offered, or resumed)
   std::set<uint64_t> accepted, declined;
+  // The decliners by their TaskReply.reason (decline_reason_name: "policy", "budget_exhausted",
+  // ...): a fleet whose task policy refuses the task shows as "policy".
+  std::map<std::string, std::set<uint64_t>> declined_by_reason;
   std::set<uint64_t> reported;               // sent a Report chunk (clear path)
   std::array<std::set<uint64_t>, 4> secagg;  // senders of keys, shares, masked input, reveals
   std::vector<std::pair<std::string, uint64_t>> transitions;  // (word, unix seconds)

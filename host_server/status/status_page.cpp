@@ -8,6 +8,8 @@
 #include <map>
 #include <sstream>
 
+#include "fedstat/v1/envelope.pb.h"
+
 namespace fedstat {
 namespace host {
 namespace {
@@ -167,6 +169,33 @@ void render_chart(std::ostringstream& out, const std::vector<const TaskStatus*>&
 
 }  // namespace
 
+std::string decline_reason_name(int64_t reason) {
+  switch (reason) {
+    case fedstat_v1_ErrorAction_ERROR_ACTION_UNSPECIFIED:
+      return "unspecified";
+    case fedstat_v1_ErrorAction_RETRY_LATER:
+      return "retry_later";
+    case fedstat_v1_ErrorAction_BUDGET_EXHAUSTED:
+      return "budget_exhausted";
+    case fedstat_v1_ErrorAction_TASK_CLOSED:
+      return "task_closed";
+    case fedstat_v1_ErrorAction_VERSION_TOO_OLD:
+      return "version_too_old";
+    case fedstat_v1_ErrorAction_REFUSED:
+      return "refused";
+    case fedstat_v1_ErrorAction_INSUFFICIENT_MEMORY:
+      return "insufficient_memory";
+    case fedstat_v1_ErrorAction_NO_DATA:
+      return "no_data";
+    case fedstat_v1_ErrorAction_DEVICE_FAILURE:
+      return "device_failure";
+    case fedstat_v1_ErrorAction_POLICY:
+      return "policy";
+    default:
+      return "reason_" + std::to_string(reason);
+  }
+}
+
 std::string html_escape(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -273,8 +302,15 @@ std::string render_status_html(const ServerStatus& s) {
     out << "</td><td>" << utc(t.opened_unix_seconds) << "</td><td class=\"n\">"
         << or_dash(t.min_clients) << "–" << or_dash(t.max_clients)
         << "</td><td class=\"n checked-in\">" << t.checked_in << "</td><td class=\"n accepted\">"
-        << t.accepted << "</td><td class=\"n\">" << t.declined
-        << "</td><td class=\"n contributors\">" << or_dash(t.contributors)
+        << t.accepted << "</td><td class=\"n declined\">" << t.declined;
+    if (!t.declined_by_reason.empty()) {
+      std::string reasons;
+      for (const auto& [reason, count] : t.declined_by_reason) {
+        reasons += (reasons.empty() ? "" : ", ") + std::to_string(count) + " " + reason;
+      }
+      out << "<div class=\"detail\">" << html_escape(reasons) << "</div>";
+    }
+    out << "</td><td class=\"n contributors\">" << or_dash(t.contributors)
         << "</td><td class=\"n dropouts\">" << or_dash(t.dropouts)
         << "</td><td class=\"n estimate\">" << or_dash(t.estimate);
     if (t.estimate_sd && *t.estimate_sd > 0) out << " ± " << number(*t.estimate_sd, 3);
@@ -395,6 +431,16 @@ std::string render_metrics(const ServerStatus& s) {
            [](const TaskStatus& t) { return std::optional<double>(t.checked_in); });
   per_task("fedstat_task_devices_accepted", "Devices that accepted the task.",
            [](const TaskStatus& t) { return std::optional<double>(t.accepted); });
+  metric(
+      "fedstat_task_devices_declined", "gauge",
+      "Devices that declined the task, by TaskReply reason (policy: outside their task policy).");
+  for (const TaskStatus& t : s.tasks) {
+    for (const auto& [reason, count] : t.declined_by_reason) {
+      std::string with_reason = labels(t);
+      with_reason.insert(with_reason.size() - 1, ",reason=\"" + metric_label_escape(reason) + "\"");
+      out << "fedstat_task_devices_declined" << with_reason << ' ' << count << '\n';
+    }
+  }
   per_task("fedstat_task_contributors", "Devices summed in the published result.",
            [](const TaskStatus& t) {
              return t.contributors ? std::optional<double>(*t.contributors) : std::nullopt;

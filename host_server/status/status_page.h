@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,7 +41,8 @@ struct TaskStatus {
   std::optional<uint32_t> min_clients, max_clients;
   size_t checked_in = 0;  // devices offered the task (their ClientHello stored under it)
   size_t accepted = 0, declined = 0;
-  std::optional<size_t> contributors;  // completed: the result's "contributors"
+  std::map<std::string, size_t> declined_by_reason;  // decline_reason_name → devices
+  std::optional<size_t> contributors;                // completed: the result's "contributors"
   // Accepted devices that are not in the sum: completed, accepted − contributors; DIST while
   // secure aggregation runs, accepted − the current stage's members; aborted, accepted − the
   // senders of the last step the round reached (a report; a secure aggregation stage). Else
@@ -68,6 +70,11 @@ struct ServerStatus {
   uint64_t reports_stored = 0;          // of which contributions: Report and SecAggMaskedChunk
   std::vector<TaskStatus> tasks;        // ascending id
 };
+
+// A TaskReply.reason (ErrorAction, as the wire's number) as the status page and /metrics name
+// it: "policy", "budget_exhausted", "no_data", ...; "reason_<n>" for a number this build does
+// not know.
+std::string decline_reason_name(int64_t reason);
 
 std::string html_escape(std::string_view text);
 // A Prometheus label value: backslash, double quote and newline escaped.

@@ -14,6 +14,10 @@
 //               weight w = min(1/s², W) comes from the row's own variance), at least N rows
 // --dropout R   each device drops out with probability R, before one phase chosen uniformly:
 //               keys, shares, masked input or reveals (dist), or its report (other models)
+// --accept-trust LIST  the trust models the devices' Clients accept (ClientConfig::task_policy,
+//               sdk/client/task_policy.h), comma-separated: trusted, tagg, dist, none, all; default
+//               trusted,tagg,dist (the SDK's). A trust-"none" task needs "none" here, else every
+//               device declines it ("declined-policy" in the outcomes)
 // --seed S      devices draw noise and keys from SeededStream(S, id): the sim then recomputes the
 //               aggregate of the devices whose input the server summed, in process, and prints
 //               its SHA-256 and estimate, to compare with `fedstat-server results`
@@ -95,6 +99,21 @@ std::vector<uint64_t> sum_contributions(const fedstat_v1_Task& task,
   return sum;
 }
 
+const char* trust_name(fedstat_v1_TrustModel trust) {
+  switch (trust) {
+    case fedstat_v1_TrustModel_TRUSTED:
+      return "trusted";
+    case fedstat_v1_TrustModel_TAGG:
+      return "tagg";
+    case fedstat_v1_TrustModel_DIST:
+      return "dist";
+    case fedstat_v1_TrustModel_NONE:
+      return "none";
+    default:
+      return "?";
+  }
+}
+
 // An external device's data, for its firmware to read (examples/cortex_m_firmware/provisioning.h):
 // device-<id>-items.txt: "capacity <slots>", then "<item> <count>" lines; or
 // device-<id>-examples.txt: "dimension <d>", then per example "<label> <d features>", each
@@ -146,6 +165,7 @@ int main(int argc, char** argv) {
        {2, "the command line or the task file was wrong"}});
   std::string server, task_path, data_dir, secret_hex, state_dir;
   std::string external_dir = ".";
+  std::string accept_trust = "trusted,tagg,dist";
   uint32_t clients = 10, max_sessions = 600, external = 0;
   int report_window = 1;
   double dropout = 0;
@@ -175,6 +195,10 @@ int main(int argc, char** argv) {
                  "Report chunks a device sends before it waits for an Ack (1 to 16; "
                  "ClientConfig::report_window)")
       ->check(CLI::Range(1, 16));
+  app.add_option("--accept-trust", accept_trust,
+                 "the trust models the devices accept, comma-separated: trusted, tagg, dist, none, "
+                 "all (default trusted,tagg,dist, the SDK's task policy; a trust \"none\" task "
+                 "needs none, else every device declines it)");
   app.add_option("--max-sessions", max_sessions, "check-ins per device before it gives up")
       ->check(CLI::Range(1u, 100000u));
   app.add_option("--external", external,
@@ -190,6 +214,11 @@ int main(int argc, char** argv) {
   try {
     const auto start = std::chrono::steady_clock::now();
     const auto secret = parse_hex32(secret_hex, "--fleet-secret");
+    const Result<uint32_t> accepted_trust = client::parse_accepted_trust(accept_trust.c_str());
+    if (!accepted_trust.ok()) {
+      throw std::invalid_argument(std::string("--accept-trust: ") +
+                                  accepted_trust.status().message());
+    }
     if (!state_dir.empty()) {
       check(platform::posix::set_storage_directory(state_dir.c_str()), "--state");
     }
@@ -259,6 +288,7 @@ int main(int argc, char** argv) {
       s.memory_bytes = memory;
       s.max_sessions = max_sessions;
       s.report_window = static_cast<uint8_t>(report_window);
+      s.accepted_trust = accepted_trust.value();
       // A device waits for the server longer than any of the task's phases may last.
       s.receive_timeout_ms = static_cast<uint32_t>(std::min<uint64_t>(
           UINT32_MAX, 1000 * std::max<uint64_t>(120, uint64_t{plan.phase_timeout_seconds} + 60)));
@@ -440,6 +470,17 @@ int main(int argc, char** argv) {
       if (noiseless.contains("estimate")) out["exact"] = noiseless["estimate"];
     }
     out["devices"] = devices;
+    // Devices that declined under their task policy say so on stderr too: a fleet that forgot
+    // --accept-trust none for a trust "none" task is told, not left to read the JSON.
+    for (const json& stage : stage_results) {
+      if (!stage["outcomes"].contains("declined-policy")) continue;
+      std::fprintf(stderr,
+                   "fedstat-sim: task %s: %s devices declined it under their task policy "
+                   "(trust \"%s\" with --accept-trust %s; sdk/client/task_policy.h)\n",
+                   stage["task"].dump().c_str(),
+                   stage["outcomes"]["declined-policy"].dump().c_str(), trust_name(plan.task.trust),
+                   accept_trust.c_str());
+    }
     // Did every device do what it was asked? Each stage's devices that neither completed nor
     // dropped out where they were told to, grouped by what happened (fleet_shortfall.h).
     std::vector<uint32_t> task_ids{plan.task.task_id};

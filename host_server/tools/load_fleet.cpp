@@ -120,6 +120,9 @@ void run_device(const LoadOptions& options, uint64_t id, EmulatedClient& data, S
     config.report_window = options.report_window;
     config.wall_clock_seconds = wall_clock_seconds;
     config.round_blob_name = round_blob.c_str();
+    // The load generator's tasks are trust "none" only (fedstat-loadgen refuses others): its
+    // devices opt in to them, and to nothing else (sdk/client/task_policy.h).
+    config.task_policy.accepted_trust = client::kAcceptNone;
     auto client = std::make_unique<client::Client>();
     check(
         client->init(
@@ -156,6 +159,10 @@ void run_device(const LoadOptions& options, uint64_t id, EmulatedClient& data, S
         break;
       case client::SessionResult::kNoTask:
         tally.out_of_tasks = true;
+        return;
+      case client::SessionResult::kDeclinedPolicy:
+        tally.error = std::string("the device declined the task: ") +
+                      client::policy_refusal_text(outcome.value().policy_refusal);
         return;
       default:
         tally.error = std::string("the device declined the task: ") + client->last_server_detail();

@@ -8,7 +8,8 @@
 // each device a task at most once, so the fleet needs one task per round; with every task
 // declared min_clients = max_clients = M, all M devices take part in each round and the rounds
 // run in lockstep (fedstat-loadgen declares them; see its header). Only trust "none" tasks can
-// be repeated like this: any other charges the device's privacy ledger each round.
+// be repeated like this: any other charges the device's privacy ledger each round. The devices'
+// task policy accepts trust "none" and nothing else (ClientConfig::task_policy).
 //
 // Stopping: once `seconds` have passed, the first device to finish a round fixes the next round
 // as the last; every device finishes that one and stops (a device stopping earlier would leave

@@ -11,6 +11,7 @@
 //   bind_kl            plan_kl, KlSums, collect_kl_sums, estimate_kl, exact_kl (kl_estimator.h)
 //   bind_heterogeneity estimate_heterogeneity, exact_heterogeneity, read_client_vectors
 //                      (heterogeneity.h)
+//   bind_policy        TaskPolicy: a device's task policy and its check (sdk/client/task_policy.h)
 // Memory: none of their own. Paper: as the headers they bind.
 #ifndef FEDSTAT_PYTHON_SRC_BINDINGS_H_
 #define FEDSTAT_PYTHON_SRC_BINDINGS_H_
@@ -27,6 +28,7 @@ void bind_sketch(pybind11::module_& m);
 void bind_tv(pybind11::module_& m);
 void bind_kl(pybind11::module_& m);
 void bind_heterogeneity(pybind11::module_& m);
+void bind_policy(pybind11::module_& m);
 
 }  // namespace python
 }  // namespace fedstat

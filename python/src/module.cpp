@@ -21,4 +21,5 @@ PYBIND11_MODULE(fedstat, m) {
   fedstat::python::bind_tv(m);
   fedstat::python::bind_kl(m);
   fedstat::python::bind_heterogeneity(m);
+  fedstat::python::bind_policy(m);
 }

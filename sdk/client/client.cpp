@@ -70,6 +70,12 @@ Status Client::set_report_window(uint8_t window) {
   return Status();
 }
 
+Status Client::set_task_policy(const TaskPolicy& policy) {
+  FEDSTAT_RETURN_IF_ERROR(validate_task_policy(policy));
+  config_.task_policy = policy;
+  return Status();
+}
+
 Status Client::init(const ClientConfig& config, const TaskKinds& kinds, MutableByteSpan memory,
                     ClientData& data, privacy::BudgetLedger& ledger, RandomSource& random) {
   if (config.device_id == 0 || config.device_id > 0x80000000u) {
@@ -87,6 +93,7 @@ Status Client::init(const ClientConfig& config, const TaskKinds& kinds, MutableB
   if (!valid_report_window(config.report_window)) {
     return invalid_argument("ClientConfig.report_window must be in [1, kMaxReportWindow = 16]");
   }
+  FEDSTAT_RETURN_IF_ERROR(validate_task_policy(config.task_policy));
   if (kinds.kinds.size() > kMaxTaskKinds) {
     return invalid_argument("TaskKinds: at most one entry per kind (kMaxTaskKinds)");
   }
@@ -364,6 +371,12 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
     FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_REFUSED));
     return valid;
   }
+  // The app's policy, on what the ledger would be charged: before anything else is read.
+  Result<PolicyRefusal> refusal = check_policy(channel);
+  if (!refusal.ok()) return refusal.status();
+  if (refusal.value() != PolicyRefusal::kNotRefused) {
+    return SessionOutcome{SessionResult::kDeclinedPolicy, id, refusal.value()};
+  }
   if (interrupted_.task_id != 0 && id == interrupted_.task_id) {
     FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_TASK_CLOSED));
     return SessionOutcome{SessionResult::kDeclinedInterrupted, id};
@@ -442,18 +455,29 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
   return finish_round(channel);
 }
 
-// Not inlined: the spend and its RDP curve (168 bytes) stay off the stack while the
-// contribution is built and aggregated.
-__attribute__((noinline)) Result<bool> Client::charge_ledger(FrameChannel& channel) {
-  if (task_.trust == fedstat_v1_TrustModel_NONE) return true;
-  // What the device's own noise guarantees, never less than the task declares.
+// Not inlined: the accountants (a DIST MODEL_UPDATE's per-batch sensitivities) stay off the
+// stack while the contribution is built and aggregated.
+__attribute__((noinline)) Result<PolicyRefusal> Client::check_policy(FrameChannel& channel) {
+  // What the device's own noise guarantees, never less than the task declares: what the policy
+  // weighs and what the ledger is charged (charge_ledger), computed once.
   Result<DeviceSpend> owed = device_spend(task_, kinds_);
   if (!owed.ok()) {
     FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_REFUSED));
     return owed.status();
   }
-  owed.value().task_id = task_.task_id;
-  const Status charged = ledger_->charge(owed.value(), config_.wall_clock_seconds());
+  spend_ = owed.value();
+  spend_.task_id = task_.task_id;
+  const PolicyRefusal refusal = check_task_policy(config_.task_policy, wire_enum_value(task_.trust),
+                                                  policy_charge(spend_, task_.delta));
+  if (refusal != PolicyRefusal::kNotRefused) {
+    FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_POLICY));
+  }
+  return refusal;
+}
+
+__attribute__((noinline)) Result<bool> Client::charge_ledger(FrameChannel& channel) {
+  if (task_.trust == fedstat_v1_TrustModel_NONE) return true;  // spend_ is (0, 0)
+  const Status charged = ledger_->charge(spend_, config_.wall_clock_seconds());
   if (charged.code() == StatusCode::kResourceExhausted) {
     FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_BUDGET_EXHAUSTED));
     return false;

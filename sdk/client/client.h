@@ -8,7 +8,11 @@
 /// Order of the checks, each ending the session with a decline (TaskReply{accept = false}) and
 /// nothing charged or computed: the task's fields (validate_task, contribution.h: kInvalidArgument
 /// naming the field, or kUnimplemented, also for a kind or DIST the Client was not built with —
-/// task_kinds.h; reason REFUSED) → an interrupted round of this task
+/// task_kinds.h; reason REFUSED) → the app's task policy (ClientConfig::task_policy,
+/// task_policy.h) on the task's trust model and on what the ledger would be charged,
+/// device_spend(task) (an accountant's refusal there: its kInvalidArgument, REFUSED); outside it
+/// kDeclinedPolicy, reason POLICY, SessionOutcome::policy_refusal naming the rule, the TaskData
+/// left unread → an interrupted round of this task
 /// recorded before a reboot (kDeclinedInterrupted, reason TASK_CLOSED) → the app has no data for
 /// the kind (kDeclinedNoData) or data that does not fit the task (validate_examples /
 /// validate_unit_vector's status) → memory_bytes(task) > the memory given (kDeclinedMemory,
@@ -16,8 +20,9 @@
 /// order for this task, else kFailedPrecondition with no reply; content per validate_task_data,
 /// else its status and REFUSED) → the ledger is charged device_spend(task) (contribution.h: at
 /// least the task's (ε, δ), more when the device's own noise gives less; DIST HETEROGENEITY: the
-/// stage's RDP curve, composed with the other stage's in the ledger; trust NONE: nothing) — a
-/// refusal is kDeclinedBudget, BUDGET_EXHAUSTED, the ledger unchanged. Only then the Client records
+/// stage's RDP curve, composed with the other stage's in the ledger; trust NONE — only when the
+/// policy accepts it —: nothing), the same spend the policy weighed — a refusal is
+/// kDeclinedBudget, BUDGET_EXHAUSTED, the ledger unchanged. Only then the Client records
 /// the round, computes the contribution, accepts (TaskReply) and sends it.
 ///
 /// Errors: a ServerError ends the session with its status code (detail: last_server_detail()); a
@@ -60,8 +65,9 @@
 /// A marker stays until another task is accepted. A corrupt marker fails init() (kDataLoss,
 /// fail closed); forget_interrupted_round() deletes it deliberately.
 ///
-/// @memory sizeof(Client) (two Envelopes, the Task, the SecAggClient, the marker: 2,608 bytes on
-/// a 64-bit host) plus the caller memory of memory_bytes(task, local_size), 8-byte aligned:
+/// @memory sizeof(Client) (two Envelopes, the Task, the SecAggClient, the marker, the task policy
+/// and the task's ledger spend: 3,360 bytes on a 64-bit host) plus the caller memory of
+/// memory_bytes(task, local_size), 8-byte aligned:
 ///     8·L (the contribution) + 8·data_words (TaskData) + [DIST] secagg_client_memory_bytes(
 ///     max_clients) + scratch_bytes(task, local_size) (contribution.h: sketch, points, trainer)
 /// where local_size is the app's histogram capacity (DATA_SHIFT) or example count
@@ -86,6 +92,7 @@
 #include "sdk/client/client_data.h"
 #include "sdk/client/frame_channel.h"
 #include "sdk/client/task_kinds.h"
+#include "sdk/client/task_policy.h"
 #include "sdk/histogram/sparse_histogram.h"
 #include "sdk/privacy/budget_ledger.h"
 #include "sdk/secagg/secagg_client.h"
@@ -114,6 +121,11 @@ struct ClientConfig {
   /// what is sent, stored and resumed after a lost channel is the same, and no more than the
   /// window's chunks are ever unacknowledged.
   uint8_t report_window = 1;
+  /// What the app accepts (task_policy.h): trust models, the largest ε and δ charged per task,
+  /// the smallest ε of a TRUSTED/TAGG task. The default accepts TRUSTED, TAGG and DIST tasks
+  /// charged at most (10, 1e-5), TRUSTED/TAGG ones at least ε = 0.1; NONE tasks only when the
+  /// app adds kAcceptNone.
+  TaskPolicy task_policy;
 };
 
 /// How a session ended when it did not end with an error.
@@ -126,12 +138,15 @@ enum class SessionResult : uint8_t {
   kDeclinedBudget,       ///< the privacy ledger refused the task's (ε, δ)
   kCompleted,            ///< RoundOutcome{completed = true}
   kAborted,              ///< RoundOutcome{completed = false} or SecAggAbort
+  kDeclinedPolicy,       ///< outside ClientConfig::task_policy (SessionOutcome::policy_refusal)
 };
 
 /// The result of a session that ended without an error.
 struct SessionOutcome {
   SessionResult result = SessionResult::kNoTask;  ///< how the session ended
   uint32_t task_id = 0;                           ///< 0 when no task was offered
+  /// kDeclinedPolicy: the rule that refused the task (policy_refusal_text); else kNotRefused.
+  PolicyRefusal policy_refusal = PolicyRefusal::kNotRefused;
 };
 
 /// The round marker persisted across reboots (see the file description). Blob: "FCR1", task id
@@ -170,6 +185,10 @@ class Client {
   /// Sets ClientConfig::report_window for the sessions that follow.
   /// @errors kInvalidArgument: `window` outside [1, kMaxReportWindow] (the window is unchanged).
   Status set_report_window(uint8_t window);
+  /// Sets ClientConfig::task_policy for the tasks offered from the next session on (a round
+  /// already accepted is resumed under the policy it was accepted with).
+  /// @errors kInvalidArgument: validate_task_policy refuses `policy` (the policy is unchanged).
+  Status set_task_policy(const TaskPolicy& policy);
 
   /// A Client that takes part in nothing until init().
   Client() = default;
@@ -180,9 +199,11 @@ class Client {
   /// marker is read from storage. Drops a report held for a resume. The references must
   /// outlive the Client.
   /// @errors kInvalidArgument: device id outside [1, 2^31], no wall clock, no blob name, memory
-  /// not 8-byte aligned. kDataLoss: the stored round marker is corrupt (forget_interrupted_round
-  /// drops it). Any other error of platform::load_blob (e.g. kUnavailable, or kInvalidArgument
-  /// for a blob name it refuses). On every error the Client keeps its earlier settings.
+  /// not 8-byte aligned, a report window outside [1, kMaxReportWindow], a task policy
+  /// validate_task_policy refuses (the message names the field). kDataLoss: the stored round marker
+  /// is corrupt (forget_interrupted_round drops it). Any other error of platform::load_blob (e.g.
+  /// kUnavailable, or kInvalidArgument for a blob name it refuses). On every error the Client keeps
+  /// its earlier settings.
   Status init(const ClientConfig& config, MutableByteSpan memory, ClientData& data,
               privacy::BudgetLedger& ledger, RandomSource& random) {
     return init(config, all_task_kinds(), memory, data, ledger, random);
@@ -240,8 +261,11 @@ class Client {
   void start_message(pb_size_t tag);  // out_ ← an empty envelope of kind `tag`
   Status send(FrameChannel& channel);
   Status decline(FrameChannel& channel, fedstat_v1_ErrorAction reason);
-  // Charges device_spend(task_) (trust NONE: nothing): true when paid, false when the ledger
-  // refused it (declined BUDGET_EXHAUSTED), or the error (declined as well).
+  // spend_ ← device_spend(task_), weighed against config_.task_policy: the rule that refuses
+  // the task (declined POLICY) or kNotRefused, or device_spend's error (declined REFUSED).
+  Result<PolicyRefusal> check_policy(FrameChannel& channel);
+  // Charges spend_ (trust NONE: nothing): true when paid, false when the ledger refused it
+  // (declined BUDGET_EXHAUSTED), or the error (declined as well).
   Result<bool> charge_ledger(FrameChannel& channel);
   Status receive_task_data(FrameChannel& channel, Span<uint64_t> data);
   Status send_report(FrameChannel& channel, Span<const uint64_t> contribution, size_t offset);
@@ -289,6 +313,7 @@ class Client {
   fedstat_v1_Task pending_task_ = fedstat_v1_Task_init_zero;
   uint32_t pending_crc_ = 0;  // held_crc() when the channel was lost (resumed only if equal)
   fedstat_v1_Task task_ = fedstat_v1_Task_init_zero;
+  DeviceSpend spend_;        // device_spend(task_), from check_policy to charge_ledger
   RoundMarker marker_;       // the current session's round
   RoundMarker interrupted_;  // the round found in storage by init() (task_id 0: none)
   uint8_t marker_bytes_[kMarkerBytes] = {};

@@ -8,7 +8,8 @@
 ///                  stability histogram (sdk/sketch/stability_histogram.h, δ = kStabilityDelta)
 ///                  of the app's histogram, drawn from `noise` — as host_server/estimate/
 ///                  client_emulation.cpp sketch_clients does. bits 64; no Skellam share
-///                  (device_noise_lambda must be 0).
+///                  (device_noise_lambda must be 0), and no central noise on the server for any
+///                  trust model, so local_epsilon must be > 0 unless the trust model is NONE.
 ///   KL_ANSWERS     TaskData = the query points (distinct, ascending, < 2^32, one word each); the
 ///                  counts at the points, then the total. DIST: each count plus a Skellam share of
 ///                  λ = device_noise_lambda (tasks::answer_kl_points_noised, as collect_kl_sums);
@@ -36,8 +37,11 @@
 /// kInvalidArgument with a message naming the field — ε, δ, λ NaN/negative/infinite or not allowed
 /// for the trust model, a seed that is not 32 bytes, bits outside the kind's, vector_length other
 /// than the kind's formula, data_words other than the kind's, sketch or trainer parameters the SDK
-/// refuses, DIST threshold/max_clients outside 2 ≤ t ≤ max ≤ 1024 or with 2·t ≤ max.
-/// kUnimplemented: an unknown kind or trust model.
+/// refuses, a DATA_SHIFT task of a private trust model (TRUSTED, TAGG, DIST) with local_epsilon 0
+/// (exact counters nobody noises), DIST threshold/max_clients outside 2 ≤ t ≤ max ≤ 1024 or
+/// with 2·t ≤ max. kUnimplemented: an unknown kind or trust model. What the app accepts of a valid
+/// task — its trust model, the (ε, δ) it is charged — is the Client's task policy (task_policy.h),
+/// checked right after these.
 ///
 ///
 /// @memory scratch_bytes(task, local_size) bytes of caller scratch (8-byte aligned), where
@@ -197,7 +201,8 @@ Status build_heterogeneity(const fedstat_v1_Task& task, Span<const double> x,
 /// What the device's ledger is charged for `task`: what the device's noise guarantees under the
 /// task's trust model, never less than the task declares (a server cannot under-charge a device
 /// by declaring a small ε beside little noise):
-///   NONE                        nothing (ε = δ = 0; the app chose to answer unprotected tasks)
+///   NONE                        nothing (ε = δ = 0): the Client answers such a task only when the
+///                               app's task policy accepts NONE (task_policy.h; off by default)
 ///   DATA_SHIFT, local_epsilon>0 at least (local_epsilon, kStabilityDelta): the stability histogram
 ///   KL_ANSWERS in DIST          at least the ε of Sk(λ·threshold) — the least noise a released sum
 ///                               carries, since secure aggregation aborts below threshold shares —

@@ -43,9 +43,13 @@ Status validate_data_shift(const fedstat_v1_Task& task) {
   if (local_epsilon > 0 && !sketch::stability_params(local_epsilon, kStabilityDelta).ok()) {
     return invalid_argument("Task.data_shift.local_epsilon is outside [0.001, 20]");
   }
-  if (task.trust == fedstat_v1_TrustModel_DIST && local_epsilon == 0) {
-    // The device adds no other noise to a sketch: the summed counters would be exact.
-    return invalid_argument("Task.data_shift.local_epsilon must be > 0 in DIST (no other noise)");
+  if (task.trust != fedstat_v1_TrustModel_NONE && local_epsilon == 0) {
+    // Nothing else noises a sketch: no Skellam share (DIST), no central noise on the server
+    // (TRUSTED, TAGG: host_server/tasks/task_plan.cpp declares none for data shift), so a
+    // private task without local noise would release exact counters.
+    return invalid_argument(
+        "Task.data_shift.local_epsilon must be > 0 unless trust is NONE (nothing else noises a "
+        "sketch)");
   }
   if (task.bits != 64) return invalid_argument("Task.bits must be 64 for DATA_SHIFT");
   if (task.data_words != 0) return invalid_argument("Task.data_words must be 0 for DATA_SHIFT");

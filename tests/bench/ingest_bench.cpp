@@ -197,6 +197,8 @@ host::DeviceSetup device_setup(const Workload& w, size_t i, const std::string& e
   setup.psk = net::derive_device_psk(w.secret, setup.id);
   setup.seed = kDeviceSeed;
   setup.memory_bytes = w.client_memory;
+  // Kind 0 is a trust "none" task: its devices opt in to it (sdk/client/task_policy.h).
+  setup.accepted_trust = client::kAcceptAll;
   return setup;
 }
 

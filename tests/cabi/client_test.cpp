@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <string>
 #include <thread>
@@ -206,6 +207,23 @@ SessionRun run(CDevice& device, Link& link, const fedstat_v1_Task& task,
   return r;
 }
 
+// The app opts its Client in to trust-NONE tasks (the default task policy declines them).
+void accept_none(CDevice& device) {
+  fedstat_task_policy policy;
+  ASSERT_EQ(fedstat_task_policy_default(&policy), FEDSTAT_OK);
+  policy.accepted_trust |= FEDSTAT_TRUST_NONE;
+  ASSERT_EQ(fedstat_client_set_task_policy(device.client, &policy), FEDSTAT_OK);
+}
+
+// A data-shift task without local noise: the exact sketch, trust NONE (a private trust model
+// needs local_epsilon > 0: nothing else noises a sketch).
+fedstat_v1_Task exact_shift_task() {
+  fedstat_v1_Task task = data_shift_task(fedstat_v1_TrustModel_NONE);
+  task.epsilon = 0;
+  task.delta = 0;
+  return task;
+}
+
 class CabiClientTest : public StorageTest {
  protected:
   void SetUp() override {
@@ -220,8 +238,11 @@ TEST_F(CabiClientTest, DataShiftReportIsTheSketchWhateverHowTheBytesArrive) {
     for (size_t chunk : {size_t{7}, size_t{4096}}) {  // frames split, or joined with the next
       OwnedHistogram expected_data(2);
       CHistogram h(2);
-      const fedstat_v1_Task task = data_shift_task(fedstat_v1_TrustModel_TRUSTED, local_epsilon);
+      const fedstat_v1_Task task =
+          local_epsilon > 0 ? data_shift_task(fedstat_v1_TrustModel_TRUSTED, local_epsilon)
+                            : exact_shift_task();
       CDevice device(id, client::Client::memory_bytes(task, 256).value());
+      if (local_epsilon == 0) accept_none(device);
       ASSERT_EQ(fedstat_client_set_histogram(device.client, h.histogram), FEDSTAT_OK);
       Link link;
       link.chunk = chunk;
@@ -232,7 +253,7 @@ TEST_F(CabiClientTest, DataShiftReportIsTheSketchWhateverHowTheBytesArrive) {
       SeededStream same(test_seed(99), id++);
       EXPECT_EQ(r.seen.report, expected_sketch(task, expected_data.histogram, same))
           << "local_epsilon " << local_epsilon << ", chunk " << chunk;
-      EXPECT_DOUBLE_EQ(device.spent(), std::max(task.epsilon, local_epsilon));
+      EXPECT_DOUBLE_EQ(device.spent(), std::max(task.epsilon, local_epsilon));  // NONE: 0
     }
   }
 }
@@ -400,7 +421,8 @@ TEST_F(CabiClientTest, AClientWithSomeKindsDeclinesTheOthersBeforeAnythingIsChar
   EXPECT_FALSE(kl.seen.accepted);
   EXPECT_TRUE(kl.seen.report.empty());
   EXPECT_EQ(device.spent(), 0);
-  const fedstat_v1_Task shift = data_shift_task(fedstat_v1_TrustModel_TRUSTED);
+  const fedstat_v1_Task shift = exact_shift_task();
+  accept_none(device);
   Link shift_link;
   const SessionRun r = run(device, shift_link, shift, {});
   ASSERT_EQ(r.status, FEDSTAT_OK) << fedstat_client_last_error(device.client);
@@ -419,6 +441,93 @@ TEST_F(CabiClientTest, AClientWithSomeKindsDeclinesTheOthersBeforeAnythingIsChar
   const fedstat_task_kind* const with_null[] = {nullptr};
   EXPECT_EQ(CDevice(222, 1 << 16, 10, with_null, 1).create_status, FEDSTAT_INVALID_ARGUMENT);
   EXPECT_EQ(CDevice(223, 1 << 16, 10, shift_only, 5).create_status, FEDSTAT_INVALID_ARGUMENT);
+}
+
+// The task policy through the ABI (issue 39 item 1): a new Client declines trust-NONE tasks and
+// TRUSTED ones at a tiny ε before anything is charged, says which rule, answers once the app
+// opts in, and a malformed policy is refused naming the field with the one before kept.
+TEST_F(CabiClientTest, TheTaskPolicyDeclinesUntilTheAppOptsIn) {
+  fedstat_task_policy defaults;
+  ASSERT_EQ(fedstat_task_policy_default(&defaults), FEDSTAT_OK);
+  EXPECT_EQ(defaults.accepted_trust,
+            FEDSTAT_TRUST_TRUSTED | FEDSTAT_TRUST_TAGG | FEDSTAT_TRUST_DIST);
+  EXPECT_EQ(defaults.max_epsilon, client::TaskPolicy().max_epsilon);
+  EXPECT_EQ(defaults.max_delta, client::TaskPolicy().max_delta);
+  EXPECT_EQ(defaults.min_exact_epsilon, client::TaskPolicy().min_exact_epsilon);
+  EXPECT_EQ(fedstat_task_policy_default(nullptr), FEDSTAT_INVALID_ARGUMENT);
+
+  OwnedHistogram expected_data(6);
+  CHistogram h(6);
+  const fedstat_v1_Task none = exact_shift_task();
+  CDevice device(250, client::Client::memory_bytes(none, 256).value());
+  ASSERT_EQ(fedstat_client_set_histogram(device.client, h.histogram), FEDSTAT_OK);
+  int32_t refusal = -1;
+  {
+    Link link;
+    const SessionRun r = run(device, link, none, {});
+    ASSERT_EQ(r.status, FEDSTAT_OK) << fedstat_client_last_error(device.client);
+    EXPECT_EQ(r.outcome.result, FEDSTAT_SESSION_DECLINED_POLICY);
+    EXPECT_FALSE(r.seen.accepted);
+    EXPECT_TRUE(r.seen.report.empty());
+    ASSERT_EQ(fedstat_client_last_policy_refusal(device.client, &refusal), FEDSTAT_OK);
+    EXPECT_EQ(refusal, FEDSTAT_POLICY_TRUST_MODEL);
+  }
+  std::vector<uint64_t> points;
+  fedstat_v1_Task tiny = kl_task(fedstat_v1_TrustModel_TRUSTED, points);
+  tiny.epsilon = 1e-9;
+  {
+    Link link;
+    const SessionRun r = run(device, link, tiny, points);
+    ASSERT_EQ(r.status, FEDSTAT_OK) << fedstat_client_last_error(device.client);
+    EXPECT_EQ(r.outcome.result, FEDSTAT_SESSION_DECLINED_POLICY);
+    ASSERT_EQ(fedstat_client_last_policy_refusal(device.client, &refusal), FEDSTAT_OK);
+    EXPECT_EQ(refusal, FEDSTAT_POLICY_EXACT_EPSILON_BELOW);
+  }
+  EXPECT_EQ(device.spent(), 0);
+
+  // Malformed policies: refused, naming the field; the policy in force is unchanged.
+  struct Case {
+    const char* field;
+    fedstat_task_policy policy;
+  };
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const Case cases[] = {
+      {"accepted_trust", {0, 10, 1e-5, 0.1}},
+      {"accepted_trust", {FEDSTAT_TRUST_NONE | 16u, 10, 1e-5, 0.1}},
+      {"max_epsilon", {FEDSTAT_TRUST_NONE, nan, 1e-5, 0.1}},
+      {"max_epsilon", {FEDSTAT_TRUST_NONE, std::numeric_limits<double>::infinity(), 1e-5, 0.1}},
+      {"max_delta", {FEDSTAT_TRUST_NONE, 10, 1, 0.1}},
+      {"min_exact_epsilon", {FEDSTAT_TRUST_NONE, 10, 1e-5, -1}},
+      {"min_exact_epsilon", {FEDSTAT_TRUST_NONE, 1, 1e-5, 2}},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(fedstat_client_set_task_policy(device.client, &c.policy), FEDSTAT_INVALID_ARGUMENT)
+        << c.field;
+    EXPECT_NE(std::string(fedstat_client_last_error(device.client)).find(c.field),
+              std::string::npos)
+        << fedstat_client_last_error(device.client);
+  }
+  EXPECT_EQ(fedstat_client_set_task_policy(device.client, nullptr), FEDSTAT_INVALID_ARGUMENT);
+  EXPECT_EQ(fedstat_client_set_task_policy(nullptr, &defaults), FEDSTAT_INVALID_ARGUMENT);
+  EXPECT_EQ(fedstat_client_last_policy_refusal(device.client, nullptr), FEDSTAT_INVALID_ARGUMENT);
+  EXPECT_EQ(fedstat_client_last_policy_refusal(nullptr, &refusal), FEDSTAT_INVALID_ARGUMENT);
+  {  // still the default: declined
+    Link link;
+    const SessionRun r = run(device, link, none, {});
+    EXPECT_EQ(r.outcome.result, FEDSTAT_SESSION_DECLINED_POLICY);
+  }
+
+  // Opted in: the trust-NONE task is answered, the exact sketch, nothing charged.
+  accept_none(device);
+  Link link;
+  const SessionRun r = run(device, link, none, {});
+  ASSERT_EQ(r.status, FEDSTAT_OK) << fedstat_client_last_error(device.client);
+  EXPECT_EQ(r.outcome.result, FEDSTAT_SESSION_COMPLETED);
+  ASSERT_EQ(fedstat_client_last_policy_refusal(device.client, &refusal), FEDSTAT_OK);
+  EXPECT_EQ(refusal, FEDSTAT_POLICY_NOT_REFUSED);
+  SeededStream unused(test_seed(99), 250);
+  EXPECT_EQ(r.seen.report, expected_sketch(none, expected_data.histogram, unused));
+  EXPECT_EQ(device.spent(), 0);
 }
 
 }  // namespace

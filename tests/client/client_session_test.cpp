@@ -155,7 +155,8 @@ TEST(TaskReplyLength, AnAcceptAndEveryDeclineAreTheSameLengthOnTheWire) {
   for (fedstat_v1_ErrorAction reason :
        {fedstat_v1_ErrorAction_BUDGET_EXHAUSTED, fedstat_v1_ErrorAction_TASK_CLOSED,
         fedstat_v1_ErrorAction_REFUSED, fedstat_v1_ErrorAction_INSUFFICIENT_MEMORY,
-        fedstat_v1_ErrorAction_NO_DATA, fedstat_v1_ErrorAction_DEVICE_FAILURE}) {
+        fedstat_v1_ErrorAction_NO_DATA, fedstat_v1_ErrorAction_DEVICE_FAILURE,
+        fedstat_v1_ErrorAction_POLICY}) {
     EXPECT_EQ(frame_bytes(false, reason), accept) << "reason " << reason;
   }
 }
@@ -315,6 +316,11 @@ TEST_F(ClientSessionTest, DistTaskWithTooLittleNoiseIsChargedItsTrueCost) {
   OwnedHistogram h(1);
   HistogramData data(&h.histogram);
   Device device(18, 1 << 20, data, /*budget=*/5);
+  // The task policy's ε ceiling (default 10) would decline this charge first (tests/audit/device):
+  // lifted here, so that the ledger is what refuses it.
+  client::TaskPolicy policy;
+  policy.max_epsilon = 1e9;
+  ASSERT_TRUE(device.client.set_task_policy(policy).ok());
   std::vector<uint64_t> points;
   fedstat_v1_Task task = kl_task(fedstat_v1_TrustModel_TRUSTED, points);
   make_dist(task, 10, 6);
@@ -327,15 +333,20 @@ TEST_F(ClientSessionTest, DistTaskWithTooLittleNoiseIsChargedItsTrueCost) {
   EXPECT_EQ(device.random->drawn, 0u);
 }
 
-TEST_F(ClientSessionTest, TrustedDataShiftReportIsTheSketch) {
+TEST_F(ClientSessionTest, DataShiftReportIsTheSketch) {
   uint64_t id = 21;
   for (double local_epsilon : {0.0, 1.0}) {
     OwnedHistogram h(2);
     HistogramData data(&h.histogram);
-    const fedstat_v1_Task task = data_shift_task(fedstat_v1_TrustModel_TRUSTED, local_epsilon);
+    // Without local noise the counters are exact: a trust-NONE task (a private trust model needs
+    // local_epsilon > 0), which the app opts in to.
+    const fedstat_v1_Task task = local_epsilon > 0
+                                     ? data_shift_task(fedstat_v1_TrustModel_TRUSTED, local_epsilon)
+                                     : data_shift_task(fedstat_v1_TrustModel_NONE);
     const size_t need = client::Client::memory_bytes(task, h.histogram.capacity()).value();
     Device device(id, need, data);
     ASSERT_TRUE(device.init_status.ok());
+    if (local_epsilon == 0) device.accept_none();
     Session s = run(device, task, {});
     ASSERT_TRUE(s.outcome.ok()) << s.outcome.status().message();
     EXPECT_EQ(s.outcome.value().result, SessionResult::kCompleted);
@@ -345,7 +356,8 @@ TEST_F(ClientSessionTest, TrustedDataShiftReportIsTheSketch) {
     if (local_epsilon == 0) {
       EXPECT_EQ(expected.back(), h.histogram.total());
     }
-    // The stability histogram spends local_epsilon whatever the task declares (here 0.5).
+    // The stability histogram spends local_epsilon whatever the task declares (here 0.5); NONE
+    // spends nothing.
     EXPECT_DOUBLE_EQ(device.spent(), std::max(task.epsilon, local_epsilon));
     EXPECT_EQ(device.random->drawn > 0, local_epsilon > 0);  // noise only for the local DP
   }

@@ -67,7 +67,9 @@ inline fedstat_v1_Task task_header(uint32_t id, fedstat_v1_TaskKind kind,
   return t;
 }
 
-inline fedstat_v1_Task data_shift_task(fedstat_v1_TrustModel trust, double local_epsilon = 0) {
+// A DATA_SHIFT task whose sketch goes through the stability histogram at `local_epsilon` (0: the
+// exact counters, which only trust NONE may ask for: nothing else noises a sketch).
+inline fedstat_v1_Task data_shift_task(fedstat_v1_TrustModel trust, double local_epsilon) {
   fedstat_v1_Task t = task_header(11, fedstat_v1_TaskKind_DATA_SHIFT, trust, 0.5, 0, 3, 64);
   t.which_parameters = fedstat_v1_Task_data_shift_tag;
   t.parameters.data_shift.rows = 3;
@@ -77,6 +79,16 @@ inline fedstat_v1_Task data_shift_task(fedstat_v1_TrustModel trust, double local
   t.parameters.data_shift.domain = 1000;
   t.parameters.data_shift.local_epsilon = local_epsilon;
   t.vector_length = 3 * 50 + 1;
+  return t;
+}
+
+// ... as the server declares one: a private trust model with local noise at the task's ε
+// (host_server/tasks/task_plan.cpp wants ε = local_epsilon), trust NONE exact with ε = δ = 0.
+inline fedstat_v1_Task data_shift_task(fedstat_v1_TrustModel trust) {
+  if (trust != fedstat_v1_TrustModel_NONE) return data_shift_task(trust, 0.5);  // ε = 0.5
+  fedstat_v1_Task t = data_shift_task(trust, 0);
+  t.epsilon = 0;
+  t.delta = 0;
   return t;
 }
 
@@ -175,6 +187,12 @@ struct Device {
                                    : client.init(config, *kinds, bytes, data, ledger, *random);
   }
   double spent() const { return ledger.spent(kNow).value().epsilon; }
+  // The app opts in to trust-NONE tasks too (ClientConfig::task_policy: the default declines them).
+  void accept_none() {
+    client::TaskPolicy policy;
+    policy.accepted_trust = client::kAcceptAll;
+    EXPECT_TRUE(client.set_task_policy(policy).ok());
+  }
   Status init_status;
 };
 

@@ -106,7 +106,9 @@ def sim_command(args, endpoint, external):
             '--external', str(external), '--external-dir', 'external',
             '--task', 'task.json', '--data', 'data', '--fleet-secret', FLEET_SECRET.hex(),
             '--seed', str(DEVICE_SEED), '--noise-seed', '9', '--state', 'state',
-            '--max-sessions', '20000', '--json']
+            '--max-sessions', '20000', '--json',
+            # the task's trust model, opted in to (trust none: the SDK's default declines it)
+            '--accept-trust', args.trust]
 
 
 def provision(home, device_id, psk_hex, extra, data_of=None):
@@ -137,8 +139,9 @@ def start_firmware(args, device_id, port):
     """One QEMU running the firmware in its own directory (its semihosting files: device.txt,
     its sensor events, its ledger and round marker). With --core-firmware, the last device runs
     the core image (data-shift and KL kinds only, linked without the others)."""
+    # "trust": the task's trust model, opted in to as the host devices are (--accept-trust).
     home = provision(f'firmware-{device_id}', device_id, device_psk(device_id).hex(),
-                     f'seed {DEVICE_SEED}')
+                     f'seed {DEVICE_SEED}\ntrust {args.trust}')
     core = args.core_firmware and device_id == args.firmware_devices
     command = qemu_command(args, port, args.core_firmware if core else None)
     out = open(os.path.join(home, 'out.txt'), 'w')

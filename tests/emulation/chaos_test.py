@@ -194,7 +194,9 @@ def run_fleet(server_binary, sim, kind, clients, dropout, kill_points):
     sim_args = [sim, '--server', f'127.0.0.1:{server.port}', '--clients', str(clients),
                 '--task', 'task.json', '--data', 'data', '--fleet-secret', FLEET_SECRET,
                 '--dropout', str(dropout), '--seed', '17', '--noise-seed', '9', '--state',
-                'state', '--max-sessions', '5000', '--json']
+                'state', '--max-sessions', '5000', '--json',
+                # data_shift is declared trust none: the fleet opts in to it.
+                '--accept-trust', 'none,dist']
     os.makedirs('state', exist_ok=True)
     fleet = subprocess.Popen(sim_args, stdout=open('sim.json', 'w'), stderr=open('sim.err', 'w'))
     held = {}  # every event seen stored at some kill: {sequence: row hash}

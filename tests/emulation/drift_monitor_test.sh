@@ -35,6 +35,11 @@ for budget in inf nan -1; do
   expect_exit 2 "$monitor" --state bad --epsilon-budget "$budget"
   grep -q "epsilon-budget must be a finite number > 0" err.txt || { cat err.txt; exit 1; }
 done
+# So is a trust model the task policy does not know.
+for list in bogus "none," ""; do
+  expect_exit 2 "$monitor" --state bad --accept-trust "$list"
+  grep -q "accept-trust must list trusted, tagg, dist, none or all" err.txt || { cat err.txt; exit 1; }
+done
 
 cp -r bad corrupt
 printf '\xff' | dd of=corrupt/drift-histogram bs=1 seek=40 conv=notrunc status=none
@@ -103,8 +108,10 @@ grep -q "permission_denied" err.txt || { cat out.txt err.txt; exit 1; }
 
 # ---- Run 2: count more and answer the task, three devices at once ---------------------------
 for d in 1 2 3; do
+  # Task 7 is trust none: the monitors opt in to it (--accept-trust; the default declines it).
   "$monitor" --state "state-$d" --events "events-${d}b.txt" --server "$endpoint" --device-id "$d" \
-    --psk-file "psk-$d.hex" --max-sessions 100 --retry-ms 100 >"run2-$d.out" 2>"run2-$d.err" &
+    --psk-file "psk-$d.hex" --accept-trust none --max-sessions 100 --retry-ms 100 \
+    >"run2-$d.out" 2>"run2-$d.err" &
   pids[$d]=$!
 done
 for d in 1 2 3; do

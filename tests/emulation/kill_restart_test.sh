@@ -84,7 +84,7 @@ until [ -e watcher_ready ]; do
 done
 
 "$sim" --server 127.0.0.1:$port --clients "$clients" --task task.json --data data \
-  --fleet-secret "$FLEET_SECRET" --seed 23 --noise-seed 9 --state state --json >sim.json &
+  --accept-trust none,dist --fleet-secret "$FLEET_SECRET" --seed 23 --noise-seed 9 --state state --json >sim.json &
 sim_pid=$!
 echo $sim_pid >sim.pid.tmp && mv sim.pid.tmp sim.pid
 

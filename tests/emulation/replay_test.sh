@@ -65,7 +65,7 @@ for _ in $(seq 600); do [ -s proxy_port ] && break; sleep 0.1; done
 [ -s proxy_port ] || { echo 'the recording proxy did not start'; exit 1; }
 
 "$sim" --server 127.0.0.1:$(cat proxy_port) --clients 2 --task task.json --data data \
-  --fleet-secret "$FLEET_SECRET" --seed 3 --state state --json >sim.json
+  --accept-trust none --fleet-secret "$FLEET_SECRET" --seed 3 --state state --json >sim.json
 kill $proxy
 python3 - "$port" <<'PY'
 import glob, json, socket, sqlite3, sys
@@ -96,7 +96,7 @@ grep -q '"event":"refused".*TLS handshake failed' server.log
 # its one device did not complete, the reason on stderr).
 rc=0
 "$sim" --server 127.0.0.1:$port --clients 1 --first-id 50 --task task.json --data data \
-  --fleet-secret "$FLEET_SECRET" --max-sessions 1 --json >late.json 2>late.err || rc=$?
+  --accept-trust none --fleet-secret "$FLEET_SECRET" --max-sessions 1 --json >late.json 2>late.err || rc=$?
 [ $rc -eq 1 ] && grep -q '1 of 1 devices were offered no task: .*no open task' late.err ||
   { echo "the late device: fedstat-sim exit $rc (want 1)"; cat late.err; exit 1; }
 python3 - <<'PY'

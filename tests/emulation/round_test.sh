@@ -3,7 +3,8 @@
 # over real TLS-PSK on loopback) run one task; the published result must equal the in-process
 # computation over the devices whose input was summed, bit for bit (sum_sha256) and in its
 # estimate (model_update: and in its model). Also: a device with a key the server does not hold
-# is refused at the handshake.
+# is refused at the handshake, and (trust none) a device left with the SDK's default task policy
+# declines the task (declined-policy), saying so on stderr: the fleet opts in with --accept-trust.
 #   round_test.sh SERVER SIM WORKDIR KIND TRUST CLIENTS DROPOUT
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
@@ -68,7 +69,25 @@ assert d['outcome'] == 'error' and 'refused the pre-shared key' in d['detail'], 
 print('unauthenticated device refused:', d['detail'])
 PY
 
-"$sim" --server "$endpoint" --clients "$clients" --task task.json --data data \
+if [ "$trust" = none ]; then
+  # The SDK's default task policy takes no trust-none task: a device that did not opt in declines
+  # it (TaskReply reason POLICY), and fedstat-sim says so on stderr.
+  "$sim" --server "$endpoint" --clients 1 --first-id 901 --task task.json --data data \
+    --fleet-secret "$FLEET_SECRET" --max-sessions 20 --state state --json >default_policy.json \
+    2>default_policy.err || true
+  python3 - <<'PY'
+import json
+d = json.load(open('default_policy.json'))
+assert d['outcomes'] == {'declined-policy': 1}, d['outcomes']
+assert 'trust model' in d['devices'][0]['detail'], d['devices'][0]
+err = open('default_policy.err').read()
+assert 'declined it under their task policy' in err and '--accept-trust' in err, err
+print('a device with the default task policy declined the trust-none task:', d['devices'][0]['detail'])
+PY
+fi
+
+# The fleet accepts the task's trust model (a trust-none task: it opts in to none).
+"$sim" --server "$endpoint" --clients "$clients" --task task.json --data data --accept-trust "$trust" \
   --fleet-secret "$FLEET_SECRET" --dropout "$dropout" --seed 17 --noise-seed 9 --state state --json >sim.json
 "$server" results 3 --config server.json --json >result.json
 kill -TERM $pid && wait $pid || true

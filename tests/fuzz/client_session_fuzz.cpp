@@ -119,6 +119,9 @@ struct Device {
     config.receive_timeout_ms = 1000;
     config.wall_clock_seconds = fixed_clock;
     config.round_blob_name = "fuzz-round";
+    // Every trust model: a trust-NONE task goes as deep as a TRUSTED one (the default policy
+    // would decline it at once).
+    config.task_policy.accepted_trust = client::kAcceptAll;
     FUZZ_CHECK(client
                    .init(config,
                          MutableByteSpan(reinterpret_cast<uint8_t*>(memory.data()),
@@ -192,6 +195,8 @@ void write_seeds(fuzz::SeedWriter& out) {
   for (fedstat_v1_TrustModel trust : {fedstat_v1_TrustModel_TRUSTED, fedstat_v1_TrustModel_NONE}) {
     fedstat_v1_Task t = data_shift_task(trust);
     if (trust == fedstat_v1_TrustModel_NONE) t.epsilon = t.delta = 0;
+    // A private sketch needs local noise (nothing else noises it).
+    if (trust == fedstat_v1_TrustModel_TRUSTED) t.parameters.data_shift.local_epsilon = 1;
     std::vector<uint8_t> s;
     append(s, task_message(t));
     out.add(s);

@@ -4,7 +4,11 @@
 
 #include <string>
 
+#include "host_server/rounds/messages.h"
+#include "host_server/status/operator_view.h"
 #include "host_server/status/status_page.h"
+#include "sdk/wire/envelope_codec.h"
+#include "tests/rounds/fake_store.h"
 
 namespace fedstat {
 namespace host {
@@ -27,6 +31,59 @@ TEST(StatusRenderTest, EachListenerCountHasItsRowAndItsMetric) {
   EXPECT_NE(metrics.find("# TYPE fedstat_connections_rate_limited_total counter\n"),
             std::string::npos);
   EXPECT_NE(metrics.find("\nfedstat_tls_sessions_held 19\n"), std::string::npos);
+}
+
+// Declines are counted by their TaskReply reason: a fleet whose task policy refuses the task shows
+// on the page and in /metrics as "policy", not only as a number of declines.
+TEST(StatusRenderTest, DeclinesAreShownByTheirReason) {
+  FakeStore inner;
+  inner.put_task(4, "{}");
+  TallyingStore store(inner);
+  store.load();
+  const auto reply = [](bool accept, fedstat_v1_ErrorAction reason) {
+    wire::Envelope e = wire::make_envelope();
+    e.which_body = fedstat_v1_Envelope_task_reply_tag;
+    e.body.task_reply.task_id = 4;
+    e.body.task_reply.accept = accept;
+    e.body.task_reply.reason = reason;
+    return encode_bytes(e);
+  };
+  std::vector<NewEvent> events;
+  for (uint64_t device : {1, 2, 3}) {
+    events.push_back(
+        {4, device, EventKind::kDeviceMessage, reply(false, fedstat_v1_ErrorAction_POLICY), false});
+  }
+  events.push_back({4, 5, EventKind::kDeviceMessage,
+                    reply(false, fedstat_v1_ErrorAction_BUDGET_EXHAUSTED), false});
+  events.push_back({4, 6, EventKind::kDeviceMessage,
+                    reply(true, fedstat_v1_ErrorAction_ERROR_ACTION_UNSPECIFIED), true});
+  store.append_events(events);
+  const TaskTally& tally = store.tallies().at(4);
+  EXPECT_EQ(tally.declined.size(), 4u);
+  EXPECT_EQ(tally.accepted.size(), 1u);
+  ASSERT_EQ(tally.declined_by_reason.size(), 2u);
+  EXPECT_EQ(tally.declined_by_reason.at("policy").size(), 3u);
+  EXPECT_EQ(tally.declined_by_reason.at("budget_exhausted").size(), 1u);
+
+  ServerStatus s;
+  TaskStatus t;
+  t.id = 4;
+  t.kind = "data_shift";
+  t.trust = "none";
+  t.declined = 4;
+  t.declined_by_reason = {{"policy", 3}, {"budget_exhausted", 1}};
+  s.tasks.push_back(t);
+  const std::string html = render_status_html(s);
+  EXPECT_NE(html.find("<div class=\"detail\">1 budget_exhausted, 3 policy</div>"),
+            std::string::npos)
+      << html;
+  const std::string metrics = render_metrics(s);
+  EXPECT_NE(metrics.find("\nfedstat_task_devices_declined{task=\"4\",kind=\"data_shift\","
+                         "trust=\"none\",reason=\"policy\"} 3\n"),
+            std::string::npos)
+      << metrics;
+  EXPECT_EQ(decline_reason_name(fedstat_v1_ErrorAction_POLICY), "policy");
+  EXPECT_EQ(decline_reason_name(42), "reason_42");
 }
 
 }  // namespace

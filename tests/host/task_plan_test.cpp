@@ -125,6 +125,10 @@ TEST(TaskPlan, RefusesEachBadFieldByName) {
   task["epsilon"] = 1.0;
   task["delta"] = 1e-6;
   EXPECT_NE(refusal(task).find("data_shift.local_epsilon is 0"), std::string::npos);
+  // Nor trusted: the server adds no central noise to a sketch, so its exact counters would be
+  // published (the device refuses such a task too: tests/audit/device).
+  task["trust"] = "trusted";
+  EXPECT_NE(refusal(task).find("data_shift.local_epsilon is 0"), std::string::npos);
   task = shift_task(reference);
   task["trust"] = "tagg";  // the TAgg noises kl aggregates only
   task["epsilon"] = 1.0;

@@ -21,7 +21,7 @@
  *
  * @memory caller's, FEDSTAT_ALIGNMENT-aligned: fedstat_client_size(work_bytes) =
  *   K + work_bytes
- * where K is the handle (4,744 bytes on 64-bit hosts: the C++ Client, 2.6 KiB, and a send and a
+ * where K is the handle (5,016 bytes on 64-bit hosts: the C++ Client, 3.3 KiB, and a send and a
  * receive buffer of FEDSTAT_MAX_FRAME_BYTES each) and work_bytes the memory the Client computes
  * contributions in (sdk/client/client.h: 8*L + 8*data_words + scratch for a task of L words; a
  * task needing more is declined, FEDSTAT_SESSION_DECLINED_MEMORY; the ClientHello tells the
@@ -81,7 +81,10 @@ enum fedstat_session_result {
   FEDSTAT_SESSION_DECLINED_MEMORY = 4,      /**< the task needs more than work_bytes */
   FEDSTAT_SESSION_DECLINED_BUDGET = 5,      /**< the ledger refused the task's cost */
   FEDSTAT_SESSION_COMPLETED = 6,            /**< the round completed (RoundOutcome) */
-  FEDSTAT_SESSION_ABORTED = 7               /**< RoundOutcome{completed = false} or SecAggAbort */
+  FEDSTAT_SESSION_ABORTED = 7,              /**< RoundOutcome{completed = false} or SecAggAbort */
+  /** the task is outside the Client's task policy (fedstat_client_last_policy_refusal says which
+   * rule) */
+  FEDSTAT_SESSION_DECLINED_POLICY = 8
 };
 
 /** What a session that returned FEDSTAT_OK came to (fedstat_client_run_session). */
@@ -168,9 +171,57 @@ fedstat_status fedstat_client_set_unit_vector(fedstat_client* client, const doub
  * 16 (the window is unchanged). */
 fedstat_status fedstat_client_set_report_window(fedstat_client* client, uint8_t window);
 
+/** Bits of fedstat_task_policy.accepted_trust: the trust models a Client takes tasks of. */
+#define FEDSTAT_TRUST_TRUSTED 1u /**< TRUSTED: the server adds the noise to exact words */
+#define FEDSTAT_TRUST_TAGG 2u    /**< TAGG: a trusted aggregator adds it; the collector sees them */
+#define FEDSTAT_TRUST_DIST 4u    /**< DIST: the device's own Skellam share, secure aggregation */
+#define FEDSTAT_TRUST_NONE 8u    /**< NONE: no privacy, exact words, nothing charged */
+
+/** What the app lets its Client take part in (sdk/client/task_policy.h, which gives each rule
+ * and why its default). A task outside it is declined before anything is read past the Task,
+ * charged or computed: FEDSTAT_SESSION_DECLINED_POLICY, TaskReply.reason POLICY. This struct is
+ * fixed for ABI stability: a later field comes with a new struct and setter. */
+typedef struct fedstat_task_policy {
+  /** FEDSTAT_TRUST_* bits; default TRUSTED | TAGG | DIST (NONE off: an app opts in) */
+  uint32_t accepted_trust;
+  /** the largest ε the ledger may be charged for one task (finite, > 0; default 10) */
+  double max_epsilon;
+  /** the largest δ charged for one task, in [0, 1) (default 1e-5): a weaker δ is refused */
+  double max_delta;
+  /** the smallest ε a TRUSTED or TAGG task may be charged, in [0, max_epsilon] (default 0.1) */
+  double min_exact_epsilon;
+} fedstat_task_policy;
+
+/** Which rule of the task policy declined the last session's task
+ * (fedstat_client_last_policy_refusal). */
+enum fedstat_policy_refusal {
+  FEDSTAT_POLICY_NOT_REFUSED = 0,        /**< the last session was not a policy decline */
+  FEDSTAT_POLICY_TRUST_MODEL = 1,        /**< its trust model is not accepted */
+  FEDSTAT_POLICY_EPSILON_ABOVE_MAX = 2,  /**< its ε charge exceeds max_epsilon */
+  FEDSTAT_POLICY_DELTA_ABOVE_MAX = 3,    /**< its δ charge exceeds max_delta */
+  FEDSTAT_POLICY_EXACT_EPSILON_BELOW = 4 /**< TRUSTED/TAGG charged below min_exact_epsilon */
+};
+
+/** The default task policy, in `*policy` (what a Client has from fedstat_client_create).
+ * @errors FEDSTAT_INVALID_ARGUMENT: `policy` is NULL. */
+fedstat_status fedstat_task_policy_default(fedstat_task_policy* policy);
+/** Sets the Client's task policy for the tasks offered from the next session on (a round already
+ * accepted is resumed under the policy it was accepted with). Start from
+ * fedstat_task_policy_default and change what the app needs, e.g. add FEDSTAT_TRUST_NONE.
+ * @errors FEDSTAT_INVALID_ARGUMENT: `client` is NULL or not a Client, `policy` is NULL, or the
+ * policy is malformed — accepted_trust 0 or with another bit, max_epsilon NaN, infinite or <= 0,
+ * max_delta outside [0, 1), min_exact_epsilon NaN, infinite, negative or above max_epsilon (the
+ * message, fedstat_client_last_error, names the field; the policy is unchanged). */
+fedstat_status fedstat_client_set_task_policy(fedstat_client* client,
+                                              const fedstat_task_policy* policy);
+/** The rule that declined the last session's task (enum fedstat_policy_refusal; FEDSTAT_POLICY_
+ * NOT_REFUSED unless it ended FEDSTAT_SESSION_DECLINED_POLICY), in `*refusal`.
+ * @errors FEDSTAT_INVALID_ARGUMENT: `client` is NULL or not a Client, or `refusal` is NULL. */
+fedstat_status fedstat_client_last_policy_refusal(const fedstat_client* client, int32_t* refusal);
+
 /** One session with the server over `channel` (closed when it returns). FEDSTAT_OK with the
- * outcome (declines for no data, memory, budget or a reboot included), or the error that ended
- * it: the C++ Client::run_session's (sdk/client/client.h), as they are.
+ * outcome (declines for the task policy, no data, memory, budget or a reboot included), or the
+ * error that ended it: the C++ Client::run_session's (sdk/client/client.h), as they are.
  * @errors FEDSTAT_INVALID_ARGUMENT: `client` is NULL or not a Client, or `channel`, its send or
  * receive callback, or `outcome` is NULL (nothing sent). A task refused, after a decline is sent:
  * FEDSTAT_INVALID_ARGUMENT or FEDSTAT_UNIMPLEMENTED for task fields or TaskData the device

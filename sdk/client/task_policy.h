@@ -1,0 +1,122 @@
+/// @file
+/// TaskPolicy: what the app lets its Client take part in, whatever the server asks. The server
+/// names a task's trust model and its (ε, δ); without a policy the device would obey any of them
+/// — answer a trust-NONE task with exact words, or a TRUSTED task declared at ε = 1e-9 whose
+/// exact words the ledger would then pay almost nothing for, again and again. The Client checks
+/// every offered task against its ClientConfig::task_policy right after validate_task
+/// (contribution.h), before it reads the TaskData, charges the ledger or computes anything, and
+/// declines a task outside it (TaskReply.reason POLICY; SessionResult::kDeclinedPolicy, the rule
+/// in SessionOutcome::policy_refusal).
+///
+/// The rules, in the order they are checked (the first that fails is the one reported):
+///   1. trust model  the task's trust model is one of accepted_trust (kAccept* bits). Default:
+///                   TRUSTED, TAGG and DIST; NONE is off — an app that wants to answer
+///                   unprotected tasks (a demo, a baseline) opts in with kAcceptNone.
+///   2. ε ceiling    the ε the ledger would be charged for the task (policy_charge: device_spend's
+///                   ε, which for DIST tasks and data-shift tasks with local noise can exceed the
+///                   declared ε; a DIST heterogeneity stage's RDP curve converted at the task's δ)
+///                   is at most max_epsilon. Default 10: beyond it a guarantee means little (an
+///                   output's likelihood may change e^10 ≈ 22,000-fold), and it is above every
+///                   charge of the example fleet's tasks (examples/fleet/tasks.json).
+///   3. δ ceiling    the δ charged is at most max_delta. The issue asked for "the smallest δ the
+///                   device accepts": read as the weakest δ the app tolerates — a larger δ is a
+///                   weaker guarantee, so a task above the bound is refused. Default 1e-5 (δ is a
+///                   probability that the ε guarantee fails outright; 1e-5 is the usual ceiling,
+///                   and the examples' tasks declare 1e-5 or less).
+///   4. ε floor      a TRUSTED or TAGG task — the server (or the TAgg's collector) sees this
+///                   device's words, exact unless the kind adds local noise — is charged at least
+///                   min_exact_epsilon. The floor bounds how many such tasks a ledger pays for:
+///                   budget / floor per window (the ledger's default budget ε = 1: 10). Default
+///                   0.1: an honest central-noise task below it is rare (noise ten times the
+///                   sensitivity), while a server declaring ε = 1e-9 would otherwise collect exact
+///                   words indefinitely. DIST tasks are exempt (their charge is what the device's
+///                   own noise guarantees), and so are NONE tasks (rule 1 governs them).
+/// NONE tasks are charged nothing (ε = δ = 0), so rules 2–4 never refuse one.
+///
+/// @memory sizeof(TaskPolicy) (32 bytes) in ClientConfig; the checks use no memory beyond a few
+/// doubles on the stack.
+/// @paper none (device-side policy around 000–004's trust models).
+#ifndef FEDSTAT_SDK_CLIENT_TASK_POLICY_H_
+#define FEDSTAT_SDK_CLIENT_TASK_POLICY_H_
+
+#include <stdint.h>
+
+#include "sdk/base/result.h"
+#include "sdk/client/task_kinds.h"
+
+namespace fedstat {
+namespace client {
+
+/// TaskPolicy::accepted_trust bit of trust model TRUSTED (the server adds the noise).
+constexpr uint32_t kAcceptTrusted = 1u << 0;
+/// ... of TAGG (a trusted aggregator adds the noise; the collector sees exact words).
+constexpr uint32_t kAcceptTagg = 1u << 1;
+/// ... of DIST (the device adds its Skellam share; secure aggregation hides its words).
+constexpr uint32_t kAcceptDist = 1u << 2;
+/// ... of NONE (no privacy: exact words, nothing charged). Off by default.
+constexpr uint32_t kAcceptNone = 1u << 3;
+/// The default accepted_trust: every private trust model.
+constexpr uint32_t kAcceptPrivate = kAcceptTrusted | kAcceptTagg | kAcceptDist;
+/// Every trust model (a demo or test fleet that also answers NONE tasks).
+constexpr uint32_t kAcceptAll = kAcceptPrivate | kAcceptNone;
+
+/// What the app accepts (the file description has each rule and why its default).
+struct TaskPolicy {
+  uint32_t accepted_trust = kAcceptPrivate;  ///< kAccept* bits; at least one, no others
+  double max_epsilon = 10;                   ///< largest ε charged for one task; finite, > 0
+  double max_delta = 1e-5;                   ///< largest δ charged for one task; in [0, 1)
+  /// Smallest ε a TRUSTED or TAGG task may be charged; finite, in [0, max_epsilon].
+  double min_exact_epsilon = 0.1;
+};
+
+/// Which rule of a TaskPolicy declined a task (SessionOutcome::policy_refusal).
+enum class PolicyRefusal : uint8_t {
+  kNotRefused = 0,         ///< the policy accepts the task (or no task was checked)
+  kTrustModel = 1,         ///< rule 1: its trust model is not in accepted_trust
+  kEpsilonAboveMax = 2,    ///< rule 2: its ε charge exceeds max_epsilon
+  kDeltaAboveMax = 3,      ///< rule 3: its δ charge exceeds max_delta
+  kExactEpsilonBelow = 4,  ///< rule 4: a TRUSTED/TAGG task charged below min_exact_epsilon
+};
+
+/// The kAccept* bit of a trust model as the wire delivered it (0 for an unknown one).
+uint32_t trust_bit(int64_t trust);
+
+/// The kAccept* bits of a comma-separated list of trust model names — "trusted", "tagg", "dist",
+/// "none", or "all" — as the tools' --accept-trust flags and the firmware's provisioning take it
+/// (e.g. "none,dist").
+/// @errors kInvalidArgument: a null or empty list, an empty item or an unknown name.
+Result<uint32_t> parse_accepted_trust(const char* list);
+
+/// OK when `policy` is well formed.
+/// @errors kInvalidArgument, naming the field: accepted_trust is 0 or holds a bit other than
+/// kAccept*; max_epsilon NaN, infinite or ≤ 0; max_delta NaN or outside [0, 1);
+/// min_exact_epsilon NaN, infinite, negative or above max_epsilon.
+Status validate_task_policy(const TaskPolicy& policy);
+
+/// What a ledger charge of `spend` costs alone, as (ε, δ): its ε and δ, plus, for a spend that
+/// carries an RDP curve, that curve converted at the task's δ (the best of privacy::
+/// kLedgerOrders, 002 Lemma 1) and that δ. A curve that gives no finite ε there (task_delta
+/// outside (0, 1)) costs ε = +∞.
+struct PolicyCharge {
+  double epsilon = 0;  ///< ε charged
+  double delta = 0;    ///< δ charged
+};
+/// See PolicyCharge.
+/// @errors none (an unconvertible curve is ε = +∞, which rule 2 refuses).
+PolicyCharge policy_charge(const DeviceSpend& spend, double task_delta);
+
+/// The first rule of `policy` that refuses a task of trust model `trust` (the wire's number)
+/// whose charge is `charge`; kNotRefused when none does. `policy` must be valid
+/// (validate_task_policy).
+/// @errors none (a NaN charge is refused by rule 2 or 3).
+PolicyRefusal check_task_policy(const TaskPolicy& policy, int64_t trust,
+                                const PolicyCharge& charge);
+
+/// A sentence naming the rule (static storage), for logs and the app's detail.
+/// @errors none ("" never: an unknown value says so).
+const char* policy_refusal_text(PolicyRefusal refusal);
+
+}  // namespace client
+}  // namespace fedstat
+
+#endif  // FEDSTAT_SDK_CLIENT_TASK_POLICY_H_
