@@ -55,12 +55,13 @@ TEST_P(AuditMinClients, FewerThanMinClientsLeftInAnyStageAbortsTheRound) {
   }
 }
 
+std::string stage_name(const ::testing::TestParamInfo<int>& info) {
+  static const char* const kNames[] = {"Keys", "Shares", "MaskedInput"};
+  return kNames[info.param];
+}
+
 INSTANTIATE_TEST_SUITE_P(DropBefore, AuditMinClients,
-                         ::testing::Values(kBeforeKeys, kBeforeShares, kBeforeMasking),
-                         [](const ::testing::TestParamInfo<int>& info) {
-                           static const char* const kNames[] = {"Keys", "Shares", "MaskedInput"};
-                           return std::string(kNames[info.param]);
-                         });
+                         ::testing::Values(kBeforeKeys, kBeforeShares, kBeforeMasking), stage_name);
 
 }  // namespace
 }  // namespace testing

@@ -24,6 +24,7 @@ namespace fedstat {
 namespace host {
 namespace testing {
 
+using fedstat::testing::TempDir;
 using nlohmann::json;
 
 // A Zipf-like item-count file over [offset, offset + n), counts scale/(i + 1).

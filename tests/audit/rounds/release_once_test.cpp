@@ -28,6 +28,9 @@ namespace host {
 namespace testing {
 namespace {
 
+using fedstat::testing::CountingVfs;
+using fedstat::testing::syncs_of;
+
 // A FakeStore that notes how many events it held when put_result was called: what a power cut
 // right after the result's commit (which it rolled back) leaves on disk.
 class RecordingStore : public FakeStore {

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,10 @@ struct Case {
   const char* trust;
   uint64_t added;  // to word 0 of the fourth device's report (mod 2^bits)
 };
+
+void PrintTo(const Case& c, std::ostream* out) {
+  *out << c.kind << " " << c.trust << " +" << c.added;
+}
 
 // The declaration of `c`, with every file it names written into `dir`.
 json declaration_of(const Case& c, const TempDir& dir) {
