@@ -2,8 +2,9 @@
 // xSync calls (fsync) the store makes. Power-loss durability is exactly "the commit synced the
 // WAL": kStepsSurvivePowerLoss must sync every commit that is not device messages alone (a round
 // step, a task, its state, a result) and none of the device-message commits in between;
-// kSurvivesPowerLoss syncs every commit, kSurvivesProcessCrash none. (A power cut itself cannot
-// be staged here; kill -9 durability of every mode is sqlite_store_crash_test.cpp's.)
+// kSurvivesPowerLoss syncs every commit, kSurvivesProcessCrash none but a result's or a server
+// note's (every mode syncs those: a release is never rolled back). (A power cut itself cannot be
+// staged here; kill -9 durability of every mode is sqlite_store_crash_test.cpp's.)
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -62,7 +63,7 @@ TEST(SqliteStoreSync, StepsModeSyncsEveryStepAndNoDeviceMessageCommit) {
   EXPECT_EQ(store->integrity_check(), "ok");
 }
 
-TEST(SqliteStoreSync, FullModeSyncsEveryCommitAndNormalModeNone) {
+TEST(SqliteStoreSync, FullModeSyncsEveryCommitAndNormalModeOnlyReleases) {
   CountingVfs vfs;
   ASSERT_TRUE(vfs.registered());
   testing::TempDir dir;
@@ -75,6 +76,11 @@ TEST(SqliteStoreSync, FullModeSyncsEveryCommitAndNormalModeNone) {
   normal->put_task(1, "{}");
   EXPECT_EQ(syncs_of([&] { normal->append_events({event_of(EventKind::kTransition, 0)}); }), 0);
   EXPECT_EQ(syncs_of([&] { normal->append_events({event_of(EventKind::kDeviceMessage, 1)}); }), 0);
+  EXPECT_GE(syncs_of([&] { normal->append_events({event_of(EventKind::kServerNote, 2)}); }), 1);
+  EXPECT_EQ(syncs_of([&] { normal->append_events({event_of(EventKind::kTransition, 3)}); }), 0)
+      << "back to NORMAL after the note";
+  EXPECT_GE(syncs_of([&] { normal->put_result(1, "{}"); }), 1);
+  EXPECT_EQ(syncs_of([&] { normal->set_task_state(1, "completed"); }), 0);
 }
 
 }  // namespace
