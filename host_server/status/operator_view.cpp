@@ -59,6 +59,11 @@ void TallyingStore::fold(uint32_t task_id, uint64_t client_id, EventKind kind,
     if (word == "aborted") t.abort_reason = reason;
     return;
   }
+  if (kind == EventKind::kServerNote) {  // the rounds' notes (task_round.h): "<word> <text>"
+    const std::string note(payload.begin(), payload.end());
+    if (note.rfind("report_refused ", 0) == 0) t.reports_refused.insert(client_id);
+    return;
+  }
   if (kind != EventKind::kDeviceMessage) return;
   ++device_messages_;
   fedstat_v1_Envelope e;
@@ -252,6 +257,7 @@ ServerStatus OperatorView::snapshot(const Coordinator* coordinator, uint64_t now
     t.checked_in = tally.checked_in.size();
     t.accepted = tally.accepted.size();
     t.declined = tally.declined.size();
+    t.reports_refused = tally.reports_refused.size();
     t.transitions = tally.transitions;
     if (t.state == "aborted") t.detail = tally.abort_reason;
 
