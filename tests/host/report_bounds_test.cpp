@@ -147,8 +147,8 @@ TEST(ReportBounds, HeterogeneityEntriesStayInTheFixedPointRangeOfTheUnitCube) {
 }
 
 // A model update (trust none): the quantiser's output for updates far beyond the clip norm, in
-// every direction tried, passes; a word pushed 3·γ·c further (the norm then exceeds 2·γ·c, twice
-// the reach) is refused.
+// every direction tried, passes; a word pushed 3·γ·c further (the norm is then at least
+// 3·γ·c minus the reach, about twice the reach) is refused.
 TEST(ReportBounds, AModelUpdateStaysWithinTheQuantisersReach) {
   json declaration = {{"id", 7},
                       {"kind", "model_update"},
