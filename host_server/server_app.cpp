@@ -26,6 +26,7 @@
 #include "host_server/store/write_behind_store.h"
 #include "host_server/tagg/tagg_app.h"
 #include "host_server/tagg/tagg_forwarder.h"
+#include "host_server/tasks/report_bounds.h"
 #include "host_server/tasks/task_plan.h"
 
 namespace fedstat {
@@ -113,11 +114,14 @@ TaskSpec spec_of(const TaskPlan& plan, const json& definition, Store& store,
       forward_tagg(ExactAggregate{id, contributors, sum, fingerprint});
     };
   } else {
-    auto estimate = plan.estimate;
-    spec.estimate = [estimate](const std::vector<uint64_t>& sum, uint32_t contributors) {
-      return estimate(sum, contributors).dump();
+    // Central noise from the round's stored seed (rounds/task_round.h), not the plan's source.
+    auto estimate = plan.estimate_with;
+    spec.estimate = [estimate](const std::vector<uint64_t>& sum, uint32_t contributors,
+                               RandomBits& noise) {
+      return estimate(sum, contributors, noise).dump();
     };
   }
+  spec.check_report = report_check(plan.task);  // the kind's largest honest words
   spec.definition_json = definition.dump();
   if (plan.next_stage) {
     const auto next_stage = plan.next_stage;
@@ -275,7 +279,9 @@ uint64_t raise_descriptor_limit(size_t max_connections) {
 // Device messages alone commit with NORMAL: one acknowledged since the last step may be lost
 // in a power cut, and the device's resume sends it again (the same bytes). A fsync per device
 // message cost a 200-device DIST round one fsync per share (200 x 199). Other tasks keep NORMAL
-// throughout (a lost step there is resent by the devices' resume).
+// (a lost step there is resent by the devices' resume) — except, in every mode, a result and a
+// server note (the noise seed it was drawn from), which SqliteStore commits with FULL: a release
+// shown anywhere is never rolled back and estimated again (issue 39 item 2).
 SqliteStoreOptions collector_store_options(const ServerConfig& config) {
   SqliteStoreOptions options;
   for (const json& declaration : config.tasks) {

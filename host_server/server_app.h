@@ -42,7 +42,7 @@ std::vector<TaskSpec> plan_declared_tasks(const ServerConfig& config, Store& sto
 // The collector's store options: Durability::kStepsSurvivePowerLoss (every step committed with
 // synchronous=FULL) when a declared task is trust "dist" — a DIST round's U2/U3 sent to some
 // devices must never be forgotten and announced differently to others (docs/protocol.md,
-// resume) — else NORMAL.
+// resume) — else NORMAL (results and server notes commit with FULL in every mode: sqlite_store.h).
 SqliteStoreOptions collector_store_options(const ServerConfig& config);
 
 // Serves until SIGTERM/SIGINT. Writes the bound port to `port_file` (when not empty) once

@@ -12,8 +12,10 @@
 // RETRY_LATER, close. A member naming its task in resume_task_id is resumed (TaskRound::resume)
 // unless TaskRound::can_resume refuses it (it declined; DIST: it is no longer in the current
 // stage's members) → TASK_CLOSED, close; a device naming a task it has no TaskReply stored for
-// (lost in a crash) is admitted by TaskRound::admit_resumed. Any other refused message gets its own
-// ServerError and changes nothing (task_round.h lists them).
+// (lost in a crash) is admitted by TaskRound::admit_resumed if it was offered that task (its
+// ClientHello stored under it), else REFUSED kPermissionDenied, close, nothing stored: a device
+// does not pick its task by naming it. Any other refused message gets its own ServerError and
+// changes nothing (task_round.h lists them).
 //
 // Construction recovers: a task the store holds events for is rebuilt by replay; a task over in
 // the store stays over.

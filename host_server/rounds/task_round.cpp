@@ -3,6 +3,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "host_server/hex.h"
+#include "sdk/base/csprng.h"
+
 namespace fedstat {
 namespace host {
 namespace {
@@ -13,12 +16,23 @@ constexpr const char* kReportsClosed = "reports_closed";
 constexpr const char* kSecAggClosed = "secagg_closed";
 constexpr const char* kAborted = "aborted";
 constexpr const char* kCompleted = "completed";
+// Server notes (EventKind::kServerNote): "<word> <text>".
+constexpr const char* kNoiseSeed = "noise_seed";
+constexpr const char* kReportRefused = "report_refused";
 // A server note (EventKind::kServerNote, client_id = the device): "excluded <reason>", a DIST
 // member excluded from secure aggregation for what it sent; replayed into the SecAggPhase.
 constexpr const char* kExcludedNote = "excluded ";
 
 std::vector<uint8_t> text_bytes(const std::string& s) {
   return std::vector<uint8_t>(s.begin(), s.end());
+}
+
+// A note's first word, and the rest after one space.
+std::pair<std::string, std::string> note_parts(const std::vector<uint8_t>& payload) {
+  const std::string text(payload.begin(), payload.end());
+  const size_t space = text.find(' ');
+  if (space == std::string::npos) return {text, ""};
+  return {text.substr(0, space), text.substr(space + 1)};
 }
 
 }  // namespace
@@ -40,6 +54,21 @@ void TaskRound::mark_finished(bool completed) {
 }
 
 void TaskRound::recover(const std::vector<StoredEvent>& events, uint64_t now) {
+  // The seed is stored after the stage whose close estimates (its transition comes first): read
+  // it before the replay reaches that close.
+  for (const StoredEvent& event : events) {
+    if (event.kind != EventKind::kServerNote) continue;
+    const auto [word, text] = note_parts(event.payload);
+    if (word != kNoiseSeed) continue;
+    const auto bytes = decode_hex32(text);
+    if (!bytes || noise_seed_) {
+      throw std::runtime_error("task " + std::to_string(id()) +
+                               ": a malformed or second noise seed in the store");
+    }
+    Seed256 seed;
+    std::copy(bytes->begin(), bytes->end(), seed.bytes);
+    noise_seed_ = seed;
+  }
   replaying_ = true;
   for (const StoredEvent& event : events) {
     if (finished()) break;
@@ -79,6 +108,8 @@ void TaskRound::recover(const std::vector<StoredEvent>& events, uint64_t now) {
       } else if (word != kCompleted) {
         apply_transition(word, at);
       }
+    } else if (event.kind == EventKind::kServerNote) {
+      apply_note(event);
     }
   }
   if (!opened_) {
@@ -173,6 +204,7 @@ std::optional<Refusal> TaskRound::can_offer(uint64_t client) const {
 
 void TaskRound::offer(uint64_t client, const fedstat_v1_Envelope& hello) {
   persist_message(client, hello);
+  checked_in_.insert(client);
   offered_.insert(client);
   rejoined(client);
   for (const auto& e : task_offer(spec_.task, spec_.data)) send(client, e);
@@ -184,6 +216,11 @@ std::optional<Refusal> TaskRound::can_resume(uint64_t client) const {
   if (reply == replies_.end() || !reply->second) {
     Refusal r = task_closed();
     r.detail = "resume: this device did not accept the task";
+    return r;
+  }
+  if (refused_reports_.count(client) != 0) {
+    Refusal r = task_closed();
+    r.detail = "resume: this device's report was refused (a word out of the task's bounds)";
     return r;
   }
   if (dist() && stage_ == Stage::kSecAgg && secagg_->members().count(client) == 0) {
@@ -210,6 +247,10 @@ void TaskRound::resume(uint64_t client, const fedstat_v1_Envelope& hello) {
 std::optional<Refusal> TaskRound::admit_resumed(uint64_t client, const fedstat_v1_Envelope& hello,
                                                 uint64_t now) {
   if (auto full = can_offer(client)) return full;  // admission over, full, already replied
+  if (checked_in_.count(client) == 0) {  // its ClientHello was never stored: never offered
+    return refused(StatusCode::kPermissionDenied,
+                   "resume: task " + std::to_string(id()) + " was never offered to this device");
+  }
   persist_message(client, hello);
   offered_.insert(client);
   fedstat_v1_Envelope reply = fedstat_v1_Envelope_init_zero;
@@ -240,8 +281,11 @@ void TaskRound::rejoined(uint64_t client) {
 std::optional<Refusal> TaskRound::on_message(uint64_t client, const fedstat_v1_Envelope& e,
                                              uint64_t now) {
   if (finished()) return task_closed();
+  const size_t refused_before = refused_reports_.size();
   auto refusal = check_and_apply(client, e);
-  if (!refusal && !replaying_) advance(now);
+  // A refused report ends the device's part: the round may be complete without it.
+  const bool left = refused_reports_.size() != refused_before;
+  if ((!refusal || left) && !replaying_) advance(now);
   return refusal;
 }
 
@@ -249,9 +293,12 @@ std::optional<Refusal> TaskRound::check_and_apply(uint64_t client, const fedstat
   const auto reply = replies_.find(client);
   const bool admitted = reply != replies_.end() && reply->second;
   switch (e.which_body) {
-    case fedstat_v1_Envelope_client_hello_tag:  // stored by offer()/resume(); nothing to rebuild
-      if (replaying_) return std::nullopt;
-      return refused(StatusCode::kInvalidArgument, "ClientHello is the Coordinator's");
+    case fedstat_v1_Envelope_client_hello_tag:  // stored by offer()/resume(): it checked in
+      if (!replaying_) {
+        return refused(StatusCode::kInvalidArgument, "ClientHello is the Coordinator's");
+      }
+      checked_in_.insert(client);
+      return std::nullopt;
     case fedstat_v1_Envelope_task_reply_tag: {
       if (reply != replies_.end()) {
         return refused(StatusCode::kAlreadyExists, "task reply: already replied");
@@ -284,8 +331,17 @@ std::optional<Refusal> TaskRound::check_and_apply(uint64_t client, const fedstat
                        "report: a DIST task takes secagg messages");
       }
       if (!admitted) return refused(StatusCode::kPermissionDenied, "report: not admitted");
+      if (refused_reports_.count(client) != 0) {
+        return refused(StatusCode::kFailedPrecondition,
+                       "report: this device's report was refused (out of bounds): not summed");
+      }
       auto bad = trusted_.check(client, e.body.report);
       if (bad) return bad;
+      if (spec_.check_report) {
+        if (auto whole = trusted_.completed_report(client, e.body.report)) {
+          if (auto why = spec_.check_report(*whole)) return refuse_report(client, *why);
+        }
+      }
       persist_message(client, e);
       const uint32_t words = trusted_.add(client, e.body.report);
       send(client, ack(id(), words));
@@ -341,8 +397,9 @@ void TaskRound::advance(uint64_t now) {
       }
       transition(kAdmissionClosed, now);
     } else if (stage_ == Stage::kReports) {
-      // Only admitted devices add, and each completes once: all are done when the counts meet.
-      const bool all = trusted_.contributors() == accepted_;
+      // Only admitted devices add, and each completes once, or is refused (out of bounds): all
+      // are done when the counts meet.
+      const bool all = trusted_.contributors() + refused_reports_.size() == accepted_;
       if (!all && !timed_out) return;
       transition(kReportsClosed, now);
     } else if (stage_ == Stage::kSecAgg) {
@@ -415,6 +472,17 @@ void TaskRound::close_secagg_stage() {
     complete(sum, secagg_->survivors());
     return;
   }
+  // The stages up to the masked input decide who is in the sum (U3 ⊆ U2 ⊆ U1): below
+  // min_clients the release would hold fewer devices than the task promises.
+  if (secagg_->members().size() < spec_.task.min_clients) {
+    const SecAggPhase::Stage next = secagg_->stage();
+    const char* sent = next == SecAggPhase::Stage::kShares    ? "their keys"
+                       : next == SecAggPhase::Stage::kMasking ? "their shares"
+                                                              : "their masked input";
+    abort("fewer than min_clients (" + std::to_string(spec_.task.min_clients) + ") sent " + sent +
+          ": " + std::to_string(secagg_->members().size()));
+    return;
+  }
   for (uint32_t m : secagg_->members()) {
     if (dropped_.count(m) == 0) send_opening(m);
   }
@@ -433,23 +501,86 @@ void TaskRound::finish_reports() {
 }
 
 std::vector<uint64_t> TaskRound::members_to_notify() const {
-  std::vector<uint64_t> out;
+  std::vector<uint64_t> out;  // a device whose report was refused was told so, and closed
   for (const auto& r : replies_) {
-    if (r.second) out.push_back(r.first);
+    if (r.second && refused_reports_.count(r.first) == 0) out.push_back(r.first);
   }
   return out;
 }
 
+Seed256 TaskRound::noise_seed() {
+  if (noise_seed_) return *noise_seed_;
+  Csprng csprng;
+  Seed256 seed;
+  Status s = csprng.init();
+  if (s.ok()) s = csprng.fill(MutableByteSpan(seed.bytes, sizeof(seed.bytes)));
+  if (!s.ok()) throw std::runtime_error(std::string("noise seed: csprng: ") + s.message());
+  // Stored (a note: committed to survive a power cut, store.h) before anything is estimated —
+  // during a replay too, when the crash came before the note: no draw was ever shown then.
+  NewEvent note;
+  note.task_id = id();
+  note.kind = EventKind::kServerNote;
+  note.payload = text_bytes(std::string(kNoiseSeed) + " " + encode_hex(seed.bytes, 32));
+  store_.append_event(note);
+  noise_seed_ = seed;
+  return seed;
+}
+
+Refusal TaskRound::refuse_report(uint64_t client, const std::string& why) {
+  if (!replaying_) {  // a refused chunk is never stored: a replay never gets here
+    NewEvent note;
+    note.task_id = id();
+    note.client_id = client;
+    note.kind = EventKind::kServerNote;
+    note.payload = text_bytes(std::string(kReportRefused) + " " + why);
+    store_.append_event(note);
+    if (links_.log) {
+      links_.log("task " + std::to_string(id()) + ": device " + std::to_string(client) +
+                 ": report refused, not summed: " + why);
+    }
+  }
+  refused_reports_.insert(client);
+  trusted_.drop(client);
+  Refusal r = refused(StatusCode::kOutOfRange, "report: " + why + " (refused, not summed)");
+  r.close = true;
+  return r;
+}
+
+void TaskRound::apply_note(const StoredEvent& event) {
+  const auto [word, text] = note_parts(event.payload);
+  if (word == kNoiseSeed) return;  // read before the replay
+  if (word == kReportRefused) {
+    // Written only for an admitted clear-path device whose report was not complete, once.
+    const uint64_t client = event.client_id;
+    const auto reply = replies_.find(client);
+    if (dist() || reply == replies_.end() || !reply->second ||
+        refused_reports_.count(client) != 0 ||
+        trusted_.words_from(client) == spec_.task.vector_length) {
+      throw std::runtime_error("task " + std::to_string(id()) + ": a report_refused note for " +
+                               "device " + std::to_string(client) + " that it does not fit");
+    }
+    refused_reports_.insert(client);
+    trusted_.drop(client);
+    return;
+  }
+  throw std::runtime_error("task " + std::to_string(id()) + ": an unknown server note \"" + word +
+                           "\"");
+}
+
 void TaskRound::complete(const std::vector<uint64_t>& sum, uint32_t contributors) {
-  // A result published before a crash is kept (estimate may draw fresh central noise).
+  // A result published before a crash is kept.
   const bool published = store_.result(id()).has_value();
   // TAGG: this server never estimates. The round is over for the devices; the aggregate goes to
   // the TAgg — again after a restart, whose replay rebuilds the same sum and comes back here.
   const bool forwarded = spec_.forward && !published;
   if (!published && !forwarded) {
+    // One noise draw per aggregate: from the stored seed's stream (see the header).
+    const Seed256 seed = noise_seed();
+    SeededStream stream(seed, 0);
+    RandomBits noise(stream);
     std::string result;
     try {
-      result = spec_.estimate(sum, contributors);
+      result = spec_.estimate(sum, contributors, noise);
     } catch (const std::exception& e) {
       // Not out of the io loop (and again at every restart's replay): the round aborts, stored.
       // The devices get a fixed reason; the message, which may depend on the sum, stays here.

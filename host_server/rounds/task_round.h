@@ -10,7 +10,28 @@
 // (kTransition, "<word> <unix seconds>") before its messages go out. replay() feeds stored events
 // back through the same handlers with sends and appends muted, so a restarted server continues
 // the round; stages close during replay only where a kTransition says they did. An accepted
-// ClientHello is stored too (under the task it was offered); replay passes over it.
+// ClientHello is stored too (under the task it was offered); replay notes who checked in.
+//
+// One release per aggregate (issue 39 item 2). Before estimating, the round draws a 256-bit noise
+// seed from the CSPRNG and appends it as a server note ("noise_seed <hex>"; the store commits a
+// note, and the result, so that it survives a power cut: store.h); the estimator draws its
+// central noise from a SeededStream of that seed (AES-256-CTR: as unpredictable as the CSPRNG to
+// anyone without the store). A replay that finds the seed and no result (the result lost)
+// estimates the same aggregate with the same seed and publishes the same bytes; a published
+// result is kept. The result is put (Store::put_result) before anything shows it: the log line,
+// the state "completed", the RoundOutcome. The seed is as secret as the store, which holds every
+// clear-path device's exact words anyway.
+//
+// min_clients (issue 39 item 4): admission, and each secure-aggregation stage that decides who is
+// in the sum (keys, shares, masked input: U1 ⊇ U2 ⊇ U3), abort the round when fewer than
+// min_clients remain; the clear path when fewer complete their reports. The reveals stage needs
+// `threshold` only: the sum is over U3, whoever reveals.
+//
+// Clear-path bounds (issue 39 item 7): a report whose words no honest device of the kind sends
+// (TaskSpec::check_report) is refused when its last chunk arrives (kOutOfRange, naming the word,
+// and the connection closed); it is never summed, the device is out of the round (its other
+// messages and a resume are refused, it is not waited for, it gets no RoundOutcome), and a server
+// note "report_refused <why>" under its id records it (replayed; the status page counts them).
 //
 // Errors: a refused message returns a Refusal (messages.h) and changes nothing — the wrong task
 // or trust path (kFailedPrecondition), a non-member (kPermissionDenied), a duplicate reply
@@ -39,6 +60,7 @@
 #include "host_server/rounds/task_spec.h"
 #include "host_server/rounds/trusted_sum.h"
 #include "host_server/store/store.h"
+#include "sdk/base/seeded_stream.h"
 
 namespace fedstat {
 namespace host {
@@ -91,9 +113,9 @@ class TaskRound {
   bool replied(uint64_t client) const { return replies_.count(client) != 0; }
   // Stores the accepted ClientHello, then sends Task + TaskData to a newly checked-in client.
   void offer(uint64_t client, const fedstat_v1_Envelope& hello);
-  // May `client`, which replied, resume? TASK_CLOSED when the round is over, it declined, or
-  // (DIST) secure aggregation runs and it is not among the current stage's members (it dropped
-  // out of an earlier stage: it has nothing left to send).
+  // May `client`, which replied, resume? TASK_CLOSED when the round is over, it declined, its
+  // report was refused (out of bounds), or (DIST) secure aggregation runs and it is not among the
+  // current stage's members (it dropped out of an earlier stage: it has nothing left to send).
   std::optional<Refusal> can_resume(uint64_t client) const;
   // A member reconnected: Task + TaskData again, then an Ack of the words stored (clear path),
   // or (DIST, secure aggregation running) SecAggResume{stage, messages held from it} and the
@@ -104,7 +126,9 @@ class TaskRound {
   // crash lost it before it was stored). Its resume is its acceptance: if admission is still
   // open with room, a TaskReply{accept} is stored for it, then Task + TaskData (+ Ack(0) on the
   // clear path; DIST: SecAggStart follows when admission closes) are sent. Refused (nothing
-  // stored) as a TaskReply would be: admission over, or no room.
+  // stored) as a TaskReply would be: admission over, or no room; and REFUSED kPermissionDenied
+  // when the task was never offered to it (no ClientHello of it stored under the task): a device
+  // does not pick its task by naming it (issue 39 item 10).
   std::optional<Refusal> admit_resumed(uint64_t client, const fedstat_v1_Envelope& hello,
                                        uint64_t now);
   // A message from `client` for this task (TaskReply, Report, SecAgg*).
@@ -112,6 +136,8 @@ class TaskRound {
                                     uint64_t now);
   void on_disconnect(uint64_t client, uint64_t now);
   void on_tick(uint64_t now);
+  // Devices whose report was refused for a word out of the kind's bounds (this round, replayed).
+  size_t reports_refused() const { return refused_reports_.size(); }
 
  private:
   std::optional<Refusal> check_and_apply(uint64_t client, const fedstat_v1_Envelope& e);
@@ -124,6 +150,12 @@ class TaskRound {
   void record_exclusions(size_t from);
   void finish_reports();
   void complete(const std::vector<uint64_t>& sum, uint32_t contributors);
+  // The aggregate's noise seed: the stored one, else one drawn from the CSPRNG and stored first.
+  Seed256 noise_seed();
+  // Refuses `client`'s report as out of bounds (`why`): stored as a note, never summed.
+  Refusal refuse_report(uint64_t client, const std::string& why);
+  // A stored server note, replayed (recover): a refused report; a seed is read before the replay.
+  void apply_note(const StoredEvent& event);
   void abort(const std::string& reason);
   void advance(uint64_t now);  // closes what may close now
   void send(uint64_t client, const fedstat_v1_Envelope& e);
@@ -139,12 +171,15 @@ class TaskRound {
   bool opened_ = false;  // "open" applied (once: a task opens once)
   Stage stage_ = Stage::kAdmission;
   uint64_t opened_at_ = 0, stage_started_ = 0;
-  std::map<uint64_t, bool> replies_;  // client → accepted
-  size_t accepted_ = 0;               // the true entries of replies_
-  std::set<uint64_t> offered_;        // got the Task, not yet replied
-  std::set<uint32_t> dropped_;        // DIST: connection lost in this session
-  std::set<uint32_t> awaited_;        // DIST: not reconnected since a restart ...
-  uint64_t awaited_until_ = 0;        // ... and dropouts from this time on (0: not yet counting)
+  std::map<uint64_t, bool> replies_;    // client → accepted
+  size_t accepted_ = 0;                 // the true entries of replies_
+  std::set<uint64_t> offered_;          // got the Task, not yet replied
+  std::set<uint64_t> checked_in_;       // its ClientHello stored under this task (ever offered it)
+  std::set<uint64_t> refused_reports_;  // clear path: its report refused (out of bounds)
+  std::optional<Seed256> noise_seed_;   // the aggregate's, once drawn or read from the store
+  std::set<uint32_t> dropped_;          // DIST: connection lost in this session
+  std::set<uint32_t> awaited_;          // DIST: not reconnected since a restart ...
+  uint64_t awaited_until_ = 0;          // ... and dropouts from this time on (0: not yet counting)
   TrustedSum trusted_;
   std::unique_ptr<SecAggPhase> secagg_;
 };

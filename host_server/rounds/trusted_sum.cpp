@@ -49,6 +49,17 @@ std::optional<Refusal> TrustedSum::check(uint64_t client, const fedstat_v1_Repor
   return std::nullopt;
 }
 
+std::optional<std::vector<uint64_t>> TrustedSum::completed_report(
+    uint64_t client, const fedstat_v1_Report& report) const {
+  if (uint64_t{words_from(client)} + report.words_count != length_) return std::nullopt;
+  std::vector<uint64_t> words;
+  words.reserve(length_);
+  const auto held = partial_.find(client);
+  if (held != partial_.end()) words = held->second;
+  words.insert(words.end(), report.words, report.words + report.words_count);
+  return words;
+}
+
 uint32_t TrustedSum::add(uint64_t client, const fedstat_v1_Report& report) {
   std::vector<uint64_t>& words = partial_[client];
   words.insert(words.end(), report.words, report.words + report.words_count);

@@ -60,10 +60,11 @@ void TallyingStore::fold(uint32_t task_id, uint64_t client_id, EventKind kind,
     if (word == "aborted") t.abort_reason = reason;
     return;
   }
-  if (kind == EventKind::kServerNote) {
+  if (kind == EventKind::kServerNote) {  // the rounds' notes (task_round.h): "<word> <text>"
     const std::string note(payload.begin(), payload.end());
     static const std::string kExcluded = "excluded ";  // task_round.cpp's note
     if (note.rfind(kExcluded, 0) == 0) t.excluded.emplace_back(client_id, note.substr(9));
+    if (note.rfind("report_refused ", 0) == 0) t.reports_refused.insert(client_id);
     return;
   }
   if (kind != EventKind::kDeviceMessage) return;
@@ -266,6 +267,7 @@ ServerStatus OperatorView::snapshot(const Coordinator* coordinator, uint64_t now
     for (const auto& [reason, devices] : tally.declined_by_reason) {
       t.declined_by_reason[reason] = devices.size();
     }
+    t.reports_refused = tally.reports_refused.size();
     t.transitions = tally.transitions;
     t.excluded = tally.excluded;
     if (t.state == "aborted") t.detail = tally.abort_reason;

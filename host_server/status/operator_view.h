@@ -52,6 +52,7 @@ struct TaskTally {
   std::map<std::string, std::set<uint64_t>> declined_by_reason;
   std::set<uint64_t> reported;               // sent a Report chunk (clear path)
   std::array<std::set<uint64_t>, 4> secagg;  // senders of keys, shares, masked input, reveals
+  std::set<uint64_t> reports_refused;        // a "report_refused" note (a word out of bounds)
   std::vector<std::pair<std::string, uint64_t>> transitions;  // (word, unix seconds)
   std::string abort_reason;
   // DIST: devices excluded from secure aggregation (server notes "excluded <reason>"), in order.

@@ -311,8 +311,12 @@ std::string render_status_html(const ServerStatus& s) {
       out << "<div class=\"detail\">" << html_escape(reasons) << "</div>";
     }
     out << "</td><td class=\"n contributors\">" << or_dash(t.contributors)
-        << "</td><td class=\"n dropouts\">" << or_dash(t.dropouts)
-        << "</td><td class=\"n estimate\">" << or_dash(t.estimate);
+        << "</td><td class=\"n dropouts\">" << or_dash(t.dropouts);
+    if (t.reports_refused > 0) {
+      out << "<div class=\"detail reports-refused\">" << t.reports_refused
+          << " refused: a word out of bounds</div>";
+    }
+    out << "</td><td class=\"n estimate\">" << or_dash(t.estimate);
     if (t.estimate_sd && *t.estimate_sd > 0) out << " ± " << number(*t.estimate_sd, 3);
     out << "</td></tr>\n";
   }
@@ -449,6 +453,9 @@ std::string render_metrics(const ServerStatus& s) {
            [](const TaskStatus& t) {
              return t.dropouts ? std::optional<double>(*t.dropouts) : std::nullopt;
            });
+  per_task("fedstat_task_reports_refused",
+           "Devices whose report was refused: a word beyond the kind's largest honest word.",
+           [](const TaskStatus& t) { return std::optional<double>(t.reports_refused); });
   per_task("fedstat_task_estimate", "The published estimate.",
            [](const TaskStatus& t) { return t.estimate; });
   metric("fedstat_task_state", "gauge", "1 for the task's current state.");

@@ -48,6 +48,9 @@ struct TaskStatus {
   // senders of the last step the round reached (a report; a secure aggregation stage). Else
   // unknown.
   std::optional<size_t> dropouts;
+  // Clear path: devices whose report was refused for a word beyond the task kind's largest honest
+  // word (tasks/report_bounds.h); never summed (counted among the dropouts).
+  size_t reports_refused = 0;
   std::optional<double> estimate, estimate_sd;
   std::optional<std::string> result_json;                     // the published result, as stored
   std::vector<std::pair<std::string, uint64_t>> transitions;  // (word, unix seconds)

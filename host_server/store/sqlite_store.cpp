@@ -38,7 +38,8 @@ class SqliteStore final : public Store {
   SqliteStore(const std::string& path, const SqliteStoreOptions& options)
       : connection_(path),
         statements_(configure(connection_, options)),
-        durability_(options.durability) {}
+        durability_(options.durability),
+        synchronous_full_(options.durability != Durability::kSurvivesProcessCrash) {}
 
   void put_task(uint32_t task_id, const std::string& definition) override {
     SqliteTransaction transaction = write("put_task");
@@ -73,7 +74,7 @@ class SqliteStore final : public Store {
   }
 
   void set_task_state(uint32_t task_id, const std::string& state) override {
-    synchronous_for(/*device_messages_only=*/false, "set_task_state");
+    synchronous_for(Commit::kStep, "set_task_state");
     StatementScope scope(statements_.update_state);
     statements_.update_state.bind_text(1, state);
     statements_.update_state.bind_int64(2, task_id);
@@ -87,7 +88,13 @@ class SqliteStore final : public Store {
         std::all_of(events.begin(), events.end(), [](const NewEvent& event) {
           return event.kind == EventKind::kDeviceMessage && !event.durable;
         });
-    SqliteTransaction transaction = write("append_events", device_messages_only);
+    const bool notes = std::any_of(events.begin(), events.end(), [](const NewEvent& event) {
+      return event.kind == EventKind::kServerNote;
+    });
+    SqliteTransaction transaction =
+        write("append_events", notes                  ? Commit::kRelease
+                               : device_messages_only ? Commit::kDeviceMessages
+                                                      : Commit::kStep);
     std::set<uint32_t> known;
     for (const NewEvent& event : events) {
       if (known.insert(event.task_id).second) require_task("append_events", event.task_id);
@@ -127,7 +134,7 @@ class SqliteStore final : public Store {
   }
 
   void put_result(uint32_t task_id, const std::string& result_json) override {
-    SqliteTransaction transaction = write("put_result");
+    SqliteTransaction transaction = write("put_result", Commit::kRelease);
     require_task("put_result", task_id);
     {
       StatementScope scope(statements_.task_result);
@@ -220,17 +227,30 @@ class SqliteStore final : public Store {
     }
   }
 
-  // kStepsSurvivePowerLoss: synchronous=NORMAL for a commit of device messages alone, FULL for
-  // any other (set before the transaction begins; a no-op when it is already so).
-  void synchronous_for(bool device_messages_only, const std::string& operation) {
-    if (durability_ != Durability::kStepsSurvivePowerLoss) return;
-    const bool full = !device_messages_only;
+  // What a commit holds, for its synchronous level (Durability): device messages alone; a step
+  // (a transition, a task, its state, a durable device message); or a release — a result, or a
+  // server note (the rounds' secrets a release is drawn from: a noise seed) — FULL in every mode.
+  enum class Commit { kDeviceMessages, kStep, kRelease };
+  // Sets synchronous=FULL or NORMAL for `commit` under the store's durability, before the
+  // transaction begins (a no-op when it is already so).
+  void synchronous_for(Commit commit, const std::string& operation) {
+    bool full = true;
+    switch (durability_) {
+      case Durability::kSurvivesPowerLoss:
+        return;  // FULL throughout (configure)
+      case Durability::kStepsSurvivePowerLoss:
+        full = commit != Commit::kDeviceMessages;
+        break;
+      case Durability::kSurvivesProcessCrash:
+        full = commit == Commit::kRelease;
+        break;
+    }
     if (full == synchronous_full_) return;
     connection_.exec(full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL", operation);
     synchronous_full_ = full;
   }
-  SqliteTransaction write(const std::string& operation, bool device_messages_only = false) {
-    synchronous_for(device_messages_only, operation);
+  SqliteTransaction write(const std::string& operation, Commit commit = Commit::kStep) {
+    synchronous_for(commit, operation);
     return SqliteTransaction(connection_, statements_.begin_write, statements_.commit,
                              statements_.rollback, operation);
   }
@@ -270,7 +290,7 @@ class SqliteStore final : public Store {
   SqliteConnection connection_;
   Statements statements_;
   Durability durability_;
-  bool synchronous_full_ = true;  // as configure() left it for kStepsSurvivePowerLoss
+  bool synchronous_full_;  // the connection's synchronous setting (FULL or NORMAL)
 };
 
 }  // namespace

@@ -5,7 +5,9 @@
 // reads. Durability: kSurvivesProcessCrash (synchronous=NORMAL) keeps every committed
 // transaction through kill -9; kSurvivesPowerLoss (synchronous=FULL) also through power loss;
 // kStepsSurvivePowerLoss keeps every commit through kill -9 and, through power loss, every
-// commit up to the last one that was not device messages alone (see Durability).
+// commit up to the last one that was not device messages alone (see Durability). In every mode a
+// release — a result (put_result) or a batch holding a server note — commits with FULL: a result
+// shown anywhere is never rolled back by a power cut, nor the noise seed it was drawn from.
 // Errors: std::runtime_error "fedstat store <path>: <operation>: <SQLite's message>" (and the
 // std::invalid_argument / std::logic_error store.h names). Memory: SQLite's page cache (its
 // default, about 2 MiB) plus one prepared statement per operation. Paper: none.
@@ -20,8 +22,13 @@
 namespace fedstat {
 namespace host {
 
+// Whatever the mode, put_result and an append_events batch holding a kServerNote commit with
+// synchronous=FULL (which also syncs every commit before them): a published result, and the
+// rounds' notes it depends on (the seed its central noise is drawn from, rounds/task_round.h), must
+// not be rolled back after the result was shown — a second estimate would be a second release
+// (issue 39 item 2). One fsync per result or note; rounds write a few notes per task.
 enum class Durability {
-  kSurvivesProcessCrash,  // WAL + synchronous=NORMAL
+  kSurvivesProcessCrash,  // WAL + synchronous=NORMAL (results and server notes: FULL)
   kSurvivesPowerLoss,     // WAL + synchronous=FULL
   // WAL; a batch of device messages alone commits with synchronous=NORMAL, every other write
   // (a round transition or note, a device message marked durable — an accepting TaskReply —, a

@@ -72,7 +72,10 @@ class Store {
   uint64_t append_event(const NewEvent& event) { return append_events({event}); }
   virtual std::vector<StoredEvent> events(uint32_t task_id) = 0;  // ascending sequence
   // A task's result is published once: the same result again does nothing; a different one
-  // throws std::logic_error. result() is empty until then.
+  // throws std::logic_error. result() is empty until then. A backend commits a result so that it
+  // survives a power loss too, whatever else it trades for speed: a result may be shown (status
+  // page, `results`, the log) as soon as this returns, and must never be rolled back and
+  // published again. The same holds for an append_events batch holding a kServerNote.
   virtual void put_result(uint32_t task_id, const std::string& result_json) = 0;
   virtual std::optional<std::string> result(uint32_t task_id) = 0;
   // The backend's consistency check: "ok" when sound (SQLite: PRAGMA integrity_check).

@@ -125,7 +125,8 @@ void plan_heterogeneity(const json& declaration, const std::string& base_dir, ui
   const Parameters p = parameters_of(declaration, plan.task);
   set_stage(p, 1, plan.task);
   const size_t words = tasks::heterogeneity_round1_length(p.dimension);
-  plan.estimate = [p, words](const std::vector<uint64_t>& sum, uint32_t contributors) {
+  plan.estimate_with = [p, words](const std::vector<uint64_t>& sum, uint32_t contributors,
+                                  RandomBits&) {
     if (sum.size() != words) throw std::invalid_argument("heterogeneity stage 1: sum length");
     const HeterogeneityRound1 r = finish_heterogeneity_round1(
         decode_fixed_point_sums(sum, p.scale[0]), contributors, p.config);
@@ -205,8 +206,9 @@ TaskPlan plan_heterogeneity_stage2(const json& declaration, const std::string& b
       plan.data.push_back(bits);
     }
   }
-  plan.estimate = with_sum_digest(
-      [p, round1, n1, stage1_id](const std::vector<uint64_t>& sum, uint32_t contributors) {
+  plan.estimate_with = with_sum_digest(
+      [p, round1, n1, stage1_id](const std::vector<uint64_t>& sum, uint32_t contributors,
+                                 RandomBits&) {
         if (sum.size() != tasks::heterogeneity_round2_length()) {
           throw std::invalid_argument("heterogeneity stage 2: sum length");
         }
@@ -229,6 +231,7 @@ TaskPlan plan_heterogeneity_stage2(const json& declaration, const std::string& b
                     {"device_lambda", p.share_lambda}};
       },
       task.trust);
+  plan.estimate = with_plan_noise(plan.estimate_with, noise_seed);
   plan.next_task_id = 0;
   plan.next_stage = nullptr;
   return plan;

@@ -157,8 +157,8 @@ void plan_model_update(const json& declaration, const std::string& base_dir, Tas
   const size_t length = task.vector_length;
   const bool dist = task.trust == fedstat_v1_TrustModel_DIST;
   const double lambda = task.device_noise_lambda;
-  plan.estimate = [config, start, evaluation, d, length, dist, lambda](
-                      const std::vector<uint64_t>& sum, uint32_t contributors) {
+  plan.estimate_with = [config, start, evaluation, d, length, dist, lambda](
+                           const std::vector<uint64_t>& sum, uint32_t contributors, RandomBits&) {
     if (sum.size() != length) throw std::invalid_argument("model_update: sum length");
     std::vector<double> model(*start), work(length), change(d);
     check(tasks::apply_aggregate(Span<const uint64_t>(sum.data(), length), contributors, config,

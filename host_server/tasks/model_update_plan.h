@@ -40,7 +40,7 @@ namespace fedstat {
 namespace host {
 
 // Fills plan.task's MODEL_UPDATE fields (the common ones — id, trust, ε, δ, clients, threshold,
-// seed — already set by plan_task), plan.data and plan.estimate. std::invalid_argument naming
+// seed — already set by plan_task), plan.data and plan.estimate_with. std::invalid_argument naming
 // the field; std::runtime_error for an unreadable or malformed evaluation file.
 void plan_model_update(const nlohmann::json& declaration, const std::string& base_dir,
                        TaskPlan& plan);

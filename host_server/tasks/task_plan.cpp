@@ -39,11 +39,6 @@ Seed256 parse_seed(const std::string& hex) {
   return seed;
 }
 
-std::shared_ptr<NoiseBits> host_noise(uint64_t noise_seed) {
-  return std::make_shared<NoiseBits>(noise_seed ? NoiseBits::seeded(noise_seed)
-                                                : NoiseBits::csprng());
-}
-
 // data_shift: the fleet's summed sketch against the reference's, candidates [0, domain).
 void plan_data_shift(const json& d, const std::string& base_dir, const Seed256& seed,
                      TaskPlan& plan) {
@@ -100,8 +95,8 @@ void plan_data_shift(const json& d, const std::string& base_dir, const Seed256& 
   plan.exact = [reference](const std::string& data_dir) {
     return exact_tv(read_item_counts(data_dir + "/items.txt"), *reference);
   };
-  plan.estimate = [params, domain, reference_sketch](const std::vector<uint64_t>& sum,
-                                                     uint32_t contributors) {
+  plan.estimate_with = [params, domain, reference_sketch](const std::vector<uint64_t>& sum,
+                                                          uint32_t contributors, RandomBits&) {
     const size_t counters = size_t{params.rows} * params.width;
     if (sum.size() != counters + 1) throw std::invalid_argument("data_shift: sum length");
     MergedSketch fleet;
@@ -123,8 +118,7 @@ void plan_data_shift(const json& d, const std::string& base_dir, const Seed256& 
 }
 
 // kl: PRIEST-KLD over T points drawn from Π; each device answers every distinct point once.
-void plan_kl(const json& d, const std::string& base_dir, const Seed256& seed, uint64_t noise_seed,
-             TaskPlan& plan) {
+void plan_kl(const json& d, const std::string& base_dir, const Seed256& seed, TaskPlan& plan) {
   const std::string where = "kl";
   const json& p = member(d, where, "task");
   only_fields(p, {"reference", "rounds", "lambda", "tau"}, where);
@@ -178,12 +172,11 @@ void plan_kl(const json& d, const std::string& base_dir, const Seed256& seed, ui
     plan.task.device_noise_lambda =
         kl_dist_noise(*kl_plan, options).sum_lambda / plan.task.threshold;
   }
-  const auto noise = host_noise(noise_seed);
   plan.exact = [reference](const std::string& data_dir) {
     return exact_kl(*reference, read_item_counts(data_dir + "/items.txt")).divergence;
   };
-  plan.estimate = [kl_plan, options, index_of, noise](const std::vector<uint64_t>& sum,
-                                                      uint32_t contributors) {
+  plan.estimate_with = [kl_plan, options, index_of](const std::vector<uint64_t>& sum,
+                                                    uint32_t contributors, RandomBits& noise) {
     if (sum.size() != index_of.size() + 1) throw std::invalid_argument("kl: sum length");
     KlPlan round_plan = *kl_plan;
     round_plan.clients = contributors;
@@ -197,7 +190,7 @@ void plan_kl(const json& d, const std::string& base_dir, const Seed256& seed, ui
                 {"contributors", contributors},
                 {"items", sum.back()}};
     try {
-      const KlEstimate e = estimate_kl(round_plan, sums, options, noise->stream(0));
+      const KlEstimate e = estimate_kl(round_plan, sums, options, noise);
       result["estimate"] = e.estimate;
       result["estimate_sd"] = e.estimate_sd;
       if (options.model == KlModel::kDist) {
@@ -231,16 +224,24 @@ std::string sum_digest(const std::vector<uint64_t>& sum) {
   return encode_hex(digest, sizeof(digest));
 }
 
-TaskEstimator with_sum_digest(TaskEstimator estimate, fedstat_v1_TrustModel trust) {
+NoisedEstimator with_sum_digest(NoisedEstimator estimate, fedstat_v1_TrustModel trust) {
   // A trusted task's aggregate is exact: its hash would let anyone who knows all records but one
   // test every candidate for the last one, so it is never published.
   if (trust == fedstat_v1_TrustModel_TRUSTED || trust == fedstat_v1_TrustModel_TAGG) {
     return estimate;
   }
-  return [estimate](const std::vector<uint64_t>& sum, uint32_t contributors) {
-    json result = estimate(sum, contributors);
+  return [estimate](const std::vector<uint64_t>& sum, uint32_t contributors, RandomBits& noise) {
+    json result = estimate(sum, contributors, noise);
     result["sum_sha256"] = sum_digest(sum);
     return result;
+  };
+}
+
+TaskEstimator with_plan_noise(NoisedEstimator estimate, uint64_t noise_seed) {
+  const auto noise =
+      std::make_shared<NoiseBits>(noise_seed ? NoiseBits::seeded(noise_seed) : NoiseBits::csprng());
+  return [estimate, noise](const std::vector<uint64_t>& sum, uint32_t contributors) {
+    return estimate(sum, contributors, noise->stream(0));
   };
 }
 
@@ -319,7 +320,7 @@ TaskPlan plan_task(const json& declaration, const std::string& base_dir,
     plan_data_shift(declaration, base_dir, seed, plan);
   } else if (kind == "kl") {
     task.kind = fedstat_v1_TaskKind_KL_ANSWERS;
-    plan_kl(declaration, base_dir, seed, noise_seed, plan);
+    plan_kl(declaration, base_dir, seed, plan);
   } else if (kind == "model_update") {
     task.kind = fedstat_v1_TaskKind_MODEL_UPDATE;
     plan_model_update(declaration, base_dir, plan);
@@ -329,7 +330,8 @@ TaskPlan plan_task(const json& declaration, const std::string& base_dir,
   } else {
     refuse("kind", "must be data_shift, kl, model_update or heterogeneity (not \"" + kind + "\")");
   }
-  plan.estimate = with_sum_digest(std::move(plan.estimate), task.trust);
+  plan.estimate_with = with_sum_digest(std::move(plan.estimate_with), task.trust);
+  plan.estimate = with_plan_noise(plan.estimate_with, noise_seed);
   return plan;
 }
 

@@ -53,13 +53,20 @@
 
 #include "fedstat/v1/envelope.pb.h"
 #include "nlohmann/json.hpp"
+#include "sdk/base/random_bits.h"
 
 namespace fedstat {
 namespace host {
 
 // The estimator of one task: the fleet's sum (vector_length words, modulo 2^bits) and the number
-// of devices it sums, to the published result. `noise_seed` 0: the host's central noise comes
-// from the platform CSPRNG; otherwise from a seeded stream (tests and the demo's reproducibility).
+// of devices it sums, to the published result, drawing its central noise (kl trusted and tagg;
+// the other estimators draw none) from `noise` and from nothing else — so the same sum, count and
+// noise bits give the same result bytes. The rounds pass a stream of a seed they stored before
+// estimating (rounds/task_round.h: one draw per aggregate, whatever restarts).
+using NoisedEstimator = std::function<nlohmann::json(const std::vector<uint64_t>& sum,
+                                                     uint32_t contributors, RandomBits& noise)>;
+// The same with the plan's own noise source: `noise_seed` 0, the platform CSPRNG; otherwise a
+// seeded stream (tests, the tools' evaluations, the TAgg's).
 using TaskEstimator =
     std::function<nlohmann::json(const std::vector<uint64_t>& sum, uint32_t contributors)>;
 
@@ -69,7 +76,8 @@ struct TaskPlan {
   uint32_t admission_seconds = 30;
   uint32_t phase_timeout_seconds = 30;
   uint32_t reconnect_grace_seconds = 30;
-  TaskEstimator estimate;
+  NoisedEstimator estimate_with;  // the estimator (a kind's planner sets this one)
+  TaskEstimator estimate;         // estimate_with on the plan's own noise (plan_task sets it)
   // The non-private value the estimate estimates, over the fleet's whole data (`data_dir`, the
   // files fedstat-sim reads): for measurement only (the demo's "exact" column), never released
   // by the server. Null for a kind without one.
@@ -88,7 +96,10 @@ std::string sum_digest(const std::vector<uint64_t>& sum);
 // `estimate`, whose results also name their aggregate ("sum_sha256") when the aggregate is itself
 // a release: noised by the devices (dist, or local DP) or no privacy claimed (none); trusted and
 // tagg results never do. Every plan's estimator goes through it.
-TaskEstimator with_sum_digest(TaskEstimator estimate, fedstat_v1_TrustModel trust);
+NoisedEstimator with_sum_digest(NoisedEstimator estimate, fedstat_v1_TrustModel trust);
+// `estimate` drawing from the plan's own source: `noise_seed` 0, a CSPRNG (std::runtime_error
+// when the platform has no entropy); otherwise SeededStream(noise_seed, stream 0).
+TaskEstimator with_plan_noise(NoisedEstimator estimate, uint64_t noise_seed);
 
 // `opened_unix_seconds`: when the task opens (its deadline is counted from it).
 TaskPlan plan_task(const nlohmann::json& declaration, const std::string& base_dir,

@@ -27,6 +27,11 @@
 ///                  (noise::add_noise). bits 64; scale·max(W, 1)·d must stay below 2^62.
 /// Noise (the stability histogram, Skellam shares, the trainer's shuffle) is drawn from `noise`
 /// in that order, so a SeededStream reproduces a report exactly.
+/// Outside DIST the server refuses a report holding a word no honest device of the kind sends
+/// (host_server/tasks/report_bounds.h: a KL count above the device's total, a sketch row beyond
+/// total × 2^35, an update beyond the quantiser's L2 reach, a heterogeneity entry outside the
+/// fixed-point range of [0, 1]); these builders never leave those bounds, so an honest device
+/// needs neither to clip nor to decline for them.
 ///
 /// Each kind lives in its own file (contribution_<kind>.cpp) as a TaskKindSupport
 /// (task_kinds.h). The functions below without a TaskKinds serve every kind (all_task_kinds());

@@ -12,13 +12,18 @@ server=$1 sim=$2 work=$3 kind=$4 trust=$5 clients=$6 dropout=$7
 scripts=$(cd "$(dirname "$0")/../../scripts" && pwd)
 rm -rf "$work" && mkdir -p "$work/data" "$work/state"
 cd "$work"
-PYTHONPATH="$scripts" python3 - "$kind" "$trust" "$clients" <<'PY'
+PYTHONPATH="$scripts" python3 - "$kind" "$trust" "$clients" "$dropout" <<'PY'
 import json, os, random, sys
 import logistic_data  # scripts/logistic_data.py
-kind, trust, clients = sys.argv[1], sys.argv[2], int(sys.argv[3])
+kind, trust, clients, dropout = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
 task = {"id": 3, "kind": kind, "trust": trust, "epsilon": 0, "delta": 0,
         "min_clients": clients, "max_clients": clients, "deadline_seconds": 600,
         "admission_seconds": 120, "phase_timeout_seconds": 600, "seed": "00" * 31 + "31"}
+if dropout > 0:
+    # Every device accepts, then some drop out; min_clients binds each secure-aggregation stage
+    # that decides the sum (and the clear path's reports), not only admission (issue 39 item 4):
+    # 3/4 of the fleet leaves room for the dropouts.
+    task["min_clients"] = (3 * clients) // 4
 if kind == "model_update":
     # Logistic data, fixed seed: 7 Gaussian features and a bias at unit norm, labels drawn from
     # sigmoid(w*·x) with ‖w*‖ = 12 (the Bayes classifier is right on ~88 % of rows); 64 rows per

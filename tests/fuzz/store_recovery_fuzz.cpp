@@ -23,7 +23,10 @@
 // Invariants beyond "no crash or sanitizer report":
 //   - recovery either rebuilds a round or throws std::runtime_error / std::invalid_argument with
 //     a message (store.h, messages.h, task_round.h), never another exception; replay appends no
-//     event (a fresh task with no events appends its "open");
+//     event (a fresh task with no events appends its "open"), but for the noise seed of an
+//     aggregate it estimates itself when the store holds none (the crash came before the seed
+//     note: no draw was shown) — at most one, and only with a result. A seed is random: in the
+//     comparisons below a "noise_seed" note's bytes are left out (its place is compared);
 //   - determinism: recovering the same events from a fresh store gives the same error or the same
 //     state (stage, every client's reply and resume verdict, SecAggPhase's stage, members and
 //     progress, the store's state, result and events, the log);
@@ -49,6 +52,7 @@
 //     integrity_check is "ok" and whose stored task and events read back unchanged.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -277,9 +281,16 @@ std::string hex(const std::vector<uint8_t>& bytes) {
   return out;
 }
 
+// A round's noise seed note ("noise_seed <hex>", task_round.h): drawn from the CSPRNG.
+bool noise_seed_note(EventKind kind, const std::vector<uint8_t>& payload) {
+  static const std::string kWord = "noise_seed ";
+  return kind == EventKind::kServerNote && payload.size() > kWord.size() &&
+         std::equal(kWord.begin(), kWord.end(), payload.begin());
+}
+
 std::string event_line(uint64_t client, EventKind kind, const std::vector<uint8_t>& payload) {
   return std::to_string(static_cast<uint32_t>(kind)) + " " + std::to_string(client) + " " +
-         hex(payload);
+         (noise_seed_note(kind, payload) ? std::string("noise_seed (random)") : hex(payload));
 }
 
 // What can be seen of a round and its store from outside.
@@ -422,6 +433,9 @@ class Live {
 
  private:
   static bool same(const NewEvent& a, const NewEvent& b) {
+    if (noise_seed_note(a.kind, a.payload) && noise_seed_note(b.kind, b.payload)) {
+      return a.client_id == b.client_id;  // each run draws its own
+    }
     return a.kind == b.kind && a.client_id == b.client_id && a.payload == b.payload;
   }
 
@@ -446,7 +460,9 @@ class Live {
       no_throw("live on_frame", [&] { coordinator_->on_frame(connection, e); });
       return true;
     }
-    if (event.kind != EventKind::kTransition) return false;  // the rounds write no notes
+    // A note is the round's own (a noise seed, written with the close that estimates): one the
+    // live round did not write first is not an honest history's.
+    if (event.kind != EventKind::kTransition) return false;
     std::string word;
     uint64_t at = 0;
     if (!parse_transition(event.payload, word, at)) return false;
@@ -664,7 +680,10 @@ void run(const Input& in) {
   QueueOutbox out;
   Recovered first = recover(store, out, spec, now, clients);
   const bool fresh = in.open_state() && in.events.empty();
-  FUZZ_CHECK(store.appended.size() == (fresh && first.error.empty() ? 1u : 0u));
+  size_t seeds = 0;
+  for (const NewEvent& e : store.appended) seeds += noise_seed_note(e.kind, e.payload);
+  FUZZ_CHECK(store.appended.size() - seeds == (fresh && first.error.empty() ? 1u : 0u));
+  FUZZ_CHECK(seeds == 0 || (seeds == 1 && store.result(kTask).has_value()));
 
   // Determinism: the same events in a fresh store.
   {

@@ -86,6 +86,44 @@ TEST(StatusRenderTest, DeclinesAreShownByTheirReason) {
   EXPECT_EQ(decline_reason_name(42), "reason_42");
 }
 
+// A report refused for a word out of the kind's bounds (issue 39 item 7) is a server note the
+// rounds store under the device's id: the tallies count its devices, the page and /metrics show
+// the count.
+TEST(StatusRenderTest, RefusedReportsAreTalliedFromTheirNotesAndShown) {
+  FakeStore inner;
+  inner.put_task(1, "{}");
+  TallyingStore store(inner);
+  store.load();
+  for (uint64_t client : {7u, 9u, 7u}) {
+    NewEvent note;
+    note.task_id = 1;
+    note.client_id = client;
+    note.kind = EventKind::kServerNote;
+    const std::string text = "report_refused word 0 is out of bounds";
+    note.payload.assign(text.begin(), text.end());
+    store.append_event(note);
+  }
+  NewEvent seed;  // another note: not a refusal
+  seed.task_id = 1;
+  seed.kind = EventKind::kServerNote;
+  seed.payload = {'n', 'o', 'i', 's', 'e', '_', 's', 'e', 'e', 'd', ' ', '0'};
+  store.append_event(seed);
+  EXPECT_EQ(store.tallies().at(1).reports_refused, (std::set<uint64_t>{7, 9}));
+
+  ServerStatus s;
+  TaskStatus t;
+  t.id = 1;
+  t.kind = "kl";
+  t.trust = "trusted";
+  t.reports_refused = 2;
+  s.tasks.push_back(t);
+  EXPECT_NE(render_status_html(s).find("reports-refused\">2 refused"), std::string::npos);
+  EXPECT_NE(render_metrics(s).find(
+                "\nfedstat_task_reports_refused{task=\"1\",kind=\"kl\",trust=\"trusted\"} 2\n"),
+            std::string::npos)
+      << render_metrics(s);
+}
+
 }  // namespace
 }  // namespace host
 }  // namespace fedstat

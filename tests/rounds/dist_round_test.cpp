@@ -424,6 +424,21 @@ TEST(DistRound, AStoredSecAggMessageTheReplayRefusesAbortsTheRound) {
   EXPECT_FALSE(store.result(1).has_value());
 }
 
+// min_clients binds the stages that decide who is in the sum (keys, shares, masked input: issue
+// 39 item 4), not the reveals: devices that drop before revealing are still summed (U3), so the
+// round publishes the sum of all ten with only seven revealing (min_clients 9, threshold 6).
+TEST(DistRound, DropoutsAtTheRevealsDoNotCountAgainstMinClients) {
+  FakeStore store;
+  FakeOutbox out(store);
+  Coordinator c(store, out, dist_task(9, 6), kT0);
+  Devices devices = make_devices({kBeforeReveals, kBeforeReveals, kBeforeReveals, kNever, kNever,
+                                  kNever, kNever, kNever, kNever, kNever});
+  check_in_all(c, devices, 1);
+  pump(c, out, devices);
+  ASSERT_EQ(c.task_state(1), "completed") << last_line(c.take_log());
+  EXPECT_EQ(store.result(1).value_or(""), expected_result(devices));
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace host

@@ -148,6 +148,60 @@ TEST(Recovery, AResumeByANonMemberAfterAdmissionIsRefusedAndStoresNothing) {
   EXPECT_EQ(store.event_count(), events);
 }
 
+// A report refused as out of bounds (TaskSpec::check_report, issue 39 item 7) is a stored note:
+// after a restart the device stays out — its resume is refused — and the round completes with
+// the others without waiting for it.
+TEST(Recovery, ARefusedReportStaysRefusedAfterARestart) {
+  std::vector<TaskSpec> bounded = specs();
+  bounded[0].check_report = [](const std::vector<uint64_t>& r) -> std::optional<std::string> {
+    if (r[0] == 0xABCDE) return std::string("word 0 is the bad one");
+    return std::nullopt;
+  };
+  FakeStore store;
+  auto devices = make_devices();
+  devices[4].words[0] = 0xABCDE;
+  {
+    FakeOutbox out(store);
+    Coordinator first(store, out, bounded, kT0);
+    for (size_t i = 0; i < devices.size(); ++i) {
+      check_in(first, out, devices[i], i + 1);
+      accept(first, out, devices[i], 1);
+    }
+    send_reports(first, out, devices[0], 1, kLength);
+    send_reports(first, out, devices[1], 1, kLength);
+    send_reports(first, out, devices[2], 1, 64);
+    send_reports(first, out, devices[4], 1, 128);
+    first.on_frame(devices[4].conn, report(1, devices[4].words, 128, kLength - 128));
+    const fedstat_v1_Envelope refused = out.pop(devices[4].conn);
+    ASSERT_EQ(refused.which_body, fedstat_v1_Envelope_server_error_tag);
+    EXPECT_EQ(refused.body.server_error.status_code,
+              static_cast<uint32_t>(StatusCode::kOutOfRange));
+    EXPECT_TRUE(out.closed(devices[4].conn));
+    EXPECT_EQ(first.task_state(1), "open");
+  }
+  FakeOutbox out(store);
+  Coordinator second(store, out, bounded, kT0 + 5);
+  second.on_open(50, std::to_string(devices[4].id));
+  second.on_frame(50, hello(devices[4].id, /*resume=*/1));
+  ASSERT_FALSE(out.empty(50));
+  const fedstat_v1_Envelope closed = out.pop(50);
+  ASSERT_EQ(closed.which_body, fedstat_v1_Envelope_server_error_tag);
+  EXPECT_EQ(closed.body.server_error.action, fedstat_v1_ErrorAction_TASK_CLOSED);
+  for (size_t i : {2u, 3u}) {
+    TrustedDevice& d = devices[i];
+    ASSERT_EQ(check_in(second, out, d, 100 + i, /*resume=*/1), 1u);
+    const fedstat_v1_Envelope a = out.pop(d.conn);
+    ASSERT_EQ(a.which_body, fedstat_v1_Envelope_ack_tag);
+    d.sent = a.body.ack.offset;
+    send_reports(second, out, d, 1, kLength);
+  }
+  ASSERT_EQ(second.task_state(1), "completed") << "the round waited for the refused device";
+  std::vector<std::vector<uint64_t>> honest;
+  for (size_t i = 0; i < 4; ++i) honest.push_back(devices[i].words);
+  EXPECT_EQ(store.result(1).value_or(""), sum_json(sum_of(honest, kBits), 4));
+  EXPECT_EQ(second.round(1)->reports_refused(), 1u);
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace host

@@ -15,12 +15,21 @@ namespace testing {
 
 constexpr uint64_t kT0 = 1700000000;  // the tests' clock at construction
 
-// The result JSON the tests' estimator publishes: the sum and the contributor count.
-inline std::string sum_json(const std::vector<uint64_t>& sum, uint32_t contributors) {
-  std::string s = "{\"contributors\":" + std::to_string(contributors) + ",\"sum\":[";
-  for (size_t i = 0; i < sum.size(); ++i) s += (i ? "," : "") + std::to_string(sum[i]);
-  return s + "]}";
-}
+// The result JSON the tests' estimator publishes: the sum and the contributor count. A TaskSpec
+// estimator (it is also given the round's noise, and draws none) and, with two arguments, the
+// expected result.
+struct SumJson {
+  std::string operator()(const std::vector<uint64_t>& sum, uint32_t contributors) const {
+    std::string s = "{\"contributors\":" + std::to_string(contributors) + ",\"sum\":[";
+    for (size_t i = 0; i < sum.size(); ++i) s += (i ? "," : "") + std::to_string(sum[i]);
+    return s + "]}";
+  }
+  std::string operator()(const std::vector<uint64_t>& sum, uint32_t contributors,
+                         RandomBits&) const {
+    return (*this)(sum, contributors);
+  }
+};
+inline constexpr SumJson sum_json{};
 
 inline TaskSpec make_spec(uint32_t id, fedstat_v1_TrustModel trust, uint32_t length, uint32_t bits,
                           uint32_t min_clients, uint32_t max_clients, uint32_t threshold = 0) {

@@ -214,7 +214,7 @@ TEST(TrustedRound, AbortsWhenFewerThanMinClientsAtAdmissionEnd) {
 TEST(TrustedRound, AFailingEstimateAbortsTheRoundAndARestartStaysAborted) {
   FakeStore store;
   auto specs = one_task();
-  specs[0].estimate = [](const std::vector<uint64_t>&, uint32_t) -> std::string {
+  specs[0].estimate = [](const std::vector<uint64_t>&, uint32_t, RandomBits&) -> std::string {
     throw std::invalid_argument("estimate: sum length");
   };
   {
@@ -302,6 +302,41 @@ TEST(TrustedRound, SurvivesClosesReportedFromInsideOutboxClose) {
   ASSERT_EQ(c.task_state(1), "completed");
   EXPECT_EQ(*store.result(1), sum_json(sum_of(inputs, kBits), 3));
   for (int i = 0; i < 3; ++i) EXPECT_TRUE(out.closed(devices[i].conn));
+}
+
+// A result is stored before anything shows it (issue 39 item 2): when put_result fails (a full
+// disk), no log line, task state or RoundOutcome says "completed" — and the noise seed the
+// estimate was drawn with was stored before it (a server note), so a later run publishes the
+// same bytes.
+class FailingResultStore : public FakeStore {
+ public:
+  void put_result(uint32_t, const std::string&) override {
+    throw std::runtime_error("put_result: disk full");
+  }
+};
+
+TEST(TrustedRound, NothingShowsAResultBeforeItIsStored) {
+  FailingResultStore store;
+  FakeOutbox out(store);
+  Coordinator c(store, out, one_task(), kT0);
+  std::vector<TrustedDevice> devices = admit_devices(c, out, 5, 100, 1, kLength, kBits);
+  for (size_t i = 0; i + 1 < devices.size(); ++i) send_reports(c, out, devices[i], 1, kLength);
+  send_reports(c, out, devices[4], 1, 128);
+  EXPECT_THROW(c.on_frame(devices[4].conn, report(1, devices[4].words, 128, 2)),
+               std::runtime_error);
+  EXPECT_NE(store.state(1), "completed");
+  for (const std::string& line : c.take_log()) {
+    EXPECT_EQ(line.find("completed"), std::string::npos) << line;
+  }
+  for (const Sent& s : out.log()) {
+    EXPECT_NE(s.envelope.which_body, fedstat_v1_Envelope_round_outcome_tag);
+  }
+  size_t seeds = 0;
+  for (const StoredEvent& e : store.all_events()) {
+    const std::string text(e.payload.begin(), e.payload.end());
+    seeds += e.kind == EventKind::kServerNote && text.rfind("noise_seed ", 0) == 0;
+  }
+  EXPECT_EQ(seeds, 1u);
 }
 
 }  // namespace
