@@ -9,8 +9,10 @@
 //   fedstat-server tasks --config FILE [--json]
 //   fedstat-server results TASK --config FILE [--json]
 //
-// Exit codes: 0 success; 1 a runtime failure (store, network, task); 2 a usage or configuration
-// error.
+// Signals: SIGTERM or SIGINT stops the server cleanly; SIGHUP makes a collector read its
+// credentials file again (a removed device's sessions and connections end; server_app.h).
+// Exit codes: 0 success; 1 a runtime failure (store — a damaged one among them, network, task); 2
+// a usage or configuration error.
 #include <cstdio>
 #include <iostream>
 #include <string>

@@ -78,6 +78,7 @@ class NetBridge final : public net::FrameHandler, public Outbox {
     server_->send(id, message);
   }
   void close(ConnectionId id) override { server_->close(id); }
+  void checked_in(ConnectionId id) override { server_->check_in(id); }
   void keep_open(ConnectionId id, uint32_t seconds) override {
     server_->keep_open(id,
                        static_cast<uint32_t>(std::min<uint64_t>(UINT32_MAX, 1000ull * seconds)));

@@ -1,6 +1,8 @@
 // The per-address rate limit on new TLS connections (peer_handshake_limit.h).
 #include "host_server/peer_handshake_limit.h"
 
+#include "host_server/net/peer_address.h"
+
 #include <algorithm>
 #include <chrono>
 #include <utility>
@@ -8,8 +10,13 @@
 namespace fedstat {
 namespace host {
 
-PeerHandshakeLimit::PeerHandshakeLimit(uint32_t per_minute, std::function<uint64_t()> clock)
-    : clock_(std::move(clock)), ipv4_(per_minute), ipv6_(per_minute), overflow_(per_minute) {
+PeerHandshakeLimit::PeerHandshakeLimit(uint32_t per_minute, std::function<uint64_t()> clock,
+                                       bool exempt_loopback)
+    : clock_(std::move(clock)),
+      exempt_loopback_(exempt_loopback),
+      ipv4_(per_minute),
+      ipv6_(per_minute),
+      overflow_(per_minute) {
   if (!clock_) {
     clock_ = [] {
       return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(
@@ -20,29 +27,15 @@ PeerHandshakeLimit::PeerHandshakeLimit(uint32_t per_minute, std::function<uint64
 }
 
 bool PeerHandshakeLimit::admit(const asio::ip::address& peer) {
-  if (ipv4_.per_minute() == 0 || peer.is_loopback()) return true;
+  if (ipv4_.per_minute() == 0) return true;
+  const net::PeerAddress address = net::peer_address(peer);  // an IPv4 address or an IPv6 /64
+  if (address.loopback && exempt_loopback_) return true;
   const uint64_t now = clock_();
   if (now >= pruned_at_ + 60 || now < pruned_at_) {  // full buckets are the same as none
     prune(now);
     overflow_.prune(now);
   }
-  if (peer.is_v6() && !peer.to_v6().is_v4_mapped()) {
-    const asio::ip::address_v6::bytes_type bytes = peer.to_v6().to_bytes();
-    // NAT64's well-known prefix 64:ff9b::/96 carries the client's IPv4 address in its last 32 bits.
-    static constexpr uint8_t kNat64[12] = {0x00, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0};
-    if (std::equal(bytes.begin(), bytes.begin() + 12, kNat64)) {
-      const uint32_t v4 = uint32_t{bytes[12]} << 24 | uint32_t{bytes[13]} << 16 |
-                          uint32_t{bytes[14]} << 8 | bytes[15];
-      return admit_key(ipv4_, v4, now);  // never loopback: RFC 6052 maps global addresses only
-    }
-    uint64_t prefix = 0;
-    for (size_t i = 0; i < 8; ++i) prefix = prefix << 8 | bytes[i];
-    return admit_key(ipv6_, prefix, now);
-  }
-  const asio::ip::address_v4 v4 =
-      peer.is_v4() ? peer.to_v4() : asio::ip::make_address_v4(asio::ip::v4_mapped, peer.to_v6());
-  if (v4.is_loopback()) return true;
-  return admit_key(ipv4_, v4.to_uint(), now);
+  return admit_key(address.ipv6 ? ipv6_ : ipv4_, address.key, now);
 }
 
 void PeerHandshakeLimit::prune(uint64_t now) {

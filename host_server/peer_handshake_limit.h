@@ -8,8 +8,9 @@
 // bucket per address: CheckInLimit's, rounds/check_in_limit.h); one beyond is dropped before any
 // TLS work. An IPv6 address counts by its /64 (one host holds a whole /64); an IPv4-mapped
 // (::ffff:a.b.c.d) or NAT64 (64:ff9b::a.b.c.d; not the local-use 64:ff9b:1::/48) address as its
-// IPv4 address. Loopback peers (127/8, ::1, ::ffff:127/104) are never limited (a local proxy, the
-// load generator and the emulated fleets connect from there). At most kMaxTrackedAddresses buckets
+// IPv4 address (net/peer_address.h). Loopback peers (127/8, ::1, ::ffff:127/104) are not limited
+// unless exempt_loopback is false (a local proxy, the load generator and the emulated fleets
+// connect from there; config exempt_loopback_peers). At most kMaxTrackedAddresses buckets
 // are kept; past that, full buckets are dropped at once (at most once a second) and, if none is
 // full, new addresses share one bucket: an attacker with a /48 of /64s can fill the table and make
 // new honest addresses share per_minute. What it does not do (an operator's choice to turn it on,
@@ -44,9 +45,11 @@ inline constexpr size_t kMaxTrackedAddresses = 65536;
 
 class PeerHandshakeLimit {
  public:
-  // per_minute == 0: no limit. `clock`: whole seconds; empty: steady_clock.
-  explicit PeerHandshakeLimit(uint32_t per_minute, std::function<uint64_t()> clock = {});
-  // Takes a token for `peer`'s address (or /64) if it has one; loopback always passes.
+  // per_minute == 0: no limit. `clock`: whole seconds; empty: steady_clock. `exempt_loopback`:
+  // loopback peers always pass (else they are limited like any address).
+  explicit PeerHandshakeLimit(uint32_t per_minute, std::function<uint64_t()> clock = {},
+                              bool exempt_loopback = true);
+  // Takes a token for `peer`'s address (or /64) if it has one; loopback passes when exempt.
   bool admit(const asio::ip::address& peer);
   // Addresses currently tracked (both families, and the shared overflow bucket).
   size_t tracked() const { return ipv4_.tracked() + ipv6_.tracked() + overflow_.tracked(); }
@@ -57,6 +60,7 @@ class PeerHandshakeLimit {
   void prune(uint64_t now);
 
   std::function<uint64_t()> clock_;
+  bool exempt_loopback_;
   CheckInLimit ipv4_, ipv6_;  // keyed by the IPv4 address; by the IPv6 /64 prefix
   CheckInLimit overflow_;     // one bucket (key 0) for new addresses while the others are full
   uint64_t pruned_at_ = 0;

@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 
+#include "host_server/file_access.h"
 #include "host_server/hex.h"
 #include "host_server/net/credentials.h"
 #include "host_server/net/tls_server.h"
@@ -28,6 +29,7 @@
 #include "host_server/tagg/tagg_forwarder.h"
 #include "host_server/tasks/report_bounds.h"
 #include "host_server/tasks/task_plan.h"
+#include "sdk/base/crypto.h"
 
 namespace fedstat {
 namespace host {
@@ -54,8 +56,12 @@ net::TlsServerConfig listener_config(const ServerConfig& config) {
   tls.max_connections = config.max_connections;
   tls.sessions.max_entries = config.tls_session_cache_entries;
   tls.sessions.lifetime_seconds = config.tls_session_lifetime_seconds;
+  tls.max_connections_per_identity = config.max_connections_per_identity;
+  tls.max_connections_per_address = config.max_connections_per_address;
+  tls.exempt_loopback = config.exempt_loopback_peers;
   if (config.handshakes_per_address_per_minute != 0) {
-    auto limit = std::make_shared<PeerHandshakeLimit>(config.handshakes_per_address_per_minute);
+    auto limit = std::make_shared<PeerHandshakeLimit>(config.handshakes_per_address_per_minute,
+                                                      nullptr, config.exempt_loopback_peers);
     tls.admit_peer = [limit](const asio::ip::address& peer) { return limit->admit(peer); };
   }
   return tls;
@@ -268,6 +274,60 @@ uint64_t raise_descriptor_limit(size_t max_connections) {
   return limit.rlim_cur == RLIM_INFINITY ? UINT64_MAX : static_cast<uint64_t>(limit.rlim_cur);
 }
 
+// The credentials file's keys, wiped when the last reader lets them go (a reload replaces them).
+std::shared_ptr<const net::DeviceKeys> held_keys(net::DeviceKeys keys) {
+  return std::shared_ptr<const net::DeviceKeys>(
+      new net::DeviceKeys(std::move(keys)), [](const net::DeviceKeys* held) {
+        auto* keys = const_cast<net::DeviceKeys*>(held);
+        for (auto& entry : *keys) {
+          crypto::wipe(entry.second.data(), entry.second.size());
+        }
+        delete keys;
+      });
+}
+
+// Re-reads the credentials file (SIGHUP): the new keys take over, and every identity whose key
+// is gone or changed is revoked (its sessions forgotten, its connections closed). A file that
+// does not load changes nothing. Logged either way.
+void reload_credentials(const ServerConfig& config,
+                        std::shared_ptr<const net::DeviceKeys>& in_force, net::TlsServer& server,
+                        std::ostream& log) {
+  net::DeviceKeys fresh;
+  try {
+    fresh = net::load_credentials(config.credentials_path);
+  } catch (const std::exception& e) {
+    log_line(log, {{"event", "credentials_not_reloaded"},
+                   {"path", config.credentials_path},
+                   {"detail", e.what()},
+                   {"devices", in_force->size()},
+                   {"kept", "the credentials in force"}});
+    return;
+  }
+  std::set<std::string> revoked;
+  size_t removed = 0, changed = 0, added = 0;
+  for (const auto& [id, key] : *in_force) {
+    const auto now = fresh.find(id);
+    if (now == fresh.end() || now->second != key) {
+      revoked.insert(std::to_string(id));
+      ++(now == fresh.end() ? removed : changed);
+    }
+  }
+  for (const auto& entry : fresh) added += in_force->count(entry.first) == 0 ? 1 : 0;
+  const size_t devices = fresh.size();
+  in_force = held_keys(std::move(fresh));  // lookup_psk answers from these from now on
+  const size_t closed = server.revoke(revoked);
+  log_line(log, {{"event", "credentials_reloaded"},
+                 {"path", config.credentials_path},
+                 {"devices", devices},
+                 {"added", added},
+                 {"removed", removed},
+                 {"changed", changed},
+                 {"connections_closed", closed}});
+  for (const std::string& warning : secrets_readable_by_others(config)) {
+    log_line(log, {{"event", "warning"}, {"detail", warning}});
+  }
+}
+
 }  // namespace
 
 // (server_app.h) A DIST round's rosters must outlive a power loss, not only kill -9. Were the
@@ -296,6 +356,10 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
   if (config.tagg_role) return serve_tagg(config, port_file, log);
   std::unique_ptr<Store> sqlite =
       open_sqlite_store(config.store_path, collector_store_options(config));
+  std::vector<std::string> warnings = secrets_readable_by_others(config);
+  for (std::string& warning : store_readable_by_others(config.store_path)) {
+    warnings.push_back(std::move(warning));
+  }
   asio::io_context io;
   // The rounds' writes of device messages commit on the store's writer thread while the io
   // thread answers the next message; every answer waits in `gate` until the writes before it
@@ -327,6 +391,9 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
   std::vector<TaskSpec> specs = plan_declared_tasks(config, store, unix_seconds(), forward_tagg);
 
   net::TlsServerConfig tls = listener_config(config);
+  tls.await_check_in = true;  // a device's first message must be a ClientHello the rounds take
+  // The credentials file's keys (replaced by a reload on SIGHUP; read on the io thread only).
+  std::shared_ptr<const net::DeviceKeys> keys;
   if (config.fleet_secret) {
     const auto secret = *config.fleet_secret;
     tls.lookup_psk = [secret](const std::string& identity) -> std::optional<net::DevicePsk> {
@@ -335,9 +402,8 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
       return net::derive_device_psk(secret, *id);
     };
   } else {
-    const auto keys =
-        std::make_shared<net::DeviceKeys>(net::load_credentials(config.credentials_path));
-    tls.lookup_psk = [keys](const std::string& identity) -> std::optional<net::DevicePsk> {
+    keys = held_keys(net::load_credentials(config.credentials_path));
+    tls.lookup_psk = [&keys](const std::string& identity) -> std::optional<net::DevicePsk> {
       const auto id = net::parse_device_identity(identity);
       if (!id) return std::nullopt;
       const auto it = keys->find(*id);
@@ -363,15 +429,11 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
                              ") is below max_connections + " + std::to_string(kSpareDescriptors) +
                              ": past it, new connections wait in the listen backlog"}});
   }
+  for (const std::string& warning : warnings) {
+    log_line(log, {{"event", "warning"}, {"detail", warning}});
+  }
   server.start();
   view.serve(io, config, coordinator, log);  // only with status_listen
-  log_line(log, {{"event", "listening"},
-                 {"address", config.address},
-                 {"port", server.port()},
-                 {"store", config.store_path},
-                 {"tasks", config.tasks.size()},
-                 {"descriptors", descriptors}});
-  if (!port_file.empty()) write_port_file(port_file, server.port());
 
   const auto drain_log = [&]() {
     for (const std::string& line : coordinator.take_log()) {
@@ -390,10 +452,26 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
     });
   };
   schedule();
+  // SIGHUP: the credentials file is read again (a fleet secret has nothing to reload).
+  asio::signal_set reloads(io, SIGHUP);
+  std::function<void()> await_reload = [&]() {
+    reloads.async_wait([&](const asio::error_code& error, int /*signal*/) {
+      if (error || stopping) return;
+      if (keys) {
+        reload_credentials(config, keys, server, log);
+      } else {
+        log_line(log, {{"event", "credentials_not_reloaded"},
+                       {"detail", "the device keys come from fleet_secret: nothing to reload"}});
+      }
+      await_reload();
+    });
+  };
+  await_reload();
   asio::signal_set signals(io, SIGTERM, SIGINT);
   signals.async_wait([&](const asio::error_code& error, int signal) {
     if (error) return;
     stopping = true;
+    reloads.cancel();
     drain_log();  // what happened since the last tick (a round that just completed)
     log_line(log, {{"event", "stopping"}, {"signal", signal}});
     tick.cancel();
@@ -401,6 +479,13 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
     server.stop();
     view.stop();
   });
+  // Listening, and every signal it answers set up: now the port file says so.
+  json listening{{"event", "listening"},         {"address", config.address},
+                 {"port", server.port()},        {"store", config.store_path},
+                 {"tasks", config.tasks.size()}, {"descriptors", descriptors}};
+  if (keys) listening["credentials"] = config.credentials_path + " (SIGHUP reloads it)";
+  log_line(log, std::move(listening));
+  if (!port_file.empty()) write_port_file(port_file, server.port());
   io.run();
   view.set_tls_stats({});  // `server` is destroyed before `view`: no call into it after this
   drain_log();             // what the rounds logged since the stop began

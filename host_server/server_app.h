@@ -46,11 +46,18 @@ std::vector<TaskSpec> plan_declared_tasks(const ServerConfig& config, Store& sto
 SqliteStoreOptions collector_store_options(const ServerConfig& config);
 
 // Serves until SIGTERM/SIGINT. Writes the bound port to `port_file` (when not empty) once
-// listening. Returns the process exit code. A config of role "tagg" serves the TAgg
-// (host_server/tagg/tagg_app.h); a collector with a "tagg" endpoint forwards its TAGG tasks'
-// aggregates there and publishes what comes back. A collector raises the process's soft
-// RLIMIT_NOFILE to max_connections + 64 as far as the hard limit allows (a "warning" line when it
-// stays below; the "listening" line gives the limit in force).
+// listening (and once SIGTERM, SIGINT and SIGHUP are answered). Returns the process exit code. A
+// config of role "tagg" serves the TAgg (host_server/tagg/tagg_app.h); a collector with a "tagg"
+// endpoint forwards its TAGG tasks' aggregates there and publishes what comes back. A collector
+// raises the process's soft RLIMIT_NOFILE to max_connections + 64 as far as the hard limit allows
+// (a "warning" line when it stays below; the "listening" line gives the limit in force). Its
+// listener closes a connection that has not checked in (a ClientHello the rounds took) within
+// handshake_timeout_ms of its accept (net/tls_server.h, await_check_in). On SIGHUP a collector
+// with a credentials file reads it again: a removed (or changed) device's held TLS session is
+// forgotten and its connections are closed ("credentials_reloaded", with the counts); a file that
+// does not load keeps the credentials in force ("credentials_not_reloaded", with the reason).
+// At start, a "warning" line names each secret file others can read (file_access.h). A store
+// that fails its check at open (sqlite_store.h) is refused: std::runtime_error, before serving.
 int serve(const ServerConfig& config, const std::string& port_file, std::ostream& log);
 
 uint64_t unix_seconds();

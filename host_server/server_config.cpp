@@ -128,13 +128,30 @@ ServerConfig read_server_config(const std::string& path) {
   ServerConfig config;
   const size_t slash = path.rfind('/');
   config.base_dir = slash == std::string::npos ? "." : path.substr(0, slash);
-  refuse_unknown_fields(
-      file,
-      {"listen", "store", "credentials", "fleet_secret", "noise_seed", "handshake_timeout_ms",
-       "idle_timeout_ms", "max_connections", "tls_session_cache_entries",
-       "tls_session_lifetime_seconds", "check_ins_per_minute", "handshakes_per_address_per_minute",
-       "tasks", "role", "tagg", "collectors", "task_collectors", "status_listen"},
-      path);
+  config.config_path = path;
+  refuse_unknown_fields(file,
+                        {"listen",
+                         "store",
+                         "credentials",
+                         "fleet_secret",
+                         "noise_seed",
+                         "handshake_timeout_ms",
+                         "idle_timeout_ms",
+                         "max_connections",
+                         "tls_session_cache_entries",
+                         "tls_session_lifetime_seconds",
+                         "check_ins_per_minute",
+                         "handshakes_per_address_per_minute",
+                         "max_connections_per_identity",
+                         "max_connections_per_address",
+                         "exempt_loopback_peers",
+                         "tasks",
+                         "role",
+                         "tagg",
+                         "collectors",
+                         "task_collectors",
+                         "status_listen"},
+                        path);
   if (file.contains("listen")) parse_listen(text_field(file["listen"], "listen"), config);
   if (file.contains("store")) {
     config.store_path = resolve(config.base_dir, text_field(file["store"], "store"));
@@ -235,6 +252,21 @@ ServerConfig read_server_config(const std::string& path) {
     config.handshakes_per_address_per_minute =
         static_cast<uint32_t>(whole(file["handshakes_per_address_per_minute"],
                                     "handshakes_per_address_per_minute", 0, 1000000));
+  }
+  if (file.contains("max_connections_per_identity")) {
+    config.max_connections_per_identity =
+        whole(file["max_connections_per_identity"], "max_connections_per_identity", 0, 1u << 20);
+  }
+  if (file.contains("max_connections_per_address")) {
+    config.max_connections_per_address =
+        whole(file["max_connections_per_address"], "max_connections_per_address", 0, 1u << 20);
+  }
+  if (file.contains("exempt_loopback_peers")) {
+    if (!file["exempt_loopback_peers"].is_boolean()) {
+      throw std::invalid_argument("exempt_loopback_peers must be true or false, not " +
+                                  file["exempt_loopback_peers"].dump());
+    }
+    config.exempt_loopback_peers = file["exempt_loopback_peers"].get<bool>();
   }
   if (file.contains("status_listen")) {
     // The status page has no authentication: a loopback address only.

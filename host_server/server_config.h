@@ -1,14 +1,27 @@
 // The server's configuration file (JSON), as `fedstat-server --config FILE` reads it. Fields:
 //   listen        "127.0.0.1:7443" (port 0: any free port; see --port-file)
-//   store         "fedstat-server.db": the SQLite store (WAL), created when absent
-//   credentials   "devices.txt": per-device PSKs, "<device id> <64 hex digits>" lines
+//   store         "fedstat-server.db": the SQLite store (WAL), created when absent — with its
+//                 -wal and -shm, 0600, and its missing directories 0700, whatever the umask (it
+//                 holds every trusted and tagg device's exact words); an existing store that group
+//                 or others can read is named in a warning at start, not changed. Checked (PRAGMA
+//                 quick_check) at start: a damaged store is refused, the server exits 1
+//   credentials   "devices.txt": per-device PSKs, "<device id> <64 hex digits>" lines; read at
+//                 start and again on SIGHUP (a collector): a device removed from it can start no
+//                 new session (a held TLS session does not resume) and its connections are
+//                 closed; a file that does not parse on a reload is logged and the credentials
+//                 in force are kept. Keep it 0600: the server warns, naming the file, when group
+//                 or others can read it (so too a config file holding fleet_secret, a tagg psk
+//                 or collectors)
 //   fleet_secret  or 64 hex digits: every device's PSK is HKDF(fleet_secret, id) (emulation)
 //   noise_seed    0 (default): central noise from the CSPRNG; else seeded — for tests, refused
 //                 when a trusted task would draw its central noise from it
-//   handshake_timeout_ms 10000, idle_timeout_ms 60000, max_connections 4096 (a device waiting
-//                 on a round — admission, a phase, its outcome — is kept open for the round's
-//                 longest wait, max(admission, phase time-out) + 10 s, whatever idle_timeout_ms;
-//                 the server raises its descriptor limit towards max_connections + 64)
+//   handshake_timeout_ms 10000, idle_timeout_ms 60000, max_connections 4096 (a collector's
+//                 connection must also check in — a ClientHello the rounds take — within
+//                 handshake_timeout_ms of its accept, or it is closed: other frames before it
+//                 move no deadline; a device waiting on a round — admission, a phase, its
+//                 outcome — is kept open for the round's longest wait, max(admission, phase
+//                 time-out) + 10 s, whatever idle_timeout_ms; the server raises its descriptor
+//                 limit towards max_connections + 64)
 //   tls_session_cache_entries 16384, tls_session_lifetime_seconds 3600: TLS session resumption
 //                 (net/tls_session_cache.h): a device that connects again within the lifetime
 //                 (counted from its last full handshake, at most 86400) resumes its session with
@@ -21,17 +34,31 @@
 //                 burst of that many, then that many a minute (a token bucket per credential,
 //                 rounds/check_in_limit.h); one beyond gets ServerError RETRY_LATER
 //                 (kResourceExhausted) and is closed, nothing stored. 0: no limit
+//   max_connections_per_identity 4: open connections one PSK identity (a device id) may hold;
+//                 a new one beyond closes that identity's oldest (a device needs one; a resume may
+//                 overlap its dead predecessor, which must not lock it out — and only the key's
+//                 holder can open one). 0: no cap
+//   max_connections_per_address 256: connections (handshaking or open) from one address (an IPv6
+//                 /64) at once; one beyond is closed at accept, nothing sent (refused, not the
+//                 oldest closed: nobody behind the same NAT can close the others'). Devices behind
+//                 one NAT share it: raise it for a large one. 0: no cap
+//   exempt_loopback_peers true: loopback peers (a local proxy, the load generator, the emulated
+//                 fleets) are not limited per address (max_connections_per_address,
+//                 handshakes_per_address_per_minute); false counts them like any address (behind
+//                 a local proxy every device is 127.0.0.1: leave it true there)
 //   handshakes_per_address_per_minute 0 (off): the full TLS handshakes one peer address (an IPv6
 //                 /64) may make: a burst of that many, then that many a minute; one beyond is
 //                 dropped before the server makes its key pair (peer_handshake_limit.h: a hello
 //                 needs no credential and costs the server a key pair). A device resuming a held
-//                 session is not charged; loopback peers are not limited; devices behind one NAT
+//                 session is not charged; loopback peers are not limited (exempt_loopback_peers);
+//                 devices behind one NAT
 //                 share its bucket (the header lists what the limit does not do)
 //   status_listen (collector) absent (default): no status page; "127.0.0.1:0" (port 0: any free
 //                 port, logged as {"event":"status_listening","port":N}): the operator's read-only
 //                 status page (tasks, rounds, devices, dropouts, results, estimates over rounds) at
 //                 / and Prometheus text at /metrics, over plain HTTP (host_server/status/); a
-//                 loopback address only (127.x.x.x, [::1], localhost): it has no authentication
+//                 loopback address only (127.x.x.x, [::1], localhost): it has no authentication;
+//                 16 connections at once, 4 per local user (status/http_server.h)
 //   tasks         [ {task declaration}, ... ] (host_server/tasks/task_plan.h)
 //   role          "collector" (default: devices check in here) or "tagg" (the trusted aggregator
 //                 of TAGG tasks, host_server/tagg/: collectors send it exact aggregates)
@@ -89,9 +116,13 @@ struct ServerConfig {
   uint32_t tls_session_lifetime_seconds = 3600;
   uint32_t check_ins_per_minute = 60;  // rounds/check_in_limit.h's kDefaultCheckInsPerMinute
   uint32_t handshakes_per_address_per_minute = 0;  // peer_handshake_limit.h; 0: off
+  size_t max_connections_per_identity = 4;         // 0: no cap
+  size_t max_connections_per_address = 256;        // 0: no cap
+  bool exempt_loopback_peers = true;
   std::string status_listen;  // "host:port", loopback only; empty: no status page
   nlohmann::json tasks = nlohmann::json::array();
-  std::string base_dir;  // the config file's directory
+  std::string base_dir;     // the config file's directory
+  std::string config_path;  // the config file itself (its mode is checked when it holds a secret)
 };
 
 ServerConfig read_server_config(const std::string& path);

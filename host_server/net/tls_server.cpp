@@ -55,6 +55,10 @@ struct TlsServer::Connection {
   std::string resumed_identity;  // the identity of the session the handshake resumes
   std::optional<TlsSessionCache::Key> handshake_key;  // a full handshake's PSK, until it ends
   std::optional<asio::ip::address> peer;              // the peer's address, when known
+  std::optional<PeerAddress> counted_address;         // counted in per_address_ (until released)
+  bool counted_identity = false;                      // counted in per_identity_ (until released)
+  bool unknown_identity = false;    // the PSK callback found no key: a decoy key stands in
+  bool checked_in = false;          // await_check_in: the handler took its first message
   bool charged = false;             // admit_peer was asked for this connection's full handshake
   std::array<uint8_t, 4096> chunk;  // target of the outstanding socket read
   std::vector<uint8_t> inbox;       // ciphertext received, not yet taken by mbedTLS
@@ -145,7 +149,18 @@ int TlsServer::psk_callback(void* server, mbedtls_ssl_context* ssl, const unsign
   } catch (...) {
     return -1;  // never let an exception cross mbedTLS's C frames
   }
-  if (!key) return -1;  // mbedTLS sends the unknown_psk_identity alert
+  if (!key) {
+    // RFC 4279 §2's alternative to the unknown_psk_identity alert: go on as if the identity
+    // existed, with a random key the client cannot hold. The handshake then fails where a wrong
+    // key's fails — the client's Finished does not decrypt — with the same alert (bad_record_mac)
+    // after the same work: no observer learns which identities the server knows.
+    std::array<uint8_t, 32> decoy{};
+    int rc = mbedtls_ctr_drbg_random(&self->drbg_, decoy.data(), decoy.size());
+    if (rc == 0) rc = mbedtls_ssl_set_hs_psk(ssl, decoy.data(), decoy.size());
+    crypto::wipe(decoy.data(), decoy.size());
+    if (self->handshaking_ != nullptr) self->handshaking_->unknown_identity = true;
+    return rc;
+  }
   if (self->handshaking_ != nullptr) {
     self->handshaking_->identity = name;
     self->handshaking_->handshake_key = *key;
@@ -188,6 +203,11 @@ TlsServerStats TlsServer::stats() const {
   stats.resumed_handshakes = resumed_handshakes_;
   stats.cached_sessions = sessions_.size();
   stats.refused_peers = refused_peers_;
+  stats.refused_full = refused_full_;
+  stats.refused_per_address = refused_per_address_;
+  stats.replaced_per_identity = replaced_per_identity_;
+  stats.not_checked_in = not_checked_in_;
+  stats.revoked = revoked_;
   return stats;
 }
 
@@ -235,12 +255,26 @@ void TlsServer::accept() {
 void TlsServer::admit(asio::ip::tcp::socket socket) {
   asio::error_code ignored;
   if (connections_.size() >= config_.max_connections) {
+    ++refused_full_;
     socket.close(ignored);
     return;
   }
-  socket.set_option(asio::ip::tcp::no_delay(true), ignored);
   asio::error_code no_address;
   const asio::ip::tcp::endpoint peer = socket.remote_endpoint(no_address);
+  std::optional<PeerAddress> counted;  // the address this connection counts against, if capped
+  if (!no_address && config_.max_connections_per_address != 0) {
+    const PeerAddress address = peer_address(peer.address());
+    if (!(address.loopback && config_.exempt_loopback)) {
+      const auto held = per_address_.find(address);
+      if (held != per_address_.end() && held->second >= config_.max_connections_per_address) {
+        ++refused_per_address_;  // before any TLS work: nothing sent, no id, no call
+        socket.close(ignored);
+        return;
+      }
+      counted = address;
+    }
+  }
+  socket.set_option(asio::ip::tcp::no_delay(true), ignored);
   auto connection = std::make_shared<Connection>(io_, std::move(socket), next_id_);
   if (!no_address) connection->peer = peer.address();
   if (mbedtls_ssl_setup(&connection->ssl, &ssl_config_) != 0) {
@@ -248,6 +282,10 @@ void TlsServer::admit(asio::ip::tcp::socket socket) {
     return;
   }
   ++next_id_;
+  if (counted) {
+    ++per_address_[*counted];
+    connection->counted_address = counted;
+  }
   mbedtls_ssl_set_bio(&connection->ssl, connection.get(), &TlsServer::bio_send,
                       &TlsServer::bio_receive, nullptr);
   connection->deadline = Clock::now() + std::chrono::milliseconds(config_.handshake_timeout_ms);
@@ -269,7 +307,12 @@ void TlsServer::arm_timer(const ConnectionPtr& connection) {
         drop(connection, "TLS handshake not finished within handshake_timeout_ms", false);
         break;
       case Connection::State::kOpen:
-        drop(connection, "idle for longer than idle_timeout_ms", false);
+        if (connection->checked_in) {
+          drop(connection, "idle for longer than idle_timeout_ms", false);
+        } else {
+          ++not_checked_in_;
+          drop(connection, "no check-in (a valid ClientHello) within handshake_timeout_ms", false);
+        }
         break;
       default:
         finish(connection);
@@ -305,7 +348,11 @@ void TlsServer::on_read(const ConnectionPtr& connection, size_t bytes) {
     if (connection->state == Connection::State::kHandshake) {
       advance_handshake(connection);
     } else {
-      connection->deadline = Clock::now() + std::chrono::milliseconds(config_.idle_timeout_ms);
+      // Before its check-in, what a peer sends moves nothing: its deadline stays the
+      // handshake's (await_check_in).
+      if (connection->checked_in) {
+        connection->deadline = Clock::now() + std::chrono::milliseconds(config_.idle_timeout_ms);
+      }
       read_frames(connection);
     }
   }  // kClosing: bytes after our last word are discarded until the peer's end of stream
@@ -354,7 +401,12 @@ void TlsServer::advance_handshake(const ConnectionPtr& connection) {
     connection->handshake_key.reset();
   }
   if (rc != 0) {
-    drop(connection, "TLS handshake failed: " + mbedtls_text(rc), true);  // sends the alert
+    // The alert (sent) is a wrong key's either way; the log says which it was.
+    drop(
+        connection,
+        "TLS handshake failed: " +
+            (connection->unknown_identity ? std::string("unknown PSK identity") : mbedtls_text(rc)),
+        true);
     return;
   }
   if (full) {
@@ -366,9 +418,15 @@ void TlsServer::advance_handshake(const ConnectionPtr& connection) {
     drop(connection, "TLS handshake ended without an identity", false);
     return;
   }
+  make_room_for(connection->identity);
+  per_identity_[connection->identity].insert(connection->id);
+  connection->counted_identity = true;
   connection->state = Connection::State::kOpen;
-  connection->deadline = Clock::now() + std::chrono::milliseconds(config_.idle_timeout_ms);
-  arm_timer(connection);  // the idle deadline may come before the handshake's
+  if (!config_.await_check_in) {
+    connection->checked_in = true;
+    connection->deadline = Clock::now() + std::chrono::milliseconds(config_.idle_timeout_ms);
+    arm_timer(connection);  // the idle deadline may come before the handshake's
+  }  // else its deadline stays the handshake's: accept + handshake_timeout_ms
   handler_.on_open(connection->id, connection->identity);
   read_frames(connection);  // application data may have come with the client's Finished
 }
@@ -464,10 +522,83 @@ void TlsServer::close(ConnectionId id) {
 
 void TlsServer::keep_open(ConnectionId id, uint32_t ms) {
   const auto found = connections_.find(id);
-  if (found == connections_.end() || found->second->state != Connection::State::kOpen) return;
+  if (found == connections_.end() || found->second->state != Connection::State::kOpen ||
+      !found->second->checked_in) {
+    return;
+  }
   const Clock::time_point until = Clock::now() + std::chrono::milliseconds(ms);
   // The armed timer re-arms itself until the current deadline (arm_timer).
   if (until > found->second->deadline) found->second->deadline = until;
+}
+
+void TlsServer::check_in(ConnectionId id) {
+  const auto found = connections_.find(id);
+  if (found == connections_.end() || found->second->state != Connection::State::kOpen ||
+      found->second->checked_in) {
+    return;
+  }
+  Connection& c = *found->second;
+  c.checked_in = true;
+  const Clock::time_point idle = Clock::now() + std::chrono::milliseconds(config_.idle_timeout_ms);
+  if (idle > c.deadline) c.deadline = idle;  // the armed timer re-arms itself until then
+}
+
+void TlsServer::make_room_for(const std::string& identity) {
+  const size_t cap = config_.max_connections_per_identity;
+  if (cap == 0) return;
+  for (;;) {
+    const auto held = per_identity_.find(identity);
+    if (held == per_identity_.end() || held->second.size() < cap) return;
+    const ConnectionId oldest = *held->second.begin();  // ids grow: the smallest is the oldest
+    const auto found = connections_.find(oldest);
+    if (found == connections_.end()) {  // not open any more (cannot happen: release() erases)
+      held->second.erase(held->second.begin());
+      if (held->second.empty()) per_identity_.erase(held);
+      continue;
+    }
+    ++replaced_per_identity_;
+    const ConnectionPtr victim = found->second;
+    drop(victim,
+         "replaced: identity " + identity +
+             " opened a newer connection (max_connections_per_identity " + std::to_string(cap) +
+             ")",
+         false);
+  }
+}
+
+size_t TlsServer::revoke(const std::set<std::string>& identities) {
+  for (const std::string& identity : identities) sessions_.forget_identity(identity);
+  std::vector<ConnectionPtr> revoked;
+  for (const auto& entry : connections_) {
+    const Connection& c = *entry.second;
+    // Open ones by their identity; a handshake under way by the identity it is being made for.
+    const std::string& of = c.identity.empty() ? c.resumed_identity : c.identity;
+    if (!of.empty() && identities.count(of) != 0) revoked.push_back(entry.second);
+  }
+  for (const ConnectionPtr& c : revoked) {
+    ++revoked_;
+    drop(c,
+         "credential revoked (identity " +
+             (c->identity.empty() ? c->resumed_identity : c->identity) + ")",
+         false);
+  }
+  return revoked.size();
+}
+
+void TlsServer::release(Connection& c) {
+  if (c.counted_address) {
+    const auto held = per_address_.find(*c.counted_address);
+    if (held != per_address_.end() && --held->second == 0) per_address_.erase(held);
+    c.counted_address.reset();
+  }
+  if (c.counted_identity) {
+    const auto held = per_identity_.find(c.identity);
+    if (held != per_identity_.end()) {
+      held->second.erase(c.id);
+      if (held->second.empty()) per_identity_.erase(held);
+    }
+    c.counted_identity = false;
+  }
 }
 
 void TlsServer::stop() {
@@ -491,6 +622,7 @@ void TlsServer::drop(const ConnectionPtr& held, const std::string& reason, bool 
     return;
   }
   connections_.erase(connection->id);
+  release(*connection);
   const bool linger = send_pending && connection->pending_output() > 0;
   if (linger) {
     // Let the final alert or frames out, bounded: a peer that never reads is cut off.
@@ -515,6 +647,7 @@ void TlsServer::finish(const ConnectionPtr& connection) {
   mbedtls_ssl_init(&connection->ssl);
   connections_.erase(connection->id);
   lingering_.erase(connection->id);
+  release(*connection);
 }
 
 }  // namespace net

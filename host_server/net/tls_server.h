@@ -4,8 +4,11 @@
 //
 // Security: TLS 1.2 exactly and the device's pinned suite (sdk/tls/tls_channel.h:
 // TLS-ECDHE-PSK-WITH-CHACHA20-POLY1305-SHA256, X25519 or P-256). The PSK identity is looked up
-// with TlsServerConfig::lookup_psk; an unknown identity or a wrong key fails the handshake (the
-// device gets a fatal alert), on_open is never called and the socket is closed.
+// with TlsServerConfig::lookup_psk; an unknown identity or a wrong key fails the handshake, on_open
+// is never called and the socket is closed. Both end alike — the peer gets the same fatal alert
+// (bad_record_mac) after the same work: for an identity it does not know the server goes on with
+// a random key (RFC 4279 §2), so no observer learns which identities it knows; its on_close reason
+// says which it was ("TLS handshake failed: unknown PSK identity").
 //
 // Threads: every FrameHandler call happens on the io_context's thread, and every TlsServer method
 // must be called on that thread too (asio::post to it from elsewhere). Nothing is locked.
@@ -14,7 +17,20 @@
 // handshake_timeout_ms) → on_open(id, identity) → on_frame... → on_close(id, reason).
 // on_close is called exactly once for every accepted connection the server drops — including
 // those whose handshake failed or timed out, which never had on_open (a handler ignores ids it
-// never saw open). Sockets beyond max_connections are closed at once, get no id and no call.
+// never saw open). Sockets beyond max_connections are closed at once, get no id and no call;
+// so are those from an address (peer_address.h: an IPv4 address, an IPv6 /64) that already has
+// max_connections_per_address (loopback exempt unless exempt_loopback is false), counted in
+// stats().refused_per_address — refusing the newcomer, so that nobody sharing an address (a NAT)
+// can close the connections already there. One identity holds at most
+// max_connections_per_identity open connections: a handshake that would open one more closes the
+// identity's oldest first (on_close "replaced: ...", stats().replaced_per_identity) — only the
+// holder of that identity's key can make it happen, and a device whose older connection is dead
+// but not yet timed out (a network change, a resume) is never locked out by it.
+// await_check_in: an open connection's deadline stays its handshake's (accept +
+// handshake_timeout_ms), whatever it sends, until check_in(id) — the handler's word that its
+// first message was valid (the collector's: a ClientHello the rounds took); one that is not
+// checked in by then is closed ("no check-in ...", stats().not_checked_in). Until then keep_open
+// does nothing.
 // admit_peer (a per-address handshake rate limit: host_server/peer_handshake_limit.h) is asked
 // for every full handshake, once its ServerHello is written and before the server makes its key
 // pair; a resumption (no key pair) is not asked. A refused peer's connection is dropped, nothing
@@ -33,16 +49,17 @@
 // A connection is closed when: its handshake fails or takes longer than handshake_timeout_ms; it
 // sends nothing for idle_timeout_ms; it sends a malformed or oversized frame (the reason is
 // decode_frame's message); its unsent output exceeds max_pending_output_bytes (a slow reader never
-// holds up others); it closes; close(id) or stop() is called. keep_open(id, ms) moves the idle
-// deadline of an open connection to at least ms from now: the rounds call it for a device that is
-// waiting on the server (for the next phase or its outcome), however long idle_timeout_ms is.
+// holds up others); it closes; close(id), revoke() or stop() is called. keep_open(id, ms) moves the
+// idle deadline of an open connection to at least ms from now: the rounds call it for a device that
+// is waiting on the server (for the next phase or its outcome), however long idle_timeout_ms is.
 // close() and stop() also call on_close. send() and close() on an unknown or closed id do nothing
 // (the peer may just have gone).
 //
 // Memory per connection: a Connection (the mbedTLS ssl context plus ~16.7 KiB in and out record
 // buffers that mbedTLS allocates, a receive chunk of 4 KiB, a plaintext frame buffer of
 // wire::kMaxFrameBytes) plus its pending output, at most max_pending_output_bytes; and the
-// session cache, sessions.max_entries × about 420 bytes.
+// session cache, sessions.max_entries × about 420 bytes; per address with a connection (capped) and
+// per open identity, a map node (about 64 bytes and 100 bytes).
 // Destroy a TlsServer only after its io_context has stopped running handlers that may refer to it
 // (stop(), then let run() return). Paper: none (transport for all tasks).
 #ifndef FEDSTAT_HOST_SERVER_NET_TLS_SERVER_H_
@@ -55,9 +72,11 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 
+#include "host_server/net/peer_address.h"
 #include "host_server/net/tls_session_cache.h"
 #include "mbedtls/ctr_drbg.h"
 #include "mbedtls/entropy.h"
@@ -96,6 +115,14 @@ struct TlsServerConfig {
   // false drops the connection, nothing sent (TlsServerStats::refused_peers). Empty: every peer
   // is taken.
   std::function<bool(const asio::ip::address& peer)> admit_peer;
+  // Open connections one identity may hold (0: no cap); the oldest makes room (see above).
+  size_t max_connections_per_identity = 4;
+  // Connections, handshaking or open, from one address at once (0: no cap); one more is closed
+  // at accept. Loopback peers are not counted while exempt_loopback.
+  size_t max_connections_per_address = 256;
+  bool exempt_loopback = true;
+  // An open connection must be check_in()ed within handshake_timeout_ms of its accept (see above).
+  bool await_check_in = false;
 };
 
 // Handshakes completed since start, and the sessions held for resumption.
@@ -104,6 +131,11 @@ struct TlsServerStats {
   uint64_t resumed_handshakes = 0;
   size_t cached_sessions = 0;
   uint64_t refused_peers = 0;  // connections dropped before their handshake: admit_peer refused
+  uint64_t refused_full = 0;   // closed at accept: max_connections were open
+  uint64_t refused_per_address = 0;    // closed at accept: max_connections_per_address
+  uint64_t replaced_per_identity = 0;  // closed: max_connections_per_identity, a newer one came
+  uint64_t not_checked_in = 0;  // closed: no check_in within handshake_timeout_ms (await_check_in)
+  uint64_t revoked = 0;         // closed by revoke()
 };
 
 class TlsServer {
@@ -126,8 +158,16 @@ class TlsServer {
   void send(ConnectionId id, const wire::Envelope& message);
   void close(ConnectionId id);
   // An open connection is not closed as idle before `ms` from now (a later deadline stays).
-  // Unknown, closed or handshaking ids: nothing.
+  // Unknown, closed, handshaking or (await_check_in) not yet checked-in ids: nothing.
   void keep_open(ConnectionId id, uint32_t ms);
+  // await_check_in: the peer on `id` sent a valid first message; from now on what it sends moves
+  // its idle deadline. Unknown, closed, handshaking or already checked-in ids: nothing.
+  void check_in(ConnectionId id);
+  // The identities whose credential was withdrawn (a credentials reload; lookup_psk must already
+  // answer for them as it will from now on): their held TLS sessions are forgotten (wiped) and
+  // their connections, open or in their handshake, closed (on_close "credential revoked ...").
+  // Returns how many connections it closed.
+  size_t revoke(const std::set<std::string>& identities);
   // Stops accepting and closes every connection (on_close "server stopping").
   void stop();
   TlsServerStats stats() const;
@@ -157,6 +197,11 @@ class TlsServer {
   void arm_timer(const ConnectionPtr& connection);
   void drop(const ConnectionPtr& connection, const std::string& reason, bool send_pending);
   void finish(const ConnectionPtr& connection);
+  // Closes `identity`'s oldest open connections until it holds fewer than
+  // max_connections_per_identity.
+  void make_room_for(const std::string& identity);
+  // Takes the connection out of the per-address and per-identity counts (once).
+  void release(Connection& connection);
 
   asio::io_context& io_;
   TlsServerConfig config_;
@@ -175,8 +220,12 @@ class TlsServer {
   uint64_t full_handshakes_ = 0;
   uint64_t resumed_handshakes_ = 0;
   uint64_t refused_peers_ = 0;
-  std::unordered_map<ConnectionId, ConnectionPtr> connections_;  // handshaking or open
-  std::unordered_map<ConnectionId, ConnectionPtr> lingering_;    // closed, last bytes going out
+  uint64_t refused_full_ = 0, refused_per_address_ = 0, replaced_per_identity_ = 0;
+  uint64_t not_checked_in_ = 0, revoked_ = 0;
+  std::unordered_map<PeerAddress, size_t, PeerAddressHash> per_address_;  // handshaking or open
+  std::unordered_map<std::string, std::set<ConnectionId>> per_identity_;  // open, by identity
+  std::unordered_map<ConnectionId, ConnectionPtr> connections_;           // handshaking or open
+  std::unordered_map<ConnectionId, ConnectionPtr> lingering_;  // closed, last bytes going out
 };
 
 }  // namespace net

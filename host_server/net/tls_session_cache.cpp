@@ -41,6 +41,12 @@ void TlsSessionCache::forget(const std::string& id) {
   entries_.erase(found);
 }
 
+void TlsSessionCache::forget_identity(const std::string& identity) {
+  const auto held = id_of_identity_.find(identity);
+  if (held == id_of_identity_.end()) return;
+  forget(std::string(held->second));  // a copy: forget() erases the map's entry
+}
+
 void TlsSessionCache::forget_expired(Clock::time_point now) {
   const auto lifetime = std::chrono::seconds(config_.lifetime_seconds);
   while (!order_.empty()) {

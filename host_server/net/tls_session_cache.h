@@ -74,6 +74,9 @@ class TlsSessionCache {
 
   // Forgets (and wipes) every entry past its lifetime.
   void purge_expired() { forget_expired(now_()); }
+  // Forgets (and wipes) `identity`'s session, if one is held (a revoked credential: restore()
+  // would refuse it too, but its master secret need not wait in memory until then).
+  void forget_identity(const std::string& identity);
 
   size_t size() const { return entries_.size(); }
   bool enabled() const { return config_.max_entries > 0; }

@@ -167,6 +167,8 @@ void Coordinator::on_frame(ConnectionId connection, const fedstat_v1_Envelope& e
   Connection& c = it->second;
   if (e.which_body == fedstat_v1_Envelope_client_hello_tag) {
     on_hello(connection, c, e);
+    const auto hello = connections_.find(connection);  // `c` may be gone: on_hello may close it
+    if (hello != connections_.end() && hello->second.task != 0) outbox_.checked_in(connection);
     keep_member_open(connection);
     chain(now_);
     return;

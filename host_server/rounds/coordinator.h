@@ -17,6 +17,10 @@
 // does not pick its task by naming it. Any other refused message gets its own ServerError and
 // changes nothing (task_round.h lists them).
 //
+// A check-in that binds the connection to a round is reported to the net layer
+// (Outbox::checked_in): until then a connection is held to its handshake's deadline, whatever else
+// it sends (net/tls_server.h, await_check_in).
+//
 // Construction recovers: a task the store holds events for is rebuilt by replay; a task over in
 // the store stays over.
 //

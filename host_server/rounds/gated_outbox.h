@@ -3,7 +3,8 @@
 // (store/write_behind_store.h). An answer (send, close) given while a write is queued is held,
 // tagged with the ticket of the last write queued; release() passes on, in the order they were
 // given, every held answer whose ticket has committed. While nothing is queued or held, answers
-// pass straight through. keep_open() always passes through: it sends nothing to the peer.
+// pass straight through. keep_open() and checked_in() always pass through: they send nothing to
+// the peer.
 // One exception, decided on no stored message: the Coordinator closes a device's older connection
 // when the same device opens a newer one, before the newer hello is queued — so that close may
 // leave before the hello commits (the device owns both connections).
@@ -48,6 +49,7 @@ class GatedOutbox final : public Outbox {
   void send(ConnectionId connection, const fedstat_v1_Envelope& envelope) override;
   void close(ConnectionId connection) override;
   void keep_open(ConnectionId connection, uint32_t seconds) override;
+  void checked_in(ConnectionId connection) override { inner_.checked_in(connection); }
 
   // Passes on every held answer whose writes have committed, oldest first.
   void release();

@@ -22,6 +22,10 @@ class Outbox {
   // The device on `connection` is waiting on the server for up to `seconds` (the next phase, its
   // outcome): the net layer must not close it as idle before then.
   virtual void keep_open(ConnectionId connection, uint32_t seconds) = 0;
+  // The device on `connection` checked in (its ClientHello was taken): until then the net layer
+  // holds it to its handshake's deadline, whatever else it sends (net/tls_server.h,
+  // await_check_in). Sends nothing; by default, nothing to do.
+  virtual void checked_in(ConnectionId /*connection*/) {}
 };
 
 }  // namespace host

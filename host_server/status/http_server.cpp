@@ -2,7 +2,18 @@
 #include "host_server/status/http_server.h"
 
 #include <array>
+#include <cstring>
 #include <utility>
+
+#ifdef __linux__
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+#endif
 
 namespace fedstat {
 namespace host {
@@ -29,10 +40,76 @@ const char* reason_phrase(int status) {
   }
 }
 
-bool is_token_char(char c) {  // RFC 9110 tchar, as far as a method goes
+bool is_token_char(char c) {  // RFC 9110 tchar (a method, a field name)
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
          c == '_' || c == '.' || c == '!' || c == '~' || c == '*' || c == '+' || c == '\'' ||
          c == '#' || c == '$' || c == '%' || c == '&' || c == '^' || c == '`' || c == '|';
+}
+
+// The uid that owns the other end of a TCP connection on this machine (a loopback peer), asked of
+// the kernel (Linux sock_diag: an exact lookup by the connection's four addresses, no scan of the
+// socket tables); nullopt when it cannot tell (another system, no such socket any more).
+std::optional<uint32_t> peer_uid(const asio::ip::tcp::socket& socket) {
+#ifdef __linux__
+  asio::error_code local_error, remote_error;
+  const asio::ip::tcp::endpoint local = socket.local_endpoint(local_error);
+  const asio::ip::tcp::endpoint remote = socket.remote_endpoint(remote_error);
+  if (local_error || remote_error || local.address().is_v4() != remote.address().is_v4()) {
+    return std::nullopt;
+  }
+  struct {
+    nlmsghdr header;
+    inet_diag_req_v2 body;
+  } request{};
+  request.header.nlmsg_len = sizeof(request);
+  request.header.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+  request.header.nlmsg_flags = NLM_F_REQUEST;
+  request.body.sdiag_family = remote.address().is_v4() ? AF_INET : AF_INET6;
+  request.body.sdiag_protocol = IPPROTO_TCP;
+  request.body.idiag_states = ~0u;
+  // The peer's own socket: its end is our remote one, its other end ours.
+  request.body.id.idiag_sport = htons(remote.port());
+  request.body.id.idiag_dport = htons(local.port());
+  if (remote.address().is_v4()) {
+    const auto src = remote.address().to_v4().to_bytes();
+    const auto dst = local.address().to_v4().to_bytes();
+    std::memcpy(request.body.id.idiag_src, src.data(), src.size());
+    std::memcpy(request.body.id.idiag_dst, dst.data(), dst.size());
+  } else {
+    const auto src = remote.address().to_v6().to_bytes();
+    const auto dst = local.address().to_v6().to_bytes();
+    std::memcpy(request.body.id.idiag_src, src.data(), src.size());
+    std::memcpy(request.body.id.idiag_dst, dst.data(), dst.size());
+  }
+  request.body.id.idiag_cookie[0] = request.body.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+  const int fd = ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+  if (fd < 0) return std::nullopt;
+  const timeval wait{0, 200000};  // the kernel answers at once; never hold the io thread long
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
+  sockaddr_nl kernel{};
+  kernel.nl_family = AF_NETLINK;
+  std::optional<uint32_t> uid;
+  if (sendto(fd, &request, sizeof(request), 0, reinterpret_cast<sockaddr*>(&kernel),
+             sizeof(kernel)) == static_cast<ssize_t>(sizeof(request))) {
+    alignas(nlmsghdr) char answer[4096];
+    ssize_t length = recv(fd, answer, sizeof(answer), 0);
+    for (auto* h = reinterpret_cast<nlmsghdr*>(answer); length > 0 && NLMSG_OK(h, length);
+         h = NLMSG_NEXT(h, length)) {
+      if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY) break;  // NLMSG_ERROR: no such socket
+      const auto* found = static_cast<const inet_diag_msg*>(NLMSG_DATA(h));
+      if (found->id.idiag_sport == request.body.id.idiag_sport &&
+          found->id.idiag_dport == request.body.id.idiag_dport) {
+        uid = found->idiag_uid;
+        break;
+      }
+    }
+  }
+  ::close(fd);
+  return uid;
+#else
+  (void)socket;
+  return std::nullopt;
+#endif
 }
 
 HttpResponse error_response(int status) {
@@ -76,26 +153,38 @@ HttpRequest parse_http_request(std::string_view head) {
   }
   out.method = std::string(method);
   out.path = std::string(target.substr(0, target.find_first_of("?#")));
-  // The Host header (field names are case-insensitive; optional blanks around the value).
-  size_t at = end + 2;
-  while (at < head.size()) {
+  // The header fields, up to the blank line: each "name: value" with a token for its name (no
+  // blank before the colon, no folded line: RFC 9112 §5.1, §5.2), and one Host at most (RFC 9112
+  // §3.2: two are a 400 — which would the DNS-rebinding check believe?). Names are
+  // case-insensitive; optional blanks around the value.
+  size_t hosts = 0;
+  for (size_t at = end + 2; at < head.size();) {
     const size_t line_end = head.find("\r\n", at);
     const std::string_view field = head.substr(
         at, line_end == std::string_view::npos ? std::string_view::npos : line_end - at);
+    if (field.empty()) break;  // the blank line that ends the head
     const size_t colon = field.find(':');
-    if (colon == 4) {
-      std::string name(field.substr(0, 4));
-      for (char& c : name) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-      if (name == "host") {
-        std::string_view value = field.substr(5);
-        while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) {
-          value.remove_prefix(1);
-        }
-        while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) {
-          value.remove_suffix(1);
-        }
-        out.host = std::string(value);
+    bool token = colon != std::string_view::npos && colon != 0;
+    for (size_t i = 0; token && i < colon; ++i) token = is_token_char(field[i]);
+    if (!token) {
+      out.status = 400;
+      return out;
+    }
+    std::string name(field.substr(0, colon));
+    for (char& c : name) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    if (name == "host") {
+      if (++hosts > 1) {
+        out.status = 400;
+        return out;
       }
+      std::string_view value = field.substr(colon + 1);
+      while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) {
+        value.remove_prefix(1);
+      }
+      while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) {
+        value.remove_suffix(1);
+      }
+      out.host = std::string(value);
     }
     if (line_end == std::string_view::npos) break;
     at = line_end + 2;
@@ -118,8 +207,16 @@ std::string format_http_response(const HttpResponse& r, bool head_only) {
   return out;
 }
 
+std::string local_peer(const asio::ip::tcp::socket& socket) {
+  if (const std::optional<uint32_t> uid = peer_uid(socket)) return "uid " + std::to_string(*uid);
+  asio::error_code error;
+  const asio::ip::tcp::endpoint remote = socket.remote_endpoint(error);
+  return error ? std::string("unknown") : "address " + remote.address().to_string();
+}
+
 struct StatusHttpServer::Session {
   explicit Session(asio::ip::tcp::socket s) : socket(std::move(s)), timer(socket.get_executor()) {}
+  std::string peer;  // what it counts against (StatusHttpServer::PeerOf)
   asio::ip::tcp::socket socket;
   asio::steady_timer timer;
   std::array<char, 2048> chunk{};
@@ -134,6 +231,7 @@ StatusHttpServer::StatusHttpServer(asio::io_context& io, std::string address, ui
       requested_port_(port),
       route_(std::move(route)),
       limits_(limits),
+      peer_of_(local_peer),
       acceptor_(io),
       accept_retry_(io) {}
 
@@ -164,17 +262,25 @@ void StatusHttpServer::stop() {
     session->socket.close(ignored);
   }
   sessions_.clear();
+  per_peer_.clear();
 }
 
 void StatusHttpServer::accept() {
   acceptor_.async_accept([this](const asio::error_code& error, asio::ip::tcp::socket socket) {
     if (stopped_ || error == asio::error::operation_aborted) return;
     if (!error) {
-      if (sessions_.size() >= limits_.max_connections) {
+      const std::string peer = sessions_.size() < limits_.max_connections ? peer_of_(socket) : "";
+      const auto held = per_peer_.find(peer);
+      if (sessions_.size() >= limits_.max_connections ||
+          (limits_.max_connections_per_peer != 0 && held != per_peer_.end() &&
+           held->second >= limits_.max_connections_per_peer)) {
+        ++refused_;
         asio::error_code ignored;
         socket.close(ignored);
       } else {
         auto session = std::make_shared<Session>(std::move(socket));
+        session->peer = peer;
+        ++per_peer_[peer];
         sessions_.insert(session);
         session->timer.expires_after(std::chrono::milliseconds(limits_.timeout_ms));
         session->timer.async_wait([this, session](const asio::error_code& e) {
@@ -268,6 +374,8 @@ void StatusHttpServer::finish(const std::shared_ptr<Session>& session) {
   asio::error_code ignored;
   session->timer.cancel();
   session->socket.close(ignored);
+  const auto held = per_peer_.find(session->peer);
+  if (held != per_peer_.end() && --held->second == 0) per_peer_.erase(held);
   sessions_.erase(session);
 }
 

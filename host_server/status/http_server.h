@@ -4,8 +4,13 @@
 //
 // Limits: a request head (request line + headers) of at most max_request_bytes (else 431 and
 // close); the whole exchange within timeout_ms from accept (else the socket is closed); at most
-// max_connections at once (others are closed at accept). A request line that is not
-// "METHOD /target HTTP/1.x" gets 400; another method 405 (Allow: GET, HEAD); the route's
+// max_connections at once, and at most max_connections_per_peer of them from one peer (others
+// are closed at accept, counted in refused()). A peer is the local user that owns the other end
+// (the listener is on loopback: the kernel names the uid, Linux sock_diag), else its address — so
+// one local user's idle sockets cannot starve the operator's (another user's) requests, however
+// many loopback addresses it connects from. A request line that is not "METHOD /target HTTP/1.x",
+// a header field line that is not "token: value" (a blank before the colon, a folded line) and
+// a request with two Host fields get 400; another method 405 (Allow: GET, HEAD); the route's
 // nullopt 404. A request body is never read. Responses carry Content-Length, Cache-Control:
 // no-store, nosniff and a Content-Security-Policy that allows no script.
 // DNS rebinding: a request whose Host header is not this listener's own loopback name
@@ -22,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -53,12 +59,15 @@ struct HttpLimits {
   size_t max_request_bytes = 8192;
   uint32_t timeout_ms = 5000;
   size_t max_connections = 16;
+  size_t max_connections_per_peer = 4;  // 0: no cap per peer
 };
 
 class StatusHttpServer {
  public:
   // GET path → the response, or nullopt for 404.
   using Route = std::function<std::optional<HttpResponse>(const std::string& path)>;
+  // The peer an accepted socket counts against (max_connections_per_peer).
+  using PeerOf = std::function<std::string(const asio::ip::tcp::socket&)>;
 
   StatusHttpServer(asio::io_context& io, std::string address, uint16_t port, Route route,
                    HttpLimits limits = {});
@@ -72,6 +81,11 @@ class StatusHttpServer {
   void start();  // binds, listens and accepts
   uint16_t port() const { return port_; }
   void stop();  // stops accepting and closes every connection
+  // Sockets closed at accept since start (max_connections or max_connections_per_peer).
+  uint64_t refused() const { return refused_; }
+  // Replaces how peers are told apart (by default: the local uid, else the address; tests give
+  // their own). Call before start().
+  void set_peer_of(PeerOf peer_of) { peer_of_ = std::move(peer_of); }
 
  private:
   struct Session;
@@ -86,10 +100,13 @@ class StatusHttpServer {
   uint16_t requested_port_ = 0, port_ = 0;
   Route route_;
   HttpLimits limits_;
+  PeerOf peer_of_;
   asio::ip::tcp::acceptor acceptor_;
   asio::steady_timer accept_retry_;
   bool stopped_ = false;
   std::set<std::shared_ptr<Session>> sessions_;
+  std::map<std::string, size_t> per_peer_;  // sessions open per peer
+  uint64_t refused_ = 0;
 };
 
 }  // namespace host

@@ -220,6 +220,11 @@ ServerStatus OperatorView::snapshot(const Coordinator* coordinator, uint64_t now
     s.resumed_handshakes = tls.resumed_handshakes;
     s.refused_peers = tls.refused_peers;
     s.tls_sessions_held = tls.cached_sessions;
+    s.refused_full = tls.refused_full;
+    s.refused_per_address = tls.refused_per_address;
+    s.replaced_per_identity = tls.replaced_per_identity;
+    s.not_checked_in = tls.not_checked_in;
+    s.revoked = tls.revoked;
   }
   s.checkins_total = counter_.check_ins();
   s.frames_received = counter_.frames();

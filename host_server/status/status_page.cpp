@@ -267,6 +267,11 @@ std::string render_status_html(const ServerStatus& s) {
       std::to_string(s.resumed_handshakes));
   row("connections refused by the per-address limit", "refused-peers",
       std::to_string(s.refused_peers));
+  row("connections refused at accept (max_connections, per address)", "refused-at-accept",
+      std::to_string(s.refused_full) + ", " + std::to_string(s.refused_per_address));
+  row("connections closed without a check-in", "not-checked-in", std::to_string(s.not_checked_in));
+  row("connections replaced by their device's newer one", "replaced-per-identity",
+      std::to_string(s.replaced_per_identity));
   row("device messages stored", "device-messages", std::to_string(s.device_messages_stored));
   row("reports stored", "reports-stored", std::to_string(s.reports_stored));
   std::string rounds;
@@ -393,6 +398,24 @@ std::string render_metrics(const ServerStatus& s) {
          "made more "
          "full handshakes than handshakes_per_address_per_minute.",
          s.refused_peers);
+  scalar("fedstat_connections_refused_full_total", "counter",
+         "Connections closed at accept because max_connections were open.", s.refused_full);
+  scalar("fedstat_connections_refused_per_address_total", "counter",
+         "Connections closed at accept because their address (an IPv6 /64) held "
+         "max_connections_per_address.",
+         s.refused_per_address);
+  scalar("fedstat_connections_replaced_per_identity_total", "counter",
+         "Open connections closed because their device id opened one more than "
+         "max_connections_per_identity.",
+         s.replaced_per_identity);
+  scalar("fedstat_connections_not_checked_in_total", "counter",
+         "Connections closed because no ClientHello was taken within handshake_timeout_ms of "
+         "their accept.",
+         s.not_checked_in);
+  scalar("fedstat_connections_revoked_total", "counter",
+         "Connections closed because a credentials reload (SIGHUP) removed or changed their "
+         "device's key.",
+         s.revoked);
   scalar("fedstat_tls_sessions_held", "gauge",
          "TLS sessions the listener holds for resumption (tls_session_cache_entries at most).",
          s.tls_sessions_held);

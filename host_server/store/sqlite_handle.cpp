@@ -1,11 +1,36 @@
 #include "host_server/store/sqlite_handle.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <stdexcept>
 
 namespace fedstat {
 namespace host {
+namespace {
+
+// Before SQLite opens `path`: each missing directory above it is made 0700, and the file itself,
+// when it does not exist, is made empty and 0600 (O_EXCL: never someone else's file, never through
+// a symbolic link) — an empty file is an empty database to SQLite, which gives the -wal and -shm
+// it makes beside it the database's own mode. So no moment exists where the store is readable by
+// others, whatever the umask. ":memory:" and "" (SQLite's in-memory and temporary databases) are
+// not files. A failure here is left for SQLite's open to report.
+void create_private(const std::string& path) {
+  if (path.empty() || path == ":memory:") return;
+  for (size_t slash = path.find('/', 1); slash != std::string::npos;
+       slash = path.find('/', slash + 1)) {
+    if (mkdir(path.substr(0, slash).c_str(), 0700) != 0 && errno != EEXIST) return;
+  }
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd >= 0) close(fd);
+}
+
+}  // namespace
 
 SqliteConnection::SqliteConnection(const std::string& path) : path_(path) {
+  create_private(path);
   const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
   const int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {

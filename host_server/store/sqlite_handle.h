@@ -16,7 +16,8 @@ namespace host {
 
 class SqliteConnection {
  public:
-  explicit SqliteConnection(const std::string& path);  // read-write, created when absent
+  // Read-write; created when absent, 0600 (its missing directories 0700), before SQLite opens it.
+  explicit SqliteConnection(const std::string& path);
   ~SqliteConnection();
   SqliteConnection(const SqliteConnection&) = delete;
   SqliteConnection& operator=(const SqliteConnection&) = delete;

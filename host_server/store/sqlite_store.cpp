@@ -209,12 +209,27 @@ class SqliteStore final : public Store {
     sqlite3_busy_timeout(connection.db(), options.busy_timeout_ms);
     connection.exec("PRAGMA foreign_keys = ON", "open");
     create_or_check_schema(connection);
+    check_pages(connection);
     expect_pragma(connection, "PRAGMA journal_mode = WAL", "wal");
     const bool full = options.durability != Durability::kSurvivesProcessCrash;
     connection.exec(full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL", "open");
     expect_pragma(connection, "PRAGMA synchronous", full ? "2" : "1");
     expect_pragma(connection, "PRAGMA foreign_keys", "1");
     return connection;
+  }
+
+  // PRAGMA quick_check (every page and record, without integrity_check's index-to-table cross
+  // check: linear in the file's size): a damaged store is refused before anything reads or
+  // writes it, not noticed at the next integrity check (a clean stop).
+  static void check_pages(SqliteConnection& connection) {
+    SqliteStatement check(connection, "PRAGMA quick_check(3)");
+    const std::string verdict = single_text(check, "open (quick_check)");
+    if (verdict == "ok") return;
+    std::string found = verdict;
+    for (char& c : found) c = c == '\n' ? ';' : c;
+    connection.refuse("open", "the store is damaged (PRAGMA quick_check: " + found +
+                                  "): the server will not serve it; restore it from a backup "
+                                  "(or salvage what reads with the sqlite3 shell's .recover)");
   }
 
   static void expect_pragma(SqliteConnection& connection, const char* pragma,

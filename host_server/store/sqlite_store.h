@@ -2,15 +2,20 @@
 //
 // A file this build did not create is refused and never modified: not SQLite, SQLite without the
 // fedstat schema table (another program's database), or a schema version newer than this build
-// reads. Durability: kSurvivesProcessCrash (synchronous=NORMAL) keeps every committed
-// transaction through kill -9; kSurvivesPowerLoss (synchronous=FULL) also through power loss;
-// kStepsSurvivePowerLoss keeps every commit through kill -9 and, through power loss, every
-// commit up to the last one that was not device messages alone (see Durability). In every mode a
-// release — a result (put_result) or a batch holding a server note — commits with FULL: a result
-// shown anywhere is never rolled back by a power cut, nor the noise seed it was drawn from.
-// Errors: std::runtime_error "fedstat store <path>: <operation>: <SQLite's message>" (and the
-// std::invalid_argument / std::logic_error store.h names). Memory: SQLite's page cache (its
-// default, about 2 MiB) plus one prepared statement per operation. Paper: none.
+// reads. A damaged store is refused too: PRAGMA quick_check runs at every open (a read of every
+// page, linear in the file's size) and anything but "ok" is an error naming what it found.
+// A store that does not exist is created for its owner only — the file 0600 before SQLite opens
+// it (its -wal and -shm then get the same mode), missing directories above it 0700 — whatever the
+// umask: it holds every trusted and tagg device's exact words (store/sqlite_handle.h). Durability:
+// kSurvivesProcessCrash (synchronous=NORMAL) keeps every committed transaction through kill -9;
+// kSurvivesPowerLoss (synchronous=FULL) also through power loss; kStepsSurvivePowerLoss keeps every
+// commit through kill -9 and, through power loss, every commit up to the last one that was not
+// device messages alone (see Durability). In every mode a release — a result (put_result) or a
+// batch holding a server note — commits with FULL: a result shown anywhere is never rolled back by
+// a power cut, nor the noise seed it was drawn from. Errors: std::runtime_error "fedstat store
+// <path>: <operation>: <SQLite's message>" (and the std::invalid_argument / std::logic_error
+// store.h names). Memory: SQLite's page cache (its default, about 2 MiB) plus one prepared
+// statement per operation. Paper: none.
 #ifndef FEDSTAT_HOST_STORE_SQLITE_STORE_H_
 #define FEDSTAT_HOST_STORE_SQLITE_STORE_H_
 
@@ -50,7 +55,8 @@ struct SqliteStoreOptions {
 inline constexpr int kSqliteStoreSchemaVersion = 2;
 
 // Opens (creating when absent or empty) the store at `path`. Throws std::runtime_error when the
-// file cannot be opened, is refused (see above), or WAL mode does not take effect (":memory:").
+// file cannot be opened, is refused (see above: "the store is damaged (PRAGMA quick_check: ...)"
+// among them), or WAL mode does not take effect (":memory:").
 std::unique_ptr<Store> open_sqlite_store(const std::string& path,
                                          const SqliteStoreOptions& options = {});
 

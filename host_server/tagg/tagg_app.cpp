@@ -6,6 +6,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "host_server/file_access.h"
 #include "host_server/net/tls_server.h"
 #include "host_server/net_bridge.h"
 #include "host_server/server_app.h"
@@ -59,6 +60,13 @@ int serve_tagg(const ServerConfig& config, const std::string& port_file, std::os
   SqliteStoreOptions durable;
   durable.durability = Durability::kSurvivesPowerLoss;
   std::unique_ptr<Store> store = open_sqlite_store(config.store_path, durable);
+  std::vector<std::string> warnings = secrets_readable_by_others(config);  // collectors' keys
+  for (std::string& warning : store_readable_by_others(config.store_path)) {
+    warnings.push_back(std::move(warning));
+  }
+  for (const std::string& warning : warnings) {
+    log_line(log, {{"event", "warning"}, {"detail", warning}});
+  }
   TaggPlans planned = plan_tagg_tasks(config);
   TaggService service(*store, std::move(planned.plans), planned.definitions);
 

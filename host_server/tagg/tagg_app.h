@@ -3,7 +3,9 @@
 // over the SQLite store, until SIGTERM/SIGINT. It plans every declared task as a collector would
 // (the same declarations: points, Π, the KL options) and answers for the TAGG ones only.
 // noise_seed is refused when a TAGG task is declared: whoever knows it could subtract the noise.
-// Logs are JSON lines on `log`: listening, one line per answer (tagg_intake.h), stopping.
+// Logs are JSON lines on `log`: a warning per secret file others can read (file_access.h: the
+// config holding collectors' keys, tagg.db), listening, one line per answer (tagg_intake.h),
+// stopping.
 // Errors: std::invalid_argument / std::runtime_error from the config, plans and store, before
 // serving starts. Memory: the plans and the store's. Paper: 000 §4 (the TAgg model).
 #ifndef FEDSTAT_HOST_TAGG_TAGG_APP_H_

@@ -4,11 +4,12 @@
 //
 //   fedstat-netfault --attack KIND --server HOST:PORT [--fleet-secret HEX --id ID]
 //                    [--seconds S] [--count N] [--interval-ms MS] [--wait-seconds W]
-//                    [--ready-file PATH] [--stop-file PATH] [--watch-pid PID] [--json]
+//                    [--source ADDRESS] [--no-reopen] [--ready-file PATH] [--stop-file PATH]
+//                    [--watch-pid PID] [--json]
 //
 // Attacks (each runs for --seconds — then, with --stop-file, until that file exists — and then
 // waits up to --wait-seconds for the server to close what is still open; a connection the server
-// closes while the attack runs is opened again):
+// closes while the attack runs is opened again, unless --no-reopen or slot_hog):
 //   silent            --count (1) TCP connections that send nothing
 //   slowloris         --count (1) TCP connections sending a real TLS ClientHello (an mbedTLS
 //                     client's, as a device's) one byte every --interval-ms (1000)
@@ -25,8 +26,15 @@
 //                     ClientHello (no credential needed) in one write, reading the server's first
 //                     answer (its ServerHello .. ServerHelloDone: the server made a key pair) or
 //                     its close, and closing — back to back as fast as they can
+//   slot_hog          --count (1) connections as device --id, opened one after another, each
+//                     completing the TLS-PSK handshake and then sending, every --interval-ms
+//                     (500), a frame that is not a ClientHello (an Ack) — never checking in, never
+//                     idle; the server's answers are read and dropped, and a connection the
+//                     server closes is not opened again (how many it keeps is what this measures)
 // --source ADDRESS   the local address the attack's TCP connections are made from (e.g. a
 //                    non-loopback one, which a per-address limit applies to)
+// --no-reopen        silent, slowloris, idle_flood: a connection the server closes is not opened
+//                    again (what the server keeps of one wave is then what still_open counts)
 // --ready-file PATH  written ("ready") once the attack is under way: every connection of the first
 //                    wave open (raw attacks), or the first session done (the others)
 // --stop-file PATH   after --seconds, the attack goes on until PATH exists (at most 600 s in all)
@@ -43,7 +51,9 @@
 // (RETRY_LATER for too many check-ins), refused (any other ServerError, by detail in
 // "refusals"), errors, offered_before_first_limit, task_id. handshake_flood: attempts, answered
 // (the server sent its handshake answer), closed_unanswered (closed with no byte: refused before
-// any TLS work), attempts_per_second, answered_per_second. With --watch-pid: server
+// any TLS work), attempts_per_second, answered_per_second. slot_hog: handshake_failures,
+// handshake_errors, closed_by_server, still_open, lifetime_ms {min, median, max} (the handshake's
+// end to the server's close), frames_sent, bytes_received. With --watch-pid: server
 // {rss_before_kb, rss_max_kb, fds_before, fds_max, cpu_seconds (user + system during the
 // attack), samples}.
 // Exit codes: 0 the attack ran (whatever the server did: see the JSON); 1 a runtime failure; 2
@@ -58,6 +68,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -67,6 +78,7 @@
 #include <iostream>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <sstream>
@@ -327,6 +339,8 @@ struct RawOptions {
   uint32_t trickle_ms = 0;       // 0: send nothing; else one byte of `trickle` this often
   std::vector<uint8_t> trickle;  // the bytes to trickle
   std::string ready_file, stop_file;
+  std::string source;  // the local address to connect from ("": any)
+  bool reopen = true;  // open a connection again when the server closes it
 };
 
 json raw_attack(const Endpoint& endpoint, const RawOptions& o) {
@@ -343,7 +357,7 @@ json raw_attack(const Endpoint& endpoint, const RawOptions& o) {
   const Clock::time_point start = Clock::now();
   std::optional<Clock::time_point> wait_end;  // set when the attack stops opening connections
   const auto open_one = [&]() {
-    const int fd = tcp_connect(endpoint);
+    const int fd = tcp_connect(endpoint, o.source);
     if (fd < 0) {
       ++connect_failures;
       return false;
@@ -412,7 +426,7 @@ json raw_attack(const Endpoint& endpoint, const RawOptions& o) {
       peers.erase(
           std::remove_if(peers.begin(), peers.end(), [](const Peer& p) { return p.fd < 0; }),
           peers.end());
-      for (size_t i = 0; i < replaced && !wait_end; ++i) open_one();
+      for (size_t i = 0; i < replaced && !wait_end && o.reopen; ++i) open_one();
     }
   }
   const size_t still_open = peers.size();
@@ -471,6 +485,138 @@ json handshake_flood_attack(const Endpoint& endpoint, const std::string& source,
   out["attempts_per_second"] = static_cast<double>(attempts.load()) / elapsed;
   out["answered_per_second"] = static_cast<double>(answered.load()) / elapsed;
   return out;
+}
+
+// ---- slot_hog -----------------------------------------------------------------------------------
+
+json slot_hog_attack(const Endpoint& endpoint, const std::string& source,
+                     const std::string& identity, const net::DevicePsk& psk, size_t count,
+                     double seconds, double wait_seconds, uint32_t interval_ms,
+                     const std::string& ready_file, const std::string& stop_file) {
+  struct Hog {
+    mbedtls_net_context net;
+    mbedtls_ssl_context ssl;
+    Clock::time_point opened;
+    bool open = false;
+    Hog() {
+      mbedtls_net_init(&net);
+      mbedtls_ssl_init(&ssl);
+    }
+    ~Hog() {
+      mbedtls_ssl_free(&ssl);
+      mbedtls_net_free(&net);
+    }
+  };
+  PskClientConfig config(identity, psk);
+  wire::Envelope ack = wire::make_envelope();  // any message but a ClientHello
+  ack.which_body = fedstat_v1_Envelope_ack_tag;
+  std::array<uint8_t, wire::kMaxFrameBytes> frame{};
+  const Result<size_t> encoded =
+      wire::encode_frame(ack, MutableByteSpan(frame.data(), frame.size()));
+  if (!encoded.ok()) throw std::runtime_error(std::string("ack: ") + encoded.status().message());
+  std::vector<std::unique_ptr<Hog>> hogs;
+  std::vector<double> lifetimes;
+  std::map<std::string, size_t> handshake_errors;
+  size_t connections = 0, connect_failures = 0, handshake_failures = 0, closed = 0;
+  uint64_t frames_sent = 0, bytes_received = 0;
+  const Clock::time_point start = Clock::now();
+  const auto gone = [&](Hog& h) {
+    h.open = false;
+    ++closed;
+    lifetimes.push_back(ms_since(h.opened));
+  };
+  for (size_t i = 0; i < count; ++i) {
+    const int fd = tcp_connect(endpoint, source);
+    if (fd < 0) {
+      ++connect_failures;
+      continue;
+    }
+    ++connections;
+    auto h = std::make_unique<Hog>();
+    h->net.fd = fd;
+    int rc = mbedtls_ssl_setup(&h->ssl, config.get());
+    if (rc == 0) {
+      mbedtls_ssl_set_bio(&h->ssl, &h->net, mbedtls_net_send, nullptr, mbedtls_net_recv_timeout);
+      do {
+        rc = mbedtls_ssl_handshake(&h->ssl);
+      } while (rc == MBEDTLS_ERR_SSL_WANT_READ || rc == MBEDTLS_ERR_SSL_WANT_WRITE);
+    }
+    if (rc != 0) {
+      ++handshake_failures;
+      ++handshake_errors[mbedtls_text(rc)];
+      continue;
+    }
+    h->opened = Clock::now();
+    h->open = true;
+    mbedtls_net_set_nonblock(&h->net);
+    mbedtls_ssl_set_bio(&h->ssl, &h->net, mbedtls_net_send, mbedtls_net_recv, nullptr);
+    hogs.push_back(std::move(h));
+  }
+  write_ready(ready_file);
+  std::optional<Clock::time_point> wait_end;
+  Clock::time_point next_send = Clock::now();
+  std::vector<pollfd> polled;
+  std::vector<Hog*> polled_hogs;
+  for (;;) {
+    const Clock::time_point now = Clock::now();
+    if (!wait_end && !going_on(start, seconds, stop_file)) {
+      wait_end = now + std::chrono::duration_cast<Clock::duration>(
+                           std::chrono::duration<double>(wait_seconds));
+    }
+    if (wait_end && now >= *wait_end) break;
+    if (!wait_end && now >= next_send) {  // never idle: a frame on every connection
+      for (auto& h : hogs) {
+        if (!h->open) continue;
+        const int rc = mbedtls_ssl_write(&h->ssl, frame.data(), encoded.value());
+        if (rc > 0) {
+          ++frames_sent;
+        } else if (rc != MBEDTLS_ERR_SSL_WANT_WRITE && rc != MBEDTLS_ERR_SSL_WANT_READ) {
+          gone(*h);  // the server closed it (a reset, or its close_notify)
+        }
+      }
+      next_send = now + std::chrono::milliseconds(interval_ms);
+    }
+    polled.clear();
+    polled_hogs.clear();
+    for (auto& h : hogs) {
+      if (!h->open) continue;
+      polled.push_back(pollfd{h->net.fd, POLLIN, 0});
+      polled_hogs.push_back(h.get());
+    }
+    if (polled.empty()) break;
+    const Clock::time_point wake =
+        wait_end ? std::min(*wait_end, now + std::chrono::milliseconds(100)) : next_send;
+    const int timeout = static_cast<int>(std::max<double>(0, ms_since(Clock::now(), wake)));
+    if (poll(polled.data(), polled.size(), timeout) < 0 && errno != EINTR) {
+      throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
+    }
+    for (size_t i = 0; i < polled.size(); ++i) {
+      if (polled[i].revents == 0) continue;
+      Hog& h = *polled_hogs[i];
+      unsigned char sink[512];
+      for (;;) {  // the server's answers (its refusals), until the socket has no more
+        const int rc = mbedtls_ssl_read(&h.ssl, sink, sizeof(sink));
+        if (rc > 0) {
+          bytes_received += static_cast<uint64_t>(rc);
+          continue;
+        }
+        if (rc != MBEDTLS_ERR_SSL_WANT_READ && rc != MBEDTLS_ERR_SSL_WANT_WRITE) gone(h);
+        break;  // 0, close_notify, EOF or a reset: gone; else nothing more for now
+      }
+    }
+  }
+  size_t still_open = 0;
+  for (auto& h : hogs) still_open += h->open ? 1 : 0;
+  return json{{"seconds", ms_since(start) / 1000},
+              {"connections", connections},
+              {"connect_failures", connect_failures},
+              {"handshake_failures", handshake_failures},
+              {"handshake_errors", handshake_errors},
+              {"closed_by_server", closed},
+              {"still_open", still_open},
+              {"lifetime_ms", spread(lifetimes)},
+              {"frames_sent", frames_sent},
+              {"bytes_received", bytes_received}};
 }
 
 // ---- huge_frame ---------------------------------------------------------------------------------
@@ -692,7 +838,8 @@ int main(int argc, char** argv) {
   CLI::App app{
       "fedstat-netfault: one network fault against a running fedstat-server (a silent peer, a "
       "slowloris, 1,000 idle connections, a 4 GiB frame header, a check-in flood, a device that "
-      "drops in every round) and what the server did about it."};
+      "drops in every round, one credential's connections that never check in) and what the "
+      "server did about it."};
   fedstat::tools::apply_conventions(
       app, "fedstat-netfault",
       {"fedstat-netfault --attack idle_flood --server 127.0.0.1:7443 --count 1000 --seconds 10 "
@@ -712,28 +859,31 @@ int main(int argc, char** argv) {
   app.add_option("--attack", attack, "the fault")
       ->required()
       ->check(CLI::IsMember({"silent", "slowloris", "idle_flood", "huge_frame", "hello_flood",
-                             "drop_every_round", "handshake_flood"}));
+                             "drop_every_round", "handshake_flood", "slot_hog"}));
   app.add_option("--server", server, "the server's HOST:PORT")->required();
   app.add_option("--fleet-secret", secret_hex,
                  "64 hex digits: the device key is HKDF(secret, id) (huge_frame, hello_flood, "
-                 "drop_every_round)");
+                 "drop_every_round, slot_hog)");
   app.add_option("--id", id, "the device id (PSK identity) the attack uses")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 62));
   app.add_option("--seconds", seconds, "how long the attack goes on")
       ->check(CLI::Range(0.0, 3600.0));
   app.add_option("--count", count,
-                 "connections at once (silent, slowloris: 1; idle_flood: 1000) or workers "
-                 "(hello_flood: 1)")
+                 "connections at once (silent, slowloris, slot_hog: 1; idle_flood: 1000) or "
+                 "workers (hello_flood: 1)")
       ->check(CLI::Range(size_t{1}, size_t{100000}));
   app.add_option("--interval-ms", interval_ms,
                  "slowloris: between bytes (1000); huge_frame: between attempts (200); "
                  "drop_every_round: between check-ins (100); hello_flood: between a worker's "
-                 "check-ins (0)")
+                 "check-ins (0); slot_hog: between frames (500)")
       ->check(CLI::Range(0u, 600000u));
   app.add_option("--wait-seconds", wait_seconds,
                  "after --seconds, how long to wait for the server to close what is still open")
       ->check(CLI::Range(0.0, 3600.0));
-  app.add_option("--source", source, "handshake_flood: the local address to connect from");
+  app.add_option("--source", source, "the local address to connect from");
+  bool no_reopen = false;
+  app.add_flag("--no-reopen", no_reopen,
+               "silent, slowloris, idle_flood: do not open again what the server closes");
   app.add_option("--ready-file", ready_file, "written once the attack is under way");
   app.add_option("--stop-file", stop_file,
                  "after --seconds, go on until this file exists (at most 600 s in all)");
@@ -766,6 +916,8 @@ int main(int argc, char** argv) {
       o.wait_seconds = wait_seconds;
       o.ready_file = ready_file;
       o.stop_file = stop_file;
+      o.source = source;
+      o.reopen = !no_reopen;
       if (attack == "slowloris") {
         PskClientConfig config(identity, psk);
         o.trickle = captured_client_hello(config);
@@ -777,6 +929,9 @@ int main(int argc, char** argv) {
       PskClientConfig config(identity, psk);
       out = handshake_flood_attack(endpoint, source, captured_client_hello(config), count, seconds,
                                    ready_file, stop_file);
+    } else if (attack == "slot_hog") {
+      out = slot_hog_attack(endpoint, source, identity, psk, count, seconds, wait_seconds,
+                            interval_ms ? interval_ms : 500, ready_file, stop_file);
     } else if (attack == "huge_frame") {
       out = huge_frame_attack(endpoint, identity, psk, seconds, interval_ms ? interval_ms : 200,
                               ready_file, stop_file);

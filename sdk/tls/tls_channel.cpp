@@ -170,7 +170,10 @@ Status TlsPskChannel::handshake_status(int mbedtls_error) const {
     }
     if (alert == MBEDTLS_SSL_ALERT_MSG_BAD_RECORD_MAC ||
         alert == MBEDTLS_SSL_ALERT_MSG_DECRYPT_ERROR) {
-      return permission_denied("TLS: the server refused the pre-shared key (wrong key)");
+      // fedstat's server answers an identity it does not know as it answers a wrong key.
+      return permission_denied(
+          "TLS: the server refused the pre-shared key (wrong key, or a device id it does not "
+          "know)");
     }
     return unavailable("TLS: the server ended the handshake with a fatal alert");
   }

@@ -63,4 +63,9 @@ wait $pid
 # The per-address handshake limit: a number out of range is refused, naming the field.
 sed 's/"noise_seed": 3, /"handshakes_per_address_per_minute": 2000000, /' seeded.json >limit.json
 refused limit.json "handshakes_per_address_per_minute must be a whole number in \[0, 1000000\]"
+# The connection caps (issue 39 item 8): out of range, or not a boolean, refused by name.
+sed 's/"noise_seed": 3, /"max_connections_per_address": 2000000, /' seeded.json >caps.json
+refused caps.json "max_connections_per_address must be a whole number in \[0, 1048576\]"
+sed 's/"noise_seed": 3, /"exempt_loopback_peers": 1, /' seeded.json >exempt.json
+refused exempt.json "exempt_loopback_peers must be true or false, not 1"
 echo "seeded central noise refused; the unseeded trusted task serves; tagg configs checked"

@@ -77,6 +77,16 @@ TEST_F(PeerHandshakeLimitTest, LoopbackIsNeverLimited) {
   EXPECT_EQ(limit_.tracked(), 0u);
 }
 
+TEST_F(PeerHandshakeLimitTest, LoopbackIsLimitedWhenNotExempt) {
+  PeerHandshakeLimit counted(
+      3, [this] { return now_; }, /*exempt_loopback=*/false);
+  int n = 0;
+  for (int i = 0; i < 10; ++i) n += counted.admit(at("127.0.0.1"));
+  EXPECT_EQ(n, 3);
+  for (int i = 0; i < 10; ++i) n += counted.admit(at("127.0.0.2"));  // another address
+  EXPECT_EQ(n, 6);
+}
+
 TEST_F(PeerHandshakeLimitTest, ZeroIsNoLimit) {
   PeerHandshakeLimit none(0, [this] { return now_; });
   for (int i = 0; i < 1000; ++i) ASSERT_TRUE(none.admit(at("203.0.113.5")));

@@ -124,6 +124,29 @@ TEST(StatusRenderTest, RefusedReportsAreTalliedFromTheirNotesAndShown) {
       << render_metrics(s);
 }
 
+// The listener's refusals and closes of issue 39 item 8, each in its own metric.
+TEST(StatusRenderTest, EachConnectionCapHasItsMetric) {
+  ServerStatus s;
+  s.refused_full = 23;
+  s.refused_per_address = 29;
+  s.replaced_per_identity = 31;
+  s.not_checked_in = 37;
+  s.revoked = 41;
+  const std::string metrics = render_metrics(s);
+  for (const char* line : {"\nfedstat_connections_refused_full_total 23\n",
+                           "\nfedstat_connections_refused_per_address_total 29\n",
+                           "\nfedstat_connections_replaced_per_identity_total 31\n",
+                           "\nfedstat_connections_not_checked_in_total 37\n",
+                           "\nfedstat_connections_revoked_total 41\n",
+                           "# TYPE fedstat_connections_not_checked_in_total counter\n"}) {
+    EXPECT_NE(metrics.find(line), std::string::npos) << line;
+  }
+  const std::string html = render_status_html(s);
+  EXPECT_NE(html.find("id=\"refused-at-accept\">23, 29<"), std::string::npos);
+  EXPECT_NE(html.find("id=\"not-checked-in\">37<"), std::string::npos);
+  EXPECT_NE(html.find("id=\"replaced-per-identity\">31<"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace host
 }  // namespace fedstat

@@ -1,0 +1,46 @@
+// Who else can read the server's secrets (file_access.h).
+#include "host_server/file_access.h"
+
+#include <sys/stat.h>
+
+#include <cstdio>
+
+namespace fedstat {
+namespace host {
+
+std::optional<std::string> readable_by_others(const std::string& path, const std::string& what) {
+  struct stat s {};
+  if (path.empty() || stat(path.c_str(), &s) != 0 || (s.st_mode & 077) == 0) return std::nullopt;
+  char mode[8];
+  std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(s.st_mode & 07777));
+  return what + " " + path + " can be read by group or others (mode " + mode + "): chmod 600 " +
+         path;
+}
+
+std::vector<std::string> store_readable_by_others(const std::string& store_path) {
+  std::vector<std::string> out;
+  const std::string what = "the store (every trusted and tagg device's exact words)";
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    if (auto warning = readable_by_others(store_path + suffix, what)) out.push_back(*warning);
+  }
+  return out;
+}
+
+std::vector<std::string> secrets_readable_by_others(const ServerConfig& config) {
+  std::vector<std::string> out;
+  if (auto warning = readable_by_others(config.credentials_path,
+                                        "the credentials file (every device's key)")) {
+    out.push_back(*warning);
+  }
+  if (config.fleet_secret || config.tagg || !config.collectors.empty()) {
+    if (auto warning = readable_by_others(config.config_path,
+                                          "the config file (it holds fleet_secret, a tagg psk or "
+                                          "collectors' keys)")) {
+      out.push_back(*warning);
+    }
+  }
+  return out;
+}
+
+}  // namespace host
+}  // namespace fedstat

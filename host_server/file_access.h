@@ -1,0 +1,36 @@
+// Who else can read the server's secrets: the credentials file (every device's key), a config file
+// that holds fleet_secret, a tagg psk or collectors' keys, and the store (every trusted and tagg
+// device's exact words: the database, its -wal and -shm). The server creates its store for its
+// owner only (store/sqlite_handle.h); these checks name, in a warning at start (and at a
+// credentials reload), a file that group or others can read — one made before, or by hand — with
+// the command that fixes it. They change nothing: the operator may have granted a group on
+// purpose (a backup), and a warning is how the server says what that exposes.
+// Errors: none (a file that does not exist, or cannot be looked at, gets no warning). Memory: the
+// warnings' text. Paper: none.
+#ifndef FEDSTAT_HOST_FILE_ACCESS_H_
+#define FEDSTAT_HOST_FILE_ACCESS_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "host_server/server_config.h"
+
+namespace fedstat {
+namespace host {
+
+// "<what> <path> can be read by group or others (mode 0644): chmod 600 <path>", or nullopt when
+// its mode grants them nothing (or it does not exist).
+std::optional<std::string> readable_by_others(const std::string& path, const std::string& what);
+
+// The store's files (path, path-wal, path-shm) that group or others can read.
+std::vector<std::string> store_readable_by_others(const std::string& store_path);
+
+// The credentials file and (when it holds a secret) the config file, if group or others can read
+// them.
+std::vector<std::string> secrets_readable_by_others(const ServerConfig& config);
+
+}  // namespace host
+}  // namespace fedstat
+
+#endif  // FEDSTAT_HOST_FILE_ACCESS_H_
