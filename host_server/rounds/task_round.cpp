@@ -91,6 +91,8 @@ void TaskRound::recover(const std::vector<StoredEvent>& events, uint64_t now) {
           event.client_id <= UINT32_MAX) {
         secagg_->exclude(static_cast<uint32_t>(event.client_id),
                          note.substr(std::string(kExcludedNote).size()));
+      } else if (note.rfind(kExcludedNote, 0) != 0) {
+        apply_note(event);
       }
     } else if (event.kind == EventKind::kTransition) {
       std::istringstream in(std::string(event.payload.begin(), event.payload.end()));
@@ -108,8 +110,6 @@ void TaskRound::recover(const std::vector<StoredEvent>& events, uint64_t now) {
       } else if (word != kCompleted) {
         apply_transition(word, at);
       }
-    } else if (event.kind == EventKind::kServerNote) {
-      apply_note(event);
     }
   }
   if (!opened_) {

@@ -35,7 +35,9 @@ run() {
   local name=$1
   shift
   rc=0
-  "$sim" --task task.json --data data --seed 3 --json "$@" >"$name.json" 2>"$name.err" || rc=$?
+  # The task is trust "none": the devices opt in (their task policy refuses it by default).
+  "$sim" --task task.json --data data --seed 3 --accept-trust none --json "$@" >"$name.json" \
+    2>"$name.err" || rc=$?
 }
 # expect NAME CODE PATTERN: exit CODE and a stderr line matching PATTERN (grep -E).
 expect() {
