@@ -17,9 +17,12 @@
 //                  in [0, domain) (sdk/client/contribution.h) and counts every item in its total,
 //                  so an honest counter is Σ ±c_i·ω_i over candidates with ω_i ≤ M_b: it needs at
 //                  least ⌈|counter_b| / M_b⌉ of the device's items. This implies Σ_b |counter_b|
-//                  ≤ total × max_b M_b, the heaviest candidate's weight (about 16·k·domain, at
-//                  most 2^35), where the first bound (total × 2^35) let a device of 100 items
-//                  move a TV estimate from 0.032 to 6616. With local_epsilon > 0 the stability
+//                  ≤ total × max_b M_b, the heaviest candidate's weight (16·k·domain/E for an
+//                  exponential E: 7.5 × 16·k·domain in the audit test; at most 2^35), but is far
+//                  tighter: the first bound (total × 2^35) let a device of 100 items move a TV
+//                  estimate from 0.032 to 6616, a row bound of total × max_b M_b to 1 (clamped),
+//                  this one (the strongest lies tried: tests/audit/rounds/
+//                  review_bounds_test.cpp) to 0.065. With local_epsilon > 0 the stability
 //                  histogram changes the counts the device sketches, and its total is their sum:
 //                  the bound is the same. M is computed once, when the check is made (the task's
 //                  plan): one SipHash and one weight per candidate, R·w words — for 2^24
