@@ -176,14 +176,8 @@ std::vector<TaskSpec> plan_declared_tasks(const ServerConfig& config, Store& sto
         opened = it->second["opened_unix_seconds"].get<uint64_t>();
       }
     }
-    TaskPlan plan = plan_task(declaration, config.base_dir, opened, config.noise_seed);
-    if (config.noise_seed != 0 && plan.task.trust == fedstat_v1_TrustModel_TRUSTED) {
-      // Anyone who knows the seed could subtract the central noise from the published result.
-      throw std::invalid_argument(
-          "noise_seed makes the server's central noise reproducible: it is for tasks without "
-          "central noise only (none, dist), not the trusted task " +
-          std::to_string(plan.task.task_id));
-    }
+    // Its central noise comes from the round's stored CSPRNG seed (spec_of), never the plan's.
+    TaskPlan plan = plan_task(declaration, config.base_dir, opened);
     declared.insert(plan.task.task_id);
     if (plan.next_stage) {
       const uint32_t next = plan.next_task_id;

@@ -129,12 +129,21 @@ ServerConfig read_server_config(const std::string& path) {
   const size_t slash = path.rfind('/');
   config.base_dir = slash == std::string::npos ? "." : path.substr(0, slash);
   config.config_path = path;
+  if (file.contains("noise_seed")) {
+    // It once seeded the central noise; nothing reads it now, and a field that silently does
+    // nothing would let an operator believe a release is reproducible, or seeded by a value
+    // someone else knows.
+    throw std::invalid_argument(
+        path +
+        ": noise_seed is no longer read: remove it. A collector noises each round from a seed "
+        "drawn from its CSPRNG and stored with the round (a restart publishes the same result); "
+        "a TAgg noises its tagg tasks from its CSPRNG");
+  }
   refuse_unknown_fields(file,
                         {"listen",
                          "store",
                          "credentials",
                          "fleet_secret",
-                         "noise_seed",
                          "handshake_timeout_ms",
                          "idle_timeout_ms",
                          "max_connections",
@@ -220,9 +229,6 @@ ServerConfig read_server_config(const std::string& path) {
                                   "\"tagg\")");
     }
     if (file.contains("tagg")) config.tagg = parse_tagg(file["tagg"]);
-  }
-  if (file.contains("noise_seed")) {
-    config.noise_seed = whole(file["noise_seed"], "noise_seed", 0, ~uint64_t{0});
   }
   if (file.contains("handshake_timeout_ms")) {
     config.handshake_timeout_ms = static_cast<uint32_t>(

@@ -13,8 +13,9 @@
 //                 or others can read it (so too a config file holding fleet_secret, a tagg psk
 //                 or collectors)
 //   fleet_secret  or 64 hex digits: every device's PSK is HKDF(fleet_secret, id) (emulation)
-//   noise_seed    0 (default): central noise from the CSPRNG; else seeded — for tests, refused
-//                 when a trusted task would draw its central noise from it
+//   noise_seed    refused (it is no longer read): a collector draws each round's central-noise
+//                 seed from its CSPRNG and stores it (rounds/task_round.h), a TAgg noises from
+//                 its CSPRNG; a seed from the config would be known to whoever reads the file
 //   handshake_timeout_ms 10000, idle_timeout_ms 60000, max_connections 4096 (a collector's
 //                 connection must also check in — a ClientHello the rounds take — within
 //                 handshake_timeout_ms of its accept, or it is closed: other frames before it
@@ -108,7 +109,6 @@ struct ServerConfig {
   std::string store_path = "fedstat-server.db";
   std::string credentials_path;  // or
   std::optional<std::array<uint8_t, 32>> fleet_secret;
-  uint64_t noise_seed = 0;
   uint32_t handshake_timeout_ms = 10000;
   uint32_t idle_timeout_ms = 60000;
   size_t max_connections = 4096;

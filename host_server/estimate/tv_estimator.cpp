@@ -224,6 +224,10 @@ TvEstimate estimate_tv(const MergedSketch& p, const MergedSketch& q, const TvOpt
     noise = std::sqrt(squares / static_cast<double>(v.size()));
   }
 
+  // An item's value is W_j·(P(j) − Q(j)) with both shares in [0, 1]: no larger than W_j. A
+  // value beyond it (noise, collisions, a forged sketch) is taken at W_j.
+  for (Candidate& c : candidates) c.value = std::clamp(c.value, -c.weight, c.weight);
+
   TvEstimate result;
   result.candidates = candidates.size();
   const uint32_t heap = params.heap_capacity;
@@ -238,7 +242,7 @@ TvEstimate estimate_tv(const MergedSketch& p, const MergedSketch& q, const TvOpt
                 options.noise_margin * noise, heap_floor_value});
   // HH: τ = 2k/H, raised to the floor when the candidates cannot support it.
   result.tau = options.tau > 0 ? options.tau : std::max(2 * k / heap, floor_value);
-  result.hh = 0.5 * (result.tau / k) * count_at(candidates, result.tau, k);
+  result.hh = std::min(1.0, 0.5 * (result.tau / k) * count_at(candidates, result.tau, k));
   if (options.rank > 0) {
     result.rank = options.rank;
   } else {
@@ -255,7 +259,7 @@ TvEstimate estimate_tv(const MergedSketch& p, const MergedSketch& q, const TvOpt
     const double r = result.rank - std::floor(i * (result.window - 1.0) / std::max(1u, points - 1));
     sum += (r / k) * solve_rank(candidates, r, k);
   }
-  result.topk = 0.5 * sum / points;
+  result.topk = std::min(1.0, 0.5 * sum / points);  // a distance in [0, 1]
   result.noise = noise;
   return result;
 }

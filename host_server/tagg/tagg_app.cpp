@@ -21,13 +21,9 @@ using nlohmann::json;
 TaggPlans plan_tagg_tasks(const ServerConfig& config) {
   TaggPlans out;
   for (const json& declaration : config.tasks) {
-    TaskPlan plan = plan_task(declaration, config.base_dir, 0, config.noise_seed);
+    // The plan's noise source: the CSPRNG (plan_task's noise_seed 0), never a configured seed.
+    TaskPlan plan = plan_task(declaration, config.base_dir, 0);
     const uint32_t id = plan.task.task_id;
-    if (plan.task.trust == fedstat_v1_TrustModel_TAGG && config.noise_seed != 0) {
-      throw std::invalid_argument(
-          "noise_seed makes the TAgg's noise reproducible: it is refused with the tagg task " +
-          std::to_string(id));
-    }
     if (out.plans.count(id) != 0) {
       throw std::invalid_argument("task " + std::to_string(id) + " is declared twice");
     }

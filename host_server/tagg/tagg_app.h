@@ -2,7 +2,7 @@
 // configured collectors' PSK identities complete a handshake, feeding TaggIntake → TaggService
 // over the SQLite store, until SIGTERM/SIGINT. It plans every declared task as a collector would
 // (the same declarations: points, Π, the KL options) and answers for the TAGG ones only.
-// noise_seed is refused when a TAGG task is declared: whoever knows it could subtract the noise.
+// Its noise comes from the CSPRNG (the config's noise_seed is refused: server_config.h).
 // Logs are JSON lines on `log`: a warning per secret file others can read (file_access.h: the
 // config holding collectors' keys, tagg.db), listening, one line per answer (tagg_intake.h),
 // stopping.

@@ -5,17 +5,19 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <memory>
+#include <stdexcept>
 
 #include "sdk/client/contribution.h"
 #include "sdk/quantise/quantise.h"
-#include "sdk/sketch/sampling_weight.h"
+#include "sdk/sketch/shift_sketch.h"
 
 namespace fedstat {
 namespace host {
 namespace {
 
 using Why = std::optional<std::string>;
-// GCC and Clang: a row of ≤ 2^20 counters of magnitude ≤ 2^63, and total × 2^35, fit below 2^128.
+// GCC and Clang: sums of ≤ 2^20 counts or item numbers, each below 2^64, fit below 2^128.
 __extension__ typedef unsigned __int128 Wide;
 
 std::string word(size_t i) {
@@ -37,42 +39,105 @@ Why check_total(const std::vector<uint64_t>& r, const fedstat_v1_Task& task) {
   return std::nullopt;
 }
 
-// KL_ANSWERS: each count (one of the device's own items) in [0, total].
+// KL_ANSWERS: each count (one of the device's own items) in [0, total], and their sum too: the
+// query points are distinct (the device refuses others), so no item is counted twice.
 Why check_kl(const std::vector<uint64_t>& r, const fedstat_v1_Task& task) {
   if (Why bad = check_total(r, task)) return bad;
   const int64_t total = static_cast<int64_t>(r.back());
+  Wide sum = 0;
   for (size_t i = 0; i + 1 < r.size(); ++i) {
     const int64_t count = static_cast<int64_t>(r[i]);
     if (count < 0 || count > total) {
       return word(i) + " (a count at a query point) is not in [0, the device's total (" +
              word(r.size() - 1) + ")]";
     }
+    sum += static_cast<uint64_t>(count);
+    if (sum > static_cast<uint64_t>(total)) {
+      return word(i) + " (a count at a query point): the counts up to it sum above the " +
+             "device's total (" + word(r.size() - 1) + "), though the query points are distinct";
+    }
   }
   return std::nullopt;
 }
 
-// DATA_SHIFT: per row, Σ |counter| ≤ total · 2^35 (128-bit sums: no overflow).
-Why check_data_shift(const std::vector<uint64_t>& r, const fedstat_v1_Task& task) {
-  if (Why bad = check_total(r, task)) return bad;
-  const uint32_t rows = task.parameters.data_shift.rows;
-  const uint32_t width = task.parameters.data_shift.width;
-  if (uint64_t{rows} * width + 1 != r.size()) return word(0) + ": not a sketch of the task's shape";
-  const Wide bound = static_cast<Wide>(static_cast<uint64_t>(r.back())) * sketch::kMaxFixedWeight;
-  for (uint32_t row = 0; row < rows; ++row) {
-    Wide l1 = 0;
-    for (uint32_t b = 0; b < width; ++b) {
-      const size_t i = size_t{row} * width + b;
-      const int64_t counter = static_cast<int64_t>(r[i]);
-      const uint64_t magnitude = counter < 0 ? 0 - static_cast<uint64_t>(counter) : counter;
-      l1 += magnitude;
-      if (l1 > bound) {
-        return word(i) + " (a counter of row " + std::to_string(row) +
-               "): the row's counters exceed the device's total (" + word(r.size() - 1) +
-               ") x the largest sampling weight 2^35";
+// DATA_SHIFT: the weight of the heaviest candidate id in each counter, M[r·w + b] = max{ω_i :
+// i < domain, h_r(i) = b} (0: no candidate falls there), from the task's seed through the SDK's
+// own hashes and weights (SketchHashes: item_hashes, weights_of_hashes, locate_hash).
+std::vector<uint64_t> heaviest_candidates(const fedstat_v1_Task& task) {
+  const fedstat_v1_DataShiftParameters& d = task.parameters.data_shift;
+  sketch::ShiftSketchParams p;
+  p.rows = d.rows;
+  p.width = d.width;
+  p.heap_capacity = d.heap_capacity;
+  p.k = d.k;
+  std::copy(task.seed.bytes, task.seed.bytes + sizeof(p.seed.bytes), p.seed.bytes);
+  p.buffer_slots = 0;
+  if (!sketch::validate_params(p).ok() || d.domain == 0 || d.domain > (1u << 24) ||
+      uint64_t{d.rows} * d.width + 1 != task.vector_length) {
+    throw std::invalid_argument("task " + std::to_string(task.task_id) +
+                                ": data_shift parameters no device takes (rows, width, heap, k, "
+                                "domain in [1, 2^24], vector_length rows x width + 1)");
+  }
+  const sketch::SketchHashes hashes(p);
+  std::vector<uint64_t> heaviest(size_t{d.rows} * d.width, 0);
+  constexpr uint32_t kBatch = 1024;
+  uint32_t ids[kBatch];
+  uint64_t hash[kBatch], weight[kBatch];
+  for (uint32_t first = 0; first < d.domain;) {
+    const uint32_t n = std::min(kBatch, d.domain - first);
+    for (uint32_t j = 0; j < n; ++j) ids[j] = first + j;
+    hashes.item_hashes(ids, hash, n);
+    hashes.weights_of_hashes(hash, weight, n);
+    for (uint32_t j = 0; j < n; ++j) {
+      for (uint32_t r = 0; r < d.rows; ++r) {
+        uint32_t bucket = 0;
+        int sign = 1;
+        hashes.locate_hash(hash[j], r, bucket, sign);
+        uint64_t& m = heaviest[size_t{r} * d.width + bucket];
+        m = std::max(m, weight[j]);
       }
     }
+    first += n;
   }
-  return std::nullopt;
+  return heaviest;
+}
+
+// DATA_SHIFT: in each row, Σ_b ⌈|counter_b| / M_b⌉ ≤ total (M_b = 0: the counter is 0) — 128-bit
+// sums, no overflow. An honest counter is Σ ±c_i·ω_i over its candidates, so it needs at least
+// ⌈|counter_b| / M_b⌉ of the device's items; a row's items are at most its total.
+ReportCheck data_shift_check(const fedstat_v1_Task& task) {
+  const auto heaviest = std::make_shared<const std::vector<uint64_t>>(heaviest_candidates(task));
+  const uint32_t rows = task.parameters.data_shift.rows;
+  const uint32_t width = task.parameters.data_shift.width;
+  const fedstat_v1_Task t = task;
+  return [heaviest, rows, width, t](const std::vector<uint64_t>& r) -> Why {
+    if (Why bad = check_total(r, t)) return bad;
+    if (uint64_t{rows} * width + 1 != r.size())
+      return word(0) + ": not a sketch of the task's shape";
+    const Wide total = static_cast<uint64_t>(r.back());
+    for (uint32_t row = 0; row < rows; ++row) {
+      Wide items = 0;  // the fewest items that make the row's counters so far
+      for (uint32_t b = 0; b < width; ++b) {
+        const size_t i = size_t{row} * width + b;
+        const int64_t counter = static_cast<int64_t>(r[i]);
+        const uint64_t magnitude = counter < 0 ? 0 - static_cast<uint64_t>(counter) : counter;
+        if (magnitude == 0) continue;
+        const uint64_t m = (*heaviest)[i];
+        if (m == 0) {
+          return word(i) + " (a counter of row " + std::to_string(row) +
+                 ") is not 0, but no candidate id in [0, domain) is sketched there";
+        }
+        items += magnitude / m + (magnitude % m != 0);
+        if (items > total) {
+          return word(i) + " (a counter of row " + std::to_string(row) +
+                 "): the row's counters need more items than the device's total (" +
+                 word(r.size() - 1) + "), each counter at least |counter| / the largest " +
+                 "sampling weight of a candidate id sketched there";
+        }
+      }
+    }
+    return std::nullopt;
+  };
 }
 
 // MODEL_UPDATE: the centred words' L2 norm within the quantiser's reach.
@@ -150,7 +215,7 @@ ReportCheck report_check(const fedstat_v1_Task& task) {
     case fedstat_v1_TaskKind_KL_ANSWERS:
       return [t](const std::vector<uint64_t>& r) { return check_kl(r, t); };
     case fedstat_v1_TaskKind_DATA_SHIFT:
-      return [t](const std::vector<uint64_t>& r) { return check_data_shift(r, t); };
+      return data_shift_check(task);
     case fedstat_v1_TaskKind_MODEL_UPDATE:
       return model_update_check(task);
     case fedstat_v1_TaskKind_HETEROGENEITY:

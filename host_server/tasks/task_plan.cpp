@@ -70,16 +70,30 @@ void plan_data_shift(const json& d, const std::string& base_dir, const Seed256& 
   const uint64_t words = uint64_t{params.rows} * params.width + 1;
   if (words > (1u << 22)) refuse("data_shift.rows x width", "is at most 2^22 counters");
 
-  // The reference sketched with the same parameters and seed, as one device would.
+  // The reference sketched with the same parameters and seed, as one device would: its items in
+  // [0, domain) in the counters, every item in the total (client::build_data_shift), each count
+  // at most 2^32 − 1 as a device's counter (split_across_clients).
   const auto reference = std::make_shared<ItemCounts>(
       read_item_counts(resolve(base_dir, text(p, "reference", where))));
+  ItemCounts candidates;
+  uint64_t reference_total = 0;
+  for (const ItemCount& item : reference->items) {
+    reference_total += std::min<uint64_t>(item.count, UINT32_MAX);
+    if (item.id >= domain) continue;
+    candidates.items.push_back(item);
+    candidates.total += item.count;
+  }
+  if (candidates.items.empty()) {
+    refuse("data_shift.reference", "holds no item in [0, domain): nothing to compare");
+  }
   SeededBits split(1, 7);
-  const EmulatedClients one = split_across_clients(*reference, 1, split.bits());
+  const EmulatedClients one = split_across_clients(candidates, 1, split.bits());
   NoiseBits no_noise = NoiseBits::seeded(1);
   const auto bytes =
       std::make_shared<std::vector<std::vector<uint8_t>>>(sketch_clients(one, params, 0, no_noise));
   const auto reference_sketch =
       std::make_shared<MergedSketch>(merge_reports(parse_reports(*bytes)));
+  reference_sketch->total = static_cast<int64_t>(reference_total);
 
   fedstat_v1_DataShiftParameters& out = plan.task.parameters.data_shift;
   plan.task.which_parameters = fedstat_v1_Task_data_shift_tag;

@@ -21,6 +21,10 @@
 // --seed S      devices draw noise and keys from SeededStream(S, id): the sim then recomputes the
 //               aggregate of the devices whose input the server summed, in process, and prints
 //               its SHA-256 and estimate, to compare with `fedstat-server results`
+// --noise-seed S  the in-process estimate's central noise (trusted tasks) from SeededStream(S);
+//               without it, the CSPRNG. The server's own draw comes from its CSPRNG (a seed it
+//               stores per round), so a trusted estimate is never reproduced: compare the
+//               aggregate's SHA-256 there (none and dist estimates carry no server noise)
 // The JSON also carries "exact": the task's non-private value over all of DIR's data (the truth
 // the estimate is for; a measurement, never something a server publishes) — model_update: the
 // estimate (held-out accuracy) of the same round without noise or dropouts.
@@ -188,7 +192,8 @@ int main(int argc, char** argv) {
   app.add_option("--first-id", first_id, "the first device id")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 30));
   app.add_option("--memory", memory, "bytes each device gives its Client");
-  app.add_option("--noise-seed", noise_seed, "the server's noise_seed (to reproduce its estimate)");
+  app.add_option("--noise-seed", noise_seed,
+                 "seed of the in-process estimate's central noise (the server's is its own)");
   app.add_option("--state", state_dir, "where devices keep ledgers and round state (default: .)")
       ->check(CLI::ExistingDirectory);
   app.add_option("--report-window", report_window,

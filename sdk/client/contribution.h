@@ -7,7 +7,10 @@
 ///                  pre-aggregation buffer. With local_epsilon > 0 the sketch is fed from the
 ///                  stability histogram (sdk/sketch/stability_histogram.h, δ = kStabilityDelta)
 ///                  of the app's histogram, drawn from `noise` — as host_server/estimate/
-///                  client_emulation.cpp sketch_clients does. bits 64; no Skellam share
+///                  client_emulation.cpp sketch_clients does. Only the items in [0, domain) (the
+///                  estimator's candidates; domain in [1, kMaxDataShiftDomain]) are sketched,
+///                  while the total counts every item (sketch_clients, for the tools, sketches
+///                  all). bits 64; no Skellam share
 ///                  (device_noise_lambda must be 0), and no central noise on the server for any
 ///                  trust model, so local_epsilon must be > 0 unless the trust model is NONE.
 ///   KL_ANSWERS     TaskData = the query points (distinct, ascending, < 2^32, one word each); the
@@ -28,10 +31,11 @@
 /// Noise (the stability histogram, Skellam shares, the trainer's shuffle) is drawn from `noise`
 /// in that order, so a SeededStream reproduces a report exactly.
 /// Outside DIST the server refuses a report holding a word no honest device of the kind sends
-/// (host_server/tasks/report_bounds.h: a KL count above the device's total, a sketch row beyond
-/// total × 2^35, an update beyond the quantiser's L2 reach, a heterogeneity entry outside the
-/// fixed-point range of [0, 1]); these builders never leave those bounds, so an honest device
-/// needs neither to clip nor to decline for them.
+/// (host_server/tasks/report_bounds.h: KL counts above the device's total, alone or summed; a
+/// sketch row that needs more items than the total, each counter at least |counter| / the
+/// heaviest candidate's weight there; an update beyond the quantiser's L2 reach; a heterogeneity
+/// entry outside the fixed-point range of [0, 1]); these builders never leave those bounds, so an
+/// honest device needs neither to clip nor to decline for them.
 ///
 /// Each kind lives in its own file (contribution_<kind>.cpp) as a TaskKindSupport
 /// (task_kinds.h). The functions below without a TaskKinds serve every kind (all_task_kinds());
@@ -84,6 +88,8 @@ namespace client {
 
 /// The δ of the local stability histogram (the host tools use the same).
 constexpr double kStabilityDelta = 1e-6;
+/// Largest DATA_SHIFT domain (candidate ids [0, domain)), as the host's estimator allows.
+constexpr uint32_t kMaxDataShiftDomain = uint32_t{1} << 24;
 /// Largest DIST roster a task may ask for (the roster bitmap's limit).
 constexpr uint32_t kMaxTaskClients = 1024;
 
@@ -153,10 +159,10 @@ Result<size_t> scratch_bytes(const fedstat_v1_Task& task, size_t local_size,
 // 8-byte aligned. On an error `out` holds no complete contribution: discard it. Each checks the
 // task's kind first: a task of another known kind is kInvalidArgument ("not a ... task") before
 // validate_task's errors.
-/// DATA_SHIFT: the R·w counters of a ShiftSketch of `local` (through the stability histogram
-/// when local_epsilon > 0, drawn from `noise`), then the total. `out` holds
-/// contribution_length(task) words, `scratch` scratch_bytes(task, local.capacity()) bytes; on
-/// an error `out` holds no complete contribution: discard it.
+/// DATA_SHIFT: the R·w counters of a ShiftSketch of `local`'s items in [0, domain) (through the
+/// stability histogram when local_epsilon > 0, drawn from `noise`), then the total of all its
+/// items. `out` holds contribution_length(task) words, `scratch` scratch_bytes(task,
+/// local.capacity()) bytes; on an error `out` holds no complete contribution: discard it.
 /// @errors validate_task's errors (kInvalidArgument naming the field, kUnimplemented for an unknown
 /// kind or trust model). kInvalidArgument: not a DATA_SHIFT task, or `out` is not vector_length
 /// words. kResourceExhausted: `scratch` is smaller than scratch_bytes. Any error of

@@ -1,5 +1,6 @@
-// DATA_SHIFT (contribution.h): the counters of a ShiftSketch of the app's histogram, then the
-// total — through the local stability histogram when local_epsilon > 0.
+// DATA_SHIFT (contribution.h): the counters of a ShiftSketch of the app's items in [0, domain),
+// then the total of all its items — through the local stability histogram when
+// local_epsilon > 0.
 #include <string.h>
 
 #include "sdk/base/arena.h"
@@ -32,6 +33,10 @@ Status validate_data_shift(const fedstat_v1_Task& task) {
   const sketch::ShiftSketchParams p = sketch_params_of(task);
   if (!sketch::validate_params(p).ok()) {
     return invalid_argument("Task.data_shift: rows/width/heap_capacity/k refused by ShiftSketch");
+  }
+  const uint32_t domain = task.parameters.data_shift.domain;
+  if (domain == 0 || domain > kMaxDataShiftDomain) {
+    return invalid_argument("Task.data_shift.domain must be in [1, 2^24] (the candidate ids)");
   }
   if (sketch::shift_sketch_memory_bytes(p) == kSizeOverflow) {
     return invalid_argument("Task.data_shift: the sketch does not fit this device's address space");
@@ -132,16 +137,25 @@ Status build_data_shift(const fedstat_v1_Task& task, const histogram::SparseHist
     FEDSTAT_RETURN_IF_ERROR(sketch::stability_histogram(local, stability.value(), noise, noisy));
     source = &noisy;
   }
+  // Only the candidates [0, domain) are sketched: an item beyond them is never estimated, and
+  // in the counters it would only add to the collisions and to what the server must allow a
+  // counter to hold (report_bounds.h bounds a counter by the candidates' weights). Every item
+  // counts in the total, so the estimate's shares remain shares of the whole histogram. Modulo
+  // 2^64, as the sketch's own total.
+  const uint32_t domain = task.parameters.data_shift.domain;
+  uint64_t total = 0;
   const Span<const histogram::SparseEntry> slots = source->slots();
   for (size_t i = 0; i < slots.size(); ++i) {
-    if (slots[i].count > 0) FEDSTAT_RETURN_IF_ERROR(sketch.add(slots[i].id, slots[i].count));
+    if (slots[i].count == 0) continue;
+    total += slots[i].count;
+    if (slots[i].id < domain) FEDSTAT_RETURN_IF_ERROR(sketch.add(slots[i].id, slots[i].count));
   }
   size_t next = 0;
   for (uint32_t r = 0; r < p.rows; ++r) {
     for (uint32_t b = 0; b < p.width; ++b)
       out[next++] = static_cast<uint64_t>(sketch.counter(r, b));
   }
-  out[next] = static_cast<uint64_t>(sketch.total());
+  out[next] = total;
   return Status();
 }
 

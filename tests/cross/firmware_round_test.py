@@ -95,7 +95,7 @@ def declare(kind, trust, clients):
         json.dump(task, f)
     with open('server.json', 'w') as f:
         json.dump({'listen': '127.0.0.1:0', 'store': 'server.db',
-                   'fleet_secret': FLEET_SECRET.hex(), 'noise_seed': 9, 'tasks': [task]}, f)
+                   'fleet_secret': FLEET_SECRET.hex(), 'tasks': [task]}, f)
 
 
 def sim_command(args, endpoint, external):

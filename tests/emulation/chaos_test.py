@@ -94,7 +94,7 @@ def declare(kind, clients, dropout):
         sys.exit(f'unknown kind {kind!r}: data_shift, kl, model_update or heterogeneity')
     json.dump(task, open('task.json', 'w'))
     json.dump({"listen": "127.0.0.1:0", "store": "server.db", "fleet_secret": FLEET_SECRET,
-               "noise_seed": 9, "tasks": [task]}, open('server.json', 'w'))
+               "tasks": [task]}, open('server.json', 'w'))
     return ids
 
 

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# fedstat-server refuses a configuration whose seeded central noise anyone could subtract: a
-# trusted task with noise_seed set exits 2 naming the task, before listening; the same task
-# without noise_seed starts (and is stopped with SIGTERM once it listens). TAGG: a TAgg (role
-# "tagg") with noise_seed and a tagg task is refused the same way; a collector with a tagg task
-# and no "tagg" endpoint is refused; a TAgg without collectors is refused; a TAgg with several
-# collectors serves only when task_collectors names each tagg task's one collector (listed).
+# fedstat-server refuses a configuration naming noise_seed (it once seeded the central noise; a
+# collector now noises each round from a stored CSPRNG seed, a TAgg from its CSPRNG, and a field
+# that silently does nothing is refused): a collector with a trusted task and noise_seed exits 2
+# saying so, before listening; the same config without it starts (and is stopped with SIGTERM
+# once it listens). TAGG: a TAgg (role "tagg") with noise_seed is refused the same way; a
+# collector with a tagg task and no "tagg" endpoint is refused; a TAgg without collectors is
+# refused; a TAgg with several collectors serves only when task_collectors names each tagg task's
+# one collector (listed).
 #   config_refusal_test.sh SERVER WORKDIR
 set -euo pipefail
 server=$1 work=$2
@@ -19,7 +21,7 @@ echo '{"listen": "127.0.0.1:0", "store": "a.db", "fleet_secret": "'$(printf '1%.
 rc=0
 timeout 20 "$server" --config seeded.json --port-file port 2>seeded.err || rc=$?
 [ "$rc" -eq 2 ] || { echo "expected exit 2, got $rc"; cat seeded.err; exit 1; }
-grep -q "noise_seed makes the server's central noise reproducible.*trusted task 5" seeded.err
+grep -q "noise_seed is no longer read: remove it.*CSPRNG" seeded.err
 [ ! -e port ]
 sed 's/"noise_seed": 3, //' seeded.json >plain.json
 "$server" --config plain.json --port-file port 2>plain.err &
@@ -40,7 +42,7 @@ refused() {  # refused CONFIG TEXT: exit 2 before listening, naming TEXT
 }
 echo '{"role": "tagg", "listen": "127.0.0.1:0", "store": "t.db", "noise_seed": 3,
        "collectors": {"c1": "'$psk'"}, "tasks": ['"$tagg_task"']}' >tagg_seeded.json
-refused tagg_seeded.json "noise_seed makes the TAgg's noise reproducible.*tagg task 5"
+refused tagg_seeded.json "noise_seed is no longer read: remove it"
 echo '{"listen": "127.0.0.1:0", "store": "c.db", "fleet_secret": "'$psk'",
        "tasks": ['"$tagg_task"']}' >collector_alone.json
 refused collector_alone.json 'task 5 is trust "tagg": the config needs a "tagg" endpoint'

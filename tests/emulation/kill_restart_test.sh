@@ -38,7 +38,7 @@ if kind == "kl_dist":
                  "kl": {"reference": "reference.txt", "rounds": 300, "lambda": 0.1}})
 json.dump(task, open('task.json', 'w'))
 json.dump({"listen": "127.0.0.1:0", "store": "server.db", "fleet_secret": os.environ["FLEET_SECRET"],
-           "noise_seed": 9, "tasks": [task]}, open('server.json', 'w'))
+           "tasks": [task]}, open('server.json', 'w'))
 PY
 
 "$server" --config server.json --port-file port 2>server1.log &

@@ -48,7 +48,7 @@ task = {"id": 3, "kind": "kl", "trust": "dist", "epsilon": 1.0, "delta": 1e-6,
         "seed": "00" * 31 + "31", "kl": {"reference": "reference.txt", "rounds": 300, "lambda": 0.1}}
 json.dump(task, open('task.json', 'w'))
 json.dump({"listen": listen + ":0", "store": "server.db", "fleet_secret": os.environ["FLEET_SECRET"],
-           "noise_seed": 9, "handshake_timeout_ms": handshake_ms, "idle_timeout_ms": idle_ms,
+           "handshake_timeout_ms": handshake_ms, "idle_timeout_ms": idle_ms,
            "handshakes_per_address_per_minute": 120, "tasks": [task]}, open('server.json', 'w'))
 PY
 

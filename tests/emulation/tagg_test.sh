@@ -33,7 +33,7 @@ psk = '3c' * 32
 json.dump({"role": "tagg", "listen": f"127.0.0.1:{tagg_port}", "store": "tagg.db",
            "collectors": {"collector-1": psk}, "tasks": [task]}, open('tagg.json', 'w'))
 json.dump({"listen": "127.0.0.1:0", "store": "collector.db", "fleet_secret": os.environ["FLEET_SECRET"],
-           "idle_timeout_ms": 900000, "noise_seed": 9,
+           "idle_timeout_ms": 900000,
            "tagg": {"endpoint": f"127.0.0.1:{tagg_port}", "identity": "collector-1", "psk": psk,
                     "attempts": 2, "timeout_ms": 5000},
            "tasks": [task]}, open('collector.json', 'w'))

@@ -6,17 +6,24 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <fstream>
 #include <limits>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "host_server/estimate/host_common.h"
 #include "host_server/tasks/task_plan.h"
 #include "nlohmann/json.hpp"
 #include "sdk/client/contribution.h"
+#include "sdk/histogram/sparse_histogram.h"
 #include "sdk/quantise/quantise.h"
+#include "sdk/sketch/shift_sketch.h"
+#include "tests/store/temp_dir.h"
 
 namespace fedstat {
 namespace host {
@@ -34,23 +41,36 @@ fedstat_v1_Task kl_task(fedstat_v1_TrustModel trust, uint32_t points, uint32_t m
   return t;
 }
 
+// A count is one of the device's items at a query point, and the points are distinct: each count
+// and their sum at most the total. (This test once called {7, 7, 7, 7} honest: 21 items counted
+// out of 7 — the privacy review's F5.)
 TEST(ReportBounds, KlCountsLieBetweenZeroAndTheDevicesOwnTotal) {
   const ReportCheck check = report_check(kl_task(fedstat_v1_TrustModel_TRUSTED, 3, 4));
   ASSERT_TRUE(check);
-  EXPECT_FALSE(check({0, 7, 7, 7}));  // every count at its most: the total
+  EXPECT_FALSE(check({0, 7, 0, 7}));  // one count at its most: the total
+  EXPECT_FALSE(check({2, 3, 2, 7}));  // every item at a query point
   EXPECT_FALSE(check({0, 0, 0, 0}));
-  const auto above = check({0, 8, 7, 7});
+  const auto above = check({0, 8, 0, 7});
   ASSERT_TRUE(above);
   EXPECT_EQ(above->rfind("word 1 ", 0), 0u) << *above;
+  const auto summed = check({3, 2, 3, 7});  // 8 items counted out of 7
+  ASSERT_TRUE(summed);
+  EXPECT_EQ(summed->rfind("word 2 ", 0), 0u) << *summed;
+  EXPECT_TRUE(check({7, 7, 7, 7}));
   const auto negative = check({~uint64_t{0}, 0, 0, 7});  // −1 as int64
   ASSERT_TRUE(negative);
   EXPECT_EQ(negative->rfind("word 0 ", 0), 0u) << *negative;
   // Four devices' totals must sum below 2^63: at most (2^63 − 1)/4 each.
   const uint64_t largest = static_cast<uint64_t>(std::numeric_limits<int64_t>::max() / 4);
-  EXPECT_FALSE(check({0, 0, 0, largest}));
+  EXPECT_FALSE(check({largest, 0, 0, largest}));
   const auto wraps = check({0, 0, 0, largest + 1});
   ASSERT_TRUE(wraps);
   EXPECT_EQ(wraps->rfind("word 3 ", 0), 0u) << *wraps;
+  // Counts whose sum passes 2^64 do not wrap into range.
+  const uint64_t huge = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  const ReportCheck one = report_check(kl_task(fedstat_v1_TrustModel_NONE, 3, 1));
+  EXPECT_FALSE(one({huge, 0, 0, huge}));
+  EXPECT_TRUE(one({huge, huge, huge, huge}));
 }
 
 TEST(ReportBounds, DistAndUnknownKindsHaveNoCheck) {
@@ -60,28 +80,150 @@ TEST(ReportBounds, DistAndUnknownKindsHaveNoCheck) {
   EXPECT_FALSE(report_check(unknown));
 }
 
-TEST(ReportBounds, ASketchRowIsBoundedByTheTotalTimesTheLargestWeight) {
-  fedstat_v1_Task t = fedstat_v1_Task_init_zero;
-  t.kind = fedstat_v1_TaskKind_DATA_SHIFT;
-  t.trust = fedstat_v1_TrustModel_NONE;
-  t.which_parameters = fedstat_v1_Task_data_shift_tag;
-  t.parameters.data_shift.rows = 2;
-  t.parameters.data_shift.width = 2;
-  t.bits = 64;
-  t.vector_length = 5;
-  t.max_clients = 2;
-  const ReportCheck check = report_check(t);
+// A data-shift task (trust none, or trusted with local noise) of R = 3, w = 16, k = 64 over the
+// candidates [0, 40): the SDK's builder on `items` (id, count).
+fedstat_v1_Task data_shift_task(fedstat_v1_TrustModel trust) {
+  const bool none = trust == fedstat_v1_TrustModel_NONE;
+  const json declaration = {{"id", 3},
+                            {"kind", "data_shift"},
+                            {"trust", none ? "none" : "trusted"},
+                            {"epsilon", none ? 0.0 : 2.0},
+                            {"delta", none ? 0.0 : 1e-6},
+                            {"min_clients", 2},
+                            {"max_clients", 4},
+                            {"deadline_seconds", 600},
+                            {"seed", std::string(62, '0') + "7e"},
+                            {"data_shift",
+                             {{"rows", 3},
+                              {"width", 16},
+                              {"heap_capacity", 8},
+                              {"k", 64},
+                              {"domain", 40},
+                              {"local_epsilon", none ? 0.0 : 2.0},
+                              {"reference", "reference.txt"}}}};
+  fedstat::testing::TempDir dir;
+  std::ofstream(dir.file("reference.txt")) << "1 10\n7 5\n";
+  return plan_task(declaration, dir.file(""), 0).task;
+}
+
+std::vector<uint64_t> sketch_of(const fedstat_v1_Task& task,
+                                const std::vector<std::pair<uint32_t, uint32_t>>& items,
+                                uint64_t noise_seed = 1) {
+  std::vector<histogram::SparseEntry> table(256);
+  histogram::SparseHistogram h;
+  EXPECT_TRUE(h.init(Span<histogram::SparseEntry>(table.data(), table.size())).ok());
+  for (const auto& [id, count] : items) EXPECT_TRUE(h.add(id, count).ok());
+  std::vector<uint64_t> scratch(client::scratch_bytes(task, h.capacity()).value() / 8 + 1);
+  std::vector<uint64_t> out(task.vector_length);
+  SeededBits bits(noise_seed, 4);
+  const Status s = client::build_data_shift(
+      task, h, bits.bits(),
+      MutableByteSpan(reinterpret_cast<uint8_t*>(scratch.data()), scratch.size() * 8),
+      Span<uint64_t>(out.data(), out.size()));
+  EXPECT_TRUE(s.ok()) << s.message();
+  return out;
+}
+
+// Each counter's heaviest candidate M_b (the SDK's hashes and weights, one id at a time).
+std::vector<uint64_t> heaviest_per_counter(const fedstat_v1_Task& task) {
+  sketch::ShiftSketchParams p;
+  p.rows = task.parameters.data_shift.rows;
+  p.width = task.parameters.data_shift.width;
+  p.heap_capacity = task.parameters.data_shift.heap_capacity;
+  p.k = task.parameters.data_shift.k;
+  std::copy(task.seed.bytes, task.seed.bytes + 32, p.seed.bytes);
+  const sketch::SketchHashes hashes(p);
+  std::vector<uint64_t> m(size_t{p.rows} * p.width, 0);
+  for (uint32_t i = 0; i < task.parameters.data_shift.domain; ++i) {
+    for (uint32_t r = 0; r < p.rows; ++r) {
+      uint32_t bucket = 0;
+      int sign = 1;
+      hashes.locate(i, r, bucket, sign);
+      m[size_t{r} * p.width + bucket] = std::max(m[size_t{r} * p.width + bucket], hashes.weight(i));
+    }
+  }
+  return m;
+}
+
+// The honest extremes pass: every candidate at once, counts at the histogram's most (2^32 − 1:
+// the total 40·(2^32 − 1) is above 2^28, yet no counter wraps), items far outside the domain
+// (counted in the total, never sketched), the heaviest candidate of a counter alone, and with
+// local noise every (noised) count. A row needing one item more than the total is refused,
+// naming the counter, and so is a counter no candidate reaches that is not 0.
+TEST(ReportBounds, ASketchRowNeedsNoMoreItemsThanTheDevicesTotal) {
+  const fedstat_v1_Task task = data_shift_task(fedstat_v1_TrustModel_NONE);
+  const ReportCheck check = report_check(task);
   ASSERT_TRUE(check);
-  const int64_t w = int64_t{1} << 35;  // one item of the largest weight, counted 3 times
-  const auto word = [](int64_t v) { return static_cast<uint64_t>(v); };
-  EXPECT_FALSE(check({word(3 * w), 0, 0, word(-3 * w), 3}));
-  EXPECT_FALSE(check({word(w), word(-2 * w), word(2 * w), word(w), 3}));
-  const auto beyond = check({word(w), word(-2 * w - 1), 0, 0, 3});
-  ASSERT_TRUE(beyond);
-  EXPECT_EQ(beyond->rfind("word 1 ", 0), 0u) << *beyond;
-  const auto second_row = check({0, 0, word(2 * w), word(w + 1), 3});
-  ASSERT_TRUE(second_row);
-  EXPECT_EQ(second_row->rfind("word 3 ", 0), 0u) << *second_row;
+  const uint32_t width = task.parameters.data_shift.width;
+  std::vector<std::pair<uint32_t, uint32_t>> all, most, outside;
+  for (uint32_t i = 0; i < 40; ++i) {
+    all.push_back({i, 1 + i % 5});
+    most.push_back({i, UINT32_MAX});
+    outside.push_back({40 + i * 997, UINT32_MAX});
+  }
+  for (const auto& items : {all, most, outside}) {
+    const std::vector<uint64_t> words = sketch_of(task, items);
+    EXPECT_FALSE(check(words)) << *check(words);
+  }
+  EXPECT_EQ(sketch_of(task, outside)[3 * width], 40 * uint64_t{UINT32_MAX});
+  for (int salt = 0; salt < 20; ++salt) {  // trusted: the stability histogram's noised counts
+    const fedstat_v1_Task trusted = data_shift_task(fedstat_v1_TrustModel_TRUSTED);
+    const ReportCheck private_check = report_check(trusted);
+    const std::vector<uint64_t> words = sketch_of(trusted, all, 100 + salt);
+    EXPECT_FALSE(private_check(words))
+        << "noise seed " << 100 + salt << ": " << *private_check(words);
+  }
+  // The heaviest candidate of the whole domain, 5 times: the row holds 5·M in one counter.
+  const std::vector<uint64_t> m = heaviest_per_counter(task);
+  const auto heaviest = std::max_element(m.begin(), m.begin() + width);
+  std::vector<uint64_t> words(task.vector_length, 0);
+  words.back() = 5;
+  words[static_cast<size_t>(heaviest - m.begin())] = 5 * *heaviest;
+  // Rows 1 and 2: one counter each, at 5 × its own M (any counter a candidate reaches).
+  for (uint32_t r = 1; r < 3; ++r) {
+    for (uint32_t b = 0; b < width; ++b) {
+      if (m[size_t{r} * width + b] != 0) {
+        words[size_t{r} * width + b] = 0 - 5 * m[size_t{r} * width + b];
+        break;
+      }
+    }
+  }
+  EXPECT_FALSE(check(words)) << *check(words);
+  std::vector<uint64_t> beyond = words;
+  beyond[static_cast<size_t>(heaviest - m.begin())] += 1;  // needs a sixth item
+  const auto refused = check(beyond);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->rfind("word " + std::to_string(heaviest - m.begin()) + " ", 0), 0u)
+      << *refused;
+  // Spread over two counters of row 0: 3 items' worth and 2 items' worth pass, 3 and 2 + 1 not.
+  std::vector<size_t> reached;
+  for (uint32_t b = 0; b < width; ++b) {
+    if (m[b] != 0) reached.push_back(b);
+  }
+  ASSERT_GE(reached.size(), 2u);
+  std::vector<uint64_t> spread = words;
+  for (uint32_t b = 0; b < width; ++b) spread[b] = 0;
+  spread[reached[0]] = 3 * m[reached[0]];
+  spread[reached[1]] = 0 - 2 * m[reached[1]];
+  EXPECT_FALSE(check(spread)) << *check(spread);
+  spread[reached[1]] -= 1;
+  ASSERT_TRUE(check(spread));
+  EXPECT_EQ(check(spread)->rfind("word " + std::to_string(reached[1]) + " ", 0), 0u);
+  // A counter no candidate reaches (40 candidates over 48 counters leave some empty).
+  const auto empty = std::find(m.begin(), m.end(), 0u);
+  ASSERT_NE(empty, m.end());
+  std::vector<uint64_t> stray(task.vector_length, 0);
+  stray.back() = 1000;
+  stray[static_cast<size_t>(empty - m.begin())] = 1;
+  ASSERT_TRUE(check(stray));
+  EXPECT_NE(check(stray)->find("no candidate"), std::string::npos) << *check(stray);
+}
+
+// A data-shift task no device takes (a domain of 0) is refused when its check is made.
+TEST(ReportBounds, ADataShiftTaskNoDeviceTakesHasNoCheck) {
+  fedstat_v1_Task task = data_shift_task(fedstat_v1_TrustModel_NONE);
+  task.parameters.data_shift.domain = 0;
+  EXPECT_THROW(report_check(task), std::invalid_argument);
 }
 
 // Heterogeneity (trust none), both stages: the SDK's builder at the extremes of [0, 1]^d — a
