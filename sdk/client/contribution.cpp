@@ -198,6 +198,10 @@ Result<DeviceSpend> device_spend(const fedstat_v1_Task& task, const TaskKinds& k
   return spend;
 }
 
+Result<DeviceSpend> device_spend(const fedstat_v1_Task& task, const TaskKinds& kinds, uint32_t) {
+  return device_spend(task, kinds);
+}
+
 Result<DeviceSpend> device_spend(const fedstat_v1_Task& task) {
   return device_spend(task, all_task_kinds());
 }

@@ -238,6 +238,9 @@ Result<DeviceSpend> device_spend(const fedstat_v1_Task& task);
 /// validate_task(task, kinds)'s in place of validate_task's (also kUnimplemented for a kind or
 /// DIST `kinds` lacks).
 Result<DeviceSpend> device_spend(const fedstat_v1_Task& task, const TaskKinds& kinds);
+/// (declared only: assumed_honest_shares not yet used)
+Result<DeviceSpend> device_spend(const fedstat_v1_Task& task, const TaskKinds& kinds,
+                                 uint32_t assumed_honest_shares);
 
 /// The contribution of `task` from the app's data: the builder of the task's kind, fed with what
 /// `data` holds for it (kNotFound when it holds nothing). What the Client sends; what an emulator

@@ -67,6 +67,7 @@ struct TaskPolicy {
   double max_delta = 1e-5;                   ///< largest δ charged for one task; in [0, 1)
   /// Smallest ε a TRUSTED or TAGG task may be charged; finite, in [0, max_epsilon].
   double min_exact_epsilon = 0.1;
+  uint32_t assumed_honest_shares = 0;  ///< (declared only: not yet used)
 };
 
 /// Which rule of a TaskPolicy declined a task (SessionOutcome::policy_refusal).
