@@ -37,9 +37,9 @@ class CabiPolicyInitTest : public StorageTest {
     config.device_id = 5;
     config.wall_clock_seconds = &fixed_clock;
     config.round_blob_name = "audit-round";
-    ASSERT_EQ(fedstat_client_create(client_memory_.data(), bytes, &config, ledger_, random_,
-                                    &client_),
-              FEDSTAT_OK);
+    ASSERT_EQ(
+        fedstat_client_create(client_memory_.data(), bytes, &config, ledger_, random_, &client_),
+        FEDSTAT_OK);
   }
   std::vector<uint64_t> ledger_memory_, random_memory_, client_memory_;
   fedstat_ledger* ledger_ = nullptr;

@@ -165,9 +165,8 @@ TEST_F(ReviewFindingsTest, ADistChargeCountsOnlyTheSharesTheAppAssumesHonest) {
   fedstat_v1_Task model = model_task(fedstat_v1_TrustModel_DIST);
   make_dist(model, 3, 2);
   for (uint32_t assumed : {1u, 2u}) {
-    const double noise = tasks::model_update_epsilon(client::model_update_config(model), 4,
-                                                     assumed, model.device_noise_lambda,
-                                                     model.delta)
+    const double noise = tasks::model_update_epsilon(client::model_update_config(model), 4, assumed,
+                                                     model.device_noise_lambda, model.delta)
                              .value()
                              .epsilon;
     EXPECT_DOUBLE_EQ(client::device_spend(model, all, assumed).value().epsilon,
@@ -238,6 +237,7 @@ TEST_F(ReviewFindingsTest, EveryDataDependentDeclineIsChargedAndCarriesOneReason
   make_dist(model, 3, 2);
   fedstat_v1_Task het = heterogeneity_task(fedstat_v1_TrustModel_DIST, 1);
   make_dist(het, 3, 2);
+  het.device_noise_lambda = 1e6;  // a stage charge the policy below takes
   const fedstat_v1_Task shift = data_shift_task(fedstat_v1_TrustModel_TRUSTED, 1.0);
 
   HistogramData no_histogram(nullptr);
@@ -259,8 +259,8 @@ TEST_F(ReviewFindingsTest, EveryDataDependentDeclineIsChargedAndCarriesOneReason
     std::vector<uint64_t> data;
     client::ClientData* app;
     size_t memory;
-    SessionResult result;        // an outcome, or
-    StatusCode error;            // the error the app's caller gets (kOk: an outcome)
+    SessionResult result;  // an outcome, or
+    StatusCode error;      // the error the app's caller gets (kOk: an outcome)
   };
   const size_t shift_memory = client::Client::memory_bytes(shift, h.histogram.capacity()).value();
   ASSERT_LE(client::Client::memory_bytes(shift, 0).value(), shift_memory - 1);
@@ -269,14 +269,24 @@ TEST_F(ReviewFindingsTest, EveryDataDependentDeclineIsChargedAndCarriesOneReason
        StatusCode::kOk},
       {"no examples", model, model_bits({0, 0, 0, 0}), &no_examples, 1 << 20,
        SessionResult::kDeclinedNoData, StatusCode::kOk},
-      {"too few examples", model, model_bits({0, 0, 0, 0}), &few, 1 << 20,
-       SessionResult::kNoTask, StatusCode::kFailedPrecondition},
-      {"examples of another dimension", model, model_bits({0, 0, 0, 0}), &other_dimension,
-       1 << 20, SessionResult::kNoTask, StatusCode::kInvalidArgument},
-      {"a vector outside [0,1]", het, {}, &outside, 1 << 16, SessionResult::kNoTask,
+      {"too few examples", model, model_bits({0, 0, 0, 0}), &few, 1 << 20, SessionResult::kNoTask,
+       StatusCode::kFailedPrecondition},
+      {"examples of another dimension", model, model_bits({0, 0, 0, 0}), &other_dimension, 1 << 20,
+       SessionResult::kNoTask, StatusCode::kInvalidArgument},
+      {"a vector outside [0,1]",
+       het,
+       {},
+       &outside,
+       1 << 16,
+       SessionResult::kNoTask,
        StatusCode::kInvalidArgument},
-      {"a histogram too large for the memory", shift, {}, &histogram, shift_memory - 1,
-       SessionResult::kDeclinedMemory, StatusCode::kOk},
+      {"a histogram too large for the memory",
+       shift,
+       {},
+       &histogram,
+       shift_memory - 1,
+       SessionResult::kDeclinedMemory,
+       StatusCode::kOk},
   };
   uint64_t id = 100;
   for (const Case& c : cases) {
