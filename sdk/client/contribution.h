@@ -250,7 +250,8 @@ Result<DeviceSpend> device_spend(const fedstat_v1_Task& task, const TaskKinds& k
 /// min(threshold, assumed_honest_shares) shares instead of threshold (0: threshold, as the
 /// overloads without it) — what the Client charges under TaskPolicy::assumed_honest_shares
 /// (task_policy.h). 1 is this device's own share alone.
-/// @errors device_spend(task, kinds)'s.
+/// @errors device_spend(task, kinds)'s: kInvalidArgument (a field, or the accountant refuses
+/// the task at those shares) or kUnimplemented (a kind or DIST `kinds` lacks).
 Result<DeviceSpend> device_spend(const fedstat_v1_Task& task, const TaskKinds& kinds,
                                  uint32_t assumed_honest_shares);
 

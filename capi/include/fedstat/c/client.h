@@ -21,7 +21,7 @@
  *
  * @memory caller's, FEDSTAT_ALIGNMENT-aligned: fedstat_client_size(work_bytes) =
  *   K + work_bytes
- * where K is the handle (5,016 bytes on 64-bit hosts: the C++ Client, 3.3 KiB, and a send and a
+ * where K is the handle (5,032 bytes on 64-bit hosts: the C++ Client, 3.3 KiB, and a send and a
  * receive buffer of FEDSTAT_MAX_FRAME_BYTES each) and work_bytes the memory the Client computes
  * contributions in (sdk/client/client.h: 8*L + 8*data_words + scratch for a task of L words; a
  * task needing more is declined, FEDSTAT_SESSION_DECLINED_MEMORY; the ClientHello tells the
