@@ -138,9 +138,10 @@ bool read_psk(const std::string& path, std::vector<uint8_t>& psk, std::string& e
 
 // The options that take no value, and those followed by one.
 constexpr const char* kSwitches[] = {"--help", "-h", "--version", "--show", "--json"};
-constexpr const char* kValued[] = {
-    "--state",          "--events",       "--server",       "--psk-file", "--device-id",
-    "--epsilon-budget", "--delta-budget", "--max-sessions", "--retry-ms", "--client-memory"};
+constexpr const char* kValued[] = {"--state",         "--events",       "--server",
+                                   "--psk-file",      "--device-id",    "--epsilon-budget",
+                                   "--delta-budget",  "--max-sessions", "--retry-ms",
+                                   "--client-memory", "--accept-trust"};
 
 bool one_of(const std::string& flag, const char* const* begin, const char* const* end) {
   return std::find_if(begin, end, [&](const char* known) { return flag == known; }) != end;
