@@ -241,7 +241,11 @@ fedstat_status fedstat_client_last_policy_refusal(const fedstat_client* client, 
  * receive callback, or `outcome` is NULL (nothing sent). A task refused, after a decline is sent:
  * FEDSTAT_INVALID_ARGUMENT or FEDSTAT_UNIMPLEMENTED for task fields or TaskData the device
  * refuses, or app data (examples, vector) that do not fit the task; FEDSTAT_FAILED_PRECONDITION
- * when the app holds fewer examples than the task was calibrated for. The ledger's refusals
+ * when the app holds fewer examples than the task was calibrated for. A decline because of the
+ * app's data (these two, FEDSTAT_SESSION_DECLINED_NO_DATA, and FEDSTAT_SESSION_DECLINED_MEMORY
+ * when the data's size makes the task too large) comes after the ledger is charged for the task
+ * and keeps the charge: a free one would let a server read the data off declines
+ * (sdk/client/client.h, the order of checks). The ledger's refusals
  * other than the budget (FEDSTAT_FAILED_PRECONDITION: not loaded or locked;
  * FEDSTAT_INVALID_ARGUMENT: an implausible clock reading; FEDSTAT_UNAVAILABLE: storage).
  * FEDSTAT_FAILED_PRECONDITION: the server sent a message of the wrong kind, for another task,
