@@ -37,6 +37,10 @@ static_assert(FEDSTAT_POLICY_NOT_REFUSED == static_cast<int>(client::PolicyRefus
                       static_cast<int>(client::PolicyRefusal::kExactEpsilonBelow),
               "policy refusals drifted");
 
+// fedstat_task_policy.made_by_default of a policy fedstat_task_policy_default made ("FTP1"; the
+// last digit a layout version). Not in the header: an app copies a made policy, never the value.
+constexpr uint32_t kTaskPolicyMadeByDefault = 0x46545031u;
+
 // The app's data as the Client reads it: what the fedstat_client_set_* calls last gave.
 class AppData final : public client::ClientData {
  public:
@@ -189,8 +193,9 @@ fedstat_status fedstat_client_set_report_window(fedstat_client* client, uint8_t 
 fedstat_status fedstat_task_policy_default(fedstat_task_policy* policy) {
   if (policy == nullptr) return FEDSTAT_INVALID_ARGUMENT;
   const client::TaskPolicy defaults;
-  *policy = fedstat_task_policy{defaults.accepted_trust, defaults.max_epsilon, defaults.max_delta,
-                                defaults.min_exact_epsilon};
+  *policy = fedstat_task_policy{
+      defaults.accepted_trust,    defaults.max_epsilon,           defaults.max_delta,
+      defaults.min_exact_epsilon, defaults.assumed_honest_shares, kTaskPolicyMadeByDefault};
   return FEDSTAT_OK;
 }
 
@@ -198,11 +203,18 @@ fedstat_status fedstat_client_set_task_policy(fedstat_client* client,
                                               const fedstat_task_policy* policy) {
   if (!live(client)) return FEDSTAT_INVALID_ARGUMENT;
   if (policy == nullptr) return finish(client, invalid_argument("set_task_policy: policy is NULL"));
+  if (policy->made_by_default != kTaskPolicyMadeByDefault) {
+    return finish(
+        client, invalid_argument("set_task_policy: the policy was not made by "
+                                 "fedstat_task_policy_default (a field left at 0 would weaken it): "
+                                 "start from it and change the fields you need"));
+  }
   client::TaskPolicy p;
   p.accepted_trust = policy->accepted_trust;
   p.max_epsilon = policy->max_epsilon;
   p.max_delta = policy->max_delta;
   p.min_exact_epsilon = policy->min_exact_epsilon;
+  p.assumed_honest_shares = policy->assumed_honest_shares;
   return finish(client, client->client.set_task_policy(p));
 }
 

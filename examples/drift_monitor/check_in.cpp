@@ -33,7 +33,8 @@ std::string describe(const Status& status) {
 }
 
 // The app's data as the Client reads it: the histogram, or nothing while it is empty (the Client
-// then declines a data-shift task with kDeclinedNoData).
+// then declines a data-shift task with kDeclinedNoData — after charging the ledger for a private
+// task, as it would for an answer: whether the app holds data is its data, sdk/client/client.h).
 class MonitorData final : public client::ClientData {
  public:
   explicit MonitorData(fedstat::histogram::SparseHistogram& histogram) : histogram_(histogram) {}

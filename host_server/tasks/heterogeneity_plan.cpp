@@ -100,6 +100,18 @@ void set_stage(const Parameters& p, uint32_t stage, fedstat_v1_Task& task) {
   }
 }
 
+// Stage 2's own Task fields over `task`, which holds the common fields plan_task gave stage 1:
+// its id, its secure-aggregation session (public, like stage 1's, and another one: derived from
+// the seed by the PRF's next stream) and the stage's heterogeneity parameters.
+void make_stage2_task(const Parameters& p, fedstat_v1_Task& task) {
+  task.task_id = p.stage2_id;
+  Seed256 seed;
+  std::memcpy(seed.bytes, task.seed.bytes, sizeof(seed.bytes));
+  SeededStream session_stream(seed, ~uint64_t{0} - 1);
+  task.secagg_session = value_or_throw(session_stream.next_u64(), "secure aggregation session id");
+  set_stage(p, 2, task);
+}
+
 // σ of a stage's releases in real units: √(2·n·λ)/s (0 without noise).
 double sigma_of(const Parameters& p, int release, uint32_t contributors) {
   if (!p.dist) return 0;
@@ -191,13 +203,7 @@ TaskPlan plan_heterogeneity_stage2(const json& declaration, const std::string& b
       finish_heterogeneity_round1(decode_fixed_point_sums(sum, p.scale[0]), n1, p.config);
 
   fedstat_v1_Task& task = plan.task;
-  task.task_id = p.stage2_id;
-  Seed256 seed;
-  std::memcpy(seed.bytes, task.seed.bytes, sizeof(seed.bytes));
-  // Public, like stage 1's, and another session: derived from the seed by the PRF's next stream.
-  SeededStream session_stream(seed, ~uint64_t{0} - 1);
-  task.secagg_session = value_or_throw(session_stream.next_u64(), "secure aggregation session id");
-  set_stage(p, 2, task);
+  make_stage2_task(p, task);
   plan.data.clear();
   for (const std::vector<double>* means : {&round1.mean, &round1.weighted_mean}) {
     for (double v : *means) {
@@ -235,6 +241,16 @@ TaskPlan plan_heterogeneity_stage2(const json& declaration, const std::string& b
   plan.next_task_id = 0;
   plan.next_stage = nullptr;
   return plan;
+}
+
+fedstat_v1_Task heterogeneity_stage2_task(const json& declaration, const std::string& base_dir,
+                                          uint64_t opened_unix_seconds) {
+  TaskPlan plan = plan_task(declaration, base_dir, opened_unix_seconds, /*noise_seed=*/1);
+  if (plan.task.kind != fedstat_v1_TaskKind_HETEROGENEITY) {
+    throw std::invalid_argument("task kind: not a heterogeneity task (no stage 2)");
+  }
+  make_stage2_task(parameters_of(declaration, plan.task), plan.task);
+  return plan.task;
 }
 
 }  // namespace host

@@ -61,6 +61,13 @@ TaskPlan plan_heterogeneity_stage2(const nlohmann::json& declaration, const std:
                                    uint64_t noise_seed, const nlohmann::json& stage1_result,
                                    uint64_t opened_unix_seconds);
 
+// Stage 2's Task as devices receive it, from the declaration alone (plan_heterogeneity_stage2's
+// task; only its TaskData, the means, needs stage 1's result): what a device checks and is
+// charged for before stage 1 has run (the Python module's TaskPolicy.check).
+fedstat_v1_Task heterogeneity_stage2_task(const nlohmann::json& declaration,
+                                          const std::string& base_dir,
+                                          uint64_t opened_unix_seconds);
+
 }  // namespace host
 }  // namespace fedstat
 

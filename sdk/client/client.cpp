@@ -381,19 +381,11 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
     FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_TASK_CLOSED));
     return SessionOutcome{SessionResult::kDeclinedInterrupted, id};
   }
-  // The app's data for the kind, and the size the memory formula reads from it.
-  const AppData app = kinds_.find(task_.kind)->app_data(task_, *data_);
-  if (!app.held) {
-    FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_NO_DATA));
-    return SessionOutcome{SessionResult::kDeclinedNoData, id};
-  }
-  if (!app.usable.ok()) {
-    decline(channel, fedstat_v1_ErrorAction_NO_DATA).ignore();
-    return app.usable;
-  }
-  const size_t local = app.local_size;
-  Result<size_t> need = memory_bytes(task_, local, kinds_);
-  if (!need.ok() || need.value() > memory_.size()) {
+  // The memory the task needs whatever the app holds (local size 0): its buffers and fixed
+  // scratch. A function of the task and of the memory the ClientHello announced, so declining
+  // here tells the server nothing it did not know: at once, the TaskData left unread, free.
+  const Result<size_t> fixed = memory_bytes(task_, 0, kinds_);
+  if (!fixed.ok() || fixed.value() > memory_.size()) {
     FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_INSUFFICIENT_MEMORY));
     return SessionOutcome{SessionResult::kDeclinedMemory, id};
   }
@@ -412,10 +404,28 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
     return data_valid;
   }
 
-  // The ledger pays before anything is computed; a refusal changes nothing.
+  // The ledger pays before the app's data is looked at; a refusal changes nothing.
   Result<bool> paid = charge_ledger(channel);
   if (!paid.ok()) return paid.status();
   if (!paid.value()) return SessionOutcome{SessionResult::kDeclinedBudget, id};
+  // From here a decline depends on the app's data (whether it holds any, whether it fits the
+  // task, how much scratch its size needs): it keeps the charge — else a server would read the
+  // data off free declines, one task a session — and it says NO_DATA whatever the reason, so
+  // a charged session tells the server one bit (answered or not). The app's outcome says which.
+  const AppData app = kinds_.find(task_.kind)->app_data(task_, *data_);
+  if (!app.held) {
+    FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_NO_DATA));
+    return SessionOutcome{SessionResult::kDeclinedNoData, id};
+  }
+  if (!app.usable.ok()) {
+    decline(channel, fedstat_v1_ErrorAction_NO_DATA).ignore();
+    return app.usable;
+  }
+  const Result<size_t> need = memory_bytes(task_, app.local_size, kinds_);
+  if (!need.ok() || need.value() > memory_.size()) {
+    FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_NO_DATA));
+    return SessionOutcome{SessionResult::kDeclinedMemory, id};
+  }
   marker_ = RoundMarker();
   marker_.task_id = id;
   marker_.stage = kRoundAccepted;
@@ -460,7 +470,7 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
 __attribute__((noinline)) Result<PolicyRefusal> Client::check_policy(FrameChannel& channel) {
   // What the device's own noise guarantees, never less than the task declares: what the policy
   // weighs and what the ledger is charged (charge_ledger), computed once.
-  Result<DeviceSpend> owed = device_spend(task_, kinds_);
+  Result<DeviceSpend> owed = device_spend(task_, kinds_, config_.task_policy.assumed_honest_shares);
   if (!owed.ok()) {
     FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_REFUSED));
     return owed.status();

@@ -5,25 +5,40 @@
 ///   TRUSTED/TAGG/NONE: Report chunks (≤ 64 words), each answered by its Ack, at most
 ///   ClientConfig::report_window of them unacknowledged (1: each Ack before the next chunk);
 ///   DIST: secure aggregation (sdk/secagg/secagg_client.h) → RoundOutcome.
-/// Order of the checks, each ending the session with a decline (TaskReply{accept = false}) and
-/// nothing charged or computed: the task's fields (validate_task, contribution.h: kInvalidArgument
-/// naming the field, or kUnimplemented, also for a kind or DIST the Client was not built with —
-/// task_kinds.h; reason REFUSED) → the app's task policy (ClientConfig::task_policy,
-/// task_policy.h) on the task's trust model and on what the ledger would be charged,
-/// device_spend(task) (an accountant's refusal there: its kInvalidArgument, REFUSED); outside it
-/// kDeclinedPolicy, reason POLICY, SessionOutcome::policy_refusal naming the rule, the TaskData
-/// left unread → an interrupted round of this task
-/// recorded before a reboot (kDeclinedInterrupted, reason TASK_CLOSED) → the app has no data for
-/// the kind (kDeclinedNoData) or data that does not fit the task (validate_examples /
-/// validate_unit_vector's status) → memory_bytes(task) > the memory given (kDeclinedMemory,
-/// INSUFFICIENT_MEMORY; declined at once, the TaskData left unread) → the TaskData (chunks in
-/// order for this task, else kFailedPrecondition with no reply; content per validate_task_data,
-/// else its status and REFUSED) → the ledger is charged device_spend(task) (contribution.h: at
-/// least the task's (ε, δ), more when the device's own noise gives less; DIST HETEROGENEITY: the
-/// stage's RDP curve, composed with the other stage's in the ledger; trust NONE — only when the
-/// policy accepts it —: nothing), the same spend the policy weighed — a refusal is
-/// kDeclinedBudget, BUDGET_EXHAUSTED, the ledger unchanged. Only then the Client records
-/// the round, computes the contribution, accepts (TaskReply) and sends it.
+/// Order of the checks, each ending the session with a decline (TaskReply{accept = false}):
+///   1. the task's fields (validate_task, contribution.h: kInvalidArgument naming the field, or
+///      kUnimplemented, also for a kind or DIST the Client was not built with — task_kinds.h;
+///      reason REFUSED);
+///   2. the app's task policy (ClientConfig::task_policy, task_policy.h) on the task's trust model
+///      and on what the ledger would be charged, device_spend(task, kinds, assumed_honest_shares)
+///      (an accountant's refusal there: its kInvalidArgument, REFUSED); outside it
+///      kDeclinedPolicy, reason POLICY, SessionOutcome::policy_refusal naming the rule;
+///   3. an interrupted round of this task recorded before a reboot (kDeclinedInterrupted, reason
+///      TASK_CLOSED);
+///   4. memory_bytes(task, 0) — the task's buffers and fixed scratch, whatever the app holds — >
+///      the memory given (kDeclinedMemory, INSUFFICIENT_MEMORY);
+///   5. the TaskData (chunks in order for this task, else kFailedPrecondition with no reply;
+///      content per validate_task_data, else its status and REFUSED);
+///   6. the ledger is charged device_spend(task, ...) (contribution.h: at least the task's (ε, δ),
+///      more when the noise gives less; DIST at the shares the policy assumes honest; DIST
+///      HETEROGENEITY: the stage's RDP curve, composed with the other stage's in the ledger; trust
+///      NONE — only when the policy accepts it —: nothing), the same spend the policy weighed — a
+///      refusal is kDeclinedBudget, BUDGET_EXHAUSTED, the ledger unchanged;
+///   7. the app's data, after the charge and keeping it: none for the kind (kDeclinedNoData), data
+///      that does not fit the task (validate_examples / validate_unit_vector's status: e.g.
+///      kFailedPrecondition for fewer examples than calibrated), or memory_bytes(task,
+///      local_size) > the memory given (kDeclinedMemory) — each with reason NO_DATA.
+/// Checks 1–6 depend only on the task, the TaskData, the app's configuration (its policy, its
+/// memory, which the ClientHello announces) and its ledger: those declines are free, and 1–4 come
+/// at once, the TaskData left unread. Check 7 depends on the app's data, and a free answer to it
+/// would let a server read the data off declines (lowering examples_per_client one task at a
+/// time reads a device's example count): so it comes after the TaskData is read and the ledger
+/// charged, as an acceptance does, and every data decline sends the same reason (NO_DATA), so
+/// each charged session tells the server one bit. Trust NONE charges nothing, so its data
+/// declines stay free (the app opted in to exact words). Only then the Client records the round,
+/// computes the contribution, accepts (TaskReply) and sends it. What a server still sees: the time
+/// from the last TaskData to the TaskReply (an accept builds its contribution first) — which
+/// tells it the same bit the reply does, after the charge.
 ///
 /// Errors: a ServerError ends the session with its status code (detail: last_server_detail()); a
 /// message of the wrong kind, for another task, or an Ack with the wrong offset is
@@ -66,7 +81,7 @@
 /// fail closed); forget_interrupted_round() deletes it deliberately.
 ///
 /// @memory sizeof(Client) (two Envelopes, the Task, the SecAggClient, the marker, the task policy
-/// and the task's ledger spend: 3,360 bytes on a 64-bit host) plus the caller memory of
+/// and the task's ledger spend: 3,376 bytes on a 64-bit host) plus the caller memory of
 /// memory_bytes(task, local_size), 8-byte aligned:
 ///     8·L (the contribution) + 8·data_words (TaskData) + [DIST] secagg_client_memory_bytes(
 ///     max_clients) + scratch_bytes(task, local_size) (contribution.h: sketch, points, trainer)
@@ -133,12 +148,14 @@ enum class SessionResult : uint8_t {
   kNoTask,               ///< ServerError RETRY_LATER (or TASK_CLOSED) before a task: check in later
   kVersionTooOld,        ///< ServerError VERSION_TOO_OLD: the SDK must be updated
   kDeclinedInterrupted,  ///< this task's round was interrupted by a reboot: not rejoined
-  kDeclinedNoData,       ///< the app holds no data for the task's kind
-  kDeclinedMemory,       ///< memory_bytes(task) > the memory given to init()
-  kDeclinedBudget,       ///< the privacy ledger refused the task's (ε, δ)
-  kCompleted,            ///< RoundOutcome{completed = true}
-  kAborted,              ///< RoundOutcome{completed = false} or SecAggAbort
-  kDeclinedPolicy,       ///< outside ClientConfig::task_policy (SessionOutcome::policy_refusal)
+  kDeclinedNoData,       ///< the app holds no data for the task's kind (charged: check 7)
+  /// memory_bytes(task, local_size) > the memory given to init() (free when it is the task's
+  /// fixed part, check 4; charged when the app's data size makes it so, check 7)
+  kDeclinedMemory,
+  kDeclinedBudget,  ///< the privacy ledger refused the task's (ε, δ)
+  kCompleted,       ///< RoundOutcome{completed = true}
+  kAborted,         ///< RoundOutcome{completed = false} or SecAggAbort
+  kDeclinedPolicy,  ///< outside ClientConfig::task_policy (SessionOutcome::policy_refusal)
 };
 
 /// The result of a session that ended without an error.
@@ -223,9 +240,11 @@ class Client {
   /// wrong kind, for another task, TaskData out of order, an Ack with the wrong offset, a
   /// resumed Task other than the one reported for, or secure-aggregation messages that do not
   /// match (the Client then sends nothing more that session). kInvalidArgument or
-  /// kUnimplemented: validate_task (declined, REFUSED) or the TaskData check refuses the task, or
-  /// the app's examples or vector do not fit it; also the accountant's refusal (device_spend).
-  /// kFailedPrecondition also when the app holds fewer examples than calibrated. kDataLoss: the
+  /// kUnimplemented: validate_task (declined, REFUSED) or the TaskData check refuses the task;
+  /// also the accountant's refusal (device_spend). kInvalidArgument also when the app's examples
+  /// or vector do not fit the task, and kFailedPrecondition when the app holds fewer examples
+  /// than calibrated: both declined NO_DATA after the ledger was charged (the charge is kept:
+  /// the file description, check 7). kDataLoss: the
   /// held report changed in memory before a resume (dropped, nothing sent). The channel's
   /// errors as they are (kUnavailable, kDeadlineExceeded after receive_timeout_ms, a malformed
   /// frame's kDataLoss, kOutOfRange, kInvalidArgument or kUnimplemented); after the contribution

@@ -188,14 +188,24 @@ Result<size_t> scratch_bytes(const fedstat_v1_Task& task, size_t local_size) {
   return scratch_bytes(task, local_size, all_task_kinds());
 }
 
-Result<DeviceSpend> device_spend(const fedstat_v1_Task& task, const TaskKinds& kinds) {
+Result<DeviceSpend> device_spend(const fedstat_v1_Task& task, const TaskKinds& kinds,
+                                 uint32_t assumed_honest_shares) {
   FEDSTAT_RETURN_IF_ERROR(validate_task(task, kinds));
   DeviceSpend spend;
   if (task.trust == fedstat_v1_TrustModel_NONE) return spend;
   spend.epsilon = task.epsilon;
   spend.delta = task.delta;
-  FEDSTAT_RETURN_IF_ERROR(kinds.find(task.kind)->device_spend(task, spend));
+  // The shares a released DIST sum is assumed to hold from honest devices: the threshold (the
+  // least secure aggregation releases a sum with), or fewer when the app assumes fewer.
+  const uint32_t honest = assumed_honest_shares != 0 && assumed_honest_shares < task.threshold
+                              ? assumed_honest_shares
+                              : task.threshold;
+  FEDSTAT_RETURN_IF_ERROR(kinds.find(task.kind)->device_spend(task, honest, spend));
   return spend;
+}
+
+Result<DeviceSpend> device_spend(const fedstat_v1_Task& task, const TaskKinds& kinds) {
+  return device_spend(task, kinds, 0);
 }
 
 Result<DeviceSpend> device_spend(const fedstat_v1_Task& task) {

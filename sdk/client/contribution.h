@@ -47,7 +47,11 @@
 /// for the trust model, a seed that is not 32 bytes, bits outside the kind's, vector_length other
 /// than the kind's formula, data_words other than the kind's, sketch or trainer parameters the SDK
 /// refuses, a DATA_SHIFT task of a private trust model (TRUSTED, TAGG, DIST) with local_epsilon 0
-/// (exact counters nobody noises), DIST threshold/max_clients outside 2 ≤ t ≤ max ≤ 1024 or
+/// (exact counters nobody noises), a MODEL_UPDATE or HETEROGENEITY task of trust TRUSTED or TAGG
+/// (no server adds central noise to them — host_server/tasks/model_update_plan.cpp and
+/// heterogeneity_plan.cpp refuse those trust models, a TAgg noises KL only — so only a dishonest
+/// server would offer one: it would collect exact words), DIST threshold/max_clients outside
+/// 2 ≤ t ≤ max ≤ 1024 or
 /// with 2·t ≤ max. kUnimplemented: an unknown kind or trust model. What the app accepts of a valid
 /// task — its trust model, the (ε, δ) it is charged — is the Client's task policy (task_policy.h),
 /// checked right after these.
@@ -215,14 +219,15 @@ Status build_heterogeneity(const fedstat_v1_Task& task, Span<const double> x,
 ///   NONE                        nothing (ε = δ = 0): the Client answers such a task only when the
 ///                               app's task policy accepts NONE (task_policy.h; off by default)
 ///   DATA_SHIFT, local_epsilon>0 at least (local_epsilon, kStabilityDelta): the stability histogram
-///   KL_ANSWERS in DIST          at least the ε of Sk(λ·threshold) — the least noise a released sum
-///                               carries, since secure aggregation aborts below threshold shares —
-///                               for the answers' sensitivity (each distinct point answered once:
-///                               Δ1 = 2, Δ2 = √2; one point: 1, 1), by the Skellam accountant
-///   MODEL_UPDATE in DIST        at least the ε of Sk(λ·threshold) for the report's per-batch
+///   KL_ANSWERS in DIST          at least the ε of Sk(λ·h) — h = threshold, the least noise a
+///                               released sum carries, since secure aggregation aborts below
+///                               threshold shares (h: see below) — for the answers' sensitivity
+///                               (each distinct point answered once: Δ1 = 2, Δ2 = √2; one point:
+///                               1, 1), by the Skellam accountant
+///   MODEL_UPDATE in DIST        at least the ε of Sk(λ·h) for the report's per-batch
 ///                               sensitivities (tasks::model_update_epsilon: the mixture accountant
 ///                               model_update_lambda inverts), at the task's δ
-///   HETEROGENEITY in DIST       the RDP curve (at privacy::kLedgerOrders) of Sk(λ·threshold) on
+///   HETEROGENEITY in DIST       the RDP curve (at privacy::kLedgerOrders) of Sk(λ·h) on
 ///                               this stage's two releases, encoded at the task's scale
 ///                               (tasks::heterogeneity_encoded_sensitivities), with ε = δ = 0: the
 ///                               ledger adds it to the other stage's curve order by order, so the
@@ -231,10 +236,13 @@ Status build_heterogeneity(const fedstat_v1_Task& task, Span<const double> x,
 ///                               host_server/tasks/ heterogeneity_plan.h), not the declared ε once
 ///                               per stage
 ///   otherwise                   the task's (ε, δ) (TRUSTED: the trusted server adds the noise)
-/// Assumption of the DIST line (Bonawitz et al.'s semi-honest server): the threshold shares come
-/// from honest devices. A server that forges peer keys or fields Sybils (it derives every key from
-/// fleet_secret in emulation) would leave only this device's Sk(λ); the signed-roster consistency
-/// round and per-device credentials that rule that out are not built yet (docs/protocol.md).
+/// Assumption of the DIST lines: h honest shares are in any released sum. These overloads take
+/// h = threshold (Bonawitz et al.'s semi-honest server: the threshold shares come from honest
+/// devices). The server issues every device's PSK, so it can field threshold − 1 devices of its
+/// own that add no noise, and colluding participants can subtract their own shares: then only
+/// this device's Sk(λ) is left. device_spend(task, kinds, assumed_honest_shares) charges
+/// h = min(threshold, assumed) instead — the Client uses it with TaskPolicy::
+/// assumed_honest_shares (task_policy.h); h = 1 is this device's own share alone.
 /// @errors validate_task's errors (kInvalidArgument naming the field, kUnimplemented for an unknown
 /// kind or trust model). kInvalidArgument: the Skellam accountant refuses the task (δ = 0 in DIST
 /// KL or MODEL_UPDATE) or gives no finite ε or RDP.
@@ -244,6 +252,14 @@ Result<DeviceSpend> device_spend(const fedstat_v1_Task& task);
 /// validate_task(task, kinds)'s in place of validate_task's (also kUnimplemented for a kind or
 /// DIST `kinds` lacks).
 Result<DeviceSpend> device_spend(const fedstat_v1_Task& task, const TaskKinds& kinds);
+/// device_spend with validate_task(task, kinds), a DIST task charged for the noise of
+/// min(threshold, assumed_honest_shares) shares instead of threshold (0: threshold, as the
+/// overloads without it) — what the Client charges under TaskPolicy::assumed_honest_shares
+/// (task_policy.h). 1 is this device's own share alone.
+/// @errors device_spend(task, kinds)'s: kInvalidArgument (a field, or the accountant refuses
+/// the task at those shares) or kUnimplemented (a kind or DIST `kinds` lacks).
+Result<DeviceSpend> device_spend(const fedstat_v1_Task& task, const TaskKinds& kinds,
+                                 uint32_t assumed_honest_shares);
 
 /// The contribution of `task` from the app's data: the builder of the task's kind, fed with what
 /// `data` holds for it (kNotFound when it holds nothing). What the Client sends; what an emulator

@@ -84,7 +84,8 @@ size_t data_shift_scratch(const fedstat_v1_Task& task, size_t local_size) {
   return bytes;
 }
 
-Status data_shift_spend(const fedstat_v1_Task& task, DeviceSpend& spend) {
+// Local noise only (no Skellam share): the shares assumed honest do not matter.
+Status data_shift_spend(const fedstat_v1_Task& task, uint32_t, DeviceSpend& spend) {
   const double local_epsilon = task.parameters.data_shift.local_epsilon;
   if (local_epsilon > 0) {  // the stability histogram's own guarantee
     if (spend.epsilon < local_epsilon) spend.epsilon = local_epsilon;

@@ -25,6 +25,14 @@ Status validate_heterogeneity(const fedstat_v1_Task& task) {
   if (task.which_parameters != fedstat_v1_Task_heterogeneity_tag) {
     return invalid_argument("Task.parameters: HETEROGENEITY needs heterogeneity parameters");
   }
+  // No honest server noises a heterogeneity stage centrally (host_server/tasks/
+  // heterogeneity_plan.cpp serves "none" and "dist" only; a TAgg noises KL aggregates only): a
+  // TRUSTED or TAGG task would collect this device's exact x, w·x, w, 1/w.
+  if (task.trust != fedstat_v1_TrustModel_NONE && task.trust != fedstat_v1_TrustModel_DIST) {
+    return invalid_argument(
+        "Task.trust must be NONE or DIST for HETEROGENEITY: no server adds central noise to its "
+        "stages, so TRUSTED or TAGG would collect exact words");
+  }
   const fedstat_v1_HeterogeneityParameters& h = task.parameters.heterogeneity;
   if (h.dimension == 0) return invalid_argument("Task.heterogeneity.dimension must be >= 1");
   if (!isfinite(h.p) || !isfinite(h.max_weight) ||
@@ -71,9 +79,10 @@ size_t heterogeneity_scratch(const fedstat_v1_Task& task, size_t) {
   return size_add(size_mul(8, task.vector_length), size_mul(8, task.data_words));
 }
 
-// In DIST: the RDP curve of Sk(λ·threshold) on this stage's two releases, with ε = δ = 0 (the
-// ledger composes it with the other stage's order by order; contribution.h, device_spend).
-Status heterogeneity_spend(const fedstat_v1_Task& task, DeviceSpend& spend) {
+// In DIST: the RDP curve of Sk(λ·honest_shares) on this stage's two releases, with ε = δ = 0
+// (the ledger composes it with the other stage's order by order; contribution.h, device_spend).
+Status heterogeneity_spend(const fedstat_v1_Task& task, uint32_t honest_shares,
+                           DeviceSpend& spend) {
   if (!is_dist(task)) return Status();
   const fedstat_v1_HeterogeneityParameters& h = task.parameters.heterogeneity;
   const double scales[4] = {h.scale, h.scale, h.scale, h.scale};
@@ -81,7 +90,7 @@ Status heterogeneity_spend(const fedstat_v1_Task& task, DeviceSpend& spend) {
   tasks::heterogeneity_encoded_sensitivities(h.dimension, heterogeneity_config_of(task), scales,
                                              encoded);
   const int first = h.stage == 1 ? 0 : 2;  // this stage's two releases
-  const double mu = task.device_noise_lambda * task.threshold;
+  const double mu = task.device_noise_lambda * honest_shares;
   spend.epsilon = 0;
   spend.delta = 0;
   spend.has_rdp = true;

@@ -48,13 +48,14 @@ size_t kl_scratch(const fedstat_v1_Task& task, size_t) {
   return round_up8(size_mul(4, task.parameters.kl.points));
 }
 
-// In DIST: at least the ε of Sk(λ·threshold), the least noise a released sum carries.
-Status kl_spend(const fedstat_v1_Task& task, DeviceSpend& spend) {
+// In DIST: at least the ε of Sk(λ·honest_shares), the least noise a released sum carries from
+// the shares the app assumes honest.
+Status kl_spend(const fedstat_v1_Task& task, uint32_t honest_shares, DeviceSpend& spend) {
   if (!is_dist(task)) return Status();
   const privacy::Sensitivity sensitivity =
       tasks::kl_answer_sensitivity(1, task.parameters.kl.points > 1 ? 1 : 0);
   const Result<privacy::DpFromRdp> noise =
-      privacy::skellam_epsilon(task.device_noise_lambda, task.threshold, sensitivity, task.delta);
+      privacy::skellam_epsilon(task.device_noise_lambda, honest_shares, sensitivity, task.delta);
   return raise_to_skellam_epsilon(noise, spend);
 }
 

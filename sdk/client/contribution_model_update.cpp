@@ -18,6 +18,14 @@ Status validate_model_update(const fedstat_v1_Task& task) {
     return invalid_argument("Task.parameters: MODEL_UPDATE needs model_update parameters");
   }
   const fedstat_v1_ModelUpdateParameters& m = task.parameters.model_update;
+  // No honest server noises a model update centrally (host_server/tasks/model_update_plan.cpp
+  // refuses "trusted"; a TAgg noises KL aggregates only): a TRUSTED or TAGG task would collect
+  // this device's exact update. Only NONE (the app's opt-in) and DIST (its own Skellam share).
+  if (task.trust != fedstat_v1_TrustModel_NONE && task.trust != fedstat_v1_TrustModel_DIST) {
+    return invalid_argument(
+        "Task.trust must be NONE or DIST for MODEL_UPDATE: no server adds central noise to a "
+        "model update, so TRUSTED or TAGG would collect exact words");
+  }
   if (m.dimension == 0) return invalid_argument("Task.model_update.dimension must be >= 1");
   if (task.data_words != m.dimension) {
     return invalid_argument("Task.data_words must equal Task.model_update.dimension");
@@ -62,13 +70,13 @@ size_t model_update_scratch(const fedstat_v1_Task& task, size_t local_size) {
   return bytes;
 }
 
-// In DIST: at least the ε of Sk(λ·threshold) for the sensitivities model_update_lambda
+// In DIST: at least the ε of Sk(λ·honest_shares) for the sensitivities model_update_lambda
 // calibrates with.
-Status model_update_spend(const fedstat_v1_Task& task, DeviceSpend& spend) {
+Status model_update_spend(const fedstat_v1_Task& task, uint32_t honest_shares, DeviceSpend& spend) {
   if (!is_dist(task)) return Status();
   const Result<privacy::DpFromRdp> noise =
       tasks::model_update_epsilon(model_update_config(task), task.parameters.model_update.dimension,
-                                  task.threshold, task.device_noise_lambda, task.delta);
+                                  honest_shares, task.device_noise_lambda, task.delta);
   return raise_to_skellam_epsilon(noise, spend);
 }
 

@@ -64,8 +64,10 @@ struct TaskKindSupport {
   Status (*validate_data)(const fedstat_v1_Task& task, Span<const uint64_t> data);
   /// The builder's scratch bytes; kSizeOverflow when they do not fit size_t.
   size_t (*scratch_bytes)(const fedstat_v1_Task& task, size_t local_size);
-  /// Raises `spend` (the task's ε, δ on entry) to what the device's own noise guarantees.
-  Status (*device_spend)(const fedstat_v1_Task& task, DeviceSpend& spend);
+  /// Raises `spend` (the task's ε, δ on entry) to what the device's noise guarantees when
+  /// `honest_shares` Skellam shares (this device's included; 1 ≤ it ≤ threshold) are in a
+  /// released DIST sum (contribution.h, device_spend).
+  Status (*device_spend)(const fedstat_v1_Task& task, uint32_t honest_shares, DeviceSpend& spend);
   /// The contribution from the app's data (contribution.h, build_contribution).
   Status (*build)(const fedstat_v1_Task& task, ClientData& data, Span<const uint64_t> task_data,
                   RandomBits& noise, MutableByteSpan scratch, Span<uint64_t> out);

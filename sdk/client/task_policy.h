@@ -14,7 +14,8 @@
 ///                   unprotected tasks (a demo, a baseline) opts in with kAcceptNone.
 ///   2. ε ceiling    the ε the ledger would be charged for the task (policy_charge: device_spend's
 ///                   ε, which for DIST tasks and data-shift tasks with local noise can exceed the
-///                   declared ε; a DIST heterogeneity stage's RDP curve converted at the task's δ)
+///                   declared ε; a DIST heterogeneity stage's RDP curve converted at the task's δ;
+///                   DIST at the shares assumed honest, assumed_honest_shares below)
 ///                   is at most max_epsilon. Default 10: beyond it a guarantee means little (an
 ///                   output's likelihood may change e^10 ≈ 22,000-fold), and it is above every
 ///                   charge of the example fleet's tasks (examples/fleet/tasks.json).
@@ -33,8 +34,31 @@
 ///                   own noise guarantees), and so are NONE tasks (rule 1 governs them).
 /// NONE tasks are charged nothing (ε = δ = 0), so rules 2–4 never refuse one.
 ///
-/// @memory sizeof(TaskPolicy) (32 bytes) in ClientConfig; the checks use no memory beyond a few
-/// doubles on the stack.
+/// The charge of a DIST task depends on how many of the noise shares in a released sum the app
+/// assumes come from honest devices (assumed_honest_shares, this device's own included): the
+/// device is charged — and rule 2 weighs — the ε of Sk(λ·h), h = min(threshold, assumed), λ the
+/// task's per-device share (device_spend(task, kinds, assumed), contribution.h).
+///   * 0 (the default): h = threshold. Bonawitz et al.'s semi-honest model: secure aggregation
+///     releases no sum with fewer than threshold shares, and every one of them is honest. The
+///     server calibrates λ for that (λ = μ/threshold), so an honest task costs its declared ε.
+///   * 1: only this device's own share. Right against a server that fields devices of its own:
+///     it issues every device's PSK, so per-device credentials do not stop it from enrolling
+///     threshold − 1 devices that add no noise; nor do they stop participants that collude with
+///     it from subtracting their shares. The charge is then the ε of Sk(λ), far above the
+///     declared ε when λ was calibrated for many shares (λ = μ/threshold: a KL task declared at
+///     ε = 5 with threshold 501 costs ≈ 670), and rule 2 declines such a task unless λ alone is
+///     large, i.e. unless the server asks each device for noise enough on its own (local-DP-sized
+///     shares, whose sum a fleet then pays for in accuracy).
+///   * k in between: the app trusts k shares, e.g. its own and those of k − 1 devices it believes
+///     independent of the server.
+/// The trade-off: a smaller h protects the device against a dishonest server and colluders, at
+/// the price of declining (or paying far more for) the DIST tasks an honest server calibrates for
+/// threshold shares. Nothing on the device can tell which kind of server it talks to, so this is
+/// the app's choice, not the SDK's; the default keeps the semi-honest model fedstat-server's
+/// calibration assumes.
+///
+/// @memory sizeof(TaskPolicy) (40 bytes on a 64-bit host) in ClientConfig; the checks use no memory
+/// beyond a few doubles on the stack.
 /// @paper none (device-side policy around 000–004's trust models).
 #ifndef FEDSTAT_SDK_CLIENT_TASK_POLICY_H_
 #define FEDSTAT_SDK_CLIENT_TASK_POLICY_H_
@@ -67,6 +91,10 @@ struct TaskPolicy {
   double max_delta = 1e-5;                   ///< largest δ charged for one task; in [0, 1)
   /// Smallest ε a TRUSTED or TAGG task may be charged; finite, in [0, max_epsilon].
   double min_exact_epsilon = 0.1;
+  /// DIST: how many noise shares (this device's own included) the app assumes honest in a
+  /// released sum; the charge is the ε of Sk(λ·min(threshold, this)). 0: the task's threshold
+  /// (the semi-honest model); 1: only the device's own share (see above). Any value.
+  uint32_t assumed_honest_shares = 0;
 };
 
 /// Which rule of a TaskPolicy declined a task (SessionOutcome::policy_refusal).

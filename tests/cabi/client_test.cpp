@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "fedstat/fedstat.h"
+#include "sdk/client/contribution.h"
+#include "sdk/privacy/accountants.h"
 #include "tests/client/client_test_support.h"
 #include "tests/client/in_memory_channel.h"
 
@@ -272,11 +274,12 @@ TEST_F(CabiClientTest, KlModelUpdateAndHeterogeneityReportsAreTheSdkRoutines) {
     SeededStream unused(test_seed(99), 210);
     EXPECT_EQ(r.seen.report, expected_kl(task, points, expected_data.histogram, unused));
   }
-  {  // MODEL_UPDATE: the examples given by pointer
+  {  // MODEL_UPDATE: the examples given by pointer (trust NONE: exact; TRUSTED is refused)
     ModelData data;
-    const fedstat_v1_Task task = model_task(fedstat_v1_TrustModel_TRUSTED);
+    const fedstat_v1_Task task = as_none(model_task(fedstat_v1_TrustModel_NONE));
     const std::vector<double> model = {0.1, -0.2, 0.05, 0.0};
     CDevice device(211, client::Client::memory_bytes(task, data.labels.size()).value());
+    accept_none(device);
     ASSERT_EQ(fedstat_client_set_examples(device.client, data.features.data(), data.labels.data(),
                                           data.labels.size(), data.d),
               FEDSTAT_OK);
@@ -286,10 +289,11 @@ TEST_F(CabiClientTest, KlModelUpdateAndHeterogeneityReportsAreTheSdkRoutines) {
     SeededStream same(test_seed(99), 211);
     EXPECT_EQ(r.seen.report, expected_model(task, model, data, same));
   }
-  {  // HETEROGENEITY stage 1: the fixed-point round
+  {  // HETEROGENEITY stage 1: the fixed-point round (trust NONE, as the model update)
     VectorData data(0);
-    const fedstat_v1_Task task = heterogeneity_task(fedstat_v1_TrustModel_TRUSTED, 1);
+    const fedstat_v1_Task task = as_none(heterogeneity_task(fedstat_v1_TrustModel_NONE, 1));
     CDevice device(212, client::Client::memory_bytes(task).value());
+    accept_none(device);
     ASSERT_EQ(fedstat_client_set_unit_vector(device.client, data.x.data(), data.x.size()),
               FEDSTAT_OK);
     Link link;
@@ -300,7 +304,10 @@ TEST_F(CabiClientTest, KlModelUpdateAndHeterogeneityReportsAreTheSdkRoutines) {
   }
 }
 
-TEST_F(CabiClientTest, DeclinesForNoDataMemoryOrBudgetAndChargesNothing) {
+// Declines for memory and budget are free; a decline because the app holds no data comes after
+// the ledger is charged and keeps the charge (issue 39 item 1, review F4: a free one would let a
+// server read the app's data off declines), as the C++ Client does.
+TEST_F(CabiClientTest, DeclinesForNoDataMemoryOrBudget) {
   std::vector<uint64_t> points;
   const fedstat_v1_Task task = kl_task(fedstat_v1_TrustModel_TRUSTED, points);  // ε = 1
   const size_t need = client::Client::memory_bytes(task).value();
@@ -310,10 +317,11 @@ TEST_F(CabiClientTest, DeclinesForNoDataMemoryOrBudgetAndChargesNothing) {
     double budget;
     bool data;
     int32_t result;
+    double charged;
   };
-  const Case cases[] = {{need, 10, false, FEDSTAT_SESSION_DECLINED_NO_DATA},
-                        {need - 1, 10, true, FEDSTAT_SESSION_DECLINED_MEMORY},
-                        {need, 0.5, true, FEDSTAT_SESSION_DECLINED_BUDGET}};
+  const Case cases[] = {{need, 10, false, FEDSTAT_SESSION_DECLINED_NO_DATA, task.epsilon},
+                        {need - 1, 10, true, FEDSTAT_SESSION_DECLINED_MEMORY, 0},
+                        {need, 0.5, true, FEDSTAT_SESSION_DECLINED_BUDGET, 0}};
   uint64_t id = 220;
   for (const Case& c : cases) {
     CDevice device(id++, c.work, c.budget);
@@ -326,7 +334,7 @@ TEST_F(CabiClientTest, DeclinesForNoDataMemoryOrBudgetAndChargesNothing) {
     EXPECT_EQ(r.outcome.result, c.result);
     EXPECT_TRUE(r.seen.hello);
     EXPECT_FALSE(r.seen.accepted);
-    EXPECT_EQ(device.spent(), 0);
+    EXPECT_EQ(device.spent(), c.charged);
   }
 }
 
@@ -443,6 +451,35 @@ TEST_F(CabiClientTest, AClientWithSomeKindsDeclinesTheOthersBeforeAnythingIsChar
   EXPECT_EQ(CDevice(223, 1 << 16, 10, shift_only, 5).create_status, FEDSTAT_INVALID_ARGUMENT);
 }
 
+// fedstat_task_policy.assumed_honest_shares reaches the Client (issue 39 item 1, review F3): a
+// DIST task whose λ is calibrated for its threshold's shares is declined, ε above the ceiling,
+// when the app trusts only its own share; nothing is charged.
+TEST_F(CabiClientTest, AssumedHonestSharesReachTheClient) {
+  std::vector<uint64_t> points;
+  fedstat_v1_Task task = kl_task(fedstat_v1_TrustModel_DIST, points);
+  make_dist(task, 1000, 501);
+  task.device_noise_lambda =
+      privacy::skellam_lambda(5, task.delta, tasks::kl_answer_sensitivity(1, 1), 501).value();
+  ASSERT_LT(client::device_spend(task).value().epsilon, client::TaskPolicy().max_epsilon);
+  ASSERT_GT(client::device_spend(task, client::all_task_kinds(), 1).value().epsilon,
+            client::TaskPolicy().max_epsilon);
+  CHistogram h(7);
+  CDevice device(260, client::Client::memory_bytes(task).value());
+  ASSERT_EQ(fedstat_client_set_histogram(device.client, h.histogram), FEDSTAT_OK);
+  fedstat_task_policy own;
+  ASSERT_EQ(fedstat_task_policy_default(&own), FEDSTAT_OK);
+  own.assumed_honest_shares = 1;
+  ASSERT_EQ(fedstat_client_set_task_policy(device.client, &own), FEDSTAT_OK);
+  Link link;
+  const SessionRun r = run(device, link, task, points);
+  ASSERT_EQ(r.status, FEDSTAT_OK) << fedstat_client_last_error(device.client);
+  EXPECT_EQ(r.outcome.result, FEDSTAT_SESSION_DECLINED_POLICY);
+  int32_t refusal = -1;
+  ASSERT_EQ(fedstat_client_last_policy_refusal(device.client, &refusal), FEDSTAT_OK);
+  EXPECT_EQ(refusal, FEDSTAT_POLICY_EPSILON_ABOVE_MAX);
+  EXPECT_EQ(device.spent(), 0);
+}
+
 // The task policy through the ABI (issue 39 item 1): a new Client declines trust-NONE tasks and
 // TRUSTED ones at a tiny ε before anything is charged, says which rule, answers once the app
 // opts in, and a malformed policy is refused naming the field with the one before kept.
@@ -454,6 +491,8 @@ TEST_F(CabiClientTest, TheTaskPolicyDeclinesUntilTheAppOptsIn) {
   EXPECT_EQ(defaults.max_epsilon, client::TaskPolicy().max_epsilon);
   EXPECT_EQ(defaults.max_delta, client::TaskPolicy().max_delta);
   EXPECT_EQ(defaults.min_exact_epsilon, client::TaskPolicy().min_exact_epsilon);
+  EXPECT_EQ(defaults.assumed_honest_shares, client::TaskPolicy().assumed_honest_shares);
+  EXPECT_NE(defaults.made_by_default, 0u);
   EXPECT_EQ(fedstat_task_policy_default(nullptr), FEDSTAT_INVALID_ARGUMENT);
 
   OwnedHistogram expected_data(6);
@@ -485,20 +524,35 @@ TEST_F(CabiClientTest, TheTaskPolicyDeclinesUntilTheAppOptsIn) {
   }
   EXPECT_EQ(device.spent(), 0);
 
-  // Malformed policies: refused, naming the field; the policy in force is unchanged.
+  // Malformed policies (made by fedstat_task_policy_default, then a field broken): refused,
+  // naming the field; the policy in force is unchanged.
   struct Case {
     const char* field;
     fedstat_task_policy policy;
   };
   const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto broken = [&](void (*mutate)(fedstat_task_policy&, double)) {
+    fedstat_task_policy p = defaults;
+    p.accepted_trust = FEDSTAT_TRUST_NONE;
+    mutate(p, nan);
+    return p;
+  };
   const Case cases[] = {
-      {"accepted_trust", {0, 10, 1e-5, 0.1}},
-      {"accepted_trust", {FEDSTAT_TRUST_NONE | 16u, 10, 1e-5, 0.1}},
-      {"max_epsilon", {FEDSTAT_TRUST_NONE, nan, 1e-5, 0.1}},
-      {"max_epsilon", {FEDSTAT_TRUST_NONE, std::numeric_limits<double>::infinity(), 1e-5, 0.1}},
-      {"max_delta", {FEDSTAT_TRUST_NONE, 10, 1, 0.1}},
-      {"min_exact_epsilon", {FEDSTAT_TRUST_NONE, 10, 1e-5, -1}},
-      {"min_exact_epsilon", {FEDSTAT_TRUST_NONE, 1, 1e-5, 2}},
+      {"accepted_trust", broken([](fedstat_task_policy& p, double) { p.accepted_trust = 0; })},
+      {"accepted_trust", broken([](fedstat_task_policy& p, double) { p.accepted_trust |= 16u; })},
+      {"max_epsilon", broken([](fedstat_task_policy& p, double n) { p.max_epsilon = n; })},
+      {"max_epsilon", broken([](fedstat_task_policy& p, double) {
+         p.max_epsilon = std::numeric_limits<double>::infinity();
+       })},
+      {"max_delta", broken([](fedstat_task_policy& p, double) { p.max_delta = 1; })},
+      {"min_exact_epsilon",
+       broken([](fedstat_task_policy& p, double) { p.min_exact_epsilon = -1; })},
+      {"min_exact_epsilon", broken([](fedstat_task_policy& p, double) {
+         p.max_epsilon = 1;
+         p.min_exact_epsilon = 2;
+       })},
+      // Not made by fedstat_task_policy_default at all (tests/audit/device has more).
+      {"fedstat_task_policy_default", fedstat_task_policy{FEDSTAT_TRUST_NONE, 10, 1e-5, 0.1, 0, 0}},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(fedstat_client_set_task_policy(device.client, &c.policy), FEDSTAT_INVALID_ARGUMENT)

@@ -236,7 +236,7 @@ TEST(DeviceSpend, IsWhatTheDevicesNoiseGivesNeverLessThanDeclared) {
   EXPECT_EQ(client::device_spend(exact).status().code(), StatusCode::kInvalidArgument);
   // DIST HETEROGENEITY: the stage's RDP curve, with ε = δ = 0 beside it, so the ledger composes
   // the two stages in RDP (before: the declared ε, once per stage, whatever the noise).
-  fedstat_v1_Task het = heterogeneity_task(fedstat_v1_TrustModel_TRUSTED, 1);
+  fedstat_v1_Task het = heterogeneity_task(fedstat_v1_TrustModel_DIST, 1);
   make_dist(het, 10, 6);
   het.parameters.heterogeneity.scale = 2.5;
   het.device_noise_lambda = 1e6;
@@ -279,7 +279,7 @@ TEST(DeviceSpend, IsWhatTheDevicesNoiseGivesNeverLessThanDeclared) {
 // A DIST model update is charged the ε its Skellam shares give at threshold shares, for the
 // report's per-batch sensitivities (the accountant model_update_lambda inverts).
 TEST(DeviceSpend, DistModelUpdateIsChargedTheEpsilonOfItsNoise) {
-  fedstat_v1_Task model = model_task(fedstat_v1_TrustModel_TRUSTED);
+  fedstat_v1_Task model = model_task(fedstat_v1_TrustModel_DIST);
   make_dist(model, 10, 6);
   const tasks::ModelUpdateConfig config = config_of(model);
   model.device_noise_lambda =
@@ -397,12 +397,15 @@ TEST_F(ClientSessionTest, KlPointsMustBeDistinctAscending) {
   EXPECT_EQ(device.spent(), 0);
 }
 
+// Trust NONE (the app opted in): the exact update; TRUSTED/TAGG model updates are refused
+// (validate_task: no server noises them centrally).
 TEST_F(ClientSessionTest, ModelUpdateReportIsTheQuantisedUpdate) {
   ModelData data;
-  fedstat_v1_Task task = model_task(fedstat_v1_TrustModel_TRUSTED);
+  fedstat_v1_Task task = as_none(model_task(fedstat_v1_TrustModel_NONE));
   const std::vector<double> model = {0.1, -0.2, 0.05, 0.0};
   const size_t need = client::Client::memory_bytes(task, data.labels.size()).value();
   Device device(23, need, data);
+  device.accept_none();
   Session s = run(device, task, model_bits(model));
   ASSERT_TRUE(s.outcome.ok()) << s.outcome.status().message();
 
@@ -414,8 +417,12 @@ TEST_F(ClientSessionTest, ModelUpdateReportIsTheQuantisedUpdate) {
 
 TEST_F(ClientSessionTest, ModelUpdateRefusesANonFiniteGlobalModel) {
   ModelData data;
-  fedstat_v1_Task task = model_task(fedstat_v1_TrustModel_TRUSTED);
-  Device device(23, client::Client::memory_bytes(task, 40).value(), data);
+  fedstat_v1_Task task = model_task(fedstat_v1_TrustModel_DIST);
+  make_dist(task, 3, 2);
+  Device device(23, client::Client::memory_bytes(task, 40).value(), data, /*budget=*/1e6);
+  client::TaskPolicy lifted;  // the charge of this small fleet's λ is above the default ceiling
+  lifted.max_epsilon = 1e6;
+  ASSERT_TRUE(device.client.set_task_policy(lifted).ok());
   Session s = run(device, task, model_bits({0.1, std::nan(""), 0, 0}));
   EXPECT_EQ(s.outcome.status().code(), StatusCode::kInvalidArgument);
   EXPECT_TRUE(s.seen.report.empty());
@@ -424,85 +431,129 @@ TEST_F(ClientSessionTest, ModelUpdateRefusesANonFiniteGlobalModel) {
   EXPECT_EQ(device.random->drawn, 0u);
 }
 
-TEST_F(ClientSessionTest, TooFewExamplesIsRefusedBeforeTheLedgerPays) {
+// Too few examples is refused after the ledger pays, and the charge is kept: whether the app
+// holds enough examples is its data, which a free decline would let a server probe (issue 39
+// item 1, privacy review F4; before, this test asserted the opposite — nothing charged).
+TEST_F(ClientSessionTest, TooFewExamplesIsRefusedAfterTheLedgerPays) {
   ModelData data;
   data.labels.resize(20);  // 20 < the 40 examples the task was calibrated for
   data.features.resize(20 * 4);
-  const fedstat_v1_Task task = model_task(fedstat_v1_TrustModel_TRUSTED);
-  Device device(28, 1 << 16, data);
+  fedstat_v1_Task task = model_task(fedstat_v1_TrustModel_DIST);
+  make_dist(task, 3, 2);
+  Device device(28, 1 << 16, data, /*budget=*/1e6);
+  client::TaskPolicy lifted;
+  lifted.max_epsilon = 1e6;
+  ASSERT_TRUE(device.client.set_task_policy(lifted).ok());
   Session s = run(device, task, model_bits({0, 0, 0, 0}));
   EXPECT_EQ(s.outcome.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_FALSE(s.seen.reply.accept);
-  EXPECT_EQ(device.spent(), 0);
+  EXPECT_EQ(s.seen.reply.reason, fedstat_v1_ErrorAction_NO_DATA);
+  EXPECT_DOUBLE_EQ(device.spent(), client::device_spend(task).value().epsilon);
+  EXPECT_EQ(device.random->drawn, 0u);
 }
 
 TEST_F(ClientSessionTest, HeterogeneityReportsAreTheFixedPointRounds) {
   VectorData data(0);
   for (uint32_t stage : {1u, 2u}) {
-    const fedstat_v1_Task task = heterogeneity_task(fedstat_v1_TrustModel_TRUSTED, stage);
+    const fedstat_v1_Task task = as_none(heterogeneity_task(fedstat_v1_TrustModel_NONE, stage));
     const std::vector<double> means = {0.2, 0.4, 0.6, 0.5, 0.25, 0.45, 0.55, 0.5};
     const std::vector<uint64_t> words = stage == 2 ? model_bits(means) : std::vector<uint64_t>();
     Device device(50 + stage, client::Client::memory_bytes(task).value(), data);
+    device.accept_none();
     Session s = run(device, task, words);
     ASSERT_TRUE(s.outcome.ok()) << s.outcome.status().message();
     CountingSource unused(test_seed(99), 50 + stage);
     EXPECT_EQ(s.seen.report, expected_heterogeneity(task, data.x, means, unused)) << stage;
     EXPECT_EQ(s.seen.report.size(), stage == 1 ? 10u : 2u);
-    EXPECT_EQ(device.random->drawn, 0u);  // TRUSTED: the device draws no noise
+    EXPECT_EQ(device.random->drawn, 0u);  // NONE: the device draws no noise
   }
-  // Out-of-range app data and a non-finite host mean are refused.
+  // Out-of-range app data is refused after the ledger pays (the app's data: issue 39 item 1,
+  // review F4; a DIST stage is charged its RDP curve); a non-finite host mean before (the
+  // TaskData, which the server knows).
+  client::TaskPolicy lifted;  // this small fleet's charge is above the default ceiling
+  lifted.max_epsilon = 1e6;
+  fedstat_v1_Task dist = heterogeneity_task(fedstat_v1_TrustModel_DIST, 1);
+  make_dist(dist, 3, 2);
+  dist.device_noise_lambda = 1e6;
   VectorData bad(0);
   bad.x[1] = 1.5;
-  Device refuses(53, 1 << 16, bad);
-  Session s = run(refuses, heterogeneity_task(fedstat_v1_TrustModel_TRUSTED, 1), {});
+  Device refuses(53, 1 << 16, bad, /*budget=*/1e6);
+  ASSERT_TRUE(refuses.client.set_task_policy(lifted).ok());
+  Session s = run(refuses, dist, {});
   EXPECT_EQ(s.outcome.status().code(), StatusCode::kInvalidArgument);
   EXPECT_TRUE(s.seen.report.empty());
   EXPECT_FALSE(s.seen.reply.accept);
-  EXPECT_EQ(refuses.spent(), 0);
-  Device nan_mean(54, 1 << 16, data);
-  Session m = run(nan_mean, heterogeneity_task(fedstat_v1_TrustModel_TRUSTED, 2),
-                  model_bits({0.1, 0.1, 0.1, 0.1, std::nan(""), 0.1, 0.1, 0.1}));
+  EXPECT_EQ(s.seen.reply.reason, fedstat_v1_ErrorAction_NO_DATA);
+  EXPECT_EQ(refuses.ledger.size(), 1u);
+  Device nan_mean(54, 1 << 16, data, /*budget=*/1e6);
+  ASSERT_TRUE(nan_mean.client.set_task_policy(lifted).ok());
+  dist.parameters.heterogeneity.stage = 2;
+  dist.vector_length = 2;
+  dist.data_words = 8;
+  Session m = run(nan_mean, dist, model_bits({0.1, 0.1, 0.1, 0.1, std::nan(""), 0.1, 0.1, 0.1}));
   EXPECT_EQ(m.outcome.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(nan_mean.spent(), 0);
+  EXPECT_EQ(m.seen.reply.reason, fedstat_v1_ErrorAction_REFUSED);
+  EXPECT_EQ(nan_mean.ledger.size(), 0u);
 }
 
+// memory_bytes(task, local_size) is exactly enough. One byte short: a task whose memory does not
+// grow with the app's data (KL: local size 0) is declined at once, INSUFFICIENT_MEMORY, for
+// nothing; one whose scratch grows with the app's histogram or examples is declined after the
+// ledger pays, NO_DATA, the charge kept (the size is the app's data: issue 39 item 1, privacy
+// review F4; before, every memory decline was free and said INSUFFICIENT_MEMORY).
 TEST_F(ClientSessionTest, MemoryFormulaIsExactlyEnough) {
   OwnedHistogram h(4);
   HistogramData hist(&h.histogram);
   ModelData model_data;
   std::vector<uint64_t> points;
-  fedstat_v1_Task model = model_task(fedstat_v1_TrustModel_TRUSTED);
   struct Case {
     fedstat_v1_Task task;
     std::vector<uint64_t> data;
     client::ClientData* app;
     size_t local;
+    fedstat_v1_ErrorAction reason;  // of the decline one byte short
+    double charged;                 // by it
   };
   std::vector<Case> cases = {
-      {data_shift_task(fedstat_v1_TrustModel_TRUSTED, 1.0), {}, &hist, h.histogram.capacity()},
-      {kl_task(fedstat_v1_TrustModel_TRUSTED, points), {}, &hist, 0},
-      {model, model_bits({0.1, -0.2, 0.05, 0}), &model_data, 40},
+      {data_shift_task(fedstat_v1_TrustModel_TRUSTED, 1.0),
+       {},
+       &hist,
+       h.histogram.capacity(),
+       fedstat_v1_ErrorAction_NO_DATA,
+       1.0},
+      {kl_task(fedstat_v1_TrustModel_TRUSTED, points),
+       {},
+       &hist,
+       0,
+       fedstat_v1_ErrorAction_INSUFFICIENT_MEMORY,
+       0},
+      {as_none(model_task(fedstat_v1_TrustModel_NONE)), model_bits({0.1, -0.2, 0.05, 0}),
+       &model_data, 40, fedstat_v1_ErrorAction_NO_DATA, 0},  // NONE: nothing to charge
   };
   cases[1].data = points;
   uint64_t id = 30;
   for (Case& c : cases) {
     const size_t need = client::Client::memory_bytes(c.task, c.local).value();
     Device enough(id++, need, *c.app);
+    enough.accept_none();
     Session s = run(enough, c.task, c.data);
     ASSERT_TRUE(s.outcome.ok()) << c.task.kind << ": " << s.outcome.status().message();
     EXPECT_EQ(s.outcome.value().result, SessionResult::kCompleted);
 
     Device short_one(id++, need - 1, *c.app);
+    short_one.accept_none();
     Session d = run(short_one, c.task, c.data);
     ASSERT_TRUE(d.outcome.ok()) << d.outcome.status().message();
     EXPECT_EQ(d.outcome.value().result, SessionResult::kDeclinedMemory);
-    EXPECT_EQ(d.seen.reply.reason, fedstat_v1_ErrorAction_INSUFFICIENT_MEMORY);
-    EXPECT_EQ(short_one.spent(), 0);
+    EXPECT_EQ(d.seen.reply.reason, c.reason) << c.task.kind;
+    EXPECT_EQ(short_one.spent(), c.charged) << c.task.kind;
     EXPECT_EQ(short_one.random->drawn, 0u);
   }
 }
 
-TEST_F(ClientSessionTest, NoDataDeclines) {
+// No data for the task's kind: declined after the ledger pays, the charge kept (issue 39 item 1,
+// privacy review F4: whether the app holds data is its data; before, nothing was charged).
+TEST_F(ClientSessionTest, NoDataDeclinesAfterTheCharge) {
   HistogramData none(nullptr);
   std::vector<uint64_t> points;
   const fedstat_v1_Task task = kl_task(fedstat_v1_TrustModel_TRUSTED, points);
@@ -511,7 +562,8 @@ TEST_F(ClientSessionTest, NoDataDeclines) {
   ASSERT_TRUE(s.outcome.ok());
   EXPECT_EQ(s.outcome.value().result, SessionResult::kDeclinedNoData);
   EXPECT_FALSE(s.seen.reply.accept);
-  EXPECT_EQ(device.spent(), 0);
+  EXPECT_EQ(s.seen.reply.reason, fedstat_v1_ErrorAction_NO_DATA);
+  EXPECT_DOUBLE_EQ(device.spent(), task.epsilon);
 }
 
 TEST_F(ClientSessionTest, WrongAckOffsetEndsTheSessionAndNothingMoreIsSent) {
@@ -775,7 +827,7 @@ TEST(ValidateTask, RefusesWhatABuilderWouldRefuseAfterTheCharge) {
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(std::strstr(s.message(), "Task.device_noise_lambda"), nullptr) << s.message();
 
-  fedstat_v1_Task model = model_task(fedstat_v1_TrustModel_TRUSTED);
+  fedstat_v1_Task model = as_none(model_task(fedstat_v1_TrustModel_NONE));
   ASSERT_TRUE(client::validate_task(model).ok());
   model.parameters.model_update.examples_per_client = model.parameters.model_update.batches - 1;
   s = client::validate_task(model);

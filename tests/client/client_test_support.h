@@ -103,6 +103,17 @@ inline fedstat_v1_Task kl_task(fedstat_v1_TrustModel trust, std::vector<uint64_t
   return t;
 }
 
+// `t` as a trust-NONE task: exact words, ε = δ = 0, no Skellam share. A Client answers it only
+// when its task policy accepts NONE (Device::accept_none). Model-update and heterogeneity tasks
+// are NONE or DIST only (no server noises them centrally: contribution.h, validate_task).
+inline fedstat_v1_Task as_none(fedstat_v1_Task t) {
+  t.trust = fedstat_v1_TrustModel_NONE;
+  t.epsilon = 0;
+  t.delta = 0;
+  t.device_noise_lambda = 0;
+  return t;
+}
+
 inline void make_dist(fedstat_v1_Task& t, uint32_t max_clients, uint32_t threshold) {
   t.trust = fedstat_v1_TrustModel_DIST;
   t.max_clients = max_clients;

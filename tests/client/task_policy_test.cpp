@@ -35,7 +35,7 @@ TEST(TaskPolicy, TheTrustListParsesEveryNameAndRefusesAnythingElse) {
 // A DIST heterogeneity stage is charged an RDP curve with ε = δ = 0 beside it: the policy weighs
 // that curve converted at the task's δ, the best order's ε — neither 0 nor the declared pair's ε.
 TEST(TaskPolicy, AnRdpChargeIsItsCurveConvertedAtTheTasksDelta) {
-  fedstat_v1_Task het = heterogeneity_task(fedstat_v1_TrustModel_TRUSTED, 1);
+  fedstat_v1_Task het = heterogeneity_task(fedstat_v1_TrustModel_DIST, 1);
   make_dist(het, 10, 6);
   het.delta = 1e-6;
   het.device_noise_lambda = 1e4;

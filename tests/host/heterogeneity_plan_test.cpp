@@ -191,6 +191,27 @@ TEST(HeterogeneityPlan, StageTwoIsDerivedFromStageOnesPublishedResult) {
   EXPECT_FALSE(two.next_stage);
   // The same result, the same stage 2 (a restart derives it again).
   EXPECT_EQ(one.next_stage(result.dump(), 5000).data, two.data);
+  // The Task alone, from the declaration, before stage 1 ran (what Python's TaskPolicy.check
+  // weighs): byte for byte the one stage 2 sends.
+  const fedstat_v1_Task alone = heterogeneity_stage2_task(d, "", 5000);
+  EXPECT_EQ(alone.task_id, t2.task_id);
+  EXPECT_EQ(alone.kind, t2.kind);
+  EXPECT_EQ(alone.trust, t2.trust);
+  EXPECT_EQ(alone.epsilon, t2.epsilon);
+  EXPECT_EQ(alone.delta, t2.delta);
+  EXPECT_EQ(alone.threshold, t2.threshold);
+  EXPECT_EQ(alone.max_clients, t2.max_clients);
+  EXPECT_EQ(alone.secagg_session, t2.secagg_session);
+  EXPECT_EQ(alone.deadline_unix_seconds, t2.deadline_unix_seconds);
+  EXPECT_EQ(alone.device_noise_lambda, t2.device_noise_lambda);
+  EXPECT_EQ(alone.vector_length, t2.vector_length);
+  EXPECT_EQ(alone.data_words, t2.data_words);
+  EXPECT_EQ(alone.bits, t2.bits);
+  EXPECT_EQ(alone.parameters.heterogeneity.stage, 2u);
+  EXPECT_EQ(alone.parameters.heterogeneity.scale, t2.parameters.heterogeneity.scale);
+  EXPECT_EQ(std::memcmp(alone.seed.bytes, t2.seed.bytes, 32), 0);
+  EXPECT_THROW(heterogeneity_stage2_task(json::parse(R"({"id": 1})"), "", 0),
+               std::invalid_argument);
 
   // Not stage 1's release: refused by name.
   json forged = result;

@@ -21,7 +21,7 @@
  *
  * @memory caller's, FEDSTAT_ALIGNMENT-aligned: fedstat_client_size(work_bytes) =
  *   K + work_bytes
- * where K is the handle (5,016 bytes on 64-bit hosts: the C++ Client, 3.3 KiB, and a send and a
+ * where K is the handle (5,032 bytes on 64-bit hosts: the C++ Client, 3.3 KiB, and a send and a
  * receive buffer of FEDSTAT_MAX_FRAME_BYTES each) and work_bytes the memory the Client computes
  * contributions in (sdk/client/client.h: 8*L + 8*data_words + scratch for a task of L words; a
  * task needing more is declined, FEDSTAT_SESSION_DECLINED_MEMORY; the ClientHello tells the
@@ -179,8 +179,11 @@ fedstat_status fedstat_client_set_report_window(fedstat_client* client, uint8_t 
 
 /** What the app lets its Client take part in (sdk/client/task_policy.h, which gives each rule
  * and why its default). A task outside it is declined before anything is read past the Task,
- * charged or computed: FEDSTAT_SESSION_DECLINED_POLICY, TaskReply.reason POLICY. This struct is
- * fixed for ABI stability: a later field comes with a new struct and setter. */
+ * charged or computed: FEDSTAT_SESSION_DECLINED_POLICY, TaskReply.reason POLICY.
+ * Make one with fedstat_task_policy_default and change the fields the app needs: a policy it did
+ * not make (zeroed, or initialised field by field) is refused by fedstat_client_set_task_policy,
+ * because a field left at 0 would be a weaker policy than the app meant — min_exact_epsilon 0
+ * turns the floor on TRUSTED/TAGG tasks off. */
 typedef struct fedstat_task_policy {
   /** FEDSTAT_TRUST_* bits; default TRUSTED | TAGG | DIST (NONE off: an app opts in) */
   uint32_t accepted_trust;
@@ -190,6 +193,16 @@ typedef struct fedstat_task_policy {
   double max_delta;
   /** the smallest ε a TRUSTED or TAGG task may be charged, in [0, max_epsilon] (default 0.1) */
   double min_exact_epsilon;
+  /** DIST: how many noise shares in a released sum (the device's own included) the app assumes
+   * come from honest devices; a task is charged, and max_epsilon weighs, the ε of the noise of
+   * min(threshold, this) shares. 0 (default): the task's threshold — the semi-honest server that
+   * fedstat-server calibrates its noise for. 1: only the device's own share — against a server
+   * that fields devices of its own (it issues every PSK) or peers that collude with it; most DIST
+   * tasks then cost far more than they declare and are declined unless each share is large
+   * (sdk/client/task_policy.h weighs the trade-off). */
+  uint32_t assumed_honest_shares;
+  /** set by fedstat_task_policy_default; never set it yourself (see above) */
+  uint32_t made_by_default;
 } fedstat_task_policy;
 
 /** Which rule of the task policy declined the last session's task
@@ -202,16 +215,18 @@ enum fedstat_policy_refusal {
   FEDSTAT_POLICY_EXACT_EPSILON_BELOW = 4 /**< TRUSTED/TAGG charged below min_exact_epsilon */
 };
 
-/** The default task policy, in `*policy` (what a Client has from fedstat_client_create).
+/** The default task policy, in `*policy` (what a Client has from fedstat_client_create): the
+ * start of every policy an app sets (copies of it included).
  * @errors FEDSTAT_INVALID_ARGUMENT: `policy` is NULL. */
 fedstat_status fedstat_task_policy_default(fedstat_task_policy* policy);
 /** Sets the Client's task policy for the tasks offered from the next session on (a round already
  * accepted is resumed under the policy it was accepted with). Start from
  * fedstat_task_policy_default and change what the app needs, e.g. add FEDSTAT_TRUST_NONE.
- * @errors FEDSTAT_INVALID_ARGUMENT: `client` is NULL or not a Client, `policy` is NULL, or the
- * policy is malformed — accepted_trust 0 or with another bit, max_epsilon NaN, infinite or <= 0,
- * max_delta outside [0, 1), min_exact_epsilon NaN, infinite, negative or above max_epsilon (the
- * message, fedstat_client_last_error, names the field; the policy is unchanged). */
+ * @errors FEDSTAT_INVALID_ARGUMENT: `client` is NULL or not a Client, `policy` is NULL, not made
+ * by fedstat_task_policy_default (the message names it), or malformed — accepted_trust 0 or with
+ * another bit, max_epsilon NaN, infinite or <= 0, max_delta outside [0, 1), min_exact_epsilon
+ * NaN, infinite, negative or above max_epsilon (the message, fedstat_client_last_error, names
+ * the field; the policy is unchanged). */
 fedstat_status fedstat_client_set_task_policy(fedstat_client* client,
                                               const fedstat_task_policy* policy);
 /** The rule that declined the last session's task (enum fedstat_policy_refusal; FEDSTAT_POLICY_
@@ -226,7 +241,11 @@ fedstat_status fedstat_client_last_policy_refusal(const fedstat_client* client, 
  * receive callback, or `outcome` is NULL (nothing sent). A task refused, after a decline is sent:
  * FEDSTAT_INVALID_ARGUMENT or FEDSTAT_UNIMPLEMENTED for task fields or TaskData the device
  * refuses, or app data (examples, vector) that do not fit the task; FEDSTAT_FAILED_PRECONDITION
- * when the app holds fewer examples than the task was calibrated for. The ledger's refusals
+ * when the app holds fewer examples than the task was calibrated for. A decline because of the
+ * app's data (these two, FEDSTAT_SESSION_DECLINED_NO_DATA, and FEDSTAT_SESSION_DECLINED_MEMORY
+ * when the data's size makes the task too large) comes after the ledger is charged for the task
+ * and keeps the charge: a free one would let a server read the data off declines
+ * (sdk/client/client.h, the order of checks). The ledger's refusals
  * other than the budget (FEDSTAT_FAILED_PRECONDITION: not loaded or locked;
  * FEDSTAT_INVALID_ARGUMENT: an implausible clock reading; FEDSTAT_UNAVAILABLE: storage).
  * FEDSTAT_FAILED_PRECONDITION: the server sent a message of the wrong kind, for another task,
