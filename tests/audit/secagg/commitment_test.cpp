@@ -69,7 +69,8 @@ TEST(SecAggCommitment, TheCommitmentIsSha256OfTheDocumentedLayout) {
   for (int i = 0; i < 32; ++i) seed[i] = static_cast<uint8_t>(7 * i + 1);
   uint8_t got[32];
   ASSERT_TRUE(
-      secagg::self_mask_commitment(kSession, 42, ByteSpan(seed, 32), MutableByteSpan(got, 32)).ok());
+      secagg::self_mask_commitment(kSession, 42, ByteSpan(seed, 32), MutableByteSpan(got, 32))
+          .ok());
   // tag ‖ LE64 session ‖ LE32 client id ‖ b_u (secagg_client.h).
   const std::string tag = "fedstat secagg self-mask commitment v1";
   std::vector<uint8_t> input(tag.begin(), tag.end());
@@ -84,9 +85,9 @@ TEST(SecAggCommitment, TheCommitmentIsSha256OfTheDocumentedLayout) {
   EXPECT_EQ(0, std::memcmp(got, want, 32));
   // Bound to the session and to the client: another of either gives another commitment.
   uint8_t other[32];
-  ASSERT_TRUE(secagg::self_mask_commitment(kSession + 1, 42, ByteSpan(seed, 32),
-                                           MutableByteSpan(other, 32))
-                  .ok());
+  ASSERT_TRUE(
+      secagg::self_mask_commitment(kSession + 1, 42, ByteSpan(seed, 32), MutableByteSpan(other, 32))
+          .ok());
   EXPECT_NE(0, std::memcmp(got, other, 32));
   ASSERT_TRUE(
       secagg::self_mask_commitment(kSession, 43, ByteSpan(seed, 32), MutableByteSpan(other, 32))

@@ -376,7 +376,8 @@ TEST(SecAggReviewF1, ADealerOfTwoOffSharesIsNamedAsASuspect) {
   dealer.tamper = [&dealer](fedstat_v1_Envelope& m) {
     if (m.which_body != fedstat_v1_Envelope_secagg_share_tag) return;
     const uint32_t to = m.body.secagg_share.to_id;
-    if (to == kFirstId + 1 || to == kFirstId + 2) reseal_with_offset(dealer, m.body.secagg_share, 7);
+    if (to == kFirstId + 1 || to == kFirstId + 2)
+      reseal_with_offset(dealer, m.body.secagg_share, 7);
   };
   r.run();
   ASSERT_EQ(r.c.task_state(1), "aborted") << r.all_log();
