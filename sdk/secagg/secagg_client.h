@@ -36,20 +36,25 @@
 /// roster key that check_public_key() refuses) returns a specific error and changes nothing held;
 /// below threshold the client aborts and reveals nothing from then on.
 ///
-/// One bad peer is that peer's dropout, not this client's failure (issue 39). A peer's share to
-/// this client that arrives but is bad — the wrong length, failed authentication, a sealed sender
-/// or recipient that does not match, a value outside the field — is recorded as "no share held
-/// from that peer" and on_share succeeds. U2 may then name the peer (the server cannot see inside
-/// the ciphertext): this client masks with the peer's pairwise mask as U2 says, and at unmasking
+/// One bad peer is not this client's failure (issue 39). A peer's share to this client that
+/// arrives but is bad — the wrong length, failed authentication, a sealed sender or recipient
+/// that does not match, a value outside the field — is recorded as "no share held from that
+/// peer" and on_share succeeds. U2 may then name the peer (the server cannot see inside the
+/// ciphertext): this client masks with the peer's pairwise mask as U2 says, and at unmasking
 /// reveals nothing about it (a reveal with an empty share, so one reveal per U2 peer still goes
-/// out). Why that is safe:
+/// out). This does not remove the peer from the round: it stays in U2 (and U3), and if fewer
+/// than t holders hold a readable share of it the server cannot rebuild its secret and aborts
+/// the round, naming the peer and how many holders sent no share (docs/protocol.md, "What
+/// remains": a dealer of unreadable shares can still abort a round). Why it is safe:
 ///   - it only ever reveals less: the shares it reveals are a subset of what it would reveal with
 ///     the peer's share held, still at most one kind per peer (b_v if v ∈ U3, s_v^SK if not), so
 ///     the rule that keeps the server from both kinds about anyone is untouched;
 ///   - a server that corrupts a share in transit (it routes them) gains nothing it could not get
 ///     by dropping the share: this client reveals less, masks the same, and the sum needs t other
 ///     holders' shares — with 2·t > max_clients the server still cannot split the honest clients;
-///   - masking is unchanged (U2 decides it), so the sum stays correct whatever is revealed.
+///   - masking is unchanged (U2 decides it), and the server verifies every secret it rebuilds
+///     (the commitment, the public key), so a sum that is published is correct whatever is
+///     revealed.
 /// A share that never arrived is different: an honest server sends each U2 member's share before
 /// U2, so U2 naming such a peer is the server's error (kInvalidArgument, as before), not the
 /// peer's. A roster entry with a malformed, non-canonical or low-order key (check_public_key) is
