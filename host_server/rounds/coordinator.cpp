@@ -280,6 +280,11 @@ void Coordinator::on_hello(ConnectionId connection, Connection& c, const fedstat
     Refusal last = retry_later(StatusCode::kNotFound, "no open task with room");
     forget_finished_rounds();  // a finished round's refusal is TASK_CLOSED: `last` skips it
     for (auto& entry : open_rounds_) {
+      if (entry.second->dist() && e.protocol_version < kMinDistProtocolVersion) {
+        last = retry_later(StatusCode::kFailedPrecondition,
+                           "secure aggregation needs protocol version 3: update the SDK");
+        continue;
+      }
       auto refusal = entry.second->can_offer(c.client);
       if (!refusal) {
         chosen = entry.second;

@@ -7,7 +7,9 @@
 // check-ins from this device than check_ins_per_minute allows (CheckInLimit, check_in_limit.h: a
 // token bucket per device id, a burst of that many, then that many a minute; 0: no limit) →
 // RETRY_LATER kResourceExhausted, close, nothing stored; an envelope older than kMinProtocolVersion
-// → VERSION_TOO_OLD, close; resume_task_id naming an unknown task → REFUSED kNotFound, close; a
+// → VERSION_TOO_OLD, close; a DIST task is not offered to an envelope older than
+// kMinDistProtocolVersion (RETRY_LATER when no other task has room); resume_task_id naming an
+// unknown task → REFUSED kNotFound, close; a
 // task that is over → TASK_CLOSED, close; no open task with room, or the device already took part →
 // RETRY_LATER, close. A member naming its task in resume_task_id is resumed (TaskRound::resume)
 // unless TaskRound::can_resume refuses it (it declined; DIST: it is no longer in the current
@@ -56,6 +58,10 @@ namespace host {
 // The oldest envelope protocol_version the server serves: 2, whose Reports carry fixed64 words
 // (a version-1 device would send its words in a field this server ignores).
 constexpr uint32_t kMinProtocolVersion = 2;
+// The oldest a device may speak to be offered a DIST task: 3, whose SecAggKeys carry the
+// commitment to the self-mask seed the server checks (an older device would be excluded at the
+// key round after charging its ledger; it is offered the other tasks only).
+constexpr uint32_t kMinDistProtocolVersion = 3;
 
 class Coordinator {
  public:

@@ -163,10 +163,13 @@ Status SecAggPhase::close(std::vector<uint64_t>* sum) {
       return Status();
     }
     case Stage::kReveals: {
-      Csprng blinding;  // X25519 blinding only: the result does not depend on it
-      Status init = blinding.init();
+      // X25519 blinding and ShareDecoder's check polynomials (drawn after every reveal is in, so
+      // no holder can aim a wrong share at them). The published sum does not depend on it: every
+      // secret is verified before it is used; only which wrong shares are located can.
+      Csprng random;
+      Status init = random.init();
       if (!init.ok()) throw std::runtime_error(std::string("csprng: ") + init.message());
-      auto r = server_.finish(blinding);
+      auto r = server_.finish(random);
       if (!r.ok()) break;
       if (sum != nullptr) *sum = r.value();
       stage_ = Stage::kDone;

@@ -8,11 +8,12 @@
 // Errors (on_message, nothing changes): a body for another stage (kFailedPrecondition), a sender
 // outside the stage's members or keys naming another client (kPermissionDenied), and every
 // SecAggServer check (secagg_server.h). close() aborts below the threshold (kAborted).
-// A member whose message SecAggServer refuses for its content (a low-order key, a share or reveal
-// of the wrong length, a value outside the field, a masked word above 2^bits − 1) is excluded:
-// excluded() names it with the reason, it leaves the stage's members at once (nobody waits for
-// it, its later messages are refused as a non-member's) and the session goes on while t remain;
-// finish()'s own exclusions (a reveal off the polynomial) are listed there too.
+// A member whose message SecAggServer refuses for its content (a low-order key, keys without a
+// commitment, a share or reveal of the wrong length, a value outside the field, a masked word
+// above 2^bits − 1) is excluded: excluded() names it with the reason, it leaves the stage's
+// members at once (nobody waits for it, its later messages are refused as a non-member's) and
+// the session goes on while t remain. A reveal off a verified secret's polynomial excludes
+// nobody: disputes() names the holder and the secret's owner (either is at fault).
 // Memory: SecAggServer's, plus the U1 roster and the two roster bitmaps. Paper: Bonawitz et al.
 // 2017 §4, Figure 4.
 #ifndef FEDSTAT_HOST_ROUNDS_SECAGG_PHASE_H_
@@ -62,6 +63,9 @@ class SecAggPhase {
   const std::vector<std::pair<uint32_t, std::string>>& excluded() const {
     return server_.excluded();
   }
+  // Shares found off a verified secret's polynomial when the reveals closed
+  // (SecAggServer::disputes).
+  const std::vector<SecAggDispute>& disputes() const { return server_.disputes(); }
   // Replays an exclusion the round stored (TaskRound::recover): as if its message came again.
   void exclude(uint32_t member, const std::string& reason);
 

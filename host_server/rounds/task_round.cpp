@@ -22,6 +22,10 @@ constexpr const char* kReportRefused = "report_refused";
 // A server note (EventKind::kServerNote, client_id = the device): "excluded <reason>", a DIST
 // member excluded from secure aggregation for what it sent; replayed into the SecAggPhase.
 constexpr const char* kExcludedNote = "excluded ";
+// A server note (client_id = the holder): "disputed <owner> <self|key> <text>", a share the holder
+// revealed that is off the polynomial of <owner>'s verified secret — the holder or the owner is
+// at fault. Not replayed (it excludes nobody); the status page lists it.
+constexpr const char* kDisputedNote = "disputed ";
 
 std::vector<uint8_t> text_bytes(const std::string& s) {
   return std::vector<uint8_t>(s.begin(), s.end());
@@ -459,11 +463,55 @@ void TaskRound::record_exclusions(size_t from) {
   }
 }
 
+void TaskRound::record_disputes(size_t from) {
+  const auto& disputes = secagg_->disputes();
+  if (from >= disputes.size() || replaying_) return;
+  std::vector<NewEvent> notes;
+  std::map<uint32_t, std::vector<const SecAggDispute*>> by_holder;
+  for (size_t i = from; i < disputes.size(); ++i) {
+    const SecAggDispute& d = disputes[i];
+    const std::string secret = "device " + std::to_string(d.owner) +
+                               (d.self_mask ? "'s self-mask seed" : "'s masking key");
+    NewEvent event;
+    event.task_id = id();
+    event.client_id = d.holder;
+    event.kind = EventKind::kServerNote;
+    event.payload = text_bytes(kDisputedNote + std::to_string(d.owner) +
+                               (d.self_mask ? " self " : " key ") + "its share of " + secret +
+                               " is off the polynomial the secret was rebuilt and verified from: "
+                               "device " +
+                               std::to_string(d.holder) + " or device " + std::to_string(d.owner) +
+                               " is at fault");
+    notes.push_back(std::move(event));
+    by_holder[d.holder].push_back(&d);
+  }
+  store_.append_events(notes);  // one commit for the lot
+  if (!links_.log) return;
+  constexpr size_t kNamed = 16;
+  for (const auto& [holder, list] : by_holder) {
+    std::string secrets;
+    for (size_t i = 0; i < list.size() && i < kNamed; ++i) {
+      secrets += (i == 0 ? "" : ", ") + std::string("device ") + std::to_string(list[i]->owner) +
+                 (list[i]->self_mask ? "'s self-mask seed" : "'s masking key");
+    }
+    if (list.size() > kNamed) secrets += " and " + std::to_string(list.size() - kNamed) + " more";
+    links_.log("task " + std::to_string(id()) + ": disputed: the share" +
+               (list.size() == 1 ? "" : "s") + " device " + std::to_string(holder) +
+               " revealed of " + secrets + (list.size() == 1 ? " is" : " are") +
+               " off the polynomial the secret was rebuilt and verified from (left out): device " +
+               std::to_string(holder) +
+               " revealed other than it was dealt, or the dealer dealt it "
+               "a bad share; nobody is excluded for it");
+  }
+}
+
 void TaskRound::close_secagg_stage() {
   std::vector<uint64_t> sum;
   const size_t excluded_before = secagg_->excluded().size();
+  const size_t disputes_before = secagg_->disputes().size();
   Status s = secagg_->close(&sum);
-  record_exclusions(excluded_before);  // finish()'s: a reveal off the polynomial
+  record_exclusions(excluded_before);
+  record_disputes(disputes_before);  // finish()'s: reveals off a verified secret's polynomial
   if (!s.ok()) {
     abort("secure aggregation aborted: " + secagg_->abort_reason());
     return;

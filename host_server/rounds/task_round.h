@@ -39,7 +39,10 @@
 // (TASK_CLOSED, kFailedPrecondition), TrustedSum's and SecAggPhase's checks; a DIST member
 // whose message excludes it (secagg_phase.h) gets TASK_CLOSED naming the reason and is closed,
 // the exclusion stored as a server note ("excluded <reason>", replayed by recover) and logged
-// ("task T: device D excluded from secure aggregation: <reason>"). Store failures
+// ("task T: device D excluded from secure aggregation: <reason>"). A share found off a verified
+// secret's polynomial when the reveals close excludes nobody: a server note per share
+// ("disputed <owner> <self|key> <text>", client id = the holder; not replayed) and a log line per
+// holder ("task T: disputed: the share(s) device H revealed of device V's … "). Store failures
 // propagate as exceptions. Memory: TrustedSum's or SecAggPhase's, plus a few words per device.
 // Paper: Bonawitz et al. 2017 §4 (DIST); none otherwise.
 #ifndef FEDSTAT_HOST_ROUNDS_TASK_ROUND_H_
@@ -148,6 +151,8 @@ class TaskRound {
   void close_secagg_stage();
   // Stores (kServerNote "excluded <reason>") and logs the SecAggPhase's exclusions from `from` on.
   void record_exclusions(size_t from);
+  // Stores (kServerNote "disputed …", one batch) and logs the SecAggPhase's disputes from `from`.
+  void record_disputes(size_t from);
   void finish_reports();
   void complete(const std::vector<uint64_t>& sum, uint32_t contributors);
   // The aggregate's noise seed: the stored one, else one drawn from the CSPRNG and stored first.

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "host_server/secagg/share_decoder.h"
 #include "sdk/base/crypto.h"
-#include "sdk/base/random_bits.h"
 #include "sdk/secagg/mask.h"
 #include "sdk/secagg/session_hash.h"
 #include "sdk/secagg/shamir.h"
@@ -18,8 +18,22 @@ constexpr size_t kKeyBytes = 32;
 constexpr size_t kCipherBytes = secagg::kShareCipherBytes;
 static_assert(kCipherBytes == 96, "the exclusion reason below says 96");
 
-std::string about(uint32_t id, bool self_mask) {
-  return "client " + std::to_string(id) + (self_mask ? " (self-mask seed)" : " (masking key)");
+// "client 503's self-mask seed", "client 503's masking key".
+std::string secret_name(uint32_t id, bool self_mask) {
+  return "client " + std::to_string(id) + (self_mask ? "'s self-mask seed" : "'s masking key");
+}
+
+// "holder 501", "holders 501, 502 and 503", "holders 501, 502, … and 7 more" (at most 8 named).
+std::string holder_list(const std::vector<uint32_t>& ids) {
+  constexpr size_t kNamed = 8;
+  std::string out = ids.size() == 1 ? "holder " : "holders ";
+  const size_t named = std::min(ids.size(), kNamed);
+  for (size_t i = 0; i < named; ++i) {
+    if (i > 0) out += i + 1 == ids.size() ? " and " : ", ";
+    out += std::to_string(ids[i]);
+  }
+  if (ids.size() > named) out += " and " + std::to_string(ids.size() - named) + " more";
+  return out;
 }
 
 }  // namespace
@@ -52,7 +66,7 @@ fedstat_v1_SecAggStart SecAggServer::start() const {
 Status SecAggServer::abort(const std::string& reason) {
   stage_ = Stage::kAborted;
   abort_reason_ = reason;
-  return Status(StatusCode::kAborted, "secagg: fewer survivors than the threshold; round aborted");
+  return Status(StatusCode::kAborted, "secagg: the round was aborted (abort_reason() says why)");
 }
 
 bool SecAggServer::is_excluded(uint32_t id) const {
@@ -91,6 +105,12 @@ Status SecAggServer::on_keys(const fedstat_v1_SecAggKeys& keys) {
   if (keys.encryption_key.size != kKeyBytes || keys.masking_key.size != kKeyBytes) {
     return refuse_and_exclude(keys.client_id, "its public keys are not 32 bytes");
   }
+  if (keys.commitment.size != secagg::kCommitmentBytes) {
+    // Without it the seed rebuilt for this client could not be checked (secagg_server.h).
+    return refuse_and_exclude(keys.client_id,
+                              "its keys carry no 32-byte commitment to its self-mask seed (a "
+                              "device older than protocol version 3: update its SDK)");
+  }
   // Checked before the key reaches any device: a low-order key would make every peer's X25519
   // agreement with it fail (or give a secret the sender knows without a private key).
   for (const auto& [name, key] :
@@ -116,6 +136,7 @@ Status SecAggServer::on_keys(const fedstat_v1_SecAggKeys& keys) {
   Client client;
   std::memcpy(client.encryption_key, keys.encryption_key.bytes, kKeyBytes);
   std::memcpy(client.masking_key, keys.masking_key.bytes, kKeyBytes);
+  std::memcpy(client.commitment, keys.commitment.bytes, secagg::kCommitmentBytes);
   clients_.emplace(keys.client_id, std::move(client));
   return Status();
 }
@@ -141,11 +162,14 @@ Result<std::vector<fedstat_v1_SecAggPeerKeys>> SecAggServer::close_advertising()
     entry.keys.client_id = id;
     entry.keys.encryption_key.size = kKeyBytes;
     entry.keys.masking_key.size = kKeyBytes;
+    entry.keys.commitment.size = secagg::kCommitmentBytes;
     std::memcpy(entry.keys.encryption_key.bytes, client.encryption_key, kKeyBytes);
     std::memcpy(entry.keys.masking_key.bytes, client.masking_key, kKeyBytes);
+    std::memcpy(entry.keys.commitment.bytes, client.commitment, secagg::kCommitmentBytes);
     roster.push_back(entry);
     uint8_t entry_bytes[secagg::kRosterEntryBytes];
-    secagg::encode_roster_entry(id, client.encryption_key, client.masking_key, entry_bytes);
+    secagg::encode_roster_entry(id, client.encryption_key, client.masking_key, client.commitment,
+                                entry_bytes);
     FEDSTAT_RETURN_IF_ERROR(hash.update(ByteSpan(entry_bytes, sizeof(entry_bytes))));
   }
   FEDSTAT_RETURN_IF_ERROR(hash.finish(Span<uint8_t>(session_hash_, 32)));
@@ -304,8 +328,12 @@ Status SecAggServer::on_reveal(uint32_t sender, const fedstat_v1_SecAggReveal& r
                                           " that is not a field element (>= 2^31 + 11)");
   }
   from->second.revealed_about.insert(reveal.about_id);
-  // Empty: the sender holds no valid share of that peer (its share was bad); nothing to keep.
-  if (reveal.share.size == 0) return Status();
+  // Empty: the sender holds no valid share of that peer (its share was bad); nothing to keep but
+  // the evidence (finish() names it if the peer's secret cannot be rebuilt).
+  if (reveal.share.size == 0) {
+    empty_reveals_[reveal.about_id].push_back(sender);
+    return Status();
+  }
   auto& bucket = reveal.self_mask ? self_shares_[reveal.about_id] : key_shares_[reveal.about_id];
   bucket.emplace_back(
       sender, std::vector<uint8_t>(reveal.share.bytes, reveal.share.bytes + reveal.share.size));
@@ -320,18 +348,6 @@ std::vector<uint32_t> SecAggServer::u3() const {
   return ids;
 }
 
-namespace {
-
-// The holders' x (their ids) of a share list, the key of the per-holder-set caches below.
-std::vector<uint32_t> xs_of(const std::vector<secagg::ShamirShare>& shares) {
-  std::vector<uint32_t> xs;
-  xs.reserve(shares.size());
-  for (const auto& s : shares) xs.push_back(s.x);
-  return xs;
-}
-
-}  // namespace
-
 Result<std::vector<uint64_t>> SecAggServer::finish(RandomSource& random) {
   FEDSTAT_RETURN_IF_ERROR(check_session(config_.session));
   if (stage_ != Stage::kUnmasking) return failed_precondition("secagg: not the unmasking round");
@@ -344,161 +360,115 @@ Result<std::vector<uint64_t>> SecAggServer::finish(RandomSource& random) {
     for (size_t i = 0; i < sum.size(); ++i) sum[i] = (sum[i] + client.masked[i]) & limit;
   }
 
-  // The secrets to rebuild: b_v for v ∈ U3, s_v^SK for v ∈ U2 \ U3, each with its shares (x =
-  // the holder's id), parsed once (on_reveal checked them).
+  // The secrets to rebuild: b_v for v ∈ U3, s_v^SK for v ∈ U2 \ U3, each with the shares of the
+  // holders not excluded (x = the holder's id, ascending), parsed once (on_reveal checked them).
   struct Secret {
     uint32_t about = 0;
     bool self_mask = true;
     std::vector<secagg::ShamirShare> shares;
   };
   std::vector<Secret> secrets;
+  std::set<uint32_t> holders;  // U: every holder whose shares are used
+  size_t most_shares = 0;
   for (const auto& [id, client] : clients_) {
     if (!client.in_u2) continue;
     Secret secret;
     secret.about = id;
     secret.self_mask = client.in_u3;
     for (const auto& [holder, bytes] : client.in_u3 ? self_shares_[id] : key_shares_[id]) {
+      if (is_excluded(holder)) continue;
       secagg::ShamirShare share;
       FEDSTAT_RETURN_IF_ERROR(
           secagg::share_from_bytes(holder, ByteSpan(bytes.data(), bytes.size()), share));
       secret.shares.push_back(share);
+      holders.insert(holder);
     }
     std::sort(secret.shares.begin(), secret.shares.end(),
               [](const secagg::ShamirShare& a, const secagg::ShamirShare& b) { return a.x < b.x; });
+    most_shares = std::max(most_shares, secret.shares.size());
     secrets.push_back(std::move(secret));
   }
-  auto live_shares = [&](const Secret& secret) {
-    std::vector<secagg::ShamirShare> live;
-    for (const auto& share : secret.shares) {
-      if (!is_excluded(share.x)) live.push_back(share);
-    }
-    return live;
-  };
-
-  // Two random check polynomials g, g2 of degree < the largest redundancy m − t, drawn now that
-  // every share is fixed (a holder cannot aim its error at them). A set of m holders uses their
-  // first m − t coefficients.
-  size_t redundancy = 0;
+  // Fewer than t shares of any secret: nothing can rebuild it. Checked before decoding anything;
+  // the reason names the owner and the evidence (review finding F1: a dealer of unreadable shares
+  // is not removable after U2 in this message flow — docs/protocol.md, "What remains").
   for (const Secret& secret : secrets) {
-    const size_t m = live_shares(secret).size();
-    if (m > t) redundancy = std::max<size_t>(redundancy, m - t);
-  }
-  std::vector<uint32_t> g(redundancy), g2(redundancy);
-  {
-    RandomBits bits(random);
-    for (size_t k = 0; k < redundancy; ++k) {
-      FEDSTAT_ASSIGN_OR_RETURN(const uint64_t a, bits.uniform_below(secagg::kShamirPrime));
-      FEDSTAT_ASSIGN_OR_RETURN(const uint64_t b, bits.uniform_below(secagg::kShamirPrime));
-      g[k] = static_cast<uint32_t>(a);
-      g2[k] = static_cast<uint32_t>(b);
+    if (secret.shares.size() >= t) continue;
+    std::vector<uint32_t> empty, excluded_holders;
+    for (uint32_t holder : empty_reveals_[secret.about]) {
+      (is_excluded(holder) ? excluded_holders : empty).push_back(holder);
     }
-  }
-  struct Check {
-    std::vector<uint32_t> w, w2;
-    bool w_has_zero = false;  // g vanishes at a holder: its share needs g2's syndrome too
-  };
-  std::map<std::vector<uint32_t>, Check> checks;  // by holder set: O(m²) once per set
-  auto check_for = [&](const std::vector<uint32_t>& xs) -> Result<const Check*> {
-    auto it = checks.find(xs);
-    if (it != checks.end()) return &it->second;
-    Check c;
-    c.w.resize(xs.size());
-    c.w2.resize(xs.size());
-    const Span<const uint32_t> points(xs.data(), xs.size());
-    const size_t degree = xs.size() - t;
-    FEDSTAT_RETURN_IF_ERROR(secagg::shamir_check_weights(
-        points, t, Span<const uint32_t>(g.data(), degree), Span<uint32_t>(c.w.data(), c.w.size())));
-    FEDSTAT_RETURN_IF_ERROR(secagg::shamir_check_weights(points, t,
-                                                         Span<const uint32_t>(g2.data(), degree),
-                                                         Span<uint32_t>(c.w2.data(), c.w2.size())));
-    c.w_has_zero = std::find(c.w.begin(), c.w.end(), 0u) != c.w.end();
-    return &checks.emplace(xs, std::move(c)).first->second;
-  };
-
-  // Every secret with more than t live shares is checked; a holder whose share is off the
-  // polynomial is excluded (from every secret) and the check runs again without it.
-  for (const Secret& secret : secrets) {
-    while (true) {
-      const std::vector<secagg::ShamirShare> live = live_shares(secret);
-      if (live.size() <= t) break;  // below t: the rebuild below aborts; t: nothing to check
-      FEDSTAT_ASSIGN_OR_RETURN(const Check* c, check_for(xs_of(live)));
-      const Span<const secagg::ShamirShare> shares(live.data(), live.size());
-      const Span<const uint32_t> w(c->w.data(), c->w.size()), w2(c->w2.data(), c->w2.size());
-      bool located = false;
-      for (size_t k = 0; k < secagg::kShamirPieces && !located; ++k) {
-        const uint32_t s = secagg::shamir_syndrome(w, shares, k);
-        const uint32_t s2 = s != 0 || c->w_has_zero ? secagg::shamir_syndrome(w2, shares, k) : 0;
-        if (s == 0 && s2 == 0) continue;
-        const Result<size_t> culprit = secagg::shamir_locate_one(w, w2, s, s2);
-        if (!culprit.ok()) {
-          return abort("the reveals about " + about(secret.about, secret.self_mask) +
-                       " do not fit one polynomial and the wrong one cannot be located (" +
-                       std::to_string(live.size()) + " shares, " + std::to_string(t) +
-                       " needed; one wrong share is located from " + std::to_string(t + 2) + ")");
-        }
-        exclude(live[culprit.value()].x, "its reveal about " +
-                                             about(secret.about, secret.self_mask) +
-                                             " is off the polynomial of the other shares");
-        located = true;
-      }
-      if (!located) break;
+    for (const auto& [holder, bytes] :
+         secret.self_mask ? self_shares_[secret.about] : key_shares_[secret.about]) {
+      (void)bytes;
+      if (is_excluded(holder)) excluded_holders.push_back(holder);
     }
+    std::sort(empty.begin(), empty.end());
+    const std::string owner = "client " + std::to_string(secret.about);
+    std::string why =
+        "fewer than t valid shares to rebuild " + secret_name(secret.about, secret.self_mask) +
+        " (" + std::to_string(secret.shares.size()) + " of " + std::to_string(t) + " needed)";
+    if (!empty.empty()) {
+      why += ": " + std::to_string(empty.size()) + " of the " +
+             std::to_string(empty.size() + secret.shares.size()) +
+             " holders that revealed about it sent no share of it (" + holder_list(empty) + ") — " +
+             owner + " dealt them unreadable shares, or they withheld them (if " + owner +
+             " does this again, revoke its credential: SIGHUP reloads the credentials file)";
+    }
+    if (!excluded_holders.empty()) {
+      why += "; the reveals of " + std::to_string(excluded_holders.size()) +
+             " excluded holder(s) are unused";
+    }
+    return abort(why);
   }
 
-  // Rebuild each secret from its first t live shares; the Lagrange coefficients once per set.
-  std::map<std::vector<uint32_t>, std::vector<uint32_t>> lagrange;
+  // Rebuild each secret, verified before it is used (share_decoder.h): b_v against v's
+  // commitment, s_v^SK against the public key v advertised. The check polynomials are drawn now
+  // that every share is fixed.
+  ShareDecoder decoder(t, std::vector<uint32_t>(holders.begin(), holders.end()), most_shares,
+                       random);
+  size_t seed_trials = SIZE_MAX, key_trials = kMaxKeyTrials;
   const ByteSpan session(session_hash_, 32);
   const Span<uint64_t> words(sum.data(), sum.size());
   for (const Secret& secret : secrets) {
-    std::vector<secagg::ShamirShare> live = live_shares(secret);
-    if (live.size() < t) {
-      return abort("fewer than t valid shares to rebuild " + about(secret.about, secret.self_mask) +
-                   " (" + std::to_string(live.size()) + " of " + std::to_string(t) + ")");
-    }
-    live.resize(t);
-    const std::vector<uint32_t> xs = xs_of(live);
-    auto coefficients = lagrange.find(xs);
-    if (coefficients == lagrange.end()) {
-      std::vector<uint32_t> c(t);
-      FEDSTAT_RETURN_IF_ERROR(secagg::shamir_lagrange_at_zero(
-          Span<const uint32_t>(xs.data(), xs.size()), Span<uint32_t>(c.data(), c.size())));
-      coefficients = lagrange.emplace(xs, std::move(c)).first;
-    }
-    uint8_t secret_bytes[32];
-    const crypto::ScopedWipe wipe_secret(secret_bytes, sizeof(secret_bytes));
-    const Status rebuilt = secagg::shamir_combine(
-        Span<const secagg::ShamirShare>(live.data(), live.size()),
-        Span<const uint32_t>(coefficients->second.data(), coefficients->second.size()),
-        MutableByteSpan(secret_bytes, 32));
-    if (rebuilt.code() == StatusCode::kDataLoss) {
-      return abort("the shares of " + about(secret.about, secret.self_mask) +
-                   " do not fit one secret (a wrong share among exactly t cannot be located)");
-    }
-    FEDSTAT_RETURN_IF_ERROR(rebuilt);
+    const Client& owner = clients_.at(secret.about);
+    ShareDecoder::Verify verify;
     if (secret.self_mask) {
-      FEDSTAT_RETURN_IF_ERROR(secagg::apply_mask(
-          session, ByteSpan(secret_bytes, 32), secagg::MaskKind::kSelf, true, config_.bits, words));
+      verify = [&](ByteSpan candidate) -> Result<bool> {
+        uint8_t commitment[secagg::kCommitmentBytes];
+        FEDSTAT_RETURN_IF_ERROR(secagg::self_mask_commitment(
+            config_.session, secret.about, candidate, MutableByteSpan(commitment, 32)));
+        return std::memcmp(commitment, owner.commitment, sizeof(commitment)) == 0;
+      };
+    } else {
+      verify = [&](ByteSpan candidate) -> Result<bool> {
+        uint8_t public_key[32];
+        const Status derived = crypto::x25519_public_key(candidate, Span<uint8_t>(public_key, 32),
+                                                         fill_from_random_source, &random);
+        if (derived.code() == StatusCode::kInvalidArgument) return false;
+        FEDSTAT_RETURN_IF_ERROR(derived);
+        return std::memcmp(public_key, owner.masking_key, kKeyBytes) == 0;
+      };
+    }
+    FEDSTAT_ASSIGN_OR_RETURN(
+        DecodedSecret decoded,
+        decoder.decode(secret.shares, verify, secret.self_mask ? seed_trials : key_trials));
+    const crypto::ScopedWipe wipe_secret(decoded.secret, sizeof(decoded.secret));
+    if (!decoded.ok()) return abort(failure_reason(secret.about, secret.self_mask, decoded));
+    for (uint32_t holder : decoded.holders) {
+      disputes_.push_back({holder, secret.about, secret.self_mask});
+    }
+    const ByteSpan secret_bytes(decoded.secret, 32);
+    if (secret.self_mask) {
+      FEDSTAT_RETURN_IF_ERROR(secagg::apply_mask(session, secret_bytes, secagg::MaskKind::kSelf,
+                                                 true, config_.bits, words));
       continue;
     }
-    // A masking key must give the public key its owner advertised: this also catches a wrong
-    // share among exactly t, which the polynomial check cannot see.
-    uint8_t public_key[32];
-    const Status derived =
-        crypto::x25519_public_key(ByteSpan(secret_bytes, 32), Span<uint8_t>(public_key, 32),
-                                  fill_from_random_source, &random);
-    if ((derived.ok() &&
-         std::memcmp(public_key, clients_.at(secret.about).masking_key, kKeyBytes) != 0) ||
-        derived.code() == StatusCode::kInvalidArgument) {
-      return abort("the masking key rebuilt for client " + std::to_string(secret.about) +
-                   " does not give the public key it advertised (a wrong share among exactly t)");
-    }
-    FEDSTAT_RETURN_IF_ERROR(derived);
     for (const auto& [other_id, other] : clients_) {
       if (!other.in_u3) continue;
       uint8_t shared[32];
       const crypto::ScopedWipe wipe_shared(shared, sizeof(shared));
       FEDSTAT_RETURN_IF_ERROR(crypto::x25519_shared_secret(
-          ByteSpan(secret_bytes, 32), ByteSpan(other.masking_key, 32), Span<uint8_t>(shared, 32),
+          secret_bytes, ByteSpan(other.masking_key, 32), Span<uint8_t>(shared, 32),
           fill_from_random_source, &random));
       // `other` added +PRG when the dropped id is smaller, −PRG when larger: undo it.
       FEDSTAT_RETURN_IF_ERROR(
@@ -508,6 +478,62 @@ Result<std::vector<uint64_t>> SecAggServer::finish(RandomSource& random) {
   }
   stage_ = Stage::kDone;
   return sum;
+}
+
+std::string SecAggServer::failure_reason(uint32_t about, bool self_mask,
+                                         const DecodedSecret& decoded) const {
+  using Failure = DecodedSecret::Failure;
+  const std::string name = secret_name(about, self_mask);
+  const std::string owner = "client " + std::to_string(about);
+  const std::string check = self_mask ? "its commitment" : "the public key it advertised";
+  const std::string m = std::to_string(decoded.shares);
+  const std::string t = std::to_string(config_.threshold);
+  const std::string inconsistent = owner + " dealt inconsistent shares";
+  switch (decoded.failure) {
+    case Failure::kExactlyT:
+      return "the " + m + " reveals about " + name + " (exactly t; " +
+             holder_list(decoded.holders) + ") rebuild a secret that does not match " + check +
+             ", and exactly t shares cannot be checked against each other: one of them is "
+             "wrong, or " +
+             inconsistent;
+    case Failure::kAgreeButWrong:
+      return "all " + m + " reveals about " + name +
+             " fit one polynomial, yet its secret does not "
+             "match " +
+             check + ": " + owner + " dealt shares of another " +
+             (self_mask ? "seed" : "masking key") + ", or at least " +
+             std::to_string(decoded.shares - config_.threshold + 1) +
+             " of its holders changed their shares in concert";
+    case Failure::kNotOneWrongShare:
+      return "the " + m + " reveals about " + name + " (" + t +
+             " needed) do not fit one "
+             "polynomial and no single wrong share explains them: two or more are wrong "
+             "(colluding holders; in dispute: " +
+             holder_list(decoded.holders) + "), or " + inconsistent;
+    case Failure::kLocatedButWrong:
+      return "the " + m + " reveals about " + name + " do not fit one polynomial, and without " +
+             holder_list(decoded.holders) +
+             " (where the check points) the secret still does not match " + check +
+             ": more than one share is wrong (colluding holders), or " + inconsistent +
+             " (nobody is excluded for it)";
+    case Failure::kNoSubsetVerifies:
+      return "the " + m + " reveals about " + name + " (exactly t + 1; " +
+             holder_list(decoded.holders) +
+             ") do not fit one polynomial, and leaving out any "
+             "one of them gives no secret that matches " +
+             check + ": more than one is wrong, or " + inconsistent;
+    case Failure::kTrialBudgetSpent:
+      return "the " + m + " reveals about " + name +
+             " (exactly t + 1) hold a wrong share, and "
+             "the round's " +
+             std::to_string(kMaxKeyTrials) +
+             " trial rebuilds of masking keys "
+             "are spent (too many such secrets; in dispute: " +
+             holder_list(decoded.holders) + ")";
+    case Failure::kNone:
+      break;
+  }
+  return "the reveals about " + name + " could not be resolved";
 }
 
 }  // namespace host

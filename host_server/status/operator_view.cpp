@@ -64,6 +64,17 @@ void TallyingStore::fold(uint32_t task_id, uint64_t client_id, EventKind kind,
     const std::string note(payload.begin(), payload.end());
     static const std::string kExcluded = "excluded ";  // task_round.cpp's note
     if (note.rfind(kExcluded, 0) == 0) t.excluded.emplace_back(client_id, note.substr(9));
+    static const std::string kDisputed = "disputed ";  // task_round.cpp's note
+    if (note.rfind(kDisputed, 0) == 0) {
+      std::istringstream in(note.substr(kDisputed.size()));
+      TaskStatus::DisputedShare d;
+      std::string kind;
+      if (in >> d.owner >> kind && (kind == "self" || kind == "key")) {
+        d.holder = client_id;
+        d.self_mask = kind == "self";
+        t.disputed.push_back(d);
+      }
+    }
     if (note.rfind("report_refused ", 0) == 0) t.reports_refused.insert(client_id);
     return;
   }
@@ -275,6 +286,7 @@ ServerStatus OperatorView::snapshot(const Coordinator* coordinator, uint64_t now
     t.reports_refused = tally.reports_refused.size();
     t.transitions = tally.transitions;
     t.excluded = tally.excluded;
+    t.disputed = tally.disputed;
     if (t.state == "aborted") t.detail = tally.abort_reason;
 
     const TaskRound* round = coordinator ? coordinator->round(t.id) : nullptr;

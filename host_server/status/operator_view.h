@@ -57,6 +57,8 @@ struct TaskTally {
   std::string abort_reason;
   // DIST: devices excluded from secure aggregation (server notes "excluded <reason>"), in order.
   std::vector<std::pair<uint64_t, std::string>> excluded;
+  // DIST: disputed shares (server notes "disputed <owner> <self|key> …", client = the holder).
+  std::vector<TaskStatus::DisputedShare> disputed;
 };
 
 // A Store that forwards every call and, once load() ran, folds what is appended.

@@ -304,6 +304,22 @@ std::string render_status_html(const ServerStatus& s) {
       }
       out << "</div>";
     }
+    if (!t.disputed.empty()) {
+      // Not exclusions: either device of a pair may be at fault (secagg_server.h).
+      constexpr size_t kShown = 32;
+      out << "<div class=\"detail disputed\">" << t.disputed.size() << " disputed share"
+          << (t.disputed.size() == 1 ? "" : "s")
+          << " (the holder or the dealer is at fault; nobody excluded):";
+      for (size_t i = 0; i < t.disputed.size() && i < kShown; ++i) {
+        const TaskStatus::DisputedShare& d = t.disputed[i];
+        out << "<div class=\"disputed-share\" data-holder=\"" << d.holder << "\" data-dealer=\""
+            << d.owner << "\">device " << d.holder << "'s share of device " << d.owner << "'s "
+            << (d.self_mask ? "self-mask seed" : "masking key") << "</div>";
+      }
+      if (t.disputed.size() > kShown)
+        out << "<div>… and " << t.disputed.size() - kShown << " more</div>";
+      out << "</div>";
+    }
     out << "</td><td>" << utc(t.opened_unix_seconds) << "</td><td class=\"n\">"
         << or_dash(t.min_clients) << "–" << or_dash(t.max_clients)
         << "</td><td class=\"n checked-in\">" << t.checked_in << "</td><td class=\"n accepted\">"

@@ -56,6 +56,13 @@ struct TaskStatus {
   std::vector<std::pair<std::string, uint64_t>> transitions;  // (word, unix seconds)
   // DIST: devices excluded from secure aggregation for what they sent (id, reason), in order.
   std::vector<std::pair<uint64_t, std::string>> excluded;
+  // DIST: shares found off a verified secret's polynomial, in order: the holder revealed other
+  // than it was dealt, or the owner dealt it a bad share (nobody is excluded for it).
+  struct DisputedShare {
+    uint64_t holder = 0, owner = 0;
+    bool self_mask = true;  // the owner's self-mask seed; false: its masking key
+  };
+  std::vector<DisputedShare> disputed;
 };
 
 struct ServerStatus {

@@ -30,6 +30,7 @@ enum PeerFlag : uint8_t {
 static_assert(sizeof(SecAggPeer::self_mask_share) >= 32, "a share key fits a peer's share slot");
 
 constexpr char kShareKeyLabel[] = "fedstat secagg share key v1";
+constexpr char kCommitmentTag[] = "fedstat secagg self-mask commitment v1";
 
 void share_iv(uint32_t from, uint32_t to, uint8_t iv[crypto::kGcmIvBytes]) {
   for (int b = 0; b < 4; ++b) {
@@ -85,6 +86,21 @@ Status check_public_key(ByteSpan key) {
   return Status();
 }
 
+Status self_mask_commitment(uint64_t session, uint32_t client_id, ByteSpan seed,
+                            MutableByteSpan out) {
+  if (seed.size() != 32 || out.size() != kCommitmentBytes) {
+    return invalid_argument("secagg: a self-mask seed and its commitment are 32 bytes each");
+  }
+  constexpr size_t kTag = sizeof(kCommitmentTag) - 1;
+  uint8_t input[kTag + 8 + 4 + 32];
+  const crypto::ScopedWipe wipe_input(input, sizeof(input));  // it holds the seed
+  memcpy(input, kCommitmentTag, kTag);
+  store_le64(input + kTag, session);
+  store_le32(input + kTag + 8, client_id);
+  memcpy(input + kTag + 12, seed.data(), 32);
+  return crypto::sha256(ByteSpan(input, sizeof(input)), out);
+}
+
 Status SecAggClient::init(uint32_t client_id, Span<SecAggPeer> peers, RandomSource& random) {
   if (client_id == 0 || client_id > 0x80000000u) {
     return invalid_argument("secagg: client ids lie in [1, 2^31]");
@@ -123,6 +139,7 @@ void SecAggClient::wipe_session() {
   crypto::wipe(session_hash_, sizeof(session_hash_));
   crypto::wipe(encryption_public_, sizeof(encryption_public_));
   crypto::wipe(masking_public_, sizeof(masking_public_));
+  crypto::wipe(commitment_, sizeof(commitment_));
   self_mask_dealer_ = ShamirDealer();
   key_dealer_ = ShamirDealer();
 }
@@ -177,8 +194,10 @@ void SecAggClient::advertised_keys(fedstat_v1_SecAggKeys& out) const {
   out.client_id = id_;
   out.encryption_key.size = 32;
   out.masking_key.size = 32;
+  out.commitment.size = kCommitmentBytes;
   memcpy(out.encryption_key.bytes, encryption_public_, 32);
   memcpy(out.masking_key.bytes, masking_public_, 32);
+  memcpy(out.commitment.bytes, commitment_, kCommitmentBytes);
 }
 
 Status SecAggClient::on_start(const fedstat_v1_SecAggStart& start, fedstat_v1_SecAggKeys& out) {
@@ -238,6 +257,8 @@ Status SecAggClient::on_start(const fedstat_v1_SecAggStart& start, fedstat_v1_Se
                                                     fill_from_random_source, random_));
   memcpy(encryption_public_, out.encryption_key.bytes, 32);
   memcpy(masking_public_, out.masking_key.bytes, 32);
+  FEDSTAT_RETURN_IF_ERROR(self_mask_commitment(start.session, id_, ByteSpan(self_mask_seed_, 32),
+                                               MutableByteSpan(commitment_, kCommitmentBytes)));
   session_ = start.session;
   threshold_ = start.threshold;
   max_clients_ = start.max_clients;
@@ -248,6 +269,7 @@ Status SecAggClient::on_start(const fedstat_v1_SecAggStart& start, fedstat_v1_Se
   encode_session_header(session_, threshold_, length_, bits_, header);
   FEDSTAT_RETURN_IF_ERROR(roster_hash_.reset());  // the session hash covers this session only
   FEDSTAT_RETURN_IF_ERROR(roster_hash_.update(ByteSpan(header, sizeof(header))));
+  advertised_keys(out);  // the public keys above and the commitment
   stage_ = SecAggStage::kAdvertised;
   return Status();
 }
@@ -292,8 +314,8 @@ Status SecAggClient::on_peer_keys(const fedstat_v1_SecAggPeerKeys& entry) {
     return invalid_argument("secagg: roster entries disagree about the roster size");
   }
   if (keys.client_id == 0 || keys.client_id > 0x80000000u || keys.encryption_key.size != 32 ||
-      keys.masking_key.size != 32) {
-    return invalid_argument("secagg: malformed roster entry (id or key sizes)");
+      keys.masking_key.size != 32 || keys.commitment.size != kCommitmentBytes) {
+    return invalid_argument("secagg: malformed roster entry (id, key or commitment sizes)");
   }
   // A key an honest server refuses (host_server/secagg/secagg_server.cpp): this client refuses the
   // roster rather than agree on a secret the server may know (see the header: why not a dropout).
@@ -310,14 +332,16 @@ Status SecAggClient::on_peer_keys(const fedstat_v1_SecAggPeerKeys& entry) {
   }
   if (keys.client_id == id_) {
     if (memcmp(encryption_public_, keys.encryption_key.bytes, 32) != 0 ||
-        memcmp(masking_public_, keys.masking_key.bytes, 32) != 0) {
-      return permission_denied("secagg: the roster lists other keys under this client's id");
+        memcmp(masking_public_, keys.masking_key.bytes, 32) != 0 ||
+        memcmp(commitment_, keys.commitment.bytes, kCommitmentBytes) != 0) {
+      return permission_denied(
+          "secagg: the roster lists other keys or another commitment under this client's id");
     }
     self_index_ = count_;
   }
   uint8_t entry_bytes[kRosterEntryBytes];
   encode_roster_entry(keys.client_id, keys.encryption_key.bytes, keys.masking_key.bytes,
-                      entry_bytes);
+                      keys.commitment.bytes, entry_bytes);
   FEDSTAT_RETURN_IF_ERROR(roster_hash_.update(ByteSpan(entry_bytes, sizeof(entry_bytes))));
   SecAggPeer& peer = peers_[count_];
   peer = SecAggPeer();

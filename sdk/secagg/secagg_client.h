@@ -2,8 +2,10 @@
 /// SecAggClient: one device's side of secure aggregation (Bonawitz et al., CCS 2017, semi-honest
 /// server), a state machine in caller memory driven one message at a time.
 ///
-///     idle ──on_start──► advertised (sends SecAggKeys: c_u^PK for shares, s_u^PK for masks)
-///          ──on_peer_keys × |U1|──► sharing (roster U1 known; session hash = SHA-256 of it)
+///     idle ──on_start──► advertised (sends SecAggKeys: c_u^PK for shares, s_u^PK for masks,
+///            and the commitment c_u to its self-mask seed b_u, self_mask_commitment())
+///          ──on_peer_keys × |U1|──► sharing (roster U1 known; session hash = SHA-256 of it, every
+///            member's keys and commitment included)
 ///          ──next_share × (|U1|−1)──► shared: for every peer v, Shamir shares (t of |U1|,
 ///            x = v's id) of the self-mask seed b_u and of s_u^SK, AES-256-GCM-encrypted under
 ///            HKDF(X25519(c_u^SK, c_v^PK)); the server only routes them. That key is symmetric
@@ -34,20 +36,25 @@
 /// roster key that check_public_key() refuses) returns a specific error and changes nothing held;
 /// below threshold the client aborts and reveals nothing from then on.
 ///
-/// One bad peer is that peer's dropout, not this client's failure (issue 39). A peer's share to
-/// this client that arrives but is bad — the wrong length, failed authentication, a sealed sender
-/// or recipient that does not match, a value outside the field — is recorded as "no share held
-/// from that peer" and on_share succeeds. U2 may then name the peer (the server cannot see inside
-/// the ciphertext): this client masks with the peer's pairwise mask as U2 says, and at unmasking
+/// One bad peer is not this client's failure (issue 39). A peer's share to this client that
+/// arrives but is bad — the wrong length, failed authentication, a sealed sender or recipient
+/// that does not match, a value outside the field — is recorded as "no share held from that
+/// peer" and on_share succeeds. U2 may then name the peer (the server cannot see inside the
+/// ciphertext): this client masks with the peer's pairwise mask as U2 says, and at unmasking
 /// reveals nothing about it (a reveal with an empty share, so one reveal per U2 peer still goes
-/// out). Why that is safe:
+/// out). This does not remove the peer from the round: it stays in U2 (and U3), and if fewer
+/// than t holders hold a readable share of it the server cannot rebuild its secret and aborts
+/// the round, naming the peer and how many holders sent no share (docs/protocol.md, "What
+/// remains": a dealer of unreadable shares can still abort a round). Why it is safe:
 ///   - it only ever reveals less: the shares it reveals are a subset of what it would reveal with
 ///     the peer's share held, still at most one kind per peer (b_v if v ∈ U3, s_v^SK if not), so
 ///     the rule that keeps the server from both kinds about anyone is untouched;
 ///   - a server that corrupts a share in transit (it routes them) gains nothing it could not get
 ///     by dropping the share: this client reveals less, masks the same, and the sum needs t other
 ///     holders' shares — with 2·t > max_clients the server still cannot split the honest clients;
-///   - masking is unchanged (U2 decides it), so the sum stays correct whatever is revealed.
+///   - masking is unchanged (U2 decides it), and the server verifies every secret it rebuilds
+///     (the commitment, the public key), so a sum that is published is correct whatever is
+///     revealed.
 /// A share that never arrived is different: an honest server sends each U2 member's share before
 /// U2, so U2 naming such a peer is the server's error (kInvalidArgument, as before), not the
 /// peer's. A roster entry with a malformed, non-canonical or low-order key (check_public_key) is
@@ -59,9 +66,19 @@
 /// (keys, seeds, polynomial seeds, X25519 blinding) comes from the caller's RandomSource — the
 /// platform Csprng in production, a SeededStream in tests.
 ///
-/// @memory sizeof(SecAggClient) (576 bytes on a 64-bit host) + secagg_client_memory_bytes(
-/// max_clients) of caller storage (sizeof(SecAggPeer) = 144 bytes per roster entry); mask() works
-/// in place on the caller's vector; X25519/HKDF/GCM use mbedTLS's pool on microcontrollers.
+/// The commitment (review finding F2): the server rebuilds b_v from its holders' reveals, and
+/// colluding holders — or holders beyond what the shares' consistency check can see — could make
+/// it rebuild another seed and publish a wrong sum. c_u, sent in round 0 before any share, lets
+/// the server check every b_v it rebuilds. b_u is 256 uniformly random bits used for nothing
+/// else, so c_u (a SHA-256 of it) tells the server and the peers nothing about b_u or the input.
+/// A peer's commitment is not stored here (the server checks it); it is part of the roster
+/// entry this client hashes, so a server that shows two devices different commitments gives them
+/// different session hashes.
+///
+/// @memory sizeof(SecAggClient) (592 bytes on a 64-bit host; 32 of them the commitment) +
+/// secagg_client_memory_bytes( max_clients) of caller storage (sizeof(SecAggPeer) = 144 bytes per
+/// roster entry); mask() works in place on the caller's vector; X25519/HKDF/GCM use mbedTLS's pool
+/// on microcontrollers.
 /// @paper Bonawitz et al. 2017 §4, Figure 4 (rounds 0–3); 000 Alg. 3, 001 §4.7, 002 §2.2.
 #ifndef FEDSTAT_SDK_SECAGG_SECAGG_CLIENT_H_
 #define FEDSTAT_SDK_SECAGG_SECAGG_CLIENT_H_
@@ -104,6 +121,18 @@ constexpr size_t kSharePlainBytes = 8 + 2 * kShareBytes;
 constexpr size_t kShareCipherBytes = kSharePlainBytes + crypto::kGcmTagBytes;
 /// Words per SecAggMaskedChunk (envelope.options).
 constexpr size_t kChunkWords = 64;
+/// Bytes of the commitment to a self-mask seed (SecAggKeys.commitment).
+constexpr size_t kCommitmentBytes = 32;
+
+/// The commitment c_u a client sends in round 0 for its self-mask seed b_u (32 bytes):
+/// SHA-256("fedstat secagg self-mask commitment v1" ‖ LE64 session ‖ LE32 client_id ‖ b_u), the
+/// tag without a terminator. Bound to the session and the client, so it cannot be replayed for
+/// another; the server recomputes it for each b_v it rebuilds (host_server/secagg). b_u is 256
+/// uniformly random bits, so c_u hides it.
+/// @errors kInvalidArgument: `seed` or `out` is not 32 bytes. kInternal: SHA-256 failed inside
+/// mbedTLS (not expected).
+Status self_mask_commitment(uint64_t session, uint32_t client_id, ByteSpan seed,
+                            MutableByteSpan out);
 
 /// Whether `key` may stand in a roster as an X25519 public key (c^PK or s^PK): 32 bytes, the
 /// canonical encoding of a u-coordinate (below 2^255 − 19, bit 255 clear, as RFC 7748 writes
@@ -145,8 +174,9 @@ class SecAggClient {
   Status init(uint32_t client_id, Span<SecAggPeer> peers, RandomSource& random);
 
   /// Round 0: draws this session's key pairs, self-mask seed and polynomial seeds, and fills `out`
-  /// with the public keys to advertise (stage kAdvertised). The same SecAggStart again while
-  /// advertised (a resume) gives the same keys and draws nothing.
+  /// with the public keys to advertise and the commitment to the self-mask seed (stage
+  /// kAdvertised). The same SecAggStart again while advertised (a resume) gives the same keys and
+  /// commitment and draws nothing.
   /// @errors kFailedPrecondition: a start after the session began (stage not kIdle, unless the
   /// same start while kAdvertised). kInvalidArgument: threshold outside [2, max_clients], a
   /// threshold of at most half of max_clients (2·t ≤ max_clients: two disjoint groups of t could
@@ -160,12 +190,14 @@ class SecAggClient {
   /// session hash and moves to kSharing. An entry already held, sent again, must be identical and
   /// changes nothing.
   /// @errors kFailedPrecondition: outside the key round, or a re-sent entry that differs from
-  /// the one held. kInvalidArgument: an entry without keys or for another session, a new entry
-  /// after the roster is complete, out of index order, disagreeing about the roster size, a
-  /// roster larger than the session's max_clients, malformed (id, key sizes), or a key that
+  /// the one held (its keys; a peer's commitment is not kept, so not compared). kInvalidArgument:
+  /// an entry without keys or for another session, a new entry after the roster is complete, out
+  /// of index order, disagreeing about the roster size, a roster larger than the session's
+  /// max_clients, malformed (id, key sizes, a commitment that is not 32 bytes), or a key that
   /// check_public_key() refuses (non-canonical, low order). kResourceExhausted: the roster is
   /// larger than this client's storage. kAlreadyExists: a client id or public key appears twice.
-  /// kPermissionDenied: the roster lists other keys under this client's id. kAborted: fewer
+  /// kPermissionDenied: the roster lists other keys or another commitment under this client's
+  /// id. kAborted: fewer
   /// advertised clients than the threshold, or this client missing from the complete roster (the
   /// session is aborted). kInternal: SHA-256 failed inside mbedTLS.
   Status on_peer_keys(const fedstat_v1_SecAggPeerKeys& entry);
@@ -289,6 +321,7 @@ class SecAggClient {
   uint8_t session_hash_[32] = {};
   uint8_t encryption_public_[32] = {};
   uint8_t masking_public_[32] = {};
+  uint8_t commitment_[kCommitmentBytes] = {};  // c_u, sent in round 0
   ShamirDealer self_mask_dealer_, key_dealer_;
   crypto::Sha256 roster_hash_;
 };

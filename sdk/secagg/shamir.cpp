@@ -14,13 +14,13 @@ namespace {
 constexpr uint64_t kP = kShamirPrime;
 
 uint32_t mul(uint32_t a, uint32_t b) {
-  return static_cast<uint32_t>((uint64_t{a} * b) % kP);
+  return field_mul(a, b);
 }
 uint32_t add(uint32_t a, uint32_t b) {
-  return static_cast<uint32_t>((uint64_t{a} + b) % kP);
+  return field_add(a, b);
 }
 uint32_t sub(uint32_t a, uint32_t b) {
-  return static_cast<uint32_t>((uint64_t{a} + kP - b) % kP);
+  return field_sub(a, b);
 }
 
 uint32_t power(uint32_t base, uint64_t exponent) {
@@ -62,6 +62,10 @@ void write_piece(uint8_t* secret, size_t k, uint32_t value) {
 }
 
 }  // namespace
+
+uint32_t field_inverse(uint32_t a) {
+  return inverse(a);  // 0^(p−2) = 0
+}
 
 Status ShamirDealer::init(ByteSpan secret, uint32_t threshold, ByteSpan polynomial_seed) {
   if (secret.size() != kSecretBytes || polynomial_seed.size() != 32) {
@@ -192,6 +196,12 @@ Status shamir_combine(Span<const ShamirShare> shares, Span<const uint32_t> coeff
       pieces[k] = add(pieces[k], mul(coefficients[i], shares[i].y[k]));
     }
   }
+  return shamir_pieces_to_secret(pieces, secret_out);
+}
+
+Status shamir_pieces_to_secret(const uint32_t (&pieces)[kShamirPieces],
+                               MutableByteSpan secret_out) {
+  if (secret_out.size() != kSecretBytes) return invalid_argument("Shamir: secrets are 32 bytes");
   memset(secret_out.data(), 0, kSecretBytes);
   for (size_t k = 0; k < kShamirPieces; ++k) {
     if (pieces[k] >> piece_bits(k) != 0) {

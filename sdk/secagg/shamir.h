@@ -86,6 +86,33 @@ Status shamir_reconstruct(Span<const ShamirShare> shares, uint32_t threshold,
 // sum per secret and piece (shamir_syndrome, O(m)). One wrong share y_c + δ gives the syndromes
 // δ·w_c and δ·w'_c under two polynomials g, g': shamir_locate_one finds c as the one holder
 // whose w_i / w'_i matches (needs m ≥ t + 2; with m = t + 1 a wrong share is seen, not located).
+// What these say is only sound within (m − t)/2 wrong shares — past that, other share sets fit
+// other polynomials — so the host never uses a secret they give without verifying it (its
+// owner's commitment or public key: host_server/secagg/share_decoder.h, which also resolves one
+// wrong share among t + 1 by trying the t + 1 subsets against that verification).
+
+/// Arithmetic in GF(p) on field elements (values below p; products fit 64 bits), for the host's
+/// decoder of revealed shares (host_server/secagg/share_decoder.h), which builds on the functions
+/// below.
+inline uint32_t field_mul(uint32_t a, uint32_t b) {
+  return static_cast<uint32_t>((uint64_t{a} * b) % kShamirPrime);
+}
+/// a + b mod p.
+inline uint32_t field_add(uint32_t a, uint32_t b) {
+  return static_cast<uint32_t>((uint64_t{a} + b) % kShamirPrime);
+}
+/// a − b mod p.
+inline uint32_t field_sub(uint32_t a, uint32_t b) {
+  return static_cast<uint32_t>((uint64_t{a} + kShamirPrime - b) % kShamirPrime);
+}
+/// The inverse of a ≠ 0 (a^(p−2), Fermat); 0 for a = 0.
+uint32_t field_inverse(uint32_t a);
+
+/// Writes nine pieces (each below p) as the 32-byte secret they cut (the layout of the file
+/// comment), as shamir_combine's last step.
+/// @errors kInvalidArgument: `secret_out` is not 32 bytes. kDataLoss: a piece exceeds its bit
+/// width (31 bits, the last 8): not the pieces of any secret (`secret_out` is then partly written).
+Status shamir_pieces_to_secret(const uint32_t (&pieces)[kShamirPieces], MutableByteSpan secret_out);
 
 /// Lagrange coefficients at 0 of the points xs (distinct, in [1, p)): out[i] = Π_{j≠i} x_j /
 /// (x_j − x_i), so that Σ out[i]·f(x_i) = f(0) for every f of degree < xs.size().

@@ -37,8 +37,9 @@ namespace wire {
 using Envelope = fedstat_v1_Envelope;
 
 /// The protocol version this build speaks and accepts (accepts 1..kProtocolVersion). 2: Report
-/// and TaggAggregate words are fixed64 in new fields (docs/protocol.md, "Versions").
-constexpr uint32_t kProtocolVersion = 2;
+/// and TaggAggregate words are fixed64 in new fields; 3: SecAggKeys carries a commitment to the
+/// self-mask seed, which a DIST server requires (docs/protocol.md, "Versions").
+constexpr uint32_t kProtocolVersion = 3;
 /// Largest encoded Envelope (nanopb computes it from the .options limits).
 constexpr size_t kMaxEnvelopeBytes = fedstat_v1_Envelope_size;
 /// Bytes of the minimal varint that encodes n (7 bits per byte).

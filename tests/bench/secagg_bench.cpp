@@ -52,6 +52,21 @@ void BM_MaskExpansion(benchmark::State& state) {
 }
 BENCHMARK(BM_MaskExpansion)->Arg(1000)->Arg(100000);
 
+// One X25519 public-key derivation: what finish() pays per trial rebuild of a masking key
+// (host_server/secagg/secagg_server.h, kMaxKeyTrials).
+void BM_X25519PublicKey(benchmark::State& state) {
+  SeededStream random(Seed256{}, 8);
+  uint8_t secret[32], public_key[32];
+  (void)random.fill(MutableByteSpan(secret, 32));
+  crypto::x25519_clamp(Span<uint8_t>(secret, 32));
+  for (auto _ : state) {
+    (void)crypto::x25519_public_key(ByteSpan(secret, 32), Span<uint8_t>(public_key, 32),
+                                    fill_from_random_source, &random);
+    benchmark::DoNotOptimize(public_key);
+  }
+}
+BENCHMARK(BM_X25519PublicKey)->Unit(benchmark::kMicrosecond);
+
 void BM_Session(benchmark::State& state) {
   host::SecAggSimConfig config;
   config.clients = static_cast<uint32_t>(state.range(0));
@@ -183,13 +198,21 @@ void BM_OneClientOfThousand(benchmark::State& state) {
 BENCHMARK(BM_OneClientOfThousand)->Arg(1000)->Arg(100000)->Iterations(1)->Unit(benchmark::kSecond);
 
 // The server's unmasking at the largest session: n = 1024 clients, t = 513, no dropouts, so
-// finish() rebuilds 1024 self-mask seeds from 1024 reveals each (one 64-word chunk per client;
-// the masks' PRG is a small part). Only finish() is timed (counter finish_s); the session before
-// it is built directly on SecAggServer with random canonical keys, placeholder ciphertexts and
-// reveals that are shares of one secret (what finish() costs does not depend on the values).
+// finish() rebuilds and verifies 1024 self-mask seeds from up to 1024 reveals each (one 64-word
+// chunk per client; the masks' PRG is a small part). Only finish() is timed (counter finish_s);
+// the session before it is built directly on SecAggServer with random canonical keys,
+// placeholder ciphertexts and reveals that are shares of one secret, each client committed to it
+// (what finish() costs does not depend on the values). Three cases (the argument):
+//   0  every reveal honest;
+//   1  10 colluding holders send an empty reveal about secret v whenever bit k of v's index is
+//      set (holder k): up to 2^10 = 1024 holder sets, one per secret — the precomputation a
+//      holder set needs is paid per secret (review finding F5);
+//   2  one holder adds 1 to every reveal it sends: every secret fails its first verification
+//      and is decoded (the check, the located share, a second verification).
 void BM_FinishAtThousand(benchmark::State& state) {
   using Clock = std::chrono::steady_clock;
   const uint32_t n = 1024, t = 513, length = 64;
+  const int attack = static_cast<int>(state.range(0));
   double finish_seconds = 0;
   for (auto _ : state) {
     host::SecAggServerConfig config;
@@ -200,6 +223,7 @@ void BM_FinishAtThousand(benchmark::State& state) {
     config.max_clients = n;
     host::SecAggServer server(config);
     SeededStream random(Seed256{}, 3);
+    uint8_t secret[32] = {}, seed[32] = {4};
     for (uint32_t id = 1; id <= n; ++id) {
       fedstat_v1_SecAggKeys keys = fedstat_v1_SecAggKeys_init_zero;
       keys.session = 9;
@@ -209,6 +233,9 @@ void BM_FinishAtThousand(benchmark::State& state) {
       (void)random.fill(MutableByteSpan(keys.masking_key.bytes, 32));
       keys.encryption_key.bytes[31] &= 0x3f;  // canonical, and not of low order
       keys.masking_key.bytes[31] &= 0x3f;
+      keys.commitment.size = secagg::kCommitmentBytes;
+      (void)secagg::self_mask_commitment(9, id, ByteSpan(secret, 32),
+                                         MutableByteSpan(keys.commitment.bytes, 32));
       if (!server.on_keys(keys).ok()) state.SkipWithError("keys refused");
     }
     (void)server.close_advertising();
@@ -232,31 +259,35 @@ void BM_FinishAtThousand(benchmark::State& state) {
       (void)server.on_chunk(id, chunk);
     }
     if (!server.close_masking().ok()) state.SkipWithError("masking did not close");
-    uint8_t secret[32] = {}, seed[32] = {4};
     secagg::ShamirDealer dealer;
     (void)dealer.init(ByteSpan(secret, 32), t, ByteSpan(seed, 32));
     fedstat_v1_SecAggReveal reveal = fedstat_v1_SecAggReveal_init_zero;
     reveal.session = 9;
     reveal.self_mask = true;
-    reveal.share.size = secagg::kShareBytes;
     for (uint32_t from = 1; from <= n; ++from) {
       secagg::ShamirShare mine;
       (void)dealer.share_for(from, mine);
-      secagg::share_to_bytes(mine, MutableByteSpan(reveal.share.bytes, secagg::kShareBytes));
+      if (attack == 2 && from == 7) mine.y[0] = (mine.y[0] + 1) % secagg::kShamirPrime;
       reveal.from_id = from;
       for (uint32_t about = 1; about <= n; ++about) {
         reveal.about_id = about;
+        const bool withheld = attack == 1 && from <= 10 && ((about - 1) >> (from - 1)) & 1u;
+        reveal.share.size = withheld ? 0 : secagg::kShareBytes;
+        if (!withheld) {
+          secagg::share_to_bytes(mine, MutableByteSpan(reveal.share.bytes, secagg::kShareBytes));
+        }
         if (!server.on_reveal(from, reveal).ok()) state.SkipWithError("reveal refused");
       }
     }
     const auto t0 = Clock::now();
     const auto sum = server.finish(random);
     finish_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    if (!sum.ok()) state.SkipWithError(sum.status().message());
+    if (!sum.ok()) state.SkipWithError(server.abort_reason().c_str());
+    if (attack == 2 && server.disputes().size() != n) state.SkipWithError("disputes");
   }
   state.counters["finish_s"] = finish_seconds;
 }
-BENCHMARK(BM_FinishAtThousand)->Iterations(1)->Unit(benchmark::kSecond);
+BENCHMARK(BM_FinishAtThousand)->Arg(0)->Arg(1)->Arg(2)->Iterations(1)->Unit(benchmark::kSecond);
 
 class RatioReporter : public bench::SameRunReporter {
  public:

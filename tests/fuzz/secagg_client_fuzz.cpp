@@ -146,12 +146,14 @@ class Device {
         FUZZ_CHECK(keys.session == keys_.session && keys.client_id == keys_.client_id);
         FUZZ_CHECK(std::memcmp(keys.encryption_key.bytes, keys_.encryption_key.bytes, 32) == 0);
         FUZZ_CHECK(std::memcmp(keys.masking_key.bytes, keys_.masking_key.bytes, 32) == 0);
+        FUZZ_CHECK(std::memcmp(keys.commitment.bytes, keys_.commitment.bytes, 32) == 0);
       }
       return;
     }
     if (!s.ok()) return;
     FUZZ_CHECK(keys.session == start.session && keys.client_id == kSelf);
     FUZZ_CHECK(keys.encryption_key.size == 32 && keys.masking_key.size == 32);
+    FUZZ_CHECK(keys.commitment.size == fedstat::secagg::kCommitmentBytes);
     session_known_ = true;
     session_ = start.session;
     start_ = start;

@@ -126,11 +126,13 @@ bool same_roster(const fedstat_v1_SecAggRoster& a, const fedstat_v1_SecAggRoster
          same_bytes(a.members.bytes, a.members.size, b.members.bytes, b.members.size);
 }
 
+// Everything of a client's keys that the roster entry (and so the session hash) holds.
 bool same_keys(const fedstat_v1_SecAggKeys& a, const fedstat_v1_SecAggKeys& b) {
   return same_bytes(a.encryption_key.bytes, a.encryption_key.size, b.encryption_key.bytes,
                     b.encryption_key.size) &&
          same_bytes(a.masking_key.bytes, a.masking_key.size, b.masking_key.bytes,
-                    b.masking_key.size);
+                    b.masking_key.size) &&
+         same_bytes(a.commitment.bytes, a.commitment.size, b.commitment.bytes, b.commitment.size);
 }
 
 // The roster bitmap of `members` over U1 (`u1`: ids in roster order).
@@ -245,12 +247,14 @@ RealSession run_real(const fedstat_v1_SecAggStart& start, const std::vector<uint
   return out;
 }
 
-// The public keys the real client `id` (1..kRealIds) advertises in any session.
+// The keys the real client `id` (1..kRealIds) advertises in any session kSession (the public
+// keys do not depend on the start; the commitment to its self-mask seed depends on the session).
 const fedstat_v1_SecAggKeys& real_keys(uint32_t id) {
   static std::map<uint32_t, fedstat_v1_SecAggKeys> cache;
   auto it = cache.find(id);
   if (it != cache.end()) return it->second;
   fedstat_v1_SecAggStart start = fedstat_v1_SecAggStart_init_zero;
+  start.session = kSession;
   start.threshold = 2;
   start.vector_length = 1;
   start.bits = 32;
@@ -355,6 +359,8 @@ class Host {
         FUZZ_CHECK(entry.index == i && entry.count == keys_.size() && entry.has_keys);
         FUZZ_CHECK(entry.keys.session == kSession && entry.keys.client_id == id);
         FUZZ_CHECK(same_keys(entry.keys, keys));
+        FUZZ_CHECK(same_bytes(entry.keys.commitment.bytes, entry.keys.commitment.size,
+                              keys.commitment.bytes, keys.commitment.size));
         FUZZ_CHECK(twin_entry.keys.client_id == id && same_keys(twin_entry.keys, keys));
         u1_.push_back(id);
         ++i;
@@ -475,6 +481,7 @@ class Host {
         FUZZ_CHECK(!advertising_closed_);
         FUZZ_CHECK(keys.client_id >= 1 && keys.client_id <= 0x80000000u);
         FUZZ_CHECK(keys.encryption_key.size == 32 && keys.masking_key.size == 32);
+        FUZZ_CHECK(keys.commitment.size == fedstat::secagg::kCommitmentBytes);
         for (const auto& [id, held] : keys_) {
           FUZZ_CHECK(id != keys.client_id);
           FUZZ_CHECK(std::memcmp(held.encryption_key.bytes, keys.encryption_key.bytes, 32) != 0);
@@ -557,6 +564,8 @@ class Host {
       for (const auto& made : real.reveals) genuine = genuine || same_reveal(reveal, made);
       if (!genuine) return;
     }
+    // Every reveal genuine: no share is off its secret's polynomial, nobody is disputed.
+    FUZZ_CHECK(server_.disputes().empty() && twin_.disputes().empty());
     std::vector<uint64_t> expected(config_.vector_length, 0);
     for (uint32_t id : u3_) {
       for (size_t i = 0; i < expected.size(); ++i) {

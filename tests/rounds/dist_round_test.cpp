@@ -171,6 +171,68 @@ TEST(DistRound, ADeviceIdBeyond32BitsIsNotOffered) {
   EXPECT_EQ(store.event_count(), events) << "nothing stored for it";
 }
 
+// A version-2 device sends SecAggKeys without the commitment to its self-mask seed, which the
+// server would exclude after the device charged its ledger: it is not offered the DIST task
+// (RETRY_LATER, nothing stored), while a version-3 device is.
+TEST(DistRound, ADeviceOlderThanProtocolVersion3IsNotOfferedADistTask) {
+  FakeStore store;
+  FakeOutbox out(store);
+  Coordinator c(store, out, dist_task(6, 6), kT0);
+  const size_t events = store.event_count();
+  c.on_open(1, "301");
+  fedstat_v1_Envelope old_hello = hello(301);
+  old_hello.protocol_version = 2;
+  c.on_frame(1, old_hello);
+  ASSERT_FALSE(out.empty(1));
+  const fedstat_v1_Envelope answer = out.pop(1);
+  ASSERT_EQ(answer.which_body, fedstat_v1_Envelope_server_error_tag);
+  EXPECT_EQ(answer.body.server_error.action, fedstat_v1_ErrorAction_RETRY_LATER);
+  EXPECT_NE(std::string(answer.body.server_error.detail).find("protocol version 3"),
+            std::string::npos);
+  EXPECT_TRUE(out.empty(1)) << "no Task for it";
+  EXPECT_EQ(store.event_count(), events) << "nothing stored for it";
+  c.on_open(2, "302");
+  c.on_frame(2, hello(302));  // wire::kProtocolVersion (3)
+  ASSERT_FALSE(out.empty(2));
+  EXPECT_EQ(out.pop(2).which_body, fedstat_v1_Envelope_task_tag);
+}
+
+// An exclusion stored as a server note is replayed by a restarted server: the excluded device
+// stays out of U2 and of the sum, and the round completes (a check from the review of issue 39
+// items 5 and 6, which held; it was tests/audit/secagg/review_attacks_test.cpp).
+TEST(DistRound, AnExclusionIsReplayedAfterARestart) {
+  FakeStore store;
+  const std::vector<TaskSpec> specs = dist_task(6, 6);
+  Devices devices = make_devices(std::vector<int>(kDevices, kNever));
+  const uint64_t culprit = devices[2]->id;
+  devices[2]->tamper = [](fedstat_v1_Envelope& m) {
+    if (m.which_body == fedstat_v1_Envelope_secagg_share_tag) m.body.secagg_share.ciphertext.size--;
+  };
+  for (size_t i = 5; i < devices.size(); ++i) devices[i]->hold_at_masking = true;
+  {
+    FakeOutbox out(store);
+    Coordinator first(store, out, specs, kT0);
+    check_in_all(first, devices, 1);
+    pump(first, out, devices);
+    ASSERT_EQ(first.round(1)->secagg()->stage(), SecAggPhase::Stage::kMasking);
+  }
+  FakeOutbox out(store);
+  Coordinator second(store, out, specs, kT0 + 2);
+  const auto& excluded = second.round(1)->secagg()->excluded();
+  ASSERT_EQ(excluded.size(), 1u);
+  EXPECT_EQ(excluded[0].first, culprit);
+  for (auto& d : devices) d->held = d->hold_at_masking = false;
+  devices[2]->gone = true;  // it was told TASK_CLOSED and its connection closed
+  check_in_all(second, devices, 100, /*resume=*/1);
+  pump(second, out, devices);
+  ASSERT_EQ(second.task_state(1), "completed") << last_line(second.take_log());
+  std::vector<std::vector<uint64_t>> inputs;
+  for (const auto& d : devices) {
+    if (d->id != culprit) inputs.push_back(d->input);
+  }
+  EXPECT_EQ(store.result(1).value_or(""), sum_json(sum_of(inputs, kBits), kDevices - 1));
+}
+
 TEST(DistRound, SilentMemberTimesOutAsADropout) {
   FakeStore store;
   FakeOutbox out(store);
