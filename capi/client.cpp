@@ -19,8 +19,15 @@ static_assert(FEDSTAT_SESSION_ABORTED == static_cast<int>(client::SessionResult:
                       static_cast<int>(client::SessionResult::kDeclinedBudget) &&
                   FEDSTAT_SESSION_NO_TASK == static_cast<int>(client::SessionResult::kNoTask) &&
                   FEDSTAT_SESSION_DECLINED_POLICY ==
-                      static_cast<int>(client::SessionResult::kDeclinedPolicy),
+                      static_cast<int>(client::SessionResult::kDeclinedPolicy) &&
+                  FEDSTAT_SESSION_DECLINED_ALREADY_CHARGED ==
+                      static_cast<int>(client::SessionResult::kDeclinedAlreadyCharged),
               "session results drifted");
+static_assert(FEDSTAT_KIND_DATA_SHIFT == client::kAnswerDataShift &&
+                  FEDSTAT_KIND_KL_ANSWERS == client::kAnswerKlAnswers &&
+                  FEDSTAT_KIND_HETEROGENEITY == client::kAnswerHeterogeneity &&
+                  FEDSTAT_KIND_MODEL_UPDATE == client::kAnswerModelUpdate,
+              "task kind bits drifted");
 static_assert(FEDSTAT_TRUST_TRUSTED == client::kAcceptTrusted &&
                   FEDSTAT_TRUST_TAGG == client::kAcceptTagg &&
                   FEDSTAT_TRUST_DIST == client::kAcceptDist &&
@@ -34,12 +41,14 @@ static_assert(FEDSTAT_POLICY_NOT_REFUSED == static_cast<int>(client::PolicyRefus
                   FEDSTAT_POLICY_DELTA_ABOVE_MAX ==
                       static_cast<int>(client::PolicyRefusal::kDeltaAboveMax) &&
                   FEDSTAT_POLICY_EXACT_EPSILON_BELOW ==
-                      static_cast<int>(client::PolicyRefusal::kExactEpsilonBelow),
+                      static_cast<int>(client::PolicyRefusal::kExactEpsilonBelow) &&
+                  FEDSTAT_POLICY_TASK_KIND == static_cast<int>(client::PolicyRefusal::kTaskKind),
               "policy refusals drifted");
 
-// fedstat_task_policy.made_by_default of a policy fedstat_task_policy_default made ("FTP1"; the
-// last digit a layout version). Not in the header: an app copies a made policy, never the value.
-constexpr uint32_t kTaskPolicyMadeByDefault = 0x46545031u;
+// fedstat_task_policy.made_by_default of a policy fedstat_task_policy_default made ("FTP2"; the
+// last digit a layout version: 2 added answered_kinds). Not in the header: an app copies a made
+// policy, never the value.
+constexpr uint32_t kTaskPolicyMadeByDefault = 0x46545032u;
 
 // The app's data as the Client reads it: what the fedstat_client_set_* calls last gave.
 class AppData final : public client::ClientData {
@@ -195,7 +204,8 @@ fedstat_status fedstat_task_policy_default(fedstat_task_policy* policy) {
   const client::TaskPolicy defaults;
   *policy = fedstat_task_policy{
       defaults.accepted_trust,    defaults.max_epsilon,           defaults.max_delta,
-      defaults.min_exact_epsilon, defaults.assumed_honest_shares, kTaskPolicyMadeByDefault};
+      defaults.min_exact_epsilon, defaults.assumed_honest_shares, defaults.answered_kinds,
+      kTaskPolicyMadeByDefault};
   return FEDSTAT_OK;
 }
 
@@ -215,6 +225,7 @@ fedstat_status fedstat_client_set_task_policy(fedstat_client* client,
   p.max_delta = policy->max_delta;
   p.min_exact_epsilon = policy->min_exact_epsilon;
   p.assumed_honest_shares = policy->assumed_honest_shares;
+  p.answered_kinds = policy->answered_kinds;
   return finish(client, client->client.set_task_policy(p));
 }
 

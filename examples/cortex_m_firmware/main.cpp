@@ -109,6 +109,8 @@ const char* result_name(fedstat::client::SessionResult r) {
       return "aborted";
     case SessionResult::kDeclinedPolicy:
       return "declined-policy";
+    case SessionResult::kDeclinedAlreadyCharged:
+      return "declined-already-charged";
   }
   return "unknown";
 }

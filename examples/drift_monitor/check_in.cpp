@@ -66,6 +66,8 @@ const char* outcome_name(client::SessionResult result) {
       return "aborted by the server (too few devices, or a device failed)";
     case client::SessionResult::kDeclinedPolicy:
       return "declined (outside this device's task policy: --accept-trust)";
+    case client::SessionResult::kDeclinedAlreadyCharged:
+      return "declined (this device was already charged for this task)";
   }
   return "unknown";
 }

@@ -342,6 +342,7 @@ HeterogeneityRound1 finish_heterogeneity_round1(const std::vector<double>& relea
   const size_t d = (released.size() - 2) / 2;
   const double clients = static_cast<double>(n), w_max = config.max_weight;
   HeterogeneityRound1 r;
+  r.max_weight = w_max;
   r.sum_weights = clamp(released[2 * d], 4 * clients, w_max * clients);
   r.sum_inverse_weights = clamp(released[2 * d + 1], clients / w_max, clients / 4);
   r.mean.resize(d);
@@ -358,9 +359,12 @@ void finish_heterogeneity_round2(double dispersion_sum, double q_sum, size_t n1,
                                  HeterogeneityEstimate& result) {
   if (n1 == 0 || n2 == 0) throw std::invalid_argument("heterogeneity: no clients in a round");
   const double first = static_cast<double>(n1), n = static_cast<double>(n2);
-  // D and Q are sums of non-negative terms: cutting the noised values at 0 is post-processing.
-  result.dispersion.estimate = std::max(0.0, dispersion_sum / n);
-  result.q.estimate = std::max(0.0, q_sum);
+  // D and Q are sums of terms in [0, d] and [0, W·d] (x and the means in [0, 1]^d): clamping the
+  // noised values to what n2 honest devices reach is post-processing, and bounds what one
+  // device's masked words can do to them (the header).
+  const double d = static_cast<double>(round1.mean.size());
+  result.dispersion.estimate = clamp(dispersion_sum / n, 0, d);
+  result.q.estimate = clamp(q_sum, 0, n * round1.max_weight * d);
   result.i2.estimate = i2_of(result.q.estimate, n2);
 
   const double sum_weights = round1.sum_weights;

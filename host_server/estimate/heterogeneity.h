@@ -8,7 +8,12 @@
 //   2. (Σw·x, Σw, Σ1/w)    Δ2 = √(W²d + (W−4)² + (1/4−1/W)²) → μ̄′ = clamp(Σw·x′ / Σw′)
 //   3. Σ||x − μ′||_p^p     Δ = d                             → D″ = Σ′/n
 //   4. Σ w·||x − μ̄′||²     Δ = W·d                           → Q″ = Σ′, I²″ = max(0, 1 − (n−1)/Q″)
-// (D″ and Q″ are cut at 0: both are sums of non-negative terms, and cutting is post-processing.)
+// (D″ and Q″ are clamped to [0, d] and [0, n·W·d]: every term ‖x − μ′‖ₚᵖ lies in [0, d] and every
+// w·‖x − μ̄′‖² in [0, W·d] for x, μ′, μ̄′ ∈ [0, 1]^d, and clamping is post-processing. Under
+// secure aggregation a device's words are masked and no report bound applies, so these clamps
+// are what bounds one device's effect on D and Q: it can still move them anywhere in the
+// ranges, not beyond — before, one device adding 2^40 moved D to 2.7e8 (second review of issue
+// 39, C1). I² = max(0, 1 − (n−1)/Q″) lies in [0, 1) whatever Q″.)
 // I² is post-processing of Q″: it needs no budget of its own (004 Theorem 4.17 spends ε3 on it).
 // Composition over the four releases: analytic (agm) — each is a Gaussian mechanism with
 // μ_k = Δ_k/σ_k, the four compose to √Σμ_k² (Gaussian DP, Dong, Roth & Su 2019), so σ_k =
@@ -142,10 +147,12 @@ std::vector<double> decode_fixed_point_sums(const std::vector<uint64_t>& words, 
 struct HeterogeneityRound1 {
   std::vector<double> mean, weighted_mean;
   double sum_weights = 0, sum_inverse_weights = 0;
+  double max_weight = 0;  // W (config.max_weight): round 2's clamp of Q″ reads it
 };
 HeterogeneityRound1 finish_heterogeneity_round1(const std::vector<double>& released, size_t n,
                                                 const tasks::HeterogeneityConfig& config);
-// Round 2: D″ = max(0, Σ′/n2), Q″ = max(0, Σ′), I²″ and the intervals and noise_sd above, into
+// Round 2: D″ = clamp(Σ′/n2, 0, d), Q″ = clamp(Σ′, 0, n2·W·d) (d = round1.mean.size(), W =
+// round1.max_weight), I²″ and the intervals and noise_sd above, into
 // `result`, whose sigma[] must hold each release's σ (read only when `noisy`). n1 and n2 are the
 // clients of each round's sum (one set in estimate_heterogeneity; under secure aggregation with
 // dropouts the second round may sum other devices than the first): ξ1² = σ₁²/n1², and the

@@ -257,6 +257,11 @@ KlEstimate estimate_kl(const KlPlan& plan, const KlSums& sums, const KlOptions& 
     if (dist && p < options.tau) {
       p = options.tau;
       ++result.clamped;
+    } else if (dist && p > 1) {
+      // An honest sum's count is at most its total (p ≤ 1 up to the noise): one device adding
+      // any value to its masked count moves this round's term only within [τ, 1] (the header).
+      p = 1;
+      ++result.clamped_above;
     } else if (!dist && sums.counts[t] <= 0) {
       throw std::runtime_error(kl_zero_mass_error(plan.points[t]));
     }

@@ -21,9 +21,22 @@
 //            prints (A + B)/T, a sign slip).
 //   dist     each client adds a Skellam share to its counts (sdk/tasks/kl_answer_task.h) so every
 //            sum A_t carries Sk(μ), μ from the Skellam accountant for the answers' sensitivity;
-//            the host clamps P′ = max(A_t/N_t, τ) (Algorithm 3) and counts the clamped rounds
-//            (post-processing of the noised sums). Not unbiased (the clamp). With rate 1 each
-//            distinct point is answered once.
+//            the host clamps P′ = min(max(A_t/N_t, τ), 1) (Algorithm 3's floor τ, and the
+//            ceiling 1 an honest sum keeps: a count is at most its total) and counts the rounds
+//            clamped at each end (post-processing of the noised sums: no privacy cost). Not
+//            unbiased (the clamps). With rate 1 each distinct point is answered once.
+//            One device's effect (DIST: its words are masked, no report bound applies; there is
+//            no range proof): it can add any value to its counts and total mod 2^64, which moves
+//            each round's P′ anywhere in [τ, 1] and no further, so the estimate stays within
+//            [(1/T)·Σ_t min f_t, (1/T)·Σ_t max f_t], f_t(p) = λ(p/Π(x_t) − 1) − log(p/Π(x_t)) on
+//            [τ, 1] (max at p = τ or 1; min there or at Π(x_t)/λ). Before the ceiling, one device
+//            adding 2^40 to one count moved an estimate from 0.244 to 13,743,894 (second review of
+//            issue 39, C1; tests/audit/rounds/dist_post_processing_test.cpp). Within that range a
+//            forged sum cannot be told from an honest one: a lie towards P′ = τ (subtracting its
+//            counts) reads as P having little mass at x_t, i.e. a large divergence (f_t(τ) ≈
+//            log(Π(x_t)/τ) − λ: up to ≈ 13.8 at τ = 1e-6). The summed total N (a function of the
+//            same sum) needs no bound of its own: N = 0 refuses (below), any other N is absorbed
+//            by the clamps.
 //
 // Trusted and TAgg use r_t = max(A_t, 2)/(N_t·Π(x_t)): the count is clamped at 2 instead of
 // refusing a count below 2 (a refusal would be an output that depends on one record: counts 2
@@ -130,13 +143,14 @@ KlCentralSensitivity kl_central_sensitivity(const KlPlan& plan, const KlSums& su
 
 struct KlEstimate {
   double estimate = 0;
-  double noiseless = 0;    // the same estimate without the host's noise (for measurements)
-  double sensitivity = 0;  // Δ2 of the noised release (trusted, tagg)
-  double sigma = 0;        // σ actually added to each released value (trusted, tagg)
-  double grid = 0;         // the public grid the released values lie on (trusted, tagg)
-  double estimate_sd = 0;  // the standard deviation the noise adds to the estimate
-  double dist_lambda = 0;  // μ per sum (dist)
-  uint32_t clamped = 0;    // rounds whose P′ was clamped to τ (dist)
+  double noiseless = 0;        // the same estimate without the host's noise (for measurements)
+  double sensitivity = 0;      // Δ2 of the noised release (trusted, tagg)
+  double sigma = 0;            // σ actually added to each released value (trusted, tagg)
+  double grid = 0;             // the public grid the released values lie on (trusted, tagg)
+  double estimate_sd = 0;      // the standard deviation the noise adds to the estimate
+  double dist_lambda = 0;      // μ per sum (dist)
+  uint32_t clamped = 0;        // rounds whose P′ was clamped to τ (dist)
+  uint32_t clamped_above = 0;  // rounds whose P′ was clamped to 1 (dist: above any honest sum)
 };
 
 std::string kl_zero_mass_error(uint32_t point);

@@ -408,11 +408,15 @@ Result<std::vector<uint64_t>> SecAggServer::finish(RandomSource& random) {
         "fewer than t valid shares to rebuild " + secret_name(secret.about, secret.self_mask) +
         " (" + std::to_string(secret.shares.size()) + " of " + std::to_string(t) + " needed)";
     if (!empty.empty()) {
+      // The evidence is symmetric (second review of issue 39, A1): an empty reveal is a holder's
+      // word that its share was unreadable, and holders that withhold readable shares produce
+      // the same record as a dealer of unreadable ones. No remedy aimed at one side.
       why += ": " + std::to_string(empty.size()) + " of the " +
              std::to_string(empty.size() + secret.shares.size()) +
-             " holders that revealed about it sent no share of it (" + holder_list(empty) + ") — " +
-             owner + " dealt them unreadable shares, or they withheld them (if " + owner +
-             " does this again, revoke its credential: SIGHUP reloads the credentials file)";
+             " holders that revealed about it sent no share of it (" + holder_list(empty) +
+             ") — either " + owner + " dealt them unreadable shares or they withheld readable " +
+             "ones, which the server cannot tell apart: " + owner + " and those holders are " +
+             "equally suspect";
     }
     if (!excluded_holders.empty()) {
       why += "; the reveals of " + std::to_string(excluded_holders.size()) +

@@ -85,6 +85,8 @@ const char* outcome_name(client::SessionResult result) {
       return "aborted";
     case client::SessionResult::kDeclinedPolicy:
       return "declined-policy";
+    case client::SessionResult::kDeclinedAlreadyCharged:
+      return "declined-already-charged";
   }
   return "unknown";
 }
@@ -132,6 +134,7 @@ DeviceTaskReport run_one_task(const DeviceSetup& setup, tls::TlsPskChannel& chan
   config.receive_timeout_ms = setup.receive_timeout_ms;
   config.report_window = setup.report_window;
   config.task_policy.accepted_trust = setup.accepted_trust;
+  config.task_policy.answered_kinds = setup.answered_kinds;
   config.wall_clock_seconds = wall_clock_seconds;
   config.round_blob_name = round_blob.c_str();
   client::Client client;

@@ -75,6 +75,8 @@ struct DeviceSetup {
   // ClientConfig::task_policy.accepted_trust (sdk/client/task_policy.h): the SDK's default takes
   // no trust-NONE task; a fleet that answers them opts in (fedstat-sim --accept-trust).
   uint32_t accepted_trust = client::kAcceptPrivate;
+  // ClientConfig::task_policy.answered_kinds: every kind unless fedstat-sim --answer-kinds.
+  uint32_t answered_kinds = client::kAnswerAllKinds;
   // The device's TLS channel, kept by the caller across calls so that a device that comes back
   // resumes its TLS session (sdk/tls/tls_channel.h); null: one channel for this call's sessions.
   tls::TlsPskChannel* channel = nullptr;

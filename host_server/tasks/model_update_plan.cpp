@@ -10,7 +10,9 @@
 #include "host_server/estimate/host_common.h"
 #include "host_server/estimate/labelled_examples.h"
 #include "host_server/tasks/declaration_fields.h"
+#include "host_server/tasks/report_bounds.h"
 #include "sdk/client/contribution.h"
+#include "sdk/noise/rational.h"
 #include "sdk/quantise/quantise.h"
 #include "sdk/tasks/logistic_trainer.h"
 #include "sdk/tasks/model_update_task.h"
@@ -63,6 +65,21 @@ void check_sum_fits(const tasks::ModelUpdateConfig& config, size_t d, uint32_t m
                std::to_string(bound) + ") must stay below 2^(bits-1) = " + std::to_string(limit) +
                " or the sum wraps (raise bits, lower gamma or clip_norm)");
   }
+}
+
+// A bound on ‖z‖ for z ∈ Z^D of i.i.d. Skellam coordinates of variance s2 (the fleet's noise in
+// a released sum), exceeded with probability below 1e-15. Every |z_i| ≤ B = 40·√s2 + 64 except
+// with probability ≤ 2·e^−50 each (Bernstein for a difference of Poissons, unit jumps: as
+// check_sum_fits assumes; D ≤ 2^20 coordinates). On that event Σz_i² = Σw_i, w_i = min(z_i², B²)
+// ∈ [0, B²], E w_i ≤ s2, Var w_i ≤ E z⁴ = 3·s2² + s2 (Skellam's fourth moment), so Bernstein's
+// inequality gives Σw_i ≤ D·s2 + t except with probability e^−L, L = 40, t = a + √(a² + 2·L·D·v),
+// a = L·B²/3. Also ‖z‖ ≤ √D·B on the event; the smaller of the two is returned.
+double skellam_norm_bound(double D, double s2) {
+  if (!(s2 > 0)) return 0;
+  const double B = 40 * std::sqrt(s2) + 64, L = 40;
+  const double v = 3 * s2 * s2 + s2, a = L * B * B / 3;
+  const double t = a + std::sqrt(a * a + 2 * L * D * v);
+  return std::min(std::sqrt(D) * B, std::sqrt(D * s2 + t));
 }
 
 }  // namespace
@@ -157,9 +174,41 @@ void plan_model_update(const json& declaration, const std::string& base_dir, Tas
   const size_t length = task.vector_length;
   const bool dist = task.trust == fedstat_v1_TrustModel_DIST;
   const double lambda = task.device_noise_lambda;
-  plan.estimate_with = [config, start, evaluation, d, length, dist, lambda](
-                           const std::vector<uint64_t>& sum, uint32_t contributors, RandomBits&) {
+  // What an honest fleet's sum reaches (docs/protocol.md, "One malicious device"): each device's
+  // words within model_update_norm_bound (report_bounds.h), plus Sk(λ′) per word, λ′ the share
+  // as the devices sample it (rounded up to a rational).
+  const double per_device = model_update_norm_bound(task);
+  const double share_lambda =
+      dist ? value_or_throw(noise::rational_at_least(lambda), "skellam share").to_double() : 0;
+  const unsigned bits = task.bits;
+  plan.estimate_with = [config, start, evaluation, d, length, dist, lambda, per_device,
+                        share_lambda, bits](const std::vector<uint64_t>& sum, uint32_t contributors,
+                                            RandomBits&) {
     if (sum.size() != length) throw std::invalid_argument("model_update: sum length");
+    // A sum no fleet of `contributors` honest devices reaches is refused, not clamped: only a
+    // forged update crosses the bound (an honest fleet with probability below 1e-15), a model
+    // scaled back into the ball would still point where the forger chose, and the round's loss
+    // is what one DIST device can already cause (a false commitment aborts it).
+    const double n = static_cast<double>(contributors);
+    const double reach =
+        (n * per_device + skellam_norm_bound(static_cast<double>(length), 2 * n * share_lambda)) *
+            (1 + 0x1p-30) +
+        1;
+    const long double norm = centred_norm(sum, bits);
+    if (norm > static_cast<long double>(reach)) {
+      json refused{
+          {"kind", "model_update"},
+          {"contributors", contributors},
+          {"model", nullptr},
+          {"estimate", nullptr},
+          {"refused", "the summed update's L2 norm (" + std::to_string(static_cast<double>(norm)) +
+                          ") is above the most " + std::to_string(contributors) +
+                          " honest devices and their noise reach (" + std::to_string(reach) +
+                          "): a device sent an update no honest device sends; no model "
+                          "is published from this sum"}};
+      if (dist) refused["device_noise_lambda"] = lambda;
+      return refused;
+    }
     std::vector<double> model(*start), work(length), change(d);
     check(tasks::apply_aggregate(Span<const uint64_t>(sum.data(), length), contributors, config,
                                  Span<double>(work.data(), length), Span<double>(change.data(), d),

@@ -142,35 +142,12 @@ ReportCheck data_shift_check(const fedstat_v1_Task& task) {
 
 // MODEL_UPDATE: the centred words' L2 norm within the quantiser's reach.
 ReportCheck model_update_check(const fedstat_v1_Task& task) {
-  const tasks::ModelUpdateConfig config = client::model_update_config(task);
-  const quantise::QuantiseConfig& q = config.quantise;
-  const size_t d = task.parameters.model_update.dimension;
-  const double D = static_cast<double>(task.vector_length);
-  const double c = q.clip_norm, gamma = q.gamma;
-  const double bound = (gamma * (c + quantise::rounding_bound(d, q)) +
-                        q.beta * std::sqrt(D) * (1 + (D + 3) * 0x1p-52) + gamma * c * 0x1p-51) *
-                           (1 + 0x1p-30) +
-                       1;
+  const double bound = model_update_norm_bound(task);
   const unsigned bits = task.bits;
   return [bound, bits](const std::vector<uint64_t>& r) -> Why {
-    long double norm2 = 0;
     size_t largest = 0;
-    long double largest_magnitude = -1;
-    for (size_t i = 0; i < r.size(); ++i) {
-      // Centred into [−2^(b−1), 2^(b−1)), as dequantise reads it.
-      const uint64_t w = r[i];
-      const bool negative = bits >= 64 ? (w >> 63) != 0 : (w >> (bits - 1)) != 0;
-      const long double magnitude =
-          negative ? (bits >= 64 ? static_cast<long double>(0 - w)
-                                 : static_cast<long double>((uint64_t{1} << bits) - w))
-                   : static_cast<long double>(w);
-      norm2 += magnitude * magnitude;
-      if (magnitude > largest_magnitude) {
-        largest_magnitude = magnitude;
-        largest = i;
-      }
-    }
-    if (std::sqrt(norm2) > static_cast<long double>(bound)) {
+    const long double norm = centred_norm(r, bits, &largest);
+    if (norm > static_cast<long double>(bound)) {
       return word(largest) + " (the largest of the update): the report's L2 norm is above the " +
              "largest a clipped, quantised update reaches (" + std::to_string(bound) + ")";
     }
@@ -207,6 +184,37 @@ ReportCheck heterogeneity_check(const fedstat_v1_Task& task) {
 }
 
 }  // namespace
+
+double model_update_norm_bound(const fedstat_v1_Task& task) {
+  const tasks::ModelUpdateConfig config = client::model_update_config(task);
+  const quantise::QuantiseConfig& q = config.quantise;
+  const size_t d = task.parameters.model_update.dimension;
+  const double D = static_cast<double>(task.vector_length);
+  const double c = q.clip_norm, gamma = q.gamma;
+  return (gamma * (c + quantise::rounding_bound(d, q)) +
+          q.beta * std::sqrt(D) * (1 + (D + 3) * 0x1p-52) + gamma * c * 0x1p-51) *
+             (1 + 0x1p-30) +
+         1;
+}
+
+long double centred_norm(const std::vector<uint64_t>& words, unsigned bits, size_t* largest) {
+  long double norm2 = 0, largest_magnitude = -1;
+  for (size_t i = 0; i < words.size(); ++i) {
+    // Centred into [−2^(b−1), 2^(b−1)), as dequantise reads it.
+    const uint64_t w = words[i];
+    const bool negative = bits >= 64 ? (w >> 63) != 0 : (w >> (bits - 1)) != 0;
+    const long double magnitude =
+        negative ? (bits >= 64 ? static_cast<long double>(0 - w)
+                               : static_cast<long double>((uint64_t{1} << bits) - w))
+                 : static_cast<long double>(w);
+    norm2 += magnitude * magnitude;
+    if (magnitude > largest_magnitude) {
+      largest_magnitude = magnitude;
+      if (largest != nullptr) *largest = i;
+    }
+  }
+  return std::sqrt(norm2);
+}
 
 ReportCheck report_check(const fedstat_v1_Task& task) {
   if (task.trust == fedstat_v1_TrustModel_DIST) return nullptr;  // the words are masked

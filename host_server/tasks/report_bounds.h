@@ -71,6 +71,15 @@ using ReportCheck = std::function<std::optional<std::string>(const std::vector<u
 // task's vector_length (TrustedSum checks that first).
 ReportCheck report_check(const fedstat_v1_Task& task);
 
+// MODEL_UPDATE: the largest L2 norm of one honest device's centred words without its noise (the
+// bound above), from the Task alone — also what the DIST estimator's fleet bound is made of
+// (model_update_plan.h). The Task must pass client::validate_task.
+double model_update_norm_bound(const fedstat_v1_Task& task);
+// The L2 norm of `words` centred into [−2^(bits−1), 2^(bits−1)) (as dequantise reads them);
+// `largest` (optional) receives the index of the largest magnitude.
+long double centred_norm(const std::vector<uint64_t>& words, unsigned bits,
+                         size_t* largest = nullptr);
+
 }  // namespace host
 }  // namespace fedstat
 

@@ -210,6 +210,7 @@ void plan_kl(const json& d, const std::string& base_dir, const Seed256& seed, Ta
       if (options.model == KlModel::kDist) {
         result["sum_lambda"] = e.dist_lambda;
         result["clamped_rounds"] = e.clamped;
+        result["clamped_above_rounds"] = e.clamped_above;
       }
     } catch (const std::runtime_error& refusal) {
       result["estimate"] = nullptr;

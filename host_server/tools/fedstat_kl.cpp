@@ -227,6 +227,7 @@ int main(int argc, char** argv) {
       out["estimate_sd"] = first.estimate_sd;
       out["dist_lambda"] = first.dist_lambda;
       out["clamped"] = first.clamped;
+      out["clamped_above"] = first.clamped_above;
       out["noise"] = evaluation.noise_name();
       if (evaluate) {
         out["seconds"] = seconds;
@@ -251,8 +252,9 @@ int main(int argc, char** argv) {
           "noise      sigma %.6g for sensitivity %.6g on grid %.3g; sd %.6g on the estimate\n",
           first.sigma, first.sensitivity, first.grid, first.estimate_sd);
     } else if (options.model == KlModel::kDist) {
-      std::printf("noise      Skellam mu %.6g in every sum; %u of %u rounds clamped to tau\n",
-                  first.dist_lambda, first.clamped, rounds);
+      std::printf(
+          "noise      Skellam mu %.6g in every sum; %u of %u rounds clamped to tau, %u to 1\n",
+          first.dist_lambda, first.clamped, rounds, first.clamped_above);
     }
     if (evaluate) {
       if (exact.covered) {

@@ -18,6 +18,9 @@
 //               sdk/client/task_policy.h), comma-separated: trusted, tagg, dist, none, all; default
 //               trusted,tagg,dist (the SDK's). A trust-"none" task needs "none" here, else every
 //               device declines it ("declined-policy" in the outcomes)
+// --answer-kinds LIST  the task kinds the devices' Clients answer (TaskPolicy::answered_kinds),
+//               comma-separated: data_shift, kl, model_update, heterogeneity, all; default all.
+//               A task of another kind is declined for free ("declined-policy")
 // --seed S      devices draw noise and keys from SeededStream(S, id): the sim then recomputes the
 //               aggregate of the devices whose input the server summed, in process, and prints
 //               its SHA-256 and estimate, to compare with `fedstat-server results`
@@ -170,6 +173,7 @@ int main(int argc, char** argv) {
   std::string server, task_path, data_dir, secret_hex, state_dir;
   std::string external_dir = ".";
   std::string accept_trust = "trusted,tagg,dist";
+  std::string answer_kinds = "all";
   uint32_t clients = 10, max_sessions = 600, external = 0;
   int report_window = 1;
   double dropout = 0;
@@ -204,6 +208,9 @@ int main(int argc, char** argv) {
                  "the trust models the devices accept, comma-separated: trusted, tagg, dist, none, "
                  "all (default trusted,tagg,dist, the SDK's task policy; a trust \"none\" task "
                  "needs none, else every device declines it)");
+  app.add_option("--answer-kinds", answer_kinds,
+                 "the task kinds the devices answer, comma-separated: data_shift, kl, "
+                 "model_update, heterogeneity, all (default all; another kind is declined)");
   app.add_option("--max-sessions", max_sessions, "check-ins per device before it gives up")
       ->check(CLI::Range(1u, 100000u));
   app.add_option("--external", external,
@@ -223,6 +230,11 @@ int main(int argc, char** argv) {
     if (!accepted_trust.ok()) {
       throw std::invalid_argument(std::string("--accept-trust: ") +
                                   accepted_trust.status().message());
+    }
+    const Result<uint32_t> answered_kinds = client::parse_answered_kinds(answer_kinds.c_str());
+    if (!answered_kinds.ok()) {
+      throw std::invalid_argument(std::string("--answer-kinds: ") +
+                                  answered_kinds.status().message());
     }
     if (!state_dir.empty()) {
       check(platform::posix::set_storage_directory(state_dir.c_str()), "--state");
@@ -294,6 +306,7 @@ int main(int argc, char** argv) {
       s.max_sessions = max_sessions;
       s.report_window = static_cast<uint8_t>(report_window);
       s.accepted_trust = accepted_trust.value();
+      s.answered_kinds = answered_kinds.value();
       // A device waits for the server longer than any of the task's phases may last.
       s.receive_timeout_ms = static_cast<uint32_t>(std::min<uint64_t>(
           UINT32_MAX, 1000 * std::max<uint64_t>(120, uint64_t{plan.phase_timeout_seconds} + 60)));

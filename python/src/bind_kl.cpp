@@ -147,6 +147,8 @@ void bind_kl(py::module_& m) {
       .def_readonly("estimate_sd", &KlEstimate::estimate_sd)
       .def_readonly("dist_lambda", &KlEstimate::dist_lambda, "dist: Skellam mu in every sum")
       .def_readonly("clamped", &KlEstimate::clamped, "dist: rounds clamped to tau")
+      .def_readonly("clamped_above", &KlEstimate::clamped_above,
+                    "dist: rounds clamped to 1 (a summed count above its total)")
       .def("__repr__", [](const KlEstimate& e) {
         return "KlEstimate(estimate=" + text(py::float_(e.estimate)) +
                ", estimate_sd=" + text(py::float_(e.estimate_sd)) + ")";

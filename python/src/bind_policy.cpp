@@ -45,6 +45,31 @@ uint32_t accepted_bits(py::handle accept) {
   return host::value_or_throw(client::parse_accepted_trust(list.c_str()), "accept");
 }
 
+// The kAnswer* bits of a task kind list, as accepted_bits.
+uint32_t answered_bits(py::handle answer) {
+  std::string list;
+  if (py::isinstance<py::str>(answer)) {
+    list = answer.cast<std::string>();
+  } else {
+    for (py::handle item : py::iter(answer)) {
+      if (!py::isinstance<py::str>(item)) {
+        throw py::type_error("answer: task kind names (str), e.g. (\"kl\", \"data_shift\")");
+      }
+      list += (list.empty() ? "" : ",") + item.cast<std::string>();
+    }
+  }
+  return host::value_or_throw(client::parse_answered_kinds(list.c_str()), "answer");
+}
+
+py::tuple answered_names(uint32_t bits) {
+  py::list names;
+  if (bits & client::kAnswerDataShift) names.append("data_shift");
+  if (bits & client::kAnswerKlAnswers) names.append("kl");
+  if (bits & client::kAnswerModelUpdate) names.append("model_update");
+  if (bits & client::kAnswerHeterogeneity) names.append("heterogeneity");
+  return py::tuple(names);
+}
+
 py::tuple accepted_names(uint32_t bits) {
   py::list names;
   if (bits & client::kAcceptTrusted) names.append("trusted");
@@ -107,6 +132,8 @@ const char* refusal_name(client::PolicyRefusal refusal) {
       return "delta_above_max";
     case client::PolicyRefusal::kExactEpsilonBelow:
       return "exact_epsilon_below_min";
+    case client::PolicyRefusal::kTaskKind:
+      return "task_kind";
     case client::PolicyRefusal::kNotRefused:
       break;
   }
@@ -119,40 +146,49 @@ void bind_policy(py::module_& m) {
   const TaskPolicy defaults;
   py::class_<TaskPolicy>(m, "TaskPolicy",
                          "What a device's Client answers (sdk/client/task_policy.h): the trust "
-                         "models it accepts, the bounds of a task's ledger charge and, for dist "
-                         "tasks, how many noise shares it assumes honest. The defaults are the "
-                         "SDK's: trusted, tagg and dist (none off), epsilon <= 10, delta <= 1e-5, "
-                         "trusted/tagg tasks charged epsilon >= 0.1, assumed_honest_shares 0 (the "
-                         "task's threshold).")
-      .def(py::init([](py::handle accept, double max_epsilon, double max_delta,
-                       double min_exact_epsilon, py::int_ assumed_honest_shares) {
-             TaskPolicy p;
-             p.accepted_trust = accepted_bits(accept);
-             p.max_epsilon = max_epsilon;
-             p.max_delta = max_delta;
-             p.min_exact_epsilon = min_exact_epsilon;
-             const long long shares = assumed_honest_shares.cast<long long>();
-             if (shares < 0 || shares > UINT32_MAX) {
-               throw py::value_error(
-                   "TaskPolicy: assumed_honest_shares must be in [0, 2^32 - 1] (0: the task's "
-                   "threshold)");
-             }
-             p.assumed_honest_shares = static_cast<uint32_t>(shares);
-             host::check(client::validate_task_policy(p), "TaskPolicy");
-             return p;
-           }),
-           py::kw_only(), py::arg("accept") = py::make_tuple("trusted", "tagg", "dist"),
-           py::arg("max_epsilon") = defaults.max_epsilon, py::arg("max_delta") = defaults.max_delta,
-           py::arg("min_exact_epsilon") = defaults.min_exact_epsilon,
-           py::arg("assumed_honest_shares") = defaults.assumed_honest_shares,
-           "accept: trust model names (\"trusted\", \"tagg\", \"dist\", \"none\", \"all\"), as a "
-           "tuple or a comma-separated string. assumed_honest_shares: the noise shares in a dist "
-           "sum (the device's own included) the device assumes honest; it is charged the epsilon "
-           "of min(threshold, this) shares (0: threshold, the semi-honest server; 1: its own share "
-           "alone). A malformed policy is a ValueError naming the field.")
+                         "models it accepts, the task kinds it answers, the bounds of a task's "
+                         "ledger charge and, for dist tasks, how many noise shares it assumes "
+                         "honest. The defaults are the SDK's: trusted, tagg and dist (none off), "
+                         "every kind, epsilon <= 10, delta <= 1e-5, trusted/tagg tasks charged "
+                         "epsilon >= 0.1, assumed_honest_shares 0 (the task's threshold).")
+      .def(
+          py::init([](py::handle accept, double max_epsilon, double max_delta,
+                      double min_exact_epsilon, py::int_ assumed_honest_shares, py::handle answer) {
+            TaskPolicy p;
+            p.accepted_trust = accepted_bits(accept);
+            p.answered_kinds = answered_bits(answer);
+            p.max_epsilon = max_epsilon;
+            p.max_delta = max_delta;
+            p.min_exact_epsilon = min_exact_epsilon;
+            const long long shares = assumed_honest_shares.cast<long long>();
+            if (shares < 0 || shares > UINT32_MAX) {
+              throw py::value_error(
+                  "TaskPolicy: assumed_honest_shares must be in [0, 2^32 - 1] (0: the task's "
+                  "threshold)");
+            }
+            p.assumed_honest_shares = static_cast<uint32_t>(shares);
+            host::check(client::validate_task_policy(p), "TaskPolicy");
+            return p;
+          }),
+          py::kw_only(), py::arg("accept") = py::make_tuple("trusted", "tagg", "dist"),
+          py::arg("max_epsilon") = defaults.max_epsilon, py::arg("max_delta") = defaults.max_delta,
+          py::arg("min_exact_epsilon") = defaults.min_exact_epsilon,
+          py::arg("assumed_honest_shares") = defaults.assumed_honest_shares,
+          py::arg("answer") = py::make_tuple("data_shift", "kl", "model_update", "heterogeneity"),
+          "accept: trust model names (\"trusted\", \"tagg\", \"dist\", \"none\", \"all\"), as a "
+          "tuple or a comma-separated string. assumed_honest_shares: the noise shares in a dist "
+          "sum (the device's own included) the device assumes honest; it is charged the epsilon "
+          "of min(threshold, this) shares (0: threshold, the semi-honest server; 1: its own share "
+          "alone). answer: the task kinds the device answers (\"data_shift\", \"kl\", "
+          "\"model_update\", \"heterogeneity\", \"all\"), likewise; a device declines a task of "
+          "another kind for free — leave out a kind it never holds data for, since a decline for "
+          "want of data is charged. A malformed policy is a ValueError naming the field.")
       .def_property_readonly(
           "accept", [](const TaskPolicy& p) { return accepted_names(p.accepted_trust); },
           "the accepted trust models, as names")
+      .def_property_readonly(
+          "answer", [](const TaskPolicy& p) { return answered_names(p.answered_kinds); },
+          "the task kinds answered, as names")
       .def_readonly("max_epsilon", &TaskPolicy::max_epsilon, "the largest epsilon charged per task")
       .def_readonly("max_delta", &TaskPolicy::max_delta, "the largest delta charged per task")
       .def_readonly("min_exact_epsilon", &TaskPolicy::min_exact_epsilon,
@@ -183,6 +219,7 @@ void bind_policy(py::module_& m) {
           [](const TaskPolicy& p, py::handle task, py::handle base_dir) -> py::object {
             for (const fedstat_v1_Task& t : device_tasks(task, base_dir)) {
               if (!client::validate_task(t).ok()) return py::str("task_refused");
+              if (!client::answers_kind(p, t.kind)) return py::str("task_kind");
               const Result<client::DeviceSpend> spend =
                   client::device_spend(t, client::all_task_kinds(), p.assumed_honest_shares);
               if (!spend.ok()) return py::str("task_refused");
@@ -195,9 +232,14 @@ void bind_policy(py::module_& m) {
           py::arg("task"), py::kw_only(), py::arg("base_dir") = py::none(),
           "None when a device with this policy answers `task` (a declaration, as for charges), "
           "else why it declines: \"task_refused\" (the device's own checks refuse the Task), or "
-          "the policy's rule — \"trust_model\", \"epsilon_above_max\", \"delta_above_max\", "
-          "\"exact_epsilon_below_min\" — for the first Task (heterogeneity: stage 1, then 2) it "
-          "declines. A declaration the server refuses is a ValueError.")
+          "the policy's rule — \"task_kind\", \"trust_model\", \"epsilon_above_max\", "
+          "\"delta_above_max\", \"exact_epsilon_below_min\" — for the first Task (heterogeneity: "
+          "stage 1, then 2) it declines. It models the checks on the Task and the policy only: "
+          "not the device's check of the TaskData (the query points, the initial model, the "
+          "means), its memory, its budget, a task it was already charged for, nor the declines "
+          "that depend on its data (none held, or none that fits), which come after the charge "
+          "and keep it. None means the policy lets the task through, not that a device answers "
+          "it. A declaration the server refuses is a ValueError.")
       .def("__repr__", [](const TaskPolicy& p) {
         std::string names;
         for (py::handle n : accepted_names(p.accepted_trust)) {
@@ -208,7 +250,8 @@ void bind_policy(py::module_& m) {
                ", max_delta=" + py::repr(py::float_(p.max_delta)).cast<std::string>() +
                ", min_exact_epsilon=" +
                py::repr(py::float_(p.min_exact_epsilon)).cast<std::string>() +
-               ", assumed_honest_shares=" + std::to_string(p.assumed_honest_shares) + ")";
+               ", assumed_honest_shares=" + std::to_string(p.assumed_honest_shares) +
+               ", answer=" + py::repr(answered_names(p.answered_kinds)).cast<std::string>() + ")";
       });
 }
 

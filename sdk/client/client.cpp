@@ -381,6 +381,15 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
     FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_TASK_CLOSED));
     return SessionOutcome{SessionResult::kDeclinedInterrupted, id};
   }
+  // A task the ledger already paid for (answered, or declined after the charge) is not looked
+  // at again: declining it again says nothing new, and answering it again would be a second
+  // release. The ledger's record depends on checks 1–6 only, never on the app's data. (A ledger
+  // error here is the charge's to report, below.)
+  const Result<bool> charged = ledger_->charged_for(id, config_.wall_clock_seconds());
+  if (charged.ok() && charged.value()) {
+    FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_TASK_CLOSED));
+    return SessionOutcome{SessionResult::kDeclinedAlreadyCharged, id};
+  }
   // The memory the task needs whatever the app holds (local size 0): its buffers and fixed
   // scratch. A function of the task and of the memory the ClientHello announced, so declining
   // here tells the server nothing it did not know: at once, the TaskData left unread, free.
@@ -468,6 +477,11 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
 // Not inlined: the accountants (a DIST MODEL_UPDATE's per-batch sensitivities) stay off the
 // stack while the contribution is built and aggregated.
 __attribute__((noinline)) Result<PolicyRefusal> Client::check_policy(FrameChannel& channel) {
+  // Rule 0, the kinds the app answers: on the Task alone, before the charge is computed.
+  if (!answers_kind(config_.task_policy, wire_enum_value(task_.kind))) {
+    FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_POLICY));
+    return PolicyRefusal::kTaskKind;
+  }
   // What the device's own noise guarantees, never less than the task declares: what the policy
   // weighs and what the ledger is charged (charge_ledger), computed once.
   Result<DeviceSpend> owed = device_spend(task_, kinds_, config_.task_policy.assumed_honest_shares);

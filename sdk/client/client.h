@@ -9,12 +9,22 @@
 ///   1. the task's fields (validate_task, contribution.h: kInvalidArgument naming the field, or
 ///      kUnimplemented, also for a kind or DIST the Client was not built with — task_kinds.h;
 ///      reason REFUSED);
-///   2. the app's task policy (ClientConfig::task_policy, task_policy.h) on the task's trust model
-///      and on what the ledger would be charged, device_spend(task, kinds, assumed_honest_shares)
-///      (an accountant's refusal there: its kInvalidArgument, REFUSED); outside it
-///      kDeclinedPolicy, reason POLICY, SessionOutcome::policy_refusal naming the rule;
+///   2. the app's task policy (ClientConfig::task_policy, task_policy.h): first the task's kind
+///      (answered_kinds), then its trust model and what the ledger would be charged,
+///      device_spend(task, kinds, assumed_honest_shares) (an accountant's refusal there: its
+///      kInvalidArgument, REFUSED); outside it kDeclinedPolicy, reason POLICY,
+///      SessionOutcome::policy_refusal naming the rule;
 ///   3. an interrupted round of this task recorded before a reboot (kDeclinedInterrupted, reason
-///      TASK_CLOSED);
+///      TASK_CLOSED); then a task the ledger already holds a spend of within its window
+///      (BudgetLedger::charged_for: answered, or declined after the charge, in an earlier
+///      session — the same Task offered again by a malicious server, or by an honest one whose
+///      decline was lost) — kDeclinedAlreadyCharged, reason TASK_CLOSED, nothing charged again
+///      and nothing computed: declining it again tells the server nothing new, and answering it
+///      again would be a second release of the same data. (A round the channel cut off is
+///      resumed before any of this, from ClientHello.resume_task_id; a heterogeneity task's two
+///      stages carry two task ids, each charged once.) A task declined at check 4–6 or for its
+///      budget was not charged, and is checked afresh when offered again; one declined after its
+///      charge (check 7, or DEVICE_FAILURE) is not answered within the ledger's window;
 ///   4. memory_bytes(task, 0) — the task's buffers and fixed scratch, whatever the app holds — >
 ///      the memory given (kDeclinedMemory, INSUFFICIENT_MEMORY);
 ///   5. the TaskData (chunks in order for this task, else kFailedPrecondition with no reply;
@@ -27,7 +37,10 @@
 ///   7. the app's data, after the charge and keeping it: none for the kind (kDeclinedNoData), data
 ///      that does not fit the task (validate_examples / validate_unit_vector's status: e.g.
 ///      kFailedPrecondition for fewer examples than calibrated), or memory_bytes(task,
-///      local_size) > the memory given (kDeclinedMemory) — each with reason NO_DATA.
+///      local_size) > the memory given (kDeclinedMemory) — each with reason NO_DATA. After the
+///      charge the device can also fail on its own: storing the round marker (kUnavailable) or
+///      building the contribution (its error) declines DEVICE_FAILURE, and that charge is kept
+///      too (the build may have read the data; the ledger cannot tell).
 /// Checks 1–6 depend only on the task, the TaskData, the app's configuration (its policy, its
 /// memory, which the ClientHello announces) and its ledger: those declines are free, and 1–4 come
 /// at once, the TaskData left unread. Check 7 depends on the app's data, and a free answer to it
@@ -37,8 +50,17 @@
 /// each charged session tells the server one bit. Trust NONE charges nothing, so its data
 /// declines stay free (the app opted in to exact words). Only then the Client records the round,
 /// computes the contribution, accepts (TaskReply) and sends it. What a server still sees: the time
-/// from the last TaskData to the TaskReply (an accept builds its contribution first) — which
-/// tells it the same bit the reply does, after the charge.
+/// from the last TaskData to the TaskReply. It tells more than the reply's bit: an accept builds
+/// its contribution first, and how long that takes depends on the data's size (a model update's
+/// training time grows with the examples, a data-shift task's stability histogram and sketch
+/// with the histogram's distinct items), so the delay can say roughly how much data an accepting
+/// device holds (docs/protocol.md, "Threat model": what still shows). The charge covers the
+/// answer, not this timing channel; nothing pads the build to a fixed time.
+/// The charge makes data declines costly to provoke, but it also lets a server drain a device's
+/// budget with tasks of a kind it holds no data for, each charged and declined NO_DATA (second
+/// review of issue 39, B1): an app that never answers a kind says so in
+/// TaskPolicy::answered_kinds (task_policy.h, rule 0), which declines those tasks for free at
+/// check 2.
 ///
 /// Errors: a ServerError ends the session with its status code (detail: last_server_detail()); a
 /// message of the wrong kind, for another task, or an Ack with the wrong offset is
@@ -156,6 +178,8 @@ enum class SessionResult : uint8_t {
   kCompleted,       ///< RoundOutcome{completed = true}
   kAborted,         ///< RoundOutcome{completed = false} or SecAggAbort
   kDeclinedPolicy,  ///< outside ClientConfig::task_policy (SessionOutcome::policy_refusal)
+  /// the ledger already holds a spend of this task (check 3): declined TASK_CLOSED, free
+  kDeclinedAlreadyCharged,
 };
 
 /// The result of a session that ended without an error.

@@ -65,6 +65,40 @@ Result<uint32_t> parse_accepted_trust(const char* list) {
   }
 }
 
+Result<uint32_t> parse_answered_kinds(const char* list) {
+  if (list == nullptr || *list == '\0') {
+    return invalid_argument(
+        "answered task kinds: an empty list (name data_shift, kl, model_update, heterogeneity)");
+  }
+  uint32_t bits = 0;
+  const char* item = list;
+  for (;;) {
+    const char* end = item;
+    while (*end != '\0' && *end != ',') ++end;
+    if (spells(item, end, "data_shift")) {
+      bits |= kAnswerDataShift;
+    } else if (spells(item, end, "kl")) {
+      bits |= kAnswerKlAnswers;
+    } else if (spells(item, end, "model_update")) {
+      bits |= kAnswerModelUpdate;
+    } else if (spells(item, end, "heterogeneity")) {
+      bits |= kAnswerHeterogeneity;
+    } else if (spells(item, end, "all")) {
+      bits |= kAnswerAllKinds;
+    } else {
+      return invalid_argument(
+          "answered task kinds: each must be data_shift, kl, model_update, heterogeneity or all "
+          "(comma-separated)");
+    }
+    if (*end == '\0') return bits;
+    item = end + 1;
+  }
+}
+
+bool answers_kind(const TaskPolicy& policy, int64_t kind) {
+  return kind > 0 && kind < 32 && (policy.answered_kinds & kAnswerAllKinds & (1u << kind)) != 0;
+}
+
 Status validate_task_policy(const TaskPolicy& policy) {
   if (policy.accepted_trust == 0 || (policy.accepted_trust & ~kAcceptAll) != 0) {
     return invalid_argument(
@@ -81,6 +115,10 @@ Status validate_task_policy(const TaskPolicy& policy) {
   }
   if (policy.min_exact_epsilon > policy.max_epsilon) {
     return invalid_argument("TaskPolicy.min_exact_epsilon must not exceed max_epsilon");
+  }
+  if (policy.answered_kinds == 0 || (policy.answered_kinds & ~kAnswerAllKinds) != 0) {
+    return invalid_argument(
+        "TaskPolicy.answered_kinds must hold at least one kAnswer* bit and no other bit");
   }
   return Status();
 }
@@ -123,6 +161,8 @@ const char* policy_refusal_text(PolicyRefusal refusal) {
       return "the task's delta charge exceeds TaskPolicy.max_delta";
     case PolicyRefusal::kExactEpsilonBelow:
       return "a TRUSTED/TAGG task charged below TaskPolicy.min_exact_epsilon";
+    case PolicyRefusal::kTaskKind:
+      return "the task's kind is not among TaskPolicy.answered_kinds";
   }
   return "an unknown task policy refusal";
 }

@@ -9,6 +9,21 @@
 /// in SessionOutcome::policy_refusal).
 ///
 /// The rules, in the order they are checked (the first that fails is the one reported):
+///   0. task kind    the task's kind is one of answered_kinds (kAnswer* bits). Default: every
+///                   kind. Checked first, on the Task alone: the charge is not even computed.
+///                   Why an app narrows it: a decline that depends on the app's data — it holds
+///                   none for the kind (NO_DATA), or none that fits — comes after the ledger is
+///                   charged and keeps the charge (client.h, check 7: a free one would let a server
+///                   read the data off declines). So a server can drain the budget of a device
+///                   that never holds, say, model-update examples by offering it model-update
+///                   tasks: it pays each one's ε and answers none (four DIST tasks at ε 2.5 use up
+///                   the default ε 10, and the device then declines, BUDGET_EXHAUSTED, the task it
+///                   does hold data for; second review of issue 39, B1). The set of kinds is
+///                   configuration, not data, so declining by it is free and tells the server
+///                   only what the app chose: an app that never answers a kind says so here and
+///                   is not drained through it. An app whose data for a kind comes and goes (a
+///                   histogram filled by usage) cannot avoid the charge that way — its budget
+///                   window, max_epsilon and the ledger's budget are what bound the drain then.
 ///   1. trust model  the task's trust model is one of accepted_trust (kAccept* bits). Default:
 ///                   TRUSTED, TAGG and DIST; NONE is off — an app that wants to answer
 ///                   unprotected tasks (a demo, a baseline) opts in with kAcceptNone.
@@ -32,7 +47,7 @@
 ///                   sensitivity), while a server declaring ε = 1e-9 would otherwise collect exact
 ///                   words indefinitely. DIST tasks are exempt (their charge is what the device's
 ///                   own noise guarantees), and so are NONE tasks (rule 1 governs them).
-/// NONE tasks are charged nothing (ε = δ = 0), so rules 2–4 never refuse one.
+/// NONE tasks are charged nothing (ε = δ = 0), so rules 2–4 never refuse one (rule 0 may).
 ///
 /// The charge of a DIST task depends on how many of the noise shares in a released sum the app
 /// assumes come from honest devices (assumed_honest_shares, this device's own included): the
@@ -57,7 +72,7 @@
 /// the app's choice, not the SDK's; the default keeps the semi-honest model fedstat-server's
 /// calibration assumes.
 ///
-/// @memory sizeof(TaskPolicy) (40 bytes on a 64-bit host) in ClientConfig; the checks use no memory
+/// @memory sizeof(TaskPolicy) (48 bytes on a 64-bit host) in ClientConfig; the checks use no memory
 /// beyond a few doubles on the stack.
 /// @paper none (device-side policy around 000–004's trust models).
 #ifndef FEDSTAT_SDK_CLIENT_TASK_POLICY_H_
@@ -84,6 +99,18 @@ constexpr uint32_t kAcceptPrivate = kAcceptTrusted | kAcceptTagg | kAcceptDist;
 /// Every trust model (a demo or test fleet that also answers NONE tasks).
 constexpr uint32_t kAcceptAll = kAcceptPrivate | kAcceptNone;
 
+/// TaskPolicy::answered_kinds bit of DATA_SHIFT tasks (1 << fedstat_v1_TaskKind_DATA_SHIFT).
+constexpr uint32_t kAnswerDataShift = 1u << fedstat_v1_TaskKind_DATA_SHIFT;
+/// ... of KL_ANSWERS tasks.
+constexpr uint32_t kAnswerKlAnswers = 1u << fedstat_v1_TaskKind_KL_ANSWERS;
+/// ... of HETEROGENEITY tasks (both stages).
+constexpr uint32_t kAnswerHeterogeneity = 1u << fedstat_v1_TaskKind_HETEROGENEITY;
+/// ... of MODEL_UPDATE tasks.
+constexpr uint32_t kAnswerModelUpdate = 1u << fedstat_v1_TaskKind_MODEL_UPDATE;
+/// The default answered_kinds: every kind.
+constexpr uint32_t kAnswerAllKinds =
+    kAnswerDataShift | kAnswerKlAnswers | kAnswerHeterogeneity | kAnswerModelUpdate;
+
 /// What the app accepts (the file description has each rule and why its default).
 struct TaskPolicy {
   uint32_t accepted_trust = kAcceptPrivate;  ///< kAccept* bits; at least one, no others
@@ -95,6 +122,9 @@ struct TaskPolicy {
   /// released sum; the charge is the ε of Sk(λ·min(threshold, this)). 0: the task's threshold
   /// (the semi-honest model); 1: only the device's own share (see above). Any value.
   uint32_t assumed_honest_shares = 0;
+  /// kAnswer* bits: the task kinds the app answers (rule 0); at least one, no others. Default
+  /// every kind; an app that never holds a kind's data leaves it out (see above).
+  uint32_t answered_kinds = kAnswerAllKinds;
 };
 
 /// Which rule of a TaskPolicy declined a task (SessionOutcome::policy_refusal).
@@ -104,6 +134,7 @@ enum class PolicyRefusal : uint8_t {
   kEpsilonAboveMax = 2,    ///< rule 2: its ε charge exceeds max_epsilon
   kDeltaAboveMax = 3,      ///< rule 3: its δ charge exceeds max_delta
   kExactEpsilonBelow = 4,  ///< rule 4: a TRUSTED/TAGG task charged below min_exact_epsilon
+  kTaskKind = 5,           ///< rule 0: its kind is not in answered_kinds (checked first)
 };
 
 /// The kAccept* bit of a trust model as the wire delivered it (0 for an unknown one).
@@ -115,10 +146,21 @@ uint32_t trust_bit(int64_t trust);
 /// @errors kInvalidArgument: a null or empty list, an empty item or an unknown name.
 Result<uint32_t> parse_accepted_trust(const char* list);
 
+/// The kAnswer* bits of a comma-separated list of task kind names — "data_shift", "kl",
+/// "model_update", "heterogeneity", or "all" — as fedstat-sim's --answer-kinds takes it (e.g.
+/// "kl,data_shift").
+/// @errors kInvalidArgument: a null or empty list, an empty item or an unknown name.
+Result<uint32_t> parse_answered_kinds(const char* list);
+
+/// Whether `policy` answers tasks of `kind` (the wire's number): rule 0. An unknown kind: false.
+/// @errors none.
+bool answers_kind(const TaskPolicy& policy, int64_t kind);
+
 /// OK when `policy` is well formed.
 /// @errors kInvalidArgument, naming the field: accepted_trust is 0 or holds a bit other than
 /// kAccept*; max_epsilon NaN, infinite or ≤ 0; max_delta NaN or outside [0, 1);
-/// min_exact_epsilon NaN, infinite, negative or above max_epsilon.
+/// min_exact_epsilon NaN, infinite, negative or above max_epsilon; answered_kinds 0 or holding a
+/// bit other than kAnswer*.
 Status validate_task_policy(const TaskPolicy& policy);
 
 /// What a ledger charge of `spend` costs alone, as (ε, δ): its ε and δ, plus, for a spend that
@@ -133,9 +175,10 @@ struct PolicyCharge {
 /// @errors none (an unconvertible curve is ε = +∞, which rule 2 refuses).
 PolicyCharge policy_charge(const DeviceSpend& spend, double task_delta);
 
-/// The first rule of `policy` that refuses a task of trust model `trust` (the wire's number)
-/// whose charge is `charge`; kNotRefused when none does. `policy` must be valid
-/// (validate_task_policy).
+/// The first of rules 1–4 of `policy` that refuses a task of trust model `trust` (the wire's
+/// number) whose charge is `charge`; kNotRefused when none does (rule 0, on the kind, is
+/// answers_kind: the Client checks it first, before the charge is computed). `policy` must be
+/// valid (validate_task_policy).
 /// @errors none (a NaN charge is refused by rule 2 or 3).
 PolicyRefusal check_task_policy(const TaskPolicy& policy, int64_t trust,
                                 const PolicyCharge& charge);

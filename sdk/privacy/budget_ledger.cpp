@@ -141,6 +141,16 @@ Result<Spent> BudgetLedger::spent(uint64_t now_seconds) const {
   return compose(effective, nullptr);
 }
 
+Result<bool> BudgetLedger::charged_for(uint32_t task_id, uint64_t now_seconds) const {
+  FEDSTAT_RETURN_IF_ERROR(usable());
+  FEDSTAT_ASSIGN_OR_RETURN(const uint64_t effective, effective_time(now_seconds));
+  if (task_id == 0) return false;  // no task: e.g. reset_after_data_loss's spend
+  for (size_t i = 0; i < count_; ++i) {
+    if (entries_[i].task_id == task_id && active(entries_[i], effective)) return true;
+  }
+  return false;
+}
+
 Result<PrivacySpend> BudgetLedger::admit(const PrivacySpend& spend, uint64_t now_seconds) const {
   FEDSTAT_RETURN_IF_ERROR(usable());
   FEDSTAT_ASSIGN_OR_RETURN(const uint64_t effective, effective_time(now_seconds));

@@ -480,6 +480,48 @@ TEST_F(CabiClientTest, AssumedHonestSharesReachTheClient) {
   EXPECT_EQ(device.spent(), 0);
 }
 
+// fedstat_task_policy.answered_kinds reaches the Client (second review of issue 39, B1): a KL task
+// is declined for its kind when the app answers data-shift tasks only, before anything is
+// charged, and answered once the app names KL too.
+TEST_F(CabiClientTest, AnsweredKindsReachTheClient) {
+  std::vector<uint64_t> points;
+  const fedstat_v1_Task task = kl_task(fedstat_v1_TrustModel_TRUSTED, points);
+  CHistogram h(8);
+  CDevice device(261, client::Client::memory_bytes(task).value());
+  ASSERT_EQ(fedstat_client_set_histogram(device.client, h.histogram), FEDSTAT_OK);
+  fedstat_task_policy shift_only;
+  ASSERT_EQ(fedstat_task_policy_default(&shift_only), FEDSTAT_OK);
+  shift_only.answered_kinds = FEDSTAT_KIND_DATA_SHIFT;
+  ASSERT_EQ(fedstat_client_set_task_policy(device.client, &shift_only), FEDSTAT_OK);
+  {
+    Link link;
+    const SessionRun r = run(device, link, task, points);
+    ASSERT_EQ(r.status, FEDSTAT_OK) << fedstat_client_last_error(device.client);
+    EXPECT_EQ(r.outcome.result, FEDSTAT_SESSION_DECLINED_POLICY);
+    int32_t refusal = -1;
+    ASSERT_EQ(fedstat_client_last_policy_refusal(device.client, &refusal), FEDSTAT_OK);
+    EXPECT_EQ(refusal, FEDSTAT_POLICY_TASK_KIND);
+    EXPECT_EQ(device.spent(), 0);
+  }
+  fedstat_task_policy with_kl = shift_only;
+  with_kl.answered_kinds |= FEDSTAT_KIND_KL_ANSWERS;
+  ASSERT_EQ(fedstat_client_set_task_policy(device.client, &with_kl), FEDSTAT_OK);
+  {
+    Link link;
+    const SessionRun r = run(device, link, task, points);
+    ASSERT_EQ(r.status, FEDSTAT_OK) << fedstat_client_last_error(device.client);
+    EXPECT_EQ(r.outcome.result, FEDSTAT_SESSION_COMPLETED);
+  }
+  {  // offered again: the ledger already paid for it
+    Link link;
+    const SessionRun r = run(device, link, task, points);
+    ASSERT_EQ(r.status, FEDSTAT_OK) << fedstat_client_last_error(device.client);
+    EXPECT_EQ(r.outcome.result, FEDSTAT_SESSION_DECLINED_ALREADY_CHARGED);
+    EXPECT_TRUE(r.seen.report.empty());
+  }
+  EXPECT_DOUBLE_EQ(device.spent(), task.epsilon);
+}
+
 // The task policy through the ABI (issue 39 item 1): a new Client declines trust-NONE tasks and
 // TRUSTED ones at a tiny ε before anything is charged, says which rule, answers once the app
 // opts in, and a malformed policy is refused naming the field with the one before kept.
@@ -492,6 +534,8 @@ TEST_F(CabiClientTest, TheTaskPolicyDeclinesUntilTheAppOptsIn) {
   EXPECT_EQ(defaults.max_delta, client::TaskPolicy().max_delta);
   EXPECT_EQ(defaults.min_exact_epsilon, client::TaskPolicy().min_exact_epsilon);
   EXPECT_EQ(defaults.assumed_honest_shares, client::TaskPolicy().assumed_honest_shares);
+  EXPECT_EQ(defaults.answered_kinds, FEDSTAT_KIND_DATA_SHIFT | FEDSTAT_KIND_KL_ANSWERS |
+                                         FEDSTAT_KIND_HETEROGENEITY | FEDSTAT_KIND_MODEL_UPDATE);
   EXPECT_NE(defaults.made_by_default, 0u);
   EXPECT_EQ(fedstat_task_policy_default(nullptr), FEDSTAT_INVALID_ARGUMENT);
 
@@ -540,6 +584,8 @@ TEST_F(CabiClientTest, TheTaskPolicyDeclinesUntilTheAppOptsIn) {
   const Case cases[] = {
       {"accepted_trust", broken([](fedstat_task_policy& p, double) { p.accepted_trust = 0; })},
       {"accepted_trust", broken([](fedstat_task_policy& p, double) { p.accepted_trust |= 16u; })},
+      {"answered_kinds", broken([](fedstat_task_policy& p, double) { p.answered_kinds = 0; })},
+      {"answered_kinds", broken([](fedstat_task_policy& p, double) { p.answered_kinds |= 1u; })},
       {"max_epsilon", broken([](fedstat_task_policy& p, double n) { p.max_epsilon = n; })},
       {"max_epsilon", broken([](fedstat_task_policy& p, double) {
          p.max_epsilon = std::numeric_limits<double>::infinity();

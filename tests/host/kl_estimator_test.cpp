@@ -404,29 +404,33 @@ TEST(KlEstimator, TrustedOutputCarriesNoGridOffsetOfTheData) {
   EXPECT_LE(correct, testing::chance_limit_p1e6(n));
 }
 
-TEST(KlEstimator, DistClampsAtTauAndUsesTheAccountantsLambda) {
+TEST(KlEstimator, DistClampsAtTauAndOneAndUsesTheAccountantsLambda) {
   SeededBits plan_bits(6, 0), noise_bits(6, 1);
-  const KlPlan plan = plan_kl(reference(), 6, 4, 1, plan_bits.bits());
+  const KlPlan plan = plan_kl(reference(), 7, 4, 1, plan_bits.bits());
   KlOptions options;
   options.model = KlModel::kDist;
   options.tau = 1e-3;
   options.lambda = 0.2;
   KlSums sums;
-  const int64_t counts[] = {-40, 0, 1, 2, 500, 37};  // P′ = max(count/1000, τ)
+  // P′ = min(max(count/1000, τ), 1): 1003 (noise past the total) and 2^40 (a forged count) at 1.
+  const int64_t counts[] = {-40, 0, 1, 2, 500, 1003, int64_t{1} << 40};
   double expected = 0;
-  uint32_t clamped = 0;
-  for (size_t t = 0; t < 6; ++t) {
+  uint32_t clamped = 0, clamped_above = 0;
+  for (size_t t = 0; t < 7; ++t) {
     sums.counts.push_back(counts[t]);
     sums.totals.push_back(1000);
-    const double p = std::max(counts[t] / 1000.0, 1e-3);
+    const double p = std::min(std::max(counts[t] / 1000.0, 1e-3), 1.0);
     clamped += counts[t] / 1000.0 < 1e-3 ? 1 : 0;
+    clamped_above += counts[t] > 1000 ? 1 : 0;
     const double r = p / plan.reference[t];
     expected += 0.2 * (r - 1) - std::log(r);
   }
   const KlEstimate e = estimate_kl(plan, sums, options, noise_bits.bits());
-  EXPECT_NEAR(e.estimate, expected / 6, 1e-12);
+  EXPECT_NEAR(e.estimate, expected / 7, 1e-12);
   EXPECT_EQ(e.clamped, clamped);
   EXPECT_EQ(clamped, 2u);  // −40 and 0; 1/1000 is exactly τ and not below it
+  EXPECT_EQ(e.clamped_above, clamped_above);
+  EXPECT_EQ(clamped_above, 2u);  // 1000/1000 would be exactly 1 and not above it
   const privacy::Sensitivity once{2, std::sqrt(2.0)};
   // KlOptions' defaults: ε = 1, δ = 1e-6; every client answers each distinct point once.
   EXPECT_EQ(e.dist_lambda, privacy::skellam_lambda(1, 1e-6, once, 1).value());

@@ -7,7 +7,7 @@ import pytest
 import fedstat
 from conftest import run_tool_json
 
-KEYS = ("sensitivity", "sigma", "grid", "estimate_sd", "dist_lambda", "clamped")
+KEYS = ("sensitivity", "sigma", "grid", "estimate_sd", "dist_lambda", "clamped", "clamped_above")
 
 
 CLIENTS, ROUNDS, SEED, NOISE_SEED = 5, 300, 3, 11

@@ -28,8 +28,21 @@ def test_the_defaults_are_the_sdks():
     assert p.accept == ("trusted", "tagg", "dist")
     assert (p.max_epsilon, p.max_delta, p.min_exact_epsilon) == (10.0, 1e-5, 0.1)
     assert p.assumed_honest_shares == 0
+    assert p.answer == ("data_shift", "kl", "model_update", "heterogeneity")
     assert repr(p) == ("TaskPolicy(accept=('trusted', 'tagg', 'dist'), max_epsilon=10.0, "
-                       "max_delta=1e-05, min_exact_epsilon=0.1, assumed_honest_shares=0)")
+                       "max_delta=1e-05, min_exact_epsilon=0.1, assumed_honest_shares=0, "
+                       "answer=('data_shift', 'kl', 'model_update', 'heterogeneity'))")
+
+
+def test_a_kind_the_device_does_not_answer_is_declined_first(base_dir):
+    # Second review of issue 39, B1: the kinds a device answers are configuration, checked
+    # before anything else of the policy (here a trust model it would refuse too).
+    p = fedstat.TaskPolicy(answer=("data_shift", "model_update"))
+    assert p.answer == ("data_shift", "model_update")
+    assert p.check(kl("trusted", 1), base_dir=base_dir) == "task_kind"
+    assert p.check(kl("none", 0, 0), base_dir=base_dir) == "task_kind"
+    assert fedstat.TaskPolicy(answer="kl").check(kl("trusted", 1), base_dir=base_dir) is None
+    assert fedstat.TaskPolicy(answer="all").answer == fedstat.TaskPolicy().answer
 
 
 def test_a_default_policy_declines_what_the_issue_names(base_dir):
@@ -78,6 +91,8 @@ def test_opting_in_to_none(base_dir):
     ({"max_epsilon": 1.0, "min_exact_epsilon": 2.0}, "min_exact_epsilon"),
     ({"assumed_honest_shares": -1}, "assumed_honest_shares"),
     ({"assumed_honest_shares": 2**32}, "assumed_honest_shares"),
+    ({"answer": ()}, "answer"),
+    ({"answer": "kl,models"}, "answer"),
 ])
 def test_a_malformed_policy_is_refused_naming_the_field(kwargs, field):
     with pytest.raises(ValueError, match=field):

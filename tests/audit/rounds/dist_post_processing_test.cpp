@@ -102,8 +102,8 @@ TEST(AuditDistPostProcessing, AServedDistKlEstimateStaysInTheRangeOfTheClampedTe
                       static_cast<double>(reference.total);
     ASSERT_GT(pi, 0);
     const double best = std::min(1.0, std::max(tau, pi / lambda));  // f is convex, least there
-    low = std::min({low, kl_term(tau, pi, lambda), kl_term(1, pi, lambda),
-                    kl_term(best, pi, lambda)});
+    low = std::min(
+        {low, kl_term(tau, pi, lambda), kl_term(1, pi, lambda), kl_term(best, pi, lambda)});
     high = std::max({high, kl_term(tau, pi, lambda), kl_term(1, pi, lambda)});
   }
   write_item_counts(dir.file("items.txt"), 80, 40000, 5);
@@ -142,7 +142,8 @@ TEST(AuditDistPostProcessing, AServedDistKlEstimateStaysInTheRangeOfTheClampedTe
   const json up = plan.estimate(all_up, kDevices);
   ASSERT_TRUE(up.contains("estimate") && up.at("estimate").is_number()) << up.dump();
   EXPECT_LE(up.at("estimate").get<double>(), high + slack) << up.dump();
-  EXPECT_EQ(up.value("clamped_above_rounds", -1), 40) << "every round's p clamped at 1: " << up.dump();
+  EXPECT_EQ(up.value("clamped_above_rounds", -1), 40)
+      << "every round's p clamped at 1: " << up.dump();
 }
 
 json model_update_declaration() {
@@ -176,9 +177,9 @@ TEST(AuditDistPostProcessing, ADistModelUpdateSumBeyondEveryHonestFleetIsRefused
   for (const auto& [what, forged] :
        {std::make_pair("word 0 + 2^30", pushed), std::make_pair("every word + 2^31", everywhere)}) {
     const json result = plan.estimate(forged, kDevices);
-    EXPECT_TRUE(result.contains("refused")) << what << ": published " << result.dump()
-                                            << " (the honest model moved by "
-                                            << std::sqrt(honest_move) << ")";
+    EXPECT_TRUE(result.contains("refused"))
+        << what << ": published " << result.dump() << " (the honest model moved by "
+        << std::sqrt(honest_move) << ")";
     EXPECT_TRUE(result.contains("model") && result.at("model").is_null())
         << what << ": " << result.dump();
     EXPECT_EQ(result.value("contributors", 0u), kDevices) << result.dump();
@@ -199,7 +200,8 @@ TEST(AuditDistPostProcessing, HeterogeneityStage2StatisticsStayInTheirHonestRang
   for (double& s : e.sigma) s = 0.01;
   const double forged = std::ldexp(1.0, 40) / 1024;  // 2^40 words at a scale of 1024
   finish_heterogeneity_round2(forged, forged, n, n, round1, /*noisy=*/true, e);
-  EXPECT_LE(e.dispersion.estimate, static_cast<double>(d)) << "D moved to " << e.dispersion.estimate;
+  EXPECT_LE(e.dispersion.estimate, static_cast<double>(d))
+      << "D moved to " << e.dispersion.estimate;
   EXPECT_LE(e.q.estimate, static_cast<double>(n) * config.max_weight * d)
       << "Q moved to " << e.q.estimate;
   // An honest value inside the range is published as it is.

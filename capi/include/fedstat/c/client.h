@@ -84,7 +84,10 @@ enum fedstat_session_result {
   FEDSTAT_SESSION_ABORTED = 7,              /**< RoundOutcome{completed = false} or SecAggAbort */
   /** the task is outside the Client's task policy (fedstat_client_last_policy_refusal says which
    * rule) */
-  FEDSTAT_SESSION_DECLINED_POLICY = 8
+  FEDSTAT_SESSION_DECLINED_POLICY = 8,
+  /** the ledger already holds a spend of this task (answered, or declined after its charge, in
+   * an earlier session): declined TASK_CLOSED, nothing charged again, nothing computed */
+  FEDSTAT_SESSION_DECLINED_ALREADY_CHARGED = 9
 };
 
 /** What a session that returned FEDSTAT_OK came to (fedstat_client_run_session). */
@@ -177,6 +180,13 @@ fedstat_status fedstat_client_set_report_window(fedstat_client* client, uint8_t 
 #define FEDSTAT_TRUST_DIST 4u    /**< DIST: the device's own Skellam share, secure aggregation */
 #define FEDSTAT_TRUST_NONE 8u    /**< NONE: no privacy, exact words, nothing charged */
 
+/** Bits of fedstat_task_policy.answered_kinds: the task kinds a Client answers (1 << the wire's
+ * TaskKind number). */
+#define FEDSTAT_KIND_DATA_SHIFT 2u    /**< DATA_SHIFT: the shift sketch (a histogram) */
+#define FEDSTAT_KIND_KL_ANSWERS 4u    /**< KL_ANSWERS: counts at query points (a histogram) */
+#define FEDSTAT_KIND_HETEROGENEITY 8u /**< HETEROGENEITY, both stages (a unit vector) */
+#define FEDSTAT_KIND_MODEL_UPDATE 16u /**< MODEL_UPDATE (labelled examples) */
+
 /** What the app lets its Client take part in (sdk/client/task_policy.h, which gives each rule
  * and why its default). A task outside it is declined before anything is read past the Task,
  * charged or computed: FEDSTAT_SESSION_DECLINED_POLICY, TaskReply.reason POLICY.
@@ -201,6 +211,12 @@ typedef struct fedstat_task_policy {
    * tasks then cost far more than they declare and are declined unless each share is large
    * (sdk/client/task_policy.h weighs the trade-off). */
   uint32_t assumed_honest_shares;
+  /** FEDSTAT_KIND_* bits: the task kinds the app answers; default all four. A task of another
+   * kind is declined (FEDSTAT_POLICY_TASK_KIND) before anything is read past the Task or charged.
+   * Leave out a kind the app never holds data for: a decline for want of data comes after the
+   * ledger is charged and keeps the charge (fedstat_client_run_session), so a server could
+   * otherwise drain the budget with tasks of that kind (sdk/client/task_policy.h, rule 0). */
+  uint32_t answered_kinds;
   /** set by fedstat_task_policy_default; never set it yourself (see above) */
   uint32_t made_by_default;
 } fedstat_task_policy;
@@ -208,11 +224,12 @@ typedef struct fedstat_task_policy {
 /** Which rule of the task policy declined the last session's task
  * (fedstat_client_last_policy_refusal). */
 enum fedstat_policy_refusal {
-  FEDSTAT_POLICY_NOT_REFUSED = 0,        /**< the last session was not a policy decline */
-  FEDSTAT_POLICY_TRUST_MODEL = 1,        /**< its trust model is not accepted */
-  FEDSTAT_POLICY_EPSILON_ABOVE_MAX = 2,  /**< its ε charge exceeds max_epsilon */
-  FEDSTAT_POLICY_DELTA_ABOVE_MAX = 3,    /**< its δ charge exceeds max_delta */
-  FEDSTAT_POLICY_EXACT_EPSILON_BELOW = 4 /**< TRUSTED/TAGG charged below min_exact_epsilon */
+  FEDSTAT_POLICY_NOT_REFUSED = 0,         /**< the last session was not a policy decline */
+  FEDSTAT_POLICY_TRUST_MODEL = 1,         /**< its trust model is not accepted */
+  FEDSTAT_POLICY_EPSILON_ABOVE_MAX = 2,   /**< its ε charge exceeds max_epsilon */
+  FEDSTAT_POLICY_DELTA_ABOVE_MAX = 3,     /**< its δ charge exceeds max_delta */
+  FEDSTAT_POLICY_EXACT_EPSILON_BELOW = 4, /**< TRUSTED/TAGG charged below min_exact_epsilon */
+  FEDSTAT_POLICY_TASK_KIND = 5            /**< its kind is not in answered_kinds (checked first) */
 };
 
 /** The default task policy, in `*policy` (what a Client has from fedstat_client_create): the
@@ -225,8 +242,8 @@ fedstat_status fedstat_task_policy_default(fedstat_task_policy* policy);
  * @errors FEDSTAT_INVALID_ARGUMENT: `client` is NULL or not a Client, `policy` is NULL, not made
  * by fedstat_task_policy_default (the message names it), or malformed — accepted_trust 0 or with
  * another bit, max_epsilon NaN, infinite or <= 0, max_delta outside [0, 1), min_exact_epsilon
- * NaN, infinite, negative or above max_epsilon (the message, fedstat_client_last_error, names
- * the field; the policy is unchanged). */
+ * NaN, infinite, negative or above max_epsilon, answered_kinds 0 or with another bit (the
+ * message, fedstat_client_last_error, names the field; the policy is unchanged). */
 fedstat_status fedstat_client_set_task_policy(fedstat_client* client,
                                               const fedstat_task_policy* policy);
 /** The rule that declined the last session's task (enum fedstat_policy_refusal; FEDSTAT_POLICY_
@@ -245,7 +262,10 @@ fedstat_status fedstat_client_last_policy_refusal(const fedstat_client* client, 
  * app's data (these two, FEDSTAT_SESSION_DECLINED_NO_DATA, and FEDSTAT_SESSION_DECLINED_MEMORY
  * when the data's size makes the task too large) comes after the ledger is charged for the task
  * and keeps the charge: a free one would let a server read the data off declines
- * (sdk/client/client.h, the order of checks). The ledger's refusals
+ * (sdk/client/client.h, the order of checks) — which is also why an app sets
+ * fedstat_task_policy.answered_kinds to the kinds it holds data for. A task the ledger was already
+ * charged for, offered again, is FEDSTAT_SESSION_DECLINED_ALREADY_CHARGED, free. The ledger's
+ * refusals
  * other than the budget (FEDSTAT_FAILED_PRECONDITION: not loaded or locked;
  * FEDSTAT_INVALID_ARGUMENT: an implausible clock reading; FEDSTAT_UNAVAILABLE: storage).
  * FEDSTAT_FAILED_PRECONDITION: the server sent a message of the wrong kind, for another task,
