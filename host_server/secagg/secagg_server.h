@@ -49,7 +49,14 @@
 // the collected vectors; finish() adds ShareDecoder's O(n) per check degree it uses.
 // Cost of finish() at n = 1024, t = 513, Release (tests/bench/secagg_bench.cpp): 0.13 s honest,
 // 0.13 s with 10 colluders giving every secret its own holder set by empty reveals, 0.20 s with
-// one holder wrong in every reveal (docs/protocol.md, "One malicious device").
+// one holder wrong in every reveal — all without dropouts. Each client dropped after sharing (in
+// U2, not U3) adds |U3| X25519 multiplications (its pairwise masks, recomputed; ≈ 0.52 ms each
+// here): RESULT_A3_SHORT with 10 % dropped (BM_FinishAtThousand/3), and at worst, n − t dropped,
+// (n − t)·t ≈ 262,000 of them, about 2 minutes — on the caller's thread (fedstat-server's io
+// thread; moving finish() to a worker is not built). docs/protocol.md, "One malicious device".
+// An abort whose evidence is empty reveals names the secret's owner and the withholding holders
+// as equally suspect: the server cannot tell a dealer of unreadable shares from holders that
+// withheld readable ones (second review of issue 39, A1).
 // Paper: Bonawitz et al. 2017 §4, Figure 4.
 #ifndef FEDSTAT_HOST_SECAGG_SECAGG_SERVER_H_
 #define FEDSTAT_HOST_SECAGG_SECAGG_SERVER_H_

@@ -12,7 +12,9 @@
 //                               D, Q and I² with the paper's intervals and noise_sd
 //                               (finish_heterogeneity_round2), and "estimate": I².
 // A device may take part in either stage or both; each sum is over its own contributors (n₁, n₂):
-// D = Σ₂/n₂ and I² = max(0, 1 − (n₂ − 1)/Q), against stage 1's means.
+// D = Σ₂/n₂ and I² = max(0, 1 − (n₂ − 1)/Q), against stage 1's means. D and Q are clamped to
+// [0, d] and [0, n₂·W·d], the range honest devices' terms keep (estimate/heterogeneity.h): under
+// DIST that is what bounds one device's masked words.
 //
 // Declaration (task_plan.h's common fields, and):
 //   kind "heterogeneity"; trust "none" (no noise, ε = δ = 0) or "dist" (trusted is refused: it

@@ -26,6 +26,17 @@
 // evaluation set its size, "loss" (mean logistic loss with the μ/2·‖w‖² term, tasks::
 // logistic_loss), "accuracy" and "estimate" (= accuracy). What it reveals: the new model is a
 // function of the noised sum only (post-processing); the evaluation set is the server's own data.
+// A sum no honest fleet reaches publishes no model: when the sum's words, centred, have an L2
+// norm above contributors × report_bounds.h's per-device bound (γ·(c + e) + β·√D, slackened) plus
+// a bound on the fleet's Skellam noise Sk(contributors·λ′) per word (exceeded with probability
+// below 1e-15: the bound's derivation is at skellam_norm_bound), the result is {kind,
+// contributors, "model": null, "estimate": null, "refused": why}. Under DIST the server never
+// sees a device's words (no report bound applies) and one device could otherwise add any vector
+// mod 2^b — one word + 2^30 moved every coordinate of a 4-dimensional model by ≈ 32,768 (second
+// review of issue 39, C1). Refused rather than clamped: only a forged update crosses the bound, a
+// model scaled back into it would still point where the forger chose, and losing the round is
+// what one DIST device can already cause (a false commitment aborts it). A forgery inside the
+// bound passes: with n contributors it moves the model as far as n honest updates could.
 // Memory: the initial model (d doubles) and the evaluation set (labelled_examples.h).
 // Paper: 002 Algorithms 1–4, Lemma 3.
 #ifndef FEDSTAT_HOST_TASKS_MODEL_UPDATE_PLAN_H_

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -208,11 +209,16 @@ BENCHMARK(BM_OneClientOfThousand)->Arg(1000)->Arg(100000)->Iterations(1)->Unit(b
 //      set (holder k): up to 2^10 = 1024 holder sets, one per secret — the precomputation a
 //      holder set needs is paid per secret (review finding F5);
 //   2  one holder adds 1 to every reveal it sends: every secret fails its first verification
-//      and is decoded (the check, the located share, a second verification).
+//      and is decoded (the check, the located share, a second verification);
+//   3  102 clients (10 %) drop after sharing (in U2, not in U3): their masking keys are rebuilt
+//      from key shares, verified (one X25519 each), and each pairwise mask with every one of
+//      the 922 survivors is recomputed — |U3| X25519 multiplications per dropped client, on
+//      the thread that calls finish() (second review of issue 39, A3).
 void BM_FinishAtThousand(benchmark::State& state) {
   using Clock = std::chrono::steady_clock;
   const uint32_t n = 1024, t = 513, length = 64;
   const int attack = static_cast<int>(state.range(0));
+  const uint32_t survivors = attack == 3 ? n - n / 10 : n;  // ids above it drop after sharing
   double finish_seconds = 0;
   for (auto _ : state) {
     host::SecAggServerConfig config;
@@ -224,6 +230,14 @@ void BM_FinishAtThousand(benchmark::State& state) {
     host::SecAggServer server(config);
     SeededStream random(Seed256{}, 3);
     uint8_t secret[32] = {}, seed[32] = {4};
+    // The dropped clients' masking key (one for all: what finish() costs does not depend on it).
+    uint8_t key[32] = {7}, key_public[32];
+    crypto::x25519_clamp(Span<uint8_t>(key, 32));
+    if (!crypto::x25519_public_key(ByteSpan(key, 32), Span<uint8_t>(key_public, 32),
+                                   fill_from_random_source, &random)
+             .ok()) {
+      state.SkipWithError("x25519");
+    }
     for (uint32_t id = 1; id <= n; ++id) {
       fedstat_v1_SecAggKeys keys = fedstat_v1_SecAggKeys_init_zero;
       keys.session = 9;
@@ -233,6 +247,7 @@ void BM_FinishAtThousand(benchmark::State& state) {
       (void)random.fill(MutableByteSpan(keys.masking_key.bytes, 32));
       keys.encryption_key.bytes[31] &= 0x3f;  // canonical, and not of low order
       keys.masking_key.bytes[31] &= 0x3f;
+      if (id > survivors) std::memcpy(keys.masking_key.bytes, key_public, 32);
       keys.commitment.size = secagg::kCommitmentBytes;
       (void)secagg::self_mask_commitment(9, id, ByteSpan(secret, 32),
                                          MutableByteSpan(keys.commitment.bytes, 32));
@@ -254,27 +269,30 @@ void BM_FinishAtThousand(benchmark::State& state) {
     fedstat_v1_SecAggMaskedChunk chunk = fedstat_v1_SecAggMaskedChunk_init_zero;
     chunk.session = 9;
     chunk.words_count = length;
-    for (uint32_t id = 1; id <= n; ++id) {
+    for (uint32_t id = 1; id <= survivors; ++id) {
       chunk.client_id = id;
       (void)server.on_chunk(id, chunk);
     }
     if (!server.close_masking().ok()) state.SkipWithError("masking did not close");
-    secagg::ShamirDealer dealer;
+    secagg::ShamirDealer dealer, key_dealer;
     (void)dealer.init(ByteSpan(secret, 32), t, ByteSpan(seed, 32));
+    (void)key_dealer.init(ByteSpan(key, 32), t, ByteSpan(seed, 32));
     fedstat_v1_SecAggReveal reveal = fedstat_v1_SecAggReveal_init_zero;
     reveal.session = 9;
-    reveal.self_mask = true;
-    for (uint32_t from = 1; from <= n; ++from) {
-      secagg::ShamirShare mine;
+    for (uint32_t from = 1; from <= survivors; ++from) {
+      secagg::ShamirShare mine, key_share;
       (void)dealer.share_for(from, mine);
+      (void)key_dealer.share_for(from, key_share);
       if (attack == 2 && from == 7) mine.y[0] = (mine.y[0] + 1) % secagg::kShamirPrime;
       reveal.from_id = from;
       for (uint32_t about = 1; about <= n; ++about) {
         reveal.about_id = about;
+        reveal.self_mask = about <= survivors;  // U3: its self-mask seed; U2 \ U3: its key
         const bool withheld = attack == 1 && from <= 10 && ((about - 1) >> (from - 1)) & 1u;
         reveal.share.size = withheld ? 0 : secagg::kShareBytes;
         if (!withheld) {
-          secagg::share_to_bytes(mine, MutableByteSpan(reveal.share.bytes, secagg::kShareBytes));
+          secagg::share_to_bytes(reveal.self_mask ? mine : key_share,
+                                 MutableByteSpan(reveal.share.bytes, secagg::kShareBytes));
         }
         if (!server.on_reveal(from, reveal).ok()) state.SkipWithError("reveal refused");
       }
@@ -287,7 +305,13 @@ void BM_FinishAtThousand(benchmark::State& state) {
   }
   state.counters["finish_s"] = finish_seconds;
 }
-BENCHMARK(BM_FinishAtThousand)->Arg(0)->Arg(1)->Arg(2)->Iterations(1)->Unit(benchmark::kSecond);
+BENCHMARK(BM_FinishAtThousand)
+    ->Arg(0)
+    ->Arg(1)
+    ->Arg(2)
+    ->Arg(3)
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond);
 
 class RatioReporter : public bench::SameRunReporter {
  public:

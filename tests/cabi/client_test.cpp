@@ -598,7 +598,8 @@ TEST_F(CabiClientTest, TheTaskPolicyDeclinesUntilTheAppOptsIn) {
          p.min_exact_epsilon = 2;
        })},
       // Not made by fedstat_task_policy_default at all (tests/audit/device has more).
-      {"fedstat_task_policy_default", fedstat_task_policy{FEDSTAT_TRUST_NONE, 10, 1e-5, 0.1, 0, 0}},
+      {"fedstat_task_policy_default",
+       fedstat_task_policy{FEDSTAT_TRUST_NONE, 10, 1e-5, 0.1, 0, FEDSTAT_KIND_KL_ANSWERS, 0}},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(fedstat_client_set_task_policy(device.client, &c.policy), FEDSTAT_INVALID_ARGUMENT)

@@ -749,7 +749,7 @@ TEST_F(ClientSessionTest, AChannelLostWithAWindowInFlightResumesFromWhatTheServe
 TEST_F(ClientSessionTest, AResumeTheServerRefusesOrAnotherTaskEndsThePendingReport) {
   OwnedHistogram h(7);
   HistogramData data(&h.histogram);
-  const fedstat_v1_Task task = data_shift_task(fedstat_v1_TrustModel_TRUSTED);
+  fedstat_v1_Task task = data_shift_task(fedstat_v1_TrustModel_TRUSTED);
   Device device(32, 1 << 16, data);
   ASSERT_TRUE(device.init_status.ok());
   run(device, task, {}, Mode::kCloseAfterFirstAck);
@@ -760,8 +760,10 @@ TEST_F(ClientSessionTest, AResumeTheServerRefusesOrAnotherTaskEndsThePendingRepo
   EXPECT_EQ(device.client.pending_report_task(), 0u);
   EXPECT_EQ(closed.seen.extra_messages, 0u);
 
-  // Cut again; this time the server "resumes" with a task that differs in one field.
-  run(device, task, {}, Mode::kCloseAfterFirstAck);  // a new round of the same task id
+  // Cut again, in another task (the ledger paid for this one: offered again, it is declined,
+  // client.h check 3); this time the server "resumes" with a task that differs in one field.
+  task.task_id += 1;
+  run(device, task, {}, Mode::kCloseAfterFirstAck);
   ASSERT_EQ(device.client.pending_report_task(), task.task_id);
   fedstat_v1_Task other = task;
   other.epsilon = task.epsilon * 2;
@@ -789,7 +791,9 @@ TEST_F(ClientSessionTest, AHeldReportIsSentOnlyAsBuiltAndIsWipedWhenDropped) {
   // Dropped means wiped: the contribution's words are zero.
   for (size_t i = 0; i < task.vector_length; ++i) ASSERT_EQ(device.memory[i], 0u) << i;
 
-  // A new init() never resumes what an earlier one held.
+  // A new init() never resumes what an earlier one held. (Another task id: the ledger paid for
+  // the first, which is declined when offered again, client.h check 3.)
+  task.task_id += 1;
   run(device, task, {}, Mode::kCloseAfterFirstAck);
   ASSERT_EQ(device.client.pending_report_task(), task.task_id);
   client::ClientConfig config;
@@ -805,7 +809,7 @@ TEST_F(ClientSessionTest, AHeldReportIsSentOnlyAsBuiltAndIsWipedWhenDropped) {
   EXPECT_EQ(device.client.pending_report_task(), 0u);
 
   // Past the task's deadline a held report is dropped before the check-in names it.
-  // (Another task id: the re-init found task 11's round marker, so 11 is declined from now on.)
+  // (Another task id: the re-init found task 12's round marker, so 12 is declined from now on.)
   task.task_id += 100;
   task.deadline_unix_seconds = kNow;
   run(device, task, {}, Mode::kCloseAfterFirstAck);

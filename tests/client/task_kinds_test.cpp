@@ -159,7 +159,10 @@ TEST_F(TaskKindsTest, InitCopiesTheKindsAndRefusesABadTable) {
     EXPECT_EQ(device.client.init(config, bad, memory, data, device.ledger, *device.random).code(),
               StatusCode::kInvalidArgument);
   }
-  const Session still = run(device, kl_task(fedstat_v1_TrustModel_TRUSTED, points), points);
+  // Another KL task (the one above was charged: offered again it is declined, client.h check 3).
+  fedstat_v1_Task next = kl_task(fedstat_v1_TrustModel_TRUSTED, points);
+  next.task_id += 1;
+  const Session still = run(device, next, points);
   ASSERT_TRUE(still.outcome.ok()) << still.outcome.status().message();
   EXPECT_EQ(still.outcome.value().result, SessionResult::kCompleted);
 }
