@@ -377,18 +377,16 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
   if (refusal.value() != PolicyRefusal::kNotRefused) {
     return SessionOutcome{SessionResult::kDeclinedPolicy, id, refusal.value()};
   }
-  if (interrupted_.task_id != 0 && id == interrupted_.task_id) {
+  // A round a reboot interrupted, or a task the ledger already paid for (answered, or declined
+  // after the charge) is not looked at again: declining it again says nothing new, and
+  // answering it again would be a second release. The ledger's record depends on checks 1–6
+  // only, never on the app's data.
+  const bool interrupted = interrupted_.task_id != 0 && id == interrupted_.task_id;
+  if (interrupted || ledger_->holds_task(id)) {
     FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_TASK_CLOSED));
-    return SessionOutcome{SessionResult::kDeclinedInterrupted, id};
-  }
-  // A task the ledger already paid for (answered, or declined after the charge) is not looked
-  // at again: declining it again says nothing new, and answering it again would be a second
-  // release. The ledger's record depends on checks 1–6 only, never on the app's data. (A ledger
-  // error here is the charge's to report, below.)
-  const Result<bool> charged = ledger_->charged_for(id, config_.wall_clock_seconds());
-  if (charged.ok() && charged.value()) {
-    FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_TASK_CLOSED));
-    return SessionOutcome{SessionResult::kDeclinedAlreadyCharged, id};
+    return SessionOutcome{
+        interrupted ? SessionResult::kDeclinedInterrupted : SessionResult::kDeclinedAlreadyCharged,
+        id};
   }
   // The memory the task needs whatever the app holds (local size 0): its buffers and fixed
   // scratch. A function of the task and of the memory the ClientHello announced, so declining

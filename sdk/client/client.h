@@ -15,16 +15,17 @@
 ///      kInvalidArgument, REFUSED); outside it kDeclinedPolicy, reason POLICY,
 ///      SessionOutcome::policy_refusal naming the rule;
 ///   3. an interrupted round of this task recorded before a reboot (kDeclinedInterrupted, reason
-///      TASK_CLOSED); then a task the ledger already holds a spend of within its window
-///      (BudgetLedger::charged_for: answered, or declined after the charge, in an earlier
-///      session — the same Task offered again by a malicious server, or by an honest one whose
-///      decline was lost) — kDeclinedAlreadyCharged, reason TASK_CLOSED, nothing charged again
+///      TASK_CLOSED); then a task the ledger still holds a spend of (BudgetLedger::holds_task:
+///      answered, or declined after the charge, in an earlier session — the same Task offered
+///      again by a malicious server, or by an honest one whose decline was lost) —
+///      kDeclinedAlreadyCharged, reason TASK_CLOSED, nothing charged again
 ///      and nothing computed: declining it again tells the server nothing new, and answering it
 ///      again would be a second release of the same data. (A round the channel cut off is
 ///      resumed before any of this, from ClientHello.resume_task_id; a heterogeneity task's two
 ///      stages carry two task ids, each charged once.) A task declined at check 4–6 or for its
 ///      budget was not charged, and is checked afresh when offered again; one declined after its
-///      charge (check 7, or DEVICE_FAILURE) is not answered within the ledger's window;
+///      charge (check 7, or DEVICE_FAILURE) is not answered while the ledger holds that spend
+///      (until a charge after its window drops it);
 ///   4. memory_bytes(task, 0) — the task's buffers and fixed scratch, whatever the app holds — >
 ///      the memory given (kDeclinedMemory, INSUFFICIENT_MEMORY);
 ///   5. the TaskData (chunks in order for this task, else kFailedPrecondition with no reply;

@@ -141,12 +141,12 @@ Result<Spent> BudgetLedger::spent(uint64_t now_seconds) const {
   return compose(effective, nullptr);
 }
 
-Result<bool> BudgetLedger::charged_for(uint32_t task_id, uint64_t now_seconds) const {
-  FEDSTAT_RETURN_IF_ERROR(usable());
-  FEDSTAT_ASSIGN_OR_RETURN(const uint64_t effective, effective_time(now_seconds));
-  if (task_id == 0) return false;  // no task: e.g. reset_after_data_loss's spend
+bool BudgetLedger::holds_task(uint32_t task_id) const {
+  // Not through usable(): a lookup that cannot be answered says "no", and the charge that
+  // follows reports why.
+  if (!ready_ || !loaded_ || locked_ || task_id == 0) return false;
   for (size_t i = 0; i < count_; ++i) {
-    if (entries_[i].task_id == task_id && active(entries_[i], effective)) return true;
+    if (entries_[i].task_id == task_id) return true;
   }
   return false;
 }

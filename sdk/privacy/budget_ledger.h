@@ -101,7 +101,7 @@ constexpr uint32_t kLedgerOrders[kLedgerOrderCount] = {2,  3,  4,  5,  6,  8,  1
 /// One task's privacy cost, as recorded by the ledger.
 struct PrivacySpend {
   uint64_t time_seconds = 0;  ///< when the task ran (filled in by charge())
-  uint32_t task_id = 0;       ///< the caller's task identifier (stored; charged_for() looks it up)
+  uint32_t task_id = 0;       ///< the caller's task identifier (stored; holds_task() looks it up)
   double epsilon = 0;         ///< ε of the task (always counted, with or without an RDP curve)
   double delta = 0;           ///< δ of the task (always counted), in [0, 1)
   bool has_rdp = false;       ///< whether rdp[] holds the task's RDP curve
@@ -161,14 +161,15 @@ class BudgetLedger {
   /// kDataLoss. kInvalidArgument: `now_seconds` outside [kLedgerMinClockSeconds,
   /// kLedgerMaxClockSeconds).
   Result<Spent> spent(uint64_t now_seconds) const;
-  /// Whether a spend of task `task_id` (PrivacySpend::task_id) counts within the window at
-  /// max(now_seconds, ledger_time()). The Client reads it (sdk/client/client.h, check 3): a task
-  /// it was already charged for is declined again for free, so an app that charges this ledger
-  /// itself should give its own spends ids no server's task carries. Id 0 (no task, as the spend
-  /// reset_after_data_loss() records) is never found.
-  /// @errors As spent(): kFailedPrecondition (no successful init() or load(), or locked) and
-  /// kInvalidArgument (an implausible clock reading).
-  Result<bool> charged_for(uint32_t task_id, uint64_t now_seconds) const;
+  /// Whether the ledger holds a spend of task `task_id` (PrivacySpend::task_id): recorded and not
+  /// yet dropped. A spend is dropped by the first charge that finds it expired, so one just past
+  /// its window may still be held until then. The Client reads it (sdk/client/client.h, check
+  /// 3): a task it was already charged for is declined again for free, so an app that charges
+  /// this ledger itself should give its own spends ids no server's task carries. false when the
+  /// ledger is not usable (no successful init() or load(), or locked: charge() then says why)
+  /// and for id 0 (no task, as the spend reset_after_data_loss() records).
+  /// @errors none (see above).
+  bool holds_task(uint32_t task_id) const;
   /// Whether charge(spend, now_seconds) would record the spend: OK, or the status charge() would
   /// return before persisting. Changes nothing and persists nothing (a storage failure at the
   /// charge is not foreseen).
