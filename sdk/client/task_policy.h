@@ -72,8 +72,8 @@
 /// the app's choice, not the SDK's; the default keeps the semi-honest model fedstat-server's
 /// calibration assumes.
 ///
-/// @memory sizeof(TaskPolicy) (40 bytes on a 64-bit host and on a Cortex-M) in ClientConfig; the checks use no memory
-/// beyond a few doubles on the stack.
+/// @memory sizeof(TaskPolicy) (40 bytes on a 64-bit host and on a Cortex-M) in ClientConfig; the
+/// checks use no memory beyond a few doubles on the stack.
 /// @paper none (device-side policy around 000–004's trust models).
 #ifndef FEDSTAT_SDK_CLIENT_TASK_POLICY_H_
 #define FEDSTAT_SDK_CLIENT_TASK_POLICY_H_
