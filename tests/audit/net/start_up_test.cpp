@@ -96,11 +96,15 @@ TEST(StartUp, TheTaggSurvivesSighup) {
   chmod(files.config().c_str(), 0600);
   testing::ServerProcess tagg(files.config(), files.port_file(), files.log());
   ASSERT_EQ(kill(tagg.pid(), SIGHUP), 0);
-  const bool logged =
-      poll_until([&] { return file_text(files.log()).find("nothing to reload") != std::string::npos; },
-                 10s);
   int status = 0;
-  const bool died = waitpid(tagg.pid(), &status, WNOHANG) == tagg.pid();
+  bool died = false, logged = false;
+  poll_until(
+      [&] {
+        died = waitpid(tagg.pid(), &status, WNOHANG) == tagg.pid();
+        logged = file_text(files.log()).find("nothing to reload") != std::string::npos;
+        return died || logged;
+      },
+      10s);
   ASSERT_FALSE(died) << "the TAgg died on SIGHUP"
                      << (WIFSIGNALED(status) ? " (signal " + std::to_string(WTERMSIG(status)) + ")"
                                              : std::string());
