@@ -233,6 +233,8 @@ ServerStatus OperatorView::snapshot(const Coordinator* coordinator, uint64_t now
     s.tls_sessions_held = tls.cached_sessions;
     s.refused_full = tls.refused_full;
     s.refused_per_address = tls.refused_per_address;
+    s.evicted_full = tls.evicted_full;
+    s.evicted_per_address = tls.evicted_per_address;
     s.replaced_per_identity = tls.replaced_per_identity;
     s.not_checked_in = tls.not_checked_in;
     s.revoked = tls.revoked;
