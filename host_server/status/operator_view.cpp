@@ -165,6 +165,16 @@ void OperatorView::serve(asio::io_context& io, const ServerConfig& config,
         return std::optional<HttpResponse>(cached.response);
       });
   http_->start();
+  if (const std::optional<std::string> problem = peer_lookup_problem()) {
+    log << json{{"event", "warning"},
+                {"detail", "the status page cannot tell local users apart (" + *problem +
+                               "): its 16 connections are shared by every local user, whose idle "
+                               "sockets can keep the operator out for 5 s each; allow AF_NETLINK "
+                               "(sock_diag) to the server, or keep other users off this machine"},
+                {"time", now_seconds()}}
+               .dump()
+        << std::endl;
+  }
   log << json{{"event", "status_listening"},
               {"address", where.address},
               {"port", http_->port()},
