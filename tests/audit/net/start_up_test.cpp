@@ -51,9 +51,16 @@ TEST(StartUp, ASighupWhileTheStoreIsCheckedNeitherKillsTheCollectorNorIsLost) {
   Child server({FEDSTAT_SERVER_BINARY, "--config", files.config().string(), "--port-file",
                 files.port_file().string()},
                files.dir / "stdout", files.log());
-  // SQLite has the store open: the server is in its start-up, waiting for the lock (5 s at most).
-  const fs::path resolved = fs::canonical(db);
-  const bool opened = poll_until([&] { return has_open(server.pid(), resolved); }, 4s);
+  // The server (once exec'd: before, the child holds this process's descriptors) has the store
+  // open: it is in its start-up, SQLite waiting for the lock (5 s at most).
+  const fs::path resolved = fs::canonical(db), binary = fs::canonical(FEDSTAT_SERVER_BINARY);
+  const fs::path exe = "/proc/" + std::to_string(server.pid()) + "/exe";
+  const bool opened = poll_until(
+      [&] {
+        std::error_code ignored;
+        return fs::read_symlink(exe, ignored) == binary && has_open(server.pid(), resolved);
+      },
+      4s);
   ASSERT_EQ(kill(server.pid(), SIGHUP), 0);
   const std::string log_while_checked = file_text(files.log());
   close(lock_fd);  // the lock goes with it
