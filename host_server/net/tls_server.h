@@ -7,8 +7,9 @@
 // with TlsServerConfig::lookup_psk; an unknown identity or a wrong key fails the handshake, on_open
 // is never called and the socket is closed. Both end alike — the peer gets the same fatal alert
 // (bad_record_mac) after the same work: for an identity it does not know the server goes on with
-// a random key (RFC 4279 §2), so no observer learns which identities it knows; its on_close reason
-// says which it was ("TLS handshake failed: unknown PSK identity").
+// a random key (RFC 4279 §2), so no network observer learns which identities it knows; its
+// on_close reason (and so the server's log) says which it was ("TLS handshake failed: unknown PSK
+// identity").
 //
 // Threads: every FrameHandler call happens on the io_context's thread, and every TlsServer method
 // must be called on that thread too (asio::post to it from elsewhere). Nothing is locked.

@@ -103,8 +103,8 @@ TEST(CredentialsReload, SighupRevokesARemovedDeviceAndKeepsTheOthers) {
 TEST(CredentialsReload, AFileBeingRewrittenIsNotTaken) {
   ServerDir files;
   const fs::path credentials = files.dir / "devices.txt";
-  write_credentials(files, credentials_line(files, 1) + credentials_line(files, 2) +
-                               credentials_line(files, 3));
+  write_credentials(
+      files, credentials_line(files, 1) + credentials_line(files, 2) + credentials_line(files, 3));
   files.write_config({{"credentials", credentials.string()}});
   testing::ServerProcess server(files.config(), files.port_file(), files.log());
 

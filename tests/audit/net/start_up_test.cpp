@@ -94,12 +94,12 @@ TEST(StartUp, TheTaggSurvivesSighup) {
                      {"phase_timeout_seconds", 600},
                      {"seed", std::string(62, '0') + "51"},
                      {"kl", {{"reference", "reference.txt"}, {"rounds", 30}, {"lambda", 0.1}}}};
-  std::ofstream(files.config()) << json{{"role", "tagg"},
-                                        {"listen", "127.0.0.1:0"},
-                                        {"store", (files.dir / "tagg.db").string()},
-                                        {"collectors", {{"collector-1", std::string(64, 'c')}}},
-                                        {"tasks", json::array({task})}}
-                                       .dump();
+  std::ofstream(files.config()) << json{
+      {"role", "tagg"},
+      {"listen", "127.0.0.1:0"},
+      {"store", (files.dir / "tagg.db").string()},
+      {"collectors", {{"collector-1", std::string(64, 'c')}}},
+      {"tasks", json::array({task})}}.dump();
   chmod(files.config().c_str(), 0600);
   testing::ServerProcess tagg(files.config(), files.port_file(), files.log());
   ASSERT_EQ(kill(tagg.pid(), SIGHUP), 0);
