@@ -26,6 +26,22 @@ std::vector<std::string> store_readable_by_others(const std::string& store_path)
   return out;
 }
 
+std::optional<std::string> store_directory_writable_by_others(const std::string& store_path) {
+  if (store_path.empty() || store_path == ":memory:") return std::nullopt;
+  const size_t slash = store_path.rfind('/');
+  const std::string directory = slash == std::string::npos ? "."
+                                : slash == 0               ? "/"
+                                                           : store_path.substr(0, slash);
+  struct stat s {};
+  if (stat(directory.c_str(), &s) != 0 || (s.st_mode & 022) == 0) return std::nullopt;
+  char mode[8];
+  std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(s.st_mode & 07777));
+  return "the store's directory " + directory + " can be written by group or others (mode " + mode +
+         "): they can put files or links where the store's -wal, -shm or -journal will be, or "
+         "(without the sticky bit) replace the store; keep the store in a directory only this "
+         "server's user can write";
+}
+
 std::vector<std::string> secrets_readable_by_others(const ServerConfig& config) {
   std::vector<std::string> out;
   if (auto warning = readable_by_others(config.credentials_path,

@@ -1,12 +1,14 @@
 // Who else can read the server's secrets: the credentials file (every device's key), a config file
 // that holds fleet_secret, a tagg psk or collectors' keys, and the store (every trusted and tagg
-// device's exact words: the database, its -wal and -shm). The server creates its store for its
-// owner only (store/sqlite_handle.h); these checks name, in a warning at start (and at a
-// credentials reload), a file that group or others can read — one made before, or by hand — with
-// the command that fixes it. They change nothing: the operator may have granted a group on
-// purpose (a backup), and a warning is how the server says what that exposes.
-// Errors: none (a file that does not exist, or cannot be looked at, gets no warning). Memory: the
-// warnings' text. Paper: none.
+// device's exact words: the database, its -wal and -shm); and who else can write the store's
+// directory. The server creates its store for its owner only and refuses one that is a link or
+// another user's (store/sqlite_handle.h), and refuses a credentials file another user owns
+// (net/credentials.h); these checks name, in a warning at start (and at a credentials reload), a
+// file that group or others can read — one made before, or by hand — with the command that fixes
+// it, and a store directory they can write. They change nothing: the operator may have granted a
+// group on purpose (a backup), and a warning is how the server says what that exposes. Errors: none
+// (a file that does not exist, or cannot be looked at, gets no warning). Memory: the warnings'
+// text. Paper: none.
 #ifndef FEDSTAT_HOST_FILE_ACCESS_H_
 #define FEDSTAT_HOST_FILE_ACCESS_H_
 
@@ -25,6 +27,13 @@ std::optional<std::string> readable_by_others(const std::string& path, const std
 
 // The store's files (path, path-wal, path-shm) that group or others can read.
 std::vector<std::string> store_readable_by_others(const std::string& store_path);
+
+// "the store's directory <dir> can be written by group or others (mode 1777): ...", or nullopt
+// when its mode grants them no write (or it cannot be looked at). Another user who can write
+// there can plant a file or a link at the store's -wal, -shm or -journal name before SQLite makes
+// it (the store refuses those it finds: store/sqlite_handle.h) or, without the sticky bit, rename
+// the store away and put another in its place.
+std::optional<std::string> store_directory_writable_by_others(const std::string& store_path);
 
 // The credentials file and (when it holds a secret) the config file, if group or others can read
 // them.

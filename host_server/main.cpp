@@ -10,9 +10,13 @@
 //   fedstat-server results TASK --config FILE [--json]
 //
 // Signals: SIGTERM or SIGINT stops the server cleanly; SIGHUP makes a collector read its
-// credentials file again (a removed device's sessions and connections end; server_app.h).
+// credentials file again (a removed device's sessions and connections end; server_app.h) —
+// replace that file atomically (write a temporary file, then rename it): one that lists no device
+// or does not end with a newline is refused as a write in progress. A TAgg logs that it has
+// nothing to reload. SIGHUP is ignored from main()'s first line until serve() answers it.
 // Exit codes: 0 success; 1 a runtime failure (store — a damaged one among them, network, task); 2
 // a usage or configuration error.
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -30,6 +34,11 @@ using fedstat::host::ServerConfig;
 using nlohmann::json;
 
 int main(int argc, char** argv) {
+  // SIGHUP's default action ends the process: ignored until serve() answers it (a collector
+  // reloads its credentials, a TAgg logs that it has nothing to reload), so that one sent during
+  // start-up (the store's check takes a time linear in its size) or to `tasks` / `results` ends
+  // nothing.
+  std::signal(SIGHUP, SIG_IGN);
   CLI::App app{
       "fedstat-server: collects fedstat devices' encoded reports over TLS, aggregates and unmasks "
       "them, and publishes the estimates."};
@@ -42,6 +51,12 @@ int main(int argc, char** argv) {
        "fedstat-server results 1 --config server.json --json      a task's published result"},
       {{1, "a runtime failure: store, network or task; or no published result for TASK"},
        {2, "the command line or the configuration was wrong"}});
+  app.footer(app.get_footer() +
+             "\n\nSignals: SIGTERM or SIGINT stops the server. SIGHUP makes a collector read its "
+             "credentials file again: replace that file atomically (write a temporary file, then "
+             "rename it over the old one) — a file that lists no device or does not end with a "
+             "newline is taken for one being written and refused, the credentials in force kept. "
+             "A TAgg has nothing to reload.");
   app.set_version_flag("--version", std::string("fedstat-server ") + FEDSTAT_VERSION_STRING +
                                         " (wire protocol " +
                                         std::to_string(fedstat::wire::kProtocolVersion) + ")");

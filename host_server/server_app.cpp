@@ -2,14 +2,18 @@
 #include "host_server/server_app.h"
 
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <asio.hpp>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <fstream>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <set>
@@ -68,13 +72,23 @@ net::TlsServerConfig listener_config(const ServerConfig& config) {
 }
 
 void write_port_file(const std::string& path, uint16_t port) {
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary);
-    out << port << "\n";
-    if (!out) throw std::runtime_error("cannot write the port file " + temporary);
+  // A temporary name of our own, made 0600 with O_EXCL (never an existing file, never through a
+  // symbolic link), renamed over `path` (rename replaces a link there, it does not follow it).
+  std::string temporary = path + ".XXXXXX";
+  const int fd = mkstemp(temporary.data());
+  if (fd < 0) {
+    throw std::runtime_error("cannot create a temporary port file " + temporary + ": " +
+                             std::strerror(errno));
+  }
+  const std::string text = std::to_string(port) + "\n";
+  const bool written = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  const bool closed = close(fd) == 0;
+  if (!written || !closed) {
+    std::remove(temporary.c_str());
+    throw std::runtime_error("cannot write the port file " + temporary);
   }
   if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
     throw std::runtime_error("cannot rename the port file to " + path);
   }
 }
@@ -280,29 +294,48 @@ std::shared_ptr<const net::DeviceKeys> held_keys(net::DeviceKeys keys) {
       });
 }
 
+// Ids a reload names in its log line, per list (removed, changed); the counts are always whole.
+constexpr size_t kLoggedIds = 100;
+
 // Re-reads the credentials file (SIGHUP): the new keys take over, and every identity whose key
 // is gone or changed is revoked (its sessions forgotten, its connections closed). A file that
-// does not load changes nothing. Logged either way.
+// does not load (net::load_credentials: not a regular file, too large, another user's, not ending
+// with a newline — a write in progress —, a line that does not parse) or that lists no device (a
+// file being rewritten in place) changes nothing. Logged either way, the ids removed and changed
+// named. Runs on the io thread: the file is at most net::kMaxCredentialsBytes.
 void reload_credentials(const ServerConfig& config,
                         std::shared_ptr<const net::DeviceKeys>& in_force, net::TlsServer& server,
                         std::ostream& log) {
   net::DeviceKeys fresh;
+  std::string refusal;
   try {
     fresh = net::load_credentials(config.credentials_path);
+    if (fresh.empty()) {
+      refusal =
+          "the file lists no device (being rewritten in place?): a reload never revokes "
+          "every device; replace the file atomically (write a temporary file, then rename "
+          "it), and stop the server to serve no device";
+    }
   } catch (const std::exception& e) {
+    refusal = e.what();
+  }
+  if (!refusal.empty()) {
     log_line(log, {{"event", "credentials_not_reloaded"},
                    {"path", config.credentials_path},
-                   {"detail", e.what()},
+                   {"detail", refusal},
                    {"devices", in_force->size()},
                    {"kept", "the credentials in force"}});
     return;
   }
   std::set<std::string> revoked;
   size_t removed = 0, changed = 0, added = 0;
+  json removed_ids = json::array(), changed_ids = json::array();
   for (const auto& [id, key] : *in_force) {
     const auto now = fresh.find(id);
     if (now == fresh.end() || now->second != key) {
       revoked.insert(std::to_string(id));
+      json& ids = now == fresh.end() ? removed_ids : changed_ids;
+      if (ids.size() < kLoggedIds) ids.push_back(id);
       ++(now == fresh.end() ? removed : changed);
     }
   }
@@ -315,7 +348,9 @@ void reload_credentials(const ServerConfig& config,
                  {"devices", devices},
                  {"added", added},
                  {"removed", removed},
+                 {"removed_ids", removed_ids},
                  {"changed", changed},
+                 {"changed_ids", changed_ids},
                  {"connections_closed", closed}});
   for (const std::string& warning : secrets_readable_by_others(config)) {
     log_line(log, {{"event", "warning"}, {"detail", warning}});
@@ -346,15 +381,37 @@ SqliteStoreOptions collector_store_options(const ServerConfig& config) {
   return options;
 }
 
+void log_store_check(std::ostream& log, const std::string& store_path) {
+  uint64_t bytes = 0;
+  for (const char* suffix : {"", "-wal"}) {
+    struct stat s {};
+    if (stat((store_path + suffix).c_str(), &s) == 0) bytes += static_cast<uint64_t>(s.st_size);
+  }
+  const uint64_t megabytes = (bytes + (uint64_t{1} << 20) - 1) >> 20;
+  log_line(log, {{"event", "checking_store"},
+                 {"store", store_path},
+                 {"megabytes", megabytes},
+                 {"detail", "checking the store (" + std::to_string(megabytes) +
+                                " MB): PRAGMA quick_check reads every page, a time linear in "
+                                "its size, before the server listens"}});
+}
+
 int serve(const ServerConfig& config, const std::string& port_file, std::ostream& log) {
   if (config.tagg_role) return serve_tagg(config, port_file, log);
+  asio::io_context io;
+  // SIGHUP from here on is caught (main ignores it until now) and kept until the io loop runs:
+  // one that comes while the store is checked reloads the credentials once the server listens.
+  asio::signal_set reloads(io, SIGHUP);
+  log_store_check(log, config.store_path);
   std::unique_ptr<Store> sqlite =
       open_sqlite_store(config.store_path, collector_store_options(config));
   std::vector<std::string> warnings = secrets_readable_by_others(config);
   for (std::string& warning : store_readable_by_others(config.store_path)) {
     warnings.push_back(std::move(warning));
   }
-  asio::io_context io;
+  if (auto warning = store_directory_writable_by_others(config.store_path)) {
+    warnings.push_back(std::move(*warning));
+  }
   // The rounds' writes of device messages commit on the store's writer thread while the io
   // thread answers the next message; every answer waits in `gate` until the writes before it
   // have committed (store/write_behind_store.h, rounds/gated_outbox.h). The writer wakes the io
@@ -447,7 +504,6 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
   };
   schedule();
   // SIGHUP: the credentials file is read again (a fleet secret has nothing to reload).
-  asio::signal_set reloads(io, SIGHUP);
   std::function<void()> await_reload = [&]() {
     reloads.async_wait([&](const asio::error_code& error, int /*signal*/) {
       if (error || stopping) return;

@@ -54,11 +54,21 @@ SqliteStoreOptions collector_store_options(const ServerConfig& config);
 // listener closes a connection that has not checked in (a ClientHello the rounds took) within
 // handshake_timeout_ms of its accept (net/tls_server.h, await_check_in). On SIGHUP a collector
 // with a credentials file reads it again: a removed (or changed) device's held TLS session is
-// forgotten and its connections are closed ("credentials_reloaded", with the counts); a file that
-// does not load keeps the credentials in force ("credentials_not_reloaded", with the reason).
-// At start, a "warning" line names each secret file others can read (file_access.h). A store
-// that fails its check at open (sqlite_store.h) is refused: std::runtime_error, before serving.
+// forgotten and its connections are closed ("credentials_reloaded", with the counts and the ids
+// removed and changed); a file that does not load (net/credentials.h: not a regular file, over
+// 64 MiB, another user's, not ending with a newline) or lists no device keeps the credentials in
+// force ("credentials_not_reloaded", with the reason). The reload reads and parses on the io
+// thread. SIGHUP is caught from the start of serve() (main() ignores it before): one that comes
+// during start-up is answered once the server listens. A TAgg logs that it has nothing to reload.
+// At start, a "checking_store" line gives the store's size before its check (linear in it), and
+// a "warning" line names each secret file others can read and a store directory others can
+// write (file_access.h). A store that fails its check at open, or is refused (a symbolic link,
+// another user's: sqlite_store.h), ends serve() with std::runtime_error, before serving.
 int serve(const ServerConfig& config, const std::string& port_file, std::ostream& log);
+
+// The "checking_store" log line: the store's size (database and WAL, in MB, rounded up), logged
+// before the store is opened and checked.
+void log_store_check(std::ostream& log, const std::string& store_path);
 
 uint64_t unix_seconds();
 // One JSON log line with the time added.
@@ -66,7 +76,9 @@ void log_line(std::ostream& log, nlohmann::json fields);
 // The TLS listener's address, port, time-outs and connection cap from the config (its
 // lookup_psk is the serving mode's to set).
 net::TlsServerConfig listener_config(const ServerConfig& config);
-// Writes the port to `path` atomically (a temporary file, renamed).
+// Writes the port to `path` atomically: a temporary file of its own beside it (mkstemp, 0600:
+// never an existing file, never through a symbolic link), renamed over `path`. Throws
+// std::runtime_error when it cannot.
 void write_port_file(const std::string& path, uint16_t port);
 
 }  // namespace host

@@ -3,20 +3,31 @@
 //   store         "fedstat-server.db": the SQLite store (WAL), created when absent — with its
 //                 -wal and -shm, 0600, and its missing directories 0700, whatever the umask (it
 //                 holds every trusted and tagg device's exact words); an existing store that group
-//                 or others can read is named in a warning at start, not changed. Checked (PRAGMA
-//                 quick_check) at start: a damaged store is refused, the server exits 1
-//   credentials   "devices.txt": per-device PSKs, "<device id> <64 hex digits>" lines; read at
-//                 start and again on SIGHUP (a collector): a device removed from it can start no
-//                 new session (a held TLS session does not resume) and its connections are
-//                 closed; a file that does not parse on a reload is logged and the credentials
-//                 in force are kept. Keep it 0600: the server warns, naming the file, when group
-//                 or others can read it (so too a config file holding fleet_secret, a tagg psk
-//                 or collectors)
+//                 or others can read is named in a warning at start, not changed, and so is a
+//                 directory they can write. Refused: a symbolic link at its path, a store (or a
+//                 -wal, -shm, -journal beside it) that is not a regular file of the server's user
+//                 with one link (store/sqlite_handle.h). Checked (PRAGMA quick_check, linear in
+//                 its size, after a "checking_store" log line) at start: a damaged store is
+//                 refused, the server exits 1
+//   credentials   "devices.txt": per-device PSKs, "<device id> <64 hex digits>" lines, each ending
+//                 with a newline; read at start and again on SIGHUP (a collector): a device removed
+//                 from it can start no new session (a held TLS session does not resume) and its
+//                 connections are closed (what it already sent a running round stays there).
+//                 Replace it atomically (write a temporary file, then rename it): a reload refuses
+//                 a file that lists no device or does not end with a newline (a write in progress),
+//                 that does not parse, is not a regular file or is over 64 MiB, and keeps the
+//                 credentials in force — logged either way, the ids removed named. Refused at
+//                 start and on reload when owned by a user other than the server's and root. Keep
+//                 it 0600: the server warns, naming the file, when group or others can read it (so
+//                 too a config file holding fleet_secret, a tagg psk or collectors)
 //   fleet_secret  or 64 hex digits: every device's PSK is HKDF(fleet_secret, id) (emulation)
 //   noise_seed    refused (it is no longer read): a collector draws each round's central-noise
 //                 seed from its CSPRNG and stores it (rounds/task_round.h), a TAgg noises from
 //                 its CSPRNG; a seed from the config would be known to whoever reads the file
-//   handshake_timeout_ms 10000, idle_timeout_ms 60000, max_connections 4096 (a collector's
+//   handshake_timeout_ms 10000, idle_timeout_ms 60000, max_connections 4096 (every socket the
+//                 server holds, one closing its last bytes too; at the cap a newcomer takes the
+//                 slot of the oldest one closing or not checked in, and is refused only when all
+//                 have checked in: net/tls_server.h, "Slots"; a collector's
 //                 connection must also check in — a ClientHello the rounds take — within
 //                 handshake_timeout_ms of its accept, or it is closed: other frames before it
 //                 move no deadline; a device waiting on a round — admission, a phase, its
@@ -39,14 +50,17 @@
 //                 a new one beyond closes that identity's oldest (a device needs one; a resume may
 //                 overlap its dead predecessor, which must not lock it out — and only the key's
 //                 holder can open one). 0: no cap
-//   max_connections_per_address 256: connections (handshaking or open) from one address (an IPv6
-//                 /64) at once; one beyond is closed at accept, nothing sent (refused, not the
-//                 oldest closed: nobody behind the same NAT can close the others'). Devices behind
-//                 one NAT share it: raise it for a large one. 0: no cap
+//   max_connections_per_address 256: connections (handshaking, open or closing) from one
+//                 address (an IPv6 /64) at once; one beyond takes the slot of the address's oldest
+//                 connection closing or not checked in, and is closed at accept, nothing sent,
+//                 only when all the address's have checked in (nobody behind the same NAT can
+//                 close a device that checked in). Devices behind one NAT share it: raise it for a
+//                 large one. 0: no cap
 //   exempt_loopback_peers true: loopback peers (a local proxy, the load generator, the emulated
 //                 fleets) are not limited per address (max_connections_per_address,
 //                 handshakes_per_address_per_minute); false counts them like any address (behind
-//                 a local proxy every device is 127.0.0.1: leave it true there)
+//                 a local proxy every device is 127.0.0.1: leave it true there, and let the proxy
+//                 limit its clients per address — the server reads no PROXY protocol)
 //   handshakes_per_address_per_minute 0 (off): the full TLS handshakes one peer address (an IPv6
 //                 /64) may make: a burst of that many, then that many a minute; one beyond is
 //                 dropped before the server makes its key pair (peer_handshake_limit.h: a hello
@@ -59,7 +73,9 @@
 //                 status page (tasks, rounds, devices, dropouts, results, estimates over rounds) at
 //                 / and Prometheus text at /metrics, over plain HTTP (host_server/status/); a
 //                 loopback address only (127.x.x.x, [::1], localhost): it has no authentication;
-//                 16 connections at once, 4 per local user (status/http_server.h)
+//                 16 connections at once, 4 per local user and 12 for users other than the
+//                 server's and root, where the kernel names the user (sock_diag); else the 16 are
+//                 shared and a warning is logged at start (status/http_server.h)
 //   tasks         [ {task declaration}, ... ] (host_server/tasks/task_plan.h)
 //   role          "collector" (default: devices check in here) or "tagg" (the trusted aggregator
 //                 of TAGG tasks, host_server/tagg/: collectors send it exact aggregates)

@@ -1,13 +1,19 @@
 // Credentials file parsing and fleet key derivation. See credentials.h.
 #include "host_server/net/credentials.h"
 
-#include <fstream>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <limits>
 #include <sstream>
 
 #include "host_server/hex.h"
 #include "mbedtls/hkdf.h"
 #include "mbedtls/md.h"
+#include "mbedtls/platform_util.h"
 
 namespace fedstat {
 namespace net {
@@ -47,8 +53,58 @@ DeviceKeys parse_credentials(std::istream& in) {
 }
 
 DeviceKeys load_credentials(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw CredentialsError("credentials file \"" + path + "\" cannot be opened");
+  const std::string named = "credentials file \"" + path + "\"";
+  // O_NONBLOCK: a FIFO must not hold the open (the reload runs on the io thread); it is refused.
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw CredentialsError(named + " cannot be opened: " + std::strerror(errno));
+  std::string text;
+  try {
+    struct stat s {};
+    if (fstat(fd, &s) != 0) throw CredentialsError(named + ": " + std::strerror(errno));
+    if (!S_ISREG(s.st_mode)) {
+      throw CredentialsError(named +
+                             " is not a regular file (a FIFO, a device or a directory): "
+                             "nothing was read from it");
+    }
+    if (static_cast<uint64_t>(s.st_size) > kMaxCredentialsBytes) {
+      throw CredentialsError(named + " is larger than " +
+                             std::to_string(kMaxCredentialsBytes >> 20) + " MiB (" +
+                             std::to_string(s.st_size) + " bytes): nothing was read from it");
+    }
+    if (s.st_uid != geteuid() && s.st_uid != 0) {
+      throw CredentialsError(named + " is owned by uid " + std::to_string(s.st_uid) +
+                             ", neither this server's user (uid " + std::to_string(geteuid()) +
+                             ") nor root: that user could change which devices the server "
+                             "accepts; chown it");
+    }
+    text.resize(static_cast<size_t>(s.st_size) + 1);  // one more: a file that grew is noticed
+    size_t got = 0;
+    while (got < text.size()) {
+      const ssize_t n = read(fd, &text[got], text.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw CredentialsError(named + ": read: " + std::strerror(errno));
+      if (n == 0) break;
+      got += static_cast<size_t>(n);
+    }
+    text.resize(got);
+    if (got > kMaxCredentialsBytes) {
+      throw CredentialsError(named + " is larger than " +
+                             std::to_string(kMaxCredentialsBytes >> 20) + " MiB");
+    }
+    if (!text.empty() && text.back() != '\n') {
+      throw CredentialsError(named +
+                             " does not end with a newline: a write in progress? Replace "
+                             "the file at once (write a temporary file, then rename it "
+                             "over this one)");
+    }
+  } catch (...) {
+    close(fd);
+    mbedtls_platform_zeroize(&text[0], text.size());
+    throw;
+  }
+  close(fd);
+  std::istringstream in(text);
+  mbedtls_platform_zeroize(&text[0], text.size());  // (the stream's copy is not wiped)
   return parse_credentials(in);
 }
 

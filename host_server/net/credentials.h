@@ -9,7 +9,12 @@
 // Memory: a DeviceKeys map holds one (id, 32-byte key) entry per device.
 // Errors: parse_credentials / load_credentials throw CredentialsError whose message names the line
 // ("credentials line 3: ...") or the file: a malformed or zero/overflowing id, a key that is not
-// 64 hex digits, trailing fields, a duplicate id, an unreadable file. Nothing is returned on error.
+// 64 hex digits, trailing fields, a duplicate id; and (load_credentials) a file that cannot be
+// opened, is not a regular file (a FIFO is refused without waiting for a writer), is larger than
+// kMaxCredentialsBytes, is owned by a user other than this process's effective user and root (who
+// could change which devices are accepted), or does not end with a newline (a write in progress:
+// replace the file atomically — write a temporary file, then rename it). Nothing is returned on
+// error.
 // parse_device_identity (host_server/device_identity.h) returns nullopt for anything but a
 // canonical decimal id 1..2^64-2.
 // Paper: none (infrastructure).
@@ -36,6 +41,10 @@ class CredentialsError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// The largest credentials file load_credentials reads: 64 MiB, about 750,000 devices (a line is
+// about 86 bytes). It is read and parsed on the server's io thread (a reload on SIGHUP).
+inline constexpr uint64_t kMaxCredentialsBytes = uint64_t{64} << 20;
 
 DeviceKeys parse_credentials(std::istream& in);
 DeviceKeys load_credentials(const std::string& path);

@@ -23,6 +23,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The oldest of `ids` (ids grow: the smallest), if any.
+std::optional<ConnectionId> oldest(const std::set<ConnectionId>& ids) {
+  if (ids.empty()) return std::nullopt;
+  return *ids.begin();
+}
+
 std::string mbedtls_text(int rc) {
   char text[160];
   mbedtls_strerror(rc, text, sizeof(text));
@@ -60,6 +66,7 @@ struct TlsServer::Connection {
   bool unknown_identity = false;    // the PSK callback found no key: a decoy key stands in
   bool checked_in = false;          // await_check_in: the handler took its first message
   bool charged = false;             // admit_peer was asked for this connection's full handshake
+  bool await_peer_end = false;      // kClosing: after our last byte, wait for the peer's end
   std::array<uint8_t, 4096> chunk;  // target of the outstanding socket read
   std::vector<uint8_t> inbox;       // ciphertext received, not yet taken by mbedTLS
   size_t inbox_taken = 0;
@@ -206,7 +213,9 @@ TlsServerStats TlsServer::stats() const {
   stats.refused_full = refused_full_;
   stats.refused_per_address = refused_per_address_;
   stats.replaced_per_identity = replaced_per_identity_;
-  stats.not_checked_in = not_checked_in_;
+  stats.evicted_full = evicted_full_;
+  stats.evicted_per_address = evicted_per_address_;
+  stats.not_checked_in = timed_out_unchecked_;
   stats.revoked = revoked_;
   return stats;
 }
@@ -254,24 +263,38 @@ void TlsServer::accept() {
 
 void TlsServer::admit(asio::ip::tcp::socket socket) {
   asio::error_code ignored;
-  if (connections_.size() >= config_.max_connections) {
-    ++refused_full_;
-    socket.close(ignored);
-    return;
-  }
   asio::error_code no_address;
   const asio::ip::tcp::endpoint peer = socket.remote_endpoint(no_address);
   std::optional<PeerAddress> counted;  // the address this connection counts against, if capped
   if (!no_address && config_.max_connections_per_address != 0) {
     const PeerAddress address = peer_address(peer.address());
-    if (!(address.loopback && config_.exempt_loopback)) {
-      const auto held = per_address_.find(address);
-      if (held != per_address_.end() && held->second >= config_.max_connections_per_address) {
-        ++refused_per_address_;  // before any TLS work: nothing sent, no id, no call
-        socket.close(ignored);
-        return;
-      }
-      counted = address;
+    if (!(address.loopback && config_.exempt_loopback)) counted = address;
+  }
+  // At its address's cap, the address's oldest closing or not-checked-in connection makes room;
+  // when all of them have checked in, the newcomer is refused (before any TLS work: nothing
+  // sent, no id, no call).
+  if (counted) {
+    const auto held = per_address_.find(*counted);
+    if (held != per_address_.end() && held->second.held >= config_.max_connections_per_address &&
+        !make_room(oldest(held->second.closing), oldest(held->second.not_checked_in),
+                   "max_connections_per_address " +
+                       std::to_string(config_.max_connections_per_address) + " from " +
+                       peer.address().to_string(),
+                   evicted_per_address_)) {
+      ++refused_per_address_;
+      socket.close(ignored);
+      return;
+    }
+  }
+  // Likewise for max_connections: every socket the server holds counts, closing ones too.
+  if (connections_.size() + lingering_.size() >= config_.max_connections) {
+    const std::optional<ConnectionId> closing =
+        lingering_.empty() ? std::nullopt : std::optional<ConnectionId>(lingering_.begin()->first);
+    if (!make_room(closing, oldest(not_checked_in_),
+                   "max_connections " + std::to_string(config_.max_connections), evicted_full_)) {
+      ++refused_full_;
+      socket.close(ignored);
+      return;
     }
   }
   socket.set_option(asio::ip::tcp::no_delay(true), ignored);
@@ -282,8 +305,11 @@ void TlsServer::admit(asio::ip::tcp::socket socket) {
     return;
   }
   ++next_id_;
+  not_checked_in_.insert(connection->id);
   if (counted) {
-    ++per_address_[*counted];
+    Slots& slots = per_address_[*counted];
+    ++slots.held;
+    slots.not_checked_in.insert(connection->id);
     connection->counted_address = counted;
   }
   mbedtls_ssl_set_bio(&connection->ssl, connection.get(), &TlsServer::bio_send,
@@ -292,6 +318,29 @@ void TlsServer::admit(asio::ip::tcp::socket socket) {
   connections_.emplace(connection->id, connection);
   arm_timer(connection);
   read(connection);
+}
+
+bool TlsServer::make_room(std::optional<ConnectionId> closing,
+                          std::optional<ConnectionId> not_checked_in, const std::string& cap,
+                          uint64_t& evicted) {
+  if (closing) {  // its last bytes cut short: it was closed already
+    const auto found = lingering_.find(*closing);
+    if (found != lingering_.end()) {
+      const ConnectionPtr victim = found->second;
+      finish(victim);
+      return true;
+    }
+  }
+  if (not_checked_in) {
+    const auto found = connections_.find(*not_checked_in);
+    if (found != connections_.end()) {
+      const ConnectionPtr victim = found->second;
+      ++evicted;
+      drop(victim, "closed for a newer connection: not checked in, at " + cap, Ending::kNow);
+      return true;
+    }
+  }
+  return false;
 }
 
 void TlsServer::arm_timer(const ConnectionPtr& connection) {
@@ -304,14 +353,15 @@ void TlsServer::arm_timer(const ConnectionPtr& connection) {
     }
     switch (connection->state) {
       case Connection::State::kHandshake:
-        drop(connection, "TLS handshake not finished within handshake_timeout_ms", false);
+        drop(connection, "TLS handshake not finished within handshake_timeout_ms", Ending::kNow);
         break;
       case Connection::State::kOpen:
         if (connection->checked_in) {
-          drop(connection, "idle for longer than idle_timeout_ms", false);
+          drop(connection, "idle for longer than idle_timeout_ms", Ending::kNow);
         } else {
-          ++not_checked_in_;
-          drop(connection, "no check-in (a valid ClientHello) within handshake_timeout_ms", false);
+          ++timed_out_unchecked_;
+          drop(connection, "no check-in (a valid ClientHello) within handshake_timeout_ms",
+               Ending::kNow);
         }
         break;
       default:
@@ -332,7 +382,7 @@ void TlsServer::read(const ConnectionPtr& connection) {
             drop(connection,
                  error == asio::error::eof ? "peer closed the connection"
                                            : "socket read failed: " + error.message(),
-                 false);
+                 Ending::kNow);
           }
           return;
         }
@@ -370,7 +420,7 @@ bool TlsServer::admit_full_handshake(const ConnectionPtr& connection) {
        "TLS handshake refused: " +
            (connection->peer ? connection->peer->to_string() : std::string("an unknown address")) +
            " is over its full handshakes a minute",
-       false);  // the ServerHello written so far is discarded
+       Ending::kNow);  // the ServerHello written so far is discarded
   return false;
 }
 
@@ -401,12 +451,13 @@ void TlsServer::advance_handshake(const ConnectionPtr& connection) {
     connection->handshake_key.reset();
   }
   if (rc != 0) {
-    // The alert (sent) is a wrong key's either way; the log says which it was.
+    // The alert (sent) is a wrong key's either way; the log says which it was. The socket is
+    // closed as soon as the alert is written: no wait for the peer's end of stream.
     drop(
         connection,
         "TLS handshake failed: " +
             (connection->unknown_identity ? std::string("unknown PSK identity") : mbedtls_text(rc)),
-        true);
+        Ending::kAfterFlush);
     return;
   }
   if (full) {
@@ -415,7 +466,7 @@ void TlsServer::advance_handshake(const ConnectionPtr& connection) {
     connection->identity = connection->resumed_identity;
     ++resumed_handshakes_;
   } else {
-    drop(connection, "TLS handshake ended without an identity", false);
+    drop(connection, "TLS handshake ended without an identity", Ending::kNow);
     return;
   }
   make_room_for(connection->identity);
@@ -423,7 +474,7 @@ void TlsServer::advance_handshake(const ConnectionPtr& connection) {
   connection->counted_identity = true;
   connection->state = Connection::State::kOpen;
   if (!config_.await_check_in) {
-    connection->checked_in = true;
+    mark_checked_in(*connection);
     connection->deadline = Clock::now() + std::chrono::milliseconds(config_.idle_timeout_ms);
     arm_timer(connection);  // the idle deadline may come before the handshake's
   }  // else its deadline stays the handshake's: accept + handshake_timeout_ms
@@ -438,7 +489,7 @@ void TlsServer::read_frames(const ConnectionPtr& connection) {
     Result<bool> frame =
         wire::take_frame(MutableByteSpan(c.plain.data(), c.plain.size()), c.plain_bytes, envelope);
     if (!frame.ok()) {
-      drop(connection, frame.status().message(), true);
+      drop(connection, frame.status().message(), Ending::kLinger);
       return;
     }
     if (frame.value()) {
@@ -452,9 +503,9 @@ void TlsServer::read_frames(const ConnectionPtr& connection) {
     } else if (rc == MBEDTLS_ERR_SSL_WANT_READ || rc == MBEDTLS_ERR_SSL_WANT_WRITE) {
       return;
     } else if (rc == 0 || rc == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY) {
-      drop(connection, "peer closed the connection", false);
+      drop(connection, "peer closed the connection", Ending::kNow);
     } else {
-      drop(connection, "TLS record error: " + mbedtls_text(rc), true);
+      drop(connection, "TLS record error: " + mbedtls_text(rc), Ending::kLinger);
     }
   }
 }
@@ -474,13 +525,14 @@ void TlsServer::send(ConnectionId id, const wire::Envelope& message) {
     const int rc =
         mbedtls_ssl_write(&connection->ssl, frame.data() + written, encoded.value() - written);
     if (rc < 0) {
-      drop(connection, "TLS write failed: " + mbedtls_text(rc), false);
+      drop(connection, "TLS write failed: " + mbedtls_text(rc), Ending::kNow);
       return;
     }
     written += static_cast<size_t>(rc);
   }
   if (connection->pending_output() > config_.max_pending_output_bytes) {
-    drop(connection, "unsent output exceeds max_pending_output_bytes (peer not reading)", false);
+    drop(connection, "unsent output exceeds max_pending_output_bytes (peer not reading)",
+         Ending::kNow);
     return;
   }
   flush(connection);
@@ -500,13 +552,17 @@ void TlsServer::flush(const ConnectionPtr& connection) {
           if (connection->state == Connection::State::kClosing) {
             finish(connection);
           } else {
-            drop(connection, "socket write failed: " + error.message(), false);
+            drop(connection, "socket write failed: " + error.message(), Ending::kNow);
           }
           return;
         }
         if (!connection->outbox.empty()) {
           flush(connection);
         } else if (connection->state == Connection::State::kClosing) {
+          if (!connection->await_peer_end) {
+            finish(connection);  // a failed handshake's alert is out: closed at once
+            return;
+          }
           asio::error_code ignored;  // our last word is out: end our half, wait for the peer's
           connection->socket.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
         }
@@ -517,7 +573,7 @@ void TlsServer::close(ConnectionId id) {
   const auto found = connections_.find(id);
   if (found == connections_.end()) return;
   const ConnectionPtr connection = found->second;  // drop() erases the map's copy
-  drop(connection, "closed by the server", true);
+  drop(connection, "closed by the server", Ending::kLinger);
 }
 
 void TlsServer::keep_open(ConnectionId id, uint32_t ms) {
@@ -538,7 +594,7 @@ void TlsServer::check_in(ConnectionId id) {
     return;
   }
   Connection& c = *found->second;
-  c.checked_in = true;
+  mark_checked_in(c);
   const Clock::time_point idle = Clock::now() + std::chrono::milliseconds(config_.idle_timeout_ms);
   if (idle > c.deadline) c.deadline = idle;  // the armed timer re-arms itself until then
 }
@@ -551,7 +607,8 @@ void TlsServer::make_room_for(const std::string& identity) {
     if (held == per_identity_.end() || held->second.size() < cap) return;
     const ConnectionId oldest = *held->second.begin();  // ids grow: the smallest is the oldest
     const auto found = connections_.find(oldest);
-    if (found == connections_.end()) {  // not open any more (cannot happen: release() erases)
+    if (found ==
+        connections_.end()) {  // not open any more (cannot happen: release_identity() erases)
       held->second.erase(held->second.begin());
       if (held->second.empty()) per_identity_.erase(held);
       continue;
@@ -562,7 +619,7 @@ void TlsServer::make_room_for(const std::string& identity) {
          "replaced: identity " + identity +
              " opened a newer connection (max_connections_per_identity " + std::to_string(cap) +
              ")",
-         false);
+         Ending::kNow);
   }
 }
 
@@ -580,25 +637,40 @@ size_t TlsServer::revoke(const std::set<std::string>& identities) {
     drop(c,
          "credential revoked (identity " +
              (c->identity.empty() ? c->resumed_identity : c->identity) + ")",
-         false);
+         Ending::kNow);
   }
   return revoked.size();
 }
 
-void TlsServer::release(Connection& c) {
+void TlsServer::mark_checked_in(Connection& c) {
+  c.checked_in = true;
+  not_checked_in_.erase(c.id);
   if (c.counted_address) {
-    const auto held = per_address_.find(*c.counted_address);
-    if (held != per_address_.end() && --held->second == 0) per_address_.erase(held);
-    c.counted_address.reset();
+    const auto slots = per_address_.find(*c.counted_address);
+    if (slots != per_address_.end()) slots->second.not_checked_in.erase(c.id);
   }
-  if (c.counted_identity) {
-    const auto held = per_identity_.find(c.identity);
-    if (held != per_identity_.end()) {
-      held->second.erase(c.id);
-      if (held->second.empty()) per_identity_.erase(held);
-    }
-    c.counted_identity = false;
+}
+
+void TlsServer::release_identity(Connection& c) {
+  if (!c.counted_identity) return;
+  const auto held = per_identity_.find(c.identity);
+  if (held != per_identity_.end()) {
+    held->second.erase(c.id);
+    if (held->second.empty()) per_identity_.erase(held);
   }
+  c.counted_identity = false;
+}
+
+void TlsServer::release_slot(Connection& c) {
+  not_checked_in_.erase(c.id);
+  if (!c.counted_address) return;
+  const auto slots = per_address_.find(*c.counted_address);
+  if (slots != per_address_.end()) {
+    slots->second.not_checked_in.erase(c.id);
+    slots->second.closing.erase(c.id);
+    if (--slots->second.held == 0) per_address_.erase(slots);
+  }
+  c.counted_address.reset();
 }
 
 void TlsServer::stop() {
@@ -609,27 +681,37 @@ void TlsServer::stop() {
   purge_timer_.cancel();
   std::vector<ConnectionPtr> all;
   for (auto& entry : connections_) all.push_back(entry.second);
-  for (auto& connection : all) drop(connection, "server stopping", false);
+  for (auto& connection : all) drop(connection, "server stopping", Ending::kNow);
   all.clear();
   for (auto& entry : lingering_) all.push_back(entry.second);
   for (auto& connection : all) finish(connection);
 }
 
-void TlsServer::drop(const ConnectionPtr& held, const std::string& reason, bool send_pending) {
+void TlsServer::drop(const ConnectionPtr& held, const std::string& reason, Ending ending) {
   const ConnectionPtr connection = held;  // `held` may be the map's entry, erased below
   if (connection->state == Connection::State::kClosing ||
       connection->state == Connection::State::kClosed) {
     return;
   }
   connections_.erase(connection->id);
-  release(*connection);
-  const bool linger = send_pending && connection->pending_output() > 0;
-  if (linger) {
-    // Let the final alert or frames out, bounded: a peer that never reads is cut off.
+  release_identity(*connection);  // closed for its identity; its socket still holds a slot
+  if (ending != Ending::kNow && connection->pending_output() > 0) {
+    // Let the final alert or frames out, bounded: a peer that never reads is cut off. Until its
+    // socket is closed it counts against max_connections and its address's cap (the first to
+    // make room for a newcomer). Its ciphertext is all in its output: the TLS context goes now.
     connection->state = Connection::State::kClosing;
+    connection->await_peer_end = ending == Ending::kLinger;
+    mbedtls_ssl_free(&connection->ssl);
+    mbedtls_ssl_init(&connection->ssl);
+    not_checked_in_.erase(connection->id);
+    if (connection->counted_address) {
+      Slots& slots = per_address_[*connection->counted_address];
+      slots.not_checked_in.erase(connection->id);
+      slots.closing.insert(connection->id);
+    }
     lingering_.emplace(connection->id, connection);
     connection->deadline = Clock::now() + std::chrono::milliseconds(std::min<uint32_t>(
-                                              config_.handshake_timeout_ms, 1000));
+                                              config_.handshake_timeout_ms, kClosingMs));
     arm_timer(connection);
     flush(connection);
   } else {
@@ -647,7 +729,8 @@ void TlsServer::finish(const ConnectionPtr& connection) {
   mbedtls_ssl_init(&connection->ssl);
   connections_.erase(connection->id);
   lingering_.erase(connection->id);
-  release(*connection);
+  release_identity(*connection);
+  release_slot(*connection);
 }
 
 }  // namespace net

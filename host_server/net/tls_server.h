@@ -7,8 +7,9 @@
 // with TlsServerConfig::lookup_psk; an unknown identity or a wrong key fails the handshake, on_open
 // is never called and the socket is closed. Both end alike — the peer gets the same fatal alert
 // (bad_record_mac) after the same work: for an identity it does not know the server goes on with
-// a random key (RFC 4279 §2), so no observer learns which identities it knows; its on_close reason
-// says which it was ("TLS handshake failed: unknown PSK identity").
+// a random key (RFC 4279 §2), so no network observer learns which identities it knows; its
+// on_close reason (and so the server's log) says which it was ("TLS handshake failed: unknown PSK
+// identity").
 //
 // Threads: every FrameHandler call happens on the io_context's thread, and every TlsServer method
 // must be called on that thread too (asio::post to it from elsewhere). Nothing is locked.
@@ -17,11 +18,22 @@
 // handshake_timeout_ms) → on_open(id, identity) → on_frame... → on_close(id, reason).
 // on_close is called exactly once for every accepted connection the server drops — including
 // those whose handshake failed or timed out, which never had on_open (a handler ignores ids it
-// never saw open). Sockets beyond max_connections are closed at once, get no id and no call;
-// so are those from an address (peer_address.h: an IPv4 address, an IPv6 /64) that already has
-// max_connections_per_address (loopback exempt unless exempt_loopback is false), counted in
-// stats().refused_per_address — refusing the newcomer, so that nobody sharing an address (a NAT)
-// can close the connections already there. One identity holds at most
+// never saw open).
+// Slots: every socket the server holds counts against max_connections and against its address's
+// max_connections_per_address (peer_address.h: an IPv4 address, an IPv6 /64; loopback exempt
+// unless exempt_loopback is false) until the socket is closed — a connection still flushing its
+// last bytes ("closing", below) included. A connection has "checked in" once the handler said so
+// (check_in(), with await_check_in; else once its handshake is done). At a cap, the newcomer
+// takes the slot of the oldest connection that is closing (its last bytes cut short), else of the
+// oldest one not checked in (on_close "closed for a newer connection: not checked in, at ...",
+// counted in stats().evicted_per_address, evicted_full) — first among its own address's, then
+// among all; a newcomer finding only checked-in connections is closed at once, gets no id and no
+// call (stats().refused_per_address, refused_full). So connections that never authenticate —
+// from however many addresses, no credential needed — hold no slot against a device: each lasts
+// until handshake_timeout_ms or until that many newer connections came, and a device's handshake
+// (milliseconds) survives unless as many connections as there are not-checked-in slots arrive
+// during it; a connection that checked in is never closed to make room.
+// One identity holds at most
 // max_connections_per_identity open connections: a handshake that would open one more closes the
 // identity's oldest first (on_close "replaced: ...", stats().replaced_per_identity) — only the
 // holder of that identity's key can make it happen, and a device whose older connection is dead
@@ -46,6 +58,11 @@
 // max_connections) or of memory is tried again after kAcceptRetryMs, not at once: the waiting
 // connection stays in the listen backlog, and the io thread does not spin while the shortage
 // lasts (it ends as time-outs close connections).
+// Closing: a connection dropped with output still unsent lets it out before its socket closes,
+// with its TLS context already freed. After a failed handshake the alert is written and the socket
+// closed at once (no wait for the peer); after close() or a malformed frame, its last frames are
+// written, its half of the stream ended, and the peer's end awaited. Either way at most
+// min(handshake_timeout_ms, kClosingMs), and counted in the caps meanwhile (see Slots).
 // A connection is closed when: its handshake fails or takes longer than handshake_timeout_ms; it
 // sends nothing for idle_timeout_ms; it sends a malformed or oversized frame (the reason is
 // decode_frame's message); its unsent output exceeds max_pending_output_bytes (a slow reader never
@@ -55,11 +72,13 @@
 // close() and stop() also call on_close. send() and close() on an unknown or closed id do nothing
 // (the peer may just have gone).
 //
-// Memory per connection: a Connection (the mbedTLS ssl context plus ~16.7 KiB in and out record
-// buffers that mbedTLS allocates, a receive chunk of 4 KiB, a plaintext frame buffer of
-// wire::kMaxFrameBytes) plus its pending output, at most max_pending_output_bytes; and the
-// session cache, sessions.max_entries × about 420 bytes; per address with a connection (capped) and
-// per open identity, a map node (about 64 bytes and 100 bytes).
+// Memory per connection (at most max_connections, closing ones included): a Connection (the
+// mbedTLS ssl context plus ~16.7 KiB in and out record buffers that mbedTLS allocates — freed once
+// it is closing —, a receive chunk of 4 KiB, a plaintext frame buffer of wire::kMaxFrameBytes)
+// plus its pending output, at most max_pending_output_bytes; and the session cache,
+// sessions.max_entries × about 420 bytes; per address with a connection (capped) and per open
+// identity, a map node (about 100 bytes each), and per connection not checked in or closing a set
+// node or two (about 40 bytes each).
 // Destroy a TlsServer only after its io_context has stopped running handlers that may refer to it
 // (stop(), then let run() return). Paper: none (transport for all tasks).
 #ifndef FEDSTAT_HOST_SERVER_NET_TLS_SERVER_H_
@@ -70,6 +89,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -117,8 +137,9 @@ struct TlsServerConfig {
   std::function<bool(const asio::ip::address& peer)> admit_peer;
   // Open connections one identity may hold (0: no cap); the oldest makes room (see above).
   size_t max_connections_per_identity = 4;
-  // Connections, handshaking or open, from one address at once (0: no cap); one more is closed
-  // at accept. Loopback peers are not counted while exempt_loopback.
+  // Connections (handshaking, open or closing) from one address at once (0: no cap); one more
+  // takes the slot of the address's oldest not checked in, or is closed at accept when all have
+  // checked in (see Slots). Loopback peers are not counted while exempt_loopback.
   size_t max_connections_per_address = 256;
   bool exempt_loopback = true;
   // An open connection must be check_in()ed within handshake_timeout_ms of its accept (see above).
@@ -131,8 +152,10 @@ struct TlsServerStats {
   uint64_t resumed_handshakes = 0;
   size_t cached_sessions = 0;
   uint64_t refused_peers = 0;  // connections dropped before their handshake: admit_peer refused
-  uint64_t refused_full = 0;   // closed at accept: max_connections were open
-  uint64_t refused_per_address = 0;    // closed at accept: max_connections_per_address
+  uint64_t refused_full = 0;   // closed at accept: max_connections held, every one checked in
+  uint64_t refused_per_address = 0;    // likewise for max_connections_per_address
+  uint64_t evicted_full = 0;           // not checked in, closed for a newcomer at max_connections
+  uint64_t evicted_per_address = 0;    // likewise at max_connections_per_address
   uint64_t replaced_per_identity = 0;  // closed: max_connections_per_identity, a newer one came
   uint64_t not_checked_in = 0;  // closed: no check_in within handshake_timeout_ms (await_check_in)
   uint64_t revoked = 0;         // closed by revoke()
@@ -142,6 +165,8 @@ class TlsServer {
  public:
   // After an accept that failed (no descriptor or memory left), the next one waits this long.
   static constexpr uint32_t kAcceptRetryMs = 100;
+  // A closing connection's socket is closed after at most min(handshake_timeout_ms, this).
+  static constexpr uint32_t kClosingMs = 1000;
 
   // Throws std::runtime_error if mbedTLS cannot be set up or lookup_psk is empty.
   TlsServer(asio::io_context& io, TlsServerConfig config, FrameHandler& handler);
@@ -195,13 +220,24 @@ class TlsServer {
   void read_frames(const ConnectionPtr& connection);
   void flush(const ConnectionPtr& connection);
   void arm_timer(const ConnectionPtr& connection);
-  void drop(const ConnectionPtr& connection, const std::string& reason, bool send_pending);
+  // How a dropped connection's socket ends: at once (unsent output discarded); once its output
+  // is written (a failed handshake's alert); or once written and the peer has ended its stream
+  // (or kClosingMs). See Closing above.
+  enum class Ending { kNow, kAfterFlush, kLinger };
+  void drop(const ConnectionPtr& connection, const std::string& reason, Ending ending);
   void finish(const ConnectionPtr& connection);
   // Closes `identity`'s oldest open connections until it holds fewer than
   // max_connections_per_identity.
   void make_room_for(const std::string& identity);
-  // Takes the connection out of the per-address and per-identity counts (once).
-  void release(Connection& connection);
+  // A newcomer at `cap` (its text for the log): closes the `closing` connection, else the
+  // `not_checked_in` one (counting it in `evicted`); false when neither is given.
+  bool make_room(std::optional<ConnectionId> closing, std::optional<ConnectionId> not_checked_in,
+                 const std::string& cap, uint64_t& evicted);
+  void mark_checked_in(Connection& connection);
+  // Takes the connection out of its identity's open connections (once).
+  void release_identity(Connection& connection);
+  // Gives its slot back: out of its address's count and of the not-checked-in set (once).
+  void release_slot(Connection& connection);
 
   asio::io_context& io_;
   TlsServerConfig config_;
@@ -221,11 +257,18 @@ class TlsServer {
   uint64_t resumed_handshakes_ = 0;
   uint64_t refused_peers_ = 0;
   uint64_t refused_full_ = 0, refused_per_address_ = 0, replaced_per_identity_ = 0;
-  uint64_t not_checked_in_ = 0, revoked_ = 0;
-  std::unordered_map<PeerAddress, size_t, PeerAddressHash> per_address_;  // handshaking or open
+  uint64_t evicted_full_ = 0, evicted_per_address_ = 0;
+  uint64_t timed_out_unchecked_ = 0, revoked_ = 0;
+  // One address's sockets (handshaking, open or closing), and which of them may make room.
+  struct Slots {
+    size_t held = 0;
+    std::set<ConnectionId> not_checked_in, closing;
+  };
+  std::unordered_map<PeerAddress, Slots, PeerAddressHash> per_address_;
   std::unordered_map<std::string, std::set<ConnectionId>> per_identity_;  // open, by identity
   std::unordered_map<ConnectionId, ConnectionPtr> connections_;           // handshaking or open
-  std::unordered_map<ConnectionId, ConnectionPtr> lingering_;  // closed, last bytes going out
+  std::set<ConnectionId> not_checked_in_;  // of connections_: handshaking, or not checked in
+  std::map<ConnectionId, ConnectionPtr> lingering_;  // closing: last bytes going out (by age)
 };
 
 }  // namespace net

@@ -24,7 +24,9 @@ constexpr const char* kReportRefused = "report_refused";
 constexpr const char* kExcludedNote = "excluded ";
 // A server note (client_id = the holder): "disputed <owner> <self|key> <text>", a share the holder
 // revealed that is off the polynomial of <owner>'s verified secret — the holder or the owner is
-// at fault. Not replayed (it excludes nobody); the status page lists it.
+// at fault. Not replayed (it excludes nobody); the status page lists it. Written at the close
+// that finishes the round, before its result: a replay that finishes the round (a crash after
+// the close's transition) writes them unless the store already holds them.
 constexpr const char* kDisputedNote = "disputed ";
 
 std::vector<uint8_t> text_bytes(const std::string& s) {
@@ -63,6 +65,7 @@ void TaskRound::recover(const std::vector<StoredEvent>& events, uint64_t now) {
   for (const StoredEvent& event : events) {
     if (event.kind != EventKind::kServerNote) continue;
     const auto [word, text] = note_parts(event.payload);
+    if (word + " " == kDisputedNote) disputes_stored_ = true;
     if (word != kNoiseSeed) continue;
     const auto bytes = decode_hex32(text);
     if (!bytes || noise_seed_) {
@@ -465,7 +468,9 @@ void TaskRound::record_exclusions(size_t from) {
 
 void TaskRound::record_disputes(size_t from) {
   const auto& disputes = secagg_->disputes();
-  if (from >= disputes.size() || replaying_) return;
+  // A replay that finishes the round writes the notes the crash kept from the store (one commit
+  // holds them all: the store has all of them or none).
+  if (from >= disputes.size() || (replaying_ && disputes_stored_)) return;
   std::vector<NewEvent> notes;
   std::map<uint32_t, std::vector<const SecAggDispute*>> by_holder;
   for (size_t i = from; i < disputes.size(); ++i) {
@@ -596,7 +601,8 @@ Refusal TaskRound::refuse_report(uint64_t client, const std::string& why) {
 
 void TaskRound::apply_note(const StoredEvent& event) {
   const auto [word, text] = note_parts(event.payload);
-  if (word == kNoiseSeed) return;  // read before the replay
+  if (word == kNoiseSeed) return;           // read before the replay
+  if (word + " " == kDisputedNote) return;  // evidence only (see kDisputedNote)
   if (word == kReportRefused) {
     // Written only for an admitted clear-path device whose report was not complete, once.
     const uint64_t client = event.client_id;

@@ -182,6 +182,7 @@ class TaskRound {
   std::set<uint64_t> checked_in_;       // its ClientHello stored under this task (ever offered it)
   std::set<uint64_t> refused_reports_;  // clear path: its report refused (out of bounds)
   std::optional<Seed256> noise_seed_;   // the aggregate's, once drawn or read from the store
+  bool disputes_stored_ = false;        // a replay found this round's "disputed" notes stored
   std::set<uint32_t> dropped_;          // DIST: connection lost in this session
   std::set<uint32_t> awaited_;          // DIST: not reconnected since a restart ...
   uint64_t awaited_until_ = 0;          // ... and dropouts from this time on (0: not yet counting)

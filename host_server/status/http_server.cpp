@@ -1,7 +1,9 @@
 // The status page's HTTP/1.1 server (http_server.h).
 #include "host_server/status/http_server.h"
 
+#include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstring>
 #include <utility>
 
@@ -12,8 +14,8 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/time.h>
-#include <unistd.h>
 #endif
+#include <unistd.h>
 
 namespace fedstat {
 namespace host {
@@ -46,15 +48,16 @@ bool is_token_char(char c) {  // RFC 9110 tchar (a method, a field name)
          c == '#' || c == '$' || c == '%' || c == '&' || c == '^' || c == '`' || c == '|';
 }
 
-// The uid that owns the other end of a TCP connection on this machine (a loopback peer), asked of
-// the kernel (Linux sock_diag: an exact lookup by the connection's four addresses, no scan of the
-// socket tables); nullopt when it cannot tell (another system, no such socket any more).
-std::optional<uint32_t> peer_uid(const asio::ip::tcp::socket& socket) {
+// The uid that owns the TCP socket on this machine whose own end is `own` and whose other end is
+// `other`, asked of the kernel (Linux sock_diag: an exact lookup by the connection's four
+// addresses, no scan of the socket tables); nullopt, with `problem` said, when it cannot tell
+// (another system, no AF_NETLINK, no such socket any more). A socket its owner has closed (an
+// orphan, or one in time-wait, which the kernel reports as uid 0) tells nothing either.
+std::optional<uint32_t> socket_owner(const asio::ip::tcp::endpoint& own,
+                                     const asio::ip::tcp::endpoint& other, std::string& problem) {
 #ifdef __linux__
-  asio::error_code local_error, remote_error;
-  const asio::ip::tcp::endpoint local = socket.local_endpoint(local_error);
-  const asio::ip::tcp::endpoint remote = socket.remote_endpoint(remote_error);
-  if (local_error || remote_error || local.address().is_v4() != remote.address().is_v4()) {
+  if (own.address().is_v4() != other.address().is_v4()) {
+    problem = "an IPv4 end and an IPv6 end";
     return std::nullopt;
   }
   struct {
@@ -64,42 +67,48 @@ std::optional<uint32_t> peer_uid(const asio::ip::tcp::socket& socket) {
   request.header.nlmsg_len = sizeof(request);
   request.header.nlmsg_type = SOCK_DIAG_BY_FAMILY;
   request.header.nlmsg_flags = NLM_F_REQUEST;
-  request.body.sdiag_family = remote.address().is_v4() ? AF_INET : AF_INET6;
+  request.body.sdiag_family = own.address().is_v4() ? AF_INET : AF_INET6;
   request.body.sdiag_protocol = IPPROTO_TCP;
   request.body.idiag_states = ~0u;
-  // The peer's own socket: its end is our remote one, its other end ours.
-  request.body.id.idiag_sport = htons(remote.port());
-  request.body.id.idiag_dport = htons(local.port());
-  if (remote.address().is_v4()) {
-    const auto src = remote.address().to_v4().to_bytes();
-    const auto dst = local.address().to_v4().to_bytes();
+  request.body.id.idiag_sport = htons(own.port());
+  request.body.id.idiag_dport = htons(other.port());
+  if (own.address().is_v4()) {
+    const auto src = own.address().to_v4().to_bytes();
+    const auto dst = other.address().to_v4().to_bytes();
     std::memcpy(request.body.id.idiag_src, src.data(), src.size());
     std::memcpy(request.body.id.idiag_dst, dst.data(), dst.size());
   } else {
-    const auto src = remote.address().to_v6().to_bytes();
-    const auto dst = local.address().to_v6().to_bytes();
+    const auto src = own.address().to_v6().to_bytes();
+    const auto dst = other.address().to_v6().to_bytes();
     std::memcpy(request.body.id.idiag_src, src.data(), src.size());
     std::memcpy(request.body.id.idiag_dst, dst.data(), dst.size());
   }
   request.body.id.idiag_cookie[0] = request.body.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
   const int fd = ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-  if (fd < 0) return std::nullopt;
+  if (fd < 0) {
+    problem = std::string("socket(AF_NETLINK, NETLINK_SOCK_DIAG): ") + std::strerror(errno);
+    return std::nullopt;
+  }
   const timeval wait{0, 200000};  // the kernel answers at once; never hold the io thread long
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
   sockaddr_nl kernel{};
   kernel.nl_family = AF_NETLINK;
   std::optional<uint32_t> uid;
+  problem = "the kernel did not name the socket's owner";
   if (sendto(fd, &request, sizeof(request), 0, reinterpret_cast<sockaddr*>(&kernel),
-             sizeof(kernel)) == static_cast<ssize_t>(sizeof(request))) {
+             sizeof(kernel)) != static_cast<ssize_t>(sizeof(request))) {
+    problem = std::string("sock_diag request: ") + std::strerror(errno);
+  } else {
     alignas(nlmsghdr) char answer[4096];
     ssize_t length = recv(fd, answer, sizeof(answer), 0);
+    if (length < 0) problem = std::string("sock_diag answer: ") + std::strerror(errno);
     for (auto* h = reinterpret_cast<nlmsghdr*>(answer); length > 0 && NLMSG_OK(h, length);
          h = NLMSG_NEXT(h, length)) {
       if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY) break;  // NLMSG_ERROR: no such socket
       const auto* found = static_cast<const inet_diag_msg*>(NLMSG_DATA(h));
       if (found->id.idiag_sport == request.body.id.idiag_sport &&
           found->id.idiag_dport == request.body.id.idiag_dport) {
-        uid = found->idiag_uid;
+        if (found->idiag_inode != 0) uid = found->idiag_uid;  // 0: closed by its owner
         break;
       }
     }
@@ -107,7 +116,9 @@ std::optional<uint32_t> peer_uid(const asio::ip::tcp::socket& socket) {
   ::close(fd);
   return uid;
 #else
-  (void)socket;
+  (void)own;
+  (void)other;
+  problem = "no sock_diag on this system";
   return std::nullopt;
 #endif
 }
@@ -207,16 +218,42 @@ std::string format_http_response(const HttpResponse& r, bool head_only) {
   return out;
 }
 
-std::string local_peer(const asio::ip::tcp::socket& socket) {
-  if (const std::optional<uint32_t> uid = peer_uid(socket)) return "uid " + std::to_string(*uid);
-  asio::error_code error;
-  const asio::ip::tcp::endpoint remote = socket.remote_endpoint(error);
-  return error ? std::string("unknown") : "address " + remote.address().to_string();
+// The default PeerOf: the local user at the other end (see HttpPeer).
+HttpPeer local_peer(const asio::ip::tcp::socket& socket) {
+  asio::error_code local_error, remote_error;
+  const asio::ip::tcp::endpoint local = socket.local_endpoint(local_error);
+  const asio::ip::tcp::endpoint remote = socket.remote_endpoint(remote_error);
+  if (local_error || remote_error) return HttpPeer{};
+  std::string problem;
+  const std::optional<uint32_t> uid = socket_owner(remote, local, problem);  // the peer's socket
+  if (!uid) return HttpPeer{};
+  const bool operator_user = *uid == 0 || *uid == static_cast<uint32_t>(geteuid());
+  return HttpPeer{operator_user ? HttpPeer::Kind::kOperator : HttpPeer::Kind::kOther,
+                  "uid " + std::to_string(*uid)};
+}
+
+std::optional<std::string> peer_lookup_problem() {
+  try {
+    asio::io_context io;
+    asio::ip::tcp::acceptor listener(io, {asio::ip::make_address("127.0.0.1"), 0});
+    asio::ip::tcp::socket client(io);
+    client.connect(listener.local_endpoint());  // the kernel completes it from the backlog
+    std::string problem;
+    const std::optional<uint32_t> uid =
+        socket_owner(client.local_endpoint(), client.remote_endpoint(), problem);
+    if (!uid) return problem;
+    if (*uid != static_cast<uint32_t>(geteuid())) {
+      return "the kernel named uid " + std::to_string(*uid) + " for this process's own socket";
+    }
+    return std::nullopt;
+  } catch (const std::exception& e) {
+    return std::string("a loopback connection to look up could not be made: ") + e.what();
+  }
 }
 
 struct StatusHttpServer::Session {
   explicit Session(asio::ip::tcp::socket s) : socket(std::move(s)), timer(socket.get_executor()) {}
-  std::string peer;  // what it counts against (StatusHttpServer::PeerOf)
+  HttpPeer peer;  // what it counts against (StatusHttpServer::PeerOf)
   asio::ip::tcp::socket socket;
   asio::steady_timer timer;
   std::array<char, 2048> chunk{};
@@ -263,24 +300,32 @@ void StatusHttpServer::stop() {
   }
   sessions_.clear();
   per_peer_.clear();
+  others_ = 0;
 }
 
 void StatusHttpServer::accept() {
   acceptor_.async_accept([this](const asio::error_code& error, asio::ip::tcp::socket socket) {
     if (stopped_ || error == asio::error::operation_aborted) return;
     if (!error) {
-      const std::string peer = sessions_.size() < limits_.max_connections ? peer_of_(socket) : "";
-      const auto held = per_peer_.find(peer);
-      if (sessions_.size() >= limits_.max_connections ||
-          (limits_.max_connections_per_peer != 0 && held != per_peer_.end() &&
-           held->second >= limits_.max_connections_per_peer)) {
+      bool room = sessions_.size() < limits_.max_connections;
+      const HttpPeer peer = room ? peer_of_(socket) : HttpPeer{};
+      if (room && peer.kind != HttpPeer::Kind::kUnknown && limits_.max_connections_per_peer != 0) {
+        const auto held = per_peer_.find(peer.name);
+        room = held == per_peer_.end() || held->second < limits_.max_connections_per_peer;
+      }
+      if (room && peer.kind == HttpPeer::Kind::kOther) {
+        const size_t reserved = std::min(limits_.operator_slots, limits_.max_connections);
+        room = others_ < limits_.max_connections - reserved;
+      }
+      if (!room) {
         ++refused_;
         asio::error_code ignored;
         socket.close(ignored);
       } else {
         auto session = std::make_shared<Session>(std::move(socket));
         session->peer = peer;
-        ++per_peer_[peer];
+        if (peer.kind != HttpPeer::Kind::kUnknown) ++per_peer_[peer.name];
+        if (peer.kind == HttpPeer::Kind::kOther) ++others_;
         sessions_.insert(session);
         session->timer.expires_after(std::chrono::milliseconds(limits_.timeout_ms));
         session->timer.async_wait([this, session](const asio::error_code& e) {
@@ -374,8 +419,11 @@ void StatusHttpServer::finish(const std::shared_ptr<Session>& session) {
   asio::error_code ignored;
   session->timer.cancel();
   session->socket.close(ignored);
-  const auto held = per_peer_.find(session->peer);
-  if (held != per_peer_.end() && --held->second == 0) per_peer_.erase(held);
+  if (session->peer.kind != HttpPeer::Kind::kUnknown) {
+    const auto held = per_peer_.find(session->peer.name);
+    if (held != per_peer_.end() && --held->second == 0) per_peer_.erase(held);
+  }
+  if (session->peer.kind == HttpPeer::Kind::kOther) --others_;
   sessions_.erase(session);
 }
 

@@ -165,6 +165,16 @@ void OperatorView::serve(asio::io_context& io, const ServerConfig& config,
         return std::optional<HttpResponse>(cached.response);
       });
   http_->start();
+  if (const std::optional<std::string> problem = peer_lookup_problem()) {
+    log << json{{"event", "warning"},
+                {"detail", "the status page cannot tell local users apart (" + *problem +
+                               "): its 16 connections are shared by every local user, whose idle "
+                               "sockets can keep the operator out for 5 s each; allow AF_NETLINK "
+                               "(sock_diag) to the server, or keep other users off this machine"},
+                {"time", now_seconds()}}
+               .dump()
+        << std::endl;
+  }
   log << json{{"event", "status_listening"},
               {"address", where.address},
               {"port", http_->port()},
@@ -233,6 +243,8 @@ ServerStatus OperatorView::snapshot(const Coordinator* coordinator, uint64_t now
     s.tls_sessions_held = tls.cached_sessions;
     s.refused_full = tls.refused_full;
     s.refused_per_address = tls.refused_per_address;
+    s.evicted_full = tls.evicted_full;
+    s.evicted_per_address = tls.evicted_per_address;
     s.replaced_per_identity = tls.replaced_per_identity;
     s.not_checked_in = tls.not_checked_in;
     s.revoked = tls.revoked;

@@ -269,6 +269,9 @@ std::string render_status_html(const ServerStatus& s) {
       std::to_string(s.refused_peers));
   row("connections refused at accept (max_connections, per address)", "refused-at-accept",
       std::to_string(s.refused_full) + ", " + std::to_string(s.refused_per_address));
+  row("connections not checked in closed for a newer one (max_connections, per address)",
+      "evicted-for-newer",
+      std::to_string(s.evicted_full) + ", " + std::to_string(s.evicted_per_address));
   row("connections closed without a check-in", "not-checked-in", std::to_string(s.not_checked_in));
   row("connections replaced by their device's newer one", "replaced-per-identity",
       std::to_string(s.replaced_per_identity));
@@ -415,11 +418,19 @@ std::string render_metrics(const ServerStatus& s) {
          "full handshakes than handshakes_per_address_per_minute.",
          s.refused_peers);
   scalar("fedstat_connections_refused_full_total", "counter",
-         "Connections closed at accept because max_connections were open.", s.refused_full);
+         "Connections closed at accept because max_connections were held, every one checked in.",
+         s.refused_full);
   scalar("fedstat_connections_refused_per_address_total", "counter",
          "Connections closed at accept because their address (an IPv6 /64) held "
-         "max_connections_per_address.",
+         "max_connections_per_address, every one checked in.",
          s.refused_per_address);
+  scalar("fedstat_connections_evicted_full_total", "counter",
+         "Connections not checked in, closed to make room for a newer one at max_connections.",
+         s.evicted_full);
+  scalar("fedstat_connections_evicted_per_address_total", "counter",
+         "Connections not checked in, closed to make room for a newer one from their address (an "
+         "IPv6 /64) at max_connections_per_address.",
+         s.evicted_per_address);
   scalar("fedstat_connections_replaced_per_identity_total", "counter",
          "Open connections closed because their device id opened one more than "
          "max_connections_per_identity.",

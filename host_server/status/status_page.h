@@ -74,8 +74,10 @@ struct ServerStatus {
   uint64_t resumed_handshakes = 0;      // of the completed ones, resumed TLS sessions
   uint64_t refused_peers = 0;           // connections dropped by the per-address handshake limit
   size_t tls_sessions_held = 0;         // sessions the listener holds for resumption
-  uint64_t refused_full = 0;            // closed at accept: max_connections were open
-  uint64_t refused_per_address = 0;     // closed at accept: max_connections_per_address
+  uint64_t refused_full = 0;            // closed at accept: max_connections held, all checked in
+  uint64_t refused_per_address = 0;     // likewise for max_connections_per_address
+  uint64_t evicted_full = 0;            // not checked in, closed for a newcomer (max_connections)
+  uint64_t evicted_per_address = 0;     // likewise at max_connections_per_address
   uint64_t replaced_per_identity = 0;   // closed for a newer one: max_connections_per_identity
   uint64_t not_checked_in = 0;          // closed: no ClientHello within handshake_timeout_ms
   uint64_t revoked = 0;                 // closed: their credential was removed (SIGHUP reload)

@@ -5,34 +5,92 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
 #include <stdexcept>
 
 namespace fedstat {
 namespace host {
 namespace {
 
-// Before SQLite opens `path`: each missing directory above it is made 0700, and the file itself,
-// when it does not exist, is made empty and 0600 (O_EXCL: never someone else's file, never through
-// a symbolic link) — an empty file is an empty database to SQLite, which gives the -wal and -shm
-// it makes beside it the database's own mode. So no moment exists where the store is readable by
-// others, whatever the umask. ":memory:" and "" (SQLite's in-memory and temporary databases) are
-// not files. A failure here is left for SQLite's open to report.
-void create_private(const std::string& path) {
-  if (path.empty() || path == ":memory:") return;
-  for (size_t slash = path.find('/', 1); slash != std::string::npos;
-       slash = path.find('/', slash + 1)) {
-    if (mkdir(path.substr(0, slash).c_str(), 0700) != 0 && errno != EEXIST) return;
+std::string errno_text() {
+  return std::strerror(errno);
+}
+
+// Refuses (the reason) a store file that is not a regular file of this process's effective
+// user with one name (a hard link elsewhere would be another way in), as fstat or lstat saw it.
+std::optional<std::string> not_our_own(const struct stat& s) {
+  if (S_ISLNK(s.st_mode)) {
+    return std::string(
+        "is a symbolic link: not followed (who can write its directory could "
+        "point it anywhere); give the real path");
   }
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd >= 0) close(fd);
+  if (!S_ISREG(s.st_mode)) return std::string("is not a regular file");
+  if (s.st_uid != geteuid()) {
+    return "is owned by uid " + std::to_string(s.st_uid) + ", not this server's user (uid " +
+           std::to_string(geteuid()) +
+           "): its owner could read every device's words; run the server as its owner, or move "
+           "it away and let the server create its own";
+  }
+  if (s.st_nlink != 1) {
+    return "has " + std::to_string(s.st_nlink) + " hard links: another name reaches it";
+  }
+  return std::nullopt;
 }
 
 }  // namespace
 
+// Before SQLite opens the store: each missing directory above it is made 0700; the file itself is
+// opened without following a symbolic link (O_NOFOLLOW) — created empty and 0600 when absent (an
+// empty file is an empty database to SQLite, which gives the -wal and -shm it makes beside it the
+// database's own mode, so no moment exists where the store is readable by others, whatever the
+// umask) — and refused unless it is a regular file of this process's user with one link. Its
+// -wal, -shm and -journal, where they exist, must be so too (lstat: a link there is refused).
+// The directory above is resolved (realpath: a link the operator made to a data disk is fine) and
+// SQLite opens the resolved path with SQLITE_OPEN_NOFOLLOW. What is left: another user who can
+// write the directory can still act between these checks and SQLite's own opens (file_access.h
+// warns about such a directory). ":memory:" and "" (SQLite's in-memory and temporary databases)
+// are not files. Returns the path SQLite is to open.
+std::string SqliteConnection::prepare_private(const std::string& path) const {
+  if (path.empty() || path == ":memory:") return path;
+  for (size_t slash = path.find('/', 1); slash != std::string::npos;
+       slash = path.find('/', slash + 1)) {
+    if (mkdir(path.substr(0, slash).c_str(), 0700) != 0 && errno != EEXIST) break;
+  }
+  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    if (errno == ELOOP) {
+      refuse("open", "the store " + path +
+                         " is a symbolic link: not followed (who can write its directory could "
+                         "point it anywhere); give the real path");
+    }
+    refuse("open", "cannot open " + path + ": " + errno_text());
+  }
+  struct stat s {};
+  const bool looked = fstat(fd, &s) == 0;
+  close(fd);
+  if (!looked) refuse("open", "cannot look at " + path + ": " + errno_text());
+  if (auto why = not_our_own(s)) refuse("open", "the store " + path + " " + *why);
+  for (const char* suffix : {"-wal", "-shm", "-journal"}) {
+    struct stat beside {};
+    if (lstat((path + suffix).c_str(), &beside) != 0) continue;  // absent: SQLite makes it
+    if (auto why = not_our_own(beside))
+      refuse("open", "the store's " + (path + suffix) + " " + *why);
+  }
+  const size_t slash = path.rfind('/');
+  const std::string directory = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  char resolved[PATH_MAX];
+  if (realpath(directory.c_str(), resolved) == nullptr) return path;
+  return std::string(resolved) + "/" + path.substr(slash == std::string::npos ? 0 : slash + 1);
+}
+
 SqliteConnection::SqliteConnection(const std::string& path) : path_(path) {
-  create_private(path);
-  const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
-  const int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
+  const std::string opened = prepare_private(path);
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+  if (!path.empty() && path != ":memory:") flags |= SQLITE_OPEN_NOFOLLOW;  // none on the way
+  const int rc = sqlite3_open_v2(opened.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     const std::string message = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close_v2(db_);

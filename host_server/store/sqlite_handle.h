@@ -17,6 +17,9 @@ namespace host {
 class SqliteConnection {
  public:
   // Read-write; created when absent, 0600 (its missing directories 0700), before SQLite opens it.
+  // Refused (std::runtime_error, "fedstat store <path>: open: ..."): a path that is a symbolic
+  // link (never followed), or a store — or an existing -wal, -shm, -journal beside it — that is
+  // not a regular file owned by this process's effective user with one link (sqlite_handle.cpp).
   explicit SqliteConnection(const std::string& path);
   ~SqliteConnection();
   SqliteConnection(const SqliteConnection&) = delete;
@@ -30,6 +33,9 @@ class SqliteConnection {
   void exec(const char* sql, const std::string& operation);
 
  private:
+  // Makes, checks and resolves the store's path before SQLite opens it (sqlite_handle.cpp).
+  std::string prepare_private(const std::string& path) const;
+
   std::string path_;
   sqlite3* db_ = nullptr;
 };

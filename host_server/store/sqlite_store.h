@@ -6,7 +6,9 @@
 // page, linear in the file's size) and anything but "ok" is an error naming what it found.
 // A store that does not exist is created for its owner only — the file 0600 before SQLite opens
 // it (its -wal and -shm then get the same mode), missing directories above it 0700 — whatever the
-// umask: it holds every trusted and tagg device's exact words (store/sqlite_handle.h). Durability:
+// umask: it holds every trusted and tagg device's exact words; a symbolic link at its path is
+// never followed, and a store (or -wal, -shm, -journal) that is not a regular file of this
+// process's user with one link is refused (store/sqlite_handle.h). Durability:
 // kSurvivesProcessCrash (synchronous=NORMAL) keeps every committed transaction through kill -9;
 // kSurvivesPowerLoss (synchronous=FULL) also through power loss; kStepsSurvivePowerLoss keeps every
 // commit through kill -9 and, through power loss, every commit up to the last one that was not

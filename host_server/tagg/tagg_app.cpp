@@ -3,6 +3,7 @@
 
 #include <asio.hpp>
 #include <csignal>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 
@@ -52,13 +53,34 @@ TaggPlans plan_tagg_tasks(const ServerConfig& config) {
 }
 
 int serve_tagg(const ServerConfig& config, const std::string& port_file, std::ostream& log) {
+  asio::io_context io;
+  // SIGHUP (main() ignores it until here): a TAgg reads its collectors only at start, so it has
+  // nothing to reload — it says so and goes on (a reload sent to every fedstat-server, a
+  // logrotate line, must not end it).
+  asio::signal_set hangups(io, SIGHUP);
+  std::function<void()> await_hangup = [&]() {
+    hangups.async_wait([&](const asio::error_code& error, int /*signal*/) {
+      if (error) return;
+      log_line(log, {{"event", "reload_ignored"},
+                     {"signal", SIGHUP},
+                     {"detail",
+                      "a TAgg reads its collectors only at start: nothing to reload "
+                      "(restart it to change them)"}});
+      await_hangup();
+    });
+  };
+  await_hangup();
   // A released draw must outlive a power loss: a resend after losing it would be noised again.
   SqliteStoreOptions durable;
   durable.durability = Durability::kSurvivesPowerLoss;
+  log_store_check(log, config.store_path);
   std::unique_ptr<Store> store = open_sqlite_store(config.store_path, durable);
   std::vector<std::string> warnings = secrets_readable_by_others(config);  // collectors' keys
   for (std::string& warning : store_readable_by_others(config.store_path)) {
     warnings.push_back(std::move(warning));
+  }
+  if (auto warning = store_directory_writable_by_others(config.store_path)) {
+    warnings.push_back(std::move(*warning));
   }
   for (const std::string& warning : warnings) {
     log_line(log, {{"event", "warning"}, {"detail", warning}});
@@ -75,7 +97,6 @@ int serve_tagg(const ServerConfig& config, const std::string& port_file, std::os
     return it->second;
   };
 
-  asio::io_context io;
   NetBridge<TaggIntake> bridge;
   TaggIntake intake(service, bridge, planned.owners, [&log](const std::string& line) {
     log_line(log, {{"event", "tagg"}, {"detail", line}});
@@ -96,6 +117,7 @@ int serve_tagg(const ServerConfig& config, const std::string& port_file, std::os
   signals.async_wait([&](const asio::error_code& error, int signal) {
     if (error) return;
     log_line(log, {{"event", "stopping"}, {"signal", signal}});
+    hangups.cancel();
     server.stop();
   });
   io.run();

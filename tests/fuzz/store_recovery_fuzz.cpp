@@ -25,7 +25,9 @@
 //     a message (store.h, messages.h, task_round.h), never another exception; replay appends no
 //     event (a fresh task with no events appends its "open"), but for the noise seed of an
 //     aggregate it estimates itself when the store holds none (the crash came before the seed
-//     note: no draw was shown) — at most one, and only with a result. A seed is random: in the
+//     note: no draw was shown) — at most one, and only with a result — and for the "disputed"
+//     notes of the close it finishes itself when the store holds none (the crash came between
+//     the close's transition and them) — only with the round finished. A seed is random: in the
 //     comparisons below a "noise_seed" note's bytes are left out (its place is compared);
 //   - determinism: recovering the same events from a fresh store gives the same error or the same
 //     state (stage, every client's reply and resume verdict, SecAggPhase's stage, members and
@@ -284,6 +286,13 @@ std::string hex(const std::vector<uint8_t>& bytes) {
 // A round's noise seed note ("noise_seed <hex>", task_round.h): drawn from the CSPRNG.
 bool noise_seed_note(EventKind kind, const std::vector<uint8_t>& payload) {
   static const std::string kWord = "noise_seed ";
+  return kind == EventKind::kServerNote && payload.size() > kWord.size() &&
+         std::equal(kWord.begin(), kWord.end(), payload.begin());
+}
+
+// A share the holder revealed off the owner's verified polynomial ("disputed …", task_round.cpp).
+bool disputed_note(EventKind kind, const std::vector<uint8_t>& payload) {
+  static const std::string kWord = "disputed ";
   return kind == EventKind::kServerNote && payload.size() > kWord.size() &&
          std::equal(kWord.begin(), kWord.end(), payload.begin());
 }
@@ -680,10 +689,15 @@ void run(const Input& in) {
   QueueOutbox out;
   Recovered first = recover(store, out, spec, now, clients);
   const bool fresh = in.open_state() && in.events.empty();
-  size_t seeds = 0;
-  for (const NewEvent& e : store.appended) seeds += noise_seed_note(e.kind, e.payload);
-  FUZZ_CHECK(store.appended.size() - seeds == (fresh && first.error.empty() ? 1u : 0u));
+  size_t seeds = 0, disputes = 0;
+  for (const NewEvent& e : store.appended) {
+    seeds += noise_seed_note(e.kind, e.payload);
+    disputes += disputed_note(e.kind, e.payload);
+  }
+  FUZZ_CHECK(store.appended.size() - seeds - disputes == (fresh && first.error.empty() ? 1u : 0u));
   FUZZ_CHECK(seeds == 0 || (seeds == 1 && store.result(kTask).has_value()));
+  FUZZ_CHECK(disputes == 0 || stored_state(store) == "completed" ||
+             stored_state(store) == "aborted");
 
   // Determinism: the same events in a fresh store.
   {

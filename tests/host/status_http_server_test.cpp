@@ -69,7 +69,7 @@ class StatusHttpServerTest : public ::testing::Test {
 // sockets (and 4 more were closed at accept), 127.0.0.1's request is answered.
 TEST_F(StatusHttpServerTest, APeerAtItsCapLeavesRoomForAnother) {
   peer_of_ = [](const asio::ip::tcp::socket& socket) {
-    return socket.remote_endpoint().address().to_string();
+    return HttpPeer{HttpPeer::Kind::kOther, socket.remote_endpoint().address().to_string()};
   };
   start();
   std::vector<std::unique_ptr<asio::ip::tcp::socket>> greedy;
@@ -79,8 +79,44 @@ TEST_F(StatusHttpServerTest, APeerAtItsCapLeavesRoomForAnother) {
   EXPECT_EQ(refused(), 4u);
 }
 
-// By default a peer is the local user at the other end: every socket of this process is one
-// peer, whichever loopback address it comes from (when the kernel can tell; else its address).
+// Other users (each loopback address stands for one here; 127.0.0.1 is the operator) share 12 of
+// the 16 connections: 4 of them at their cap of 4 each leave 127.0.0.1 its 4.
+TEST_F(StatusHttpServerTest, OtherUsersLeaveTheOperatorItsSlots) {
+  peer_of_ = [](const asio::ip::tcp::socket& socket) {
+    const std::string address = socket.remote_endpoint().address().to_string();
+    return HttpPeer{address == "127.0.0.1" ? HttpPeer::Kind::kOperator : HttpPeer::Kind::kOther,
+                    address};
+  };
+  start();
+  std::vector<std::unique_ptr<asio::ip::tcp::socket>> others;
+  for (const char* user : {"127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"}) {
+    for (int i = 0; i < 4; ++i) others.push_back(connect(user));
+  }
+  std::vector<std::unique_ptr<asio::ip::tcp::socket>> operators;
+  for (int i = 0; i < 4; ++i) operators.push_back(connect("127.0.0.1"));
+  for (auto& socket : operators) EXPECT_EQ(get(*socket), "HTTP/1.1 200 OK");
+  EXPECT_EQ(refused(), 4u);  // the fourth other user's four
+}
+
+// A peer the kernel did not name is held to max_connections only (no cap per peer).
+TEST_F(StatusHttpServerTest, PeersNotNamedShareEveryConnection) {
+  peer_of_ = [](const asio::ip::tcp::socket&) { return HttpPeer{}; };
+  start();
+  std::vector<std::unique_ptr<asio::ip::tcp::socket>> idle;
+  for (int i = 0; i < 15; ++i) idle.push_back(connect());
+  auto last = connect();
+  EXPECT_EQ(get(*last), "HTTP/1.1 200 OK");
+  EXPECT_EQ(refused(), 0u);
+}
+
+// The kernel names this process's user here (Linux with sock_diag).
+TEST(PeerLookup, TheKernelNamesThisProcesssUser) {
+  const std::optional<std::string> problem = peer_lookup_problem();
+  EXPECT_FALSE(problem.has_value()) << *problem;
+}
+
+// By default a peer is the local user at the other end: every socket of this process (the
+// server's own user) is one peer, whichever loopback address it comes from.
 TEST_F(StatusHttpServerTest, ByDefaultAPeerIsTheLocalUserAtTheOtherEnd) {
   start();
   std::vector<std::unique_ptr<asio::ip::tcp::socket>> sockets;

@@ -129,12 +129,16 @@ TEST(StatusRenderTest, EachConnectionCapHasItsMetric) {
   ServerStatus s;
   s.refused_full = 23;
   s.refused_per_address = 29;
+  s.evicted_full = 47;
+  s.evicted_per_address = 53;
   s.replaced_per_identity = 31;
   s.not_checked_in = 37;
   s.revoked = 41;
   const std::string metrics = render_metrics(s);
   for (const char* line : {"\nfedstat_connections_refused_full_total 23\n",
                            "\nfedstat_connections_refused_per_address_total 29\n",
+                           "\nfedstat_connections_evicted_full_total 47\n",
+                           "\nfedstat_connections_evicted_per_address_total 53\n",
                            "\nfedstat_connections_replaced_per_identity_total 31\n",
                            "\nfedstat_connections_not_checked_in_total 37\n",
                            "\nfedstat_connections_revoked_total 41\n",

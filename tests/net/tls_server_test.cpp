@@ -866,26 +866,51 @@ TEST_F(TlsServerTest, OneIdentityHoldsAtMostItsCapAndItsOldestMakesRoom) {
   EXPECT_EQ(stats().replaced_per_identity, 1u);
 }
 
-// max_connections_per_address: one connection beyond is closed at accept (no id, no call), before
-// the handshake time-out (a minute here) could; loopback is counted only when not exempt.
-TEST_F(TlsServerTest, OneAddressHoldsAtMostItsCapAndLoopbackOnlyWhenNotExempt) {
+// max_connections_per_address (loopback counted only when not exempt): a connection beyond takes
+// the slot of the address's oldest one not checked in (a, idle: closed at once, before the
+// handshake time-out a minute away); once the address's connections have all checked in, one
+// more is closed at accept (no id, no call).
+TEST_F(TlsServerTest, AtItsAddressCapTheOldestNotCheckedInMakesRoom) {
   config_.max_connections_per_address = 2;
   config_.handshake_timeout_ms = 60000;
   config_.exempt_loopback = false;
   start();
   asio::ip::tcp::socket a = raw_socket(), b = raw_socket(), c = raw_socket();
-  const auto give_up = std::chrono::steady_clock::now() + kWaitLimit;
-  while (stats().refused_per_address == 0 && std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // paces the polling
-  }
-  EXPECT_EQ(stats().refused_per_address, 1u);
-  EXPECT_TRUE(read_until_closed(c));  // at once: the time-out is a minute away
-  a.close();                          // room again, once the server has seen it go
+  EXPECT_TRUE(read_until_closed(a));  // at once: the time-out is a minute away
   ASSERT_TRUE(handler_.wait_for([&] { return handler_.closed_locked().size() == 1; }));
-  tls::TlsPskChannel device;
-  EXPECT_TRUE(connect_device(device, 3).ok());
+  EXPECT_EQ(handler_.closed().begin()->second,
+            "closed for a newer connection: not checked in, at max_connections_per_address 2 "
+            "from 127.0.0.1");
+  EXPECT_EQ(stats().evicted_per_address, 1u);
+  tls::TlsPskChannel one, two, three;  // b, then c make room; then both devices hold the cap
+  ASSERT_TRUE(connect_device(one, 3).ok());
+  ASSERT_TRUE(connect_device(two, 4).ok());
+  EXPECT_TRUE(read_until_closed(b));
+  EXPECT_TRUE(read_until_closed(c));
+  EXPECT_EQ(connect_device(three, 5).code(), StatusCode::kUnavailable);
   EXPECT_EQ(stats().refused_per_address, 1u);
-  EXPECT_TRUE(handler_.closed().size() == 1);  // b is still held
+  EXPECT_TRUE(exchange(one, 1, 1).ok());
+  EXPECT_TRUE(exchange(two, 1, 1).ok());
+}
+
+// max_connections: a newcomer takes the slot of the oldest connection not checked in (whatever
+// its address); a device that has checked in is never closed for it.
+TEST_F(TlsServerTest, AtMaxConnectionsTheOldestNotCheckedInMakesRoom) {
+  config_.max_connections = 2;
+  config_.handshake_timeout_ms = 60000;
+  start();
+  tls::TlsPskChannel device;
+  ASSERT_TRUE(connect_device(device, 3).ok());  // checked in at its handshake's end here
+  asio::ip::tcp::socket silent = raw_socket();
+  tls::TlsPskChannel newcomer;
+  ASSERT_TRUE(connect_device(newcomer, 4).ok());
+  EXPECT_TRUE(read_until_closed(silent));
+  EXPECT_EQ(stats().evicted_full, 1u);
+  tls::TlsPskChannel refused;
+  EXPECT_EQ(connect_device(refused, 5).code(), StatusCode::kUnavailable);
+  EXPECT_EQ(stats().refused_full, 1u);
+  EXPECT_TRUE(exchange(device, 1, 1).ok());
+  EXPECT_TRUE(exchange(newcomer, 1, 1).ok());
 }
 
 TEST_F(TlsServerTest, LoopbackIsNotCappedPerAddressWhenExempt) {

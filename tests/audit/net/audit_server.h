@@ -6,9 +6,13 @@
 #ifndef FEDSTAT_TESTS_AUDIT_NET_AUDIT_SERVER_H_
 #define FEDSTAT_TESTS_AUDIT_NET_AUDIT_SERVER_H_
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -191,6 +195,100 @@ class Child {
  private:
   pid_t pid_ = -1;
   std::optional<int> code_;
+};
+
+// The log's lines with `"event":"<event>"`, counted.
+inline size_t count_events(const fs::path& log, const std::string& event) {
+  const std::string text = file_text(log);
+  const std::string needle = "\"event\":\"" + event + "\"";
+  size_t count = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+    ++count;
+  }
+  return count;
+}
+
+// A credentials file's line for device `id` of `files`' fleet.
+inline std::string credentials_line(const ServerDir& files, uint64_t id) {
+  return std::to_string(id) + " " + host::encode_hex(files.key(id).data(), 32) + "\n";
+}
+
+// The sockets process `pid` holds (its /proc/<pid>/fd entries that are sockets).
+inline size_t sockets_of(pid_t pid) {
+  size_t count = 0;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", error)) {
+    std::error_code ignored;
+    if (fs::read_symlink(entry.path(), ignored).string().rfind("socket:", 0) == 0) ++count;
+  }
+  return count;
+}
+
+// A blocking TCP connection from `source` (a loopback address; "" for any) to 127.0.0.1:`port`;
+// -1 when it cannot be made.
+inline int connect_from(const std::string& source, int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in from{}, to{};
+  from.sin_family = to.sin_family = AF_INET;
+  to.sin_port = htons(static_cast<uint16_t>(port));
+  inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+  bool ok = fd >= 0;
+  if (ok && !source.empty()) {
+    inet_pton(AF_INET, source.c_str(), &from.sin_addr);
+    ok = bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof(from)) == 0;
+  }
+  ok = ok && connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)) == 0;
+  if (!ok && fd >= 0) close(fd);
+  return ok ? fd : -1;
+}
+
+// Another local user ("nobody" and the uids below it): tests that act as one run as root only.
+constexpr uid_t kOtherUser = 65534;
+
+// A child process running as `uid` that holds `count` idle connections to 127.0.0.1:`port` until
+// destroyed. Call as root only.
+class OtherUser {
+ public:
+  OtherUser(uid_t uid, int port, int count) {
+    int ready[2], hold[2];
+    if (pipe(ready) != 0 || pipe(hold) != 0) throw std::runtime_error("pipe");
+    pid_ = fork();
+    if (pid_ < 0) throw std::runtime_error("fork failed");
+    if (pid_ == 0) {
+      close(ready[0]);
+      close(hold[1]);
+      if (setgroups(0, nullptr) != 0 || setgid(uid) != 0 || setuid(uid) != 0) _exit(1);
+      int opened = 0;
+      for (int i = 0; i < count; ++i) opened += connect_from("", port) >= 0 ? 1 : 0;
+      const char c = opened == count ? 'y' : 'n';
+      if (write(ready[1], &c, 1) != 1) _exit(1);
+      char d;
+      while (read(hold[0], &d, 1) > 0) {
+      }
+      _exit(0);
+    }
+    close(ready[1]);
+    close(hold[0]);
+    hold_ = hold[1];
+    char c = 0;
+    ok_ = read(ready[0], &c, 1) == 1 && c == 'y';
+    close(ready[0]);
+  }
+  ~OtherUser() {
+    close(hold_);
+    kill(pid_, SIGKILL);  // a later sibling inherited our pipe's write end: EOF alone won't come
+    int status = 0;
+    waitpid(pid_, &status, 0);
+  }
+  OtherUser(const OtherUser&) = delete;
+  OtherUser& operator=(const OtherUser&) = delete;
+  // Whether it made all its connections.
+  bool ok() const { return ok_; }
+
+ private:
+  pid_t pid_ = -1;
+  int hold_ = -1;
+  bool ok_ = false;
 };
 
 }  // namespace audit

@@ -97,6 +97,111 @@ TEST(CredentialsReload, SighupRevokesARemovedDeviceAndKeepsTheOthers) {
   EXPECT_TRUE(server.exited_cleanly()) << file_text(files.log());
 }
 
+// Review M2: a SIGHUP while the file is being rewritten in place. An empty file (the rewrite has
+// begun) and one that does not end with a newline (a write in progress, cut after a whole key)
+// are refused, the credentials in force kept; a reload that does remove a device names it.
+TEST(CredentialsReload, AFileBeingRewrittenIsNotTaken) {
+  ServerDir files;
+  const fs::path credentials = files.dir / "devices.txt";
+  write_credentials(
+      files, credentials_line(files, 1) + credentials_line(files, 2) + credentials_line(files, 3));
+  files.write_config({{"credentials", credentials.string()}});
+  testing::ServerProcess server(files.config(), files.port_file(), files.log());
+
+  const auto reload = [&](size_t attempt) {
+    EXPECT_EQ(kill(server.pid(), SIGHUP), 0);
+    return poll_until(
+        [&] {
+          return count_events(files.log(), "credentials_reloaded") +
+                     count_events(files.log(), "credentials_not_reloaded") ==
+                 attempt;
+        },
+        10s);
+  };
+  std::ofstream(credentials, std::ios::trunc).close();  // 0 bytes so far
+  ASSERT_TRUE(reload(1)) << file_text(files.log());
+  std::string cut = credentials_line(files, 1) + credentials_line(files, 2);
+  cut.pop_back();  // device 2's key whole, its newline (and device 3) not written yet
+  write_credentials(files, cut);
+  ASSERT_TRUE(reload(2)) << file_text(files.log());
+  EXPECT_EQ(count_events(files.log(), "credentials_reloaded"), 0u)
+      << "a file being rewritten was taken: " << file_text(files.log());
+  for (uint64_t id : {1, 3}) {
+    tls::TlsPskChannel device;
+    EXPECT_TRUE(connect_device(device, server.port(), id, files.key(id)).ok())
+        << "device " << id << " locked out by a file being rewritten";
+  }
+
+  write_credentials(files, credentials_line(files, 1) + credentials_line(files, 2));
+  ASSERT_TRUE(reload(3)) << file_text(files.log());
+  ASSERT_EQ(count_events(files.log(), "credentials_reloaded"), 1u) << file_text(files.log());
+  EXPECT_NE(file_text(files.log()).find("\"removed_ids\":[3]"), std::string::npos)
+      << "the reload does not name the device it removed: " << file_text(files.log());
+}
+
+// Review L6: the reload reads on the io thread. A FIFO at the credentials path (it would block
+// the open until a writer came) and a file larger than the bound are refused at once, and the
+// server goes on serving.
+TEST(CredentialsReload, AFifoOrAHugeFileIsRefusedWithoutStallingTheServer) {
+  ServerDir files;
+  const fs::path credentials = files.dir / "devices.txt";
+  write_credentials(files, credentials_line(files, 1));
+  files.write_config({{"credentials", credentials.string()}});
+  testing::ServerProcess server(files.config(), files.port_file(), files.log());
+
+  const fs::path fifo = files.dir / "fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  fs::rename(fifo, credentials);
+  ASSERT_EQ(kill(server.pid(), SIGHUP), 0);
+  const bool refused =
+      poll_until([&] { return count_events(files.log(), "credentials_not_reloaded") == 1; }, 5s);
+  if (!refused) {  // the server waits in open(): a writer lets it go on (and the stop work)
+    const int writer = open(credentials.c_str(), O_WRONLY | O_NONBLOCK);
+    if (writer >= 0) close(writer);
+  }
+  ASSERT_TRUE(refused) << "a FIFO at the credentials path stalled the server: "
+                       << file_text(files.log());
+  tls::TlsPskChannel one;
+  EXPECT_TRUE(connect_device(one, server.port(), 1, files.key(1)).ok());
+  one.close();
+
+  {  // 100 MiB (sparse: a comment of zero bytes after device 1): refused for its size, unread
+    const fs::path huge = files.dir / "huge";
+    std::ofstream(huge) << credentials_line(files, 1) << "# ";
+    chmod(huge.c_str(), 0600);
+    fs::resize_file(huge, uint64_t{100} << 20);
+    fs::rename(huge, credentials);
+  }
+  ASSERT_EQ(kill(server.pid(), SIGHUP), 0);
+  ASSERT_TRUE(
+      poll_until([&] { return count_events(files.log(), "credentials_not_reloaded") == 2; }, 10s))
+      << file_text(files.log());
+  EXPECT_NE(file_text(files.log()).find("larger than"), std::string::npos)
+      << file_text(files.log());
+  tls::TlsPskChannel again;
+  EXPECT_TRUE(connect_device(again, server.port(), 1, files.key(1)).ok());
+}
+
+// Review L1: a credentials file owned by another user (not root): that user could change which
+// devices the server accepts. The server refuses to start on it.
+TEST(CredentialsFile, OneOwnedByAnotherUserIsRefused) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to make a file owned by another user";
+  ServerDir files;
+  const fs::path credentials = files.dir / "devices.txt";
+  write_credentials(files, credentials_line(files, 1));
+  ASSERT_EQ(chown(credentials.c_str(), kOtherUser, kOtherUser), 0);
+  files.write_config({{"credentials", credentials.string()}});
+  Child server({FEDSTAT_SERVER_BINARY, "--config", files.config().string(), "--port-file",
+                files.port_file().string()},
+               files.dir / "stdout", files.log());
+  const std::optional<int> code = server.wait(20s);
+  ASSERT_TRUE(code.has_value()) << "the server serves a credentials file another user owns: "
+                                << file_text(files.log());
+  EXPECT_NE(*code, 0);
+  EXPECT_NE(file_text(files.log()).find("owned by uid 65534"), std::string::npos)
+      << file_text(files.log());
+}
+
 }  // namespace
 }  // namespace audit
 }  // namespace fedstat

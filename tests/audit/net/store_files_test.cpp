@@ -102,6 +102,66 @@ TEST(StoreFiles, TheServerWarnsAboutAStoreOthersCanRead) {
   EXPECT_NE(log.find("chmod 600", warning), std::string::npos) << log;
 }
 
+// Review L1: the store's path in a directory another user can write. A symbolic link planted at
+// the store's path, or at its -wal's, is not followed (SQLite would create the store, or its WAL,
+// wherever the link points: a directory the link's author chose); the store is refused.
+TEST(StoreFiles, ALinkAtTheStoreOrItsWalIsNotFollowed) {
+  const CommonUmask umask_022;
+  ServerDir files;
+  const fs::path elsewhere = files.dir / "elsewhere";
+  fs::create_directory(elsewhere);
+  for (const char* suffix : {"", "-wal"}) {
+    const fs::path db = files.dir / (std::string("server") + suffix + ".db");
+    const fs::path link = db.string() + suffix;  // server.db, or server-wal.db's -wal
+    const fs::path target = elsewhere / (std::string("stolen") + suffix);
+    fs::create_symlink(target, link);
+    std::string refusal;
+    try {
+      host::open_sqlite_store(db.string())->put_task(1, "{}");
+    } catch (const std::runtime_error& e) {
+      refusal = e.what();
+    }
+    EXPECT_FALSE(fs::exists(target)) << "the store's file was made through the link at " << link
+                                     << " (mode " << octal(mode_of(target)) << ")";
+    EXPECT_NE(refusal.find("symbolic link"), std::string::npos)
+        << "a link at " << link << ": " << (refusal.empty() ? "opened" : refusal);
+  }
+}
+
+// Review L1: another user pre-creates an empty 0600 store file it owns: the server would fill it
+// with every device's words for its owner to read. A store not owned by the server's user is
+// refused.
+TEST(StoreFiles, AStoreOwnedByAnotherUserIsRefused) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to make a file owned by another user";
+  ServerDir files;
+  const fs::path db = files.dir / "server.db";
+  std::ofstream(db).close();
+  ASSERT_EQ(chmod(db.c_str(), 0600), 0);
+  ASSERT_EQ(chown(db.c_str(), kOtherUser, kOtherUser), 0);
+  std::string refusal;
+  try {
+    host::open_sqlite_store(db.string())->put_task(1, "{}");
+  } catch (const std::runtime_error& e) {
+    refusal = e.what();
+  }
+  EXPECT_NE(refusal.find("owned by uid 65534"), std::string::npos)
+      << (refusal.empty() ? "another user's store was filled" : refusal);
+}
+
+// Review L1: a store in a directory group or others can write (they can plant files beside it)
+// is named in a warning at start.
+TEST(StoreFiles, TheServerWarnsAboutAStoreDirectoryOthersCanWrite) {
+  ServerDir files;
+  const fs::path shared = files.dir / "shared";
+  fs::create_directory(shared);
+  ASSERT_EQ(chmod(shared.c_str(), 01777), 0);
+  files.write_config({{"store", (shared / "server.db").string()}});
+  testing::ServerProcess server(files.config(), files.port_file(), files.log());
+  const std::string log = file_text(files.log());
+  const size_t warning = log.find("\"detail\":\"the store's directory " + shared.string());
+  EXPECT_NE(warning, std::string::npos) << log;
+}
+
 // A store with one damaged page: a leaf of its events table (task 7's, a task no config here
 // declares, so that nothing reads it before the check would) gets an invalid page type. SQLite
 // opens the file and its schema reads.
