@@ -1,4 +1,5 @@
-# Shared by the emulation scripts (sourced): the demo fleet's secret and the wait for a server.
+# Shared by the emulation scripts (sourced): the demo fleet's secret, the wait for a server and
+# a small round's files.
 
 # The emulation fleets' HKDF secret; the scripts' Python writes it into the server configs.
 export FLEET_SECRET=$(printf '5a%.0s' $(seq 32))
@@ -12,4 +13,26 @@ wait_for_port() {
     sleep 0.1  # polling the file, bounded above
   done
   echo "the server did not listen within 60 s"; cat "$2"; exit 1
+}
+
+# write_small_data_shift_round MAX_CLIENTS: in the current directory, a device's data
+# (data/items.txt, 50 items), the reference, and task 7 (a data-shift round of trust none, at
+# least 2 devices) in task.json and in server.json (a server on an ephemeral loopback port,
+# store server.db, FLEET_SECRET).
+write_small_data_shift_round() {
+  MAX_CLIENTS=$1 python3 - <<'PY'
+import json, os
+with open('data/items.txt', 'w') as f:
+    for i in range(50): f.write(f"{i} {1000 // (i + 1)}\n")
+with open('reference.txt', 'w') as f:
+    for i in range(50): f.write(f"{i} {1000 // (i + 2)}\n")
+task = {"id": 7, "kind": "data_shift", "trust": "none", "epsilon": 0, "delta": 0,
+        "min_clients": 2, "max_clients": int(os.environ["MAX_CLIENTS"]), "deadline_seconds": 600,
+        "admission_seconds": 120, "phase_timeout_seconds": 120, "seed": "00" * 31 + "37",
+        "data_shift": {"rows": 3, "width": 64, "heap_capacity": 16, "k": 256, "domain": 60,
+                       "local_epsilon": 0, "reference": "reference.txt"}}
+json.dump(task, open('task.json', 'w'))
+json.dump({"listen": "127.0.0.1:0", "store": "server.db", "fleet_secret": os.environ["FLEET_SECRET"],
+           "tasks": [task]}, open('server.json', 'w'))
+PY
 }

@@ -13,21 +13,7 @@ source "$(dirname "$0")/common.sh"
 server=$1 sim=$2 work=$3
 rm -rf "$work" && mkdir -p "$work/data" "$work/state" "$work/recorded"
 cd "$work"
-python3 - <<'PY'
-import json, os
-with open('data/items.txt', 'w') as f:
-    for i in range(50): f.write(f"{i} {1000 // (i + 1)}\n")
-with open('reference.txt', 'w') as f:
-    for i in range(50): f.write(f"{i} {1000 // (i + 2)}\n")
-task = {"id": 7, "kind": "data_shift", "trust": "none", "epsilon": 0, "delta": 0,
-        "min_clients": 2, "max_clients": 2, "deadline_seconds": 600, "admission_seconds": 120,
-        "phase_timeout_seconds": 120, "seed": "00" * 31 + "37",
-        "data_shift": {"rows": 3, "width": 64, "heap_capacity": 16, "k": 256, "domain": 60,
-                       "local_epsilon": 0, "reference": "reference.txt"}}
-json.dump(task, open('task.json', 'w'))
-json.dump({"listen": "127.0.0.1:0", "store": "server.db", "fleet_secret": os.environ["FLEET_SECRET"],
-           "tasks": [task]}, open('server.json', 'w'))
-PY
+write_small_data_shift_round 2
 "$server" --config server.json --port-file port 2>server.log &
 pid=$!
 proxy=
