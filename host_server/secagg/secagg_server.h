@@ -51,8 +51,8 @@
 // 0.13 s with 10 colluders giving every secret its own holder set by empty reveals, 0.20 s with
 // one holder wrong in every reveal — all without dropouts. Each client dropped after sharing (in
 // U2, not U3) adds |U3| X25519 multiplications (its pairwise masks, recomputed; ≈ 0.52 ms each
-// here): RESULT_A3_SHORT with 10 % dropped (BM_FinishAtThousand/3), and at worst, n − t dropped,
-// (n − t)·t ≈ 262,000 of them, about 2 minutes — on the caller's thread (fedstat-server's io
+// here): 60 s with 10 % dropped (BM_FinishAtThousand/3), and at worst, n − t dropped,
+// (n − t)·t ≈ 262,000 of them, about 3 minutes — on the caller's thread (fedstat-server's io
 // thread; moving finish() to a worker is not built). docs/protocol.md, "One malicious device".
 // An abort whose evidence is empty reveals names the secret's owner and the withholding holders
 // as equally suspect: the server cannot tell a dealer of unreadable shares from holders that

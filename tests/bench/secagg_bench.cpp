@@ -6,6 +6,7 @@
 // finish() at n = 1024.
 #include <benchmark/benchmark.h>
 
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -230,13 +231,19 @@ void BM_FinishAtThousand(benchmark::State& state) {
     host::SecAggServer server(config);
     SeededStream random(Seed256{}, 3);
     uint8_t secret[32] = {}, seed[32] = {4};
-    // The dropped clients' masking key (one for all: what finish() costs does not depend on it).
-    uint8_t key[32] = {7}, key_public[32];
-    crypto::x25519_clamp(Span<uint8_t>(key, 32));
-    if (!crypto::x25519_public_key(ByteSpan(key, 32), Span<uint8_t>(key_public, 32),
-                                   fill_from_random_source, &random)
-             .ok()) {
-      state.SkipWithError("x25519");
+    // Each dropped client's masking key pair (the server refuses a public key advertised twice).
+    std::vector<std::array<uint8_t, 32>> key(n + 1), key_public(n + 1);
+    for (uint32_t id = survivors + 1; id <= n; ++id) {
+      key[id].fill(0);
+      key[id][2] = static_cast<uint8_t>(id);  // bytes the clamp keeps
+      key[id][3] = static_cast<uint8_t>(id >> 8);
+      crypto::x25519_clamp(Span<uint8_t>(key[id].data(), 32));
+      if (!crypto::x25519_public_key(ByteSpan(key[id].data(), 32),
+                                     Span<uint8_t>(key_public[id].data(), 32),
+                                     fill_from_random_source, &random)
+               .ok()) {
+        state.SkipWithError("x25519");
+      }
     }
     for (uint32_t id = 1; id <= n; ++id) {
       fedstat_v1_SecAggKeys keys = fedstat_v1_SecAggKeys_init_zero;
@@ -247,11 +254,12 @@ void BM_FinishAtThousand(benchmark::State& state) {
       (void)random.fill(MutableByteSpan(keys.masking_key.bytes, 32));
       keys.encryption_key.bytes[31] &= 0x3f;  // canonical, and not of low order
       keys.masking_key.bytes[31] &= 0x3f;
-      if (id > survivors) std::memcpy(keys.masking_key.bytes, key_public, 32);
+      if (id > survivors) std::memcpy(keys.masking_key.bytes, key_public[id].data(), 32);
       keys.commitment.size = secagg::kCommitmentBytes;
       (void)secagg::self_mask_commitment(9, id, ByteSpan(secret, 32),
                                          MutableByteSpan(keys.commitment.bytes, 32));
-      if (!server.on_keys(keys).ok()) state.SkipWithError("keys refused");
+      const Status accepted = server.on_keys(keys);
+      if (!accepted.ok()) state.SkipWithError(accepted.message());
     }
     (void)server.close_advertising();
     fedstat_v1_SecAggShare share = fedstat_v1_SecAggShare_init_zero;
@@ -274,24 +282,32 @@ void BM_FinishAtThousand(benchmark::State& state) {
       (void)server.on_chunk(id, chunk);
     }
     if (!server.close_masking().ok()) state.SkipWithError("masking did not close");
-    secagg::ShamirDealer dealer, key_dealer;
+    // Every survivor's share of the (one) self-mask seed; a dropped client's key shares are dealt
+    // per dropped client, below.
+    secagg::ShamirDealer dealer;
     (void)dealer.init(ByteSpan(secret, 32), t, ByteSpan(seed, 32));
-    (void)key_dealer.init(ByteSpan(key, 32), t, ByteSpan(seed, 32));
+    std::vector<secagg::ShamirShare> mine(survivors + 1);
+    for (uint32_t from = 1; from <= survivors; ++from) {
+      (void)dealer.share_for(from, mine[from]);
+      if (attack == 2 && from == 7) mine[from].y[0] = (mine[from].y[0] + 1) % secagg::kShamirPrime;
+    }
     fedstat_v1_SecAggReveal reveal = fedstat_v1_SecAggReveal_init_zero;
     reveal.session = 9;
-    for (uint32_t from = 1; from <= survivors; ++from) {
-      secagg::ShamirShare mine, key_share;
-      (void)dealer.share_for(from, mine);
-      (void)key_dealer.share_for(from, key_share);
-      if (attack == 2 && from == 7) mine.y[0] = (mine.y[0] + 1) % secagg::kShamirPrime;
-      reveal.from_id = from;
-      for (uint32_t about = 1; about <= n; ++about) {
-        reveal.about_id = about;
-        reveal.self_mask = about <= survivors;  // U3: its self-mask seed; U2 \ U3: its key
+    for (uint32_t about = 1; about <= n; ++about) {
+      reveal.about_id = about;
+      reveal.self_mask = about <= survivors;  // U3: its self-mask seed; U2 \ U3: its key
+      secagg::ShamirDealer key_dealer;
+      if (!reveal.self_mask) {
+        (void)key_dealer.init(ByteSpan(key[about].data(), 32), t, ByteSpan(seed, 32));
+      }
+      for (uint32_t from = 1; from <= survivors; ++from) {
+        reveal.from_id = from;
         const bool withheld = attack == 1 && from <= 10 && ((about - 1) >> (from - 1)) & 1u;
         reveal.share.size = withheld ? 0 : secagg::kShareBytes;
         if (!withheld) {
-          secagg::share_to_bytes(reveal.self_mask ? mine : key_share,
+          secagg::ShamirShare key_share;
+          if (!reveal.self_mask) (void)key_dealer.share_for(from, key_share);
+          secagg::share_to_bytes(reveal.self_mask ? mine[from] : key_share,
                                  MutableByteSpan(reveal.share.bytes, secagg::kShareBytes));
         }
         if (!server.on_reveal(from, reveal).ok()) state.SkipWithError("reveal refused");
