@@ -263,6 +263,12 @@ int run() {
   config.task_policy.max_epsilon = ledger_config.epsilon_budget;
   config.task_policy.max_delta = 1e-5;
   config.task_policy.min_exact_epsilon = 0.1;
+  // The kinds its data can answer (a histogram; examples): never heterogeneity (SensorData holds
+  // no unit vector), declined free before any charge (task_policy.h rule 0). A fixed choice of
+  // the app, not of what it holds now: a free decline must not depend on the data.
+  config.task_policy.answered_kinds = fedstat::client::kAnswerDataShift |
+                                      fedstat::client::kAnswerKlAnswers |
+                                      fedstat::client::kAnswerModelUpdate;
   SensorData data(counted ? &histogram : nullptr, examples);
   const MutableByteSpan client_memory(g_client_memory, sizeof(g_client_memory));
 #if FEDSTAT_FIRMWARE_CORE || FEDSTAT_FIRMWARE_TRAINER

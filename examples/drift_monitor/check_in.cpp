@@ -117,6 +117,9 @@ CheckInEnd check_in(const CheckInOptions& options, fedstat::histogram::SparseHis
   // Over TCP, up to 8 Report chunks in flight: a 40-chunk sketch goes in about 5 round trips.
   config.report_window = 8;
   config.task_policy.accepted_trust = options.accepted_trust;
+  // It holds a histogram only: a task of another kind is declined free, before any charge (else
+  // each one's "no data" decline would be charged: task_policy.h, rule 0).
+  config.task_policy.answered_kinds = client::kAnswerDataShift | client::kAnswerKlAnswers;
   const size_t words = (options.client_memory + 7) / 8;
   std::unique_ptr<uint64_t[]> memory(new uint64_t[words]);
   MonitorData data(histogram);

@@ -15,6 +15,9 @@ namespace {
 
 // The checks every kind shares: privacy fields, seed, bits, the DIST roster.
 Status validate_common(const fedstat_v1_Task& task, const TaskKindSupport& kind) {
+  // 0 names no task in the ledger (BudgetLedger::holds_task): a task 0 would be charged and
+  // answered again at every offer.
+  if (task.task_id == 0) return invalid_argument("Task.task_id must be > 0");
   const int64_t trust = wire_enum_value(task.trust);
   if (trust < fedstat_v1_TrustModel_TRUSTED || trust > fedstat_v1_TrustModel_NONE) {
     return unimplemented("Task.trust: unknown trust model");

@@ -43,7 +43,9 @@
 /// kinds keeps the others out of the firmware image.
 ///
 /// Checks (validate_task, before anything is computed): every field the kind reads, each failure
-/// kInvalidArgument with a message naming the field — ε, δ, λ NaN/negative/infinite or not allowed
+/// kInvalidArgument with a message naming the field — task_id 0 (the ledger keeps 0 for spends of
+/// no task, so a task 0 would escape the check for a task already paid for, client.h check 3),
+/// ε, δ, λ NaN/negative/infinite or not allowed
 /// for the trust model, a seed that is not 32 bytes, bits outside the kind's, vector_length other
 /// than the kind's formula, data_words other than the kind's, sketch or trainer parameters the SDK
 /// refuses, a DATA_SHIFT task of a private trust model (TRUSTED, TAGG, DIST) with local_epsilon 0

@@ -126,6 +126,39 @@ TEST_F(AuditRepeatOffer, ATaskDeclinedBeforeTheChargeIsCheckedAgainWhenReoffered
   EXPECT_DOUBLE_EQ(device.spent(), 1);
 }
 
+// Third review of B2 (R3-3): the ledger keeps task id 0 for spends of no task
+// (BudgetLedger::holds_task(0) is false), so a Task numbered 0 escaped the check above — charged
+// and answered again at every offer (before the fix: three answers, ε 3 spent; and a DIST offer
+// of id 0 to a device without examples charged 3 × 3). Now validate_task refuses id 0: declined
+// REFUSED, free, at every offer, the data never read.
+TEST_F(AuditRepeatOffer, ATaskNumberedZeroIsRefusedFreeAtEveryOffer) {
+  OwnedHistogram h(1);
+  HistogramData data(&h.histogram);
+  Device device(303, 1 << 20, data, /*budget=*/100);
+  ASSERT_TRUE(device.init_status.ok());
+  std::vector<uint64_t> points;
+  fedstat_v1_Task kl = kl_task(fedstat_v1_TrustModel_TRUSTED, points);  // ε = 1
+  kl.task_id = 0;
+  HistogramData none(nullptr);
+  Device empty(304, 1 << 20, none, /*budget=*/100);
+  ASSERT_TRUE(empty.init_status.ok());
+  fedstat_v1_Task dist = dist_model_task(1, 3.0);  // calibrated as id 1, then numbered 0
+  dist.task_id = 0;
+  for (int offer = 0; offer < 3; ++offer) {
+    for (Session s : {run(device, kl, points), run(empty, dist, model_bits({0, 0, 0, 0}))}) {
+      ASSERT_FALSE(s.outcome.ok()) << "offer " << offer << ": task 0 was not refused";
+      EXPECT_EQ(s.outcome.status().code(), StatusCode::kInvalidArgument);
+      ASSERT_TRUE(s.seen.replied);
+      EXPECT_FALSE(s.seen.reply.accept);
+      EXPECT_EQ(s.seen.reply.reason, fedstat_v1_ErrorAction_REFUSED);
+      EXPECT_TRUE(s.seen.report.empty());
+    }
+  }
+  EXPECT_EQ(device.spent(), 0) << "task 0 was charged";
+  EXPECT_EQ(empty.spent(), 0) << "task 0 was charged";
+  EXPECT_EQ(device.ledger.size(), 0u);
+}
+
 }  // namespace
 }  // namespace client_test
 }  // namespace fedstat

@@ -86,6 +86,13 @@ TEST(AuditEmptyReveals, Property_EmptyRevealsDoNotGetAnHonestDealerBlamedForRevo
       {"one withholder, exactly t revealers", 7, 4, {504, 505, 506}, {503}},
       // No dropouts: revealers − t + 1 = 3 withholders out of 7.
       {"three withholders, no dropouts", 7, 5, {}, {504, 505, 506}},
+      // Third review (R3-4): 11 withholders (21 − 11 + 1). The reason named at most 8 holders
+      // ("… and 3 more") while it named the dealer: 3 colluders stayed anonymous. All named now.
+      {"eleven withholders, no dropouts",
+       21,
+       11,
+       {},
+       {510, 511, 512, 513, 514, 515, 516, 517, 518, 519, 520}},
   };
   for (const Scenario& s : scenarios) {
     Round r(s.n, s.t);
