@@ -20,6 +20,7 @@
 #include "sdk/base/random_bits.h"
 #include "sdk/base/seeded_stream.h"
 #include "sdk/client/client.h"
+#include "sdk/client/contribution.h"
 #include "sdk/noise/add_noise.h"
 #include "sdk/noise/rational.h"
 #include "sdk/privacy/budget_ledger.h"
@@ -361,6 +362,18 @@ inline fedstat_v1_Task model_task(fedstat_v1_TrustModel trust) {
   tasks::ModelUpdateConfig c;  // only the quantiser's shape matters for D
   c.quantise.rotate = m.rotate;
   t.vector_length = static_cast<uint32_t>(quantise::encoded_length(4, c.quantise));
+  return t;
+}
+
+// A DIST model-update task (3 clients, threshold 2) numbered `id` and declared at ε `epsilon`,
+// its per-device Skellam λ raised until the noise of threshold shares gives at most that ε (what
+// an honest server's calibration does): the device is charged exactly the declared ε.
+inline fedstat_v1_Task dist_model_task(uint32_t id, double epsilon) {
+  fedstat_v1_Task t = model_task(fedstat_v1_TrustModel_DIST);
+  make_dist(t, 3, 2);
+  t.task_id = id;
+  t.epsilon = epsilon;
+  while (client::device_spend(t).value().epsilon > epsilon) t.device_noise_lambda *= 2;
   return t;
 }
 

@@ -28,16 +28,6 @@ using client::SessionResult;
 
 class AuditAnsweredKinds : public StorageTest {};
 
-// The reviewer's DIST model-update task: charged exactly its declared ε (see repeat_offer_test).
-fedstat_v1_Task dist_model_task(uint32_t id, double epsilon) {
-  fedstat_v1_Task t = model_task(fedstat_v1_TrustModel_DIST);
-  make_dist(t, 3, 2);
-  t.task_id = id;
-  t.epsilon = epsilon;
-  while (client::device_spend(t).value().epsilon > epsilon) t.device_noise_lambda *= 2;
-  return t;
-}
-
 // B1. Default budget (ε 10 per window). The app holds a histogram (it answers KL) and no
 // examples, and says so: it answers KL and data-shift tasks only.
 TEST_F(AuditAnsweredKinds, Property_AnAppThatAnswersNoModelUpdatesIsNotDrainedByThem) {

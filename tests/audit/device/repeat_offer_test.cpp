@@ -28,18 +28,6 @@ using client::SessionResult;
 
 class AuditRepeatOffer : public StorageTest {};
 
-// A DIST model-update task (3 clients, threshold 2) declared at ε `epsilon`, its per-device
-// Skellam λ raised until the noise of threshold shares gives at most that ε (what an honest
-// server's calibration does): the device is charged exactly the declared ε. (The reviewer's.)
-fedstat_v1_Task dist_model_task(uint32_t id, double epsilon) {
-  fedstat_v1_Task t = model_task(fedstat_v1_TrustModel_DIST);
-  make_dist(t, 3, 2);
-  t.task_id = id;
-  t.epsilon = epsilon;
-  while (client::device_spend(t).value().epsilon > epsilon) t.device_noise_lambda *= 2;
-  return t;
-}
-
 // B2, the reviewer's test: the same Task three times to a device without examples. The first
 // offer is charged and declined NO_DATA (issue 39's first review, F4: a data decline costs what
 // an answer costs); the two repeats are declined TASK_CLOSED for nothing.
