@@ -65,7 +65,7 @@ const char* outcome_name(client::SessionResult result) {
     case client::SessionResult::kAborted:
       return "aborted by the server (too few devices, or a device failed)";
     case client::SessionResult::kDeclinedPolicy:
-      return "declined (outside this device's task policy: --accept-trust)";
+      return "declined (outside this device's task policy: the rule above)";
     case client::SessionResult::kDeclinedAlreadyCharged:
       return "declined (this device was already charged for this task)";
   }
