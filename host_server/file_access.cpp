@@ -58,5 +58,16 @@ std::vector<std::string> secrets_readable_by_others(const ServerConfig& config) 
   return out;
 }
 
+std::vector<std::string> start_warnings(const ServerConfig& config) {
+  std::vector<std::string> warnings = secrets_readable_by_others(config);
+  for (std::string& warning : store_readable_by_others(config.store_path)) {
+    warnings.push_back(std::move(warning));
+  }
+  if (auto warning = store_directory_writable_by_others(config.store_path)) {
+    warnings.push_back(std::move(*warning));
+  }
+  return warnings;
+}
+
 }  // namespace host
 }  // namespace fedstat

@@ -39,6 +39,10 @@ std::optional<std::string> store_directory_writable_by_others(const std::string&
 // them.
 std::vector<std::string> secrets_readable_by_others(const ServerConfig& config);
 
+// What a server warns about when it starts (a collector and a TAgg alike): secrets_readable_by_
+// others, then store_readable_by_others and store_directory_writable_by_others of its store.
+std::vector<std::string> start_warnings(const ServerConfig& config);
+
 }  // namespace host
 }  // namespace fedstat
 

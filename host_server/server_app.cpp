@@ -405,13 +405,7 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
   log_store_check(log, config.store_path);
   std::unique_ptr<Store> sqlite =
       open_sqlite_store(config.store_path, collector_store_options(config));
-  std::vector<std::string> warnings = secrets_readable_by_others(config);
-  for (std::string& warning : store_readable_by_others(config.store_path)) {
-    warnings.push_back(std::move(warning));
-  }
-  if (auto warning = store_directory_writable_by_others(config.store_path)) {
-    warnings.push_back(std::move(*warning));
-  }
+  std::vector<std::string> warnings = start_warnings(config);
   // The rounds' writes of device messages commit on the store's writer thread while the io
   // thread answers the next message; every answer waits in `gate` until the writes before it
   // have committed (store/write_behind_store.h, rounds/gated_outbox.h). The writer wakes the io

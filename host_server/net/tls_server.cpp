@@ -644,6 +644,10 @@ size_t TlsServer::revoke(const std::set<std::string>& identities) {
 
 void TlsServer::mark_checked_in(Connection& c) {
   c.checked_in = true;
+  leave_not_checked_in(c);
+}
+
+void TlsServer::leave_not_checked_in(Connection& c) {
   not_checked_in_.erase(c.id);
   if (c.counted_address) {
     const auto slots = per_address_.find(*c.counted_address);
@@ -662,11 +666,10 @@ void TlsServer::release_identity(Connection& c) {
 }
 
 void TlsServer::release_slot(Connection& c) {
-  not_checked_in_.erase(c.id);
+  leave_not_checked_in(c);
   if (!c.counted_address) return;
   const auto slots = per_address_.find(*c.counted_address);
   if (slots != per_address_.end()) {
-    slots->second.not_checked_in.erase(c.id);
     slots->second.closing.erase(c.id);
     if (--slots->second.held == 0) per_address_.erase(slots);
   }
@@ -703,11 +706,10 @@ void TlsServer::drop(const ConnectionPtr& held, const std::string& reason, Endin
     connection->await_peer_end = ending == Ending::kLinger;
     mbedtls_ssl_free(&connection->ssl);
     mbedtls_ssl_init(&connection->ssl);
-    not_checked_in_.erase(connection->id);
+    leave_not_checked_in(*connection);
     if (connection->counted_address) {
-      Slots& slots = per_address_[*connection->counted_address];
-      slots.not_checked_in.erase(connection->id);
-      slots.closing.insert(connection->id);
+      const auto slots = per_address_.find(*connection->counted_address);
+      if (slots != per_address_.end()) slots->second.closing.insert(connection->id);
     }
     lingering_.emplace(connection->id, connection);
     connection->deadline = Clock::now() + std::chrono::milliseconds(std::min<uint32_t>(

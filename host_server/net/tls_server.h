@@ -234,6 +234,8 @@ class TlsServer {
   bool make_room(std::optional<ConnectionId> closing, std::optional<ConnectionId> not_checked_in,
                  const std::string& cap, uint64_t& evicted);
   void mark_checked_in(Connection& connection);
+  // Out of the not-checked-in sets (the server's and its address's): checked in or closing.
+  void leave_not_checked_in(Connection& connection);
   // Takes the connection out of its identity's open connections (once).
   void release_identity(Connection& connection);
   // Gives its slot back: out of its address's count and of the not-checked-in set (once).

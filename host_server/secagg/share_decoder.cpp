@@ -51,7 +51,7 @@ ShareDecoder::ShareDecoder(uint32_t threshold, std::vector<uint32_t> holders, si
   }
 }
 
-Status ShareDecoder::weights_for(const std::vector<size_t>& positions, SetWeights& out) const {
+void ShareDecoder::weights_for(const std::vector<size_t>& positions, SetWeights& out) const {
   // The holders of U missing from S (positions ascending): v_i^S = v_i^U · Π_{j∈U\S} (x_i − x_j).
   std::vector<uint32_t> missing;
   missing.reserve(xs_.size() - positions.size());
@@ -79,7 +79,6 @@ Status ShareDecoder::weights_for(const std::vector<size_t>& positions, SetWeight
     uint32_t l = field_mul(field_mul(product_x, inverse_x_[positions[i]]), out.node[i]);
     out.lambda[i] = negate ? field_sub(0, l) : l;
   }
-  return Status();
 }
 
 Result<const std::vector<uint32_t>*> ShareDecoder::check_values(int which, size_t degree) {
@@ -128,7 +127,7 @@ Result<DecodedSecret> ShareDecoder::decode(const std::vector<ShamirShare>& share
   DecodedSecret out;
   out.shares = m;
   SetWeights set;
-  FEDSTAT_RETURN_IF_ERROR(weights_for(positions, set));
+  weights_for(positions, set);
   // A_k = Σ λ_i y_ik (the interpolation at 0 from all of S), B_k = Σ λ_i x_i y_ik.
   uint32_t a[kShamirPieces] = {}, b[kShamirPieces] = {};
   const crypto::ScopedWipe wipe_a(a, sizeof(a)), wipe_b(b, sizeof(b));
@@ -226,12 +225,12 @@ Result<DecodedSecret> ShareDecoder::decode(const std::vector<ShamirShare>& share
     // Confirmed: the other m − 1 shares pass a check of their own (degree m − t − 2, weights
     // v_i^S · (x_i − x_c) · G(x_i)).
     const size_t cut = c.value();
-    uint64_t rest = 0;
+    uint32_t rest = 0;
     for (size_t i = 0; i < m; ++i) {
       if (i == cut) continue;
       const uint32_t weight = field_mul(
           field_mul(set.node[i], field_sub(shares[i].x, shares[cut].x)), (*g_less)[positions[i]]);
-      rest = field_add(static_cast<uint32_t>(rest), field_mul(weight, shares[i].y[k]));
+      rest = field_add(rest, field_mul(weight, shares[i].y[k]));
     }
     if (rest != 0) {
       out.failure = DecodedSecret::Failure::kNotOneWrongShare;

@@ -98,7 +98,7 @@ class ShareDecoder {
     std::vector<uint32_t> node;    // v_i^S
     std::vector<uint32_t> lambda;  // λ_i (Lagrange at 0 over S)
   };
-  Status weights_for(const std::vector<size_t>& positions, SetWeights& out) const;
+  void weights_for(const std::vector<size_t>& positions, SetWeights& out) const;
   // G_D(x) at every holder for check polynomial `which` (0, 1) truncated to degree `degree`.
   Result<const std::vector<uint32_t>*> check_values(int which, size_t degree);
 

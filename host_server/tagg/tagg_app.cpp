@@ -75,13 +75,7 @@ int serve_tagg(const ServerConfig& config, const std::string& port_file, std::os
   durable.durability = Durability::kSurvivesPowerLoss;
   log_store_check(log, config.store_path);
   std::unique_ptr<Store> store = open_sqlite_store(config.store_path, durable);
-  std::vector<std::string> warnings = secrets_readable_by_others(config);  // collectors' keys
-  for (std::string& warning : store_readable_by_others(config.store_path)) {
-    warnings.push_back(std::move(warning));
-  }
-  if (auto warning = store_directory_writable_by_others(config.store_path)) {
-    warnings.push_back(std::move(*warning));
-  }
+  std::vector<std::string> warnings = start_warnings(config);  // collectors' keys, the store
   for (const std::string& warning : warnings) {
     log_line(log, {{"event", "warning"}, {"detail", warning}});
   }

@@ -72,7 +72,7 @@ std::vector<uint64_t> heaviest_candidates(const fedstat_v1_Task& task) {
   p.k = d.k;
   std::copy(task.seed.bytes, task.seed.bytes + sizeof(p.seed.bytes), p.seed.bytes);
   p.buffer_slots = 0;
-  if (!sketch::validate_params(p).ok() || d.domain == 0 || d.domain > (1u << 24) ||
+  if (!sketch::validate_params(p).ok() || d.domain == 0 || d.domain > client::kMaxDataShiftDomain ||
       uint64_t{d.rows} * d.width + 1 != task.vector_length) {
     throw std::invalid_argument("task " + std::to_string(task.task_id) +
                                 ": data_shift parameters no device takes (rows, width, heap, k, "

@@ -29,35 +29,29 @@ namespace {
 
 using client::TaskPolicy;
 
-// The kAccept* bits of a name list: a "none,dist" string or an iterable of names.
-uint32_t accepted_bits(py::handle accept) {
+// A name list, a "none,dist" string or an iterable of names, joined with commas;
+// `type_error` when an item is not a str.
+std::string joined_names(py::handle names, const char* type_error) {
+  if (py::isinstance<py::str>(names)) return names.cast<std::string>();
   std::string list;
-  if (py::isinstance<py::str>(accept)) {
-    list = accept.cast<std::string>();
-  } else {
-    for (py::handle item : py::iter(accept)) {
-      if (!py::isinstance<py::str>(item)) {
-        throw py::type_error("accept: trust model names (str), e.g. (\"dist\", \"none\")");
-      }
-      list += (list.empty() ? "" : ",") + item.cast<std::string>();
-    }
+  for (py::handle item : py::iter(names)) {
+    if (!py::isinstance<py::str>(item)) throw py::type_error(type_error);
+    list += (list.empty() ? "" : ",") + item.cast<std::string>();
   }
+  return list;
+}
+
+// The kAccept* bits of a trust model name list.
+uint32_t accepted_bits(py::handle accept) {
+  const std::string list =
+      joined_names(accept, "accept: trust model names (str), e.g. (\"dist\", \"none\")");
   return host::value_or_throw(client::parse_accepted_trust(list.c_str()), "accept");
 }
 
-// The kAnswer* bits of a task kind list, as accepted_bits.
+// The kAnswer* bits of a task kind name list.
 uint32_t answered_bits(py::handle answer) {
-  std::string list;
-  if (py::isinstance<py::str>(answer)) {
-    list = answer.cast<std::string>();
-  } else {
-    for (py::handle item : py::iter(answer)) {
-      if (!py::isinstance<py::str>(item)) {
-        throw py::type_error("answer: task kind names (str), e.g. (\"kl\", \"data_shift\")");
-      }
-      list += (list.empty() ? "" : ",") + item.cast<std::string>();
-    }
-  }
+  const std::string list =
+      joined_names(answer, "answer: task kind names (str), e.g. (\"kl\", \"data_shift\")");
   return host::value_or_throw(client::parse_answered_kinds(list.c_str()), "answer");
 }
 

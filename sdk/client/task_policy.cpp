@@ -34,65 +34,55 @@ bool spells(const char* begin, const char* end, const char* name) {
   return *name == '\0';
 }
 
-}  // namespace
+struct NamedBits {
+  const char* name;
+  uint32_t bits;
+};
 
-Result<uint32_t> parse_accepted_trust(const char* list) {
-  if (list == nullptr || *list == '\0') {
-    return invalid_argument(
-        "accepted trust models: an empty list (name trusted, tagg, dist, none)");
-  }
+// The OR of the bits a comma-separated list of names carries; `empty` and `unknown` are the
+// errors for an empty list and for a name not in `names`.
+template <size_t N>
+Result<uint32_t> parse_name_list(const char* list, const NamedBits (&names)[N], const char* empty,
+                                 const char* unknown) {
+  if (list == nullptr || *list == '\0') return invalid_argument(empty);
   uint32_t bits = 0;
   const char* item = list;
   for (;;) {
     const char* end = item;
     while (*end != '\0' && *end != ',') ++end;
-    if (spells(item, end, "trusted")) {
-      bits |= kAcceptTrusted;
-    } else if (spells(item, end, "tagg")) {
-      bits |= kAcceptTagg;
-    } else if (spells(item, end, "dist")) {
-      bits |= kAcceptDist;
-    } else if (spells(item, end, "none")) {
-      bits |= kAcceptNone;
-    } else if (spells(item, end, "all")) {
-      bits |= kAcceptAll;
-    } else {
-      return invalid_argument(
-          "accepted trust models: each must be trusted, tagg, dist, none or all (comma-separated)");
-    }
+    size_t i = 0;
+    while (i < N && !spells(item, end, names[i].name)) ++i;
+    if (i == N) return invalid_argument(unknown);
+    bits |= names[i].bits;
     if (*end == '\0') return bits;
     item = end + 1;
   }
 }
 
+}  // namespace
+
+Result<uint32_t> parse_accepted_trust(const char* list) {
+  static const NamedBits kNames[] = {{"trusted", kAcceptTrusted},
+                                     {"tagg", kAcceptTagg},
+                                     {"dist", kAcceptDist},
+                                     {"none", kAcceptNone},
+                                     {"all", kAcceptAll}};
+  return parse_name_list(
+      list, kNames, "accepted trust models: an empty list (name trusted, tagg, dist, none)",
+      "accepted trust models: each must be trusted, tagg, dist, none or all (comma-separated)");
+}
+
 Result<uint32_t> parse_answered_kinds(const char* list) {
-  if (list == nullptr || *list == '\0') {
-    return invalid_argument(
-        "answered task kinds: an empty list (name data_shift, kl, model_update, heterogeneity)");
-  }
-  uint32_t bits = 0;
-  const char* item = list;
-  for (;;) {
-    const char* end = item;
-    while (*end != '\0' && *end != ',') ++end;
-    if (spells(item, end, "data_shift")) {
-      bits |= kAnswerDataShift;
-    } else if (spells(item, end, "kl")) {
-      bits |= kAnswerKlAnswers;
-    } else if (spells(item, end, "model_update")) {
-      bits |= kAnswerModelUpdate;
-    } else if (spells(item, end, "heterogeneity")) {
-      bits |= kAnswerHeterogeneity;
-    } else if (spells(item, end, "all")) {
-      bits |= kAnswerAllKinds;
-    } else {
-      return invalid_argument(
-          "answered task kinds: each must be data_shift, kl, model_update, heterogeneity or all "
-          "(comma-separated)");
-    }
-    if (*end == '\0') return bits;
-    item = end + 1;
-  }
+  static const NamedBits kNames[] = {{"data_shift", kAnswerDataShift},
+                                     {"kl", kAnswerKlAnswers},
+                                     {"model_update", kAnswerModelUpdate},
+                                     {"heterogeneity", kAnswerHeterogeneity},
+                                     {"all", kAnswerAllKinds}};
+  return parse_name_list(
+      list, kNames,
+      "answered task kinds: an empty list (name data_shift, kl, model_update, heterogeneity)",
+      "answered task kinds: each must be data_shift, kl, model_update, heterogeneity or all "
+      "(comma-separated)");
 }
 
 bool answers_kind(const TaskPolicy& policy, int64_t kind) {

@@ -13,29 +13,15 @@ namespace {
 
 constexpr uint64_t kP = kShamirPrime;
 
-uint32_t mul(uint32_t a, uint32_t b) {
-  return field_mul(a, b);
-}
-uint32_t add(uint32_t a, uint32_t b) {
-  return field_add(a, b);
-}
-uint32_t sub(uint32_t a, uint32_t b) {
-  return field_sub(a, b);
-}
-
 uint32_t power(uint32_t base, uint64_t exponent) {
   uint32_t result = 1;
   while (exponent > 0) {
-    if (exponent & 1) result = mul(result, base);
-    base = mul(base, base);
+    if (exponent & 1) result = field_mul(result, base);
+    base = field_mul(base, base);
     exponent >>= 1;
   }
   return result;
 }
-
-uint32_t inverse(uint32_t a) {
-  return power(a, kP - 2);
-}  // Fermat; a ≠ 0
 
 unsigned piece_bits(size_t k) {
   return k + 1 < kShamirPieces ? 31 : 256 - 31 * 8;
@@ -64,7 +50,7 @@ void write_piece(uint8_t* secret, size_t k, uint32_t value) {
 }  // namespace
 
 uint32_t field_inverse(uint32_t a) {
-  return inverse(a);  // 0^(p−2) = 0
+  return power(a, kP - 2);  // Fermat; 0^(p−2) = 0
 }
 
 Status ShamirDealer::init(ByteSpan secret, uint32_t threshold, ByteSpan polynomial_seed) {
@@ -94,8 +80,8 @@ Status ShamirDealer::share_for(uint32_t x, ShamirShare& out) const {
     uint32_t x_power = 1;
     for (uint32_t degree = 1; degree < threshold_; ++degree) {
       FEDSTAT_ASSIGN_OR_RETURN(const uint64_t coefficient, bits.uniform_below(kP));
-      x_power = mul(x_power, x);
-      y = add(y, mul(static_cast<uint32_t>(coefficient), x_power));
+      x_power = field_mul(x_power, x);
+      y = field_add(y, field_mul(static_cast<uint32_t>(coefficient), x_power));
     }
     out.y[k] = y;
   }
@@ -123,14 +109,14 @@ Status shamir_reconstruct(Span<const ShamirShare> shares, uint32_t threshold,
     uint32_t numerator = 1, denominator = 1;
     for (size_t j = 0; j < threshold; ++j) {
       if (j == i) continue;
-      numerator = mul(numerator, shares[j].x);
-      denominator = mul(denominator, sub(shares[j].x, shares[i].x));
+      numerator = field_mul(numerator, shares[j].x);
+      denominator = field_mul(denominator, field_sub(shares[j].x, shares[i].x));
     }
-    const uint32_t basis = mul(numerator, inverse(denominator));
+    const uint32_t basis = field_mul(numerator, field_inverse(denominator));
     for (size_t k = 0; k < kShamirPieces; ++k) {
       if (shares[i].y[k] >= kShamirPrime)
         return data_loss("Shamir: a share is not a field element");
-      pieces[k] = add(pieces[k], mul(basis, shares[i].y[k]));
+      pieces[k] = field_add(pieces[k], field_mul(basis, shares[i].y[k]));
     }
   }
   memset(secret_out.data(), 0, kSecretBytes);
@@ -172,10 +158,10 @@ Status shamir_lagrange_at_zero(Span<const uint32_t> xs, Span<uint32_t> out) {
     uint32_t numerator = 1, denominator = 1;
     for (size_t j = 0; j < xs.size(); ++j) {
       if (j == i) continue;
-      numerator = mul(numerator, xs[j]);
-      denominator = mul(denominator, sub(xs[j], xs[i]));
+      numerator = field_mul(numerator, xs[j]);
+      denominator = field_mul(denominator, field_sub(xs[j], xs[i]));
     }
-    out[i] = mul(numerator, inverse(denominator));
+    out[i] = field_mul(numerator, field_inverse(denominator));
   }
   return Status();
 }
@@ -193,7 +179,7 @@ Status shamir_combine(Span<const ShamirShare> shares, Span<const uint32_t> coeff
       if (shares[i].y[k] >= kShamirPrime) {
         return data_loss("Shamir: a share is not a field element");
       }
-      pieces[k] = add(pieces[k], mul(coefficients[i], shares[i].y[k]));
+      pieces[k] = field_add(pieces[k], field_mul(coefficients[i], shares[i].y[k]));
     }
   }
   return shamir_pieces_to_secret(pieces, secret_out);
@@ -227,11 +213,11 @@ Status shamir_check_weights(Span<const uint32_t> xs, uint32_t threshold, Span<co
   for (size_t i = 0; i < xs.size(); ++i) {
     uint32_t product = 1;
     for (size_t j = 0; j < xs.size(); ++j) {
-      if (j != i) product = mul(product, sub(xs[i], xs[j]));
+      if (j != i) product = field_mul(product, field_sub(xs[i], xs[j]));
     }
     uint32_t value = 0;  // g(x_i), Horner
-    for (size_t k = g.size(); k-- > 0;) value = add(mul(value, xs[i]), g[k]);
-    weights_out[i] = mul(value, inverse(product));
+    for (size_t k = g.size(); k-- > 0;) value = field_add(field_mul(value, xs[i]), g[k]);
+    weights_out[i] = field_mul(value, field_inverse(product));
   }
   return Status();
 }
@@ -253,7 +239,7 @@ Result<size_t> shamir_locate_one(Span<const uint32_t> w, Span<const uint32_t> w2
   if (s == 0 && s2 == 0) return invalid_argument("Shamir: nothing to locate (syndromes are 0)");
   size_t found = w.size();
   for (size_t i = 0; i < w.size(); ++i) {
-    if (mul(w[i], s2) != mul(w2[i], s)) continue;
+    if (field_mul(w[i], s2) != field_mul(w2[i], s)) continue;
     if (found != w.size()) return not_found("Shamir: the wrong share cannot be told apart");
     found = i;
   }
