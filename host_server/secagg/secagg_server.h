@@ -103,6 +103,14 @@ struct SecAggServerConfig {
   uint32_t vector_length = 1;
   uint32_t bits = 32;
   uint32_t max_clients = kMaxSecAggClients;
+  // The graph (sdk/secagg/graph.h): 0 complete; an even k ≥ 2 sparse, with the ring seed r the
+  // server committed to (drawn by the caller, stored before SecAggStart is sent: the rounds keep
+  // it in a server note, so a restarted server opens the seed it committed to) and the threat
+  // model (k, t) were chosen for (sdk/secagg/graph_parameters.h).
+  uint32_t degree = 0;
+  uint8_t graph_seed[32] = {};
+  uint32_t dropout_ppm = 0;
+  uint32_t corrupt_ppm = 0;
 };
 
 class SecAggServer {
