@@ -9,13 +9,17 @@ namespace fedstat {
 namespace host {
 namespace {
 
-SecAggServerConfig config_of(const fedstat_v1_Task& task) {
+SecAggServerConfig config_of(const fedstat_v1_Task& task, const Seed256& graph_seed) {
   SecAggServerConfig c;
   c.session = task.secagg_session;
   c.threshold = task.threshold;
   c.vector_length = task.vector_length;
   c.bits = task.bits;
   c.max_clients = task.max_clients;
+  c.degree = task.secagg_degree;
+  c.dropout_ppm = task.secagg_dropout_ppm;
+  c.corrupt_ppm = task.secagg_corrupt_ppm;
+  std::copy(graph_seed.bytes, graph_seed.bytes + 32, c.graph_seed);
   return c;
 }
 
@@ -43,19 +47,20 @@ pb_size_t expected_body(SecAggPhase::Stage stage) {
 
 }  // namespace
 
-SecAggPhase::SecAggPhase(const fedstat_v1_Task& task, const std::set<uint32_t>& admitted)
-    : server_(config_of(task)), vector_length_(task.vector_length), members_(admitted) {}
+SecAggPhase::SecAggPhase(const fedstat_v1_Task& task, const std::set<uint32_t>& admitted,
+                         const Seed256& graph_seed)
+    : server_(config_of(task, graph_seed)), vector_length_(task.vector_length), members_(admitted) {}
 
-uint32_t SecAggPhase::required() const {
+uint32_t SecAggPhase::required(uint32_t member) const {
   switch (stage_) {
     case Stage::kKeys:
       return 1;
     case Stage::kShares:
-      return static_cast<uint32_t>(u1_.size()) - 1;
+      return server_.roster_size() - 1;
     case Stage::kMasking:
       return vector_length_;
     case Stage::kReveals:
-      return u2_size_;
+      return server_.u2_in_roster_of(member);
     default:
       return 0;
   }
@@ -63,7 +68,7 @@ uint32_t SecAggPhase::required() const {
 
 bool SecAggPhase::member_done(uint32_t member) const {
   auto it = progress_.find(member);
-  return it != progress_.end() && it->second >= required();
+  return it != progress_.end() && it->second >= required(member);
 }
 
 uint32_t SecAggPhase::held_from(uint32_t member) const {
@@ -122,42 +127,30 @@ void SecAggPhase::exclude(uint32_t member, const std::string& reason) {
   progress_.erase(member);
 }
 
-std::set<uint32_t> SecAggPhase::read_roster(const fedstat_v1_SecAggRoster& roster) const {
-  std::set<uint32_t> out;
-  for (size_t i = 0; i < u1_.size(); ++i) {
-    if (i / 8 < roster.members.size && (roster.members.bytes[i / 8] >> (i % 8)) & 1u) {
-      out.insert(u1_[i].keys.client_id);
-    }
-  }
-  return out;
-}
-
 Status SecAggPhase::close(std::vector<uint64_t>* sum) {
   progress_.clear();
   switch (stage_) {
     case Stage::kKeys: {
       auto r = server_.close_advertising();
       if (!r.ok()) break;
-      u1_ = r.value();
       members_.clear();
-      for (const auto& p : u1_) members_.insert(p.keys.client_id);
+      for (const auto& p : r.value()) members_.insert(p.keys.client_id);
       stage_ = Stage::kShares;
       return Status();
     }
     case Stage::kShares: {
       auto r = server_.close_sharing();
       if (!r.ok()) break;
-      u2_ = r.value();
-      members_ = read_roster(u2_);
-      u2_size_ = static_cast<uint32_t>(members_.size());
+      const std::vector<uint32_t> u2 = server_.u2();
+      members_ = std::set<uint32_t>(u2.begin(), u2.end());
       stage_ = Stage::kMasking;
       return Status();
     }
     case Stage::kMasking: {
       auto r = server_.close_masking();
       if (!r.ok()) break;
-      u3_ = r.value();
-      members_ = read_roster(u3_);
+      const std::vector<uint32_t> u3 = server_.u3();
+      members_ = std::set<uint32_t>(u3.begin(), u3.end());
       u3_size_ = static_cast<uint32_t>(members_.size());
       stage_ = Stage::kReveals;
       return Status();
@@ -193,7 +186,7 @@ std::vector<fedstat_v1_Envelope> SecAggPhase::opening_for(uint32_t member) const
       break;
     }
     case Stage::kShares:
-      for (const auto& p : u1_) {
+      for (const auto& p : server_.roster_for(member)) {
         fedstat_v1_Envelope e = wire::make_envelope();
         e.which_body = fedstat_v1_Envelope_secagg_peer_keys_tag;
         e.body.secagg_peer_keys = p;
@@ -207,10 +200,10 @@ std::vector<fedstat_v1_Envelope> SecAggPhase::opening_for(uint32_t member) const
         e.body.secagg_share = share;
         out.push_back(e);
       }
-      out.push_back(wrap_roster(u2_));
+      out.push_back(wrap_roster(server_.u2_for(member)));
       break;
     case Stage::kReveals:
-      out.push_back(wrap_roster(u3_));
+      out.push_back(wrap_roster(server_.u3_for(member)));
       break;
     default:
       break;

@@ -26,6 +26,7 @@
 
 #include "fedstat/v1/envelope.pb.h"
 #include "host_server/secagg/secagg_server.h"
+#include "sdk/base/seeded_stream.h"
 
 namespace fedstat {
 namespace host {
@@ -34,8 +35,11 @@ class SecAggPhase {
  public:
   enum class Stage { kKeys, kShares, kMasking, kReveals, kDone, kAborted };
 
-  // Throws std::invalid_argument for a task SecAggServer refuses.
-  SecAggPhase(const fedstat_v1_Task& task, const std::set<uint32_t>& admitted);
+  // Throws std::invalid_argument for a task SecAggServer refuses. `graph_seed`: the sparse
+  // graph's ring seed (ignored for the complete graph), stored by the caller before the phase
+  // sends SecAggStart (TaskRound's "graph_seed" note), so a restart commits to the same one.
+  SecAggPhase(const fedstat_v1_Task& task, const std::set<uint32_t>& admitted,
+              const Seed256& graph_seed);
 
   Stage stage() const { return stage_; }
   const std::set<uint32_t>& members() const { return members_; }
@@ -70,18 +74,14 @@ class SecAggPhase {
   void exclude(uint32_t member, const std::string& reason);
 
  private:
-  uint32_t required() const;
-  std::set<uint32_t> read_roster(const fedstat_v1_SecAggRoster& roster) const;
+  uint32_t required(uint32_t member) const;
 
   SecAggServer server_;
   uint32_t vector_length_;
   Stage stage_ = Stage::kKeys;
   std::set<uint32_t> members_;
   std::map<uint32_t, uint32_t> progress_;  // messages (words in kMasking) sent in this stage
-  std::vector<fedstat_v1_SecAggPeerKeys> u1_;
-  fedstat_v1_SecAggRoster u2_ = fedstat_v1_SecAggRoster_init_zero;
-  fedstat_v1_SecAggRoster u3_ = fedstat_v1_SecAggRoster_init_zero;
-  uint32_t u2_size_ = 0, u3_size_ = 0;
+  uint32_t u3_size_ = 0;
 };
 
 }  // namespace host

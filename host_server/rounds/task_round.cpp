@@ -18,6 +18,8 @@ constexpr const char* kAborted = "aborted";
 constexpr const char* kCompleted = "completed";
 // Server notes (EventKind::kServerNote): "<word> <text>".
 constexpr const char* kNoiseSeed = "noise_seed";
+// A sparse DIST round's ring seed (sdk/secagg/graph.h), stored before SecAggStart commits to it.
+constexpr const char* kGraphSeed = "graph_seed";
 constexpr const char* kReportRefused = "report_refused";
 // A server note (EventKind::kServerNote, client_id = the device): "excluded <reason>", a DIST
 // member excluded from secure aggregation for what it sent; replayed into the SecAggPhase.
@@ -66,15 +68,16 @@ void TaskRound::recover(const std::vector<StoredEvent>& events, uint64_t now) {
     if (event.kind != EventKind::kServerNote) continue;
     const auto [word, text] = note_parts(event.payload);
     if (word + " " == kDisputedNote) disputes_stored_ = true;
-    if (word != kNoiseSeed) continue;
+    if (word != kNoiseSeed && word != kGraphSeed) continue;
+    std::optional<Seed256>& held = word == kNoiseSeed ? noise_seed_ : graph_seed_;
     const auto bytes = decode_hex32(text);
-    if (!bytes || noise_seed_) {
-      throw std::runtime_error("task " + std::to_string(id()) +
-                               ": a malformed or second noise seed in the store");
+    if (!bytes || held) {
+      throw std::runtime_error("task " + std::to_string(id()) + ": a malformed or second " + word +
+                               " in the store");
     }
     Seed256 seed;
     std::copy(bytes->begin(), bytes->end(), seed.bytes);
-    noise_seed_ = seed;
+    held = seed;
   }
   replaying_ = true;
   for (const StoredEvent& event : events) {
@@ -445,7 +448,8 @@ void TaskRound::close_admission() {
     stage_ = Stage::kReports;
     return;
   }
-  secagg_ = std::make_unique<SecAggPhase>(spec_.task, accepted);
+  secagg_ = std::make_unique<SecAggPhase>(
+      spec_.task, accepted, spec_.task.secagg_degree != 0 ? stored_seed(kGraphSeed) : Seed256{});
   stage_ = Stage::kSecAgg;
   for (uint32_t m : accepted) send_opening(m);
 }
@@ -562,20 +566,26 @@ std::vector<uint64_t> TaskRound::members_to_notify() const {
 }
 
 Seed256 TaskRound::noise_seed() {
-  if (noise_seed_) return *noise_seed_;
+  return stored_seed(kNoiseSeed);
+}
+
+Seed256 TaskRound::stored_seed(const char* name) {
+  std::optional<Seed256>& held = std::string(name) == kNoiseSeed ? noise_seed_ : graph_seed_;
+  if (held) return *held;
   Csprng csprng;
   Seed256 seed;
   Status s = csprng.init();
   if (s.ok()) s = csprng.fill(MutableByteSpan(seed.bytes, sizeof(seed.bytes)));
-  if (!s.ok()) throw std::runtime_error(std::string("noise seed: csprng: ") + s.message());
-  // Stored (a note: committed to survive a power cut, store.h) before anything is estimated —
-  // during a replay too, when the crash came before the note: no draw was ever shown then.
+  if (!s.ok()) throw std::runtime_error(std::string(name) + ": csprng: " + s.message());
+  // Stored (a note: committed to survive a power cut, store.h) before it is used — before
+  // anything is estimated (noise) or committed to in SecAggStart (graph) — during a replay too,
+  // when the crash came before the note: no draw was ever shown then.
   NewEvent note;
   note.task_id = id();
   note.kind = EventKind::kServerNote;
-  note.payload = text_bytes(std::string(kNoiseSeed) + " " + encode_hex(seed.bytes, 32));
+  note.payload = text_bytes(std::string(name) + " " + encode_hex(seed.bytes, 32));
   store_.append_event(note);
-  noise_seed_ = seed;
+  held = seed;
   return seed;
 }
 

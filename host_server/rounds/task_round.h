@@ -18,7 +18,10 @@
 // central noise from a SeededStream of that seed (AES-256-CTR: as unpredictable as the CSPRNG to
 // anyone without the store). A replay that finds the seed and no result (the result lost)
 // estimates the same aggregate with the same seed and publishes the same bytes; a published
-// result is kept. The result is put (Store::put_result) before anything shows it: the log line,
+// result is kept. A sparse DIST round's ring seed (sdk/secagg/graph.h) is drawn and stored the
+// same way ("graph_seed <hex>") when admission ends, before SecAggStart commits to it: a
+// restarted server opens the seed it committed to. The result is put (Store::put_result) before
+// anything shows it: the log line,
 // the state "completed", the RoundOutcome. The seed is as secret as the store, which holds every
 // clear-path device's exact words anyway.
 //
@@ -157,6 +160,9 @@ class TaskRound {
   void complete(const std::vector<uint64_t>& sum, uint32_t contributors);
   // The aggregate's noise seed: the stored one, else one drawn from the CSPRNG and stored first.
   Seed256 noise_seed();
+  // The seed `name` ("noise_seed" or "graph_seed"): the one read from the store, else drawn
+  // from the CSPRNG and stored as a note "<name> <hex>" first.
+  Seed256 stored_seed(const char* name);
   // Refuses `client`'s report as out of bounds (`why`): stored as a note, never summed.
   Refusal refuse_report(uint64_t client, const std::string& why);
   // A stored server note, replayed (recover): a refused report; a seed is read before the replay.
@@ -182,6 +188,7 @@ class TaskRound {
   std::set<uint64_t> checked_in_;       // its ClientHello stored under this task (ever offered it)
   std::set<uint64_t> refused_reports_;  // clear path: its report refused (out of bounds)
   std::optional<Seed256> noise_seed_;   // the aggregate's, once drawn or read from the store
+  std::optional<Seed256> graph_seed_;   // a sparse DIST round's ring seed (sdk/secagg/graph.h)
   bool disputes_stored_ = false;        // a replay found this round's "disputed" notes stored
   std::set<uint32_t> dropped_;          // DIST: connection lost in this session
   std::set<uint32_t> awaited_;          // DIST: not reconnected since a restart ...

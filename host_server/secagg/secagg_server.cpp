@@ -6,6 +6,7 @@
 
 #include "host_server/secagg/share_decoder.h"
 #include "sdk/base/crypto.h"
+#include "sdk/secagg/graph.h"
 #include "sdk/secagg/mask.h"
 #include "sdk/secagg/session_hash.h"
 #include "sdk/secagg/shamir.h"
@@ -38,18 +39,39 @@ std::string holder_list(const std::vector<uint32_t>& ids) {
 }  // namespace
 
 SecAggServer::SecAggServer(const SecAggServerConfig& config) : config_(config) {
-  if (config.threshold < 2 || config.threshold > config.max_clients ||
-      config.max_clients > kMaxSecAggClients) {
-    throw std::invalid_argument("secagg server: need 2 <= threshold <= max_clients <= 1024");
-  }
-  if (2 * uint64_t{config.threshold} <= config.max_clients) {
-    // Devices refuse such a session (secagg_client.h): two disjoint groups of t could each be
-    // shown their own U3.
-    throw std::invalid_argument("secagg server: need 2 * threshold > max_clients");
-  }
   if (config.vector_length == 0 || config.bits == 0 || config.bits > 64) {
     throw std::invalid_argument("secagg server: the length must be >= 1 and bits in 1..64");
   }
+  if (config.threshold < 2 || config.threshold > config.max_clients) {
+    throw std::invalid_argument("secagg server: need 2 <= threshold <= max_clients");
+  }
+  if (config.degree == 0) {
+    if (config.max_clients > kMaxSecAggClients) {
+      throw std::invalid_argument(
+          "secagg server: a complete graph allows at most 1024 clients (use the sparse graph)");
+    }
+    if (2 * uint64_t{config.threshold} <= config.max_clients) {
+      // Devices refuse such a session (secagg_client.h): two disjoint groups of t could each be
+      // shown their own U3.
+      throw std::invalid_argument("secagg server: need 2 * threshold > max_clients");
+    }
+    return;
+  }
+  if (config.degree % 2 != 0 || config.degree > secagg::kMaxGraphDegree) {
+    throw std::invalid_argument("secagg server: a sparse graph's degree is even, in [2, 1022]");
+  }
+  if (config.max_clients > secagg::kMaxSparseClients) {
+    throw std::invalid_argument("secagg server: a sparse graph allows at most 10^7 clients");
+  }
+  if (2 * uint64_t{config.threshold} <= uint64_t{config.degree} + 1 ||
+      config.threshold > config.degree + 1) {
+    throw std::invalid_argument(
+        "secagg server: a sparse graph needs degree + 1 < 2 * threshold <= 2 * (degree + 1)");
+  }
+  const Status committed =
+      secagg::graph_commitment(config.session, ByteSpan(config.graph_seed, 32),
+                               MutableByteSpan(graph_commitment_, sizeof(graph_commitment_)));
+  if (!committed.ok()) throw std::runtime_error(committed.message());
 }
 
 fedstat_v1_SecAggStart SecAggServer::start() const {
@@ -59,7 +81,37 @@ fedstat_v1_SecAggStart SecAggServer::start() const {
   s.vector_length = config_.vector_length;
   s.bits = config_.bits;
   s.max_clients = config_.max_clients;
+  s.degree = config_.degree;
+  s.dropout_ppm = config_.dropout_ppm;
+  s.corrupt_ppm = config_.corrupt_ppm;
+  if (config_.degree != 0) {
+    s.graph_commitment.size = sizeof(graph_commitment_);
+    std::memcpy(s.graph_commitment.bytes, graph_commitment_, sizeof(graph_commitment_));
+  }
   return s;
+}
+
+uint32_t SecAggServer::roster_size() const {
+  if (ring_.empty()) return 0;
+  return secagg::neighbourhood_size(static_cast<uint32_t>(ring_.size()), config_.degree);
+}
+
+size_t SecAggServer::roster_start(size_t ring_index) const {
+  const size_t m = ring_.size();
+  if (roster_size() == m) return 0;  // every member: the ring from its first
+  return (ring_index + m - config_.degree / 2) % m;
+}
+
+uint32_t SecAggServer::roster_member(size_t ring_index, size_t j) const {
+  return ring_[(roster_start(ring_index) + j) % ring_.size()];
+}
+
+bool SecAggServer::neighbours(uint32_t a, uint32_t b) const {
+  if (roster_size() == ring_.size()) return true;
+  const size_t m = ring_.size();
+  const size_t pa = clients_.at(a).index, pb = clients_.at(b).index;
+  const size_t d = pa > pb ? pa - pb : pb - pa;
+  return std::min(d, m - d) <= config_.degree / 2;
 }
 
 Status SecAggServer::abort(const std::string& reason) {
@@ -140,40 +192,89 @@ Status SecAggServer::on_keys(const fedstat_v1_SecAggKeys& keys) {
   return Status();
 }
 
+fedstat_v1_SecAggPeerKeys SecAggServer::roster_entry(uint32_t id, uint32_t index,
+                                                     uint32_t count) const {
+  const Client& client = clients_.at(id);
+  fedstat_v1_SecAggPeerKeys entry = fedstat_v1_SecAggPeerKeys_init_zero;
+  entry.index = index;
+  entry.count = count;
+  entry.has_keys = true;
+  entry.keys.session = config_.session;
+  entry.keys.client_id = id;
+  entry.keys.encryption_key.size = kKeyBytes;
+  entry.keys.masking_key.size = kKeyBytes;
+  entry.keys.commitment.size = secagg::kCommitmentBytes;
+  std::memcpy(entry.keys.encryption_key.bytes, client.encryption_key, kKeyBytes);
+  std::memcpy(entry.keys.masking_key.bytes, client.masking_key, kKeyBytes);
+  std::memcpy(entry.keys.commitment.bytes, client.commitment, secagg::kCommitmentBytes);
+  return entry;
+}
+
 Result<std::vector<fedstat_v1_SecAggPeerKeys>> SecAggServer::close_advertising() {
   FEDSTAT_RETURN_IF_ERROR(check_session(config_.session));
   if (stage_ != Stage::kAdvertising) return failed_precondition("secagg: key round already closed");
   if (clients_.size() < config_.threshold) return abort("fewer than t clients advertised keys");
-  crypto::Sha256 hash;
-  uint8_t header[secagg::kSessionHeaderBytes];
-  secagg::encode_session_header(config_.session, config_.threshold, config_.vector_length,
-                                config_.bits, header);
-  FEDSTAT_RETURN_IF_ERROR(hash.update(ByteSpan(header, sizeof(header))));
-  std::vector<fedstat_v1_SecAggPeerKeys> roster;
-  for (auto& [id, client] : clients_) {  // ascending ids: the roster order
-    client.index = static_cast<uint32_t>(order_.size());
-    order_.push_back(id);
-    fedstat_v1_SecAggPeerKeys entry = fedstat_v1_SecAggPeerKeys_init_zero;
-    entry.index = client.index;
-    entry.count = static_cast<uint32_t>(clients_.size());
-    entry.has_keys = true;
-    entry.keys.session = config_.session;
-    entry.keys.client_id = id;
-    entry.keys.encryption_key.size = kKeyBytes;
-    entry.keys.masking_key.size = kKeyBytes;
-    entry.keys.commitment.size = secagg::kCommitmentBytes;
-    std::memcpy(entry.keys.encryption_key.bytes, client.encryption_key, kKeyBytes);
-    std::memcpy(entry.keys.masking_key.bytes, client.masking_key, kKeyBytes);
-    std::memcpy(entry.keys.commitment.bytes, client.commitment, secagg::kCommitmentBytes);
-    roster.push_back(entry);
-    uint8_t entry_bytes[secagg::kRosterEntryBytes];
-    secagg::encode_roster_entry(id, client.encryption_key, client.masking_key, client.commitment,
-                                entry_bytes);
-    FEDSTAT_RETURN_IF_ERROR(hash.update(ByteSpan(entry_bytes, sizeof(entry_bytes))));
+  // The ring: ascending ids (complete graph), or ascending ring positions under the committed
+  // seed (sparse, graph.h) — a permutation fixed before any key arrived.
+  std::vector<std::pair<uint64_t, uint32_t>> placed;
+  placed.reserve(clients_.size());
+  for (const auto& [id, client] : clients_) {
+    (void)client;
+    uint64_t position = 0;
+    if (config_.degree != 0) {
+      FEDSTAT_ASSIGN_OR_RETURN(position,
+                               secagg::ring_position(config_.session,
+                                                     ByteSpan(config_.graph_seed, 32), id));
+    }
+    placed.emplace_back(position, id);
   }
-  FEDSTAT_RETURN_IF_ERROR(hash.finish(Span<uint8_t>(session_hash_, 32)));
+  std::sort(placed.begin(), placed.end());  // (position, id): graph.h's ring_before
+  ring_.clear();
+  for (const auto& [position, id] : placed) {
+    (void)position;
+    clients_.at(id).index = static_cast<uint32_t>(ring_.size());
+    ring_.push_back(id);
+  }
+  std::vector<fedstat_v1_SecAggPeerKeys> roster;
+  if (config_.degree == 0) {
+    crypto::Sha256 hash;
+    uint8_t header[secagg::kSessionHeaderBytes];
+    secagg::encode_session_header(config_.session, config_.threshold, config_.vector_length,
+                                  config_.bits, header);
+    FEDSTAT_RETURN_IF_ERROR(hash.update(ByteSpan(header, sizeof(header))));
+    for (uint32_t id : ring_) {
+      const Client& client = clients_.at(id);
+      roster.push_back(
+          roster_entry(id, client.index, static_cast<uint32_t>(ring_.size())));
+      uint8_t entry_bytes[secagg::kRosterEntryBytes];
+      secagg::encode_roster_entry(id, client.encryption_key, client.masking_key,
+                                  client.commitment, entry_bytes);
+      FEDSTAT_RETURN_IF_ERROR(hash.update(ByteSpan(entry_bytes, sizeof(entry_bytes))));
+    }
+    FEDSTAT_RETURN_IF_ERROR(hash.finish(Span<uint8_t>(session_hash_, 32)));
+  } else {
+    FEDSTAT_RETURN_IF_ERROR(secagg::sparse_session_hash(
+        config_.session, config_.threshold, config_.vector_length, config_.bits, config_.degree,
+        config_.max_clients, ByteSpan(config_.graph_seed, 32), MutableByteSpan(session_hash_, 32)));
+  }
   stage_ = Stage::kSharing;
   return roster;
+}
+
+std::vector<fedstat_v1_SecAggPeerKeys> SecAggServer::roster_for(uint32_t id) const {
+  std::vector<fedstat_v1_SecAggPeerKeys> out;
+  auto it = clients_.find(id);
+  if (ring_.empty() || it == clients_.end() || stage_ == Stage::kAdvertising) return out;
+  const uint32_t size = roster_size();
+  out.reserve(size);
+  for (uint32_t j = 0; j < size; ++j) {
+    out.push_back(roster_entry(roster_member(it->second.index, j), j, size));
+  }
+  if (config_.degree != 0) {
+    out.front().graph_seed.size = 32;
+    std::memcpy(out.front().graph_seed.bytes, config_.graph_seed, 32);
+  }
+  return out;
 }
 
 Status SecAggServer::on_share(uint32_t sender, const fedstat_v1_SecAggShare& share) {
@@ -187,6 +288,9 @@ Status SecAggServer::on_share(uint32_t sender, const fedstat_v1_SecAggShare& sha
   if (is_excluded(sender)) return permission_denied("secagg: the sender was excluded");
   if (share.to_id == sender || !clients_.count(share.to_id)) {
     return not_found("secagg: the recipient is not another client of the roster");
+  }
+  if (!neighbours(sender, share.to_id)) {
+    return not_found("secagg: the recipient is not one of the sender's neighbours");
   }
   if (share.ciphertext.size != kCipherBytes) {
     return refuse_and_exclude(
@@ -204,13 +308,39 @@ Status SecAggServer::on_share(uint32_t sender, const fedstat_v1_SecAggShare& sha
 fedstat_v1_SecAggRoster SecAggServer::roster(bool (*member)(const Client&)) const {
   fedstat_v1_SecAggRoster r = fedstat_v1_SecAggRoster_init_zero;
   r.session = config_.session;
-  r.members.size = static_cast<pb_size_t>((order_.size() + 7) / 8);
-  for (size_t i = 0; i < order_.size(); ++i) {
-    if (member(clients_.at(order_[i]))) {
+  if (ring_.size() > 8 * sizeof(r.members.bytes)) return r;  // beyond a bitmap: per client only
+  r.members.size = static_cast<pb_size_t>((ring_.size() + 7) / 8);
+  for (size_t i = 0; i < ring_.size(); ++i) {
+    if (member(clients_.at(ring_[i]))) {
       r.members.bytes[i / 8] = static_cast<uint8_t>(r.members.bytes[i / 8] | (1u << (i % 8)));
     }
   }
   return r;
+}
+
+fedstat_v1_SecAggRoster SecAggServer::roster_of(uint32_t id, uint32_t round,
+                                                bool (*member)(const Client&)) const {
+  fedstat_v1_SecAggRoster r = fedstat_v1_SecAggRoster_init_zero;
+  r.session = config_.session;
+  r.round = round;
+  auto it = clients_.find(id);
+  if (it == clients_.end() || ring_.empty()) return r;
+  const uint32_t size = roster_size();
+  r.members.size = static_cast<pb_size_t>((size + 7) / 8);
+  for (uint32_t j = 0; j < size; ++j) {
+    if (member(clients_.at(roster_member(it->second.index, j)))) {
+      r.members.bytes[j / 8] = static_cast<uint8_t>(r.members.bytes[j / 8] | (1u << (j % 8)));
+    }
+  }
+  return r;
+}
+
+fedstat_v1_SecAggRoster SecAggServer::u2_for(uint32_t id) const {
+  return roster_of(id, 2, [](const Client& c) { return c.in_u2; });
+}
+
+fedstat_v1_SecAggRoster SecAggServer::u3_for(uint32_t id) const {
+  return roster_of(id, 3, [](const Client& c) { return c.in_u3; });
 }
 
 Result<fedstat_v1_SecAggRoster> SecAggServer::close_sharing() {
@@ -219,7 +349,7 @@ Result<fedstat_v1_SecAggRoster> SecAggServer::close_sharing() {
   size_t u2 = 0;
   for (auto& [id, client] : clients_) {
     (void)id;
-    client.in_u2 = !is_excluded(id) && client.shared_to.size() + 1 == clients_.size();
+    client.in_u2 = !is_excluded(id) && client.shared_to.size() + 1 == roster_size();
     u2 += client.in_u2 ? 1 : 0;
   }
   if (u2 < config_.threshold) return abort("fewer than t clients sent their shares");
@@ -270,8 +400,14 @@ Status SecAggServer::on_chunk(uint32_t sender, const fedstat_v1_SecAggMaskedChun
           sender, "a masked word above 2^bits - 1 (bits " + std::to_string(config_.bits) + ")");
     }
   }
-  client.masked.insert(client.masked.end(), chunk.words, chunk.words + chunk.words_count);
+  client.partial.insert(client.partial.end(), chunk.words, chunk.words + chunk.words_count);
   client.received_words += chunk.words_count;
+  if (client.received_words == config_.vector_length) {
+    // Whole: into the running sum, and the copy goes (memory O(L) per client mid-vector only).
+    if (sum_.empty()) sum_.assign(config_.vector_length, 0);
+    for (size_t i = 0; i < sum_.size(); ++i) sum_[i] = (sum_[i] + client.partial[i]) & limit;
+    std::vector<uint64_t>().swap(client.partial);
+  }
   return Status();
 }
 
@@ -281,8 +417,9 @@ Result<fedstat_v1_SecAggRoster> SecAggServer::close_masking() {
   size_t u3 = 0;
   for (auto& [id, client] : clients_) {
     (void)id;
-    client.in_u3 =
-        client.in_u2 && !is_excluded(id) && client.received_words == config_.vector_length;
+    // A whole vector is in the running sum already: its sender is in U3 (a member excluded
+    // after its last word, by a replayed note, stays — as one excluded while revealing does).
+    client.in_u3 = client.in_u2 && client.received_words == config_.vector_length;
     u3 += client.in_u3 ? 1 : 0;
   }
   if (u3 < config_.threshold) return abort("fewer than t clients sent their masked input");
@@ -306,6 +443,9 @@ Status SecAggServer::on_reveal(uint32_t sender, const fedstat_v1_SecAggReveal& r
   auto about = clients_.find(reveal.about_id);
   if (about == clients_.end() || !about->second.in_u2) {
     return not_found("secagg: a reveal about a client outside U2");
+  }
+  if (reveal.about_id != sender && !neighbours(sender, reveal.about_id)) {
+    return not_found("secagg: a reveal about a client outside the sender's neighbourhood");
   }
   if (reveal.self_mask != about->second.in_u3) {
     return permission_denied(
@@ -339,6 +479,24 @@ Status SecAggServer::on_reveal(uint32_t sender, const fedstat_v1_SecAggReveal& r
   return Status();
 }
 
+std::vector<uint32_t> SecAggServer::u2() const {
+  std::vector<uint32_t> ids;
+  for (const auto& [id, client] : clients_) {
+    if (client.in_u2) ids.push_back(id);
+  }
+  return ids;
+}
+
+uint32_t SecAggServer::u2_in_roster_of(uint32_t id) const {
+  auto it = clients_.find(id);
+  if (it == clients_.end() || ring_.empty()) return 0;
+  uint32_t n = 0;
+  for (uint32_t j = 0; j < roster_size(); ++j) {
+    n += clients_.at(roster_member(it->second.index, j)).in_u2 ? 1 : 0;
+  }
+  return n;
+}
+
 std::vector<uint32_t> SecAggServer::u3() const {
   std::vector<uint32_t> ids;
   for (const auto& [id, client] : clients_) {
@@ -350,14 +508,9 @@ std::vector<uint32_t> SecAggServer::u3() const {
 Result<std::vector<uint64_t>> SecAggServer::finish(RandomSource& random) {
   FEDSTAT_RETURN_IF_ERROR(check_session(config_.session));
   if (stage_ != Stage::kUnmasking) return failed_precondition("secagg: not the unmasking round");
-  const uint64_t limit = config_.bits == 64 ? ~uint64_t{0} : (uint64_t{1} << config_.bits) - 1;
   const uint32_t t = config_.threshold;
-  std::vector<uint64_t> sum(config_.vector_length, 0);
-  for (const auto& [id, client] : clients_) {
-    (void)id;
-    if (!client.in_u3) continue;
-    for (size_t i = 0; i < sum.size(); ++i) sum[i] = (sum[i] + client.masked[i]) & limit;
-  }
+  std::vector<uint64_t> sum = sum_;  // Σ_{U3} masked inputs, summed as each vector completed
+  sum.resize(config_.vector_length, 0);
 
   // The secrets to rebuild: b_v for v ∈ U3, s_v^SK for v ∈ U2 \ U3, each with the shares of the
   // holders not excluded (x = the holder's id, ascending), parsed once (on_reveal checked them).
@@ -466,8 +619,12 @@ Result<std::vector<uint64_t>> SecAggServer::finish(RandomSource& random) {
                                                  true, config_.bits, words));
       continue;
     }
-    for (const auto& [other_id, other] : clients_) {
-      if (!other.in_u3) continue;
+    // Only the dropped client's neighbours in U3 masked with it.
+    const uint32_t size = roster_size();
+    for (uint32_t j = 0; j < size; ++j) {
+      const uint32_t other_id = roster_member(owner.index, j);
+      const Client& other = clients_.at(other_id);
+      if (other_id == secret.about || !other.in_u3) continue;
       uint8_t shared[32];
       const crypto::ScopedWipe wipe_shared(shared, sizeof(shared));
       FEDSTAT_RETURN_IF_ERROR(crypto::x25519_shared_secret(

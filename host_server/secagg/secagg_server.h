@@ -122,14 +122,24 @@ class SecAggServer {
   fedstat_v1_SecAggStart start() const;
   Status on_keys(const fedstat_v1_SecAggKeys& keys);
   // Ends round 0: the roster U1 (one message per client) or kAborted below the threshold.
+  // Complete graph: U1 in roster order, what every member is sent. Sparse: U1 in ring order,
+  // for information only (each member is sent roster_for(id)).
   Result<std::vector<fedstat_v1_SecAggPeerKeys>> close_advertising();
+  // After the key round: what `id` is sent as its roster — U1 (complete graph) or its
+  // neighbourhood in ring order with the ring seed in entry 0 (sparse; graph.h). Empty for a
+  // client outside U1.
+  std::vector<fedstat_v1_SecAggPeerKeys> roster_for(uint32_t id) const;
+  // The rosters U2 and U3 as `id` is sent them: bitmaps over roster_for(id)'s indices.
+  fedstat_v1_SecAggRoster u2_for(uint32_t id) const;
+  fedstat_v1_SecAggRoster u3_for(uint32_t id) const;
   // `sender` is the authenticated id of the connection the share came from.
   Status on_share(uint32_t sender, const fedstat_v1_SecAggShare& share);
-  // Ends round 1: U2; shares_for(v) then holds the shares addressed to v from members of U2.
+  // Ends round 1: U2 (a bitmap over U1; no members when U1 has more than 1024: use u2_for);
+  // shares_for(v) then holds the shares addressed to v from members of U2.
   Result<fedstat_v1_SecAggRoster> close_sharing();
   std::vector<fedstat_v1_SecAggShare> shares_for(uint32_t id) const;
   Status on_chunk(uint32_t sender, const fedstat_v1_SecAggMaskedChunk& chunk);
-  // Ends round 2: U3, the clients whose whole masked vector arrived.
+  // Ends round 2: U3, the clients whose whole masked vector arrived (as close_sharing's U2).
   Result<fedstat_v1_SecAggRoster> close_masking();
   Status on_reveal(uint32_t sender, const fedstat_v1_SecAggReveal& reveal);
   // Ends round 3: Σ_{u∈U3} x_u mod 2^bits, every secret verified, or kAborted (abort_reason()
@@ -153,7 +163,12 @@ class SecAggServer {
 
   bool aborted() const { return stage_ == Stage::kAborted; }
   const std::string& abort_reason() const { return abort_reason_; }
+  std::vector<uint32_t> u2() const;
   std::vector<uint32_t> u3() const;
+  // The entries of every roster (U1's size, or min(degree + 1, |U1|) when sparse); 0 before U1.
+  uint32_t roster_size() const;
+  // Members of U2 in `id`'s roster (itself included): the reveals it sends.
+  uint32_t u2_in_roster_of(uint32_t id) const;
 
  private:
   enum class Stage { kAdvertising, kSharing, kMasking, kUnmasking, kDone, kAborted };
@@ -163,14 +178,22 @@ class SecAggServer {
     uint8_t masking_key[32] = {};
     uint8_t commitment[32] = {};  // c_v, checked against the b_v finish() rebuilds
     bool in_u2 = false, in_u3 = false;
-    std::set<uint32_t> shared_to;  // round 1: recipients already served
-    std::vector<uint64_t> masked;  // round 2
+    std::set<uint32_t> shared_to;   // round 1: recipients already served
+    std::vector<uint64_t> partial;  // round 2: the words so far, until the vector is whole
     uint32_t received_words = 0;
     std::set<uint32_t> revealed_about;  // round 3: peers this client already revealed about
   };
   Status abort(const std::string& reason);
   Status refuse_and_exclude(uint32_t id, const std::string& reason);
   fedstat_v1_SecAggRoster roster(bool (*member)(const Client&)) const;
+  fedstat_v1_SecAggRoster roster_of(uint32_t id, uint32_t round,
+                                    bool (*member)(const Client&)) const;
+  fedstat_v1_SecAggPeerKeys roster_entry(uint32_t id, uint32_t index, uint32_t count) const;
+  // The ring (graph.h): roster_size() entries per roster, starting at roster_start(p) for the
+  // member at ring index p; neighbours(a, b): b is in a's roster.
+  size_t roster_start(size_t ring_index) const;
+  uint32_t roster_member(size_t ring_index, size_t j) const;
+  bool neighbours(uint32_t a, uint32_t b) const;
   Status check_session(uint64_t session) const;
   std::string failure_reason(uint32_t about, bool self_mask, const DecodedSecret& decoded) const;
 
@@ -178,7 +201,9 @@ class SecAggServer {
   Stage stage_ = Stage::kAdvertising;
   std::string abort_reason_;
   std::map<uint32_t, Client> clients_;                             // by id
-  std::vector<uint32_t> order_;                                    // roster order
+  std::vector<uint32_t> ring_;                                     // ring (roster) order
+  uint8_t graph_commitment_[32] = {};                              // sparse: to the ring seed
+  std::vector<uint64_t> sum_;  // Σ of the whole masked vectors so far (mod 2^bits)
   std::map<uint32_t, std::vector<fedstat_v1_SecAggShare>> inbox_;  // by recipient
   std::map<uint32_t, std::vector<std::pair<uint32_t, std::vector<uint8_t>>>> self_shares_,
       key_shares_;                                           // about id → (holder id, 36 bytes)

@@ -95,6 +95,8 @@ class RingOrderCheck {
   /// middle (degree / 2).
   /// @errors kInvalidArgument: not in ring order, or this client not in the middle.
   Status finish(size_t count, uint32_t degree, size_t self_index) const;
+  /// Steps down between consecutive entries fed so far (the wrap back to the first not counted).
+  uint32_t descents() const { return descents_; }
 
  private:
   uint64_t first_position_ = 0, last_position_ = 0;

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "sdk/base/bytes.h"
+#include "sdk/secagg/graph.h"
 #include "sdk/secagg/mask.h"
 #include "sdk/secagg/session_hash.h"
 
@@ -115,7 +116,7 @@ Status SecAggClient::init(uint32_t client_id, Span<SecAggPeer> peers, RandomSour
   random_ = &random;
   stage_ = SecAggStage::kIdle;
   session_ = 0;
-  threshold_ = length_ = bits_ = max_clients_ = 0;
+  threshold_ = length_ = bits_ = max_clients_ = degree_ = 0;
   count_ = self_index_ = cursor_ = 0;
   own_share_revealed_ = false;
   return Status();
@@ -140,6 +141,9 @@ void SecAggClient::wipe_session() {
   crypto::wipe(encryption_public_, sizeof(encryption_public_));
   crypto::wipe(masking_public_, sizeof(masking_public_));
   crypto::wipe(commitment_, sizeof(commitment_));
+  crypto::wipe(graph_commitment_, sizeof(graph_commitment_));
+  crypto::wipe(graph_seed_, sizeof(graph_seed_));
+  ring_check_.reset();
   self_mask_dealer_ = ShamirDealer();
   key_dealer_ = ShamirDealer();
 }
@@ -200,37 +204,69 @@ void SecAggClient::advertised_keys(fedstat_v1_SecAggKeys& out) const {
   memcpy(out.commitment.bytes, commitment_, kCommitmentBytes);
 }
 
+Status SecAggClient::check_start(const fedstat_v1_SecAggStart& start) const {
+  if (start.vector_length == 0 || start.bits == 0 || start.bits > 64) {
+    return invalid_argument("secagg: the vector needs a length >= 1 and 1..64 bits");
+  }
+  if (start.threshold < 2 || start.threshold > start.max_clients) {
+    return invalid_argument("secagg: the threshold must lie in [2, max_clients]");
+  }
+  if (start.degree == 0) {
+    // Two disjoint groups of t clients must not fit in one session: with 2·t ≤ max_clients a
+    // server could show each group its own U3 and collect both kinds of share about one client.
+    // Checked here, by the device, not only by the server it protects against.
+    if (uint64_t{2} * start.threshold <= start.max_clients) {
+      return invalid_argument(
+          "secagg: SecAggStart.threshold must exceed half of max_clients (2 * threshold > "
+          "max_clients)");
+    }
+    if (start.max_clients > kMaxRosterClients) {
+      return invalid_argument(
+          "secagg: a complete-graph session allows at most 1024 clients (a roster bitmap's); "
+          "larger rounds use the sparse graph (SecAggStart.degree)");
+    }
+  } else {
+    if (start.degree % 2 != 0 || start.degree > kMaxGraphDegree) {
+      return invalid_argument("secagg: a sparse graph's degree is even, in [2, 1022]");
+    }
+    if (start.max_clients > kMaxSparseClients) {
+      return invalid_argument("secagg: a sparse session allows at most 10^7 clients");
+    }
+    if (start.graph_commitment.size != kGraphSeedBytes) {
+      return invalid_argument("secagg: a sparse session needs a 32-byte graph commitment");
+    }
+    // The same rule among the k + 1 holders of each secret: two disjoint groups of t of them
+    // must not exist. Whether (k, t) also meets SecAgg+'s bound for max_clients is the Client's
+    // check of the task (sdk/client/contribution.h), under the device's own threat model.
+    if (uint64_t{2} * start.threshold <= uint64_t{start.degree} + 1 ||
+        start.threshold > start.degree + 1) {
+      return invalid_argument(
+          "secagg: a sparse session's threshold must exceed half of degree + 1 and be at most "
+          "degree + 1");
+    }
+  }
+  if (neighbourhood_size(start.max_clients, start.degree) > peers_.size()) {
+    return resource_exhausted(
+        "secagg: the session's roster (max_clients, or degree + 1 when sparse) exceeds this "
+        "client's storage");
+  }
+  return Status();
+}
+
 Status SecAggClient::on_start(const fedstat_v1_SecAggStart& start, fedstat_v1_SecAggKeys& out) {
   if (stage_ == SecAggStage::kAdvertised && start.session == session_ &&
       start.threshold == threshold_ && start.vector_length == length_ && start.bits == bits_ &&
-      start.max_clients == max_clients_) {
+      start.max_clients == max_clients_ && start.degree == degree_ &&
+      (degree_ == 0 || (start.graph_commitment.size == kGraphSeedBytes &&
+                        memcmp(start.graph_commitment.bytes, graph_commitment_,
+                               kGraphSeedBytes) == 0))) {
     advertised_keys(out);  // the same session again (a resume): the same keys, nothing drawn
     return Status();
   }
   if (stage_ != SecAggStage::kIdle) {
     return failed_precondition("secagg: a session start arrived after the session began");
   }
-  if (start.threshold < 2 || start.threshold > start.max_clients) {
-    return invalid_argument("secagg: the threshold must lie in [2, max_clients]");
-  }
-  // Two disjoint groups of t clients must not fit in one session: with 2·t ≤ max_clients a
-  // server could show each group its own U3 and collect both kinds of share about one client.
-  // Checked here, by the device, not only by the server it protects against.
-  if (uint64_t{2} * start.threshold <= start.max_clients) {
-    return invalid_argument(
-        "secagg: SecAggStart.threshold must exceed half of max_clients (2 * threshold > "
-        "max_clients)");
-  }
-  if (start.vector_length == 0 || start.bits == 0 || start.bits > 64) {
-    return invalid_argument("secagg: the vector needs a length >= 1 and 1..64 bits");
-  }
-  if (start.max_clients > kMaxRosterClients) {
-    return invalid_argument(
-        "secagg: the session allows more clients than a roster can name (1024)");
-  }
-  if (start.max_clients > peers_.size()) {
-    return resource_exhausted("secagg: the session allows more clients than this client's storage");
-  }
+  FEDSTAT_RETURN_IF_ERROR(check_start(start));
   uint8_t seeds[64];
   const crypto::ScopedWipe wipe_seeds(seeds, sizeof(seeds));
   FEDSTAT_RETURN_IF_ERROR(random_bytes(MutableByteSpan(encryption_secret_, 32)));
@@ -262,6 +298,9 @@ Status SecAggClient::on_start(const fedstat_v1_SecAggStart& start, fedstat_v1_Se
   session_ = start.session;
   threshold_ = start.threshold;
   max_clients_ = start.max_clients;
+  degree_ = start.degree;
+  if (degree_ != 0) memcpy(graph_commitment_, start.graph_commitment.bytes, kGraphSeedBytes);
+  ring_check_.reset();
   length_ = start.vector_length;
   bits_ = start.bits;
   count_ = 0;
@@ -283,7 +322,42 @@ Status SecAggClient::check_held_entry(const fedstat_v1_SecAggPeerKeys& entry) co
       memcmp(keys.masking_key.bytes, held.masking_key, 32)) {
     return failed_precondition("secagg: a re-sent roster entry differs from the one held");
   }
+  if (degree_ != 0 && entry.index == 0 &&
+      (entry.graph_seed.size != kGraphSeedBytes ||
+       memcmp(entry.graph_seed.bytes, graph_seed_, kGraphSeedBytes) != 0)) {
+    return failed_precondition("secagg: a re-sent roster entry carries another ring seed");
+  }
   return Status();
+}
+
+Result<uint64_t> SecAggClient::sparse_entry_position(const fedstat_v1_SecAggPeerKeys& entry) const {
+  // The seed arrives with the first entry and must be the one SecAggStart committed to: the
+  // server fixed the ring before it saw any key.
+  const ByteSpan seed = entry.index == 0 ? ByteSpan(entry.graph_seed.bytes, entry.graph_seed.size)
+                                         : ByteSpan(graph_seed_, kGraphSeedBytes);
+  if (entry.index == 0) {
+    if (entry.graph_seed.size != kGraphSeedBytes) {
+      return invalid_argument("secagg: a sparse roster's first entry carries the 32-byte seed");
+    }
+    uint8_t opened[kGraphSeedBytes];
+    FEDSTAT_RETURN_IF_ERROR(graph_commitment(session_, seed, MutableByteSpan(opened, 32)));
+    if (memcmp(opened, graph_commitment_, kGraphSeedBytes) != 0) {
+      return permission_denied(
+          "secagg: the ring seed does not open SecAggStart's graph commitment (the server "
+          "changed the graph after the start)");
+    }
+  }
+  FEDSTAT_ASSIGN_OR_RETURN(const uint64_t position,
+                           ring_position(session_, seed, entry.keys.client_id));
+  // Out of ring order already (a second step down): refused before anything is held.
+  RingOrderCheck tentative = ring_check_;
+  tentative.add(position, entry.keys.client_id);
+  if (tentative.descents() > 1) {
+    return invalid_argument(
+        "secagg: roster entries out of ring order (not the neighbourhood the committed seed "
+        "gives)");
+  }
+  return position;
 }
 
 Status SecAggClient::on_peer_keys(const fedstat_v1_SecAggPeerKeys& entry) {
@@ -304,8 +378,10 @@ Status SecAggClient::on_peer_keys(const fedstat_v1_SecAggPeerKeys& entry) {
   if (entry.count < threshold_) {
     return fail(aborted("secagg: fewer advertised clients than the threshold; aborting"));
   }
-  if (entry.count > max_clients_) {
-    return invalid_argument("secagg: the roster is larger than the session's max_clients");
+  if (entry.count > neighbourhood_size(max_clients_, degree_)) {
+    return invalid_argument(
+        degree_ == 0 ? "secagg: the roster is larger than the session's max_clients"
+                     : "secagg: the roster is larger than a neighbourhood (degree + 1 entries)");
   }
   if (entry.count > peers_.size()) {
     return resource_exhausted("secagg: the roster is larger than this client's storage");
@@ -316,6 +392,10 @@ Status SecAggClient::on_peer_keys(const fedstat_v1_SecAggPeerKeys& entry) {
   if (keys.client_id == 0 || keys.client_id > 0x80000000u || keys.encryption_key.size != 32 ||
       keys.masking_key.size != 32 || keys.commitment.size != kCommitmentBytes) {
     return invalid_argument("secagg: malformed roster entry (id, key or commitment sizes)");
+  }
+  uint64_t position = 0;
+  if (degree_ != 0) {
+    FEDSTAT_ASSIGN_OR_RETURN(position, sparse_entry_position(entry));
   }
   // A key an honest server refuses (host_server/secagg/secagg_server.cpp): this client refuses the
   // roster rather than agree on a secret the server may know (see the header: why not a dropout).
@@ -339,10 +419,15 @@ Status SecAggClient::on_peer_keys(const fedstat_v1_SecAggPeerKeys& entry) {
     }
     self_index_ = count_;
   }
-  uint8_t entry_bytes[kRosterEntryBytes];
-  encode_roster_entry(keys.client_id, keys.encryption_key.bytes, keys.masking_key.bytes,
-                      keys.commitment.bytes, entry_bytes);
-  FEDSTAT_RETURN_IF_ERROR(roster_hash_.update(ByteSpan(entry_bytes, sizeof(entry_bytes))));
+  if (degree_ == 0) {  // a sparse session's hash is common to the session, not the roster
+    uint8_t entry_bytes[kRosterEntryBytes];
+    encode_roster_entry(keys.client_id, keys.encryption_key.bytes, keys.masking_key.bytes,
+                        keys.commitment.bytes, entry_bytes);
+    FEDSTAT_RETURN_IF_ERROR(roster_hash_.update(ByteSpan(entry_bytes, sizeof(entry_bytes))));
+  } else {
+    if (entry.index == 0) memcpy(graph_seed_, entry.graph_seed.bytes, kGraphSeedBytes);
+    ring_check_.add(position, keys.client_id);
+  }
   SecAggPeer& peer = peers_[count_];
   peer = SecAggPeer();
   peer.id = keys.client_id;
@@ -356,7 +441,17 @@ Status SecAggClient::on_peer_keys(const fedstat_v1_SecAggPeerKeys& entry) {
     if (!self_present) {
       return fail(aborted("secagg: this client is not in the roster; aborting"));
     }
-    FEDSTAT_RETURN_IF_ERROR(roster_hash_.finish(Span<uint8_t>(session_hash_, 32)));
+    if (degree_ == 0) {
+      FEDSTAT_RETURN_IF_ERROR(roster_hash_.finish(Span<uint8_t>(session_hash_, 32)));
+    } else {
+      // Not this client's neighbourhood under the committed seed: the server placed it
+      // elsewhere than the ring it committed to. Nothing was shared yet; abort, reveal nothing.
+      const Status ring = ring_check_.finish(count_, degree_, self_index_);
+      if (!ring.ok()) return fail(aborted(ring.message()));
+      FEDSTAT_RETURN_IF_ERROR(sparse_session_hash(session_, threshold_, length_, bits_, degree_,
+                                                  max_clients_, ByteSpan(graph_seed_, 32),
+                                                  MutableByteSpan(session_hash_, 32)));
+    }
     stage_ = SecAggStage::kSharing;
     cursor_ = 0;
   }

@@ -90,6 +90,7 @@
 #include "sdk/base/checked_size.h"
 #include "sdk/base/crypto.h"
 #include "sdk/base/random_source.h"
+#include "sdk/secagg/graph.h"
 #include "sdk/secagg/shamir.h"
 
 namespace fedstat {
@@ -282,6 +283,9 @@ class SecAggClient {
   ByteSpan session_hash() const { return ByteSpan(session_hash_, sizeof(session_hash_)); }
 
  private:
+  Status check_start(const fedstat_v1_SecAggStart& start) const;
+  // A sparse roster entry's ring position; index 0 opens the committed seed.
+  Result<uint64_t> sparse_entry_position(const fedstat_v1_SecAggPeerKeys& entry) const;
   Status fail(Status status);          // aborts on kAborted, else leaves the state as it was
   Status bad_share(SecAggPeer& peer);  // records that peer's share to this client was bad
   void advertised_keys(fedstat_v1_SecAggKeys& out) const;
@@ -313,6 +317,7 @@ class SecAggClient {
   SecAggStage stage_ = SecAggStage::kIdle;
   uint64_t session_ = 0;
   uint32_t threshold_ = 0, length_ = 0, bits_ = 0, max_clients_ = 0;
+  uint32_t degree_ = 0;  // 0: the complete graph; k: sparse (graph.h)
   size_t count_ = 0, self_index_ = 0, cursor_ = 0;
   bool own_share_revealed_ = false;
   uint8_t encryption_secret_[32] = {};
@@ -322,6 +327,9 @@ class SecAggClient {
   uint8_t encryption_public_[32] = {};
   uint8_t masking_public_[32] = {};
   uint8_t commitment_[kCommitmentBytes] = {};  // c_u, sent in round 0
+  uint8_t graph_commitment_[kGraphSeedBytes] = {};  // sparse: SecAggStart's, to the ring seed
+  uint8_t graph_seed_[kGraphSeedBytes] = {};        // sparse: the seed, once opened (round 1)
+  RingOrderCheck ring_check_;                       // sparse: the roster's ring order so far
   ShamirDealer self_mask_dealer_, key_dealer_;
   crypto::Sha256 roster_hash_;
 };
