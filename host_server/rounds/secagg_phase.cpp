@@ -49,7 +49,9 @@ pb_size_t expected_body(SecAggPhase::Stage stage) {
 
 SecAggPhase::SecAggPhase(const fedstat_v1_Task& task, const std::set<uint32_t>& admitted,
                          const Seed256& graph_seed)
-    : server_(config_of(task, graph_seed)), vector_length_(task.vector_length), members_(admitted) {}
+    : server_(config_of(task, graph_seed)),
+      vector_length_(task.vector_length),
+      members_(admitted) {}
 
 uint32_t SecAggPhase::required(uint32_t member) const {
   switch (stage_) {

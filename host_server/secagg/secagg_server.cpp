@@ -222,9 +222,8 @@ Result<std::vector<fedstat_v1_SecAggPeerKeys>> SecAggServer::close_advertising()
     (void)client;
     uint64_t position = 0;
     if (config_.degree != 0) {
-      FEDSTAT_ASSIGN_OR_RETURN(position,
-                               secagg::ring_position(config_.session,
-                                                     ByteSpan(config_.graph_seed, 32), id));
+      FEDSTAT_ASSIGN_OR_RETURN(
+          position, secagg::ring_position(config_.session, ByteSpan(config_.graph_seed, 32), id));
     }
     placed.emplace_back(position, id);
   }
@@ -244,11 +243,10 @@ Result<std::vector<fedstat_v1_SecAggPeerKeys>> SecAggServer::close_advertising()
     FEDSTAT_RETURN_IF_ERROR(hash.update(ByteSpan(header, sizeof(header))));
     for (uint32_t id : ring_) {
       const Client& client = clients_.at(id);
-      roster.push_back(
-          roster_entry(id, client.index, static_cast<uint32_t>(ring_.size())));
+      roster.push_back(roster_entry(id, client.index, static_cast<uint32_t>(ring_.size())));
       uint8_t entry_bytes[secagg::kRosterEntryBytes];
-      secagg::encode_roster_entry(id, client.encryption_key, client.masking_key,
-                                  client.commitment, entry_bytes);
+      secagg::encode_roster_entry(id, client.encryption_key, client.masking_key, client.commitment,
+                                  entry_bytes);
       FEDSTAT_RETURN_IF_ERROR(hash.update(ByteSpan(entry_bytes, sizeof(entry_bytes))));
     }
     FEDSTAT_RETURN_IF_ERROR(hash.finish(Span<uint8_t>(session_hash_, 32)));

@@ -1,15 +1,21 @@
 #include "host_server/secagg/secagg_simulation.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <exception>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "host_server/estimate/host_common.h"
 #include "host_server/secagg/secagg_server.h"
 #include "sdk/base/random_bits.h"
 #include "sdk/base/seeded_stream.h"
+#include "sdk/secagg/graph.h"
 #include "sdk/secagg/secagg_client.h"
 #include "sdk/wire/envelope_codec.h"
 
@@ -25,7 +31,7 @@ constexpr uint64_t kSessionIdStream = ~uint64_t{0};
 // Encodes `envelope` as a frame and decodes it again, as a transport would carry it; returns the
 // decoded envelope and adds the frame's size to *bytes.
 wire::Envelope carry(const wire::Envelope& envelope, double* bytes) {
-  static uint8_t buffer[wire::kMaxFrameBytes];
+  thread_local uint8_t buffer[wire::kMaxFrameBytes];
   auto size = wire::encode_frame(envelope, MutableByteSpan(buffer, sizeof(buffer)));
   check(size.status(), "encode");
   if (bytes != nullptr) *bytes += static_cast<double>(size.value());
@@ -36,13 +42,26 @@ wire::Envelope carry(const wire::Envelope& envelope, double* bytes) {
   return out;
 }
 
+wire::Envelope envelope_of(pb_size_t tag) {
+  wire::Envelope e = wire::make_envelope();
+  e.which_body = tag;
+  return e;
+}
+
+// The stream of client inputs: one per client, apart from every key stream.
+constexpr uint64_t kInputStreams = uint64_t{1} << 63;
+// The ring seed's stream (sparse graph).
+constexpr uint64_t kGraphSeedStream = ~uint64_t{0} - 1;
+// Clients computing between two turns of the server: bounds the messages held at once.
+constexpr size_t kBatch = 512;
+
 struct SimClient {
   uint32_t id = 0;
   int drops_at = 4;  // 1: before sharing, 2: before masking, 3: before unmasking, 4: never
   std::unique_ptr<SeededStream> random;
   std::vector<secagg::SecAggPeer> peers;
   secagg::SecAggClient client;
-  std::vector<uint64_t> input;
+  std::vector<fedstat_v1_Envelope> outbox;  // this round's messages, until the server takes them
   double bytes[4] = {0, 0, 0, 0};
   double seconds[4] = {0, 0, 0, 0};
   bool alive(int round) const { return drops_at > round; }
@@ -52,16 +71,46 @@ double since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-}  // namespace
+// Runs work(i) for i in [begin, end) on `threads` threads; the first exception is rethrown.
+void parallel_for(size_t begin, size_t end, uint32_t threads,
+                  const std::function<void(size_t)>& work) {
+  std::atomic<size_t> next{begin};
+  std::exception_ptr failure;
+  std::mutex failure_lock;
+  auto run = [&]() {
+    for (size_t i = next++; i < end; i = next++) {
+      try {
+        work(i);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(failure_lock);
+        if (!failure) failure = std::current_exception();
+        next = end;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (uint32_t t = 1; t < threads; ++t) pool.emplace_back(run);
+  run();
+  for (auto& thread : pool) thread.join();
+  if (failure) std::rethrow_exception(failure);
+}
 
-SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
+void check_config(const SecAggSimConfig& config) {
   const uint32_t n = config.clients;
   if (n < 2 || config.threshold < 2 || config.threshold > n) {
     throw std::invalid_argument("need 2 <= threshold <= clients");
   }
-  if (n > kMaxSimClients) {
+  if (config.degree == 0 && n > kMaxSimClients) {
     throw std::invalid_argument("at most " + std::to_string(kMaxSimClients) +
-                                " clients (a roster names at most that many)");
+                                " clients with the complete graph (a roster names at most that "
+                                "many); use the sparse graph");
+  }
+  if (config.degree != 0 && n > kMaxSimSparseClients) {
+    throw std::invalid_argument("at most " + std::to_string(kMaxSimSparseClients) +
+                                " clients with the sparse graph");
+  }
+  if (config.degree != 0 && (config.degree % 2 != 0 || config.degree > secagg::kMaxGraphDegree)) {
+    throw std::invalid_argument("the sparse graph's degree is even, in 2..1022");
   }
   if (config.bits == 0 || config.bits > 64 || config.length == 0) {
     throw std::invalid_argument("bits must lie in 1..64 and the length be >= 1");
@@ -70,14 +119,22 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
     throw std::invalid_argument("the length must be at most " + std::to_string(kMaxSimLength) +
                                 " words (2^20); split the vector");
   }
-  if (uint64_t{n} * config.length > kMaxSimWords) {
-    throw std::invalid_argument("clients x length must be at most " + std::to_string(kMaxSimWords) +
-                                " words (2^26); use fewer clients or a shorter vector");
+  const uint64_t roster = secagg::neighbourhood_size(n, config.degree);
+  if (uint64_t{n} * roster > kMaxSimShares) {
+    throw std::invalid_argument("clients x roster entries must be at most " +
+                                std::to_string(kMaxSimShares) +
+                                " (2^27 shares held); use fewer clients or the sparse graph");
   }
-  if (2 * uint64_t{config.threshold} <= n) {  // after the bounds: they are named first
+  const uint64_t holders = config.degree == 0 ? n : uint64_t{config.degree} + 1;
+  if (2 * uint64_t{config.threshold} <= holders) {  // after the bounds: they are named first
     throw std::invalid_argument(
-        "the threshold must exceed half of the clients (2 * threshold > clients): the clients "
-        "refuse a smaller one");
+        config.degree == 0
+            ? "the threshold must exceed half of the clients (2 * threshold > clients): the "
+              "clients refuse a smaller one"
+            : "the threshold must exceed half of degree + 1: the clients refuse a smaller one");
+  }
+  if (config.degree != 0 && config.threshold > holders) {
+    throw std::invalid_argument("the threshold must be at most degree + 1");
   }
   if (!config.inputs.empty() && config.inputs.size() != n) {
     throw std::invalid_argument("one input vector per client");
@@ -87,6 +144,16 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
       n) {
     throw std::invalid_argument("more droppers than clients");
   }
+  if (config.threads < 1 || config.threads > 64) {
+    throw std::invalid_argument("threads must lie in 1..64");
+  }
+}
+
+}  // namespace
+
+SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
+  check_config(config);
+  const uint32_t n = config.clients;
   SecAggSimResult result;
   SecAggServerConfig server_config;
   // The session id is public (every message carries it), the seed is the clients' secret: draw
@@ -99,36 +166,51 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
   server_config.vector_length = config.length;
   server_config.bits = config.bits;
   server_config.max_clients = n;
+  server_config.degree = config.degree;
+  SeededStream graph_stream(seed_from_u64(config.seed), kGraphSeedStream);
+  check(graph_stream.fill(MutableByteSpan(server_config.graph_seed, 32)), "ring seed");
   SecAggServer server(server_config);
+  const uint32_t roster_entries = secagg::neighbourhood_size(n, config.degree);
+  result.roster_entries = roster_entries;
 
-  // Clients, inputs and who drops when.
-  SeededStream data_stream(seed_from_u64(config.seed), 0);
-  RandomBits data(data_stream);
+  // Clients and who drops when.
+  SeededStream order_stream(seed_from_u64(config.seed), 0);
+  RandomBits order_bits(order_stream);
   const uint64_t limit = config.bits == 64 ? ~uint64_t{0} : (uint64_t{1} << config.bits) - 1;
   std::vector<std::unique_ptr<SimClient>> clients;
   for (uint32_t i = 0; i < n; ++i) {
     auto c = std::make_unique<SimClient>();
     c->id = i + 1;
     c->random = std::make_unique<SeededStream>(seed_from_u64(config.seed), c->id);
-    c->peers.resize(n);
-    check(c->client.init(c->id, Span<secagg::SecAggPeer>(c->peers.data(), n), *c->random),
+    c->peers.resize(roster_entries);
+    check(c->client.init(c->id, Span<secagg::SecAggPeer>(c->peers.data(), c->peers.size()),
+                         *c->random),
           "client init");
-    if (!config.inputs.empty()) {
-      c->input = config.inputs[i];
-      if (c->input.size() != config.length) throw std::invalid_argument("input of wrong length");
-      for (uint64_t& w : c->input) w &= limit;
-    }
-    for (uint32_t k = 0; config.inputs.empty() && k < config.length; ++k) {
-      auto word = data.bits(config.bits);
-      check(word.status(), "input");
-      c->input.push_back(config.zero_inputs ? 0 : word.value() & limit);
+    if (!config.inputs.empty() && config.inputs[i].size() != config.length) {
+      throw std::invalid_argument("input of wrong length");
     }
     clients.push_back(std::move(c));
   }
+  auto input_of = [&](const SimClient& c) {
+    std::vector<uint64_t> input;
+    if (!config.inputs.empty()) {
+      input = config.inputs[c.id - 1];
+      for (uint64_t& w : input) w &= limit;
+      return input;
+    }
+    SeededStream stream(seed_from_u64(config.seed), kInputStreams + c.id);
+    RandomBits bits(stream);
+    for (uint32_t k = 0; k < config.length; ++k) {
+      auto word = bits.bits(config.bits);
+      check(word.status(), "input");
+      input.push_back(config.zero_inputs ? 0 : word.value() & limit);
+    }
+    return input;
+  };
   std::vector<uint32_t> order(n);
   for (uint32_t i = 0; i < n; ++i) order[i] = i;
   for (uint32_t i = n - 1; i > 0; --i) {  // Fisher–Yates with the seeded stream
-    auto j = data.uniform_below(i + 1);
+    auto j = order_bits.uniform_below(i + 1);
     check(j.status(), "shuffle");
     std::swap(order[i], order[static_cast<uint32_t>(j.value())]);
   }
@@ -142,124 +224,156 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
     result.abort_reason = server.aborted() ? server.abort_reason() : status.message();
     return result;
   };
+  // One round: every client's part (`client_part`, in parallel, batch by batch, filling its
+  // outbox), then the server takes each outbox in client order (`server_part`, timed).
+  auto round = [&](const std::function<void(SimClient&)>& client_part,
+                   const std::function<Status(SimClient&, const fedstat_v1_Envelope&)>& server_part,
+                   int number) {
+    for (size_t from = 0; from < clients.size(); from += kBatch) {
+      const size_t to = std::min(clients.size(), from + kBatch);
+      parallel_for(from, to, config.threads, [&](size_t i) { client_part(*clients[i]); });
+      for (size_t i = from; i < to; ++i) {
+        SimClient& c = *clients[i];
+        for (const fedstat_v1_Envelope& e : c.outbox) {
+          const auto s0 = Clock::now();
+          check(server_part(c, e), "server");
+          result.server_seconds[number] += since(s0);
+        }
+        std::vector<fedstat_v1_Envelope>().swap(c.outbox);
+      }
+    }
+  };
+  auto send = [](SimClient& c, const wire::Envelope& e, int number) {
+    c.outbox.push_back(carry(e, &c.bytes[number]));
+  };
 
   // Round 0: AdvertiseKeys.
-  wire::Envelope start = wire::make_envelope();
-  start.which_body = fedstat_v1_Envelope_secagg_start_tag;
+  wire::Envelope start = envelope_of(fedstat_v1_Envelope_secagg_start_tag);
   start.body.secagg_start = server.start();
-  for (auto& c : clients) {
-    const wire::Envelope received = carry(start, nullptr);
-    const auto t0 = Clock::now();
-    wire::Envelope keys = wire::make_envelope();
-    keys.which_body = fedstat_v1_Envelope_secagg_keys_tag;
-    check(c->client.on_start(received.body.secagg_start, keys.body.secagg_keys), "keys");
-    c->seconds[0] += since(t0);
-    const wire::Envelope at_server = carry(keys, &c->bytes[0]);
-    const auto s0 = Clock::now();
-    check(server.on_keys(at_server.body.secagg_keys), "server keys");
-    result.server_seconds[0] += since(s0);
-  }
+  round(
+      [&](SimClient& c) {
+        const wire::Envelope received = carry(start, nullptr);
+        const auto t0 = Clock::now();
+        wire::Envelope keys = envelope_of(fedstat_v1_Envelope_secagg_keys_tag);
+        check(c.client.on_start(received.body.secagg_start, keys.body.secagg_keys), "keys");
+        c.seconds[0] += since(t0);
+        send(c, keys, 0);
+      },
+      [&](SimClient&, const fedstat_v1_Envelope& e) { return server.on_keys(e.body.secagg_keys); },
+      0);
   auto s0 = Clock::now();
   auto roster = server.close_advertising();
   result.server_seconds[0] += since(s0);
   if (!roster.ok()) return abort_with(roster.status());
 
   // Round 1: ShareKeys.
-  for (auto& c : clients) {
-    auto t0 = Clock::now();
-    for (const auto& entry : roster.value()) {
-      wire::Envelope e = wire::make_envelope();
-      e.which_body = fedstat_v1_Envelope_secagg_peer_keys_tag;
-      e.body.secagg_peer_keys = entry;
-      const wire::Envelope received = carry(e, nullptr);
-      check(c->client.on_peer_keys(received.body.secagg_peer_keys), "roster");
-    }
-    c->seconds[1] += since(t0);
-    if (!c->alive(1)) continue;
-    while (true) {
-      t0 = Clock::now();
-      wire::Envelope e = wire::make_envelope();
-      e.which_body = fedstat_v1_Envelope_secagg_share_tag;
-      auto more = c->client.next_share(e.body.secagg_share);
-      c->seconds[1] += since(t0);
-      check(more.status(), "share");
-      if (!more.value()) break;
-      const wire::Envelope at_server = carry(e, &c->bytes[1]);
-      s0 = Clock::now();
-      check(server.on_share(c->id, at_server.body.secagg_share), "server share");
-      result.server_seconds[1] += since(s0);
-    }
-  }
+  round(
+      [&](SimClient& c) {
+        auto t0 = Clock::now();
+        for (const auto& entry : server.roster_for(c.id)) {
+          wire::Envelope e = envelope_of(fedstat_v1_Envelope_secagg_peer_keys_tag);
+          e.body.secagg_peer_keys = entry;
+          const wire::Envelope received = carry(e, nullptr);
+          check(c.client.on_peer_keys(received.body.secagg_peer_keys), "roster");
+        }
+        c.seconds[1] += since(t0);
+        if (!c.alive(1)) return;
+        while (true) {
+          t0 = Clock::now();
+          wire::Envelope e = envelope_of(fedstat_v1_Envelope_secagg_share_tag);
+          auto more = c.client.next_share(e.body.secagg_share);
+          c.seconds[1] += since(t0);
+          check(more.status(), "share");
+          if (!more.value()) break;
+          send(c, e, 1);
+        }
+      },
+      [&](SimClient& c, const fedstat_v1_Envelope& e) {
+        return server.on_share(c.id, e.body.secagg_share);
+      },
+      1);
   s0 = Clock::now();
   auto u2 = server.close_sharing();
   result.server_seconds[1] += since(s0);
   if (!u2.ok()) return abort_with(u2.status());
 
   // Round 2: MaskedInputCollection.
-  for (auto& c : clients) {
-    if (!c->alive(1)) continue;
-    auto t0 = Clock::now();
-    for (const auto& share : server.shares_for(c->id)) {
-      wire::Envelope e = wire::make_envelope();
-      e.which_body = fedstat_v1_Envelope_secagg_share_tag;
-      e.body.secagg_share = share;
-      const wire::Envelope received = carry(e, nullptr);
-      check(c->client.on_share(received.body.secagg_share), "receive share");
-    }
-    wire::Envelope r = wire::make_envelope();
-    r.which_body = fedstat_v1_Envelope_secagg_roster_tag;
-    r.body.secagg_roster = u2.value();
-    check(c->client.on_roster(carry(r, nullptr).body.secagg_roster), "U2");
-    c->seconds[2] += since(t0);
-    if (!c->alive(2)) continue;
-    t0 = Clock::now();
-    std::vector<uint64_t> masked = c->input;
-    check(c->client.mask(Span<uint64_t>(masked.data(), masked.size())), "mask");
-    if (config.keep_masked && result.masked_example.empty() && c->alive(3)) {
-      result.masked_example = masked;
-      result.input_example = c->input;
-    }
-    c->seconds[2] += since(t0);
-    while (true) {
-      wire::Envelope e = wire::make_envelope();
-      e.which_body = fedstat_v1_Envelope_secagg_masked_chunk_tag;
-      auto more = c->client.next_chunk(Span<const uint64_t>(masked.data(), masked.size()),
-                                       e.body.secagg_masked_chunk);
-      check(more.status(), "chunk");
-      if (!more.value()) break;
-      const wire::Envelope at_server = carry(e, &c->bytes[2]);
-      s0 = Clock::now();
-      check(server.on_chunk(c->id, at_server.body.secagg_masked_chunk), "server chunk");
-      result.server_seconds[2] += since(s0);
-    }
-  }
+  std::vector<uint64_t> expected(config.length, 0);
+  std::mutex expected_lock;
+  uint32_t kept_id = UINT32_MAX;
+  round(
+      [&](SimClient& c) {
+        if (!c.alive(1)) return;
+        auto t0 = Clock::now();
+        for (const auto& share : server.shares_for(c.id)) {
+          wire::Envelope e = envelope_of(fedstat_v1_Envelope_secagg_share_tag);
+          e.body.secagg_share = share;
+          const wire::Envelope received = carry(e, nullptr);
+          check(c.client.on_share(received.body.secagg_share), "receive share");
+        }
+        wire::Envelope r = envelope_of(fedstat_v1_Envelope_secagg_roster_tag);
+        r.body.secagg_roster = server.u2_for(c.id);
+        check(c.client.on_roster(carry(r, nullptr).body.secagg_roster), "U2");
+        c.seconds[2] += since(t0);
+        if (!c.alive(2)) return;
+        const std::vector<uint64_t> input = input_of(c);
+        t0 = Clock::now();
+        std::vector<uint64_t> masked = input;
+        check(c.client.mask(Span<uint64_t>(masked.data(), masked.size())), "mask");
+        c.seconds[2] += since(t0);
+        {
+          std::lock_guard<std::mutex> lock(expected_lock);
+          for (uint32_t i = 0; i < config.length; ++i) {
+            expected[i] = (expected[i] + input[i]) & limit;
+          }
+          if (config.keep_masked && c.alive(3) && c.id < kept_id) {  // the first survivor's
+            result.masked_example = masked;
+            result.input_example = input;
+            kept_id = c.id;
+          }
+        }
+        while (true) {
+          wire::Envelope e = envelope_of(fedstat_v1_Envelope_secagg_masked_chunk_tag);
+          auto more = c.client.next_chunk(Span<const uint64_t>(masked.data(), masked.size()),
+                                          e.body.secagg_masked_chunk);
+          check(more.status(), "chunk");
+          if (!more.value()) break;
+          send(c, e, 2);
+        }
+      },
+      [&](SimClient& c, const fedstat_v1_Envelope& e) {
+        return server.on_chunk(c.id, e.body.secagg_masked_chunk);
+      },
+      2);
   s0 = Clock::now();
   auto u3 = server.close_masking();
   result.server_seconds[2] += since(s0);
   if (!u3.ok()) return abort_with(u3.status());
 
   // Round 3: Unmasking.
-  for (auto& c : clients) {
-    if (!c->alive(3)) continue;
-    auto t0 = Clock::now();
-    wire::Envelope r = wire::make_envelope();
-    r.which_body = fedstat_v1_Envelope_secagg_roster_tag;
-    r.body.secagg_roster = u3.value();
-    check(c->client.on_roster(carry(r, nullptr).body.secagg_roster), "U3");
-    while (true) {
-      wire::Envelope e = wire::make_envelope();
-      e.which_body = fedstat_v1_Envelope_secagg_reveal_tag;
-      auto more = c->client.next_reveal(e.body.secagg_reveal);
-      check(more.status(), "reveal");
-      if (!more.value()) break;
-      ++result.reveals_sent;
-      const wire::Envelope at_server = carry(e, &c->bytes[3]);
-      s0 = Clock::now();
-      check(server.on_reveal(c->id, at_server.body.secagg_reveal), "server reveal");
-      result.server_seconds[3] += since(s0);
-    }
-    c->seconds[3] += since(t0);
-  }
+  std::atomic<uint32_t> reveals{0};
+  round(
+      [&](SimClient& c) {
+        if (!c.alive(3)) return;
+        auto t0 = Clock::now();
+        wire::Envelope r = envelope_of(fedstat_v1_Envelope_secagg_roster_tag);
+        r.body.secagg_roster = server.u3_for(c.id);
+        check(c.client.on_roster(carry(r, nullptr).body.secagg_roster), "U3");
+        while (true) {
+          wire::Envelope e = envelope_of(fedstat_v1_Envelope_secagg_reveal_tag);
+          auto more = c.client.next_reveal(e.body.secagg_reveal);
+          check(more.status(), "reveal");
+          if (!more.value()) break;
+          ++reveals;
+          send(c, e, 3);
+        }
+        c.seconds[3] += since(t0);
+      },
+      [&](SimClient& c, const fedstat_v1_Envelope& e) {
+        return server.on_reveal(c.id, e.body.secagg_reveal);
+      },
+      3);
+  result.reveals_sent = reveals;
   SeededStream blinding_stream(seed_from_u64(config.seed), 0xB11D);
   s0 = Clock::now();
   auto sum = server.finish(blinding_stream);
@@ -267,25 +381,22 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
   if (!sum.ok()) return abort_with(sum.status());
 
   result.sum = sum.value();
-  result.expected.assign(config.length, 0);
+  result.expected = expected;
   double surviving = 0;
   for (auto& c : clients) {
     if (!c->alive(2)) continue;  // its masked input reached the server: it is in U3
     ++result.survivors;
-    for (uint32_t i = 0; i < config.length; ++i) {
-      result.expected[i] = (result.expected[i] + c->input[i]) & limit;
-    }
     if (!c->alive(3)) continue;  // bytes and times: clients that took part in every round
     surviving += 1;
-    for (int round = 0; round < 4; ++round) {
-      result.bytes_per_round[round] += c->bytes[round];
-      result.client_seconds[round] += c->seconds[round];
+    for (int number = 0; number < 4; ++number) {
+      result.bytes_per_round[number] += c->bytes[number];
+      result.client_seconds[number] += c->seconds[number];
     }
   }
-  for (int round = 0; round < 4; ++round) {
-    result.bytes_per_round[round] /= surviving;
-    result.client_seconds[round] /= surviving;
-    result.bytes_per_client += result.bytes_per_round[round];
+  for (int number = 0; number < 4; ++number) {
+    result.bytes_per_round[number] /= surviving;
+    result.client_seconds[number] /= surviving;
+    result.bytes_per_client += result.bytes_per_round[number];
   }
   result.ok = result.sum == result.expected;
   return result;

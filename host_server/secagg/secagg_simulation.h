@@ -4,12 +4,17 @@
 // benchmarks.
 //
 // Client i (id i + 1) draws its keys and seeds from SeededStream(seed, id) and its input from
-// SeededStream(seed, 0) (words uniform below 2^bits); the droppers are the first A, next B and next
-// C clients of a seeded permutation; the public session id is 64 bits of SeededStream(seed, 2^64 −
-// 1), a PRF output that does not reveal the seed. `ok` means the unmasked sum equals Σ x_u over U3
-// (the clients whose masked input the server received); `aborted` that a round fell below the
-// threshold. Memory: O(n² + n·L) words on the host, bounded by the limits below. Paper: Bonawitz et
-// al. 2017 §4.
+// SeededStream(seed, 2^63 + id) (words uniform below 2^bits), made when it masks and dropped after;
+// the droppers are the first A, next B and next C clients of a seeded permutation; the public
+// session id is 64 bits of SeededStream(seed, 2^64 − 1), a PRF output that does not reveal the
+// seed, and a sparse graph's ring seed 256 bits of SeededStream(seed, 2^64 − 2). `ok` means the
+// unmasked sum equals Σ x_u over U3 (the clients whose masked input the server received);
+// `aborted` that a round fell below the threshold. `threads` clients compute at once (their
+// crypto); the server takes their messages one at a time, in client order, so the result does not
+// depend on `threads`.
+// Memory: complete graph O(n²) shares; sparse O(n·k) shares and roster entries (144 bytes each
+// per client) — about 10 KB per client at k = 80 — plus O(L) words per thread; bounded by the
+// limits below. Paper: Bonawitz et al. 2017 §4; Bell et al. 2020 §3 (the sparse graph).
 #ifndef FEDSTAT_HOST_SECAGG_SECAGG_SIMULATION_H_
 #define FEDSTAT_HOST_SECAGG_SECAGG_SIMULATION_H_
 
@@ -22,17 +27,18 @@
 namespace fedstat {
 namespace host {
 
-// Bounds on a simulated session, so that no request does unbounded work (the session costs
-// n² key agreements and holds about 3·n·L words): run_secagg_simulation throws
-// std::invalid_argument above them, and fedstat-secagg-sim refuses them with a message.
-//   clients    2 .. kMaxSimClients (1024, the roster bitmap's limit)
+// Bounds on a simulated session, so that no request does unbounded work: run_secagg_simulation
+// throws std::invalid_argument above them, and fedstat-secagg-sim refuses them with a message.
+//   clients    2 .. kMaxSimClients (1024, the roster bitmap's limit) for the complete graph (n²
+//              key agreements); 2 .. kMaxSimSparseClients (10^5) for the sparse graph (n·k)
 //   threshold  2 .. clients, and more than half of them (2·threshold > clients: the SDK clients
-//              refuse less, secagg_client.h)
+//              refuse less, secagg_client.h); sparse: more than half of degree + 1
 //   length     1 .. kMaxSimLength (2^20 words)
-//   clients·length ≤ kMaxSimWords (2^26 words: about 1.5 GiB of vectors in all)
+//   clients·(degree or clients)·… : shares held ≤ kMaxSimShares (2^27: about 20 GiB at most)
 constexpr uint32_t kMaxSimClients = kMaxSecAggClients;
+constexpr uint32_t kMaxSimSparseClients = 100000;
 constexpr uint32_t kMaxSimLength = uint32_t{1} << 20;
-constexpr uint64_t kMaxSimWords = uint64_t{1} << 26;
+constexpr uint64_t kMaxSimShares = uint64_t{1} << 27;
 
 struct SecAggSimConfig {
   uint32_t clients = 10;
@@ -43,6 +49,9 @@ struct SecAggSimConfig {
   uint32_t drop_before_masking = 0;    // B: sent shares, never the masked input
   uint32_t drop_before_unmasking = 0;  // C: sent the masked input, never the reveals
   uint64_t seed = 1;
+  // 0: the complete graph; an even k ≥ 2: the sparse graph of degree k (`threshold` among k + 1).
+  uint32_t degree = 0;
+  uint32_t threads = 1;      // clients computing at once (1 .. 64)
   bool keep_masked = false;  // keep the first survivor's masked vector (tests)
   bool zero_inputs = false;  // every input is the zero vector (tests of the masks)
   // When not empty: client i's input (length `length`, words below 2^bits) instead of random ones.
@@ -62,6 +71,7 @@ struct SecAggSimResult {
   // Mean client seconds per round and the server's seconds per round (0: keys … 3: unmasking).
   double client_seconds[4] = {0, 0, 0, 0};
   double server_seconds[4] = {0, 0, 0, 0};
+  uint32_t roster_entries = 0;  // entries of each client's roster (n, or k + 1 when sparse)
 };
 
 SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config);

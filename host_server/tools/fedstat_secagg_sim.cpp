@@ -3,22 +3,35 @@
 // dropping before rounds 1, 2, 3. Prints whether the unmasked sum equals the plain sum of the
 // inputs the server received (or that the round aborted), bytes sent per client and time per round.
 //
-//   fedstat-secagg-sim --clients N --threshold T --length L [--bits 32|64] [--drop-r1 A]
-//                      [--drop-r2 B] [--drop-r3 C] [--seed S] [--json]
+//   fedstat-secagg-sim --clients N [--graph complete|sparse] [--threshold T] [--degree K]
+//                      [--dropout-rate D] [--corrupt-fraction G] --length L [--bits 32|64]
+//                      [--drop-r1 A] [--drop-r2 B] [--drop-r3 C] [--seed S] [--threads P] [--json]
 //
+// --graph: complete (every client shares with every other; N ≤ 1024; T required) or sparse
+// (SecAgg+: each client shares with its K ring neighbours, sdk/secagg/graph.h; K and T chosen by
+// sdk/secagg/graph_parameters.h for N, the dropout rate D and the corrupt fraction G, both 0.05 by
+// default — or given). The default: sparse above 1024 clients, complete otherwise.
 // Bounds (host_server/secagg/secagg_simulation.h), refused with a message and a non-zero exit
-// status, so that no request does unbounded work: 2 ≤ N ≤ 1024, 2 ≤ T ≤ N, 1 ≤ L ≤ 2^20 = 1048576,
-// and N·L ≤ 2^26 = 67108864 words; droppers A + B + C ≤ N.
+// status, so that no request does unbounded work: 2 ≤ N ≤ 1024 (complete) or ≤ 100,000 (sparse),
+// 2 ≤ T ≤ N, 1 ≤ L ≤ 2^20 = 1048576, N·(roster entries) ≤ 2^27 shares; droppers A + B + C ≤ N.
 //
-// JSON keys: ok, aborted, bytes_per_client, seconds (total), plus survivors, abort_reason,
-// bytes_per_round, client_seconds_per_round, server_seconds_per_round.
+// JSON keys: ok, aborted, bytes_per_client, seconds (total), plus survivors, abort_reason, graph,
+// degree, threshold, roster_entries, bytes_per_round, client_seconds_per_round,
+// server_seconds_per_round, server_seconds, client_seconds, peak_rss_bytes (the whole process:
+// the server and every simulated client).
+#include <sys/resource.h>
+
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <string>
+#include <thread>
 
 #include "CLI/CLI.hpp"
 #include "host_server/secagg/secagg_simulation.h"
 #include "host_server/tools/cli_conventions.h"
 #include "nlohmann/json.hpp"
+#include "sdk/secagg/graph_parameters.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"fedstat-secagg-sim: a secure-aggregation session with dropouts"};
@@ -27,16 +40,32 @@ int main(int argc, char** argv) {
                                      "fedstat-secagg-sim --clients 100 --threshold 60 --length "
                                      "1000 --drop-r1 5 --drop-r2 5 --drop-r3 5 --json"});
   fedstat::host::SecAggSimConfig config;
+  config.threshold = 0;
+  config.threads = std::max(1u, std::min(64u, std::thread::hardware_concurrency()));
   bool json = false;
-  using fedstat::host::kMaxSimClients;
+  std::string graph;
+  double dropout_rate = 0.05, corrupt_fraction = 0.05;
   using fedstat::host::kMaxSimLength;
-  app.add_option("--clients", config.clients, "number of clients N (2..1024)")
+  using fedstat::host::kMaxSimSparseClients;
+  app.add_option("--clients", config.clients,
+                 "number of clients N (2..1024 complete, 2..100000 sparse)")
       ->required()
-      ->check(CLI::Range(2u, kMaxSimClients));
-  app.add_option("--threshold", config.threshold, "threshold T (N/2 < T <= N, T >= 2)")
-      ->required()
-      ->check(CLI::Range(2u, kMaxSimClients));
-  app.add_option("--length", config.length, "vector length L (1..2^20; N*L <= 2^26)")
+      ->check(CLI::Range(2u, kMaxSimSparseClients));
+  app.add_option("--graph", graph, "complete or sparse (default: sparse above 1024 clients)")
+      ->check(CLI::IsMember({"complete", "sparse"}));
+  app.add_option("--threshold", config.threshold,
+                 "threshold T (complete: N/2 < T <= N, required; sparse: chosen unless given)")
+      ->check(CLI::Range(2u, kMaxSimSparseClients));
+  app.add_option("--degree", config.degree, "sparse: the degree K (even; chosen unless given)")
+      ->check(CLI::Range(2u, 1022u));
+  app.add_option("--dropout-rate", dropout_rate, "sparse: the dropout rate the graph is chosen for")
+      ->check(CLI::Range(0.0, 0.99))
+      ->capture_default_str();
+  app.add_option("--corrupt-fraction", corrupt_fraction,
+                 "sparse: the corrupt fraction the graph is chosen for")
+      ->check(CLI::Range(0.0, 0.99))
+      ->capture_default_str();
+  app.add_option("--length", config.length, "vector length L (1..2^20)")
       ->required()
       ->check(CLI::Range(1u, kMaxSimLength));
   app.add_option("--bits", config.bits, "sum modulo 2^bits (32 or 64)")
@@ -46,8 +75,38 @@ int main(int argc, char** argv) {
   app.add_option("--drop-r2", config.drop_before_masking, "clients dropping before round 2");
   app.add_option("--drop-r3", config.drop_before_unmasking, "clients dropping before round 3");
   app.add_option("--seed", config.seed, "seed of keys, inputs and droppers")->capture_default_str();
+  app.add_option("--threads", config.threads, "clients computing at once (1..64; default: cores)")
+      ->check(CLI::Range(1u, 64u));
   app.add_flag("--json", json, "print one JSON object");
   if (auto code = fedstat::tools::parse_command_line(app, argc, argv)) return *code;
+  if (graph.empty()) graph = config.clients > fedstat::host::kMaxSimClients ? "sparse" : "complete";
+  if (graph == "complete") {
+    if (config.degree != 0) {
+      std::fprintf(stderr, "fedstat-secagg-sim: --degree is for --graph sparse\n");
+      return 2;
+    }
+    if (config.threshold == 0) {
+      std::fprintf(stderr, "fedstat-secagg-sim: --graph complete needs --threshold\n");
+      return 2;
+    }
+  } else {
+    fedstat::secagg::SecAggThreatModel model;
+    model.dropout_ppm = static_cast<uint32_t>(std::lround(dropout_rate * 1e6));
+    model.corrupt_ppm = static_cast<uint32_t>(std::lround(corrupt_fraction * 1e6));
+    const auto chosen = fedstat::secagg::choose_sparse_graph(config.clients, model);
+    if (config.degree == 0 || config.threshold == 0) {
+      if (!chosen.ok()) {
+        std::fprintf(stderr,
+                     "fedstat-secagg-sim: no sparse graph meets the bound for %u clients at "
+                     "dropout rate %g and corrupt fraction %g (%s); use --graph complete or give "
+                     "--degree and --threshold\n",
+                     config.clients, dropout_rate, corrupt_fraction, chosen.status().message());
+        return 2;
+      }
+      if (config.degree == 0) config.degree = chosen.value().degree;
+      if (config.threshold == 0) config.threshold = chosen.value().threshold;
+    }
+  }
   try {
     const auto start = std::chrono::steady_clock::now();
     const fedstat::host::SecAggSimResult r = fedstat::host::run_secagg_simulation(config);
@@ -57,6 +116,20 @@ int main(int argc, char** argv) {
     if (json) {
       nlohmann::json out;
       out["ok"] = r.ok;
+      out["graph"] = config.degree == 0 ? "complete" : "sparse";
+      out["degree"] = config.degree;
+      out["threshold"] = config.threshold;
+      out["roster_entries"] = r.roster_entries;
+      double server = 0, client = 0;
+      for (int k = 0; k < 4; ++k) {
+        server += r.server_seconds[k];
+        client += r.client_seconds[k];
+      }
+      out["server_seconds"] = server;
+      out["client_seconds"] = client;
+      struct rusage usage {};
+      getrusage(RUSAGE_SELF, &usage);
+      out["peak_rss_bytes"] = static_cast<double>(usage.ru_maxrss) * 1024.0;
       out["aborted"] = r.aborted;
       out["abort_reason"] = r.abort_reason;
       out["survivors"] = r.survivors;
@@ -71,6 +144,10 @@ int main(int argc, char** argv) {
     } else {
       std::printf("%s: the unmasked sum %s the plain sum of the %u inputs the server received\n",
                   r.ok ? "ok" : "MISMATCH", r.ok ? "equals" : "differs from", r.survivors);
+      if (config.degree != 0) {
+        std::printf("sparse graph: degree %u, threshold %u (roster of %u entries per client)\n",
+                    config.degree, config.threshold, r.roster_entries);
+      }
       std::printf("bytes sent per surviving client: %.0f\n", r.bytes_per_client);
       for (int k = 0; k < 4; ++k) {
         std::printf("round %d (%s): %.0f bytes, client %.4f s, server %.4f s\n", k, rounds[k],

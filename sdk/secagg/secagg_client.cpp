@@ -257,9 +257,9 @@ Status SecAggClient::on_start(const fedstat_v1_SecAggStart& start, fedstat_v1_Se
   if (stage_ == SecAggStage::kAdvertised && start.session == session_ &&
       start.threshold == threshold_ && start.vector_length == length_ && start.bits == bits_ &&
       start.max_clients == max_clients_ && start.degree == degree_ &&
-      (degree_ == 0 || (start.graph_commitment.size == kGraphSeedBytes &&
-                        memcmp(start.graph_commitment.bytes, graph_commitment_,
-                               kGraphSeedBytes) == 0))) {
+      (degree_ == 0 ||
+       (start.graph_commitment.size == kGraphSeedBytes &&
+        memcmp(start.graph_commitment.bytes, graph_commitment_, kGraphSeedBytes) == 0))) {
     advertised_keys(out);  // the same session again (a resume): the same keys, nothing drawn
     return Status();
   }

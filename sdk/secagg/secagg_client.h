@@ -326,7 +326,7 @@ class SecAggClient {
   uint8_t session_hash_[32] = {};
   uint8_t encryption_public_[32] = {};
   uint8_t masking_public_[32] = {};
-  uint8_t commitment_[kCommitmentBytes] = {};  // c_u, sent in round 0
+  uint8_t commitment_[kCommitmentBytes] = {};       // c_u, sent in round 0
   uint8_t graph_commitment_[kGraphSeedBytes] = {};  // sparse: SecAggStart's, to the ring seed
   uint8_t graph_seed_[kGraphSeedBytes] = {};        // sparse: the seed, once opened (round 1)
   RingOrderCheck ring_check_;                       // sparse: the roster's ring order so far
