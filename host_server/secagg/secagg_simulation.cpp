@@ -58,6 +58,7 @@ constexpr size_t kBatch = 512;
 struct SimClient {
   uint32_t id = 0;
   int drops_at = 4;  // 1: before sharing, 2: before masking, 3: before unmasking, 4: never
+  bool masked = false, revealed = false;  // its input sent; its reveals sent
   std::unique_ptr<SeededStream> random;
   std::vector<secagg::SecAggPeer> peers;
   secagg::SecAggClient client;
@@ -313,7 +314,11 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
         }
         wire::Envelope r = envelope_of(fedstat_v1_Envelope_secagg_roster_tag);
         r.body.secagg_roster = server.u2_for(c.id);
-        check(c.client.on_roster(carry(r, nullptr).body.secagg_roster), "U2");
+        // Fewer than t of its neighbourhood left: the client aborts itself (a dropout to the
+        // server), revealing nothing.
+        const Status in_u2 = c.client.on_roster(carry(r, nullptr).body.secagg_roster);
+        if (in_u2.code() == StatusCode::kAborted) return;
+        check(in_u2, "U2");
         c.seconds[2] += since(t0);
         if (!c.alive(2)) return;
         const std::vector<uint64_t> input = input_of(c);
@@ -321,6 +326,7 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
         std::vector<uint64_t> masked = input;
         check(c.client.mask(Span<uint64_t>(masked.data(), masked.size())), "mask");
         c.seconds[2] += since(t0);
+        c.masked = true;
         {
           std::lock_guard<std::mutex> lock(expected_lock);
           for (uint32_t i = 0; i < config.length; ++i) {
@@ -358,7 +364,9 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
         auto t0 = Clock::now();
         wire::Envelope r = envelope_of(fedstat_v1_Envelope_secagg_roster_tag);
         r.body.secagg_roster = server.u3_for(c.id);
-        check(c.client.on_roster(carry(r, nullptr).body.secagg_roster), "U3");
+        const Status in_u3 = c.client.on_roster(carry(r, nullptr).body.secagg_roster);
+        if (in_u3.code() == StatusCode::kAborted) return;
+        check(in_u3, "U3");
         while (true) {
           wire::Envelope e = envelope_of(fedstat_v1_Envelope_secagg_reveal_tag);
           auto more = c.client.next_reveal(e.body.secagg_reveal);
@@ -368,6 +376,7 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
           send(c, e, 3);
         }
         c.seconds[3] += since(t0);
+        c.revealed = true;
       },
       [&](SimClient& c, const fedstat_v1_Envelope& e) {
         return server.on_reveal(c.id, e.body.secagg_reveal);
@@ -384,9 +393,9 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
   result.expected = expected;
   double surviving = 0;
   for (auto& c : clients) {
-    if (!c->alive(2)) continue;  // its masked input reached the server: it is in U3
+    if (!c->masked) continue;  // its masked input reached the server: it is in U3
     ++result.survivors;
-    if (!c->alive(3)) continue;  // bytes and times: clients that took part in every round
+    if (!c->revealed) continue;  // bytes and times: clients that took part in every round
     surviving += 1;
     for (int number = 0; number < 4; ++number) {
       result.bytes_per_round[number] += c->bytes[number];
