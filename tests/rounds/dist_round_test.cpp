@@ -192,7 +192,7 @@ TEST(DistRound, ADeviceOlderThanProtocolVersion3IsNotOfferedADistTask) {
   EXPECT_TRUE(out.empty(1)) << "no Task for it";
   EXPECT_EQ(store.event_count(), events) << "nothing stored for it";
   c.on_open(2, "302");
-  c.on_frame(2, hello(302));  // wire::kProtocolVersion (3)
+  c.on_frame(2, hello(302));  // wire::kProtocolVersion (4)
   ASSERT_FALSE(out.empty(2));
   EXPECT_EQ(out.pop(2).which_body, fedstat_v1_Envelope_task_tag);
 }
