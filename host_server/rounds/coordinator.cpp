@@ -303,7 +303,8 @@ void Coordinator::on_hello(ConnectionId connection, Connection& c, const fedstat
                            "secure aggregation needs protocol version 3: update the SDK");
         continue;
       }
-      if (sparse_tasks_.count(entry.second->id()) != 0 && e.protocol_version < kMinSparseProtocolVersion) {
+      if (sparse_tasks_.count(entry.second->id()) != 0 &&
+          e.protocol_version < kMinSparseProtocolVersion) {
         last = retry_later(StatusCode::kFailedPrecondition,
                            "a sparse secure-aggregation graph needs protocol version 4: update "
                            "the SDK");

@@ -23,6 +23,7 @@
 #include "sdk/base/bytes.h"
 #include "sdk/base/crypto.h"
 #include "sdk/client/task_policy.h"
+#include "sdk/secagg/graph.h"
 #include "sdk/secagg/graph_parameters.h"
 #include "sdk/sketch/shift_sketch.h"
 
@@ -246,7 +247,8 @@ uint32_t threat_rate_ppm(const json& declaration, const char* name, const std::s
                ", the least a device with the SDK's default task policy assumes (TaskPolicy::" +
                floor_field +
                "): devices would judge the graph at that rate and decline one chosen for less; "
-               "declare at least " + std::to_string(floor));
+               "declare at least " +
+               std::to_string(floor));
   }
   return ppm;
 }
@@ -256,12 +258,12 @@ uint32_t threat_rate_ppm(const json& declaration, const char* name, const std::s
 void plan_graph(const json& declaration, const std::string& where, fedstat_v1_Task& task) {
   const client::TaskPolicy device_defaults;
   secagg::SecAggThreatModel model;
-  model.dropout_ppm = threat_rate_ppm(declaration, "dropout_rate", where,
-                                      device_defaults.min_assumed_dropout_ppm,
-                                      "min_assumed_dropout_ppm");
-  model.corrupt_ppm = threat_rate_ppm(declaration, "corrupt_fraction", where,
-                                      device_defaults.min_assumed_corrupt_ppm,
-                                      "min_assumed_corrupt_ppm");
+  model.dropout_ppm =
+      threat_rate_ppm(declaration, "dropout_rate", where, device_defaults.min_assumed_dropout_ppm,
+                      "min_assumed_dropout_ppm");
+  model.corrupt_ppm =
+      threat_rate_ppm(declaration, "corrupt_fraction", where,
+                      device_defaults.min_assumed_corrupt_ppm, "min_assumed_corrupt_ppm");
   const Status usable = secagg::check_threat_model(model);
   if (!usable.ok()) {
     refuse(where + ".dropout_rate/corrupt_fraction",
@@ -276,10 +278,11 @@ void plan_graph(const json& declaration, const std::string& where, fedstat_v1_Ta
       refuse(where + ".graph", "must be \"complete\" or \"sparse\" (not \"" + graph + "\")");
     }
   } else {
-    // The default (task_plan.h): sparse when it at least halves a device's roster, and always
-    // where the complete graph cannot go (above 1024).
-    const bool halves = chosen.ok() && 2 * (uint64_t{chosen.value().degree} + 1) <= task.max_clients;
-    graph = task.max_clients > kMaxSecAggClients || halves ? "sparse" : "complete";
+    // The default (task_plan.h says why): sparse when it cuts a device's roster at least
+    // eightfold, and always where the complete graph cannot go (above 1024).
+    const bool eighth =
+        chosen.ok() && 8 * (uint64_t{chosen.value().degree} + 1) <= task.max_clients;
+    graph = task.max_clients > kMaxSecAggClients || eighth ? "sparse" : "complete";
   }
   if (graph == "complete") {
     if (task.max_clients > kMaxSecAggClients) {
@@ -294,8 +297,8 @@ void plan_graph(const json& declaration, const std::string& where, fedstat_v1_Ta
     // of t cannot fit among max_clients < 2t devices. (Bonawitz et al. 2017 §4 add a
     // consistency round against that; fedstat does not have it yet.)
     const uint32_t default_threshold = std::min<uint32_t>(
-        task.min_clients, std::max<uint32_t>({2, (2 * task.min_clients + 2) / 3,
-                                              task.max_clients / 2 + 1}));
+        task.min_clients,
+        std::max<uint32_t>({2, (2 * task.min_clients + 2) / 3, task.max_clients / 2 + 1}));
     task.threshold = static_cast<uint32_t>(
         whole_number_or(declaration, "threshold", where, 2, task.min_clients, default_threshold));
     if (2 * task.threshold <= task.max_clients) {
@@ -309,10 +312,10 @@ void plan_graph(const json& declaration, const std::string& where, fedstat_v1_Ta
     return;  // secagg_degree and the rates stay 0: the Task a protocol-3 device knows
   }
   if (!chosen.ok()) {
-    refuse(where + ".graph",
-           std::string("is \"sparse\", but no sparse graph fits max_clients ") +
-               std::to_string(task.max_clients) + ": " + chosen.status().message() +
-               " (use \"graph\": \"complete\" for a round this small)");
+    refuse(where + ".graph", std::string("is \"sparse\", but no sparse graph fits max_clients ") +
+                                 std::to_string(task.max_clients) + ": " +
+                                 chosen.status().message() +
+                                 " (use \"graph\": \"complete\" for a round this small)");
   }
   task.secagg_degree = chosen.value().degree;
   task.secagg_dropout_ppm = model.dropout_ppm;
@@ -341,10 +344,10 @@ void plan_graph(const json& declaration, const std::string& where, fedstat_v1_Ta
   // Secure aggregation releases no sum of fewer than `threshold` members: min_clients below it
   // would open a round that can only abort.
   if (task.min_clients < task.threshold) {
-    refuse(where + ".min_clients",
-           "is " + std::to_string(task.min_clients) + ", below the sparse graph's threshold " +
-               std::to_string(task.threshold) + " (degree " +
-               std::to_string(task.secagg_degree) + "): raise min_clients");
+    refuse(where + ".min_clients", "is " + std::to_string(task.min_clients) +
+                                       ", below the sparse graph's threshold " +
+                                       std::to_string(task.threshold) + " (degree " +
+                                       std::to_string(task.secagg_degree) + "): raise min_clients");
   }
 }
 
@@ -388,9 +391,26 @@ TaskPlan plan_task(const json& declaration, const std::string& base_dir,
   // A misspelt field (say "phase_timout_seconds") would otherwise leave its default in force;
   // the kind's block is checked the same way by its plan.
   only_fields(declaration,
-              {"id", "kind", "trust", "epsilon", "delta", "min_clients", "max_clients", "threshold",
-               "graph", "dropout_rate", "corrupt_fraction", "seed", "deadline_seconds", "admission_seconds", "phase_timeout_seconds",
-               "reconnect_grace_seconds", "data_shift", "kl", "model_update", "heterogeneity"},
+              {"id",
+               "kind",
+               "trust",
+               "epsilon",
+               "delta",
+               "min_clients",
+               "max_clients",
+               "threshold",
+               "graph",
+               "dropout_rate",
+               "corrupt_fraction",
+               "seed",
+               "deadline_seconds",
+               "admission_seconds",
+               "phase_timeout_seconds",
+               "reconnect_grace_seconds",
+               "data_shift",
+               "kl",
+               "model_update",
+               "heterogeneity"},
               where);
   task.task_id = static_cast<uint32_t>(whole_number(declaration, "id", where, 1, 1u << 31));
   const std::string kind = text(declaration, "kind", where);
@@ -416,10 +436,10 @@ TaskPlan plan_task(const json& declaration, const std::string& base_dir,
         refuse(where + "." + field, "is the secure-aggregation graph's: only for trust \"dist\"");
       }
     }
-    task.threshold = static_cast<uint32_t>(whole_number_or(
-        declaration, "threshold", where, 2, task.min_clients,
-        std::min<uint32_t>(task.min_clients,
-                           std::max<uint32_t>(2, (2 * task.min_clients + 2) / 3))));
+    task.threshold = static_cast<uint32_t>(
+        whole_number_or(declaration, "threshold", where, 2, task.min_clients,
+                        std::min<uint32_t>(task.min_clients,
+                                           std::max<uint32_t>(2, (2 * task.min_clients + 2) / 3))));
   }
   const uint64_t deadline = whole_number(declaration, "deadline_seconds", where, 1, 86400 * 365);
   task.deadline_unix_seconds = opened_unix_seconds + deadline;

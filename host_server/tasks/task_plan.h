@@ -28,14 +28,21 @@
 //                    declared threshold must pass secagg::check_sparse_graph at that k (refused
 //                    with the passing range otherwise) and be ≤ min_clients. A device's roster
 //                    is k + 1 entries whatever max_clients; it is charged δ + 2^−40.
-//                    Default: "sparse" when k + 1 ≤ max_clients / 2 — when the neighbourhood at
-//                    least halves a device's roster (its memory, 144 bytes an entry, and its key
-//                    agreements and shares, one per roster entry) — and always above 1024; else
-//                    "complete". Below that size the complete graph costs a device at most twice
-//                    the sparse one and needs no bound, no 2^−40 in δ and no protocol-4 device;
-//                    at the default rates k is a few tens (graph_parameters.h's table), so the
-//                    switch falls in the low hundreds of max_clients. Sparse tasks are offered to
-//                    protocol-4 devices only (coordinator.h).
+//                    Default: "sparse" when k + 1 ≤ max_clients / 8, and always above 1024; else
+//                    "complete". At the default rates that is max_clients ≥ 392 (k = 48, t = 33;
+//                    k = 62 at 1,000, 74 at 10^4, 80 at 10^5: graph_parameters.h). Why not
+//                    sooner: the sparse graph cuts a device's roster (its memory, 144 bytes an
+//                    entry, its key agreements and its shares) and the server's stored shares
+//                    from n² to n·(k + 1), but its threshold is t ≈ 0.7·k instead of more than
+//                    n/2, and a DIST task's noise is calibrated for threshold shares (each device
+//                    adds Sk(μ/t)), so the released sum carries about n/t·μ instead of at most
+//                    2μ: at max_clients 392 its standard deviation is ≈ 2.4× the complete
+//                    graph's (at 1,000: ≈ 3.4×), plus 2^−40 in δ and protocol-4 devices only.
+//                    Below an eightfold saving the complete graph's cost (a 300-device round:
+//                    58 kB sent per device, issue 40) is worth its accuracy; above it, and
+//                    wherever a device's memory is small (a Cortex-M4 holds a few hundred
+//                    roster entries), declare "sparse". Sparse tasks are offered to protocol-4
+//                    devices only (coordinator.h).
 //   dropout_rate     the fraction of devices that may drop out during the round, δ (default
 //                    0.05); corrupt_fraction, the fraction the adversary may control, γ (default
 //                    0.05). Each in [0.05, 1): a device judges a sparse graph at max(declared,

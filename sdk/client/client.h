@@ -95,14 +95,14 @@
 /// dropped from it), the task's deadline passing, or a new init() ends the pending round and wipes
 /// it (the contribution, the peers' shares, the secure-aggregation secrets). While a round is
 /// pending the first bytes of the Client's memory belong to it (8·vector_length + 8·data_words +
-/// [DIST] secagg_client_memory_bytes(R), R = roster_size(task)): the app must not reuse them (a CRC-32 taken
-/// when the channel was lost is checked before anything is sent again; a mismatch drops the round,
-/// kDataLoss, nothing sent).
-/// A rebooted device does not resume (ClientHello.resume_task_id is 0): init() reads the marker
-/// and the next session offered that task declines it (kDeclinedInterrupted), so a device that
-/// rebooted mid-round drops out cleanly and never sends shares or reveals for that round again.
-/// A marker stays until another task is accepted. A corrupt marker fails init() (kDataLoss,
-/// fail closed); forget_interrupted_round() deletes it deliberately.
+/// [DIST] secagg_client_memory_bytes(R), R = roster_size(task)): the app must not reuse them (a
+/// CRC-32 taken when the channel was lost is checked before anything is sent again; a mismatch
+/// drops the round, kDataLoss, nothing sent). A rebooted device does not resume
+/// (ClientHello.resume_task_id is 0): init() reads the marker and the next session offered that
+/// task declines it (kDeclinedInterrupted), so a device that rebooted mid-round drops out cleanly
+/// and never sends shares or reveals for that round again. A marker stays until another task is
+/// accepted. A corrupt marker fails init() (kDataLoss, fail closed); forget_interrupted_round()
+/// deletes it deliberately.
 ///
 /// @memory sizeof(Client) (two Envelopes, the Task, the SecAggClient, the marker, the task policy
 /// and the task's ledger spend: 3,376 bytes on a 64-bit host) plus the caller memory of

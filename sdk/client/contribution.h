@@ -67,9 +67,9 @@
 /// task_policy.h; the Client passes them): a server declaring a rosy threat model cannot have
 /// the device accept a graph its own assumptions find unsafe. The overloads without a floor
 /// judge the graph at the declared rates alone (kNoGraphFloor) — a check that the task is
-/// consistent with its declaration, which every floor only tightens. What the app accepts of a valid
-/// task — its trust model, the (ε, δ) it is charged — is the Client's task policy (task_policy.h),
-/// checked right after these.
+/// consistent with its declaration, which every floor only tightens. What the app accepts of a
+/// valid task — its trust model, the (ε, δ) it is charged — is the Client's task policy
+/// (task_policy.h), checked right after these.
 ///
 ///
 /// @memory scratch_bytes(task, local_size) bytes of caller scratch (8-byte aligned), where

@@ -112,11 +112,13 @@ Status validate_task_policy(const TaskPolicy& policy) {
   }
   if (policy.min_assumed_dropout_ppm >= 1000000) {
     return invalid_argument(
-        "TaskPolicy.min_assumed_dropout_ppm must be below 1000000 (parts per million: 50000 is 5 %)");
+        "TaskPolicy.min_assumed_dropout_ppm must be below 1000000 (parts per million: 50000 is 5 "
+        "%)");
   }
   if (policy.min_assumed_corrupt_ppm >= 1000000) {
     return invalid_argument(
-        "TaskPolicy.min_assumed_corrupt_ppm must be below 1000000 (parts per million: 50000 is 5 %)");
+        "TaskPolicy.min_assumed_corrupt_ppm must be below 1000000 (parts per million: 50000 is 5 "
+        "%)");
   }
   return Status();
 }
