@@ -73,9 +73,10 @@ TEST(EnvelopeCodecTest, VersionAndBodyAreValidated) {
   EXPECT_EQ(encode_envelope(e, MutableByteSpan(buffer)).status().code(),
             StatusCode::kInvalidArgument);
   Envelope out{};
-  // Version 4 from a newer sender (field 1 = 4), hand-built: this build must refuse it.
+  // A version newer than kProtocolVersion (field 1 = kProtocolVersion + 1), hand-built: this
+  // build must refuse it.
   std::vector<uint8_t> newer = kHelloBytes;
-  newer[1] = 0x04;
+  newer[1] = static_cast<uint8_t>(kProtocolVersion + 1);
   EXPECT_EQ(decode_envelope(ByteSpan(newer.data(), newer.size()), out).code(),
             StatusCode::kUnimplemented);
   const uint8_t no_body[] = {0x08, 0x01};
