@@ -45,10 +45,10 @@ static_assert(FEDSTAT_POLICY_NOT_REFUSED == static_cast<int>(client::PolicyRefus
                   FEDSTAT_POLICY_TASK_KIND == static_cast<int>(client::PolicyRefusal::kTaskKind),
               "policy refusals drifted");
 
-// fedstat_task_policy.made_by_default of a policy fedstat_task_policy_default made ("FTP2"; the
-// last digit a layout version: 2 added answered_kinds). Not in the header: an app copies a made
-// policy, never the value.
-constexpr uint32_t kTaskPolicyMadeByDefault = 0x46545032u;
+// fedstat_task_policy.made_by_default of a policy fedstat_task_policy_default made ("FTP3"; the
+// last digit a layout version: 2 added answered_kinds, 3 min_assumed_dropout_ppm and
+// min_assumed_corrupt_ppm). Not in the header: an app copies a made policy, never the value.
+constexpr uint32_t kTaskPolicyMadeByDefault = 0x46545033u;
 
 // The app's data as the Client reads it: what the fedstat_client_set_* calls last gave.
 class AppData final : public client::ClientData {
@@ -202,10 +202,15 @@ fedstat_status fedstat_client_set_report_window(fedstat_client* client, uint8_t 
 fedstat_status fedstat_task_policy_default(fedstat_task_policy* policy) {
   if (policy == nullptr) return FEDSTAT_INVALID_ARGUMENT;
   const client::TaskPolicy defaults;
-  *policy = fedstat_task_policy{
-      defaults.accepted_trust,    defaults.max_epsilon,           defaults.max_delta,
-      defaults.min_exact_epsilon, defaults.assumed_honest_shares, defaults.answered_kinds,
-      kTaskPolicyMadeByDefault};
+  *policy = fedstat_task_policy{defaults.accepted_trust,
+                                defaults.max_epsilon,
+                                defaults.max_delta,
+                                defaults.min_exact_epsilon,
+                                defaults.assumed_honest_shares,
+                                defaults.answered_kinds,
+                                defaults.min_assumed_dropout_ppm,
+                                defaults.min_assumed_corrupt_ppm,
+                                kTaskPolicyMadeByDefault};
   return FEDSTAT_OK;
 }
 
@@ -226,6 +231,8 @@ fedstat_status fedstat_client_set_task_policy(fedstat_client* client,
   p.min_exact_epsilon = policy->min_exact_epsilon;
   p.assumed_honest_shares = policy->assumed_honest_shares;
   p.answered_kinds = policy->answered_kinds;
+  p.min_assumed_dropout_ppm = policy->min_assumed_dropout_ppm;
+  p.min_assumed_corrupt_ppm = policy->min_assumed_corrupt_ppm;
   return finish(client, client->client.set_task_policy(p));
 }
 

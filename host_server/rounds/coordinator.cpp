@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "host_server/device_identity.h"
+#include "sdk/secagg/graph.h"
 
 namespace fedstat {
 namespace host {
@@ -25,9 +26,23 @@ void validate(const TaskSpec& spec) {
   if (t.max_clients == 0 || t.min_clients > t.max_clients) {
     throw std::invalid_argument(name + "need 1 <= max_clients and min_clients <= max_clients");
   }
-  if (t.trust == fedstat_v1_TrustModel_DIST &&
+  if (t.trust == fedstat_v1_TrustModel_DIST && t.secagg_degree == 0 &&
       (t.threshold < 2 || t.threshold > t.max_clients || t.max_clients > kMaxSecAggClients)) {
-    throw std::invalid_argument(name + "DIST needs 2 <= threshold <= max_clients <= 1024");
+    throw std::invalid_argument(name +
+                                "DIST with the complete graph needs 2 <= threshold <= max_clients "
+                                "<= 1024 (a larger round needs a sparse graph, secagg_degree > 0)");
+  }
+  // The sparse graph: the device's shape checks (client::validate_task: an even degree up to
+  // secagg::kMaxGraphDegree, max_clients up to secagg::kMaxSparseClients, t among the k + 1
+  // holders and more than half of them); the bound itself is the task plan's.
+  if (t.trust == fedstat_v1_TrustModel_DIST && t.secagg_degree != 0 &&
+      (t.secagg_degree % 2 != 0 || t.secagg_degree > secagg::kMaxGraphDegree ||
+       t.max_clients > secagg::kMaxSparseClients || t.threshold < 2 ||
+       t.threshold > t.secagg_degree + 1 || 2 * uint64_t{t.threshold} <= t.secagg_degree + 1)) {
+    throw std::invalid_argument(name +
+                                "DIST with a sparse graph needs an even secagg_degree in "
+                                "2..1022, max_clients <= 10000000 and degree + 1 < 2 * threshold "
+                                "<= 2 * (degree + 1)");
   }
   if (spec.reconnect_grace_seconds == 0) {  // every member a dropout at the first tick
     throw std::invalid_argument(name + "reconnect_grace_seconds must be at least 1");
@@ -59,6 +74,9 @@ void Coordinator::add_task(TaskSpec spec, const std::string& state, uint64_t now
   validate(spec);
   store_.put_task(id, spec.definition_json);
   if (spec.follow_up) follow_ups_[id] = spec.follow_up;
+  if (spec.task.trust == fedstat_v1_TrustModel_DIST && spec.task.secagg_degree != 0) {
+    sparse_tasks_.insert(id);
+  }
   RoundLinks links;
   links.send = [this, id](uint64_t client, const fedstat_v1_Envelope& e) {
     send_to_client(id, client, e);
@@ -283,6 +301,13 @@ void Coordinator::on_hello(ConnectionId connection, Connection& c, const fedstat
       if (entry.second->dist() && e.protocol_version < kMinDistProtocolVersion) {
         last = retry_later(StatusCode::kFailedPrecondition,
                            "secure aggregation needs protocol version 3: update the SDK");
+        continue;
+      }
+      if (sparse_tasks_.count(entry.second->id()) != 0 &&
+          e.protocol_version < kMinSparseProtocolVersion) {
+        last = retry_later(StatusCode::kFailedPrecondition,
+                           "a sparse secure-aggregation graph needs protocol version 4: update "
+                           "the SDK");
         continue;
       }
       auto refusal = entry.second->can_offer(c.client);

@@ -42,6 +42,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -62,6 +63,11 @@ constexpr uint32_t kMinProtocolVersion = 2;
 // commitment to the self-mask seed the server checks (an older device would be excluded at the
 // key round after charging its ledger; it is offered the other tasks only).
 constexpr uint32_t kMinDistProtocolVersion = 3;
+// The oldest a device may speak to be offered a DIST task of the sparse graph (Task.secagg_degree
+// ≠ 0): 4, which knows the degree, the ring and the graph commitment (a version-3 device would
+// ignore the degree and run the complete graph's rounds). Complete-graph DIST tasks are still
+// offered from version 3.
+constexpr uint32_t kMinSparseProtocolVersion = 4;
 
 class Coordinator {
  public:
@@ -119,6 +125,8 @@ class Coordinator {
   std::map<uint32_t, TaskRound*> open_rounds_;
   // Tasks whose follow-up has not run yet.
   std::map<uint32_t, std::function<TaskSpec(const std::string&, uint64_t)>> follow_ups_;
+  // The DIST tasks of a sparse graph (Task.secagg_degree ≠ 0): offered from protocol version 4.
+  std::set<uint32_t> sparse_tasks_;
   std::map<ConnectionId, Connection> connections_;
   std::map<std::pair<uint32_t, uint64_t>, ConnectionId> bound_;  // (task, client) → connection
   CheckInLimit check_ins_;

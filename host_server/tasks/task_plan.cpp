@@ -22,6 +22,9 @@
 #include "host_server/tasks/model_update_plan.h"
 #include "sdk/base/bytes.h"
 #include "sdk/base/crypto.h"
+#include "sdk/client/task_policy.h"
+#include "sdk/secagg/graph.h"
+#include "sdk/secagg/graph_parameters.h"
 #include "sdk/sketch/shift_sketch.h"
 
 namespace fedstat {
@@ -228,6 +231,126 @@ fedstat_v1_TrustModel parse_trust(const std::string& name) {
   refuse("trust", "must be none, trusted, tagg or dist (not \"" + name + "\")");
 }
 
+// A rate of the DIST threat model ("dropout_rate", "corrupt_fraction"), in ppm: default 5 %,
+// never below the device's default floor (the device judges the graph at max(declared, floor),
+// task_policy.h: a graph chosen for less would be declined by every device of default policy).
+uint32_t threat_rate_ppm(const json& declaration, const char* name, const std::string& where,
+                         uint32_t device_floor_ppm, const char* floor_field) {
+  const double floor = device_floor_ppm / 1e6;
+  if (!declaration.contains(name)) return device_floor_ppm;
+  const double rate = real_number(declaration, name, where, 0, 1);
+  if (rate >= 1) refuse(where + "." + name, "must be below 1 (a fraction of max_clients)");
+  const uint32_t ppm = static_cast<uint32_t>(std::llround(rate * 1e6));
+  if (ppm < device_floor_ppm) {
+    refuse(where + "." + name,
+           "is " + std::to_string(rate) + ", below " + std::to_string(floor) +
+               ", the least a device with the SDK's default task policy assumes (TaskPolicy::" +
+               floor_field +
+               "): devices would judge the graph at that rate and decline one chosen for less; "
+               "declare at least " +
+               std::to_string(floor));
+  }
+  return ppm;
+}
+
+// "threshold", "graph", "dropout_rate", "corrupt_fraction" of a DIST task: the secure-aggregation
+// graph and its threshold (task_plan.h), into Task.threshold and secagg_*.
+void plan_graph(const json& declaration, const std::string& where, fedstat_v1_Task& task) {
+  const client::TaskPolicy device_defaults;
+  secagg::SecAggThreatModel model;
+  model.dropout_ppm =
+      threat_rate_ppm(declaration, "dropout_rate", where, device_defaults.min_assumed_dropout_ppm,
+                      "min_assumed_dropout_ppm");
+  model.corrupt_ppm =
+      threat_rate_ppm(declaration, "corrupt_fraction", where,
+                      device_defaults.min_assumed_corrupt_ppm, "min_assumed_corrupt_ppm");
+  const Status usable = secagg::check_threat_model(model);
+  if (!usable.ok()) {
+    refuse(where + ".dropout_rate/corrupt_fraction",
+           std::string("make no sparse graph possible: ") + usable.message() +
+               " (corrupt_fraction + 2 * dropout_rate must be at most 0.9)");
+  }
+  const Result<secagg::SecAggGraph> chosen = secagg::choose_sparse_graph(task.max_clients, model);
+  std::string graph;
+  if (declaration.contains("graph")) {
+    graph = text(declaration, "graph", where);
+    if (graph != "complete" && graph != "sparse") {
+      refuse(where + ".graph", "must be \"complete\" or \"sparse\" (not \"" + graph + "\")");
+    }
+  } else {
+    // The default (task_plan.h says why): sparse when it cuts a device's roster at least
+    // eightfold, and always where the complete graph cannot go (above 1024).
+    const bool eighth =
+        chosen.ok() && 8 * (uint64_t{chosen.value().degree} + 1) <= task.max_clients;
+    graph = task.max_clients > kMaxSecAggClients || eighth ? "sparse" : "complete";
+  }
+  if (graph == "complete") {
+    if (task.max_clients > kMaxSecAggClients) {
+      refuse(where + ".max_clients",
+             "is " + std::to_string(task.max_clients) +
+                 ": the complete graph allows at most 1024 (every device holds every other's "
+                 "keys); use \"graph\": \"sparse\" or lower max_clients");
+    }
+    // More than half of max_clients. A server that sends two disjoint groups of `threshold`
+    // members different survivor sets (U3) could collect, from one, the self-mask shares of a
+    // device and, from the other, its key's shares, and unmask its input; two disjoint groups
+    // of t cannot fit among max_clients < 2t devices. (Bonawitz et al. 2017 §4 add a
+    // consistency round against that; fedstat does not have it yet.)
+    const uint32_t default_threshold = std::min<uint32_t>(
+        task.min_clients,
+        std::max<uint32_t>({2, (2 * task.min_clients + 2) / 3, task.max_clients / 2 + 1}));
+    task.threshold = static_cast<uint32_t>(
+        whole_number_or(declaration, "threshold", where, 2, task.min_clients, default_threshold));
+    if (2 * task.threshold <= task.max_clients) {
+      refuse("threshold", "is " + std::to_string(task.threshold) +
+                              ": a DIST task needs more than "
+                              "half of max_clients (" +
+                              std::to_string(task.max_clients) +
+                              "), so that no two disjoint groups of threshold devices exist; "
+                              "raise threshold (at most min_clients) or lower max_clients");
+    }
+    return;  // secagg_degree and the rates stay 0: the Task a protocol-3 device knows
+  }
+  if (!chosen.ok()) {
+    refuse(where + ".graph", std::string("is \"sparse\", but no sparse graph fits max_clients ") +
+                                 std::to_string(task.max_clients) + ": " +
+                                 chosen.status().message() +
+                                 " (use \"graph\": \"complete\" for a round this small)");
+  }
+  task.secagg_degree = chosen.value().degree;
+  task.secagg_dropout_ppm = model.dropout_ppm;
+  task.secagg_corrupt_ppm = model.corrupt_ppm;
+  task.threshold = chosen.value().threshold;
+  if (declaration.contains("threshold")) {
+    task.threshold = static_cast<uint32_t>(
+        whole_number(declaration, "threshold", where, 2, task.secagg_degree + 1));
+    const Status bound =
+        secagg::check_sparse_graph(task.max_clients, task.secagg_degree, task.threshold, model);
+    if (!bound.ok()) {
+      const Result<secagg::SecAggThresholdRange> range =
+          secagg::sparse_threshold_range(task.max_clients, task.secagg_degree, model);
+      std::string passing;
+      if (range.ok()) {
+        passing = "; thresholds " + std::to_string(range.value().min_threshold) + ".." +
+                  std::to_string(range.value().max_threshold) + " pass at degree " +
+                  std::to_string(task.secagg_degree);
+      }
+      refuse(where + ".threshold", "is " + std::to_string(task.threshold) +
+                                       ", which the sparse graph's bound refuses for max_clients " +
+                                       std::to_string(task.max_clients) + ": " + bound.message() +
+                                       passing + " (or leave threshold out: it is chosen)");
+    }
+  }
+  // Secure aggregation releases no sum of fewer than `threshold` members: min_clients below it
+  // would open a round that can only abort.
+  if (task.min_clients < task.threshold) {
+    refuse(where + ".min_clients", "is " + std::to_string(task.min_clients) +
+                                       ", below the sparse graph's threshold " +
+                                       std::to_string(task.threshold) + " (degree " +
+                                       std::to_string(task.secagg_degree) + "): raise min_clients");
+  }
+}
+
 }  // namespace
 
 std::string sum_digest(const std::vector<uint64_t>& sum) {
@@ -268,9 +391,26 @@ TaskPlan plan_task(const json& declaration, const std::string& base_dir,
   // A misspelt field (say "phase_timout_seconds") would otherwise leave its default in force;
   // the kind's block is checked the same way by its plan.
   only_fields(declaration,
-              {"id", "kind", "trust", "epsilon", "delta", "min_clients", "max_clients", "threshold",
-               "seed", "deadline_seconds", "admission_seconds", "phase_timeout_seconds",
-               "reconnect_grace_seconds", "data_shift", "kl", "model_update", "heterogeneity"},
+              {"id",
+               "kind",
+               "trust",
+               "epsilon",
+               "delta",
+               "min_clients",
+               "max_clients",
+               "threshold",
+               "graph",
+               "dropout_rate",
+               "corrupt_fraction",
+               "seed",
+               "deadline_seconds",
+               "admission_seconds",
+               "phase_timeout_seconds",
+               "reconnect_grace_seconds",
+               "data_shift",
+               "kl",
+               "model_update",
+               "heterogeneity"},
               where);
   task.task_id = static_cast<uint32_t>(whole_number(declaration, "id", where, 1, 1u << 31));
   const std::string kind = text(declaration, "kind", where);
@@ -280,28 +420,26 @@ TaskPlan plan_task(const json& declaration, const std::string& base_dir,
   if (task.trust != fedstat_v1_TrustModel_NONE && (task.epsilon <= 0 || task.delta >= 1)) {
     refuse("epsilon/delta", "must be > 0 and < 1 for a private task");
   }
-  task.min_clients =
-      static_cast<uint32_t>(whole_number(declaration, "min_clients", where, 2, kMaxSecAggClients));
-  task.max_clients = static_cast<uint32_t>(
-      whole_number(declaration, "max_clients", where, task.min_clients, kMaxSecAggClients));
-  // DIST: more than half of max_clients. A server that sends two disjoint groups of `threshold`
-  // members different survivor sets (U3) could collect, from one, the self-mask shares of a
-  // device and, from the other, its key's shares, and unmask its input; two disjoint groups of
-  // t cannot fit among max_clients < 2t devices. (Bonawitz et al. 2017 §4 add a consistency
-  // round against that; fedstat does not have it yet.)
   const bool dist = task.trust == fedstat_v1_TrustModel_DIST;
-  const uint32_t default_threshold = std::min<uint32_t>(
-      task.min_clients,
-      std::max<uint32_t>({2, (2 * task.min_clients + 2) / 3, dist ? task.max_clients / 2 + 1 : 0}));
-  task.threshold = static_cast<uint32_t>(
-      whole_number_or(declaration, "threshold", where, 2, task.min_clients, default_threshold));
-  if (dist && 2 * task.threshold <= task.max_clients) {
-    refuse("threshold", "is " + std::to_string(task.threshold) +
-                            ": a DIST task needs more than "
-                            "half of max_clients (" +
-                            std::to_string(task.max_clients) +
-                            "), so that no two disjoint groups of threshold devices exist; raise "
-                            "threshold (at most min_clients) or lower max_clients");
+  // Up to the sparse graph's limit for DIST (plan_graph then holds the complete graph to 1024);
+  // 1024 for the other trust models, as before.
+  const uint64_t most_clients = dist ? secagg::kMaxSparseClients : kMaxSecAggClients;
+  task.min_clients =
+      static_cast<uint32_t>(whole_number(declaration, "min_clients", where, 2, most_clients));
+  task.max_clients = static_cast<uint32_t>(
+      whole_number(declaration, "max_clients", where, task.min_clients, most_clients));
+  if (dist) {
+    plan_graph(declaration, where, task);
+  } else {
+    for (const char* field : {"graph", "dropout_rate", "corrupt_fraction"}) {
+      if (declaration.contains(field)) {
+        refuse(where + "." + field, "is the secure-aggregation graph's: only for trust \"dist\"");
+      }
+    }
+    task.threshold = static_cast<uint32_t>(
+        whole_number_or(declaration, "threshold", where, 2, task.min_clients,
+                        std::min<uint32_t>(task.min_clients,
+                                           std::max<uint32_t>(2, (2 * task.min_clients + 2) / 3))));
   }
   const uint64_t deadline = whole_number(declaration, "deadline_seconds", where, 1, 86400 * 365);
   task.deadline_unix_seconds = opened_unix_seconds + deadline;

@@ -9,13 +9,50 @@
 //   id (1..2^31), kind ("data_shift" | "kl" | "model_update" | "heterogeneity"), trust ("none" |
 //   "trusted" | "dist" | "tagg" (kl only: host_server/tagg/)), epsilon, delta (the release's
 //   privacy; what each device's ledger is charged), min_clients ≥ 2, max_clients ≥ min_clients (≤
-//   1024), threshold (dist; default max(⌈2·min/3⌉, ⌊max/2⌋ + 1) within min_clients; 2 ≤ threshold ≤
-//   min_clients, and more than half of max_clients), deadline_seconds,
+//   1024; dist with the sparse graph ≤ 10^7, secagg::kMaxSparseClients), threshold (trusted,
+//   tagg, none: default ⌈2·min/3⌉, in [2, min_clients]; dist: below), deadline_seconds,
 //   admission_seconds, phase_timeout_seconds, reconnect_grace_seconds (dist: after a server
 //   restart, how long a running secure aggregation waits for its members to reconnect before it
 //   treats those that have not as dropouts; default min(30, phase_timeout_seconds), at most
 //   phase_timeout_seconds), seed (64 hex digits: the 256-bit task seed), and one
-//   object per kind:
+//   object per kind (below).
+// DIST, the secure-aggregation graph (sdk/secagg/graph.h; docs/protocol.md, "The sparse graph"):
+//   graph            "complete": every device shares keys and secrets with every other (Bonawitz
+//                    et al. 2017): max_clients ≤ 1024, a device's roster is max_clients entries;
+//                    threshold default max(⌈2·min/3⌉, ⌊max/2⌋ + 1) within min_clients, 2 ≤
+//                    threshold ≤ min_clients and more than half of max_clients.
+//                    "sparse": SecAgg+ (Bell et al. 2020): each device shares with its k ring
+//                    neighbours only, (k, t) = secagg::choose_sparse_graph(max_clients, threat
+//                    model) (sdk/secagg/graph_parameters.h: the smallest k whose Harary graph is
+//                    private except with probability 2^−40 and completes except with 2^−30); a
+//                    declared threshold must pass secagg::check_sparse_graph at that k (refused
+//                    with the passing range otherwise) and be ≤ min_clients. A device's roster
+//                    is k + 1 entries whatever max_clients; it is charged δ + 2^−40.
+//                    Default: "sparse" when k + 1 ≤ max_clients / 8, and always above 1024; else
+//                    "complete". At the default rates that is max_clients ≥ 392 (k = 48, t = 33;
+//                    k = 62 at 1,000, 74 at 10^4, 80 at 10^5: graph_parameters.h). Why not
+//                    sooner: the sparse graph cuts a device's roster (its memory, 144 bytes an
+//                    entry, its key agreements and its shares) and the server's stored shares
+//                    from n² to n·(k + 1), but its threshold is t ≈ 0.7·k instead of more than
+//                    n/2, and a DIST task's noise is calibrated for threshold shares (each device
+//                    adds Sk(μ/t)), so the released sum carries about n/t·μ instead of at most
+//                    2μ: at max_clients 392 its standard deviation is ≈ 2.4× the complete
+//                    graph's (at 1,000: ≈ 3.4×), plus 2^−40 in δ and protocol-4 devices only.
+//                    Below an eightfold saving the complete graph's cost (a 300-device round:
+//                    58 kB sent per device, issue 40) is worth its accuracy; above it, and
+//                    wherever a device's memory is small (a Cortex-M4 holds a few hundred
+//                    roster entries), declare "sparse". Sparse tasks are offered to protocol-4
+//                    devices only (coordinator.h).
+//   dropout_rate     the fraction of devices that may drop out during the round, δ (default
+//                    0.05); corrupt_fraction, the fraction the adversary may control, γ (default
+//                    0.05). Each in [0.05, 1): a device judges a sparse graph at max(declared,
+//                    its floor) — 0.05 for the SDK's default TaskPolicy (min_assumed_dropout_ppm,
+//                    min_assumed_corrupt_ppm) — so a graph chosen for less would be declined; and
+//                    γ + 2δ ≤ 0.9. They choose (k, t) and travel in the Task (secagg_dropout_ppm,
+//                    secagg_corrupt_ppm) for the sparse graph; the complete graph ignores them
+//                    (its Task is the one protocol-3 devices know: degree and rates 0).
+// graph, dropout_rate and corrupt_fraction are refused outside trust "dist".
+// The kinds' blocks:
 //   data_shift: {rows, width, heap_capacity, k, domain, local_epsilon, reference (item-count
 //               file)} — D_TV between the fleet's distribution and the reference's, from the
 //               summed counters with candidates [0, domain) (001 §4.3–4.6). Privacy comes from

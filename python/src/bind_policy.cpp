@@ -145,38 +145,57 @@ void bind_policy(py::module_& m) {
                          "honest. The defaults are the SDK's: trusted, tagg and dist (none off), "
                          "every kind, epsilon <= 10, delta <= 1e-5, trusted/tagg tasks charged "
                          "epsilon >= 0.1, assumed_honest_shares 0 (the task's threshold).")
-      .def(
-          py::init([](py::handle accept, double max_epsilon, double max_delta,
-                      double min_exact_epsilon, py::int_ assumed_honest_shares, py::handle answer) {
-            TaskPolicy p;
-            p.accepted_trust = accepted_bits(accept);
-            p.answered_kinds = answered_bits(answer);
-            p.max_epsilon = max_epsilon;
-            p.max_delta = max_delta;
-            p.min_exact_epsilon = min_exact_epsilon;
-            const long long shares = assumed_honest_shares.cast<long long>();
-            if (shares < 0 || shares > UINT32_MAX) {
-              throw py::value_error(
-                  "TaskPolicy: assumed_honest_shares must be in [0, 2^32 - 1] (0: the task's "
-                  "threshold)");
-            }
-            p.assumed_honest_shares = static_cast<uint32_t>(shares);
-            host::check(client::validate_task_policy(p), "TaskPolicy");
-            return p;
-          }),
-          py::kw_only(), py::arg("accept") = py::make_tuple("trusted", "tagg", "dist"),
-          py::arg("max_epsilon") = defaults.max_epsilon, py::arg("max_delta") = defaults.max_delta,
-          py::arg("min_exact_epsilon") = defaults.min_exact_epsilon,
-          py::arg("assumed_honest_shares") = defaults.assumed_honest_shares,
-          py::arg("answer") = py::make_tuple("data_shift", "kl", "model_update", "heterogeneity"),
-          "accept: trust model names (\"trusted\", \"tagg\", \"dist\", \"none\", \"all\"), as a "
-          "tuple or a comma-separated string. assumed_honest_shares: the noise shares in a dist "
-          "sum (the device's own included) the device assumes honest; it is charged the epsilon "
-          "of min(threshold, this) shares (0: threshold, the semi-honest server; 1: its own share "
-          "alone). answer: the task kinds the device answers (\"data_shift\", \"kl\", "
-          "\"model_update\", \"heterogeneity\", \"all\"), likewise; a device declines a task of "
-          "another kind for free — leave out a kind it never holds data for, since a decline for "
-          "want of data is charged. A malformed policy is a ValueError naming the field.")
+      .def(py::init([](py::handle accept, double max_epsilon, double max_delta,
+                       double min_exact_epsilon, py::int_ assumed_honest_shares, py::handle answer,
+                       py::int_ min_assumed_dropout_ppm, py::int_ min_assumed_corrupt_ppm) {
+             TaskPolicy p;
+             p.accepted_trust = accepted_bits(accept);
+             p.answered_kinds = answered_bits(answer);
+             p.max_epsilon = max_epsilon;
+             p.max_delta = max_delta;
+             p.min_exact_epsilon = min_exact_epsilon;
+             const long long shares = assumed_honest_shares.cast<long long>();
+             if (shares < 0 || shares > UINT32_MAX) {
+               throw py::value_error(
+                   "TaskPolicy: assumed_honest_shares must be in [0, 2^32 - 1] (0: the task's "
+                   "threshold)");
+             }
+             p.assumed_honest_shares = static_cast<uint32_t>(shares);
+             const long long dropout = min_assumed_dropout_ppm.cast<long long>();
+             const long long corrupt = min_assumed_corrupt_ppm.cast<long long>();
+             if (dropout < 0 || dropout >= 1000000) {
+               throw py::value_error(
+                   "TaskPolicy: min_assumed_dropout_ppm must be in [0, 1000000) (parts per "
+                   "million: 50000 is 5 %)");
+             }
+             if (corrupt < 0 || corrupt >= 1000000) {
+               throw py::value_error(
+                   "TaskPolicy: min_assumed_corrupt_ppm must be in [0, 1000000) (parts per "
+                   "million: 50000 is 5 %)");
+             }
+             p.min_assumed_dropout_ppm = static_cast<uint32_t>(dropout);
+             p.min_assumed_corrupt_ppm = static_cast<uint32_t>(corrupt);
+             host::check(client::validate_task_policy(p), "TaskPolicy");
+             return p;
+           }),
+           py::kw_only(), py::arg("accept") = py::make_tuple("trusted", "tagg", "dist"),
+           py::arg("max_epsilon") = defaults.max_epsilon, py::arg("max_delta") = defaults.max_delta,
+           py::arg("min_exact_epsilon") = defaults.min_exact_epsilon,
+           py::arg("assumed_honest_shares") = defaults.assumed_honest_shares,
+           py::arg("answer") = py::make_tuple("data_shift", "kl", "model_update", "heterogeneity"),
+           py::arg("min_assumed_dropout_ppm") = defaults.min_assumed_dropout_ppm,
+           py::arg("min_assumed_corrupt_ppm") = defaults.min_assumed_corrupt_ppm,
+           "accept: trust model names (\"trusted\", \"tagg\", \"dist\", \"none\", \"all\"), as a "
+           "tuple or a comma-separated string. assumed_honest_shares: the noise shares in a dist "
+           "sum (the device's own included) the device assumes honest; it is charged the epsilon "
+           "of min(threshold, this) shares (0: threshold, the semi-honest server; 1: its own share "
+           "alone). answer: the task kinds the device answers (\"data_shift\", \"kl\", "
+           "\"model_update\", \"heterogeneity\", \"all\"), likewise; a device declines a task of "
+           "another kind for free — leave out a kind it never holds data for, since a decline for "
+           "want of data is charged. min_assumed_dropout_ppm, min_assumed_corrupt_ppm: a dist "
+           "task's sparse secure-aggregation graph is judged at least at these rates (parts per "
+           "million; default 50000 each, 5 %): a degree and threshold that fail the SecAgg+ bound "
+           "there are refused. A malformed policy is a ValueError naming the field.")
       .def_property_readonly(
           "accept", [](const TaskPolicy& p) { return accepted_names(p.accepted_trust); },
           "the accepted trust models, as names")
@@ -189,6 +208,10 @@ void bind_policy(py::module_& m) {
                     "the smallest epsilon a trusted or tagg task may be charged")
       .def_readonly("assumed_honest_shares", &TaskPolicy::assumed_honest_shares,
                     "the noise shares of a dist sum assumed honest (0: the task's threshold)")
+      .def_readonly("min_assumed_dropout_ppm", &TaskPolicy::min_assumed_dropout_ppm,
+                    "the least dropout rate (ppm) a sparse graph is judged at")
+      .def_readonly("min_assumed_corrupt_ppm", &TaskPolicy::min_assumed_corrupt_ppm,
+                    "the least corrupt fraction (ppm) a sparse graph is judged at")
       .def(
           "charges",
           [](const TaskPolicy& p, py::handle task, py::handle base_dir) {
@@ -212,7 +235,12 @@ void bind_policy(py::module_& m) {
           "check",
           [](const TaskPolicy& p, py::handle task, py::handle base_dir) -> py::object {
             for (const fedstat_v1_Task& t : device_tasks(task, base_dir)) {
-              if (!client::validate_task(t).ok()) return py::str("task_refused");
+              secagg::SecAggThreatModel floor;
+              floor.dropout_ppm = p.min_assumed_dropout_ppm;
+              floor.corrupt_ppm = p.min_assumed_corrupt_ppm;
+              if (!client::validate_task(t, client::all_task_kinds(), floor).ok()) {
+                return py::str("task_refused");
+              }
               if (!client::answers_kind(p, t.kind)) return py::str("task_kind");
               const Result<client::DeviceSpend> spend =
                   client::device_spend(t, client::all_task_kinds(), p.assumed_honest_shares);
@@ -245,7 +273,9 @@ void bind_policy(py::module_& m) {
                ", min_exact_epsilon=" +
                py::repr(py::float_(p.min_exact_epsilon)).cast<std::string>() +
                ", assumed_honest_shares=" + std::to_string(p.assumed_honest_shares) +
-               ", answer=" + py::repr(answered_names(p.answered_kinds)).cast<std::string>() + ")";
+               ", answer=" + py::repr(answered_names(p.answered_kinds)).cast<std::string>() +
+               ", min_assumed_dropout_ppm=" + std::to_string(p.min_assumed_dropout_ppm) +
+               ", min_assumed_corrupt_ppm=" + std::to_string(p.min_assumed_corrupt_ppm) + ")";
       });
 }
 

@@ -10,6 +10,7 @@
 #include "sdk/base/crypto.h"
 #include "sdk/base/random_bits.h"
 #include "sdk/client/contribution.h"
+#include "sdk/secagg/graph.h"
 #include "sdk/version.h"
 
 namespace fedstat {
@@ -34,6 +35,10 @@ Status server_status(uint32_t status_code) {
 
 }  // namespace
 
+uint32_t Client::roster_size(const fedstat_v1_Task& task) {
+  return secagg::neighbourhood_size(task.max_clients, task.secagg_degree);
+}
+
 Result<size_t> Client::memory_bytes(const fedstat_v1_Task& task, size_t local_size) {
   return memory_bytes(task, local_size, all_task_kinds());
 }
@@ -43,7 +48,8 @@ Result<size_t> Client::memory_bytes(const fedstat_v1_Task& task, size_t local_si
   Result<size_t> scratch = scratch_bytes(task, local_size, kinds);
   if (!scratch.ok()) return scratch.status();
   size_t bytes = size_add(size_mul(8, task.vector_length), size_mul(8, task.data_words));
-  if (is_dist(task)) bytes = size_add(bytes, secagg::secagg_client_memory_bytes(task.max_clients));
+  // DIST: the roster — the neighbourhood of a sparse graph (k + 1 entries), else max_clients.
+  if (is_dist(task)) bytes = size_add(bytes, secagg::secagg_client_memory_bytes(roster_size(task)));
   bytes = size_add(bytes, scratch.value());
   if (bytes == kSizeOverflow) {
     return resource_exhausted("the task's memory does not fit this device's address space");
@@ -173,7 +179,7 @@ Result<Client::RoundBuffers> Client::round_buffers(const fedstat_v1_Task& task, 
   // The first bytes of the caller memory, in this order: contribution, TaskData, [DIST] peers.
   // Fresh: zeroed (allocate_array). Held (a resume): as they were (allocate_bytes, no zeroing).
   RoundBuffers b;
-  const size_t peer_count = is_dist(task) ? task.max_clients : 0;
+  const size_t peer_count = is_dist(task) ? roster_size(task) : 0;
   if (fresh) {
     Result<Span<uint64_t>> contribution = arena.allocate_array<uint64_t>(task.vector_length);
     Result<Span<uint64_t>> data = arena.allocate_array<uint64_t>(task.data_words);
@@ -366,7 +372,11 @@ Result<SessionOutcome> Client::finish_round(FrameChannel& channel) {
 
 Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
   const uint32_t id = task_.task_id;
-  const Status valid = validate_task(task_, kinds_);
+  // The sparse graph judged at least at the policy's threat model (task_policy.h).
+  secagg::SecAggThreatModel floor;
+  floor.dropout_ppm = config_.task_policy.min_assumed_dropout_ppm;
+  floor.corrupt_ppm = config_.task_policy.min_assumed_corrupt_ppm;
+  const Status valid = validate_task(task_, kinds_, floor);
   if (!valid.ok()) {
     FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_REFUSED));
     return valid;

@@ -8,7 +8,8 @@
 /// Order of the checks, each ending the session with a decline (TaskReply{accept = false}):
 ///   1. the task's fields (validate_task, contribution.h: kInvalidArgument naming the field, or
 ///      kUnimplemented, also for a kind or DIST the Client was not built with — task_kinds.h;
-///      reason REFUSED);
+///      a sparse DIST graph judged at the policy's floor, TaskPolicy::min_assumed_dropout_ppm and
+///      min_assumed_corrupt_ppm; reason REFUSED);
 ///   2. the app's task policy (ClientConfig::task_policy, task_policy.h): first the task's kind
 ///      (answered_kinds), then its trust model and what the ledger would be charged,
 ///      device_spend(task, kinds, assumed_honest_shares) (an accountant's refusal there: its
@@ -94,21 +95,25 @@
 /// dropped from it), the task's deadline passing, or a new init() ends the pending round and wipes
 /// it (the contribution, the peers' shares, the secure-aggregation secrets). While a round is
 /// pending the first bytes of the Client's memory belong to it (8·vector_length + 8·data_words +
-/// [DIST] secagg_client_memory_bytes(max_clients)): the app must not reuse them (a CRC-32 taken
-/// when the channel was lost is checked before anything is sent again; a mismatch drops the round,
-/// kDataLoss, nothing sent).
-/// A rebooted device does not resume (ClientHello.resume_task_id is 0): init() reads the marker
-/// and the next session offered that task declines it (kDeclinedInterrupted), so a device that
-/// rebooted mid-round drops out cleanly and never sends shares or reveals for that round again.
-/// A marker stays until another task is accepted. A corrupt marker fails init() (kDataLoss,
-/// fail closed); forget_interrupted_round() deletes it deliberately.
+/// [DIST] secagg_client_memory_bytes(R), R = roster_size(task)): the app must not reuse them (a
+/// CRC-32 taken when the channel was lost is checked before anything is sent again; a mismatch
+/// drops the round, kDataLoss, nothing sent). A rebooted device does not resume
+/// (ClientHello.resume_task_id is 0): init() reads the marker and the next session offered that
+/// task declines it (kDeclinedInterrupted), so a device that rebooted mid-round drops out cleanly
+/// and never sends shares or reveals for that round again. A marker stays until another task is
+/// accepted. A corrupt marker fails init() (kDataLoss, fail closed); forget_interrupted_round()
+/// deletes it deliberately.
 ///
 /// @memory sizeof(Client) (two Envelopes, the Task, the SecAggClient, the marker, the task policy
 /// and the task's ledger spend: 3,376 bytes on a 64-bit host) plus the caller memory of
 /// memory_bytes(task, local_size), 8-byte aligned:
-///     8·L (the contribution) + 8·data_words (TaskData) + [DIST] secagg_client_memory_bytes(
-///     max_clients) + scratch_bytes(task, local_size) (contribution.h: sketch, points, trainer)
-/// where local_size is the app's histogram capacity (DATA_SHIFT) or example count
+///     8·L (the contribution) + 8·data_words (TaskData) + [DIST] secagg_client_memory_bytes(R)
+///     + scratch_bytes(task, local_size) (contribution.h: sketch, points, trainer)
+/// where R, the roster a device holds, is roster_size(task) = secagg::neighbourhood_size(
+/// max_clients, secagg_degree): k + 1 entries for a sparse graph of degree k (SecAgg+: its k
+/// neighbours and itself, O(log n) — whatever the round's size), max_clients for the complete
+/// graph (144 bytes each on a 64-bit host, secagg_client.h),
+/// and local_size is the app's histogram capacity (DATA_SHIFT) or example count
 /// (MODEL_UPDATE), 0 otherwise (KL_ANSWERS, HETEROGENEITY). Stack (Cortex-M4, -Os, own frames):
 /// run_session's deepest frame 496 bytes (after_task), a builder under 1 KB (a ShiftSketch object,
 /// a RandomBits, a noise sampler), plus the SDK routines they call; before the builder runs, the
@@ -219,6 +224,11 @@ class Client {
   /// @errors memory_bytes's; kUnimplemented also for a kind, or DIST, `kinds` lacks.
   static Result<size_t> memory_bytes(const fedstat_v1_Task& task, size_t local_size,
                                      const TaskKinds& kinds);
+  /// The roster entries a DIST task's device holds: secagg::neighbourhood_size(max_clients,
+  /// secagg_degree) — k + 1 (its neighbourhood) for a sparse graph of degree k < max_clients,
+  /// else max_clients. Reads the fields only (0 is not refused: no roster).
+  /// @errors none.
+  static uint32_t roster_size(const fedstat_v1_Task& task);
   /// Deletes a recorded interrupted round (the app's deliberate choice, e.g. after kDataLoss);
   /// OK when there is none.
   /// @errors platform::remove_blob's errors other than kNotFound: kInvalidArgument for a name

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "sdk/client/client.h"
+#include "sdk/client/contribution.h"
 #include "sdk/client/task_kinds.h"
 
 namespace fedstat {
@@ -21,8 +22,8 @@ struct ClientSecureAggregation {
   }
 };
 
-const SecureAggregationSupport kSecureAggregation = {ClientSecureAggregation::start,
-                                                     ClientSecureAggregation::run};
+const SecureAggregationSupport kSecureAggregation = {
+    ClientSecureAggregation::start, ClientSecureAggregation::run, check_dist_graph};
 
 Status Client::resume_secagg(FrameChannel& channel, Span<uint64_t> contribution) {
   // Where the server's round is: SecAggResume (secure aggregation is running), or — the server
@@ -57,6 +58,14 @@ Status Client::secagg_rounds(FrameChannel& channel, Span<uint64_t> contribution,
         start.vector_length != task_.vector_length || start.bits != task_.bits ||
         start.max_clients > task_.max_clients) {
       return failed_precondition("SecAggStart does not match the task");
+    }
+    // The graph the device judged (validate_task: the degree, and the threat model (k, t) were
+    // chosen for) is the one the round runs: a server cannot check a sparse task against the
+    // device's bound and then run another graph, or the complete one with a sparse threshold.
+    if (start.degree != task_.secagg_degree || start.dropout_ppm != task_.secagg_dropout_ppm ||
+        start.corrupt_ppm != task_.secagg_corrupt_ppm) {
+      return failed_precondition(
+          "SecAggStart's graph (degree, dropout_ppm, corrupt_ppm) does not match the task's");
     }
     const bool keys_held = at.held > 0 && secagg_.stage() == secagg::SecAggStage::kAdvertised;
     if (!keys_held) {

@@ -8,10 +8,57 @@
 #include "sdk/client/contribution_helpers.h"
 #include "sdk/client/task_kinds.h"
 #include "sdk/noise/rational.h"
+#include "sdk/secagg/graph.h"
+#include "sdk/secagg/graph_parameters.h"
 
 namespace fedstat {
 namespace client {
 namespace {
+
+// The complete graph (Task.secagg_degree 0): every member shares with every other, the roster
+// is max_clients entries (at most the roster bitmap's kMaxTaskClients).
+Status validate_complete_graph(const fedstat_v1_Task& task) {
+  if (!(task.threshold >= 2 && task.threshold <= task.max_clients &&
+        task.max_clients <= kMaxTaskClients)) {
+    return invalid_argument(
+        "Task.threshold and Task.max_clients must satisfy 2 <= threshold <= max_clients <= 1024 "
+        "for the complete graph (secagg_degree 0; a larger round needs a sparse graph)");
+  }
+  // More than half: two disjoint groups of `threshold` devices must not fit in one round, or a
+  // server could show each group its own U3 and unmask a device (docs/protocol.md). The device
+  // checks it itself: the server is who it protects against.
+  if (2 * uint64_t{task.threshold} <= task.max_clients) {
+    return invalid_argument(
+        "Task.threshold must exceed half of Task.max_clients (2 * threshold > max_clients) for "
+        "DIST");
+  }
+  return Status();
+}
+
+// A sparse graph's shape (SecAgg+, sdk/secagg/graph.h): an even degree k, a threshold among the
+// k + 1 holders of each secret, more than half of them (the same two-groups argument, within a
+// neighbourhood). Whether (k, t) is safe for max_clients is check_dist_graph's (the bound).
+Status validate_sparse_graph(const fedstat_v1_Task& task) {
+  if (task.secagg_degree % 2 != 0 || task.secagg_degree > secagg::kMaxGraphDegree) {
+    return invalid_argument(
+        "Task.secagg_degree must be 0 (complete graph) or an even number in 2..1022 (sparse "
+        "graph)");
+  }
+  if (task.max_clients > secagg::kMaxSparseClients) {
+    return invalid_argument("Task.max_clients must be at most 10000000 for a sparse graph");
+  }
+  if (task.threshold < 2 || task.threshold > task.secagg_degree + 1) {
+    return invalid_argument(
+        "Task.threshold must be in 2..secagg_degree + 1 for a sparse graph (the holders of each "
+        "secret: the device and its secagg_degree neighbours)");
+  }
+  if (2 * uint64_t{task.threshold} <= uint64_t{task.secagg_degree} + 1) {
+    return invalid_argument(
+        "Task.threshold must exceed half of secagg_degree + 1 (2 * threshold > degree + 1) for a "
+        "sparse graph");
+  }
+  return Status();
+}
 
 // The checks every kind shares: privacy fields, seed, bits, the DIST roster.
 Status validate_common(const fedstat_v1_Task& task, const TaskKindSupport& kind) {
@@ -51,22 +98,19 @@ Status validate_common(const fedstat_v1_Task& task, const TaskKindSupport& kind)
   if (task.seed.size != 32) return invalid_argument("Task.seed must be 32 bytes");
   if (task.bits < 1 || task.bits > 64) return invalid_argument("Task.bits must be in 1..64");
   if (task.vector_length == 0) return invalid_argument("Task.vector_length must be >= 1");
-  if (task.trust == fedstat_v1_TrustModel_DIST &&
-      !(task.threshold >= 2 && task.threshold <= task.max_clients &&
-        task.max_clients <= kMaxTaskClients)) {
-    return invalid_argument(
-        "Task.threshold and Task.max_clients must satisfy 2 <= threshold <= max_clients <= 1024");
+  if (task.trust != fedstat_v1_TrustModel_DIST) {
+    if (task.secagg_degree != 0 || task.secagg_dropout_ppm != 0 || task.secagg_corrupt_ppm != 0) {
+      return invalid_argument(
+          "Task.secagg_degree, secagg_dropout_ppm and secagg_corrupt_ppm must be 0 outside DIST");
+    }
+    return Status();
   }
-  // More than half: two disjoint groups of `threshold` devices must not fit in one round, or a
-  // server could show each group its own U3 and unmask a device (docs/protocol.md). The device
-  // checks it itself: the server is who it protects against.
-  if (task.trust == fedstat_v1_TrustModel_DIST &&
-      2 * uint64_t{task.threshold} <= task.max_clients) {
+  if (task.secagg_dropout_ppm >= secagg::kPpmOne || task.secagg_corrupt_ppm >= secagg::kPpmOne) {
     return invalid_argument(
-        "Task.threshold must exceed half of Task.max_clients (2 * threshold > max_clients) for "
-        "DIST");
+        "Task.secagg_dropout_ppm and secagg_corrupt_ppm must be below 1000000 (parts per million)");
   }
-  return Status();
+  if (task.secagg_degree == 0) return validate_complete_graph(task);
+  return validate_sparse_graph(task);
 }
 
 bool known_kind(int64_t kind) {
@@ -141,7 +185,25 @@ const TaskKindSupport* TaskKinds::find(int64_t kind) const {
   return nullptr;
 }
 
+Status check_dist_graph(const fedstat_v1_Task& task, const secagg::SecAggThreatModel& floor) {
+  if (!is_dist(task) || task.secagg_degree == 0) return Status();
+  secagg::SecAggThreatModel model = floor;
+  if (task.secagg_dropout_ppm > model.dropout_ppm) model.dropout_ppm = task.secagg_dropout_ppm;
+  if (task.secagg_corrupt_ppm > model.corrupt_ppm) model.corrupt_ppm = task.secagg_corrupt_ppm;
+  const Status bound =
+      secagg::check_sparse_graph(task.max_clients, task.secagg_degree, task.threshold, model);
+  if (bound.ok()) return bound;
+  // The bound's own message names the condition that fails (the degree, the threshold's range,
+  // the threat model); every refusal of a task's field is kInvalidArgument.
+  return Status(StatusCode::kInvalidArgument, bound.message());
+}
+
 Status validate_task(const fedstat_v1_Task& task, const TaskKinds& kinds) {
+  return validate_task(task, kinds, kNoGraphFloor);
+}
+
+Status validate_task(const fedstat_v1_Task& task, const TaskKinds& kinds,
+                     const secagg::SecAggThreatModel& floor) {
   const int64_t kind = wire_enum_value(task.kind);
   if (!known_kind(kind)) return unimplemented("Task.kind: unknown task kind");
   const TaskKindSupport* support = kinds.find(kind);
@@ -154,7 +216,11 @@ Status validate_task(const fedstat_v1_Task& task, const TaskKinds& kinds) {
       kinds.secure_aggregation == nullptr) {
     return unimplemented("Task.trust: DIST, but this Client was built without secure aggregation");
   }
-  return validate_kind_task(task, *support);
+  FEDSTAT_RETURN_IF_ERROR(validate_kind_task(task, *support));
+  // The bound, through the secure aggregation the Client was built with (a Client without it
+  // declined DIST above), so that a firmware image without DIST leaves the bound's code out.
+  if (!is_dist(task) || task.secagg_degree == 0) return Status();
+  return kinds.secure_aggregation->check_graph(task, floor);
 }
 
 Status validate_task(const fedstat_v1_Task& task) {
@@ -204,6 +270,12 @@ Result<DeviceSpend> device_spend(const fedstat_v1_Task& task, const TaskKinds& k
                               ? assumed_honest_shares
                               : task.threshold;
   FEDSTAT_RETURN_IF_ERROR(kinds.find(task.kind)->device_spend(task, honest, spend));
+  // SecAgg+: the sparse graph's guarantee (no device's input revealed, the threshold holds
+  // among each neighbourhood) fails with probability at most 2^−σ (graph_parameters.h). Added to
+  // δ also for an RDP spend (a heterogeneity stage, ε = δ = 0 before): the ledger counts every
+  // spend's δ beside its curve (BudgetLedger::compose converts the curves at the budget's δ less
+  // those δs), and policy_charge adds it to the task's δ.
+  if (is_dist(task) && task.secagg_degree != 0) spend.delta += kSparseGraphFailureDelta;
   return spend;
 }
 

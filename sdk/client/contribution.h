@@ -52,11 +52,24 @@
 /// (exact counters nobody noises), a MODEL_UPDATE or HETEROGENEITY task of trust TRUSTED or TAGG
 /// (no server adds central noise to them — host_server/tasks/model_update_plan.cpp and
 /// heterogeneity_plan.cpp refuse those trust models, a TAgg noises KL only — so only a dishonest
-/// server would offer one: it would collect exact words), DIST threshold/max_clients outside
-/// 2 ≤ t ≤ max ≤ 1024 or
-/// with 2·t ≤ max. kUnimplemented: an unknown kind or trust model. What the app accepts of a valid
-/// task — its trust model, the (ε, δ) it is charged — is the Client's task policy (task_policy.h),
-/// checked right after these.
+/// server would offer one: it would collect exact words), the secure-aggregation graph of a DIST
+/// task (below), secagg_degree or the threat model's rates non-zero outside DIST.
+/// kUnimplemented: an unknown kind or trust model.
+/// The graph (Task.secagg_degree, sdk/secagg/graph.h), for DIST:
+///   complete (degree 0)  2 ≤ t ≤ max_clients ≤ kMaxTaskClients (1024) and 2·t > max_clients;
+///   sparse (degree k)    k even, 2 ≤ k ≤ secagg::kMaxGraphDegree, max_clients ≤
+///                        secagg::kMaxSparseClients, 2 ≤ t ≤ k + 1 and 2·t > k + 1 (more than
+///                        half of each secret's holders), and — the SecAgg+ bound —
+///                        secagg::check_sparse_graph(max_clients, k, t, model) with model's rates
+///                        max(declared, floor) (check_dist_graph);
+///   both                 secagg_dropout_ppm and secagg_corrupt_ppm below 10^6.
+/// The floor is the device's (TaskPolicy::min_assumed_dropout_ppm and min_assumed_corrupt_ppm,
+/// task_policy.h; the Client passes them): a server declaring a rosy threat model cannot have
+/// the device accept a graph its own assumptions find unsafe. The overloads without a floor
+/// judge the graph at the declared rates alone (kNoGraphFloor) — a check that the task is
+/// consistent with its declaration, which every floor only tightens. What the app accepts of a
+/// valid task — its trust model, the (ε, δ) it is charged — is the Client's task policy
+/// (task_policy.h), checked right after these.
 ///
 ///
 /// @memory scratch_bytes(task, local_size) bytes of caller scratch (8-byte aligned), where
@@ -86,6 +99,7 @@
 #include "sdk/client/task_kinds.h"
 #include "sdk/histogram/sparse_histogram.h"
 #include "sdk/privacy/budget_ledger.h"
+#include "sdk/secagg/graph_parameters.h"
 #include "sdk/tasks/logistic_trainer.h"
 #include "sdk/tasks/model_update_task.h"
 
@@ -96,8 +110,15 @@ namespace client {
 constexpr double kStabilityDelta = 1e-6;
 /// Largest DATA_SHIFT domain (candidate ids [0, domain)), as the host's estimator allows.
 constexpr uint32_t kMaxDataShiftDomain = uint32_t{1} << 24;
-/// Largest DIST roster a task may ask for (the roster bitmap's limit).
+/// Largest DIST round (max_clients) of the complete graph (the roster bitmap's limit); a sparse
+/// graph allows up to secagg::kMaxSparseClients.
 constexpr uint32_t kMaxTaskClients = 1024;
+/// The δ a sparse DIST task adds to the device's charge: SecAgg+'s guarantee fails with
+/// probability at most 2^−σ, σ = secagg::SecAggThreatModel().security_bits = 40
+/// (graph_parameters.h).
+constexpr double kSparseGraphFailureDelta = 0x1p-40;
+/// A floor of zero rates (σ = 40, η = 30): the graph judged at the task's declared rates alone.
+constexpr secagg::SecAggThreatModel kNoGraphFloor = {0, 0, 40, 30};
 
 /// An enum field as the wire delivered it: nanopb stores any number there, and reading an
 /// out-of-range value through the enum type is undefined, so the bytes are copied out instead.
@@ -121,6 +142,21 @@ Status validate_task(const fedstat_v1_Task& task);
 /// @errors validate_task's; kUnimplemented also when the task's kind is not among `kinds`, or the
 /// task is DIST and they hold no secure aggregation.
 Status validate_task(const fedstat_v1_Task& task, const TaskKinds& kinds);
+/// validate_task(task, kinds) with a sparse graph judged at `floor`'s rates where they exceed
+/// the task's (the Client passes its TaskPolicy's min_assumed_*_ppm; σ and η are floor's).
+/// @errors validate_task(task, kinds)'s; kInvalidArgument also when check_dist_graph refuses the
+/// graph at that floor.
+Status validate_task(const fedstat_v1_Task& task, const TaskKinds& kinds,
+                     const secagg::SecAggThreatModel& floor);
+/// The SecAgg+ bound of a DIST task's sparse graph (OK for the complete graph and outside DIST):
+/// secagg::check_sparse_graph(max_clients, secagg_degree, threshold, model), model = `floor`
+/// with each rate raised to the task's declared one. Reads the fields only: validate_task calls
+/// it after the shape checks.
+/// @errors kInvalidArgument with check_sparse_graph's message, which names the condition that
+/// fails: the degree too small for max_clients (raise it), the threshold outside the passing
+/// range (sparse_threshold_range gives it), max_clients ≤ degree + 1 (use the complete graph),
+/// or a threat model no graph withstands (γ + 2δ > 0.9).
+Status check_dist_graph(const fedstat_v1_Task& task, const secagg::SecAggThreatModel& floor);
 /// MODEL_UPDATE: the trainer and quantiser configuration the device runs (rotation seed = the
 /// task seed, stream 0; modulus_bits = Task.bits) — what the host calibrates λ with and
 /// dequantises by. Reads the fields only: validate_task checks them.
@@ -238,6 +274,12 @@ Status build_heterogeneity(const fedstat_v1_Task& task, Span<const double> x,
 ///                               host_server/tasks/ heterogeneity_plan.h), not the declared ε once
 ///                               per stage
 ///   otherwise                   the task's (ε, δ) (TRUSTED: the trusted server adds the noise)
+///   + sparse DIST graph         δ + 2^−40 (kSparseGraphFailureDelta) on top of the line above,
+///                               HETEROGENEITY's RDP spend included (its δ is then 2^−40, which
+///                               the ledger counts beside the curve): SecAgg+ guarantees that
+///                               no honest device's input is revealed and that the threshold
+///                               holds in each neighbourhood only except with probability 2^−σ
+///                               (σ = 40, Bell et al. 2020; sdk/secagg/graph_parameters.h)
 /// Assumption of the DIST lines: h honest shares are in any released sum. These overloads take
 /// h = threshold (Bonawitz et al.'s semi-honest server: the threshold shares come from honest
 /// devices). The server issues every device's PSK, so it can field threshold − 1 devices of its

@@ -33,6 +33,7 @@
 namespace fedstat {
 namespace secagg {
 struct SecAggPeer;
+struct SecAggThreatModel;
 }  // namespace secagg
 namespace client {
 
@@ -90,6 +91,9 @@ struct SecureAggregationSupport {
   Status (*start)(Client& client, Span<secagg::SecAggPeer> peers);
   /// Runs (or, `resume`, resumes) the DIST round of the Client's task over `channel`.
   Status (*run)(Client& client, FrameChannel& channel, Span<uint64_t> contribution, bool resume);
+  /// The SecAgg+ bound of a sparse graph at `floor` (check_dist_graph, contribution.h): reached
+  /// through here so that an image without secure aggregation leaves the bound's code out.
+  Status (*check_graph)(const fedstat_v1_Task& task, const secagg::SecAggThreatModel& floor);
 };
 /// The Client's secure aggregation (sdk/secagg/secagg_client.h and its crypto).
 extern const SecureAggregationSupport kSecureAggregation;

@@ -72,7 +72,21 @@
 /// the app's choice, not the SDK's; the default keeps the semi-honest model fedstat-server's
 /// calibration assumes.
 ///
-/// @memory sizeof(TaskPolicy) (40 bytes on a 64-bit host and on a Cortex-M) in ClientConfig; the
+/// The secure-aggregation graph of a sparse DIST task (SecAgg+, sdk/secagg/graph.h): the task
+/// names its degree k and threshold t and the threat model the server chose them for — a dropout
+/// rate δ and a corrupt fraction γ (Task.secagg_dropout_ppm, secagg_corrupt_ppm). A server that
+/// declares δ = γ = 0 could pick a tiny neighbourhood and a low threshold, which a few corrupt
+/// neighbours then unmask. So the device judges (k, t) itself (validate_task with a floor,
+/// contribution.h: secagg::check_sparse_graph at max(declared, floor) for each rate) and declines
+/// (REFUSED) a graph that does not hold at least at min_assumed_dropout_ppm and
+/// min_assumed_corrupt_ppm. Default 50,000 ppm each (5 %): what fedstat-server declares by
+/// default ("dropout_rate", "corrupt_fraction": host_server/tasks/task_plan.h), and the rates of
+/// Bell et al.'s own parameter tables; a fleet that expects more dropouts or more compromised
+/// devices raises them (the device then needs a larger neighbourhood or a higher threshold), and
+/// 0 trusts the task's declaration. Each must be below 10^6 (and γ + 2δ ≤ 0.9, or no sparse graph
+/// passes: every sparse task is then declined; the complete graph is unaffected).
+///
+/// @memory sizeof(TaskPolicy) (48 bytes on a 64-bit host and on a Cortex-M) in ClientConfig; the
 /// checks use no memory beyond a few doubles on the stack.
 /// @paper none (device-side policy around 000–004's trust models).
 #ifndef FEDSTAT_SDK_CLIENT_TASK_POLICY_H_
@@ -125,6 +139,12 @@ struct TaskPolicy {
   /// kAnswer* bits: the task kinds the app answers (rule 0); at least one, no others. Default
   /// every kind; an app that never holds a kind's data leaves it out (see above).
   uint32_t answered_kinds = kAnswerAllKinds;
+  /// DIST, sparse graph: the least dropout rate (ppm) the device judges the task's (k, t) at —
+  /// max(Task.secagg_dropout_ppm, this) (see above). < 10^6; default 5 %.
+  uint32_t min_assumed_dropout_ppm = 50000;
+  /// DIST, sparse graph: the least corrupt fraction (ppm) the device judges (k, t) at —
+  /// max(Task.secagg_corrupt_ppm, this). < 10^6; default 5 %.
+  uint32_t min_assumed_corrupt_ppm = 50000;
 };
 
 /// Which rule of a TaskPolicy declined a task (SessionOutcome::policy_refusal).
@@ -160,7 +180,7 @@ bool answers_kind(const TaskPolicy& policy, int64_t kind);
 /// @errors kInvalidArgument, naming the field: accepted_trust is 0 or holds a bit other than
 /// kAccept*; max_epsilon NaN, infinite or ≤ 0; max_delta NaN or outside [0, 1);
 /// min_exact_epsilon NaN, infinite, negative or above max_epsilon; answered_kinds 0 or holding a
-/// bit other than kAnswer*.
+/// bit other than kAnswer*; min_assumed_dropout_ppm or min_assumed_corrupt_ppm ≥ 10^6.
 Status validate_task_policy(const TaskPolicy& policy);
 
 /// What a ledger charge of `spend` costs alone, as (ε, δ): its ε and δ, plus, for a spend that

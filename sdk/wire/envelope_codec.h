@@ -38,8 +38,11 @@ using Envelope = fedstat_v1_Envelope;
 
 /// The protocol version this build speaks and accepts (accepts 1..kProtocolVersion). 2: Report
 /// and TaggAggregate words are fixed64 in new fields; 3: SecAggKeys carries a commitment to the
-/// self-mask seed, which a DIST server requires (docs/protocol.md, "Versions").
-constexpr uint32_t kProtocolVersion = 3;
+/// self-mask seed, which a DIST server requires; 4: the sparse secure-aggregation graph
+/// (Task.secagg_degree and threat model, SecAggStart's degree and graph commitment,
+/// SecAggPeerKeys.graph_seed), which a server offers only to version-4 devices
+/// (docs/protocol.md, "Versions").
+constexpr uint32_t kProtocolVersion = 4;
 /// Largest encoded Envelope (nanopb computes it from the .options limits).
 constexpr size_t kMaxEnvelopeBytes = fedstat_v1_Envelope_size;
 /// Bytes of the minimal varint that encodes n (7 bits per byte).

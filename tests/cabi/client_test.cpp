@@ -534,6 +534,8 @@ TEST_F(CabiClientTest, TheTaskPolicyDeclinesUntilTheAppOptsIn) {
   EXPECT_EQ(defaults.max_delta, client::TaskPolicy().max_delta);
   EXPECT_EQ(defaults.min_exact_epsilon, client::TaskPolicy().min_exact_epsilon);
   EXPECT_EQ(defaults.assumed_honest_shares, client::TaskPolicy().assumed_honest_shares);
+  EXPECT_EQ(defaults.min_assumed_dropout_ppm, 50000u);
+  EXPECT_EQ(defaults.min_assumed_corrupt_ppm, 50000u);
   EXPECT_EQ(defaults.answered_kinds, FEDSTAT_KIND_DATA_SHIFT | FEDSTAT_KIND_KL_ANSWERS |
                                          FEDSTAT_KIND_HETEROGENEITY | FEDSTAT_KIND_MODEL_UPDATE);
   EXPECT_NE(defaults.made_by_default, 0u);
@@ -597,9 +599,14 @@ TEST_F(CabiClientTest, TheTaskPolicyDeclinesUntilTheAppOptsIn) {
          p.max_epsilon = 1;
          p.min_exact_epsilon = 2;
        })},
+      {"min_assumed_dropout_ppm",
+       broken([](fedstat_task_policy& p, double) { p.min_assumed_dropout_ppm = 1000000; })},
+      {"min_assumed_corrupt_ppm",
+       broken([](fedstat_task_policy& p, double) { p.min_assumed_corrupt_ppm = 1000000; })},
       // Not made by fedstat_task_policy_default at all (tests/audit/device has more).
       {"fedstat_task_policy_default",
-       fedstat_task_policy{FEDSTAT_TRUST_NONE, 10, 1e-5, 0.1, 0, FEDSTAT_KIND_KL_ANSWERS, 0}},
+       fedstat_task_policy{FEDSTAT_TRUST_NONE, 10, 1e-5, 0.1, 0, FEDSTAT_KIND_KL_ANSWERS, 50000,
+                           50000, 0}},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(fedstat_client_set_task_policy(device.client, &c.policy), FEDSTAT_INVALID_ARGUMENT)

@@ -17,6 +17,7 @@
 #include "host_server/estimate/tv_estimator.h"
 #include "sdk/client/contribution.h"
 #include "sdk/quantise/quantise.h"
+#include "sdk/secagg/graph_parameters.h"
 #include "sdk/tasks/model_update_task.h"
 
 namespace fedstat {
@@ -167,6 +168,113 @@ TEST(TaskPlan, RefusesEachBadFieldByName) {
   task = shift_task(reference);
   task["phase_timout_seconds"] = 20;  // misspelt: refused, not ignored
   EXPECT_NE(refusal(task).find("task: unknown field 'phase_timout_seconds'"), std::string::npos);
+}
+
+// DIST's secure-aggregation graph (task_plan.h): complete for small rounds, sparse (SecAgg+) by
+// default from k + 1 ≤ max_clients / 8 and always above 1024, (k, t) from the SDK's bound, and a
+// Task every device of default policy accepts.
+TEST(TaskPlan, DistChoosesTheGraphAndTheDeviceAcceptsIt) {
+  const std::string reference = write_counts("plan_reference_graph.txt", 10, 100, 0);
+  auto refusal = [&](const json& task) {
+    try {
+      plan_task(task, "", 0);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  auto dist = [&](uint32_t min_clients, uint32_t max_clients) {
+    json task = shift_task(reference);
+    task["trust"] = "dist";
+    task["epsilon"] = 1.0;
+    task["delta"] = 1e-6;
+    task["data_shift"]["local_epsilon"] = 1.0;
+    task["min_clients"] = min_clients;
+    task["max_clients"] = max_clients;
+    return task;
+  };
+  const secagg::SecAggThreatModel defaults;
+  auto device_accepts = [&](const fedstat_v1_Task& t) {
+    const Status s = client::validate_task(t, client::all_task_kinds(), defaults);
+    EXPECT_TRUE(s.ok()) << s.message();
+  };
+  // Small: the complete graph, the Task a protocol-3 device knows.
+  fedstat_v1_Task t = plan_task(dist(9, 12), "", 0).task;
+  EXPECT_EQ(t.secagg_degree, 0u);
+  EXPECT_EQ(t.secagg_dropout_ppm, 0u);
+  EXPECT_EQ(t.threshold, 7u);
+  device_accepts(t);
+  // Above 1024: sparse, (k, t) the bound's choice at 5 % / 5 %, written into the Task.
+  t = plan_task(dist(100, 10000), "", 0).task;
+  const secagg::SecAggGraph chosen = secagg::choose_sparse_graph(10000, defaults).value();
+  EXPECT_EQ(t.secagg_degree, chosen.degree);
+  EXPECT_EQ(t.threshold, chosen.threshold);
+  EXPECT_EQ(t.secagg_dropout_ppm, 50000u);
+  EXPECT_EQ(t.secagg_corrupt_ppm, 50000u);
+  device_accepts(t);
+  // The default's switch: sparse once the neighbourhood is an eighth of max_clients or less.
+  for (uint32_t n : {300u, 500u, 1000u}) {
+    const secagg::SecAggGraph g = secagg::choose_sparse_graph(n, defaults).value();
+    const bool eighth = 8 * (g.degree + 1) <= n;
+    EXPECT_EQ(plan_task(dist(200, n), "", 0).task.secagg_degree, eighth ? g.degree : 0u) << n;
+  }
+  EXPECT_EQ(plan_task(dist(200, 300), "", 0).task.secagg_degree, 0u);
+  EXPECT_NE(plan_task(dist(200, 1000), "", 0).task.secagg_degree, 0u);
+  // Declared: "complete" above 1024 is refused; "sparse" for a small round is taken.
+  json task = dist(100, 2000);
+  task["graph"] = "complete";
+  EXPECT_NE(refusal(task).find("the complete graph allows at most 1024"), std::string::npos)
+      << refusal(task);
+  task = dist(40, 300);
+  task["graph"] = "sparse";
+  t = plan_task(task, "", 0).task;
+  EXPECT_EQ(t.secagg_degree, secagg::choose_sparse_graph(300, defaults).value().degree);
+  device_accepts(t);
+  task["graph"] = "ring";
+  EXPECT_NE(refusal(task).find("task.graph must be \"complete\" or \"sparse\""), std::string::npos);
+  // A declared threshold must pass the bound: one below its range is refused with the range.
+  task = dist(100, 10000);
+  const secagg::SecAggThresholdRange range =
+      secagg::sparse_threshold_range(10000, chosen.degree, defaults).value();
+  task["threshold"] = range.min_threshold - 1;
+  EXPECT_NE(refusal(task).find("thresholds " + std::to_string(range.min_threshold) + ".." +
+                               std::to_string(range.max_threshold) + " pass"),
+            std::string::npos)
+      << refusal(task);
+  task["threshold"] = range.max_threshold;
+  EXPECT_EQ(plan_task(task, "", 0).task.threshold, range.max_threshold);
+  // min_clients below the threshold: a round that could only abort.
+  task = dist(10, 10000);
+  EXPECT_NE(refusal(task).find("task.min_clients is 10, below the sparse graph's threshold"),
+            std::string::npos)
+      << refusal(task);
+  // The threat model: more pessimistic rates give a larger neighbourhood; rates below the
+  // device's default floor, or past γ + 2δ = 0.9, are refused.
+  task = dist(1000, 10000);
+  task["dropout_rate"] = 0.2;
+  task["corrupt_fraction"] = 0.1;
+  t = plan_task(task, "", 0).task;
+  EXPECT_GT(t.secagg_degree, chosen.degree);
+  EXPECT_EQ(t.secagg_dropout_ppm, 200000u);
+  EXPECT_EQ(t.secagg_corrupt_ppm, 100000u);
+  device_accepts(t);
+  task["dropout_rate"] = 0.01;
+  EXPECT_NE(refusal(task).find("task.dropout_rate is 0.01"), std::string::npos) << refusal(task);
+  EXPECT_NE(refusal(task).find("min_assumed_dropout_ppm"), std::string::npos);
+  task["dropout_rate"] = 0.3;
+  task["corrupt_fraction"] = 0.4;
+  EXPECT_NE(refusal(task).find("make no sparse graph possible"), std::string::npos)
+      << refusal(task);
+  task["corrupt_fraction"] = 1.0;
+  EXPECT_NE(refusal(task).find("task.corrupt_fraction must be below 1"), std::string::npos)
+      << refusal(task);
+  // Outside DIST: no graph, and still at most 1024 devices.
+  task = shift_task(reference);
+  task["graph"] = "sparse";
+  EXPECT_NE(refusal(task).find("task.graph is the secure-aggregation graph's"), std::string::npos);
+  task = shift_task(reference);
+  task["max_clients"] = 2000;
+  EXPECT_NE(refusal(task).find("task.max_clients must lie in [9, 1024]"), std::string::npos);
 }
 
 TEST(TaskPlan, ReconnectGraceDefaultsToThirtySecondsWithinThePhase) {

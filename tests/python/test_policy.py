@@ -31,7 +31,8 @@ def test_the_defaults_are_the_sdks():
     assert p.answer == ("data_shift", "kl", "model_update", "heterogeneity")
     assert repr(p) == ("TaskPolicy(accept=('trusted', 'tagg', 'dist'), max_epsilon=10.0, "
                        "max_delta=1e-05, min_exact_epsilon=0.1, assumed_honest_shares=0, "
-                       "answer=('data_shift', 'kl', 'model_update', 'heterogeneity'))")
+                       "answer=('data_shift', 'kl', 'model_update', 'heterogeneity'), "
+                       "min_assumed_dropout_ppm=50000, min_assumed_corrupt_ppm=50000)")
 
 
 def test_a_kind_the_device_does_not_answer_is_declined_first(base_dir):
@@ -93,6 +94,8 @@ def test_opting_in_to_none(base_dir):
     ({"assumed_honest_shares": 2**32}, "assumed_honest_shares"),
     ({"answer": ()}, "answer"),
     ({"answer": "kl,models"}, "answer"),
+    ({"min_assumed_dropout_ppm": 1000000}, "min_assumed_dropout_ppm"),
+    ({"min_assumed_corrupt_ppm": -1}, "min_assumed_corrupt_ppm"),
 ])
 def test_a_malformed_policy_is_refused_naming_the_field(kwargs, field):
     with pytest.raises(ValueError, match=field):

@@ -192,9 +192,88 @@ TEST(DistRound, ADeviceOlderThanProtocolVersion3IsNotOfferedADistTask) {
   EXPECT_TRUE(out.empty(1)) << "no Task for it";
   EXPECT_EQ(store.event_count(), events) << "nothing stored for it";
   c.on_open(2, "302");
-  c.on_frame(2, hello(302));  // wire::kProtocolVersion (3)
+  c.on_frame(2, hello(302));  // wire::kProtocolVersion (4)
   ASSERT_FALSE(out.empty(2));
   EXPECT_EQ(out.pop(2).which_body, fedstat_v1_Envelope_task_tag);
+}
+
+// A DIST task of the sparse graph (SecAgg+) is offered to protocol-4 devices only: a version-3
+// device would ignore Task.secagg_degree and run the complete graph's rounds. It gets
+// RETRY_LATER naming version 4, nothing stored, while the complete-graph task beside it is still
+// offered to it; a version-4 device is offered the sparse task.
+TEST(DistRound, ASparseTaskIsOfferedFromProtocolVersion4AndTheCompleteOneStillFrom3) {
+  FakeStore store;
+  FakeOutbox out(store);
+  TaskSpec sparse = make_spec(2, fedstat_v1_TrustModel_DIST, kLength, kBits, 11, 100, 11);
+  sparse.task.secagg_degree = 16;  // choose_sparse_graph(100) at 5 % / 5 %: (16, 11)
+  sparse.task.secagg_dropout_ppm = sparse.task.secagg_corrupt_ppm = 50000;
+  {
+    Coordinator only_sparse(store, out, {sparse}, kT0);
+    const size_t events = store.event_count();
+    only_sparse.on_open(1, "301");
+    fedstat_v1_Envelope v3 = hello(301);
+    v3.protocol_version = 3;
+    only_sparse.on_frame(1, v3);
+    ASSERT_FALSE(out.empty(1));
+    const fedstat_v1_Envelope answer = out.pop(1);
+    ASSERT_EQ(answer.which_body, fedstat_v1_Envelope_server_error_tag);
+    EXPECT_EQ(answer.body.server_error.action, fedstat_v1_ErrorAction_RETRY_LATER);
+    EXPECT_NE(std::string(answer.body.server_error.detail).find("protocol version 4"),
+              std::string::npos)
+        << answer.body.server_error.detail;
+    EXPECT_EQ(store.event_count(), events) << "nothing stored for it";
+    only_sparse.on_open(2, "302");
+    only_sparse.on_frame(2, hello(302));  // wire::kProtocolVersion (4)
+    ASSERT_FALSE(out.empty(2));
+    const fedstat_v1_Envelope task = out.pop(2);
+    ASSERT_EQ(task.which_body, fedstat_v1_Envelope_task_tag);
+    EXPECT_EQ(task.body.task.secagg_degree, 16u);
+  }
+  FakeStore both_store;
+  FakeOutbox both_out(both_store);
+  std::vector<TaskSpec> specs = {sparse};
+  specs.push_back(dist_task(6, 6)[0]);
+  specs.back().task.task_id = 3;  // after the sparse task (2) in the order tasks are tried
+  specs.back().definition_json = "{\"task\":3}";
+  Coordinator both(both_store, both_out, specs, kT0);
+  both.on_open(3, "303");
+  fedstat_v1_Envelope v3 = hello(303);
+  v3.protocol_version = 3;
+  both.on_frame(3, v3);
+  ASSERT_FALSE(both_out.empty(3));
+  const fedstat_v1_Envelope offered = both_out.pop(3);
+  ASSERT_EQ(offered.which_body, fedstat_v1_Envelope_task_tag);
+  EXPECT_EQ(offered.body.task.task_id, 3u) << "the complete-graph task";
+  EXPECT_EQ(offered.body.task.secagg_degree, 0u);
+}
+
+// The Coordinator's check of a DIST task: the complete graph up to 1024 devices, the sparse one
+// beyond (to secagg::kMaxSparseClients) with the device's shape rules.
+TEST(DistRound, TheCoordinatorTakesSparseTasksAbove1024AndRefusesMalformedGraphs) {
+  auto accepted = [](const TaskSpec& spec) {
+    FakeStore store;
+    FakeOutbox out(store);
+    try {
+      Coordinator c(store, out, {spec}, kT0);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  TaskSpec spec = make_spec(4, fedstat_v1_TrustModel_DIST, kLength, kBits, 100, 10000, 51);
+  spec.task.secagg_degree = 74;  // choose_sparse_graph(10^4): (74, 51)
+  EXPECT_EQ(accepted(spec), "accepted");
+  spec.task.secagg_degree = 0;
+  EXPECT_NE(accepted(spec).find("complete graph needs 2 <= threshold <= max_clients <= 1024"),
+            std::string::npos);
+  spec.task.secagg_degree = 73;
+  EXPECT_NE(accepted(spec).find("sparse graph needs an even secagg_degree"), std::string::npos);
+  spec.task.secagg_degree = 74;
+  spec.task.threshold = 37;  // not more than half of the 75 holders
+  EXPECT_NE(accepted(spec).find("sparse graph needs"), std::string::npos);
+  spec.task.threshold = 51;
+  spec.task.max_clients = 10000001;
+  EXPECT_NE(accepted(spec).find("sparse graph needs"), std::string::npos);
 }
 
 // An exclusion stored as a server note is replayed by a restarted server: the excluded device

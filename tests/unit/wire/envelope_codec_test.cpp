@@ -19,13 +19,13 @@ Envelope hello(uint64_t client_id, const char* version) {
   return e;
 }
 
-// Envelope{protocol_version: 3, client_hello: {client_id: 42, sdk_version: "0.1.0"}} as the
-// protobuf encoding rules give it, byte by byte:
-//   08 03                 field 1 (varint) = 3
+// Envelope{protocol_version: 4 (kProtocolVersion), client_hello: {client_id: 42, sdk_version:
+// "0.1.0"}} as the protobuf encoding rules give it, byte by byte:
+//   08 04                 field 1 (varint) = 4
 //   12 09                 field 2 (length-delimited), 9 bytes:
 //     08 2a               field 1 (varint) = 42
 //     12 05 30 2e 31 2e 30  field 2 (string) = "0.1.0"
-const std::vector<uint8_t> kHelloBytes = {0x08, 0x03, 0x12, 0x09, 0x08, 0x2a, 0x12,
+const std::vector<uint8_t> kHelloBytes = {0x08, 0x04, 0x12, 0x09, 0x08, 0x2a, 0x12,
                                           0x05, 0x30, 0x2e, 0x31, 0x2e, 0x30};
 
 TEST(EnvelopeCodecTest, EncodesTheProtobufBytes) {
@@ -73,9 +73,10 @@ TEST(EnvelopeCodecTest, VersionAndBodyAreValidated) {
   EXPECT_EQ(encode_envelope(e, MutableByteSpan(buffer)).status().code(),
             StatusCode::kInvalidArgument);
   Envelope out{};
-  // Version 4 from a newer sender (field 1 = 4), hand-built: this build must refuse it.
+  // A version newer than kProtocolVersion (field 1 = kProtocolVersion + 1), hand-built: this
+  // build must refuse it.
   std::vector<uint8_t> newer = kHelloBytes;
-  newer[1] = 0x04;
+  newer[1] = static_cast<uint8_t>(kProtocolVersion + 1);
   EXPECT_EQ(decode_envelope(ByteSpan(newer.data(), newer.size()), out).code(),
             StatusCode::kUnimplemented);
   const uint8_t no_body[] = {0x08, 0x01};

@@ -217,6 +217,14 @@ typedef struct fedstat_task_policy {
    * ledger is charged and keeps the charge (fedstat_client_run_session), so a server could
    * otherwise drain the budget with tasks of that kind (sdk/client/task_policy.h, rule 0). */
   uint32_t answered_kinds;
+  /** DIST with a sparse secure-aggregation graph (SecAgg+): the least dropout rate, in parts per
+   * million, the device judges the task's degree and threshold at — max(the task's declared rate,
+   * this); below 1000000, default 50000 (5 %). A task whose graph fails the bound there is
+   * refused (FEDSTAT_INVALID_ARGUMENT, nothing charged). 0 trusts the task's declaration
+   * (sdk/client/task_policy.h). */
+  uint32_t min_assumed_dropout_ppm;
+  /** the same for the fraction of devices the adversary may control (default 50000, 5 %) */
+  uint32_t min_assumed_corrupt_ppm;
   /** set by fedstat_task_policy_default; never set it yourself (see above) */
   uint32_t made_by_default;
 } fedstat_task_policy;
