@@ -1,11 +1,14 @@
 // Secure aggregation (DIST) through the Coordinator with the SDK's SecAggClient as devices.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
 #include "host_server/rounds/coordinator.h"
 #include "host_server/rounds/messages.h"
+#include "sdk/secagg/graph.h"
 #include "tests/rounds/dist_device.h"
 #include "tests/rounds/fake_outbox.h"
 #include "tests/rounds/fake_store.h"
@@ -79,6 +82,94 @@ std::string sum_without(const Devices& devices, const std::set<uint64_t>& left_o
   return sum_json(sum_of(in, kBits), static_cast<uint32_t>(in.size()));
 }
 
+// What each device that reached U1 was sent as its roster is its neighbourhood: sparse, k + 1
+// distinct members of U1 — fewer than U1 — with itself in the middle, and neighbourhoods are
+// symmetric; complete, all of U1. Every share stored went between two neighbours.
+void check_neighbourhoods(const Graph& g, const Devices& devices, const FakeStore& store) {
+  std::map<uint32_t, std::set<uint32_t>> roster_of;
+  for (const auto& d : devices) {
+    if (d->drop_at == kBeforeKeys) continue;
+    roster_of[static_cast<uint32_t>(d->id)] =
+        std::set<uint32_t>(d->roster.begin(), d->roster.end());
+  }
+  const uint32_t u1 = static_cast<uint32_t>(roster_of.size());
+  ASSERT_EQ(u1, g.devices - static_cast<uint32_t>(std::count_if(
+                                devices.begin(), devices.end(),
+                                [](const auto& d) { return d->drop_at == kBeforeKeys; })));
+  for (const auto& d : devices) {
+    if (d->drop_at == kBeforeKeys) continue;
+    const uint32_t self = static_cast<uint32_t>(d->id);
+    if (g.degree != 0) {
+      ASSERT_LT(g.degree + 1, u1) << "the fleet is too small for a strict neighbourhood";
+      ASSERT_EQ(d->roster.size(), g.degree + 1) << "device " << self;
+      EXPECT_EQ(d->roster[g.degree / 2], self) << "not in the middle of its own roster";
+    } else {
+      ASSERT_EQ(d->roster.size(), u1);
+    }
+    EXPECT_EQ(roster_of[self].size(), d->roster.size()) << "a roster names a member twice";
+    for (uint32_t peer : roster_of[self]) {
+      ASSERT_TRUE(roster_of.count(peer)) << peer << " in a roster but not in U1";
+      EXPECT_TRUE(roster_of[peer].count(self)) << self << " -> " << peer << " is one-way";
+    }
+  }
+  size_t shares = 0;
+  for (const auto& e : store.all_events()) {
+    if (e.kind != EventKind::kDeviceMessage) continue;
+    const fedstat_v1_Envelope env = decode_bytes(e.payload);
+    if (env.which_body != fedstat_v1_Envelope_secagg_share_tag) continue;
+    ++shares;
+    EXPECT_TRUE(roster_of[env.body.secagg_share.from_id].count(env.body.secagg_share.to_id))
+        << "a share from " << env.body.secagg_share.from_id << " to a non-neighbour";
+  }
+  EXPECT_GT(shares, 0u);
+}
+
+// The ring seeds stored as "graph_seed <hex>" server notes: (index in the store, seed).
+std::vector<std::pair<size_t, std::vector<uint8_t>>> graph_seed_notes(const FakeStore& store) {
+  std::vector<std::pair<size_t, std::vector<uint8_t>>> notes;
+  const std::string word = "graph_seed ";
+  for (size_t i = 0; i < store.all_events().size(); ++i) {
+    const StoredEvent& e = store.all_events()[i];
+    const std::string text(e.payload.begin(), e.payload.end());
+    if (e.kind != EventKind::kServerNote || text.rfind(word, 0) != 0) continue;
+    std::vector<uint8_t> seed;
+    for (size_t k = word.size(); k + 1 < text.size(); k += 2) {
+      seed.push_back(static_cast<uint8_t>(std::stoul(text.substr(k, 2), nullptr, 16)));
+    }
+    notes.emplace_back(i, seed);
+  }
+  return notes;
+}
+
+std::vector<uint8_t> commitment_to(uint64_t session, const std::vector<uint8_t>& seed) {
+  std::vector<uint8_t> c(32);
+  EXPECT_TRUE(secagg::graph_commitment(session, ByteSpan(seed.data(), seed.size()),
+                                       MutableByteSpan(c.data(), 32))
+                  .ok());
+  return c;
+}
+
+// `to` (empty) gets `from`'s tasks and its first `events` events but those `skip` names: the
+// store a crash (or a lost write) would have left.
+void copy_store(FakeStore& from, FakeStore& to, size_t events,
+                const std::function<bool(const StoredEvent&)>& skip = nullptr) {
+  for (const StoredTask& t : from.tasks()) {
+    to.put_task(t.task_id, t.definition);
+    if (!t.state.empty()) to.set_task_state(t.task_id, t.state);
+  }
+  for (size_t i = 0; i < events; ++i) {
+    const StoredEvent& e = from.all_events()[i];
+    if (skip && skip(e)) continue;
+    NewEvent copy;
+    copy.task_id = e.task_id;
+    copy.client_id = e.client_id;
+    copy.kind = e.kind;
+    copy.payload = e.payload;
+    copy.durable = from.durable(e.sequence);
+    to.append_events({copy});
+  }
+}
+
 class DistRound : public ::testing::TestWithParam<Graph> {
  protected:
   const Graph& g() const { return GetParam(); }
@@ -114,6 +205,7 @@ TEST_P(DistRound, DropoutsInEveryRoundStillSumTheSurvivors) {
   pump(c, out, devices);
   ASSERT_EQ(c.task_state(1), "completed") << last_line(c.take_log());
   EXPECT_EQ(store.result(1).value_or(""), expected_result(devices));
+  ASSERT_NO_FATAL_FAILURE(check_neighbourhoods(g(), devices, store));
   for (const auto& d : devices) {
     EXPECT_EQ(d->errors, 0);
     if (d->drop_at == kNever) {
@@ -522,6 +614,238 @@ TEST_P(DistRound, DropoutsAtTheRevealsDoNotCountAgainstMinClients) {
   pump(c, out, devices);
   ASSERT_EQ(c.task_state(1), "completed") << last_line(c.take_log());
   EXPECT_EQ(store.result(1).value_or(""), expected_result(devices));
+}
+
+bool is_start(const fedstat_v1_Envelope& e) {
+  return e.which_body == fedstat_v1_Envelope_secagg_start_tag;
+}
+
+bool is_u3(const fedstat_v1_Envelope& e) {
+  return e.which_body == fedstat_v1_Envelope_secagg_roster_tag && e.body.secagg_roster.round == 3;
+}
+
+// U3 pinning, as devices see it across a restart: devices 0–4 reveal, the others hold when U3
+// arrives (the server dies). The restarted server rebuilds U3 from the store and shows it to
+// every member again; the five that revealed accept it (their SecAggClient refuses any other U3)
+// and send nothing twice, the rest reveal, and the sum is everyone's.
+TEST_P(DistRound, ARestartWhileRevealingShowsEveryDeviceTheU3ItRevealedFor) {
+  FakeStore store;
+  Devices devices = make_devices(g());
+  for (size_t i = 5; i < devices.size(); ++i) devices[i]->hold_when = is_u3;
+  {
+    FakeOutbox out(store);
+    Coordinator first(store, out, dist_task(g(), 6), kT0);
+    check_in_all(first, devices, 1);
+    pump(first, out, devices);
+    ASSERT_EQ(first.round(1)->secagg()->stage(), SecAggPhase::Stage::kReveals);
+  }
+  FakeOutbox out(store);
+  Coordinator second(store, out, dist_task(g(), 6), kT0 + 2);
+  ASSERT_EQ(second.round(1)->secagg()->stage(), SecAggPhase::Stage::kReveals);
+  for (auto& d : devices) {
+    d->held = false;
+    d->hold_when = nullptr;
+  }
+  check_in_all(second, devices, 100, /*resume=*/1);
+  pump(second, out, devices);
+  ASSERT_EQ(second.task_state(1), "completed") << last_line(second.take_log());
+  EXPECT_EQ(store.result(1).value_or(""), sum_without(devices, {}));
+  for (size_t i = 0; i < 5; ++i) EXPECT_EQ(devices[i]->u3_rosters, 2) << "device " << i;
+  for (const auto& [about, k] : stored_reveal_kinds(store)) EXPECT_EQ(k.size(), 1u) << about;
+}
+
+// U3 pinning, refused: device D pinned U3 (then its link died before it revealed); a store that
+// lost the last masked chunk of its neighbour X (a write lost in a power cut) makes the restarted
+// server rebuild a U3 without X. D refuses that U3 and reveals nothing — it would give X's
+// self-mask share while the others give X's masking key — and the round completes without X:
+// only key shares about X are ever stored.
+TEST_P(DistRound, AU3OtherThanTheOneADevicePinnedIsRefusedAndNothingRevealed) {
+  FakeStore first_store;
+  Devices devices = make_devices(g());
+  DistDevice& pinned = *devices[0];
+  for (size_t i = 1; i < devices.size(); ++i) devices[i]->hold_when = is_u3;
+  pinned.hold_when = [&pinned](const fedstat_v1_Envelope& e) {
+    if (!is_u3(e)) return false;
+    EXPECT_TRUE(pinned.client.on_roster(e.body.secagg_roster).ok());
+    ++pinned.u3_rosters;
+    return true;
+  };
+  {
+    FakeOutbox out(first_store);
+    Coordinator first(first_store, out, dist_task(g(), 6), kT0);
+    check_in_all(first, devices, 1);
+    pump(first, out, devices);
+    ASSERT_EQ(first.round(1)->secagg()->stage(), SecAggPhase::Stage::kReveals);
+    ASSERT_EQ(pinned.u3_rosters, 1);
+  }
+  // X: D's successor on the ring (complete graph: the next id).
+  const uint64_t x = g().degree == 0 ? devices[1]->id : pinned.roster[g().degree / 2 + 1];
+  size_t lost = 0;
+  FakeStore store;
+  copy_store(first_store, store, first_store.event_count(), [&](const StoredEvent& e) {
+    if (e.kind != EventKind::kDeviceMessage || e.client_id != x) return false;
+    const fedstat_v1_Envelope env = decode_bytes(e.payload);
+    const bool last_chunk =
+        env.which_body == fedstat_v1_Envelope_secagg_masked_chunk_tag &&
+        env.body.secagg_masked_chunk.offset + env.body.secagg_masked_chunk.words_count == kLength;
+    lost += last_chunk ? 1 : 0;
+    return last_chunk;
+  });
+  ASSERT_EQ(lost, 1u);
+  FakeOutbox out(store);
+  Coordinator second(store, out, dist_task(g(), 6), kT0 + 2);
+  ASSERT_EQ(second.round(1)->secagg()->stage(), SecAggPhase::Stage::kReveals);
+  for (auto& d : devices) {
+    d->held = false;
+    d->hold_when = nullptr;
+    d->gone = d->id == x;  // X is no member of the new U3: it does not come back
+  }
+  pinned.expect_u3_refusal = true;
+  check_in_all(second, devices, 100, /*resume=*/1);
+  pump(second, out, devices);
+  EXPECT_EQ(pinned.u3_refusals, 1);
+  second.on_tick(kT0 + 2 + 20);  // D stays silent: a dropout of the reveals at the time-out
+  pump(second, out, devices);
+  ASSERT_EQ(second.task_state(1), "completed") << last_line(second.take_log());
+  EXPECT_EQ(store.result(1).value_or(""), sum_without(devices, {x}));
+  for (const auto& e : store.all_events()) {
+    if (e.kind != EventKind::kDeviceMessage || e.client_id != pinned.id) continue;
+    EXPECT_NE(decode_bytes(e.payload).which_body, fedstat_v1_Envelope_secagg_reveal_tag)
+        << "the device that pinned another U3 revealed";
+  }
+  const auto kinds = stored_reveal_kinds(store);
+  EXPECT_EQ(kinds.at(static_cast<uint32_t>(x)), std::set<bool>{false});
+  for (const auto& [about, k] : kinds) EXPECT_EQ(k.size(), 1u) << about;
+}
+
+// The sparse graph's ring seed (issue 40 item 1) is stored as a note before any SecAggStart
+// commits to it, every start carries the commitment to that seed, and every roster opens it in
+// entry 0. Were the note written after SecAggStart, a start would be sent with fewer events
+// stored than the note's place.
+TEST(SparseGraphSeed, IsStoredBeforeAnySecAggStartCommitsToItAndOpenedInEveryRoster) {
+  FakeStore store;
+  FakeOutbox out(store);
+  const std::vector<TaskSpec> specs = dist_task(kSparse, 6);
+  Coordinator c(store, out, specs, kT0);
+  Devices devices = make_devices(kSparse);
+  for (auto& d : devices) d->hold_at_masking = true;
+  check_in_all(c, devices, 1);
+  pump(c, out, devices);
+  ASSERT_EQ(c.round(1)->secagg()->stage(), SecAggPhase::Stage::kMasking);
+  const auto notes = graph_seed_notes(store);
+  ASSERT_EQ(notes.size(), 1u);
+  const std::vector<uint8_t> commitment =
+      commitment_to(specs[0].task.secagg_session, notes[0].second);
+  size_t starts = 0, openings = 0;
+  for (const Sent& s : out.log()) {
+    if (is_start(s.envelope)) {
+      ++starts;
+      EXPECT_GT(s.events_stored, notes[0].first) << "SecAggStart sent before its seed was stored";
+      const auto& sent = s.envelope.body.secagg_start.graph_commitment;
+      EXPECT_EQ(std::vector<uint8_t>(sent.bytes, sent.bytes + sent.size), commitment);
+    }
+    if (s.envelope.which_body == fedstat_v1_Envelope_secagg_peer_keys_tag &&
+        s.envelope.body.secagg_peer_keys.index == 0) {
+      ++openings;
+      const auto& opened = s.envelope.body.secagg_peer_keys.graph_seed;
+      EXPECT_EQ(std::vector<uint8_t>(opened.bytes, opened.bytes + opened.size), notes[0].second);
+    }
+  }
+  EXPECT_EQ(starts, kSparse.devices);
+  EXPECT_EQ(openings, kSparse.devices);
+  for (const auto& d : devices) {
+    EXPECT_EQ(d->start_commitments, std::vector<std::vector<uint8_t>>{commitment});
+  }
+}
+
+// A server killed in the key round (half the devices have sent keys, half never read
+// SecAggStart) reads the seed back: it commits to it again in the resumed SecAggStart, which the
+// devices that sent keys accept only if it is the same session (their SecAggClient refuses
+// another commitment), opens it in every roster, which each device checks against the
+// commitment it holds, and the round completes with everyone.
+TEST(SparseGraphSeed, ARestartInTheKeyRoundOpensTheSeedItCommittedTo) {
+  FakeStore store;
+  const std::vector<TaskSpec> specs = dist_task(kSparse, 6);
+  Devices devices = make_devices(kSparse);
+  for (size_t i = 20; i < devices.size(); ++i) devices[i]->hold_when = is_start;
+  {
+    FakeOutbox out(store);
+    Coordinator first(store, out, specs, kT0);
+    check_in_all(first, devices, 1);
+    pump(first, out, devices);
+    ASSERT_EQ(first.round(1)->secagg()->stage(), SecAggPhase::Stage::kKeys);
+  }
+  const auto seed = graph_seed_notes(store);
+  ASSERT_EQ(seed.size(), 1u);
+  FakeOutbox out(store);
+  Coordinator second(store, out, specs, kT0 + 2);
+  ASSERT_EQ(second.round(1)->secagg()->stage(), SecAggPhase::Stage::kKeys);
+  for (auto& d : devices) {
+    d->held = false;
+    d->hold_when = nullptr;
+  }
+  check_in_all(second, devices, 100, /*resume=*/1);
+  pump(second, out, devices);
+  ASSERT_EQ(second.task_state(1), "completed") << last_line(second.take_log());
+  EXPECT_EQ(store.result(1).value_or(""), sum_without(devices, {}));
+  EXPECT_EQ(graph_seed_notes(store), seed) << "the restart drew or stored another seed";
+  const std::vector<uint8_t> commitment =
+      commitment_to(specs[0].task.secagg_session, seed[0].second);
+  for (size_t i = 0; i < devices.size(); ++i) {
+    EXPECT_EQ(devices[i]->start_commitments.size(), i < 20 ? 2u : 1u) << i;
+    for (const auto& c : devices[i]->start_commitments) EXPECT_EQ(c, commitment) << i;
+  }
+  ASSERT_NO_FATAL_FAILURE(check_neighbourhoods(kSparse, devices, store));
+}
+
+// A crash after admission closed but before the seed's note was stored: nothing had committed to
+// a seed (no SecAggStart is sent before the note), so the restarted server draws a fresh one,
+// stores it where the crash cut the history, and the round completes on it.
+TEST(SparseGraphSeed, ACrashBeforeItsNoteWasStoredDrawsAFreshSeedAndNoStartHadBeenSent) {
+  FakeStore first_store;
+  const std::vector<TaskSpec> specs = dist_task(kSparse, 6);
+  Devices devices = make_devices(kSparse);
+  for (auto& d : devices) d->hold_when = is_start;
+  std::vector<Sent> first_sent;
+  {
+    FakeOutbox out(first_store);
+    Coordinator first(first_store, out, specs, kT0);
+    check_in_all(first, devices, 1);
+    pump(first, out, devices);
+    first_sent = out.log();
+  }
+  const auto first_seed = graph_seed_notes(first_store);
+  ASSERT_EQ(first_seed.size(), 1u);
+  const size_t cut = first_seed[0].first;  // the store a crash just before the note leaves
+  for (const Sent& s : first_sent) {
+    if (s.events_stored <= cut) {
+      EXPECT_FALSE(is_start(s.envelope)) << "a start before the note";
+    }
+  }
+  const StoredEvent& last = first_store.all_events()[cut - 1];
+  ASSERT_EQ(std::string(last.payload.begin(), last.payload.end()).rfind("admission_closed", 0), 0u);
+  FakeStore store;
+  copy_store(first_store, store, cut);
+  FakeOutbox out(store);
+  Coordinator second(store, out, specs, kT0 + 2);
+  const auto drawn = graph_seed_notes(store);
+  ASSERT_EQ(drawn.size(), 1u);
+  EXPECT_EQ(drawn[0].first, cut) << "the fresh seed is stored first, before anything else";
+  EXPECT_NE(drawn[0].second, first_seed[0].second) << "the lost seed was used again";
+  ASSERT_EQ(second.round(1)->secagg()->stage(), SecAggPhase::Stage::kKeys);
+  for (auto& d : devices) {
+    d->held = false;
+    d->hold_when = nullptr;
+  }
+  check_in_all(second, devices, 100, /*resume=*/1);
+  pump(second, out, devices);
+  ASSERT_EQ(second.task_state(1), "completed") << last_line(second.take_log());
+  EXPECT_EQ(store.result(1).value_or(""), sum_without(devices, {}));
+  const std::vector<uint8_t> commitment =
+      commitment_to(specs[0].task.secagg_session, drawn[0].second);
+  for (const auto& d : devices) {
+    EXPECT_EQ(d->start_commitments, std::vector<std::vector<uint8_t>>{commitment});
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Graphs, DistRound, ::testing::Values(kComplete, kSparse), graph_name);
