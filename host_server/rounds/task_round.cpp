@@ -611,7 +611,12 @@ Refusal TaskRound::refuse_report(uint64_t client, const std::string& why) {
 
 void TaskRound::apply_note(const StoredEvent& event) {
   const auto [word, text] = note_parts(event.payload);
-  if (word == kNoiseSeed) return;           // read before the replay
+  if (word == kNoiseSeed) return;  // read before the replay
+  if (word == kGraphSeed) {        // read before the replay; a sparse DIST round's only
+    if (dist() && spec_.task.secagg_degree != 0) return;
+    throw std::runtime_error("task " + std::to_string(id()) +
+                             ": a graph_seed note, but the task is no sparse DIST round");
+  }
   if (word + " " == kDisputedNote) return;  // evidence only (see kDisputedNote)
   if (word == kReportRefused) {
     // Written only for an admitted clear-path device whose report was not complete, once.

@@ -29,6 +29,9 @@ struct DistDevice {
   ConnectionId conn = 0;
   int drop_at = kNever;
   bool hold_at_masking = false;  // stop reading when the masking round's messages arrive
+  // Stop reading when a message it matches arrives (that message is lost, as with a server that
+  // died before sending it): a restart at another step than masking.
+  std::function<bool(const fedstat_v1_Envelope&)> hold_when;
   bool held = false, gone = false, replied = false;
   std::unique_ptr<SeededStream> random;
   std::vector<secagg::SecAggPeer> peers;
@@ -42,9 +45,18 @@ struct DistDevice {
   // it; the server's refusals it then gets are counted in `refusals`, not failures.
   std::function<void(fedstat_v1_Envelope&)> tamper;
   int refusals = 0;
+  // What it was shown: the roster's ids in index order (round 1; a sparse graph's neighbourhood),
+  // the graph commitment of every SecAggStart, and the rosters U3 it refused (a U3 other than
+  // the first: counted here, nothing sent, when expect_u3_refusal; a failure otherwise).
+  std::vector<uint32_t> roster;
+  std::vector<std::vector<uint8_t>> start_commitments;
+  bool expect_u3_refusal = false;
+  int u3_refusals = 0;
 
-  DistDevice(uint64_t device_id, uint32_t max_clients, std::vector<uint64_t> words)
-      : id(device_id), peers(max_clients), input(std::move(words)) {
+  // `roster_capacity`: the roster entries it can hold (max_clients for the complete graph; degree
+  // + 1 suffices for a sparse one, which is the device's memory O(k)).
+  DistDevice(uint64_t device_id, uint32_t roster_capacity, std::vector<uint64_t> words)
+      : id(device_id), peers(roster_capacity), input(std::move(words)) {
     Seed256 seed;
     seed.bytes[0] = static_cast<uint8_t>(device_id);
     seed.bytes[1] = 0x5A;
@@ -82,6 +94,9 @@ struct DistDevice {
         break;
       case fedstat_v1_Envelope_secagg_start_tag:
         if (drop_at == kBeforeKeys) return drop(c);
+        start_commitments.emplace_back(
+            e.body.secagg_start.graph_commitment.bytes,
+            e.body.secagg_start.graph_commitment.bytes + e.body.secagg_start.graph_commitment.size);
         m.which_body = fedstat_v1_Envelope_secagg_keys_tag;
         ASSERT_TRUE(client.on_start(e.body.secagg_start, m.body.secagg_keys).ok());
         if (resume_round != 0 || resume_held == 0) send(c, m);
@@ -89,6 +104,9 @@ struct DistDevice {
         break;
       case fedstat_v1_Envelope_secagg_peer_keys_tag:
         ASSERT_TRUE(client.on_peer_keys(e.body.secagg_peer_keys).ok());
+        if (e.body.secagg_peer_keys.index == roster.size()) {
+          roster.push_back(e.body.secagg_peer_keys.keys.client_id);
+        }
         if (e.body.secagg_peer_keys.index + 1 < e.body.secagg_peer_keys.count) break;
         if (drop_at == kBeforeShares) return drop(c);
         if (resume_round == 1) {
@@ -106,8 +124,14 @@ struct DistDevice {
       case fedstat_v1_Envelope_secagg_share_tag:
         ASSERT_TRUE(client.on_share(e.body.secagg_share).ok());
         break;
-      case fedstat_v1_Envelope_secagg_roster_tag:
-        ASSERT_TRUE(client.on_roster(e.body.secagg_roster).ok());
+      case fedstat_v1_Envelope_secagg_roster_tag: {
+        const Status s = client.on_roster(e.body.secagg_roster);
+        if (!s.ok() && expect_u3_refusal && e.body.secagg_roster.round == 3 &&
+            s.code() == StatusCode::kFailedPrecondition) {
+          ++u3_refusals;
+          break;
+        }
+        ASSERT_TRUE(s.ok()) << "device " << id << ": " << s.message();
         if (e.body.secagg_roster.round == 2) {
           if (drop_at == kBeforeMasking) return drop(c);
           if (client.stage() == secagg::SecAggStage::kReadyToMask) {
@@ -142,6 +166,7 @@ struct DistDevice {
           }
         }
         break;
+      }
       case fedstat_v1_Envelope_round_outcome_tag:
         ++outcomes;
         completed = e.body.round_outcome.completed;
@@ -173,7 +198,7 @@ inline void pump(Coordinator& c, FakeOutbox& out, Devices& devices) {
         const bool masking_opens = e.which_body == fedstat_v1_Envelope_secagg_share_tag ||
                                    (e.which_body == fedstat_v1_Envelope_secagg_roster_tag &&
                                     e.body.secagg_roster.round == 2);
-        if (d->hold_at_masking && masking_opens) {
+        if ((d->hold_at_masking && masking_opens) || (d->hold_when && d->hold_when(e))) {
           d->held = true;
           break;
         }

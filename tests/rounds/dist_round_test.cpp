@@ -1,11 +1,14 @@
 // Secure aggregation (DIST) through the Coordinator with the SDK's SecAggClient as devices.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
 #include "host_server/rounds/coordinator.h"
 #include "host_server/rounds/messages.h"
+#include "sdk/secagg/graph.h"
 #include "tests/rounds/dist_device.h"
 #include "tests/rounds/fake_outbox.h"
 #include "tests/rounds/fake_store.h"
@@ -22,21 +25,43 @@ std::string last_line(const std::vector<std::string>& log) {
 
 constexpr uint32_t kLength = 70;  // two masked chunks
 constexpr uint32_t kBits = 32;
-constexpr uint32_t kDevices = 10;
 
-Devices make_devices(const std::vector<int>& drop_at) {
+// The graph a round runs on (issue 40 item 3: every property below holds for both). Complete:
+// 10 devices, t = 6. Sparse (SecAgg+): 40 devices with degree 8, so a device's roster — its
+// neighbourhood, 9 entries — is a strict subset of U1; t = 5 (2t > k + 1).
+struct Graph {
+  const char* name;
+  uint32_t devices;
+  uint32_t degree;
+  uint32_t threshold;
+};
+constexpr Graph kComplete{"Complete", 10, 0, 6};
+constexpr Graph kSparse{"Sparse", 40, 8, 5};
+
+std::string graph_name(const ::testing::TestParamInfo<Graph>& info) {
+  return info.param.name;
+}
+
+// Devices 300, 301, ...: the first take `drop_at` (the rest never drop). Each holds a roster of
+// the graph's size: max_clients entries, or degree + 1 when sparse.
+Devices make_devices(const Graph& g, const std::vector<int>& drop_at = {}) {
   Devices devices;
-  for (uint32_t i = 0; i < kDevices; ++i) {
+  for (uint32_t i = 0; i < g.devices; ++i) {
     const uint64_t id = 300 + i;
-    devices.push_back(std::make_unique<DistDevice>(id, kDevices, device_words(id, kLength, kBits)));
-    devices.back()->drop_at = drop_at[i];
+    const uint32_t capacity = g.degree == 0 ? g.devices : g.degree + 1;
+    devices.push_back(std::make_unique<DistDevice>(id, capacity, device_words(id, kLength, kBits)));
+    devices.back()->drop_at = i < drop_at.size() ? drop_at[i] : kNever;
   }
   return devices;
 }
 
-std::vector<TaskSpec> dist_task(uint32_t min_clients, uint32_t threshold) {
-  return {
-      make_spec(1, fedstat_v1_TrustModel_DIST, kLength, kBits, min_clients, kDevices, threshold)};
+// threshold 0: the graph's.
+std::vector<TaskSpec> dist_task(const Graph& g, uint32_t min_clients, uint32_t threshold = 0) {
+  std::vector<TaskSpec> specs = {make_spec(1, fedstat_v1_TrustModel_DIST, kLength, kBits,
+                                           min_clients, g.devices,
+                                           threshold == 0 ? g.threshold : threshold)};
+  specs[0].task.secagg_degree = g.degree;
+  return specs;
 }
 
 // Σ of the inputs of devices whose masked vector reached the server (U3).
@@ -47,6 +72,109 @@ std::string expected_result(const Devices& devices) {
   }
   return sum_json(sum_of(u3, kBits), static_cast<uint32_t>(u3.size()));
 }
+
+// Σ of every device's input but those of `left_out`.
+std::string sum_without(const Devices& devices, const std::set<uint64_t>& left_out) {
+  std::vector<std::vector<uint64_t>> in;
+  for (const auto& d : devices) {
+    if (left_out.count(d->id) == 0) in.push_back(d->input);
+  }
+  return sum_json(sum_of(in, kBits), static_cast<uint32_t>(in.size()));
+}
+
+// What each device that reached U1 was sent as its roster is its neighbourhood: sparse, k + 1
+// distinct members of U1 — fewer than U1 — with itself in the middle, and neighbourhoods are
+// symmetric; complete, all of U1. Every share stored went between two neighbours.
+void check_neighbourhoods(const Graph& g, const Devices& devices, const FakeStore& store) {
+  std::map<uint32_t, std::set<uint32_t>> roster_of;
+  for (const auto& d : devices) {
+    if (d->drop_at == kBeforeKeys) continue;
+    roster_of[static_cast<uint32_t>(d->id)] =
+        std::set<uint32_t>(d->roster.begin(), d->roster.end());
+  }
+  const uint32_t u1 = static_cast<uint32_t>(roster_of.size());
+  ASSERT_EQ(u1, g.devices - static_cast<uint32_t>(std::count_if(
+                                devices.begin(), devices.end(),
+                                [](const auto& d) { return d->drop_at == kBeforeKeys; })));
+  for (const auto& d : devices) {
+    if (d->drop_at == kBeforeKeys) continue;
+    const uint32_t self = static_cast<uint32_t>(d->id);
+    if (g.degree != 0) {
+      ASSERT_LT(g.degree + 1, u1) << "the fleet is too small for a strict neighbourhood";
+      ASSERT_EQ(d->roster.size(), g.degree + 1) << "device " << self;
+      EXPECT_EQ(d->roster[g.degree / 2], self) << "not in the middle of its own roster";
+    } else {
+      ASSERT_EQ(d->roster.size(), u1);
+    }
+    EXPECT_EQ(roster_of[self].size(), d->roster.size()) << "a roster names a member twice";
+    for (uint32_t peer : roster_of[self]) {
+      ASSERT_TRUE(roster_of.count(peer)) << peer << " in a roster but not in U1";
+      EXPECT_TRUE(roster_of[peer].count(self)) << self << " -> " << peer << " is one-way";
+    }
+  }
+  size_t shares = 0;
+  for (const auto& e : store.all_events()) {
+    if (e.kind != EventKind::kDeviceMessage) continue;
+    const fedstat_v1_Envelope env = decode_bytes(e.payload);
+    if (env.which_body != fedstat_v1_Envelope_secagg_share_tag) continue;
+    ++shares;
+    EXPECT_TRUE(roster_of[env.body.secagg_share.from_id].count(env.body.secagg_share.to_id))
+        << "a share from " << env.body.secagg_share.from_id << " to a non-neighbour";
+  }
+  EXPECT_GT(shares, 0u);
+}
+
+// The ring seeds stored as "graph_seed <hex>" server notes: (index in the store, seed).
+std::vector<std::pair<size_t, std::vector<uint8_t>>> graph_seed_notes(const FakeStore& store) {
+  std::vector<std::pair<size_t, std::vector<uint8_t>>> notes;
+  const std::string word = "graph_seed ";
+  for (size_t i = 0; i < store.all_events().size(); ++i) {
+    const StoredEvent& e = store.all_events()[i];
+    const std::string text(e.payload.begin(), e.payload.end());
+    if (e.kind != EventKind::kServerNote || text.rfind(word, 0) != 0) continue;
+    std::vector<uint8_t> seed;
+    for (size_t k = word.size(); k + 1 < text.size(); k += 2) {
+      seed.push_back(static_cast<uint8_t>(std::stoul(text.substr(k, 2), nullptr, 16)));
+    }
+    notes.emplace_back(i, seed);
+  }
+  return notes;
+}
+
+std::vector<uint8_t> commitment_to(uint64_t session, const std::vector<uint8_t>& seed) {
+  std::vector<uint8_t> c(32);
+  EXPECT_TRUE(secagg::graph_commitment(session, ByteSpan(seed.data(), seed.size()),
+                                       MutableByteSpan(c.data(), 32))
+                  .ok());
+  return c;
+}
+
+// `to` (empty) gets `from`'s tasks and its first `events` events but those `skip` names: the
+// store a crash (or a lost write) would have left.
+void copy_store(FakeStore& from, FakeStore& to, size_t events,
+                const std::function<bool(const StoredEvent&)>& skip = nullptr) {
+  for (const StoredTask& t : from.tasks()) {
+    to.put_task(t.task_id, t.definition);
+    if (!t.state.empty()) to.set_task_state(t.task_id, t.state);
+  }
+  for (size_t i = 0; i < events; ++i) {
+    const StoredEvent& e = from.all_events()[i];
+    if (skip && skip(e)) continue;
+    NewEvent copy;
+    copy.task_id = e.task_id;
+    copy.client_id = e.client_id;
+    copy.kind = e.kind;
+    copy.payload = e.payload;
+    copy.durable = from.durable(e.sequence);
+    to.append_events({copy});
+  }
+}
+
+class DistRound : public ::testing::TestWithParam<Graph> {
+ protected:
+  const Graph& g() const { return GetParam(); }
+  uint32_t n() const { return g().devices; }
+};
 
 size_t transitions_in(const FakeStore& store, size_t prefix) {
   size_t n = 0;
@@ -67,16 +195,17 @@ std::map<uint32_t, std::set<bool>> stored_reveal_kinds(const FakeStore& store) {
   return kinds;
 }
 
-TEST(DistRound, DropoutsInEveryRoundStillSumTheSurvivors) {
+TEST_P(DistRound, DropoutsInEveryRoundStillSumTheSurvivors) {
   FakeStore store;
   FakeOutbox out(store);
-  Coordinator c(store, out, dist_task(6, 6), kT0);
-  Devices devices = make_devices({kBeforeKeys, kBeforeShares, kBeforeMasking, kBeforeReveals,
-                                  kNever, kNever, kNever, kNever, kNever, kNever});
+  Coordinator c(store, out, dist_task(g(), 6), kT0);
+  Devices devices = make_devices(g(), {kBeforeKeys, kBeforeShares, kBeforeMasking, kBeforeReveals,
+                                       kNever, kNever, kNever, kNever, kNever, kNever});
   check_in_all(c, devices, 1);
   pump(c, out, devices);
   ASSERT_EQ(c.task_state(1), "completed") << last_line(c.take_log());
   EXPECT_EQ(store.result(1).value_or(""), expected_result(devices));
+  ASSERT_NO_FATAL_FAILURE(check_neighbourhoods(g(), devices, store));
   for (const auto& d : devices) {
     EXPECT_EQ(d->errors, 0);
     if (d->drop_at == kNever) {
@@ -112,12 +241,12 @@ TEST(DistRound, DropoutsInEveryRoundStillSumTheSurvivors) {
   }
 }
 
-TEST(DistRound, BelowTheThresholdAbortsAndAsksForNoReveals) {
+// All but t − 1 drop before masking (min_clients 2: the threshold, not min_clients, aborts).
+TEST_P(DistRound, BelowTheThresholdAbortsAndAsksForNoReveals) {
   FakeStore store;
   FakeOutbox out(store);
-  Coordinator c(store, out, dist_task(6, 6), kT0);
-  Devices devices = make_devices({kBeforeMasking, kBeforeMasking, kBeforeMasking, kBeforeMasking,
-                                  kBeforeMasking, kNever, kNever, kNever, kNever, kNever});
+  Coordinator c(store, out, dist_task(g(), 2), kT0);
+  Devices devices = make_devices(g(), std::vector<int>(n() - (g().threshold - 1), kBeforeMasking));
   check_in_all(c, devices, 1);
   pump(c, out, devices);
   EXPECT_EQ(c.task_state(1), "aborted");
@@ -136,11 +265,11 @@ TEST(DistRound, BelowTheThresholdAbortsAndAsksForNoReveals) {
   }
 }
 
-TEST(DistRound, FewerThanMinClientsAtAdmissionEndNeverStarts) {
+TEST_P(DistRound, FewerThanMinClientsAtAdmissionEndNeverStarts) {
   FakeStore store;
   FakeOutbox out(store);
-  Coordinator c(store, out, dist_task(6, 6), kT0);
-  Devices devices = make_devices(std::vector<int>(kDevices, kNever));
+  Coordinator c(store, out, dist_task(g(), 6), kT0);
+  Devices devices = make_devices(g());
   devices.resize(4);
   check_in_all(c, devices, 1);
   pump(c, out, devices);
@@ -156,10 +285,10 @@ TEST(DistRound, FewerThanMinClientsAtAdmissionEndNeverStarts) {
 
 // Secure aggregation's client ids are 32 bits: a larger device id is never offered a DIST task
 // (it would alias the member whose id is its low 32 bits).
-TEST(DistRound, ADeviceIdBeyond32BitsIsNotOffered) {
+TEST_P(DistRound, ADeviceIdBeyond32BitsIsNotOffered) {
   FakeStore store;
   FakeOutbox out(store);
-  Coordinator c(store, out, dist_task(6, 6), kT0);
+  Coordinator c(store, out, dist_task(g(), 6), kT0);
   const uint64_t big = (uint64_t{1} << 32) + 5;
   const size_t events = store.event_count();
   c.on_open(1, std::to_string(big));
@@ -174,10 +303,10 @@ TEST(DistRound, ADeviceIdBeyond32BitsIsNotOffered) {
 // A version-2 device sends SecAggKeys without the commitment to its self-mask seed, which the
 // server would exclude after the device charged its ledger: it is not offered the DIST task
 // (RETRY_LATER, nothing stored), while a version-3 device is.
-TEST(DistRound, ADeviceOlderThanProtocolVersion3IsNotOfferedADistTask) {
+TEST_P(DistRound, ADeviceOlderThanProtocolVersion3IsNotOfferedADistTask) {
   FakeStore store;
   FakeOutbox out(store);
-  Coordinator c(store, out, dist_task(6, 6), kT0);
+  Coordinator c(store, out, dist_task(g(), 6), kT0);
   const size_t events = store.event_count();
   c.on_open(1, "301");
   fedstat_v1_Envelope old_hello = hello(301);
@@ -279,10 +408,10 @@ TEST(DistRound, TheCoordinatorTakesSparseTasksAbove1024AndRefusesMalformedGraphs
 // An exclusion stored as a server note is replayed by a restarted server: the excluded device
 // stays out of U2 and of the sum, and the round completes (a check from the review of issue 39
 // items 5 and 6, which held; it was tests/audit/secagg/review_attacks_test.cpp).
-TEST(DistRound, AnExclusionIsReplayedAfterARestart) {
+TEST_P(DistRound, AnExclusionIsReplayedAfterARestart) {
   FakeStore store;
-  const std::vector<TaskSpec> specs = dist_task(6, 6);
-  Devices devices = make_devices(std::vector<int>(kDevices, kNever));
+  const std::vector<TaskSpec> specs = dist_task(g(), 6);
+  Devices devices = make_devices(g());
   const uint64_t culprit = devices[2]->id;
   devices[2]->tamper = [](fedstat_v1_Envelope& m) {
     if (m.which_body == fedstat_v1_Envelope_secagg_share_tag) m.body.secagg_share.ciphertext.size--;
@@ -305,18 +434,14 @@ TEST(DistRound, AnExclusionIsReplayedAfterARestart) {
   check_in_all(second, devices, 100, /*resume=*/1);
   pump(second, out, devices);
   ASSERT_EQ(second.task_state(1), "completed") << last_line(second.take_log());
-  std::vector<std::vector<uint64_t>> inputs;
-  for (const auto& d : devices) {
-    if (d->id != culprit) inputs.push_back(d->input);
-  }
-  EXPECT_EQ(store.result(1).value_or(""), sum_json(sum_of(inputs, kBits), kDevices - 1));
+  EXPECT_EQ(store.result(1).value_or(""), sum_without(devices, {culprit}));
 }
 
-TEST(DistRound, SilentMemberTimesOutAsADropout) {
+TEST_P(DistRound, SilentMemberTimesOutAsADropout) {
   FakeStore store;
   FakeOutbox out(store);
-  Coordinator c(store, out, dist_task(6, 6), kT0);
-  Devices devices = make_devices(std::vector<int>(kDevices, kNever));
+  Coordinator c(store, out, dist_task(g(), 6), kT0);
+  Devices devices = make_devices(g());
   devices[0]->hold_at_masking = true;  // connected, but never sends its masked input
   check_in_all(c, devices, 1);
   pump(c, out, devices);
@@ -324,16 +449,14 @@ TEST(DistRound, SilentMemberTimesOutAsADropout) {
   c.on_tick(kT0 + 1 + 20);  // the masking round's time-out
   pump(c, out, devices);
   ASSERT_EQ(c.task_state(1), "completed");
-  std::vector<std::vector<uint64_t>> u3;
-  for (size_t i = 1; i < devices.size(); ++i) u3.push_back(devices[i]->input);
-  EXPECT_EQ(store.result(1).value_or(""), sum_json(sum_of(u3, kBits), 9));
+  EXPECT_EQ(store.result(1).value_or(""), sum_without(devices, {devices[0]->id}));
 }
 
-TEST(DistRound, WrongRoundForgedKeysAndClearReportsAreRefusedUnstored) {
+TEST_P(DistRound, WrongRoundForgedKeysAndClearReportsAreRefusedUnstored) {
   FakeStore store;
   FakeOutbox out(store);
-  Coordinator c(store, out, dist_task(6, 6), kT0);
-  Devices devices = make_devices(std::vector<int>(kDevices, kNever));
+  Coordinator c(store, out, dist_task(g(), 6), kT0);
+  Devices devices = make_devices(g());
   check_in_all(c, devices, 1);
   // Deliver Task (→ accept) to every device but keep SecAggStart queued.
   for (auto& d : devices) d->handle(c, out.pop(d->conn));
@@ -354,7 +477,7 @@ TEST(DistRound, WrongRoundForgedKeysAndClearReportsAreRefusedUnstored) {
   };
   fedstat_v1_Envelope share = wire::make_envelope();
   share.which_body = fedstat_v1_Envelope_secagg_share_tag;
-  share.body.secagg_share.session = dist_task(6, 6)[0].task.secagg_session;
+  share.body.secagg_share.session = dist_task(g(), 6)[0].task.secagg_session;
   share.body.secagg_share.from_id = 300;
   share.body.secagg_share.to_id = 301;
   EXPECT_EQ(refused_code(share), static_cast<uint32_t>(StatusCode::kFailedPrecondition));
@@ -367,7 +490,7 @@ TEST(DistRound, WrongRoundForgedKeysAndClearReportsAreRefusedUnstored) {
             static_cast<uint32_t>(StatusCode::kFailedPrecondition));
 }
 
-// Devices 5..9 hold at masking: `c` checks all in and runs until the round waits in masking.
+// Devices 5.. hold at masking: `c` checks all in and runs until the round waits in masking.
 void run_to_masking(Coordinator& c, FakeOutbox& out, Devices& devices) {
   for (size_t i = 5; i < devices.size(); ++i) devices[i]->hold_at_masking = true;
   check_in_all(c, devices, 1);
@@ -379,10 +502,10 @@ void run_to_masking(Coordinator& c, FakeOutbox& out, Devices& devices) {
 
 // A server restarted over `store` replays the round into masking, changing nothing stored; every
 // device checks in again, resumes, and the round completes.
-void restart_and_resume(FakeStore& store, Devices& devices) {
+void restart_and_resume(const Graph& g, FakeStore& store, Devices& devices) {
   const size_t events_before = store.event_count();
   FakeOutbox out(store);
-  Coordinator second(store, out, dist_task(6, 6), kT0 + 2);
+  Coordinator second(store, out, dist_task(g, 6), kT0 + 2);
   EXPECT_EQ(store.event_count(), events_before);
   ASSERT_EQ(second.round(1)->secagg()->stage(), SecAggPhase::Stage::kMasking);
   for (auto& d : devices) d->held = false;
@@ -392,52 +515,50 @@ void restart_and_resume(FakeStore& store, Devices& devices) {
   ASSERT_EQ(second.task_state(1), "completed") << last_line(second.take_log());
 }
 
-TEST(DistRound, RestartDuringMaskingResumesTheSameSession) {
+TEST_P(DistRound, RestartDuringMaskingResumesTheSameSession) {
   FakeStore store;
   Devices devices = make_devices(
-      {kBeforeShares, kNever, kNever, kNever, kNever, kNever, kNever, kNever, kNever, kNever});
+      g(), {kBeforeShares, kNever, kNever, kNever, kNever, kNever, kNever, kNever, kNever, kNever});
   {
     FakeOutbox out(store);
-    Coordinator first(store, out, dist_task(6, 6), kT0);
+    Coordinator first(store, out, dist_task(g(), 6), kT0);
     ASSERT_NO_FATAL_FAILURE(run_to_masking(first, out, devices));
   }  // the server dies with five masked inputs stored and five devices waiting
-  ASSERT_NO_FATAL_FAILURE(restart_and_resume(store, devices));
-  std::vector<std::vector<uint64_t>> u3;
-  for (size_t i = 1; i < devices.size(); ++i) u3.push_back(devices[i]->input);
-  EXPECT_EQ(store.result(1).value_or(""), sum_json(sum_of(u3, kBits), 9));
+  ASSERT_NO_FATAL_FAILURE(restart_and_resume(g(), store, devices));
+  EXPECT_EQ(store.result(1).value_or(""), sum_without(devices, {devices[0]->id}));
 }
 
 // A graceful stop (SIGTERM) closes every member's connection itself: those are not departures.
 // Before Coordinator::begin_shutdown they all became dropouts and the round aborted on disk.
-TEST(DistRound, AGracefulStopMidRoundIsNotADepartureAndTheRestartedRoundCompletes) {
+TEST_P(DistRound, AGracefulStopMidRoundIsNotADepartureAndTheRestartedRoundCompletes) {
   FakeStore store;
   Devices devices = make_devices(
-      {kNever, kNever, kNever, kNever, kNever, kNever, kNever, kNever, kNever, kNever});
+      g(), {kNever, kNever, kNever, kNever, kNever, kNever, kNever, kNever, kNever, kNever});
   {
     FakeOutbox out(store);
-    Coordinator first(store, out, dist_task(6, 6), kT0);
+    Coordinator first(store, out, dist_task(g(), 6), kT0);
     ASSERT_NO_FATAL_FAILURE(run_to_masking(first, out, devices));
     const size_t events_before = store.event_count();
     first.begin_shutdown();
-    for (ConnectionId c = 1; c <= kDevices; ++c) first.on_close(c, "the server is stopping");
+    for (ConnectionId c = 1; c <= n(); ++c) first.on_close(c, "the server is stopping");
     first.on_tick(kT0 + 1);
     EXPECT_EQ(store.event_count(), events_before) << "the stop was stored as a step";
     EXPECT_EQ(first.task_state(1), "open");
     EXPECT_EQ(store.state(1), "open");
   }
-  ASSERT_NO_FATAL_FAILURE(restart_and_resume(store, devices));
+  ASSERT_NO_FATAL_FAILURE(restart_and_resume(g(), store, devices));
   EXPECT_EQ(store.result(1).value_or(""), expected_result(devices));
 }
 
-TEST(DistRound, AfterARestartAMemberNotBackWithinTheGraceIsADropout) {
+TEST_P(DistRound, AfterARestartAMemberNotBackWithinTheGraceIsADropout) {
   // Device 0 drops out before masking: the first server saw its connection close, but nothing
   // stored says so. The restarted server waits reconnect_grace_seconds for every member, then
   // closes the masking round without it — long before the phase time-out (20 s here).
   FakeStore store;
-  std::vector<TaskSpec> specs = dist_task(6, 6);
+  std::vector<TaskSpec> specs = dist_task(g(), 6);
   specs[0].reconnect_grace_seconds = 5;
-  Devices devices = make_devices(
-      {kBeforeMasking, kNever, kNever, kNever, kNever, kNever, kNever, kNever, kNever, kNever});
+  Devices devices = make_devices(g(), {kBeforeMasking, kNever, kNever, kNever, kNever, kNever,
+                                       kNever, kNever, kNever, kNever});
   for (size_t i = 5; i < devices.size(); ++i) devices[i]->hold_at_masking = true;
   {
     FakeOutbox out(store);
@@ -458,9 +579,7 @@ TEST(DistRound, AfterARestartAMemberNotBackWithinTheGraceIsADropout) {
   second.on_tick(kT0 + 2 + 5);
   pump(second, out, devices);
   ASSERT_EQ(second.task_state(1), "completed") << last_line(second.take_log());
-  std::vector<std::vector<uint64_t>> u3;
-  for (size_t i = 1; i < devices.size(); ++i) u3.push_back(devices[i]->input);
-  EXPECT_EQ(store.result(1).value_or(""), sum_json(sum_of(u3, kBits), 9));
+  EXPECT_EQ(store.result(1).value_or(""), sum_without(devices, {devices[0]->id}));
   for (size_t i = 1; i < devices.size(); ++i) EXPECT_TRUE(devices[i]->completed) << i;
   const auto kinds = stored_reveal_kinds(store);
   EXPECT_EQ(kinds.at(300), std::set<bool>{false}) << "only key shares about the dropout";
@@ -470,11 +589,11 @@ TEST(DistRound, AfterARestartAMemberNotBackWithinTheGraceIsADropout) {
 // Device 300 sends its whole masked input, then the server dies; 300 never comes back. After the
 // grace it is a dropout of the masking stage — but its input arrived: it stays in U3, is summed,
 // and only self-mask shares are collected about it. (From the attack review of the grace.)
-TEST(DistRound, AMemberWhoseMaskedInputWasStoredStaysInTheSumWhenNotBackAfterARestart) {
+TEST_P(DistRound, AMemberWhoseMaskedInputWasStoredStaysInTheSumWhenNotBackAfterARestart) {
   FakeStore store;
-  std::vector<TaskSpec> specs = dist_task(6, 6);
+  std::vector<TaskSpec> specs = dist_task(g(), 6);
   specs[0].reconnect_grace_seconds = 3;
-  Devices devices = make_devices(std::vector<int>(kDevices, kNever));
+  Devices devices = make_devices(g());
   for (size_t i = 5; i < devices.size(); ++i) devices[i]->hold_at_masking = true;
   {
     FakeOutbox out(store);
@@ -493,9 +612,7 @@ TEST(DistRound, AMemberWhoseMaskedInputWasStoredStaysInTheSumWhenNotBackAfterARe
   second.on_tick(kT0 + 2 + 3);
   pump(second, out, devices);
   ASSERT_EQ(second.task_state(1), "completed") << second.take_log().back();
-  std::vector<std::vector<uint64_t>> all;
-  for (auto& d : devices) all.push_back(d->input);
-  EXPECT_EQ(store.result(1).value_or(""), sum_json(sum_of(all, kBits), 10));
+  EXPECT_EQ(store.result(1).value_or(""), sum_without(devices, {}));
   const auto kinds = stored_reveal_kinds(store);
   ASSERT_TRUE(kinds.count(300));
   EXPECT_EQ(kinds.at(300), std::set<bool>{true});
@@ -505,11 +622,11 @@ TEST(DistRound, AMemberWhoseMaskedInputWasStoredStaysInTheSumWhenNotBackAfterARe
 // A device whose TaskReply was lost with its connection (a dropout) is admitted by its resume
 // (admit_resumed) and is no dropout any more: the keys stage waits for it and it is summed.
 // (From the attack review: before, it was silently left out.)
-TEST(DistRound, AResumeThatIsTheAcceptanceIsNotLeftADropout) {
+TEST_P(DistRound, AResumeThatIsTheAcceptanceIsNotLeftADropout) {
   FakeStore store;
   FakeOutbox out(store);
-  Coordinator c(store, out, dist_task(6, 6), kT0);
-  Devices devices = make_devices(std::vector<int>(kDevices, kNever));
+  Coordinator c(store, out, dist_task(g(), 6), kT0);
+  Devices devices = make_devices(g());
   DistDevice& d0 = *devices[0];
   c.on_open(1, std::to_string(d0.id));
   c.on_frame(1, hello(d0.id));       // offered the task
@@ -527,21 +644,19 @@ TEST(DistRound, AResumeThatIsTheAcceptanceIsNotLeftADropout) {
   }
   pump(c, out, devices);
   ASSERT_EQ(c.task_state(1), "completed");
-  std::vector<std::vector<uint64_t>> all;
-  for (auto& d : devices) all.push_back(d->input);
-  EXPECT_EQ(store.result(1).value_or(""), sum_json(sum_of(all, kBits), 10))
+  EXPECT_EQ(store.result(1).value_or(""), sum_without(devices, {}))
       << "device 300, connected and admitted, was left out";
 }
 
 // A stored secure-aggregation message the replay refuses (here: a masked chunk from a device that
 // is no member) could rebuild another U3 than the one devices acted on: the round aborts.
-TEST(DistRound, AStoredSecAggMessageTheReplayRefusesAbortsTheRound) {
+TEST_P(DistRound, AStoredSecAggMessageTheReplayRefusesAbortsTheRound) {
   FakeStore store;
-  Devices devices = make_devices(std::vector<int>(kDevices, kNever));
+  Devices devices = make_devices(g());
   for (size_t i = 5; i < devices.size(); ++i) devices[i]->hold_at_masking = true;
   {
     FakeOutbox out(store);
-    Coordinator first(store, out, dist_task(6, 6), kT0);
+    Coordinator first(store, out, dist_task(g(), 6), kT0);
     check_in_all(first, devices, 1);
     pump(first, out, devices);
     ASSERT_EQ(first.round(1)->secagg()->stage(), SecAggPhase::Stage::kMasking);
@@ -560,7 +675,7 @@ TEST(DistRound, AStoredSecAggMessageTheReplayRefusesAbortsTheRound) {
   ASSERT_FALSE(forged.payload.empty());
   store.append_event(forged);
   FakeOutbox out(store);
-  Coordinator second(store, out, dist_task(6, 6), kT0 + 2);
+  Coordinator second(store, out, dist_task(g(), 6), kT0 + 2);
   EXPECT_EQ(second.task_state(1), "aborted");
   EXPECT_FALSE(store.result(1).has_value());
 }
@@ -568,17 +683,251 @@ TEST(DistRound, AStoredSecAggMessageTheReplayRefusesAbortsTheRound) {
 // min_clients binds the stages that decide who is in the sum (keys, shares, masked input: issue
 // 39 item 4), not the reveals: devices that drop before revealing are still summed (U3), so the
 // round publishes the sum of all ten with only seven revealing (min_clients 9, threshold 6).
-TEST(DistRound, DropoutsAtTheRevealsDoNotCountAgainstMinClients) {
+TEST_P(DistRound, DropoutsAtTheRevealsDoNotCountAgainstMinClients) {
   FakeStore store;
   FakeOutbox out(store);
-  Coordinator c(store, out, dist_task(9, 6), kT0);
-  Devices devices = make_devices({kBeforeReveals, kBeforeReveals, kBeforeReveals, kNever, kNever,
-                                  kNever, kNever, kNever, kNever, kNever});
+  Coordinator c(store, out, dist_task(g(), 9), kT0);
+  Devices devices = make_devices(g(), {kBeforeReveals, kBeforeReveals, kBeforeReveals, kNever,
+                                       kNever, kNever, kNever, kNever, kNever, kNever});
   check_in_all(c, devices, 1);
   pump(c, out, devices);
   ASSERT_EQ(c.task_state(1), "completed") << last_line(c.take_log());
   EXPECT_EQ(store.result(1).value_or(""), expected_result(devices));
 }
+
+bool is_start(const fedstat_v1_Envelope& e) {
+  return e.which_body == fedstat_v1_Envelope_secagg_start_tag;
+}
+
+bool is_u3(const fedstat_v1_Envelope& e) {
+  return e.which_body == fedstat_v1_Envelope_secagg_roster_tag && e.body.secagg_roster.round == 3;
+}
+
+// U3 pinning, as devices see it across a restart: devices 0–4 reveal, the others hold when U3
+// arrives (the server dies). The restarted server rebuilds U3 from the store and shows it to
+// every member again; the five that revealed accept it (their SecAggClient refuses any other U3)
+// and send nothing twice, the rest reveal, and the sum is everyone's.
+TEST_P(DistRound, ARestartWhileRevealingShowsEveryDeviceTheU3ItRevealedFor) {
+  FakeStore store;
+  Devices devices = make_devices(g());
+  for (size_t i = 5; i < devices.size(); ++i) devices[i]->hold_when = is_u3;
+  {
+    FakeOutbox out(store);
+    Coordinator first(store, out, dist_task(g(), 6), kT0);
+    check_in_all(first, devices, 1);
+    pump(first, out, devices);
+    ASSERT_EQ(first.round(1)->secagg()->stage(), SecAggPhase::Stage::kReveals);
+  }
+  FakeOutbox out(store);
+  Coordinator second(store, out, dist_task(g(), 6), kT0 + 2);
+  ASSERT_EQ(second.round(1)->secagg()->stage(), SecAggPhase::Stage::kReveals);
+  for (auto& d : devices) {
+    d->held = false;
+    d->hold_when = nullptr;
+  }
+  check_in_all(second, devices, 100, /*resume=*/1);
+  pump(second, out, devices);
+  ASSERT_EQ(second.task_state(1), "completed") << last_line(second.take_log());
+  EXPECT_EQ(store.result(1).value_or(""), sum_without(devices, {}));
+  for (size_t i = 0; i < 5; ++i) EXPECT_EQ(devices[i]->u3_rosters, 2) << "device " << i;
+  for (const auto& [about, k] : stored_reveal_kinds(store)) EXPECT_EQ(k.size(), 1u) << about;
+}
+
+// U3 pinning, refused: device D pinned U3 (then its link died before it revealed); a store that
+// lost the last masked chunk of its neighbour X (a write lost in a power cut) makes the restarted
+// server rebuild a U3 without X. D refuses that U3 and reveals nothing — it would give X's
+// self-mask share while the others give X's masking key — and the round completes without X:
+// only key shares about X are ever stored.
+TEST_P(DistRound, AU3OtherThanTheOneADevicePinnedIsRefusedAndNothingRevealed) {
+  FakeStore first_store;
+  Devices devices = make_devices(g());
+  DistDevice& pinned = *devices[0];
+  for (size_t i = 1; i < devices.size(); ++i) devices[i]->hold_when = is_u3;
+  pinned.hold_when = [&pinned](const fedstat_v1_Envelope& e) {
+    if (!is_u3(e)) return false;
+    EXPECT_TRUE(pinned.client.on_roster(e.body.secagg_roster).ok());
+    ++pinned.u3_rosters;
+    return true;
+  };
+  {
+    FakeOutbox out(first_store);
+    Coordinator first(first_store, out, dist_task(g(), 6), kT0);
+    check_in_all(first, devices, 1);
+    pump(first, out, devices);
+    ASSERT_EQ(first.round(1)->secagg()->stage(), SecAggPhase::Stage::kReveals);
+    ASSERT_EQ(pinned.u3_rosters, 1);
+  }
+  // X: D's successor on the ring (complete graph: the next id).
+  const uint64_t x = g().degree == 0 ? devices[1]->id : pinned.roster[g().degree / 2 + 1];
+  size_t lost = 0;
+  FakeStore store;
+  copy_store(first_store, store, first_store.event_count(), [&](const StoredEvent& e) {
+    if (e.kind != EventKind::kDeviceMessage || e.client_id != x) return false;
+    const fedstat_v1_Envelope env = decode_bytes(e.payload);
+    const bool last_chunk =
+        env.which_body == fedstat_v1_Envelope_secagg_masked_chunk_tag &&
+        env.body.secagg_masked_chunk.offset + env.body.secagg_masked_chunk.words_count == kLength;
+    lost += last_chunk ? 1 : 0;
+    return last_chunk;
+  });
+  ASSERT_EQ(lost, 1u);
+  FakeOutbox out(store);
+  Coordinator second(store, out, dist_task(g(), 6), kT0 + 2);
+  ASSERT_EQ(second.round(1)->secagg()->stage(), SecAggPhase::Stage::kReveals);
+  for (auto& d : devices) {
+    d->held = false;
+    d->hold_when = nullptr;
+    d->gone = d->id == x;  // X is no member of the new U3: it does not come back
+  }
+  pinned.expect_u3_refusal = true;
+  check_in_all(second, devices, 100, /*resume=*/1);
+  pump(second, out, devices);
+  EXPECT_EQ(pinned.u3_refusals, 1);
+  second.on_tick(kT0 + 2 + 20);  // D stays silent: a dropout of the reveals at the time-out
+  pump(second, out, devices);
+  ASSERT_EQ(second.task_state(1), "completed") << last_line(second.take_log());
+  EXPECT_EQ(store.result(1).value_or(""), sum_without(devices, {x}));
+  for (const auto& e : store.all_events()) {
+    if (e.kind != EventKind::kDeviceMessage || e.client_id != pinned.id) continue;
+    EXPECT_NE(decode_bytes(e.payload).which_body, fedstat_v1_Envelope_secagg_reveal_tag)
+        << "the device that pinned another U3 revealed";
+  }
+  const auto kinds = stored_reveal_kinds(store);
+  EXPECT_EQ(kinds.at(static_cast<uint32_t>(x)), std::set<bool>{false});
+  for (const auto& [about, k] : kinds) EXPECT_EQ(k.size(), 1u) << about;
+}
+
+// The sparse graph's ring seed (issue 40 item 1) is stored as a note before any SecAggStart
+// commits to it, every start carries the commitment to that seed, and every roster opens it in
+// entry 0. Were the note written after SecAggStart, a start would be sent with fewer events
+// stored than the note's place.
+TEST(SparseGraphSeed, IsStoredBeforeAnySecAggStartCommitsToItAndOpenedInEveryRoster) {
+  FakeStore store;
+  FakeOutbox out(store);
+  const std::vector<TaskSpec> specs = dist_task(kSparse, 6);
+  Coordinator c(store, out, specs, kT0);
+  Devices devices = make_devices(kSparse);
+  for (auto& d : devices) d->hold_at_masking = true;
+  check_in_all(c, devices, 1);
+  pump(c, out, devices);
+  ASSERT_EQ(c.round(1)->secagg()->stage(), SecAggPhase::Stage::kMasking);
+  const auto notes = graph_seed_notes(store);
+  ASSERT_EQ(notes.size(), 1u);
+  const std::vector<uint8_t> commitment =
+      commitment_to(specs[0].task.secagg_session, notes[0].second);
+  size_t starts = 0, openings = 0;
+  for (const Sent& s : out.log()) {
+    if (is_start(s.envelope)) {
+      ++starts;
+      EXPECT_GT(s.events_stored, notes[0].first) << "SecAggStart sent before its seed was stored";
+      const auto& sent = s.envelope.body.secagg_start.graph_commitment;
+      EXPECT_EQ(std::vector<uint8_t>(sent.bytes, sent.bytes + sent.size), commitment);
+    }
+    if (s.envelope.which_body == fedstat_v1_Envelope_secagg_peer_keys_tag &&
+        s.envelope.body.secagg_peer_keys.index == 0) {
+      ++openings;
+      const auto& opened = s.envelope.body.secagg_peer_keys.graph_seed;
+      EXPECT_EQ(std::vector<uint8_t>(opened.bytes, opened.bytes + opened.size), notes[0].second);
+    }
+  }
+  EXPECT_EQ(starts, kSparse.devices);
+  EXPECT_EQ(openings, kSparse.devices);
+  for (const auto& d : devices) {
+    EXPECT_EQ(d->start_commitments, std::vector<std::vector<uint8_t>>{commitment});
+  }
+}
+
+// A server killed in the key round (half the devices have sent keys, half never read
+// SecAggStart) reads the seed back: it commits to it again in the resumed SecAggStart, which the
+// devices that sent keys accept only if it is the same session (their SecAggClient refuses
+// another commitment), opens it in every roster, which each device checks against the
+// commitment it holds, and the round completes with everyone.
+TEST(SparseGraphSeed, ARestartInTheKeyRoundOpensTheSeedItCommittedTo) {
+  FakeStore store;
+  const std::vector<TaskSpec> specs = dist_task(kSparse, 6);
+  Devices devices = make_devices(kSparse);
+  for (size_t i = 20; i < devices.size(); ++i) devices[i]->hold_when = is_start;
+  {
+    FakeOutbox out(store);
+    Coordinator first(store, out, specs, kT0);
+    check_in_all(first, devices, 1);
+    pump(first, out, devices);
+    ASSERT_EQ(first.round(1)->secagg()->stage(), SecAggPhase::Stage::kKeys);
+  }
+  const auto seed = graph_seed_notes(store);
+  ASSERT_EQ(seed.size(), 1u);
+  FakeOutbox out(store);
+  Coordinator second(store, out, specs, kT0 + 2);
+  ASSERT_EQ(second.round(1)->secagg()->stage(), SecAggPhase::Stage::kKeys);
+  for (auto& d : devices) {
+    d->held = false;
+    d->hold_when = nullptr;
+  }
+  check_in_all(second, devices, 100, /*resume=*/1);
+  pump(second, out, devices);
+  ASSERT_EQ(second.task_state(1), "completed") << last_line(second.take_log());
+  EXPECT_EQ(store.result(1).value_or(""), sum_without(devices, {}));
+  EXPECT_EQ(graph_seed_notes(store), seed) << "the restart drew or stored another seed";
+  const std::vector<uint8_t> commitment =
+      commitment_to(specs[0].task.secagg_session, seed[0].second);
+  for (size_t i = 0; i < devices.size(); ++i) {
+    EXPECT_EQ(devices[i]->start_commitments.size(), i < 20 ? 2u : 1u) << i;
+    for (const auto& c : devices[i]->start_commitments) EXPECT_EQ(c, commitment) << i;
+  }
+  ASSERT_NO_FATAL_FAILURE(check_neighbourhoods(kSparse, devices, store));
+}
+
+// A crash after admission closed but before the seed's note was stored: nothing had committed to
+// a seed (no SecAggStart is sent before the note), so the restarted server draws a fresh one,
+// stores it where the crash cut the history, and the round completes on it.
+TEST(SparseGraphSeed, ACrashBeforeItsNoteWasStoredDrawsAFreshSeedAndNoStartHadBeenSent) {
+  FakeStore first_store;
+  const std::vector<TaskSpec> specs = dist_task(kSparse, 6);
+  Devices devices = make_devices(kSparse);
+  for (auto& d : devices) d->hold_when = is_start;
+  std::vector<Sent> first_sent;
+  {
+    FakeOutbox out(first_store);
+    Coordinator first(first_store, out, specs, kT0);
+    check_in_all(first, devices, 1);
+    pump(first, out, devices);
+    first_sent = out.log();
+  }
+  const auto first_seed = graph_seed_notes(first_store);
+  ASSERT_EQ(first_seed.size(), 1u);
+  const size_t cut = first_seed[0].first;  // the store a crash just before the note leaves
+  for (const Sent& s : first_sent) {
+    if (s.events_stored <= cut) {
+      EXPECT_FALSE(is_start(s.envelope)) << "a start before the note";
+    }
+  }
+  const StoredEvent& last = first_store.all_events()[cut - 1];
+  ASSERT_EQ(std::string(last.payload.begin(), last.payload.end()).rfind("admission_closed", 0), 0u);
+  FakeStore store;
+  copy_store(first_store, store, cut);
+  FakeOutbox out(store);
+  Coordinator second(store, out, specs, kT0 + 2);
+  const auto drawn = graph_seed_notes(store);
+  ASSERT_EQ(drawn.size(), 1u);
+  EXPECT_EQ(drawn[0].first, cut) << "the fresh seed is stored first, before anything else";
+  EXPECT_NE(drawn[0].second, first_seed[0].second) << "the lost seed was used again";
+  ASSERT_EQ(second.round(1)->secagg()->stage(), SecAggPhase::Stage::kKeys);
+  for (auto& d : devices) {
+    d->held = false;
+    d->hold_when = nullptr;
+  }
+  check_in_all(second, devices, 100, /*resume=*/1);
+  pump(second, out, devices);
+  ASSERT_EQ(second.task_state(1), "completed") << last_line(second.take_log());
+  EXPECT_EQ(store.result(1).value_or(""), sum_without(devices, {}));
+  const std::vector<uint8_t> commitment =
+      commitment_to(specs[0].task.secagg_session, drawn[0].second);
+  for (const auto& d : devices) {
+    EXPECT_EQ(d->start_commitments, std::vector<std::vector<uint8_t>>{commitment});
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Graphs, DistRound, ::testing::Values(kComplete, kSparse), graph_name);
 
 }  // namespace
 }  // namespace testing
