@@ -1,6 +1,5 @@
 #include "host_server/rounds/secagg_phase.h"
 
-#include <iterator>
 #include <stdexcept>
 
 #include "sdk/base/csprng.h"
@@ -136,16 +135,8 @@ Status SecAggPhase::close(std::vector<uint64_t>* sum) {
     case Stage::kKeys: {
       auto r = server_.close_advertising();
       if (!r.ok()) break;
-      // U1: the complete graph's roster lists it; a sparse graph's close returns no roster (each
-      // member is sent its own neighbourhood), so U1 is the members that have one.
-      if (server_.roster_size() == r.value().size()) {
-        members_.clear();
-        for (const auto& p : r.value()) members_.insert(p.keys.client_id);
-      } else {
-        for (auto it = members_.begin(); it != members_.end();) {
-          it = server_.roster_for(*it).empty() ? members_.erase(it) : std::next(it);
-        }
-      }
+      members_.clear();  // U1 (in ring order: the whole ring, for either graph)
+      for (const auto& p : r.value()) members_.insert(p.keys.client_id);
       stage_ = Stage::kShares;
       return Status();
     }

@@ -251,6 +251,10 @@ Result<std::vector<fedstat_v1_SecAggPeerKeys>> SecAggServer::close_advertising()
     }
     FEDSTAT_RETURN_IF_ERROR(hash.finish(Span<uint8_t>(session_hash_, 32)));
   } else {
+    for (uint32_t id : ring_) {  // for information: each member is sent roster_for(id)
+      roster.push_back(
+          roster_entry(id, clients_.at(id).index, static_cast<uint32_t>(ring_.size())));
+    }
     FEDSTAT_RETURN_IF_ERROR(secagg::sparse_session_hash(
         config_.session, config_.threshold, config_.vector_length, config_.bits, config_.degree,
         config_.max_clients, ByteSpan(config_.graph_seed, 32), MutableByteSpan(session_hash_, 32)));
@@ -421,6 +425,22 @@ Result<fedstat_v1_SecAggRoster> SecAggServer::close_masking() {
     u3 += client.in_u3 ? 1 : 0;
   }
   if (u3 < config_.threshold) return abort("fewer than t clients sent their masked input");
+  // Sparse: every secret of U2 needs t holders that reveal (its neighbourhood's members in U3,
+  // itself included); with fewer the server could not unmask, so it asks for no reveal at all.
+  for (uint32_t id : ring_) {
+    const Client& client = clients_.at(id);
+    if (!client.in_u2 || roster_size() == ring_.size()) continue;
+    uint32_t holders = 0;
+    for (uint32_t j = 0; j < roster_size(); ++j) {
+      holders += clients_.at(roster_member(client.index, j)).in_u3 ? 1 : 0;
+    }
+    if (holders < config_.threshold) {
+      return abort(
+          "only " + std::to_string(holders) + " of client " + std::to_string(id) +
+          "'s neighbourhood sent their masked input (t = " + std::to_string(config_.threshold) +
+          " needed to unmask it): its neighbourhood dropped below the threshold");
+    }
+  }
   stage_ = Stage::kUnmasking;
   fedstat_v1_SecAggRoster r = roster([](const Client& c) { return c.in_u3; });
   r.round = 3;

@@ -361,7 +361,7 @@ TEST(DistRound, ASparseTaskIsOfferedFromProtocolVersion4AndTheCompleteOneStillFr
   FakeStore both_store;
   FakeOutbox both_out(both_store);
   std::vector<TaskSpec> specs = {sparse};
-  specs.push_back(dist_task(6, 6)[0]);
+  specs.push_back(dist_task(kComplete, 6, 6)[0]);
   specs.back().task.task_id = 3;  // after the sparse task (2) in the order tasks are tried
   specs.back().definition_json = "{\"task\":3}";
   Coordinator both(both_store, both_out, specs, kT0);
