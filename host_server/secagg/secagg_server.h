@@ -45,13 +45,26 @@
 // dropped client or a key share of a survivor (kPermissionDenied), malformed sizes (kDataLoss).
 // The math (X25519, HKDF, masks, Shamir) is the SDK's.
 //
-// Memory: O(n² · 100 bytes) for the routed shares and the revealed shares, O(n·L) words for
-// the collected vectors; finish() adds ShareDecoder's O(n) per check degree it uses.
+// The graph (sdk/secagg/graph.h, protocol 4): degree 0 is the complete graph above (at most
+// 1,024 clients); an even degree k runs SecAgg+'s sparse graph (Bell et al. 2020): U1 sorted by
+// ring position under the seed the config commits to (SecAggStart.graph_commitment), each
+// member sent its neighbourhood (roster_for: its k/2 predecessors, itself, its k/2 successors,
+// the seed in entry 0) and per-member U2/U3 bitmaps over it (u2_for, u3_for); shares and reveals
+// are taken between neighbours only, a member is in U2 when it shared with its whole
+// neighbourhood, t counts among each secret's k + 1 holders, close_masking aborts before any
+// reveal when a U2 member's neighbourhood has fewer than t members in U3, and finish() removes a
+// dropped member's masks with its U3 neighbours only.
+// Memory: O(n·r · 100 bytes) for the routed and the revealed shares, r the roster's entries (n
+// for the complete graph, k + 1 for the sparse one); O(L) words for the running sum of the
+// masked vectors (a vector is added when its last chunk arrives; only vectors still arriving are
+// held, O(L) each); finish() adds ShareDecoder's O(n) per check degree it uses. Sparse at
+// n = 10^4, k = 74: about 10^6 shares, no n² table.
 // Cost of finish() at n = 1024, t = 513, Release (tests/bench/secagg_bench.cpp): 0.13 s honest,
 // 0.13 s with 10 colluders giving every secret its own holder set by empty reveals, 0.20 s with
 // one holder wrong in every reveal — all without dropouts. Each client dropped after sharing (in
 // U2, not U3) adds |U3| X25519 multiplications (its pairwise masks, recomputed; ≈ 0.52 ms each
-// here): 60 s with 10 % dropped (BM_FinishAtThousand/3), and at worst, n − t dropped,
+// here; the sparse graph: |U3 ∩ its neighbourhood| ≤ k): 60 s with 10 % dropped
+// (BM_FinishAtThousand/3), and at worst, n − t dropped,
 // (n − t)·t ≈ 262,000 of them, about 3 minutes — on the caller's thread (fedstat-server's io
 // thread; moving finish() to a worker is not built). docs/protocol.md, "One malicious device".
 // An abort whose evidence is empty reveals names the secret's owner and the withholding holders

@@ -21,6 +21,19 @@
 ///            b_v if v ∈ U3 (its input is in the sum) or of s_v^SK if not (it dropped) — never
 ///            both for one peer; u's own b-share too ──► done.
 ///
+/// The graph (protocol 4, sdk/secagg/graph.h). SecAggStart.degree = 0 is the complete graph
+/// above: the roster is U1. An even degree k is SecAgg+'s sparse graph: the roster is this
+/// client's neighbourhood — k + 1 entries in ring order, itself at index k/2 (or all of U1, in
+/// ring order, when |U1| ≤ k + 1) — and every step above (shares, masks, U2/U3 bitmaps, reveals)
+/// runs over it; t counts among those k + 1 holders (2·t > k + 1, t ≤ k + 1). Entry 0 opens the
+/// ring seed SecAggStart.graph_commitment committed to, and the client checks every entry's ring
+/// position: the roster must be one turn of the ring with this client in its middle, or the
+/// session aborts before any share is made. The session hash is then the sparse one (graph.h),
+/// common to all members. Whether (k, t) meets SecAgg+'s bound for max_clients is the Client's
+/// check of the task (sdk/client/contribution.h), under the device's own threat model; this class
+/// checks the structure. What a device cannot see of the ring: docs/protocol.md, "The sparse
+/// graph".
+///
 /// Resumption after a lost channel (the same object, nothing drawn again; Client, sdk/client):
 /// what the client already holds may arrive again — the same SecAggStart (on_start gives the same
 /// keys), roster entries and rosters are accepted and change nothing, while any that differ are
@@ -75,11 +88,14 @@
 /// entry this client hashes, so a server that shows two devices different commitments gives them
 /// different session hashes.
 ///
-/// @memory sizeof(SecAggClient) (592 bytes on a 64-bit host; 32 of them the commitment) +
-/// secagg_client_memory_bytes( max_clients) of caller storage (sizeof(SecAggPeer) = 144 bytes per
-/// roster entry); mask() works in place on the caller's vector; X25519/HKDF/GCM use mbedTLS's pool
-/// on microcontrollers.
-/// @paper Bonawitz et al. 2017 §4, Figure 4 (rounds 0–3); 000 Alg. 3, 001 §4.7, 002 §2.2.
+/// @memory sizeof(SecAggClient) (704 bytes on a 64-bit host; 32 of them the commitment, 104 the
+/// sparse graph's commitment, seed and ring check) + secagg_client_memory_bytes(
+/// neighbourhood_size(max_clients, degree)) of caller storage (sizeof(SecAggPeer) = 144 bytes
+/// per roster entry: max_clients entries for the complete graph, k + 1 for the sparse one);
+/// mask() works in place on the caller's vector; X25519/HKDF/GCM use mbedTLS's pool on
+/// microcontrollers.
+/// @paper Bonawitz et al. 2017 §4, Figure 4 (rounds 0–3); Bell et al. 2020 §3 (the sparse
+/// graph); 000 Alg. 3, 001 §4.7, 002 §2.2.
 #ifndef FEDSTAT_SDK_SECAGG_SECAGG_CLIENT_H_
 #define FEDSTAT_SDK_SECAGG_SECAGG_CLIENT_H_
 
@@ -179,12 +195,14 @@ class SecAggClient {
   /// kAdvertised). The same SecAggStart again while advertised (a resume) gives the same keys and
   /// commitment and draws nothing.
   /// @errors kFailedPrecondition: a start after the session began (stage not kIdle, unless the
-  /// same start while kAdvertised). kInvalidArgument: threshold outside [2, max_clients], a
-  /// threshold of at most half of max_clients (2·t ≤ max_clients: two disjoint groups of t could
-  /// be shown different U3s), vector_length = 0, bits outside 1..64, or max_clients >
-  /// kMaxRosterClients.
-  /// kResourceExhausted: max_clients exceeds this client's roster storage, or mbedTLS's pool is
-  /// full. The random source's error (e.g. kUnavailable) or kInternal from the crypto library;
+  /// same start while kAdvertised). kInvalidArgument: threshold outside [2, max_clients],
+  /// vector_length = 0, bits outside 1..64; complete graph (degree 0): a threshold of at most
+  /// half of max_clients (2·t ≤ max_clients: two disjoint groups of t could be shown different
+  /// U3s) or max_clients > kMaxRosterClients; sparse graph: an odd degree or one above
+  /// kMaxGraphDegree, max_clients > kMaxSparseClients, a graph commitment that is not 32 bytes,
+  /// or a threshold outside (degree + 1)/2 < t ≤ degree + 1.
+  /// kResourceExhausted: the roster (max_clients entries, or degree + 1 when sparse) exceeds this
+  /// client's roster storage, or mbedTLS's pool is full. The random source's error (e.g. kUnavailable) or kInternal from the crypto library;
   /// the stage stays kIdle.
   Status on_start(const fedstat_v1_SecAggStart& start, fedstat_v1_SecAggKeys& out);
   /// Round 1: one roster entry (index order, each once); the last one completes U1, fixes the
@@ -198,8 +216,11 @@ class SecAggClient {
   /// check_public_key() refuses (non-canonical, low order). kResourceExhausted: the roster is
   /// larger than this client's storage. kAlreadyExists: a client id or public key appears twice.
   /// kPermissionDenied: the roster lists other keys or another commitment under this client's
-  /// id. kAborted: fewer
-  /// advertised clients than the threshold, or this client missing from the complete roster (the
+  /// id, or (sparse) entry 0's ring seed does not open SecAggStart's graph commitment.
+  /// kInvalidArgument also (sparse): entry 0 without a 32-byte seed, a roster larger than
+  /// degree + 1, or an entry out of ring order. kAborted: fewer
+  /// advertised clients than the threshold, this client missing from the complete roster, or
+  /// (sparse) the complete roster not one turn of the ring with this client in its middle (the
   /// session is aborted). kInternal: SHA-256 failed inside mbedTLS.
   Status on_peer_keys(const fedstat_v1_SecAggPeerKeys& entry);
   /// Round 1: the next peer's encrypted shares (of b_u and s_u^SK). True with `out` filled while
