@@ -257,7 +257,8 @@ Result<std::vector<fedstat_v1_SecAggPeerKeys>> SecAggServer::close_advertising()
     }
     FEDSTAT_RETURN_IF_ERROR(secagg::sparse_session_hash(
         config_.session, config_.threshold, config_.vector_length, config_.bits, config_.degree,
-        config_.max_clients, ByteSpan(config_.graph_seed, 32), MutableByteSpan(session_hash_, 32)));
+        config_.max_clients, ByteSpan(config_.graph_seed, 32), static_cast<uint32_t>(ring_.size()),
+        MutableByteSpan(session_hash_, 32)));
   }
   stage_ = Stage::kSharing;
   return roster;
@@ -275,6 +276,7 @@ std::vector<fedstat_v1_SecAggPeerKeys> SecAggServer::roster_for(uint32_t id) con
   if (config_.degree != 0) {
     out.front().graph_seed.size = 32;
     std::memcpy(out.front().graph_seed.bytes, config_.graph_seed, 32);
+    out.front().ring_size = static_cast<uint32_t>(ring_.size());
   }
   return out;
 }

@@ -42,16 +42,17 @@ Result<uint64_t> ring_position(uint64_t session, ByteSpan seed, uint32_t id) {
 }
 
 Status sparse_session_hash(uint64_t session, uint32_t threshold, uint32_t length, uint32_t bits,
-                           uint32_t degree, uint32_t max_clients, ByteSpan seed,
+                           uint32_t degree, uint32_t max_clients, ByteSpan seed, uint32_t ring_size,
                            MutableByteSpan out) {
   if (seed.size() != kGraphSeedBytes || out.size() != crypto::kSha256DigestBytes) {
     return invalid_argument("secagg: a ring seed and a session hash are 32 bytes each");
   }
-  uint8_t input[kSessionHeaderBytes + 8 + kGraphSeedBytes];
+  uint8_t input[kSessionHeaderBytes + 8 + kGraphSeedBytes + 4];
   encode_session_header(session, threshold, length, bits, input);
   store_le32(input + kSessionHeaderBytes, degree);
   store_le32(input + kSessionHeaderBytes + 4, max_clients);
   memcpy(input + kSessionHeaderBytes + 8, seed.data(), kGraphSeedBytes);
+  store_le32(input + kSessionHeaderBytes + 8 + kGraphSeedBytes, ring_size);
   return crypto::sha256(ByteSpan(input, sizeof(input)), out);
 }
 

@@ -26,7 +26,8 @@
 /// The session hash (the share encryption's associated data and HKDF salt, the masks' context)
 /// of a sparse session is common to all its members — their rosters differ:
 ///
-///     SHA-256(session header (session_hash.h) ‖ LE32 degree ‖ LE32 max_clients ‖ r)
+///     SHA-256(session header (session_hash.h) ‖ LE32 degree ‖ LE32 max_clients ‖ r ‖
+///             LE32 ring size |U1|)
 ///
 /// RingOrderCheck is what a device checks of the roster it is sent: every entry's position in
 /// turn, the whole forming one turn of the ring (exactly one cyclic descent), with itself in the
@@ -74,7 +75,7 @@ constexpr bool ring_before(uint64_t a, uint32_t a_id, uint64_t b, uint32_t b_id)
 /// @errors kInvalidArgument: `seed` or `out` is not 32 bytes. kInternal: SHA-256 failed inside
 /// mbedTLS.
 Status sparse_session_hash(uint64_t session, uint32_t threshold, uint32_t length, uint32_t bits,
-                           uint32_t degree, uint32_t max_clients, ByteSpan seed,
+                           uint32_t degree, uint32_t max_clients, ByteSpan seed, uint32_t ring_size,
                            MutableByteSpan out);
 
 /// The roster size of a member of a ring of `members` clients with degree `degree` (0:

@@ -144,6 +144,7 @@ void SecAggClient::wipe_session() {
   crypto::wipe(graph_commitment_, sizeof(graph_commitment_));
   crypto::wipe(graph_seed_, sizeof(graph_seed_));
   ring_check_.reset();
+  ring_size_ = 0;
   self_mask_dealer_ = ShamirDealer();
   key_dealer_ = ShamirDealer();
 }
@@ -323,7 +324,7 @@ Status SecAggClient::check_held_entry(const fedstat_v1_SecAggPeerKeys& entry) co
     return failed_precondition("secagg: a re-sent roster entry differs from the one held");
   }
   if (degree_ != 0 && entry.index == 0 &&
-      (entry.graph_seed.size != kGraphSeedBytes ||
+      (entry.graph_seed.size != kGraphSeedBytes || entry.ring_size != ring_size_ ||
        memcmp(entry.graph_seed.bytes, graph_seed_, kGraphSeedBytes) != 0)) {
     return failed_precondition("secagg: a re-sent roster entry carries another ring seed");
   }
@@ -338,6 +339,14 @@ Result<uint64_t> SecAggClient::sparse_entry_position(const fedstat_v1_SecAggPeer
   if (entry.index == 0) {
     if (entry.graph_seed.size != kGraphSeedBytes) {
       return invalid_argument("secagg: a sparse roster's first entry carries the 32-byte seed");
+    }
+    // |U1|: at most the n the bound was checked for, and the roster a full neighbourhood of it
+    // (no short roster of hand-picked members).
+    if (entry.ring_size < entry.count || entry.ring_size > max_clients_ ||
+        entry.count != neighbourhood_size(entry.ring_size, degree_)) {
+      return invalid_argument(
+          "secagg: the ring size (|U1|) must be at most max_clients and the roster hold "
+          "min(degree + 1, |U1|) entries");
     }
     uint8_t opened[kGraphSeedBytes];
     FEDSTAT_RETURN_IF_ERROR(graph_commitment(session_, seed, MutableByteSpan(opened, 32)));
@@ -425,7 +434,10 @@ Status SecAggClient::on_peer_keys(const fedstat_v1_SecAggPeerKeys& entry) {
                         keys.commitment.bytes, entry_bytes);
     FEDSTAT_RETURN_IF_ERROR(roster_hash_.update(ByteSpan(entry_bytes, sizeof(entry_bytes))));
   } else {
-    if (entry.index == 0) memcpy(graph_seed_, entry.graph_seed.bytes, kGraphSeedBytes);
+    if (entry.index == 0) {
+      memcpy(graph_seed_, entry.graph_seed.bytes, kGraphSeedBytes);
+      ring_size_ = entry.ring_size;
+    }
     ring_check_.add(position, keys.client_id);
   }
   SecAggPeer& peer = peers_[count_];
@@ -450,7 +462,7 @@ Status SecAggClient::on_peer_keys(const fedstat_v1_SecAggPeerKeys& entry) {
       if (!ring.ok()) return fail(aborted(ring.message()));
       FEDSTAT_RETURN_IF_ERROR(sparse_session_hash(session_, threshold_, length_, bits_, degree_,
                                                   max_clients_, ByteSpan(graph_seed_, 32),
-                                                  MutableByteSpan(session_hash_, 32)));
+                                                  ring_size_, MutableByteSpan(session_hash_, 32)));
     }
     stage_ = SecAggStage::kSharing;
     cursor_ = 0;

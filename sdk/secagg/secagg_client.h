@@ -202,8 +202,8 @@ class SecAggClient {
   /// kMaxGraphDegree, max_clients > kMaxSparseClients, a graph commitment that is not 32 bytes,
   /// or a threshold outside (degree + 1)/2 < t ≤ degree + 1.
   /// kResourceExhausted: the roster (max_clients entries, or degree + 1 when sparse) exceeds this
-  /// client's roster storage, or mbedTLS's pool is full. The random source's error (e.g. kUnavailable) or kInternal from the crypto library;
-  /// the stage stays kIdle.
+  /// client's roster storage, or mbedTLS's pool is full. The random source's error (e.g.
+  /// kUnavailable) or kInternal from the crypto library; the stage stays kIdle.
   Status on_start(const fedstat_v1_SecAggStart& start, fedstat_v1_SecAggKeys& out);
   /// Round 1: one roster entry (index order, each once); the last one completes U1, fixes the
   /// session hash and moves to kSharing. An entry already held, sent again, must be identical and
@@ -217,8 +217,9 @@ class SecAggClient {
   /// larger than this client's storage. kAlreadyExists: a client id or public key appears twice.
   /// kPermissionDenied: the roster lists other keys or another commitment under this client's
   /// id, or (sparse) entry 0's ring seed does not open SecAggStart's graph commitment.
-  /// kInvalidArgument also (sparse): entry 0 without a 32-byte seed, a roster larger than
-  /// degree + 1, or an entry out of ring order. kAborted: fewer
+  /// kInvalidArgument also (sparse): entry 0 without a 32-byte seed or with a ring size above
+  /// max_clients or whose neighbourhood (min(degree + 1, ring size)) is not the roster's count,
+  /// a roster larger than degree + 1, or an entry out of ring order. kAborted: fewer
   /// advertised clients than the threshold, this client missing from the complete roster, or
   /// (sparse) the complete roster not one turn of the ring with this client in its middle (the
   /// session is aborted). kInternal: SHA-256 failed inside mbedTLS.
@@ -351,6 +352,7 @@ class SecAggClient {
   uint8_t graph_commitment_[kGraphSeedBytes] = {};  // sparse: SecAggStart's, to the ring seed
   uint8_t graph_seed_[kGraphSeedBytes] = {};        // sparse: the seed, once opened (round 1)
   RingOrderCheck ring_check_;                       // sparse: the roster's ring order so far
+  uint32_t ring_size_ = 0;                          // sparse: |U1|, from roster entry 0
   ShamirDealer self_mask_dealer_, key_dealer_;
   crypto::Sha256 roster_hash_;
 };

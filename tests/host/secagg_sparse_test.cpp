@@ -232,6 +232,36 @@ TEST(SparseSecAgg, ADeviceRefusesANonNeighbourInItsRoster) {
   EXPECT_GT(refused, n / 2);
 }
 
+// Entry 0 names |U1|: a ring larger than the max_clients the bound was checked for is refused,
+// and so is a short roster — t hand-picked members around the device, claiming a big ring — which
+// one turn of the ring alone would let through.
+TEST(SparseSecAgg, ADeviceRefusesARingSizeItsRosterDoesNotFit) {
+  const uint32_t n = 30, k = 6;
+  Fleet fleet(n, k, 4, 0x66);
+  auto& client = fleet.parties[0]->client;
+  auto roster = fleet.server->roster_for(1);
+  ASSERT_EQ(roster[0].ring_size, n);
+  fedstat_v1_SecAggPeerKeys entry = roster[0];
+  entry.ring_size = n + 1;  // above max_clients
+  EXPECT_EQ(client.on_peer_keys(entry).code(), StatusCode::kInvalidArgument);
+  entry.ring_size = k;  // a ring smaller than the roster
+  EXPECT_EQ(client.on_peer_keys(entry).code(), StatusCode::kInvalidArgument);
+  // A short roster: itself and the t − 1 = 3 members after it, each entry saying count 4.
+  const size_t self = k / 2;
+  std::vector<fedstat_v1_SecAggPeerKeys> shortened(roster.begin() + self,
+                                                   roster.begin() + self + 4);
+  for (uint32_t j = 0; j < shortened.size(); ++j) {
+    shortened[j].index = j;
+    shortened[j].count = 4;
+  }
+  shortened[0].graph_seed = roster[0].graph_seed;
+  shortened[0].ring_size = n;
+  EXPECT_EQ(client.on_peer_keys(shortened[0]).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(client.roster_size(), 0u);
+  for (const auto& e : roster) ASSERT_TRUE(client.on_peer_keys(e).ok());
+  EXPECT_EQ(client.stage(), secagg::SecAggStage::kSharing);
+}
+
 // Itself one place off the middle of a full neighbourhood (the roster rotated by one): aborted.
 TEST(SparseSecAgg, ADeviceOffTheMiddleOfItsNeighbourhoodAborts) {
   const uint32_t n = 30, k = 6;

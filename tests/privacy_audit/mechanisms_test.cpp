@@ -23,6 +23,7 @@
 
 #include "host_server/estimate/gaussian_noise.h"
 #include "sdk/base/arena.h"
+#include "sdk/client/contribution.h"
 #include "sdk/histogram/sparse_histogram.h"
 #include "sdk/noise/add_noise.h"
 #include "sdk/noise/discrete_gaussian.h"
@@ -30,6 +31,7 @@
 #include "sdk/noise/tabulated_poisson.h"
 #include "sdk/privacy/accountants.h"
 #include "sdk/quantise/quantise.h"
+#include "sdk/secagg/graph_parameters.h"
 #include "sdk/sketch/stability_histogram.h"
 #include "sdk/tasks/model_update_task.h"
 #include "tests/privacy_audit/audit.h"
@@ -236,7 +238,8 @@ constexpr uint64_t kSkellamSamples = 200000;
 // Client i's share comes from noise::NoiseSampler (integer PoissonSampler) through
 // noise::add_noise, or, with `tabulated`, from noise::TabulatedSkellamSampler (fedstat-noise's
 // default sampler).
-Sampler skellam_sum(int64_t first_count, noise::Rational lambda, bool tabulated, uint64_t stream) {
+Sampler skellam_sum(int64_t first_count, noise::Rational lambda, bool tabulated, uint64_t stream,
+                    uint32_t clients = kClients) {
   struct Client {
     explicit Client(uint64_t s) : bits(s) {}
     SeededBits bits;  // each client's own random source
@@ -253,7 +256,7 @@ Sampler skellam_sum(int64_t first_count, noise::Rational lambda, bool tabulated,
   EXPECT_TRUE(state->noise.init(noise::NoiseSpec{noise::NoiseKind::kSkellam, lambda, 1}).ok());
   const auto sizes = noise::TabulatedSkellamSampler::sizes_for(lambda);
   EXPECT_TRUE(sizes.ok());
-  for (uint32_t i = 0; i < kClients; ++i) {
+  for (uint32_t i = 0; i < clients; ++i) {
     state->clients.push_back(std::make_unique<Client>(kStreamBase + stream + 1000 * i));
     Client& c = *state->clients.back();
     if (i == 0) c.count = first_count;
@@ -316,6 +319,81 @@ TEST(PrivacyAudit, SkellamSharesSummedTabulated) {
 TEST(PrivacyAudit, NegativeControlSkellamTabulatedThirdOfTheNoise) {
   const AuditResult r = audit_skellam(noise::Rational{1, 9}, true, 110);
   expect_exceeds_claim("negative control: Skellam shares, tabulated sampler at lambda/9", r);
+}
+
+// ---- 3b. The sparse graph (SecAgg+): what a device of a sparse DIST task is charged ----------
+// A KL task of one query point in a round of 100 devices with SecAgg+'s sparse graph: (k, t) =
+// (16, 11) from the bound at 5 % / 5 % (sdk/secagg/graph_parameters.h). The device is charged
+// (contribution.h, device_spend) for t honest Skellam shares in the released sum — t of its own
+// neighbourhood are in U3 whenever it reveals — at the task's δ plus 2^−40 (the graph's failure
+// probability). The audit runs exactly what that guarantees: t devices' counts with their
+// Sk(λ) shares, summed; neighbours: the first device's count 3 vs 4 (one point's sensitivity 1).
+// The negative control charges the same noise as a complete graph of 300 devices would be
+// charged (threshold 151 shares in the sum): a claim for 13.7× the variance the sum has, which
+// the audit must catch (the accountant's ε at 151 shares is below the task's declared ε = 1, so
+// the charge is 1; the threshold test on 11 shares proves about 1.2 at 10^5 samples). Each
+// audit draws 10^5 samples a side (11 shares each): half the other Skellam audits' count, for
+// CI time; the Clopper–Pearson bounds hold at any count.
+
+constexpr uint32_t kSparseFleet = 100;
+constexpr noise::Rational kSparseLambda{1, 11};  // the t = 11 shares carry Sk(1)
+
+// What a device is charged for a sparse (degree ≠ 0) or complete KL task at kSparseLambda.
+client::DeviceSpend sparse_kl_charge(uint32_t degree, uint32_t threshold,
+                                     uint32_t fleet = kSparseFleet) {
+  fedstat_v1_Task t = fedstat_v1_Task_init_zero;
+  t.task_id = 40;
+  t.kind = fedstat_v1_TaskKind_KL_ANSWERS;
+  t.trust = fedstat_v1_TrustModel_DIST;
+  t.epsilon = 1;
+  t.delta = kSkellamDelta;
+  t.device_noise_lambda = kSparseLambda.to_double();
+  t.seed.size = 32;
+  t.bits = 64;
+  t.min_clients = threshold;
+  t.max_clients = fleet;
+  t.threshold = threshold;
+  t.secagg_session = 0x5eca99;
+  t.secagg_degree = degree;
+  t.secagg_dropout_ppm = degree == 0 ? 0 : 50000;
+  t.secagg_corrupt_ppm = degree == 0 ? 0 : 50000;
+  t.which_parameters = fedstat_v1_Task_kl_tag;
+  t.parameters.kl.points = 1;
+  t.data_words = 1;
+  t.vector_length = 2;
+  const Result<client::DeviceSpend> spend = client::device_spend(t);
+  EXPECT_TRUE(spend.ok()) << spend.status().message();
+  return spend.ok() ? spend.value() : client::DeviceSpend();
+}
+
+AuditResult audit_sparse_charge(const client::DeviceSpend& claim, uint64_t stream) {
+  const auto graph = secagg::choose_sparse_graph(kSparseFleet, secagg::SecAggThreatModel());
+  EXPECT_TRUE(graph.ok());
+  const uint32_t t = graph.ok() ? graph.value().threshold : 0;
+  return testing::audit::audit_calibrated(skellam_sum(3, kSparseLambda, false, stream, t),
+                                          skellam_sum(4, kSparseLambda, false, stream + 1, t),
+                                          claim.epsilon, claim.delta, scaled(kSkellamCalibration),
+                                          scaled(kSkellamSamples / 2));
+}
+
+TEST(PrivacyAudit, SparseGraphChargeHoldsForItsThresholdsShares) {
+  const auto graph = secagg::choose_sparse_graph(kSparseFleet, secagg::SecAggThreatModel());
+  ASSERT_TRUE(graph.ok());
+  ASSERT_EQ(graph.value().degree, 16u);
+  ASSERT_EQ(graph.value().threshold, 11u);
+  const client::DeviceSpend charged = sparse_kl_charge(16, 11);
+  EXPECT_EQ(charged.delta, kSkellamDelta + client::kSparseGraphFailureDelta);
+  const AuditResult r = audit_sparse_charge(charged, 120);
+  expect_within_claim("sparse graph: 11 Skellam shares at the charge of a (k 16, t 11) task", r);
+}
+
+TEST(PrivacyAudit, NegativeControlSparseGraphChargedAsTheCompleteGraph) {
+  const client::DeviceSpend complete = sparse_kl_charge(0, 151, 300);
+  const AuditResult r = audit_sparse_charge(complete, 130);
+  expect_exceeds_claim(
+      "negative control: the sparse graph's 11 shares charged as a complete "
+      "graph's 151",
+      r);
 }
 
 // ---- 4. The host's central Gaussian mechanism --------------------------------------------
