@@ -19,8 +19,8 @@
 /// views can collect both secrets without any corrupt client (in the complete graph too), which
 /// only the consistency round of Bonawitz et al. §4 closes (not built: issue 42). So the bound's
 /// guarantee is for a server that follows the protocol and reports dropouts honestly, with
-/// corrupt clients among the devices (docs/protocol.md, "The sparse graph"). The concrete inequalities
-/// below are the Harary-graph instantiation of Google's federated-compute
+/// corrupt clients among the devices (docs/protocol.md, "The sparse graph"). The concrete
+/// inequalities below are the Harary-graph instantiation of Google's federated-compute
 /// (fcp/secagg/server/graph_parameter_finder.cc, adversary class SEMI_MALICIOUS_SERVER), written
 /// anew; tests/unit/secagg/graph_parameters_test.cpp reproduces its tested table.
 ///
