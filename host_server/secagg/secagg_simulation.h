@@ -68,7 +68,8 @@ struct SecAggSimResult {
   // Mean bytes one surviving client sent per round (frames, length prefixes included), and in all.
   double bytes_per_round[4] = {0, 0, 0, 0};
   double bytes_per_client = 0;
-  // Mean client seconds per round and the server's seconds per round (0: keys … 3: unmasking).
+  // Mean client seconds per round and the server's seconds per round (0: keys … 3: unmasking):
+  // CPU seconds of the thread doing the work (CLOCK_THREAD_CPUTIME_ID), not wall time.
   double client_seconds[4] = {0, 0, 0, 0};
   double server_seconds[4] = {0, 0, 0, 0};
   uint32_t roster_entries = 0;  // entries of each client's roster (n, or k + 1 when sparse)

@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -90,6 +91,13 @@ int main(int argc, char** argv) {
       return 2;
     }
   } else {
+    if (config.degree % 2 != 0) {
+      std::fprintf(stderr,
+                   "fedstat-secagg-sim: --degree %u is odd; the sparse graph's degree is even (K/2 "
+                   "neighbours on each side of the ring): use %u or %u\n",
+                   config.degree, config.degree - 1, config.degree + 1);
+      return 2;
+    }
     fedstat::secagg::SecAggThreatModel model;
     model.dropout_ppm = static_cast<uint32_t>(std::lround(dropout_rate * 1e6));
     model.corrupt_ppm = static_cast<uint32_t>(std::lround(corrupt_fraction * 1e6));
@@ -156,6 +164,15 @@ int main(int argc, char** argv) {
       std::printf("total %.3f s\n", seconds);
     }
     return r.aborted || r.ok ? 0 : 1;
+  } catch (const std::invalid_argument& e) {
+    // Name the graph the request came to, with what was chosen for it.
+    if (config.degree != 0) {
+      std::fprintf(stderr, "fedstat-secagg-sim: %s (sparse graph: degree %u, threshold %u)\n",
+                   e.what(), config.degree, config.threshold);
+    } else {
+      std::fprintf(stderr, "fedstat-secagg-sim: %s\n", e.what());
+    }
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fedstat-secagg-sim: %s\n", e.what());
     return 2;
