@@ -128,7 +128,14 @@ void SecAggServer::exclude(uint32_t id, const std::string& reason) {
   if (!excluded_ids_.insert(id).second) return;
   excluded_.emplace_back(id, reason);
   // Not yet in U1: its keys (if a replay met any) are left out of the roster.
-  if (stage_ == Stage::kAdvertising) clients_.erase(id);
+  auto held = clients_.find(id);
+  if (stage_ == Stage::kAdvertising && held != clients_.end()) {
+    advertised_keys_.erase(
+        std::string(reinterpret_cast<const char*>(held->second.encryption_key), kKeyBytes));
+    advertised_keys_.erase(
+        std::string(reinterpret_cast<const char*>(held->second.masking_key), kKeyBytes));
+    clients_.erase(held);
+  }
 }
 
 Status SecAggServer::refuse_and_exclude(uint32_t id, const std::string& reason) {
@@ -174,16 +181,17 @@ Status SecAggServer::on_keys(const fedstat_v1_SecAggKeys& keys) {
       return refuse_and_exclude(keys.client_id, std::string("its ") + name + " is refused: " + why);
     }
   }
-  for (const auto& [id, c] : clients_) {
-    (void)id;
-    if (std::memcmp(c.encryption_key, keys.encryption_key.bytes, kKeyBytes) == 0 ||
-        std::memcmp(c.masking_key, keys.masking_key.bytes, kKeyBytes) == 0) {
-      return already_exists("secagg: a public key was already advertised (replay?)");
-    }
+  const std::string encryption_key(reinterpret_cast<const char*>(keys.encryption_key.bytes),
+                                   kKeyBytes);
+  const std::string masking_key(reinterpret_cast<const char*>(keys.masking_key.bytes), kKeyBytes);
+  if (advertised_keys_.count(encryption_key) || advertised_keys_.count(masking_key)) {
+    return already_exists("secagg: a public key was already advertised (replay?)");
   }
   if (clients_.size() >= config_.max_clients) {
     return resource_exhausted("secagg: the session is full (max_clients)");
   }
+  advertised_keys_.insert(encryption_key);  // O(log n) per key, not a scan of every client
+  advertised_keys_.insert(masking_key);
   Client client;
   std::memcpy(client.encryption_key, keys.encryption_key.bytes, kKeyBytes);
   std::memcpy(client.masking_key, keys.masking_key.bytes, kKeyBytes);

@@ -213,10 +213,11 @@ class SecAggServer {
   SecAggServerConfig config_;
   Stage stage_ = Stage::kAdvertising;
   std::string abort_reason_;
-  std::map<uint32_t, Client> clients_;  // by id
-  std::vector<uint32_t> ring_;          // ring (roster) order
-  uint8_t graph_commitment_[32] = {};   // sparse: to the ring seed
-  std::vector<uint64_t> sum_;           // Σ of the whole masked vectors so far (mod 2^bits)
+  std::map<uint32_t, Client> clients_;     // by id
+  std::vector<uint32_t> ring_;             // ring (roster) order
+  std::set<std::string> advertised_keys_;  // every public key of U1 so far (duplicates refused)
+  uint8_t graph_commitment_[32] = {};      // sparse: to the ring seed
+  std::vector<uint64_t> sum_;              // Σ of the whole masked vectors so far (mod 2^bits)
   std::map<uint32_t, std::vector<fedstat_v1_SecAggShare>> inbox_;  // by recipient
   std::map<uint32_t, std::vector<std::pair<uint32_t, std::vector<uint8_t>>>> self_shares_,
       key_shares_;                                           // about id → (holder id, 36 bytes)
