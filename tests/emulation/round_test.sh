@@ -62,8 +62,11 @@ elif kind == "kl":
         task["dropout_rate"] = max(0.05, dropout)
     task["kl"] = {"reference": "reference.txt", "rounds": 300, "lambda": 0.1}
 json.dump(task, open('task.json', 'w'))
-json.dump({"listen": "127.0.0.1:0", "store": "server.db", "fleet_secret": os.environ["FLEET_SECRET"],
-           "tasks": [task]}, open('server.json', 'w'))
+config = {"listen": "127.0.0.1:0", "store": "server.db", "fleet_secret": os.environ["FLEET_SECRET"],
+          "tasks": [task]}
+if clients + 64 > 4096:  # each device holds one connection for the round (default cap 4,096)
+    config["max_connections"] = clients + 64
+json.dump(config, open('server.json', 'w'))
 PY
 "$server" --config server.json --port-file port 2>server.log &
 pid=$!
