@@ -51,7 +51,8 @@ SecAggPhase::SecAggPhase(const fedstat_v1_Task& task, const std::set<uint32_t>& 
                          const Seed256& graph_seed)
     : server_(config_of(task, graph_seed)),
       vector_length_(task.vector_length),
-      members_(admitted) {}
+      members_(admitted),
+      pending_(admitted) {}
 
 uint32_t SecAggPhase::required(uint32_t member) const {
   switch (stage_) {
@@ -79,8 +80,10 @@ uint32_t SecAggPhase::held_from(uint32_t member) const {
 }
 
 bool SecAggPhase::all_done(const std::set<uint32_t>& dropped) const {
-  for (uint32_t m : members_) {
-    if (dropped.count(m) == 0 && !member_done(m)) return false;
+  // More members pending than dropouts: one of them is pending and not dropped.
+  if (pending_.size() > dropped.size()) return false;
+  for (uint32_t m : pending_) {
+    if (dropped.count(m) == 0) return false;
   }
   return true;
 }
@@ -115,10 +118,11 @@ Status SecAggPhase::on_message(uint32_t sender, const fedstat_v1_Envelope& e) {
       return Status(StatusCode::kFailedPrecondition, "secagg: the round is over");
   }
   if (s.ok()) {
-    progress_[sender] += count;
+    if ((progress_[sender] += count) >= required(sender)) pending_.erase(sender);
   } else if (server_.is_excluded(sender) && members_.count(sender)) {
     members_.erase(sender);  // excluded just now: nobody waits for it
     progress_.erase(sender);
+    pending_.erase(sender);
   }
   return s;
 }
@@ -127,10 +131,12 @@ void SecAggPhase::exclude(uint32_t member, const std::string& reason) {
   server_.exclude(member, reason);
   members_.erase(member);
   progress_.erase(member);
+  pending_.erase(member);
 }
 
 Status SecAggPhase::close(std::vector<uint64_t>* sum) {
   progress_.clear();
+  pending_.clear();
   switch (stage_) {
     case Stage::kKeys: {
       auto r = server_.close_advertising();
@@ -138,6 +144,7 @@ Status SecAggPhase::close(std::vector<uint64_t>* sum) {
       members_.clear();  // U1 (in ring order: the whole ring, for either graph)
       for (const auto& p : r.value()) members_.insert(p.keys.client_id);
       stage_ = Stage::kShares;
+      pending_ = members_;
       return Status();
     }
     case Stage::kShares: {
@@ -146,6 +153,7 @@ Status SecAggPhase::close(std::vector<uint64_t>* sum) {
       const std::vector<uint32_t> u2 = server_.u2();
       members_ = std::set<uint32_t>(u2.begin(), u2.end());
       stage_ = Stage::kMasking;
+      pending_ = members_;
       return Status();
     }
     case Stage::kMasking: {
@@ -155,6 +163,7 @@ Status SecAggPhase::close(std::vector<uint64_t>* sum) {
       members_ = std::set<uint32_t>(u3.begin(), u3.end());
       u3_size_ = static_cast<uint32_t>(members_.size());
       stage_ = Stage::kReveals;
+      pending_ = members_;
       return Status();
     }
     case Stage::kReveals: {

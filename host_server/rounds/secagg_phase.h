@@ -81,6 +81,10 @@ class SecAggPhase {
   Stage stage_ = Stage::kKeys;
   std::set<uint32_t> members_;
   std::map<uint32_t, uint32_t> progress_;  // messages (words in kMasking) sent in this stage
+  // The stage's members that have not yet sent all they must (member_done false), kept as each
+  // message is counted, so all_done is not a pass over every member after every message (with
+  // the sparse graph's reveals, each member_done costs k + 1 roster look-ups: n²·k² per stage).
+  std::set<uint32_t> pending_;
   uint32_t u3_size_ = 0;
 };
 

@@ -23,7 +23,7 @@ Checks:
   firmware_round_test.py --server S --sim SIM --firmware ELF --emulator 'qemu|-M|...|-kernel'
                          --work DIR --kind data_shift|kl|model_update --trust none|dist
                          [--production-firmware ELF] [--core-firmware ELF]
-                         [--firmware-devices 2] [--host-devices 2]
+                         [--firmware-devices 2] [--host-devices 2] [--graph complete|sparse]
 """
 import argparse
 import hashlib
@@ -59,7 +59,7 @@ def device_psk(device_id):
     return hmac.new(prk, info + b'\x01', hashlib.sha256).digest()
 
 
-def declare(kind, trust, clients):
+def declare(kind, trust, clients, graph=None):
     """The task, its data (a Zipf law over 120 items shifted by 15 ids; model_update: logistic
     examples, 64 per device, as tests/emulation/round_test.sh; split across the devices by
     fedstat-sim) and the server's configuration, in the working directory."""
@@ -84,6 +84,8 @@ def declare(kind, trust, clients):
     elif kind == 'kl':
         task.update({'epsilon': 1.0, 'delta': 1e-6})
         task['kl'] = {'reference': 'reference.txt', 'rounds': 300, 'lambda': 0.1}
+    if graph:
+        task['graph'] = graph  # trust dist: its (k, t) from the bound at max_clients
     else:
         task.update({'epsilon': 1.0, 'delta': 1e-6})
         task['model_update'] = {'dimension': d, 'epochs': 20, 'batches': 4,
@@ -208,6 +210,8 @@ def main():
     parser.add_argument('--core-firmware')
     parser.add_argument('--firmware-devices', type=int, default=2)
     parser.add_argument('--host-devices', type=int, default=2)
+    parser.add_argument('--graph', choices=('complete', 'sparse'),
+                        help='the DIST task\'s secure-aggregation graph (default: the task plan\'s)')
     args = parser.parse_args()
     for name in ('server', 'sim', 'firmware'):
         setattr(args, name, os.path.abspath(getattr(args, name)))
@@ -219,7 +223,7 @@ def main():
     os.makedirs(os.path.join(args.work, 'external'))
     os.chdir(args.work)
     clients = args.firmware_devices + args.host_devices
-    declare(args.kind, args.trust, clients)
+    declare(args.kind, args.trust, clients, args.graph)
 
     # Every device external first: fedstat-sim only writes each device's share of the data and
     # exits (no device of its own runs), so the images can be provisioned before the round.
@@ -236,6 +240,7 @@ def main():
             assert server.poll() is None, 'the server exited before listening'
             time.sleep(0.1)
         port = int(open('port').read())
+        started = time.monotonic()
         firmware = [start_firmware(args, i + 1, port) for i in range(args.firmware_devices)]
         sim = subprocess.run(sim_command(args, f'127.0.0.1:{port}', args.firmware_devices),
                              capture_output=True, text=True, timeout=600)
@@ -243,6 +248,8 @@ def main():
         with open('sim.json', 'w') as f:
             f.write(sim.stdout)
         codes = [p.wait(timeout=300) for p, _ in firmware]
+        # Each firmware's wall time from its start to its exit (the round and its footprint).
+        firmware_seconds = time.monotonic() - started
         wrong_key = run_with_wrong_key(args, port)
         result = subprocess.run([args.server, 'results', str(TASK_ID), '--config', 'server.json',
                                  '--json'], capture_output=True, text=True)
@@ -293,7 +300,8 @@ def main():
                 f'device {device["id"]}: the M4 report differs from the x86-64 one'
             print(f'device {device["id"]}: the M4 report ({len(words)} words) equals x86-64\'s')
     print(f'firmware round ({args.kind}, {args.trust}): {args.firmware_devices} Cortex-M4 + '
-          f'{args.host_devices} host devices, result equal to the in-process computation')
+          f'{args.host_devices} host devices, result equal to the in-process computation; '
+          f'the round took {firmware_seconds:.1f} s (firmware start to last exit)')
 
 
 if __name__ == '__main__':
