@@ -2,9 +2,12 @@
 // Bonawitz round, with who must still send in the current stage and what each member is sent when
 // a stage opens (also resent to a member that resumes, after SecAggResume{round_number(),
 // held_from(member)}).
-// Stages: kKeys (members: the admitted devices, 1 SecAggKeys each) → kShares (U1, |U1|−1
-// SecAggShares each) → kMasking (U2, vector_length masked words each) → kReveals (U3, |U2|
-// SecAggReveals each) → kDone | kAborted.
+// Stages: kKeys (members: the admitted devices, 1 SecAggKeys each) → kShares (U1, one
+// SecAggShare per other entry of the member's roster: |U1| − 1, or k with a sparse graph) →
+// kMasking (U2, vector_length masked words each) → kReveals (U3, one SecAggReveal per member of
+// U2 in its roster, itself included) → kDone | kAborted. Each member is sent its own roster and
+// U2/U3 bitmaps (SecAggServer::roster_for, u2_for, u3_for: the same for all with the complete
+// graph, its neighbourhood with the sparse one).
 // Errors (on_message, nothing changes): a body for another stage (kFailedPrecondition), a sender
 // outside the stage's members or keys naming another client (kPermissionDenied), and every
 // SecAggServer check (secagg_server.h). close() aborts below the threshold (kAborted).
