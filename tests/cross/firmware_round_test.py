@@ -84,8 +84,6 @@ def declare(kind, trust, clients, graph=None):
     elif kind == 'kl':
         task.update({'epsilon': 1.0, 'delta': 1e-6})
         task['kl'] = {'reference': 'reference.txt', 'rounds': 300, 'lambda': 0.1}
-    if graph:
-        task['graph'] = graph  # trust dist: its (k, t) from the bound at max_clients
     else:
         task.update({'epsilon': 1.0, 'delta': 1e-6})
         task['model_update'] = {'dimension': d, 'epochs': 20, 'batches': 4,
@@ -93,6 +91,8 @@ def declare(kind, trust, clients, graph=None):
                                 'clip_norm': 10.0, 'rotate': True, 'gamma': 4096.0,
                                 'beta': 0.6065306597, 'bits': 32,
                                 'examples_per_client': per_client, 'evaluation': 'evaluation.csv'}
+    if graph:
+        task['graph'] = graph  # trust dist: its (k, t) from the bound at max_clients
     with open('task.json', 'w') as f:
         json.dump(task, f)
     with open('server.json', 'w') as f:
