@@ -62,8 +62,10 @@ uint32_t SecAggPhase::required(uint32_t member) const {
       return server_.roster_size() - 1;
     case Stage::kMasking:
       return vector_length_;
-    case Stage::kReveals:
-      return server_.u2_in_roster_of(member);
+    case Stage::kReveals: {
+      auto it = reveals_owed_.find(member);
+      return it == reveals_owed_.end() ? 0 : it->second;
+    }
     default:
       return 0;
   }
@@ -162,6 +164,7 @@ Status SecAggPhase::close(std::vector<uint64_t>* sum) {
       const std::vector<uint32_t> u3 = server_.u3();
       members_ = std::set<uint32_t>(u3.begin(), u3.end());
       u3_size_ = static_cast<uint32_t>(members_.size());
+      for (uint32_t m : members_) reveals_owed_[m] = server_.u2_in_roster_of(m);
       stage_ = Stage::kReveals;
       pending_ = members_;
       return Status();

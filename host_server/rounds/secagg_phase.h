@@ -88,6 +88,9 @@ class SecAggPhase {
   // message is counted, so all_done is not a pass over every member after every message (with
   // the sparse graph's reveals, each member_done costs k + 1 roster look-ups: n²·k² per stage).
   std::set<uint32_t> pending_;
+  // kReveals: the reveals each member of U3 owes (U2's members in its roster), counted once when
+  // the stage opens — not per message (k roster look-ups each).
+  std::map<uint32_t, uint32_t> reveals_owed_;
   uint32_t u3_size_ = 0;
 };
 

@@ -449,7 +449,8 @@ void TaskRound::close_admission() {
     return;
   }
   secagg_ = std::make_unique<SecAggPhase>(
-      spec_.task, accepted, spec_.task.secagg_degree != 0 ? stored_seed(kGraphSeed) : Seed256{});
+      spec_.task, accepted,
+      spec_.task.secagg_degree != 0 ? stored_seed(kGraphSeed, graph_seed_) : Seed256{});
   stage_ = Stage::kSecAgg;
   for (uint32_t m : accepted) send_opening(m);
 }
@@ -566,11 +567,10 @@ std::vector<uint64_t> TaskRound::members_to_notify() const {
 }
 
 Seed256 TaskRound::noise_seed() {
-  return stored_seed(kNoiseSeed);
+  return stored_seed(kNoiseSeed, noise_seed_);
 }
 
-Seed256 TaskRound::stored_seed(const char* name) {
-  std::optional<Seed256>& held = std::string(name) == kNoiseSeed ? noise_seed_ : graph_seed_;
+Seed256 TaskRound::stored_seed(const char* name, std::optional<Seed256>& held) {
   if (held) return *held;
   Csprng csprng;
   Seed256 seed;

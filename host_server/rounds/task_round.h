@@ -160,9 +160,9 @@ class TaskRound {
   void complete(const std::vector<uint64_t>& sum, uint32_t contributors);
   // The aggregate's noise seed: the stored one, else one drawn from the CSPRNG and stored first.
   Seed256 noise_seed();
-  // The seed `name` ("noise_seed" or "graph_seed"): the one read from the store, else drawn
-  // from the CSPRNG and stored as a note "<name> <hex>" first.
-  Seed256 stored_seed(const char* name);
+  // The seed `name` ("noise_seed" or "graph_seed") held in `held`: the one read from the store,
+  // else drawn from the CSPRNG and stored as a note "<name> <hex>" first.
+  Seed256 stored_seed(const char* name, std::optional<Seed256>& held);
   // Refuses `client`'s report as out of bounds (`why`): stored as a note, never summed.
   Refusal refuse_report(uint64_t client, const std::string& why);
   // A stored server note, replayed (recover): a refused report; a seed is read before the replay.

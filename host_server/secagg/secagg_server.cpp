@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <stdexcept>
 
 #include "host_server/secagg/share_decoder.h"
@@ -317,34 +318,39 @@ Status SecAggServer::on_share(uint32_t sender, const fedstat_v1_SecAggShare& sha
   return Status();
 }
 
-fedstat_v1_SecAggRoster SecAggServer::roster(bool (*member)(const Client&)) const {
+fedstat_v1_SecAggRoster SecAggServer::bitmap(uint32_t round, size_t size,
+                                             const std::function<bool(size_t)>& named) const {
   fedstat_v1_SecAggRoster r = fedstat_v1_SecAggRoster_init_zero;
   r.session = config_.session;
-  if (ring_.size() > 8 * sizeof(r.members.bytes)) return r;  // beyond a bitmap: per client only
-  r.members.size = static_cast<pb_size_t>((ring_.size() + 7) / 8);
-  for (size_t i = 0; i < ring_.size(); ++i) {
-    if (member(clients_.at(ring_[i]))) {
+  r.round = round;
+  if (size > 8 * sizeof(r.members.bytes)) return r;  // beyond a bitmap: per client only
+  r.members.size = static_cast<pb_size_t>((size + 7) / 8);
+  for (size_t i = 0; i < size; ++i) {
+    if (named(i))
       r.members.bytes[i / 8] = static_cast<uint8_t>(r.members.bytes[i / 8] | (1u << (i % 8)));
-    }
   }
   return r;
 }
 
+fedstat_v1_SecAggRoster SecAggServer::roster(uint32_t round, bool (*member)(const Client&)) const {
+  return bitmap(round, ring_.size(), [&](size_t i) { return member(clients_.at(ring_[i])); });
+}
+
 fedstat_v1_SecAggRoster SecAggServer::roster_of(uint32_t id, uint32_t round,
                                                 bool (*member)(const Client&)) const {
-  fedstat_v1_SecAggRoster r = fedstat_v1_SecAggRoster_init_zero;
-  r.session = config_.session;
-  r.round = round;
   auto it = clients_.find(id);
-  if (it == clients_.end() || ring_.empty()) return r;
-  const uint32_t size = roster_size();
-  r.members.size = static_cast<pb_size_t>((size + 7) / 8);
-  for (uint32_t j = 0; j < size; ++j) {
-    if (member(clients_.at(roster_member(it->second.index, j)))) {
-      r.members.bytes[j / 8] = static_cast<uint8_t>(r.members.bytes[j / 8] | (1u << (j % 8)));
-    }
+  if (it == clients_.end() || ring_.empty()) return bitmap(round, 0, nullptr);
+  const size_t index = it->second.index;
+  return bitmap(round, roster_size(),
+                [&](size_t j) { return member(clients_.at(roster_member(index, j))); });
+}
+
+uint32_t SecAggServer::count_in_roster(size_t ring_index, bool (*member)(const Client&)) const {
+  uint32_t n = 0;
+  for (uint32_t j = 0; j < roster_size(); ++j) {
+    n += member(clients_.at(roster_member(ring_index, j))) ? 1 : 0;
   }
-  return r;
+  return n;
 }
 
 fedstat_v1_SecAggRoster SecAggServer::u2_for(uint32_t id) const {
@@ -374,9 +380,7 @@ Result<fedstat_v1_SecAggRoster> SecAggServer::close_sharing() {
                  shares.end());
   }
   stage_ = Stage::kMasking;
-  fedstat_v1_SecAggRoster r = roster([](const Client& c) { return c.in_u2; });
-  r.round = 2;
-  return r;
+  return roster(2, [](const Client& c) { return c.in_u2; });
 }
 
 std::vector<fedstat_v1_SecAggShare> SecAggServer::shares_for(uint32_t id) const {
@@ -440,10 +444,7 @@ Result<fedstat_v1_SecAggRoster> SecAggServer::close_masking() {
   for (uint32_t id : ring_) {
     const Client& client = clients_.at(id);
     if (!client.in_u2 || roster_size() == ring_.size()) continue;
-    uint32_t holders = 0;
-    for (uint32_t j = 0; j < roster_size(); ++j) {
-      holders += clients_.at(roster_member(client.index, j)).in_u3 ? 1 : 0;
-    }
+    const uint32_t holders = count_in_roster(client.index, [](const Client& c) { return c.in_u3; });
     if (holders < config_.threshold) {
       return abort(
           "only " + std::to_string(holders) + " of client " + std::to_string(id) +
@@ -452,9 +453,7 @@ Result<fedstat_v1_SecAggRoster> SecAggServer::close_masking() {
     }
   }
   stage_ = Stage::kUnmasking;
-  fedstat_v1_SecAggRoster r = roster([](const Client& c) { return c.in_u3; });
-  r.round = 3;
-  return r;
+  return roster(3, [](const Client& c) { return c.in_u3; });
 }
 
 Status SecAggServer::on_reveal(uint32_t sender, const fedstat_v1_SecAggReveal& reveal) {
@@ -518,11 +517,7 @@ std::vector<uint32_t> SecAggServer::u2() const {
 uint32_t SecAggServer::u2_in_roster_of(uint32_t id) const {
   auto it = clients_.find(id);
   if (it == clients_.end() || ring_.empty()) return 0;
-  uint32_t n = 0;
-  for (uint32_t j = 0; j < roster_size(); ++j) {
-    n += clients_.at(roster_member(it->second.index, j)).in_u2 ? 1 : 0;
-  }
-  return n;
+  return count_in_roster(it->second.index, [](const Client& c) { return c.in_u2; });
 }
 
 std::vector<uint32_t> SecAggServer::u3() const {

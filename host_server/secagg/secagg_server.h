@@ -75,6 +75,7 @@
 #define FEDSTAT_HOST_SECAGG_SECAGG_SERVER_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -198,9 +199,17 @@ class SecAggServer {
   };
   Status abort(const std::string& reason);
   Status refuse_and_exclude(uint32_t id, const std::string& reason);
-  fedstat_v1_SecAggRoster roster(bool (*member)(const Client&)) const;
+  // A roster bitmap of `size` bits (none beyond 1024: the field's room), bit i set when
+  // named(i).
+  fedstat_v1_SecAggRoster bitmap(uint32_t round, size_t size,
+                                 const std::function<bool(size_t)>& named) const;
+  // Over U1 in ring order (what every member of a complete graph is sent), or over `id`'s roster.
+  fedstat_v1_SecAggRoster roster(uint32_t round, bool (*member)(const Client&)) const;
   fedstat_v1_SecAggRoster roster_of(uint32_t id, uint32_t round,
                                     bool (*member)(const Client&)) const;
+  // The members of the roster of the member at `ring_index` (itself included) that `member`
+  // holds for.
+  uint32_t count_in_roster(size_t ring_index, bool (*member)(const Client&)) const;
   fedstat_v1_SecAggPeerKeys roster_entry(uint32_t id, uint32_t index, uint32_t count) const;
   // The ring (graph.h): roster_size() entries per roster, starting at roster_start(p) for the
   // member at ring index p; neighbours(a, b): b is in a's roster.

@@ -264,6 +264,19 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
   auto send = [](SimClient& c, const wire::Envelope& e, int number) {
     c.outbox.push_back(carry(e, &c.bytes[number]));
   };
+  // `c`'s messages of round `number` (body `tag`), one per call of next(envelope) until it says
+  // there are none left; its time is the client's.
+  auto drain = [&](SimClient& c, int number, pb_size_t tag, const char* what, const auto& next) {
+    while (true) {
+      wire::Envelope e = envelope_of(tag);
+      const auto t0 = Clock::now();
+      const Result<bool> more = next(e);
+      c.seconds[number] += since(t0);
+      check(more.status(), what);
+      if (!more.value()) return;
+      send(c, e, number);
+    }
+  };
 
   // Round 0: AdvertiseKeys.
   wire::Envelope start = envelope_of(fedstat_v1_Envelope_secagg_start_tag);
@@ -296,15 +309,8 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
         }
         c.seconds[1] += since(t0);
         if (!c.alive(1)) return;
-        while (true) {
-          t0 = Clock::now();
-          wire::Envelope e = envelope_of(fedstat_v1_Envelope_secagg_share_tag);
-          auto more = c.client.next_share(e.body.secagg_share);
-          c.seconds[1] += since(t0);
-          check(more.status(), "share");
-          if (!more.value()) break;
-          send(c, e, 1);
-        }
+        drain(c, 1, fedstat_v1_Envelope_secagg_share_tag, "share",
+              [&](wire::Envelope& e) { return c.client.next_share(e.body.secagg_share); });
       },
       [&](SimClient& c, const fedstat_v1_Envelope& e) {
         return server.on_share(c.id, e.body.secagg_share);
@@ -355,14 +361,10 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
             kept_id = c.id;
           }
         }
-        while (true) {
-          wire::Envelope e = envelope_of(fedstat_v1_Envelope_secagg_masked_chunk_tag);
-          auto more = c.client.next_chunk(Span<const uint64_t>(masked.data(), masked.size()),
-                                          e.body.secagg_masked_chunk);
-          check(more.status(), "chunk");
-          if (!more.value()) break;
-          send(c, e, 2);
-        }
+        drain(c, 2, fedstat_v1_Envelope_secagg_masked_chunk_tag, "chunk", [&](wire::Envelope& e) {
+          return c.client.next_chunk(Span<const uint64_t>(masked.data(), masked.size()),
+                                     e.body.secagg_masked_chunk);
+        });
       },
       [&](SimClient& c, const fedstat_v1_Envelope& e) {
         return server.on_chunk(c.id, e.body.secagg_masked_chunk);
@@ -384,15 +386,12 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
         const Status in_u3 = c.client.on_roster(carry(r, nullptr).body.secagg_roster);
         if (in_u3.code() == StatusCode::kAborted) return;
         check(in_u3, "U3");
-        while (true) {
-          wire::Envelope e = envelope_of(fedstat_v1_Envelope_secagg_reveal_tag);
-          auto more = c.client.next_reveal(e.body.secagg_reveal);
-          check(more.status(), "reveal");
-          if (!more.value()) break;
-          ++reveals;
-          send(c, e, 3);
-        }
         c.seconds[3] += since(t0);
+        drain(c, 3, fedstat_v1_Envelope_secagg_reveal_tag, "reveal", [&](wire::Envelope& e) {
+          const Result<bool> more = c.client.next_reveal(e.body.secagg_reveal);
+          if (more.ok() && more.value()) ++reveals;
+          return more;
+        });
         c.revealed = true;
       },
       [&](SimClient& c, const fedstat_v1_Envelope& e) {

@@ -270,14 +270,18 @@ void plan_graph(const json& declaration, const std::string& where, fedstat_v1_Ta
            std::string("make no sparse graph possible: ") + usable.message() +
                " (corrupt_fraction + 2 * dropout_rate must be at most 0.9)");
   }
-  const Result<secagg::SecAggGraph> chosen = secagg::choose_sparse_graph(task.max_clients, model);
   std::string graph;
   if (declaration.contains("graph")) {
     graph = text(declaration, "graph", where);
     if (graph != "complete" && graph != "sparse") {
       refuse(where + ".graph", "must be \"complete\" or \"sparse\" (not \"" + graph + "\")");
     }
-  } else {
+  }
+  // The sparse graph's (k, t), searched only where the graph may be sparse.
+  const Result<secagg::SecAggGraph> chosen =
+      graph == "complete" ? Result<secagg::SecAggGraph>(not_found("the complete graph declared"))
+                          : secagg::choose_sparse_graph(task.max_clients, model);
+  if (graph.empty()) {
     // The default (task_plan.h says why): sparse when it cuts a device's roster at least
     // eightfold, and always where the complete graph cannot go (above 1024).
     const bool eighth =

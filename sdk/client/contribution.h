@@ -117,8 +117,16 @@ constexpr uint32_t kMaxTaskClients = 1024;
 /// probability at most 2^−σ, σ = secagg::SecAggThreatModel().security_bits = 40
 /// (graph_parameters.h).
 constexpr double kSparseGraphFailureDelta = 0x1p-40;
-/// A floor of zero rates (σ = 40, η = 30): the graph judged at the task's declared rates alone.
-constexpr secagg::SecAggThreatModel kNoGraphFloor = {0, 0, 40, 30};
+static_assert(secagg::SecAggThreatModel{}.security_bits == 40,
+              "kSparseGraphFailureDelta is 2^-sigma at the default sigma");
+/// A floor of zero rates (the default σ and η): the graph judged at the task's declared rates
+/// alone.
+constexpr secagg::SecAggThreatModel kNoGraphFloor = [] {
+  secagg::SecAggThreatModel model;
+  model.dropout_ppm = 0;
+  model.corrupt_ppm = 0;
+  return model;
+}();
 
 /// An enum field as the wire delivered it: nanopb stores any number there, and reading an
 /// out-of-range value through the enum type is undefined, so the bytes are copied out instead.

@@ -5,6 +5,7 @@
 
 #include "fedstat/v1/envelope.pb.h"
 #include "sdk/privacy/accountants.h"
+#include "sdk/secagg/graph_parameters.h"
 
 namespace fedstat {
 namespace client {
@@ -110,12 +111,12 @@ Status validate_task_policy(const TaskPolicy& policy) {
     return invalid_argument(
         "TaskPolicy.answered_kinds must hold at least one kAnswer* bit and no other bit");
   }
-  if (policy.min_assumed_dropout_ppm >= 1000000) {
+  if (policy.min_assumed_dropout_ppm >= secagg::kPpmOne) {
     return invalid_argument(
         "TaskPolicy.min_assumed_dropout_ppm must be below 1000000 (parts per million: 50000 is 5 "
         "%)");
   }
-  if (policy.min_assumed_corrupt_ppm >= 1000000) {
+  if (policy.min_assumed_corrupt_ppm >= secagg::kPpmOne) {
     return invalid_argument(
         "TaskPolicy.min_assumed_corrupt_ppm must be below 1000000 (parts per million: 50000 is 5 "
         "%)");

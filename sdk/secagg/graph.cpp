@@ -13,31 +13,35 @@ namespace {
 constexpr char kCommitmentTag[] = "fedstat secagg graph commitment v1";
 constexpr char kPositionTag[] = "fedstat secagg ring position v1";
 
+// SHA-256(tag without its terminator ‖ LE64 session ‖ the 32-byte seed ‖ tail) into `out`.
+template <size_t N>
+Status seed_hash(const char (&tag)[N], uint64_t session, ByteSpan seed, ByteSpan tail,
+                 MutableByteSpan out) {
+  uint8_t input[sizeof(kCommitmentTag) + 8 + kGraphSeedBytes + 4];
+  static_assert(N <= sizeof(kCommitmentTag), "the longest tag sizes the buffer");
+  if (tail.size() > 4) return invalid_argument("secagg: a seed hash's tail is at most 4 bytes");
+  memcpy(input, tag, N - 1);
+  store_le64(input + N - 1, session);
+  memcpy(input + N - 1 + 8, seed.data(), kGraphSeedBytes);
+  if (!tail.empty()) memcpy(input + N - 1 + 8 + kGraphSeedBytes, tail.data(), tail.size());
+  return crypto::sha256(ByteSpan(input, N - 1 + 8 + kGraphSeedBytes + tail.size()), out);
+}
+
 }  // namespace
 
 Status graph_commitment(uint64_t session, ByteSpan seed, MutableByteSpan out) {
   if (seed.size() != kGraphSeedBytes || out.size() != kGraphSeedBytes) {
     return invalid_argument("secagg: a ring seed and its commitment are 32 bytes each");
   }
-  constexpr size_t kTag = sizeof(kCommitmentTag) - 1;
-  uint8_t input[kTag + 8 + kGraphSeedBytes];
-  memcpy(input, kCommitmentTag, kTag);
-  store_le64(input + kTag, session);
-  memcpy(input + kTag + 8, seed.data(), kGraphSeedBytes);
-  return crypto::sha256(ByteSpan(input, sizeof(input)), out);
+  return seed_hash(kCommitmentTag, session, seed, ByteSpan(), out);
 }
 
 Result<uint64_t> ring_position(uint64_t session, ByteSpan seed, uint32_t id) {
   if (seed.size() != kGraphSeedBytes) return invalid_argument("secagg: a ring seed is 32 bytes");
-  constexpr size_t kTag = sizeof(kPositionTag) - 1;
-  uint8_t input[kTag + 8 + kGraphSeedBytes + 4];
-  memcpy(input, kPositionTag, kTag);
-  store_le64(input + kTag, session);
-  memcpy(input + kTag + 8, seed.data(), kGraphSeedBytes);
-  store_le32(input + kTag + 8 + kGraphSeedBytes, id);
-  uint8_t digest[crypto::kSha256DigestBytes];
-  FEDSTAT_RETURN_IF_ERROR(
-      crypto::sha256(ByteSpan(input, sizeof(input)), MutableByteSpan(digest, sizeof(digest))));
+  uint8_t id_bytes[4], digest[crypto::kSha256DigestBytes];
+  store_le32(id_bytes, id);
+  FEDSTAT_RETURN_IF_ERROR(seed_hash(kPositionTag, session, seed, ByteSpan(id_bytes, 4),
+                                    MutableByteSpan(digest, sizeof(digest))));
   return load_le64(digest);
 }
 

@@ -53,8 +53,8 @@
 /// (0.3 s on a host core), 52,176 in the worst accepted case (γ + 2δ = 0.9, σ = η = 200,
 /// n = 10^9: 7 s). The search stops at k = 2^16.
 ///
-/// k and t this code gives (δ = γ = 5 %, σ = 40, η = 30; printed by the test
-/// GraphParameters.PrintsTheDefaultTable):
+/// k and t this code gives (δ = γ = 5 %, σ = 40, η = 30; checked by the test
+/// GraphParameters.TheHeadersTableIsWhatTheCodeGives):
 ///
 ///   | n | 10^2 | 10^3 | 10^4 | 10^5 | 10^6 | 10^7 |
 ///   |---|------|------|------|------|------|------|

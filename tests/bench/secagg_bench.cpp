@@ -217,6 +217,56 @@ void BM_OneClientOfThousand(benchmark::State& state) {
 }
 BENCHMARK(BM_OneClientOfThousand)->Arg(1000)->Arg(100000)->Iterations(1)->Unit(benchmark::kSecond);
 
+// The masking key pairs of the clients above `survivors` (they drop after sharing; the server
+// refuses a public key advertised twice, so each is its own), indexed by client id.
+struct DroppedKeys {
+  std::vector<std::array<uint8_t, 32>> secret, public_key;
+};
+DroppedKeys dropped_keys(uint32_t n, uint32_t survivors, SeededStream& random,
+                         benchmark::State& state) {
+  DroppedKeys keys;
+  keys.secret.resize(n + 1);
+  keys.public_key.resize(n + 1);
+  for (uint32_t id = survivors + 1; id <= n; ++id) {
+    std::array<uint8_t, 32>& key = keys.secret[id];
+    key.fill(0);
+    key[2] = static_cast<uint8_t>(id);  // bytes the clamp keeps
+    key[3] = static_cast<uint8_t>(id >> 8);
+    key[4] = static_cast<uint8_t>(id >> 16);
+    crypto::x25519_clamp(Span<uint8_t>(key.data(), 32));
+    if (!crypto::x25519_public_key(ByteSpan(key.data(), 32),
+                                   Span<uint8_t>(keys.public_key[id].data(), 32),
+                                   fill_from_random_source, &random)
+             .ok()) {
+      state.SkipWithError("x25519");
+    }
+  }
+  return keys;
+}
+
+// Clients 1..n advertise keys to `server` (session 9): random canonical keys, a dropped client's
+// masking key from `dropped`, every commitment to `secret` (the self-mask seed all share).
+void advertise_keys(host::SecAggServer& server, uint32_t n, uint32_t survivors,
+                    const DroppedKeys& dropped, const uint8_t secret[32], SeededStream& random,
+                    benchmark::State& state) {
+  for (uint32_t id = 1; id <= n; ++id) {
+    fedstat_v1_SecAggKeys keys = fedstat_v1_SecAggKeys_init_zero;
+    keys.session = 9;
+    keys.client_id = id;
+    keys.encryption_key.size = keys.masking_key.size = 32;
+    (void)random.fill(MutableByteSpan(keys.encryption_key.bytes, 32));
+    (void)random.fill(MutableByteSpan(keys.masking_key.bytes, 32));
+    keys.encryption_key.bytes[31] &= 0x3f;  // canonical, and not of low order
+    keys.masking_key.bytes[31] &= 0x3f;
+    if (id > survivors) std::memcpy(keys.masking_key.bytes, dropped.public_key[id].data(), 32);
+    keys.commitment.size = secagg::kCommitmentBytes;
+    (void)secagg::self_mask_commitment(9, id, ByteSpan(secret, 32),
+                                       MutableByteSpan(keys.commitment.bytes, 32));
+    const Status accepted = server.on_keys(keys);
+    if (!accepted.ok()) state.SkipWithError(accepted.message());
+  }
+}
+
 // The server's unmasking at the largest session: n = 1024 clients, t = 513, no dropouts, so
 // finish() rebuilds and verifies 1024 self-mask seeds from up to 1024 reveals each (one 64-word
 // chunk per client; the masks' PRG is a small part). Only finish() is timed (counter finish_s,
@@ -249,36 +299,8 @@ void BM_FinishAtThousand(benchmark::State& state) {
     host::SecAggServer server(config);
     SeededStream random(Seed256{}, 3);
     uint8_t secret[32] = {}, seed[32] = {4};
-    // Each dropped client's masking key pair (the server refuses a public key advertised twice).
-    std::vector<std::array<uint8_t, 32>> key(n + 1), key_public(n + 1);
-    for (uint32_t id = survivors + 1; id <= n; ++id) {
-      key[id].fill(0);
-      key[id][2] = static_cast<uint8_t>(id);  // bytes the clamp keeps
-      key[id][3] = static_cast<uint8_t>(id >> 8);
-      crypto::x25519_clamp(Span<uint8_t>(key[id].data(), 32));
-      if (!crypto::x25519_public_key(ByteSpan(key[id].data(), 32),
-                                     Span<uint8_t>(key_public[id].data(), 32),
-                                     fill_from_random_source, &random)
-               .ok()) {
-        state.SkipWithError("x25519");
-      }
-    }
-    for (uint32_t id = 1; id <= n; ++id) {
-      fedstat_v1_SecAggKeys keys = fedstat_v1_SecAggKeys_init_zero;
-      keys.session = 9;
-      keys.client_id = id;
-      keys.encryption_key.size = keys.masking_key.size = 32;
-      (void)random.fill(MutableByteSpan(keys.encryption_key.bytes, 32));
-      (void)random.fill(MutableByteSpan(keys.masking_key.bytes, 32));
-      keys.encryption_key.bytes[31] &= 0x3f;  // canonical, and not of low order
-      keys.masking_key.bytes[31] &= 0x3f;
-      if (id > survivors) std::memcpy(keys.masking_key.bytes, key_public[id].data(), 32);
-      keys.commitment.size = secagg::kCommitmentBytes;
-      (void)secagg::self_mask_commitment(9, id, ByteSpan(secret, 32),
-                                         MutableByteSpan(keys.commitment.bytes, 32));
-      const Status accepted = server.on_keys(keys);
-      if (!accepted.ok()) state.SkipWithError(accepted.message());
-    }
+    const DroppedKeys dropped = dropped_keys(n, survivors, random, state);
+    advertise_keys(server, n, survivors, dropped, secret, random, state);
     (void)server.close_advertising();
     fedstat_v1_SecAggShare share = fedstat_v1_SecAggShare_init_zero;
     share.session = 9;
@@ -316,7 +338,7 @@ void BM_FinishAtThousand(benchmark::State& state) {
       reveal.self_mask = about <= survivors;  // U3: its self-mask seed; U2 \ U3: its key
       secagg::ShamirDealer key_dealer;
       if (!reveal.self_mask) {
-        (void)key_dealer.init(ByteSpan(key[about].data(), 32), t, ByteSpan(seed, 32));
+        (void)key_dealer.init(ByteSpan(dropped.secret[about].data(), 32), t, ByteSpan(seed, 32));
       }
       for (uint32_t from = 1; from <= survivors; ++from) {
         reveal.from_id = from;
@@ -415,20 +437,7 @@ void BM_SparseFinish(benchmark::State& state) {
   for (auto _ : state) {
     SeededStream random(Seed256{}, 3);
     uint8_t secret[32] = {}, seed[32] = {4};
-    std::vector<std::array<uint8_t, 32>> key(n + 1), key_public(n + 1);
-    for (uint32_t id = survivors + 1; id <= n; ++id) {
-      key[id].fill(0);
-      key[id][2] = static_cast<uint8_t>(id);  // bytes the clamp keeps
-      key[id][3] = static_cast<uint8_t>(id >> 8);
-      key[id][4] = static_cast<uint8_t>(id >> 16);
-      crypto::x25519_clamp(Span<uint8_t>(key[id].data(), 32));
-      if (!crypto::x25519_public_key(ByteSpan(key[id].data(), 32),
-                                     Span<uint8_t>(key_public[id].data(), 32),
-                                     fill_from_random_source, &random)
-               .ok()) {
-        state.SkipWithError("x25519");
-      }
-    }
+    const DroppedKeys dropped = dropped_keys(n, survivors, random, state);
     secagg::ShamirDealer dealer;
     (void)dealer.init(ByteSpan(secret, 32), t, ByteSpan(seed, 32));
     std::vector<secagg::ShamirShare> mine(survivors + 1);
@@ -444,22 +453,7 @@ void BM_SparseFinish(benchmark::State& state) {
     config.graph_seed[0] = 5;
     config.dropout_ppm = config.corrupt_ppm = 50000;
     host::SecAggServer server(config);
-    for (uint32_t id = 1; id <= n; ++id) {
-      fedstat_v1_SecAggKeys keys = fedstat_v1_SecAggKeys_init_zero;
-      keys.session = 9;
-      keys.client_id = id;
-      keys.encryption_key.size = keys.masking_key.size = 32;
-      (void)random.fill(MutableByteSpan(keys.encryption_key.bytes, 32));
-      (void)random.fill(MutableByteSpan(keys.masking_key.bytes, 32));
-      keys.encryption_key.bytes[31] &= 0x3f;  // canonical, and not of low order
-      keys.masking_key.bytes[31] &= 0x3f;
-      if (id > survivors) std::memcpy(keys.masking_key.bytes, key_public[id].data(), 32);
-      keys.commitment.size = secagg::kCommitmentBytes;
-      (void)secagg::self_mask_commitment(9, id, ByteSpan(secret, 32),
-                                         MutableByteSpan(keys.commitment.bytes, 32));
-      const Status accepted = server.on_keys(keys);
-      if (!accepted.ok()) state.SkipWithError(accepted.message());
-    }
+    advertise_keys(server, n, survivors, dropped, secret, random, state);
     if (!server.close_advertising().ok()) state.SkipWithError("advertising did not close");
     // Each client's neighbourhood (itself included), as its roster names it.
     std::vector<std::vector<uint32_t>> neighbourhood(n + 1);
@@ -496,7 +490,7 @@ void BM_SparseFinish(benchmark::State& state) {
       reveal.self_mask = about <= survivors;  // U3: its self-mask seed; U2 \ U3: its key
       secagg::ShamirDealer key_dealer;
       if (!reveal.self_mask) {
-        (void)key_dealer.init(ByteSpan(key[about].data(), 32), t, ByteSpan(seed, 32));
+        (void)key_dealer.init(ByteSpan(dropped.secret[about].data(), 32), t, ByteSpan(seed, 32));
       }
       for (uint32_t from : neighbourhood[about]) {
         if (from > survivors) continue;

@@ -296,13 +296,19 @@ TEST(GraphParameters, DegreeGrowsLogarithmically) {
 
 // The header's table (δ = γ = 5 %, σ = 40, η = 30), printed for the header comment; each row
 // passes its own check.
-TEST(GraphParameters, PrintsTheDefaultTable) {
+// The table graph_parameters.h's comment publishes (δ = γ = 5 %, σ 40, η 30) is what the code
+// gives: a change to the bound that moves it fails here until the header says so.
+TEST(GraphParameters, TheHeadersTableIsWhatTheCodeGives) {
   const SecAggThreatModel model;
+  const uint32_t degree[] = {16, 62, 74, 80, 86, 92};
+  const uint32_t threshold[] = {11, 43, 51, 55, 59, 63};
   for (int e = 2; e <= 7; ++e) {
     const uint64_t n = static_cast<uint64_t>(std::pow(10.0, e));
     const Result<SecAggGraph> g = choose_sparse_graph(n, model);
     ASSERT_TRUE(g.ok());
     std::printf("n 10^%d  k %u  t %u\n", e, g.value().degree, g.value().threshold);
+    EXPECT_EQ(g.value().degree, degree[e - 2]) << "n = 10^" << e;
+    EXPECT_EQ(g.value().threshold, threshold[e - 2]) << "n = 10^" << e;
     EXPECT_TRUE(check_sparse_graph(n, g.value().degree, g.value().threshold, model).ok());
   }
 }
