@@ -1,0 +1,66 @@
+// The hashed-domain histogram of the DIST data-shift task (hashed_histogram.h).
+#include "sdk/sketch/hashed_histogram.h"
+
+#include "sdk/noise/polya.h"
+
+namespace fedstat {
+namespace sketch {
+namespace {
+
+// High 64 bits of a·b without 128-bit types (Cortex-M has none).
+uint64_t mul_high(uint64_t a, uint64_t b) {
+  const uint64_t a_lo = a & 0xffffffffu, a_hi = a >> 32;
+  const uint64_t b_lo = b & 0xffffffffu, b_hi = b >> 32;
+  const uint64_t lo_lo = a_lo * b_lo;
+  const uint64_t hi_lo = a_hi * b_lo;
+  const uint64_t lo_hi = a_lo * b_hi;
+  const uint64_t cross = (lo_lo >> 32) + (hi_lo & 0xffffffffu) + lo_hi;
+  return a_hi * b_hi + (hi_lo >> 32) + (cross >> 32);
+}
+
+}  // namespace
+
+Status BucketMap::check() const {
+  if (buckets_ == 0 || buckets_ > kMaxHashedBuckets) {
+    return invalid_argument("hashed histogram: buckets must be in [1, 2^22]");
+  }
+  return Status();
+}
+
+uint32_t BucketMap::bucket_of(uint64_t id) const {
+  return static_cast<uint32_t>(mul_high(hasher_.hash_id(id), buckets_));
+}
+
+Status add_bucket_counts(const BucketMap& map, const histogram::SparseHistogram& local,
+                         uint32_t max_events, Span<uint64_t> out) {
+  FEDSTAT_RETURN_IF_ERROR(map.check());
+  if (out.size() != map.buckets()) {
+    return invalid_argument("hashed histogram: the vector must hold one word per bucket");
+  }
+  const Span<const histogram::SparseEntry> slots = local.slots();
+  uint64_t held = 0;
+  for (size_t i = 0; i < slots.size(); ++i) held += slots[i].count;
+  // Counts are < 2^32 and so is m: c·m < 2^64, and ⌊c·m/N⌋ ≤ c.
+  const bool bounded = max_events > 0 && held > max_events;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (slots[i].count == 0) continue;
+    const uint64_t count =
+        bounded ? uint64_t{slots[i].count} * max_events / held : uint64_t{slots[i].count};
+    out[map.bucket_of(slots[i].id)] += count;
+  }
+  return Status();
+}
+
+Status add_polya_shares(noise::Rational scale, uint32_t shares, RandomBits& noise,
+                        Span<uint64_t> out) {
+  FEDSTAT_RETURN_IF_ERROR(noise::check_polya_params(scale, shares));
+  for (size_t b = 0; b < out.size(); ++b) {
+    Result<int64_t> share = noise::polya_share(noise, scale, shares);
+    FEDSTAT_RETURN_IF_ERROR(share.status());
+    out[b] += static_cast<uint64_t>(share.value());
+  }
+  return Status();
+}
+
+}  // namespace sketch
+}  // namespace fedstat

@@ -1,0 +1,80 @@
+/// @file
+/// The hashed-domain histogram of the distributed-DP data-shift task (`data_shift` with trust
+/// `dist`, docs/data_shift_dp.md): a device's item counts folded into B public buckets, the
+/// proportional bound on its events, and one Pólya share of discrete Laplace noise per bucket.
+///
+/// Buckets: bucket(id) = ⌊SipHash_k(id)·B / 2^64⌋ (multiply-shift of the 64-bit hash, so every
+/// bucket gets ⌊2^64/B⌋ or ⌈2^64/B⌉ hashes), with k the first 16 bytes of the task seed — the same
+/// public key the data-shift sketch hashes items with (sketch/shift_sketch.h), never a secret.
+/// The server folds its reference with the same function, so the estimate needs no item ids: the
+/// total variation distance of the two bucketed distributions is at most the true one (buckets
+/// only merge mass), and its shortfall is the collisions' cancellation, which falls as B grows.
+///
+/// Privacy (the proof is in docs/data_shift_dp.md): the vector a device sends is its bucket counts
+/// plus one share X − Y, X, Y ~ NB(1/s, e^{−1/T}) in every bucket (noise/polya.h). s shares sum
+/// to a discrete Laplace of scale T, so with at least s honest devices' shares in a released sum
+/// every bucket of the sum carries at least one full discrete Laplace(T). One event moves one
+/// bucket by 1 (L1 sensitivity 1): ε = 1/T per event. A device that bounds its events to m
+/// (bound_events) moves at most m in L1: ε = m/T per device. The total is not sent; the server
+/// computes it from the noised buckets (post-processing).
+///
+/// @memory none beyond the caller's bucket vector (B words) and a 16-byte hasher.
+/// @paper 001 §4.7 (distributed noise under secure aggregation); Goryczka & Xiong 2015 (Pólya
+/// shares of the discrete Laplace).
+#ifndef FEDSTAT_SDK_SKETCH_HASHED_HISTOGRAM_H_
+#define FEDSTAT_SDK_SKETCH_HASHED_HISTOGRAM_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sdk/base/item_hash.h"
+#include "sdk/base/random_bits.h"
+#include "sdk/base/result.h"
+#include "sdk/base/seeded_stream.h"
+#include "sdk/base/span.h"
+#include "sdk/histogram/sparse_histogram.h"
+#include "sdk/noise/rational.h"
+
+namespace fedstat {
+namespace sketch {
+
+/// The most buckets a hashed histogram takes (2^22 words: 16 MiB at 32 bits on the host).
+constexpr uint32_t kMaxHashedBuckets = uint32_t{1} << 22;
+
+/// The public map from item ids to B buckets of one task.
+class BucketMap {
+ public:
+  /// B buckets under the task seed; `buckets` must be in [1, kMaxHashedBuckets] (init checks).
+  BucketMap(const Seed256& seed, uint32_t buckets)
+      : hasher_(ItemHasher::from_key_bytes(seed.bytes)), buckets_(buckets) {}
+  /// kInvalidArgument unless 1 ≤ buckets ≤ kMaxHashedBuckets.
+  Status check() const;
+  uint32_t buckets() const { return buckets_; }
+  /// The bucket of `id`, in [0, buckets).
+  uint32_t bucket_of(uint64_t id) const;
+
+ private:
+  ItemHasher hasher_;
+  uint32_t buckets_;
+};
+
+/// Adds every count of `local` to its bucket of `out` (out.size() == map.buckets()), modulo 2^64;
+/// with max_events m > 0 and more than m events held, each count c becomes ⌊c·m/N⌋ first (N the
+/// histogram's total), so at most m events are added and the shape is kept.
+/// @errors kInvalidArgument: the map refused (check), or out.size() != buckets. `out` is
+/// untouched on error.
+Status add_bucket_counts(const BucketMap& map, const histogram::SparseHistogram& local,
+                         uint32_t max_events, Span<uint64_t> out);
+
+/// Adds one Pólya share of the discrete Laplace of scale `scale` split `shares` ways to every
+/// word of `out` (two's complement, modulo 2^64).
+/// @errors noise::polya_share's (kInvalidArgument for scale 0 or shares 0, kOutOfRange for a
+/// scale above noise::kMaxPolyaScale) and the random source's; on error `out` holds the shares of
+/// the words before the failing one.
+Status add_polya_shares(noise::Rational scale, uint32_t shares, RandomBits& noise,
+                        Span<uint64_t> out);
+
+}  // namespace sketch
+}  // namespace fedstat
+
+#endif  // FEDSTAT_SDK_SKETCH_HASHED_HISTOGRAM_H_
