@@ -1,0 +1,49 @@
+// Total variation distance from hashed-domain histograms: the estimator of the DIST data-shift
+// task (sdk/sketch/hashed_histogram.h, docs/data_shift_dp.md).
+//
+// The fleet's vector is the sum, modulo 2^bits, of every device's bucket counts and Pólya shares:
+// each bucket holds its true count plus at least one discrete Laplace of the task's scale. The
+// reference is folded into the same buckets on the host, exactly (no noise: the server holds it).
+//   1. signed_sum reads each word as a two's-complement number of `bits` bits (a bucket's noise can
+//      make it negative).
+//   2. estimate_hashed_tv clamps every noised count to [0, ∞) — a count is never negative, and
+//      the clamp removes most of the noise in the many empty or tiny buckets — takes each side's
+//      total as the sum of its clamped counts, and returns ½·Σ_b |p_b/N_p − q_b/N_q|.
+// The bucketed distance is at most the true one (collisions cancel mass); its shortfall and the
+// noise's bias are measured in docs/data_shift_dp.md.
+//
+// Privacy: post-processing of the released sum (and of the server's own reference). Errors:
+// std::invalid_argument for vectors of different lengths, an empty side (no positive bucket), or
+// bits outside [1, 64]. Memory: O(B). Paper: 001 §4.7 (distributed noise), docs/data_shift_dp.md.
+#ifndef FEDSTAT_HOST_ESTIMATE_HASHED_TV_H_
+#define FEDSTAT_HOST_ESTIMATE_HASHED_TV_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "host_server/estimate/item_counts.h"
+#include "sdk/sketch/hashed_histogram.h"
+
+namespace fedstat {
+namespace host {
+
+// The exact bucket counts of `items` under `map` (the SDK's bucket function).
+std::vector<int64_t> bucket_counts(const ItemCounts& items, const sketch::BucketMap& map);
+
+// Each word of a secure-aggregation sum modulo 2^bits as a signed number.
+std::vector<int64_t> signed_sum(const std::vector<uint64_t>& sum, uint32_t bits);
+
+struct HashedTvEstimate {
+  double tv = 0;       // ½·Σ_b |p_b/N_p − q_b/N_q| over the clamped counts
+  double total_p = 0;  // N_p, N_q: the clamped sums
+  double total_q = 0;
+  size_t buckets = 0;
+  size_t negative_p = 0;  // buckets of P the clamp raised to 0 (noise the clamp removed)
+};
+
+HashedTvEstimate estimate_hashed_tv(const std::vector<int64_t>& p, const std::vector<int64_t>& q);
+
+}  // namespace host
+}  // namespace fedstat
+
+#endif  // FEDSTAT_HOST_ESTIMATE_HASHED_TV_H_
