@@ -77,7 +77,11 @@ def declare(kind, trust, clients, graph=None):
     task = {'id': TASK_ID, 'kind': kind, 'trust': trust, 'epsilon': 0, 'delta': 0,
             'min_clients': clients, 'max_clients': clients, 'deadline_seconds': 900,
             'admission_seconds': 300, 'phase_timeout_seconds': 300, 'seed': '00' * 31 + '31'}
-    if kind == 'data_shift':
+    if kind == 'data_shift' and trust == 'dist':
+        # 2,048 buckets (the fleet demo's size): 16 KiB of 64-bit words in the firmware's arena.
+        task.update({'epsilon': 3.0})
+        task['data_shift'] = {'buckets': 2048, 'reference': 'reference.txt'}
+    elif kind == 'data_shift':
         # 3 × 256 words: the Client needs 16 KiB for it, within the firmware's 18 KiB arena.
         task['data_shift'] = {'rows': 3, 'width': 256, 'heap_capacity': 64, 'k': 1024,
                               'domain': 400, 'local_epsilon': 0, 'reference': 'reference.txt'}
