@@ -586,7 +586,7 @@ void check_wire() {
 // The hostile inputs of tests/common/malformed_inputs.h, here with a 32-bit size_t.
 #if !FEDSTAT_SELFTEST_CORE
 void check_device_reports() {
-  // Whole reports as the Client sends them, for three DIST tasks (tests/common/device_reports.h).
+  // Whole reports as the Client sends them, for four tasks (tests/common/device_reports.h).
   using golden_reports::Kind;
   const struct {
     Kind kind;
@@ -595,6 +595,9 @@ void check_device_reports() {
   } cases[] = {
       {Kind::kDataShift, golden::kDeviceReportCrcDataShift,
        "device report, data_shift (stability histogram + sketch): same bytes as x86-64/AArch64"},
+      {Kind::kDataShiftDist, golden::kDeviceReportCrcDataShiftDist,
+       "device report, data_shift dist (hashed buckets + Polya shares): same bytes as "
+       "x86-64/AArch64"},
       {Kind::kKlAnswers, golden::kDeviceReportCrcKlAnswers,
        "device report, kl (Skellam shares): same bytes as x86-64/AArch64"},
       {Kind::kModelUpdate, golden::kDeviceReportCrcModelUpdate,
