@@ -47,8 +47,10 @@ class BucketMap {
   /// B buckets under the task seed; `buckets` must be in [1, kMaxHashedBuckets] (init checks).
   BucketMap(const Seed256& seed, uint32_t buckets)
       : hasher_(ItemHasher::from_key_bytes(seed.bytes)), buckets_(buckets) {}
-  /// kInvalidArgument unless 1 ≤ buckets ≤ kMaxHashedBuckets.
+  /// OK when 1 ≤ buckets ≤ kMaxHashedBuckets.
+  /// @errors kInvalidArgument: buckets is 0 or above kMaxHashedBuckets.
   Status check() const;
+  /// B, the number of buckets.
   uint32_t buckets() const { return buckets_; }
   /// The bucket of `id`, in [0, buckets).
   uint32_t bucket_of(uint64_t id) const;
