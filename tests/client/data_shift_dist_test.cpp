@@ -276,6 +276,10 @@ TEST(DataShiftDist, TheDeviceIsChargedDeltaOverTPlusLnOfTheMissingShares) {
   EXPECT_EQ(client::device_spend(user).value().epsilon, 0.5);
   EXPECT_NEAR(client::device_spend(user, all, 1).value().epsilon, 100 * (0.005 + std::log(3.0)),
               1e-12);
+  // A subnormal T passes the field checks (finite, > 0) but gives no finite ε: refused.
+  fedstat_v1_Task tiny = t;
+  tiny.parameters.data_shift.noise_scale = std::numeric_limits<double>::denorm_min();
+  expect_refused(client::device_spend(tiny).status(), "noise_scale", "a subnormal T");
   // Declared above the noise's ε: the declaration is charged.
   fedstat_v1_Task declared = t;
   declared.epsilon = 2;
