@@ -48,7 +48,7 @@ two files, mean |error| and max |error| over the 4 pairs × seeds):
 
 (c) a local-DP frequency oracle (Apple's Hadamard count-mean sketch): see run_local_oracle.
 
-All seeds are fixed; a run of the full grid takes a few minutes on one core.
+All seeds are fixed; the full grid takes about a minute on one core and 1 GB of memory.
 """
 import argparse
 import math
