@@ -121,7 +121,7 @@ Status build_data_shift_dist(const fedstat_v1_Task& task, const histogram::Spars
   const fedstat_v1_DataShiftParameters& d = task.parameters.data_shift;
   memset(out.data(), 0, out.size() * sizeof(uint64_t));
   const sketch::BucketMap map(seed_of(task), d.buckets);
-  FEDSTAT_RETURN_IF_ERROR(sketch::add_bucket_counts(map, local, d.max_events, out));
+  FEDSTAT_RETURN_IF_ERROR(sketch::add_bucket_counts(map, local, d.max_events, noise, out));
   // At most (2^(bits−1) − 1)/max_clients per device, so the fleet's exact sum stays a positive
   // signed word; clamping is 1-Lipschitz in each bucket, so one event still moves the vector by
   // at most 1 (and m events by at most m): the privacy argument is unchanged.

@@ -33,7 +33,7 @@ uint32_t BucketMap::bucket_of(uint64_t id) const {
 }
 
 Status add_bucket_counts(const BucketMap& map, const histogram::SparseHistogram& local,
-                         uint32_t max_events, Span<uint64_t> out) {
+                         uint32_t max_events, RandomBits& noise, Span<uint64_t> out) {
   FEDSTAT_RETURN_IF_ERROR(map.check());
   if (out.size() != map.buckets()) {
     return invalid_argument("hashed histogram: the vector must hold one word per bucket");
@@ -41,13 +41,25 @@ Status add_bucket_counts(const BucketMap& map, const histogram::SparseHistogram&
   const Span<const histogram::SparseEntry> slots = local.slots();
   uint64_t held = 0;
   for (size_t i = 0; i < slots.size(); ++i) held += slots[i].count;
-  // Counts are < 2^32 and so is m: c·m < 2^64, and ⌊c·m/N⌋ ≤ c.
-  const bool bounded = max_events > 0 && held > max_events;
-  for (size_t i = 0; i < slots.size(); ++i) {
-    if (slots[i].count == 0) continue;
-    const uint64_t count =
-        bounded ? uint64_t{slots[i].count} * max_events / held : uint64_t{slots[i].count};
-    out[map.bucket_of(slots[i].id)] += count;
+  if (max_events == 0 || held <= max_events) {
+    for (size_t i = 0; i < slots.size(); ++i) {
+      if (slots[i].count != 0) out[map.bucket_of(slots[i].id)] += slots[i].count;
+    }
+    return Status();
+  }
+  // Selection sampling: `unseen` events remain, `wanted` of them still to keep.
+  uint64_t unseen = held, wanted = max_events;
+  for (size_t i = 0; i < slots.size() && wanted > 0; ++i) {
+    uint64_t kept = 0;
+    for (uint32_t e = 0; e < slots[i].count && wanted > 0; ++e, --unseen) {
+      Result<uint64_t> draw = noise.uniform_below(unseen);
+      FEDSTAT_RETURN_IF_ERROR(draw.status());
+      if (draw.value() < wanted) {
+        ++kept;
+        --wanted;
+      }
+    }
+    if (kept != 0) out[map.bucket_of(slots[i].id)] += kept;
   }
   return Status();
 }

@@ -284,21 +284,33 @@ inline fedstat_v1_Task data_shift_dist_task(uint32_t max_clients, uint32_t thres
   return t;
 }
 
-// The exact part of a DIST data-shift vector, by hand: each item's count (⌊c·m/N⌋ when the
-// histogram holds N > m = max_events events) added to its bucket, each bucket clamped to
-// ⌊(2^(bits−1) − 1)/max_clients⌋.
+// The exact part of a DIST data-shift vector, by hand: each item's count added to its bucket —
+// when the histogram holds N > m = max_events events, only the events Knuth's selection sampling
+// keeps (each event in table order kept when uniform_below(unseen) < still wanted, from `bits`) —
+// each bucket clamped to ⌊(2^(bits−1) − 1)/max_clients⌋.
 inline std::vector<uint64_t> expected_bucket_counts(const fedstat_v1_Task& t,
-                                                    const histogram::SparseHistogram& h) {
+                                                    const histogram::SparseHistogram& h,
+                                                    RandomBits* bits = nullptr) {
   const fedstat_v1_DataShiftParameters& d = t.parameters.data_shift;
   const sketch::BucketMap map(seed_of(t), d.buckets);
   uint64_t held = 0;
   for (const auto& e : h.slots()) held += e.count;
+  const bool bounded = d.max_events > 0 && held > d.max_events;
+  EXPECT_TRUE(!bounded || bits != nullptr) << "a bounded histogram needs the noise stream";
+  uint64_t unseen = held, wanted = d.max_events;
   std::vector<uint64_t> out(d.buckets, 0);
   for (const auto& e : h.slots()) {
     if (e.count == 0) continue;
-    const uint64_t c = d.max_events > 0 && held > d.max_events
-                           ? uint64_t{e.count} * d.max_events / held
-                           : uint64_t{e.count};
+    uint64_t c = e.count;
+    if (bounded) {
+      c = 0;
+      for (uint32_t k = 0; k < e.count && wanted > 0; ++k, --unseen) {
+        if (bits->uniform_below(unseen).value() < wanted) {
+          ++c;
+          --wanted;
+        }
+      }
+    }
     out[map.bucket_of(e.id)] += c;
   }
   const uint64_t limit = ((uint64_t{1} << (t.bits - 1)) - 1) / t.max_clients;
@@ -307,13 +319,13 @@ inline std::vector<uint64_t> expected_bucket_counts(const fedstat_v1_Task& t,
 }
 
 // The whole DIST data-shift vector, by hand: expected_bucket_counts plus one Pólya share per
-// bucket (noise::polya_share of T rounded up, s ways, in bucket order from `noise_source`), mod
-// 2^bits.
+// bucket (noise::polya_share of T rounded up, s ways, in bucket order from `noise_source`, after
+// the bound's draws), mod 2^bits.
 inline std::vector<uint64_t> expected_hashed(const fedstat_v1_Task& t,
                                              const histogram::SparseHistogram& h,
                                              RandomSource& noise_source) {
-  std::vector<uint64_t> out = expected_bucket_counts(t, h);
   RandomBits bits(noise_source);
+  std::vector<uint64_t> out = expected_bucket_counts(t, h, &bits);
   const noise::Rational scale =
       noise::rational_at_least(t.parameters.data_shift.noise_scale).value();
   const uint64_t mask = t.bits == 64 ? ~uint64_t{0} : (uint64_t{1} << t.bits) - 1;

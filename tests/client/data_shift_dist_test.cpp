@@ -192,34 +192,52 @@ TEST(DataShiftDist, TheVectorIsTheBucketCountsPlusOnePolyaSharePerBucket) {
   EXPECT_NE(built, counts);
 }
 
-// Every share subtracted (the same stream), a device holding N > m events adds ⌊c·m/N⌋ per item:
-// at most m in all, and its heaviest item still the heaviest bucket's.
-TEST(DataShiftDist, MaxEventsBoundsWhatOneDeviceAdds) {
+// A device holding N > m events adds exactly m of them, a uniformly random subset (the same
+// stream reproduces the vector by hand). Over 200 streams the heavy item's kept share is m·5000/N
+// on average: a z-test at |z| < 5.3 (p ≈ 1e-7) on the hypergeometric mean and variance.
+TEST(DataShiftDist, MaxEventsKeepsAUniformlyRandomMOfTheEvents) {
   fedstat_v1_Task t = data_shift_dist_task(5, 3);
   t.parameters.data_shift.max_events = 100;
   t.parameters.data_shift.noise_scale = 200;  // T = m/ε at ε = 0.5
   t.epsilon = 0.5;
   OwnedHistogram h(2);
   ASSERT_TRUE(h.histogram.add(12345, 5000).ok());
-  ASSERT_GT(h.histogram.total(), 100u);
-  std::vector<uint64_t> out(t.vector_length);
-  SeededStream stream(test_seed(9), 4);
-  RandomBits bits(stream);
-  ASSERT_TRUE(client::build_data_shift_dist(t, h.histogram, bits, words(out)).ok());
-  CountingSource same(test_seed(9), 4);
-  EXPECT_EQ(out, expected_hashed(t, h.histogram, same));
-  const std::vector<uint64_t> counts = expected_bucket_counts(t, h.histogram);
-  uint64_t events = 0;
-  for (uint64_t c : counts) events += c;
-  EXPECT_LE(events, 100u);
-  EXPECT_GE(events, 100u - 61u);  // each of the 61 items loses less than one event
+  const uint64_t n = h.histogram.total();
+  ASSERT_GT(n, 100u);
   const sketch::BucketMap map(seed_of(t), t.parameters.data_shift.buckets);
-  EXPECT_GE(counts[map.bucket_of(12345)], uint64_t{5000} * 100 / h.histogram.total());
+  std::vector<uint64_t> out(t.vector_length);
+  double sum = 0;
+  const int runs = 200;
+  for (int run = 0; run < runs; ++run) {
+    SeededStream stream(test_seed(9), 100 + run);
+    RandomBits bits(stream);
+    ASSERT_TRUE(client::build_data_shift_dist(t, h.histogram, bits, words(out)).ok());
+    CountingSource same(test_seed(9), 100 + run);
+    ASSERT_EQ(out, expected_hashed(t, h.histogram, same));
+    SeededStream again(test_seed(9), 100 + run);
+    RandomBits again_bits(again);
+    const std::vector<uint64_t> counts = expected_bucket_counts(t, h.histogram, &again_bits);
+    uint64_t events = 0;
+    for (uint64_t c : counts) events += c;
+    ASSERT_EQ(events, 100u);
+    sum += static_cast<double>(counts[map.bucket_of(12345)]);
+  }
+  // The bucket's kept events are hypergeometric: m = 100 draws from N events of which K (the
+  // bucket's events: item 12345's 5000 and any item that shares its bucket) count.
+  uint64_t bucket_total = 0;
+  for (const auto& e : h.histogram.slots()) {
+    if (e.count != 0 && map.bucket_of(e.id) == map.bucket_of(12345)) bucket_total += e.count;
+  }
+  const double p = static_cast<double>(bucket_total) / static_cast<double>(n);
+  const double mean = 100 * p;
+  const double var = 100 * p * (1 - p) * static_cast<double>(n - 100) / static_cast<double>(n - 1);
+  const double z = (sum / runs - mean) / std::sqrt(var / runs);
+  EXPECT_LT(std::fabs(z), 5.3) << "mean kept " << sum / runs << " expected " << mean;
   // Item level (m = 0): every event counts.
   t.parameters.data_shift.max_events = 0;
   uint64_t all = 0;
   for (uint64_t c : expected_bucket_counts(t, h.histogram)) all += c;
-  EXPECT_EQ(all, h.histogram.total());
+  EXPECT_EQ(all, n);
 }
 
 // One device's bucket never exceeds ⌊(2^(bits−1) − 1)/max_clients⌋, so max_clients devices' exact

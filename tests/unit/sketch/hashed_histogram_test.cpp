@@ -52,27 +52,31 @@ struct Local {
 };
 
 TEST(HashedHistogram, CountsLandInTheirBucketsAndAWrongLengthChangesNothing) {
+  noise::testing_util::SeededBits no_bits(1);  // not read: nothing is bounded
   Local local;
   ASSERT_TRUE(local.histogram.add(10, 5).ok());
   ASSERT_TRUE(local.histogram.add(20, 7).ok());
   const BucketMap map(seed_of(1), 1024);
   std::vector<uint64_t> out(1024, 0);
-  ASSERT_TRUE(
-      add_bucket_counts(map, local.histogram, 0, Span<uint64_t>(out.data(), out.size())).ok());
+  ASSERT_TRUE(add_bucket_counts(map, local.histogram, 0, no_bits.bits,
+                                Span<uint64_t>(out.data(), out.size()))
+                  .ok());
   std::vector<uint64_t> expected(1024, 0);
   expected[map.bucket_of(10)] += 5;
   expected[map.bucket_of(20)] += 7;
   EXPECT_EQ(out, expected);
   std::vector<uint64_t> short_out(1023, 9);
-  EXPECT_EQ(
-      add_bucket_counts(map, local.histogram, 0, Span<uint64_t>(short_out.data(), short_out.size()))
-          .code(),
-      StatusCode::kInvalidArgument);
+  EXPECT_EQ(add_bucket_counts(map, local.histogram, 0, no_bits.bits,
+                              Span<uint64_t>(short_out.data(), short_out.size()))
+                .code(),
+            StatusCode::kInvalidArgument);
   EXPECT_EQ(short_out, std::vector<uint64_t>(1023, 9));
 }
 
-// A device above its bound m adds at most m events, in proportion: ⌊c·m/N⌋.
-TEST(HashedHistogram, TheEventBoundKeepsAtMostMEventsInProportion) {
+// A device above its bound m adds exactly m events, each kept with probability m/N: over 400
+// streams the four items' kept counts, summed, against their expected shares (a chi-square test
+// at p = 1e-6 over the 4 items, 3 degrees of freedom).
+TEST(HashedHistogram, TheEventBoundKeepsAUniformlyRandomMOfTheEvents) {
   Local local;
   ASSERT_TRUE(local.histogram.add(1, 600).ok());
   ASSERT_TRUE(local.histogram.add(2, 300).ok());
@@ -80,19 +84,38 @@ TEST(HashedHistogram, TheEventBoundKeepsAtMostMEventsInProportion) {
   ASSERT_TRUE(local.histogram.add(4, 1).ok());
   const BucketMap map(seed_of(1), 1 << 20);  // no collisions among these four at this size
   std::vector<uint64_t> out(size_t{1} << 20, 0);
-  ASSERT_TRUE(
-      add_bucket_counts(map, local.histogram, 100, Span<uint64_t>(out.data(), out.size())).ok());
-  EXPECT_EQ(out[map.bucket_of(1)], 60u);
-  EXPECT_EQ(out[map.bucket_of(2)], 30u);
-  EXPECT_EQ(out[map.bucket_of(3)], 9u);
-  EXPECT_EQ(out[map.bucket_of(4)], 0u);
-  uint64_t sum = 0;
-  for (uint64_t v : out) sum += v;
-  EXPECT_LE(sum, 100u);
-  // At or below the bound nothing changes.
+  const uint32_t ids[4] = {1, 2, 3, 4};
+  const double share[4] = {0.6, 0.3, 0.099, 0.001};
+  std::vector<double> kept(4, 0);
+  const int runs = 400;
+  for (int run = 0; run < runs; ++run) {
+    noise::testing_util::SeededBits bits(1000 + run);
+    std::fill(out.begin(), out.end(), 0);
+    ASSERT_TRUE(add_bucket_counts(map, local.histogram, 100, bits.bits,
+                                  Span<uint64_t>(out.data(), out.size()))
+                    .ok());
+    uint64_t sum = 0;
+    for (int i = 0; i < 4; ++i) {
+      kept[i] += static_cast<double>(out[map.bucket_of(ids[i])]);
+      sum += out[map.bucket_of(ids[i])];
+    }
+    ASSERT_EQ(sum, 100u);
+  }
+  double statistic = 0;
+  for (int i = 0; i < 4; ++i) {
+    const double expected = runs * 100 * share[i];
+    statistic += (kept[i] - expected) * (kept[i] - expected) / expected;
+  }
+  // Sampling without replacement has less variance than the multinomial, so the statistic is
+  // conservative (smaller) for a correct sampler; the deterministic ⌊c·m/N⌋ = (60, 30, 9, 0)
+  // gives 400·(0.9²/9.9 + 0.1²/0.1) ≈ 73, far above the critical value (≈ 33).
+  EXPECT_LT(statistic, testing::chi_square_critical_p1e6(3)) << statistic;
+  // At or below the bound nothing changes, and no random bit is read.
+  noise::testing_util::SeededBits unused(1);
   std::fill(out.begin(), out.end(), 0);
-  ASSERT_TRUE(
-      add_bucket_counts(map, local.histogram, 1000, Span<uint64_t>(out.data(), out.size())).ok());
+  ASSERT_TRUE(add_bucket_counts(map, local.histogram, 1000, unused.bits,
+                                Span<uint64_t>(out.data(), out.size()))
+                  .ok());
   EXPECT_EQ(out[map.bucket_of(1)], 600u);
   EXPECT_EQ(out[map.bucket_of(4)], 1u);
 }
