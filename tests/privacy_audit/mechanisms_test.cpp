@@ -474,7 +474,8 @@ Sampler data_shift_bucket(const DataShiftCase& c, uint64_t stream) {
     for (const std::unique_ptr<Device>& d : state->devices) {
       std::fill(state->vector.begin(), state->vector.end(), 0);
       Span<uint64_t> out(state->vector.data(), state->vector.size());
-      const Status counted = sketch::add_bucket_counts(state->map, d->local, c.max_events, d->bits.bits, out);
+      const Status counted =
+          sketch::add_bucket_counts(state->map, d->local, c.max_events, d->bits.bits, out);
       if (!counted.ok()) return failed_draw(counted);
       const Status noised = sketch::add_polya_shares(c.scale, c.shares, d->bits.bits, out);
       if (!noised.ok()) return failed_draw(noised);
