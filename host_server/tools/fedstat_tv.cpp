@@ -18,7 +18,8 @@
 // D_TV, the errors and the times, computed from the raw files: for measuring the estimators, never
 // for a release; --noise-seed N (with --evaluate) seeds the clients' noise for reproducible
 // measurements. --seed S is the task seed (hashes) and the split into clients.
-// Bounds: clients ≤ 10^4 and clients × sketch memory ≤ 2 GiB per distribution; candidates
+// Bounds: clients ≤ 10^4 and clients × sketch memory (dist --secure: × B × 8 bytes) ≤ 2 GiB per
+// distribution; candidates
 // (--domain, --max-candidates) ≤ 2^24. Every numeric option is checked where it enters.
 // JSON keys: topk, hh, bytes, params, report_bytes, privacy, noise; with --evaluate also exact,
 // topk_error, hh_error, seconds, sketch_seconds, estimate_seconds.
@@ -84,6 +85,7 @@ int run_dist(const std::string& p_path, const std::string& q_path, size_t budget
   if (secure && clients < 2) {
     throw std::invalid_argument("--secure sums through secure aggregation: give --clients >= 2");
   }
+  if (dist.bits != 32 && dist.bits != 64) throw std::invalid_argument("--bits must be 32 or 64");
   DistShiftConfig config;
   config.bits = dist.bits;
   config.buckets = dist.buckets != 0 ? dist.buckets
@@ -95,10 +97,10 @@ int run_dist(const std::string& p_path, const std::string& q_path, size_t budget
   config.noise_scale = dist_shift_noise_scale(epsilon, dist.max_events);
   check_dist_shift(config);
   const uint64_t device_bytes = uint64_t{config.buckets} * (config.bits / 8);
-  if (uint64_t{clients} * config.buckets * 8 > kMaxClientBytes) {
+  if (secure && uint64_t{clients} * config.buckets * 8 > kMaxClientBytes) {
     throw std::invalid_argument(
-        "--clients x --buckets x 8 bytes is at most 2 GiB per distribution: lower --clients or "
-        "--buckets");
+        "--secure holds every client's vector: --clients x --buckets x 8 bytes is at most 2 GiB "
+        "per distribution: lower --clients or --buckets");
   }
   const auto start = std::chrono::steady_clock::now();
   const ItemCounts p = read_item_counts(p_path);
