@@ -13,7 +13,9 @@ to the object it came from, and each object to one feature group:
   secagg       secure aggregation and its crypto (bignum and its constant-time helpers, X25519,
                SHA-256 and HKDF, GCM, the cipher layer, mbedTLS's pool allocator). The SDK calls
                SHA-256 only in secure aggregation (HKDF, the roster hash); TLS uses these too,
-               and a crypto object goes to the smaller of the groups that use it
+               and a crypto object goes to the smaller of the groups that use it; and the DIST
+               data-shift task (its builder and hashed histogram), which the Client
+               reaches only through secure aggregation (sdk/client/task_kinds.h)
   tls          mbedTLS's TLS client (ssl_*, ChaCha20-Poly1305, ECDH) and the device TLS channel
   application  the firmware's own code and semihosting (not in any feature set)
 The C runtime's members (libc, libm, libgcc, libstdc++) belong to the smallest group that uses
@@ -47,6 +49,7 @@ import sys
 GROUPS = [
     ('tls', ('ssl_', 'chacha20', 'poly1305', 'chachapoly', 'ecdh.c', 'tls_channel')),
     ('secagg', ('secagg', 'shamir', 'mask.cpp', 'crypto_exchange', 'bignum', 'constant_time',
+                'contribution_data_shift_dist', 'hashed_histogram',
                 'sha256.c', 'ecp.c',
                 'ecp_curves', 'gcm.c', 'hkdf', 'cipher.c', 'cipher_wrap', '(md.c', 'md5',
                 'memory_buffer_alloc')),
@@ -68,7 +71,8 @@ LTO_ARCHIVES = ('libfedstat_sdk.a(', 'libfedstat_sdk_tls.a(', 'libfedstat_mbedcr
 
 # Secure aggregation's own objects (not the crypto TLS shares with it). An image without it may
 # hold a few hundred bytes of them: the Client wipes a SecAggClient it never started.
-SECAGG_OWN = ('secagg_client', 'client_secagg', 'shamir', 'mask.cpp')
+SECAGG_OWN = ('secagg_client', 'client_secagg', 'shamir', 'mask.cpp',
+              'contribution_data_shift_dist', 'hashed_histogram')
 LEFT_OUT_SLACK = 1024
 RANK = ['core', 'trainer', 'secagg', 'tls', 'application']
 RUNTIME = ('libc.a(', 'libc_nano.a(', 'libm.a(', 'libgcc.a(', 'libstdc++.a(', 'libstdc++_nano.a(',

@@ -429,7 +429,7 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
   // task, how much scratch its size needs): it keeps the charge — else a server would read the
   // data off free declines, one task a session — and it says NO_DATA whatever the reason, so
   // a charged session tells the server one bit (answered or not). The app's outcome says which.
-  const AppData app = kinds_.find(task_.kind)->app_data(task_, *data_);
+  const AppData app = kinds_.support_for(task_)->app_data(task_, *data_);
   if (!app.held) {
     FEDSTAT_RETURN_IF_ERROR(decline(channel, fedstat_v1_ErrorAction_NO_DATA));
     return SessionOutcome{SessionResult::kDeclinedNoData, id};

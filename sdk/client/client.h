@@ -108,7 +108,8 @@
 /// and the task's ledger spend: 3,552 bytes on a 64-bit host) plus the caller memory of
 /// memory_bytes(task, local_size), 8-byte aligned:
 ///     8·L (the contribution) + 8·data_words (TaskData) + [DIST] secagg_client_memory_bytes(R)
-///     + scratch_bytes(task, local_size) (contribution.h: sketch, points, trainer)
+///     + scratch_bytes(task, local_size) (contribution.h: sketch, points, trainer; none for a
+///     DIST data-shift task, whose L = B buckets are built in place)
 /// where R, the roster a device holds, is roster_size(task) = secagg::neighbourhood_size(
 /// max_clients, secagg_degree): k + 1 entries for a sparse graph of degree k (SecAgg+: its k
 /// neighbours and itself, O(log n) — whatever the round's size), max_clients for the complete

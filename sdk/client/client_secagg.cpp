@@ -22,8 +22,9 @@ struct ClientSecureAggregation {
   }
 };
 
-const SecureAggregationSupport kSecureAggregation = {
-    ClientSecureAggregation::start, ClientSecureAggregation::run, check_dist_graph};
+const SecureAggregationSupport kSecureAggregation = {ClientSecureAggregation::start,
+                                                     ClientSecureAggregation::run, check_dist_graph,
+                                                     &kDataShiftDistKind};
 
 Status Client::resume_secagg(FrameChannel& channel, Span<uint64_t> contribution) {
   // Where the server's round is: SecAggResume (secure aggregation is running), or — the server

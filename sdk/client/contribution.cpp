@@ -185,6 +185,15 @@ const TaskKindSupport* TaskKinds::find(int64_t kind) const {
   return nullptr;
 }
 
+const TaskKindSupport* TaskKinds::support_for(const fedstat_v1_Task& task) const {
+  const TaskKindSupport* support = find(wire_enum_value(task.kind));
+  if (support != nullptr && support->kind == fedstat_v1_TaskKind_DATA_SHIFT &&
+      wire_enum_value(task.trust) == fedstat_v1_TrustModel_DIST && secure_aggregation != nullptr) {
+    return secure_aggregation->data_shift_dist;
+  }
+  return support;
+}
+
 Status check_dist_graph(const fedstat_v1_Task& task, const secagg::SecAggThreatModel& floor) {
   if (!is_dist(task) || task.secagg_degree == 0) return Status();
   secagg::SecAggThreatModel model = floor;
@@ -206,7 +215,7 @@ Status validate_task(const fedstat_v1_Task& task, const TaskKinds& kinds,
                      const secagg::SecAggThreatModel& floor) {
   const int64_t kind = wire_enum_value(task.kind);
   if (!known_kind(kind)) return unimplemented("Task.kind: unknown task kind");
-  const TaskKindSupport* support = kinds.find(kind);
+  const TaskKindSupport* support = kinds.support_for(task);
   if (support == nullptr) {
     return unimplemented("Task.kind: this Client was not built with this kind (TaskKinds)");
   }
@@ -231,7 +240,7 @@ Status validate_task_data(const fedstat_v1_Task& task, Span<const uint64_t> data
                           const TaskKinds& kinds) {
   FEDSTAT_RETURN_IF_ERROR(validate_task(task, kinds));
   if (data.size() != task.data_words) return invalid_argument("TaskData: not data_words words");
-  return kinds.find(task.kind)->validate_data(task, data);
+  return kinds.support_for(task)->validate_data(task, data);
 }
 
 Status validate_task_data(const fedstat_v1_Task& task, Span<const uint64_t> data) {
@@ -246,7 +255,7 @@ Result<size_t> contribution_length(const fedstat_v1_Task& task) {
 Result<size_t> scratch_bytes(const fedstat_v1_Task& task, size_t local_size,
                              const TaskKinds& kinds) {
   FEDSTAT_RETURN_IF_ERROR(validate_task(task, kinds));
-  const size_t bytes = kinds.find(task.kind)->scratch_bytes(task, local_size);
+  const size_t bytes = kinds.support_for(task)->scratch_bytes(task, local_size);
   if (bytes == kSizeOverflow) {
     return resource_exhausted("the task's scratch does not fit this device's address space");
   }
@@ -269,7 +278,7 @@ Result<DeviceSpend> device_spend(const fedstat_v1_Task& task, const TaskKinds& k
   const uint32_t honest = assumed_honest_shares != 0 && assumed_honest_shares < task.threshold
                               ? assumed_honest_shares
                               : task.threshold;
-  FEDSTAT_RETURN_IF_ERROR(kinds.find(task.kind)->device_spend(task, honest, spend));
+  FEDSTAT_RETURN_IF_ERROR(kinds.support_for(task)->device_spend(task, honest, spend));
   // SecAgg+: the sparse graph's guarantee (no device's input revealed, the threshold holds
   // among each neighbourhood) fails with probability at most 2^−σ (graph_parameters.h). Added to
   // δ also for an RDP spend (a heterogeneity stage, ε = δ = 0 before): the ledger counts every
@@ -290,7 +299,7 @@ Result<DeviceSpend> device_spend(const fedstat_v1_Task& task) {
 Status build_contribution(const fedstat_v1_Task& task, ClientData& data,
                           Span<const uint64_t> task_data, RandomBits& noise,
                           MutableByteSpan scratch, Span<uint64_t> out, const TaskKinds& kinds) {
-  const TaskKindSupport* support = kinds.find(wire_enum_value(task.kind));
+  const TaskKindSupport* support = kinds.support_for(task);
   if (support == nullptr) return unimplemented("Task.kind: not computed on the device");
   return support->build(task, data, task_data, noise, scratch, out);
 }

@@ -2,7 +2,8 @@
 /// Contribution: a task's checks and the device's contribution vector for each task kind — the
 /// words docs/protocol.md ("Contributions: one integer vector per task kind") sums over devices.
 ///
-///   DATA_SHIFT     R·w counters of a sketch::ShiftSketch (int64 as two's complement words,
+///   DATA_SHIFT     (trust DIST: DATA_SHIFT DIST below.) R·w counters of a sketch::ShiftSketch
+///                  (int64 as two's complement words,
 ///                  row-major), then the total. Seed = the task seed; R, w, H, k from the task; no
 ///                  pre-aggregation buffer. With local_epsilon > 0 the sketch is fed from the
 ///                  stability histogram (sdk/sketch/stability_histogram.h, δ = kStabilityDelta)
@@ -13,6 +14,20 @@
 ///                  all). bits 64; no Skellam share
 ///                  (device_noise_lambda must be 0), and no central noise on the server for any
 ///                  trust model, so local_epsilon must be > 0 unless the trust model is NONE.
+///                  buckets, noise_scale, noise_shares and max_events must be 0.
+///   DATA_SHIFT DIST  B = buckets words (sketch/hashed_histogram.h, docs/data_shift_dp.md): the
+///                  app's counts folded into B public buckets under the task seed
+///                  (sketch::add_bucket_counts; max_events m > 0 bounds the events added to m,
+///                  each count ⌊c·m/N⌋), each bucket clamped to at most
+///                  data_shift_dist_bucket_limit(task) = ⌊(2^(bits−1) − 1)/max_clients⌋ (the
+///                  fleet's exact sum cannot wrap; clamping is 1-Lipschitz), plus one Pólya share
+///                  NB(1/s, e^{−1/T}) − NB(1/s, e^{−1/T}) per bucket (sketch::add_polya_shares, T =
+///                  noise_scale rounded up to a rational, s = noise_shares), mod 2^bits. No total
+///                  (the server sums the buckets). rows, width, heap_capacity, k, domain and
+///                  local_epsilon must be 0; buckets in [1, 2^22]; noise_scale finite, > 0 and
+///                  ≤ noise::kMaxPolyaScale (10^4); noise_shares ≥ 1; bits 32 or 64;
+///                  vector_length = buckets; data_words 0; device_noise_lambda 0. In its own
+///                  object file, reached through kSecureAggregation (task_kinds.h).
 ///   KL_ANSWERS     TaskData = the query points (distinct, ascending, < 2^32, one word each); the
 ///                  counts at the points, then the total. DIST: each count plus a Skellam share of
 ///                  λ = device_noise_lambda (tasks::answer_kl_points_noised, as collect_kl_sums);
@@ -48,7 +63,7 @@
 /// ε, δ, λ NaN/negative/infinite or not allowed
 /// for the trust model, a seed that is not 32 bytes, bits outside the kind's, vector_length other
 /// than the kind's formula, data_words other than the kind's, sketch or trainer parameters the SDK
-/// refuses, a DATA_SHIFT task of a private trust model (TRUSTED, TAGG, DIST) with local_epsilon 0
+/// refuses, a DATA_SHIFT task of a private trust model (TRUSTED, TAGG) with local_epsilon 0
 /// (exact counters nobody noises), a MODEL_UPDATE or HETEROGENEITY task of trust TRUSTED or TAGG
 /// (no server adds central noise to them — host_server/tasks/model_update_plan.cpp and
 /// heterogeneity_plan.cpp refuse those trust models, a TAgg noises KL only — so only a dishonest
@@ -75,6 +90,7 @@
 /// @memory scratch_bytes(task, local_size) bytes of caller scratch (8-byte aligned), where
 /// local_size is the app's histogram capacity (DATA_SHIFT) or example count (MODEL_UPDATE):
 ///   DATA_SHIFT   ⌈shift_sketch_memory_bytes(R, w, H)⌉₈ + (local_epsilon > 0 ? 8·local_size : 0)
+///   DATA_SHIFT DIST  0 (the vector is built in place: the Client's 8·B bytes of contribution)
 ///   KL_ANSWERS   ⌈4·points⌉₈
 ///   MODEL_UPDATE 8·d + model_update_memory_bytes(local_size, d) + 8 + (bits ≤ 32 ? ⌈4·L⌉₈ : 0)
 ///   HETEROGENEITY 8·L + 8·data_words
@@ -213,12 +229,26 @@ Result<size_t> scratch_bytes(const fedstat_v1_Task& task, size_t local_size,
 /// stability histogram when local_epsilon > 0, drawn from `noise`), then the total of all its
 /// items. `out` holds contribution_length(task) words, `scratch` scratch_bytes(task,
 /// local.capacity()) bytes; on an error `out` holds no complete contribution: discard it.
+/// A DIST task is kInvalidArgument here (build_data_shift_dist builds it).
 /// @errors validate_task's errors (kInvalidArgument naming the field, kUnimplemented for an unknown
-/// kind or trust model). kInvalidArgument: not a DATA_SHIFT task, or `out` is not vector_length
-/// words. kResourceExhausted: `scratch` is smaller than scratch_bytes. Any error of
+/// kind or trust model). kInvalidArgument: not a DATA_SHIFT task, a DIST one, or `out` is not
+/// vector_length words. kResourceExhausted: `scratch` is smaller than scratch_bytes. Any error of
 /// stability_histogram, i.e. of `noise`'s random source (e.g. kUnavailable).
 Status build_data_shift(const fedstat_v1_Task& task, const histogram::SparseHistogram& local,
                         RandomBits& noise, MutableByteSpan scratch, Span<uint64_t> out);
+/// DATA_SHIFT of trust DIST: `local`'s counts in the task's buckets (at most max_events events),
+/// each clamped to data_shift_dist_bucket_limit(task), plus one Pólya share per bucket drawn from
+/// `noise`, mod 2^bits (the file description). No scratch. On an error discard `out`.
+/// @errors validate_task's errors for a DIST data-shift task (kInvalidArgument naming the field,
+/// kUnimplemented for an unknown kind or trust model; a task of another trust model is
+/// kInvalidArgument: build_data_shift builds it). kInvalidArgument: not a DATA_SHIFT task, or
+/// `out` is not vector_length words. The random source's errors (e.g. kUnavailable).
+Status build_data_shift_dist(const fedstat_v1_Task& task, const histogram::SparseHistogram& local,
+                             RandomBits& noise, Span<uint64_t> out);
+/// The most one device puts in a bucket of a DIST data-shift task before its noise:
+/// ⌊(2^(bits−1) − 1)/max_clients⌋ (2^(bits−1) − 1 for max_clients 0, which validate_task
+/// refuses). Reads the fields only.
+uint64_t data_shift_dist_bucket_limit(const fedstat_v1_Task& task);
 /// KL_ANSWERS: the counts of `local` at the query `points` (the TaskData), then the total; in
 /// DIST each count carries a Skellam share of λ = device_noise_lambda drawn from `noise`. `out`
 /// and `scratch` as build_data_shift; on an error discard `out`.
@@ -265,6 +295,10 @@ Status build_heterogeneity(const fedstat_v1_Task& task, Span<const double> x,
 ///   NONE                        nothing (ε = δ = 0): the Client answers such a task only when the
 ///                               app's task policy accepts NONE (task_policy.h; off by default)
 ///   DATA_SHIFT, local_epsilon>0 at least (local_epsilon, kStabilityDelta): the stability histogram
+///   DATA_SHIFT in DIST          ε at least Δ·(1/T + ln(1/r)), δ the task's (pure DP): Δ =
+///                               max_events (1 when 0, item level), T = noise_scale, r = min(1,
+///                               h/noise_shares), h below — h ≥ s gives Δ/T exactly
+///                               (sketch::hashed_histogram_epsilon, portable ln)
 ///   KL_ANSWERS in DIST          at least the ε of Sk(λ·h) — h = threshold, the least noise a
 ///                               released sum carries, since secure aggregation aborts below
 ///                               threshold shares (h: see below) — for the answers' sensitivity

@@ -1,6 +1,6 @@
-// DATA_SHIFT (contribution.h): the counters of a ShiftSketch of the app's items in [0, domain),
-// then the total of all its items — through the local stability histogram when
-// local_epsilon > 0.
+// DATA_SHIFT outside DIST (contribution.h): the counters of a ShiftSketch of the app's items in
+// [0, domain), then the total of all its items — through the local stability histogram when
+// local_epsilon > 0. DIST is contribution_data_shift_dist.cpp's.
 #include <string.h>
 
 #include "sdk/base/arena.h"
@@ -29,6 +29,14 @@ sketch::ShiftSketchParams sketch_params_of(const fedstat_v1_Task& task) {
 Status validate_data_shift(const fedstat_v1_Task& task) {
   if (task.which_parameters != fedstat_v1_Task_data_shift_tag) {
     return invalid_argument("Task.parameters: DATA_SHIFT needs data_shift parameters");
+  }
+  // DIST is the hashed histogram's (kDataShiftDistKind): reached here only by a direct
+  // build_data_shift, or a TaskKinds that lists this kind without secure aggregation (declined
+  // before this).
+  if (task.trust == fedstat_v1_TrustModel_DIST) {
+    return invalid_argument(
+        "Task.trust: a DIST data-shift task is a hashed histogram (build_data_shift_dist), not a "
+        "sketch");
   }
   const sketch::ShiftSketchParams p = sketch_params_of(task);
   if (!sketch::validate_params(p).ok()) {

@@ -83,6 +83,11 @@ extern const TaskKindSupport kKlAnswersKind;
 extern const TaskKindSupport kModelUpdateKind;
 /// HETEROGENEITY (contribution_heterogeneity.cpp).
 extern const TaskKindSupport kHeterogeneityKind;
+/// DATA_SHIFT of trust DIST (contribution_data_shift_dist.cpp: the hashed histogram with Pólya
+/// shares, contribution.h). Not listed in a TaskKinds: reached through
+/// SecureAggregationSupport::data_shift_dist when kDataShiftKind is listed, so that an image
+/// without secure aggregation leaves it out.
+extern const TaskKindSupport kDataShiftDistKind;
 
 /// Secure aggregation in the Client (client_secagg.cpp: the SecAggClient's rounds over the
 /// channel). Null in a TaskKinds: DIST tasks are declined.
@@ -94,6 +99,9 @@ struct SecureAggregationSupport {
   /// The SecAgg+ bound of a sparse graph at `floor` (check_dist_graph, contribution.h): reached
   /// through here so that an image without secure aggregation leaves the bound's code out.
   Status (*check_graph)(const fedstat_v1_Task& task, const secagg::SecAggThreatModel& floor);
+  /// The DATA_SHIFT kind of trust DIST (kDataShiftDistKind), for a Client built with
+  /// kDataShiftKind: here so that only an image with secure aggregation links it.
+  const TaskKindSupport* data_shift_dist;
 };
 /// The Client's secure aggregation (sdk/secagg/secagg_client.h and its crypto).
 extern const SecureAggregationSupport kSecureAggregation;
@@ -108,6 +116,10 @@ struct TaskKinds {
   const SecureAggregationSupport* secure_aggregation = nullptr;  ///< null: no DIST tasks
   /// The support of `kind`, or null when it is not among `kinds`.
   const TaskKindSupport* find(int64_t kind) const;
+  /// The support that computes `task`: find(task.kind), except a DIST DATA_SHIFT task (with
+  /// kDataShiftKind among `kinds` and secure aggregation), which secure_aggregation->
+  /// data_shift_dist computes. Null when find is.
+  const TaskKindSupport* support_for(const fedstat_v1_Task& task) const;
 };
 
 /// Every kind, with secure aggregation.

@@ -1,6 +1,7 @@
 // The hashed-domain histogram of the DIST data-shift task (hashed_histogram.h).
 #include "sdk/sketch/hashed_histogram.h"
 
+#include "sdk/base/portable_math.h"
 #include "sdk/noise/polya.h"
 
 namespace fedstat {
@@ -49,6 +50,16 @@ Status add_bucket_counts(const BucketMap& map, const histogram::SparseHistogram&
     out[map.bucket_of(slots[i].id)] += count;
   }
   return Status();
+}
+
+double hashed_histogram_epsilon(uint32_t max_events, double noise_scale, uint32_t shares,
+                                uint32_t honest_shares) {
+  const double events = max_events == 0 ? 1.0 : static_cast<double>(max_events);
+  // r = honest/shares < 1: ln(1/r) = ln(shares/honest); r ≥ 1 adds nothing.
+  const double missing = honest_shares < shares
+                             ? math::portable_log(static_cast<double>(shares) / honest_shares)
+                             : 0.0;
+  return events * (1.0 / noise_scale + missing);
 }
 
 Status add_polya_shares(noise::Rational scale, uint32_t shares, RandomBits& noise,

@@ -47,8 +47,10 @@ class BucketMap {
   /// B buckets under the task seed; `buckets` must be in [1, kMaxHashedBuckets] (init checks).
   BucketMap(const Seed256& seed, uint32_t buckets)
       : hasher_(ItemHasher::from_key_bytes(seed.bytes)), buckets_(buckets) {}
-  /// kInvalidArgument unless 1 ≤ buckets ≤ kMaxHashedBuckets.
+  /// OK when 1 ≤ buckets ≤ kMaxHashedBuckets.
+  /// @errors kInvalidArgument: buckets is 0 or above kMaxHashedBuckets.
   Status check() const;
+  /// B, the number of buckets.
   uint32_t buckets() const { return buckets_; }
   /// The bucket of `id`, in [0, buckets).
   uint32_t bucket_of(uint64_t id) const;
@@ -65,6 +67,17 @@ class BucketMap {
 /// untouched on error.
 Status add_bucket_counts(const BucketMap& map, const histogram::SparseHistogram& local,
                          uint32_t max_events, Span<uint64_t> out);
+
+/// The ε of one device's vector when at least `honest_shares` shares (this device's included) are
+/// in a released sum: Δ·(1/T + ln(1/r)), Δ = max_events (1 when 0: item level), T = noise_scale,
+/// r = min(1, honest_shares/shares). The honest shares sum to NB(r, ρ) − NB(r, ρ) per bucket,
+/// ρ = e^{−1/T}, whose pmf ratio P(j)/P(j+1) = (j+1)/((j+r)ρ) is at most 1/(rρ) for r ≤ 1 (1/ρ
+/// for r ≥ 1); a mixture or a convolution never exceeds its terms' worst ratio, and Δ events are
+/// group privacy (docs/data_shift_dp.md). Pure DP: no δ. ln is math::portable_log, so a device
+/// and the server compute the same double. Preconditions (the caller checks them): T finite and
+/// > 0, shares ≥ 1, honest_shares ≥ 1.
+double hashed_histogram_epsilon(uint32_t max_events, double noise_scale, uint32_t shares,
+                                uint32_t honest_shares);
 
 /// Adds one Pólya share of the discrete Laplace of scale `scale` split `shares` ways to every
 /// word of `out` (two's complement, modulo 2^64).

@@ -480,6 +480,57 @@ TEST_F(CabiClientTest, AssumedHonestSharesReachTheClient) {
   EXPECT_EQ(device.spent(), 0);
 }
 
+// A DIST data-shift task (issue 41: the hashed histogram with Pólya shares) through the ABI: the
+// tasks are bytes on the channel, so the ABI needs no builder of its own. A Client given the
+// data-shift kind without secure aggregation declines it (FEDSTAT_UNIMPLEMENTED), nothing
+// charged; with fedstat_secure_aggregation_support() it accepts it and is charged ε = 1/T (h = s
+// shares: pure, δ = 0), then waits for secure aggregation's first message — here the server
+// ends the round instead (ABORTED). The masked round itself is tests/client/
+// secagg_session_test.cpp's, through the same Client.
+TEST_F(CabiClientTest, ADistDataShiftTaskNeedsSecureAggregationAndIsChargedItsNoise) {
+  const fedstat_v1_Task task = data_shift_dist_task(5, 3);
+  const size_t need = client::Client::memory_bytes(task, 256).value();
+  const fedstat_task_kind* const shift_only[] = {fedstat_task_kind_data_shift()};
+  CHistogram h(3);
+  {
+    CDevice device(270, need, 10, shift_only, 1, nullptr);
+    ASSERT_EQ(device.create_status, FEDSTAT_OK);
+    ASSERT_EQ(fedstat_client_set_histogram(device.client, h.histogram), FEDSTAT_OK);
+    Link link;
+    const SessionRun r = run(device, link, task, {});
+    EXPECT_EQ(r.status, FEDSTAT_UNIMPLEMENTED);
+    EXPECT_FALSE(r.seen.accepted);
+    EXPECT_EQ(device.spent(), 0);
+  }
+  CDevice device(271, need, 10, shift_only, 1, fedstat_secure_aggregation_support());
+  ASSERT_EQ(device.create_status, FEDSTAT_OK);
+  ASSERT_EQ(fedstat_client_set_histogram(device.client, h.histogram), FEDSTAT_OK);
+  Link link;
+  InMemoryChannel server(link.up, link.down);
+  bool accepted = false;
+  std::thread thread([&] {
+    wire::Envelope in;
+    if (!server.receive(in, 20000).ok()) return;
+    send_task(server, task, {});
+    if (!server.receive(in, 20000).ok() || in.which_body != fedstat_v1_Envelope_task_reply_tag) {
+      return;
+    }
+    accepted = in.body.task_reply.accept;
+    wire::Envelope outcome = envelope_of(fedstat_v1_Envelope_round_outcome_tag);
+    outcome.body.round_outcome.task_id = task.task_id;
+    outcome.body.round_outcome.completed = false;
+    server.send(outcome).ignore();
+  });
+  const fedstat_channel channel = link.channel();
+  fedstat_session_outcome outcome = {-1, 0};
+  const fedstat_status status = fedstat_client_run_session(device.client, &channel, &outcome);
+  thread.join();
+  ASSERT_EQ(status, FEDSTAT_OK) << fedstat_client_last_error(device.client);
+  EXPECT_TRUE(accepted);
+  EXPECT_EQ(outcome.result, FEDSTAT_SESSION_ABORTED);
+  EXPECT_EQ(device.spent(), 1 / task.parameters.data_shift.noise_scale);
+}
+
 // fedstat_task_policy.answered_kinds reaches the Client (second review of issue 39, B1): a KL task
 // is declined for its kind when the app answers data-shift tasks only, before anything is
 // charged, and answered once the app names KL too.

@@ -22,9 +22,11 @@
 #include "sdk/client/client.h"
 #include "sdk/client/contribution.h"
 #include "sdk/noise/add_noise.h"
+#include "sdk/noise/polya.h"
 #include "sdk/noise/rational.h"
 #include "sdk/privacy/budget_ledger.h"
 #include "sdk/quantise/quantise.h"
+#include "sdk/sketch/hashed_histogram.h"
 #include "sdk/sketch/shift_sketch.h"
 #include "sdk/sketch/stability_histogram.h"
 #include "sdk/tasks/heterogeneity_task.h"
@@ -263,6 +265,64 @@ inline std::vector<uint64_t> expected_sketch(const fedstat_v1_Task& t,
     for (uint32_t b = 0; b < p.width; ++b) out.push_back(static_cast<uint64_t>(sk.counter(r, b)));
   }
   out.push_back(static_cast<uint64_t>(sk.total()));
+  return out;
+}
+
+// A DIST data-shift task (the hashed histogram, contribution.h): 97 buckets of 32-bit words (two
+// masked chunks), T = 2 (ε = 1/T = 0.5 item level), s = threshold shares, over `max_clients`
+// devices of which `threshold` must survive.
+inline fedstat_v1_Task data_shift_dist_task(uint32_t max_clients, uint32_t threshold) {
+  fedstat_v1_Task t =
+      task_header(13, fedstat_v1_TaskKind_DATA_SHIFT, fedstat_v1_TrustModel_DIST, 0.5, 0, 4, 32);
+  t.delta = 0;
+  make_dist(t, max_clients, threshold);
+  t.which_parameters = fedstat_v1_Task_data_shift_tag;
+  t.parameters.data_shift.buckets = 97;
+  t.parameters.data_shift.noise_scale = 2;
+  t.parameters.data_shift.noise_shares = threshold;
+  t.vector_length = 97;
+  return t;
+}
+
+// The exact part of a DIST data-shift vector, by hand: each item's count (⌊c·m/N⌋ when the
+// histogram holds N > m = max_events events) added to its bucket, each bucket clamped to
+// ⌊(2^(bits−1) − 1)/max_clients⌋.
+inline std::vector<uint64_t> expected_bucket_counts(const fedstat_v1_Task& t,
+                                                    const histogram::SparseHistogram& h) {
+  const fedstat_v1_DataShiftParameters& d = t.parameters.data_shift;
+  const sketch::BucketMap map(seed_of(t), d.buckets);
+  uint64_t held = 0;
+  for (const auto& e : h.slots()) held += e.count;
+  std::vector<uint64_t> out(d.buckets, 0);
+  for (const auto& e : h.slots()) {
+    if (e.count == 0) continue;
+    const uint64_t c = d.max_events > 0 && held > d.max_events
+                           ? uint64_t{e.count} * d.max_events / held
+                           : uint64_t{e.count};
+    out[map.bucket_of(e.id)] += c;
+  }
+  const uint64_t limit = ((uint64_t{1} << (t.bits - 1)) - 1) / t.max_clients;
+  for (uint64_t& v : out) v = std::min(v, limit);
+  return out;
+}
+
+// The whole DIST data-shift vector, by hand: expected_bucket_counts plus one Pólya share per
+// bucket (noise::polya_share of T rounded up, s ways, in bucket order from `noise_source`), mod
+// 2^bits.
+inline std::vector<uint64_t> expected_hashed(const fedstat_v1_Task& t,
+                                             const histogram::SparseHistogram& h,
+                                             RandomSource& noise_source) {
+  std::vector<uint64_t> out = expected_bucket_counts(t, h);
+  RandomBits bits(noise_source);
+  const noise::Rational scale =
+      noise::rational_at_least(t.parameters.data_shift.noise_scale).value();
+  const uint64_t mask = t.bits == 64 ? ~uint64_t{0} : (uint64_t{1} << t.bits) - 1;
+  for (uint64_t& v : out) {
+    const Result<int64_t> share =
+        noise::polya_share(bits, scale, t.parameters.data_shift.noise_shares);
+    EXPECT_TRUE(share.ok());
+    v = (v + static_cast<uint64_t>(share.value())) & mask;
+  }
   return out;
 }
 

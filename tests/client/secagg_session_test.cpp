@@ -206,10 +206,8 @@ struct Fleet {
     if (kind == Kind::kKl) {
       task = kl_task(fedstat_v1_TrustModel_DIST, points);
       data = points;
-    } else if (kind == Kind::kDataShift) {
-      task = data_shift_task(fedstat_v1_TrustModel_DIST, /*local_epsilon=*/1.0);
-      task.epsilon = 1.0;  // what the stability histogram spends (as the server declares it)
-      task.delta = 1e-6;
+    } else if (kind == Kind::kDataShift) {  // the hashed histogram with Pólya shares
+      task = data_shift_dist_task(kClients, 3);
     } else if (kind == Kind::kModel) {
       task = model_task(fedstat_v1_TrustModel_DIST);
       data = model_bits(model);
@@ -284,7 +282,7 @@ struct Fleet {
   std::vector<uint64_t> expected(size_t c) {
     CountingSource same(test_seed(99), c + 1);
     if (kind == Kind::kKl) return expected_kl(task, data, histograms[c]->histogram, same);
-    if (kind == Kind::kDataShift) return expected_sketch(task, histograms[c]->histogram, same);
+    if (kind == Kind::kDataShift) return expected_hashed(task, histograms[c]->histogram, same);
     if (kind == Kind::kHeterogeneity) {
       return expected_heterogeneity(task, vector_apps[c]->x, means, same);
     }

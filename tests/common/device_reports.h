@@ -4,7 +4,11 @@
 // tests under qemu-aarch64) and the Cortex-M4 (tests/cross/baremetal_selftest.cpp). The
 // firmware round test (tests/cross/firmware_round_test.py) checks the M4 against x86-64 again,
 // through a real server.
-//   kDataShift    DIST, local ε = 1 (the stability histogram's noise, then a 3 × 64 sketch)
+//   kDataShift    TRUSTED, local ε = 1 (the stability histogram's noise, then a 3 × 64 sketch;
+//                 the same words it gave as a DIST task before issue 41 made DIST the hashed
+//                 histogram's)
+//   kDataShiftDist DIST, the hashed histogram: 200 buckets of 32-bit words, at most 500 events
+//                 (the histogram holds 1,200), a Pólya share of T = 5/2 split 3 ways per bucket
 //   kKlAnswers    DIST, 24 query points, a Skellam share of λ = 25/2 per word
 //   kModelUpdate  DIST, d = 4, 24 examples, 4 epochs, rotation, 16-bit words, λ = 20
 // Each from a 40-item histogram or 24 examples that depend on nothing else, and a SeededStream
@@ -25,7 +29,7 @@
 namespace fedstat {
 namespace golden_reports {
 
-enum class Kind { kDataShift, kKlAnswers, kModelUpdate };
+enum class Kind { kDataShift, kKlAnswers, kModelUpdate, kDataShiftDist };
 
 constexpr size_t kMaxWords = 256;
 constexpr size_t kScratchBytes = 4096;
@@ -74,6 +78,7 @@ inline size_t make_task(Kind kind, fedstat_v1_Task& task, uint64_t* data) {
   task.bits = 64;
   size_t data_words = 0;
   if (kind == Kind::kDataShift) {
+    task.trust = fedstat_v1_TrustModel_TRUSTED;  // a sketch: DIST is the hashed histogram's
     task.kind = fedstat_v1_TaskKind_DATA_SHIFT;
     task.which_parameters = fedstat_v1_Task_data_shift_tag;
     task.parameters.data_shift.rows = 3;
@@ -82,6 +87,15 @@ inline size_t make_task(Kind kind, fedstat_v1_Task& task, uint64_t* data) {
     task.parameters.data_shift.k = 64;
     task.parameters.data_shift.domain = 300;
     task.parameters.data_shift.local_epsilon = 1.0;
+  } else if (kind == Kind::kDataShiftDist) {
+    task.kind = fedstat_v1_TaskKind_DATA_SHIFT;
+    task.which_parameters = fedstat_v1_Task_data_shift_tag;
+    task.bits = 32;
+    task.delta = 0;
+    task.parameters.data_shift.buckets = 200;
+    task.parameters.data_shift.noise_scale = 2.5;
+    task.parameters.data_shift.noise_shares = 3;
+    task.parameters.data_shift.max_events = 500;
   } else if (kind == Kind::kKlAnswers) {
     task.kind = fedstat_v1_TaskKind_KL_ANSWERS;
     task.which_parameters = fedstat_v1_Task_kl_tag;
@@ -111,9 +125,12 @@ inline size_t make_task(Kind kind, fedstat_v1_Task& task, uint64_t* data) {
     memcpy(data, model, sizeof(model));
   }
   task.data_words = static_cast<uint32_t>(data_words);
-  // The kinds' lengths (contribution.h): R·w counters + the total; the points + the total; d
-  // rounded up to a power of two (the rotation's).
-  task.vector_length = kind == Kind::kDataShift ? 3 * 64 + 1 : kind == Kind::kKlAnswers ? 25 : 4;
+  // The kinds' lengths (contribution.h): R·w counters + the total; the buckets; the points +
+  // the total; d rounded up to a power of two (the rotation's).
+  task.vector_length = kind == Kind::kDataShift       ? 3 * 64 + 1
+                       : kind == Kind::kDataShiftDist ? 200
+                       : kind == Kind::kKlAnswers     ? 25
+                                                      : 4;
   return data_words;
 }
 

@@ -23,6 +23,7 @@
 #include "sdk/base/portable_math.h"
 #include "sdk/base/random_bits.h"
 #include "sdk/base/seeded_stream.h"
+#include "sdk/client/client.h"
 #include "sdk/histogram/sparse_histogram.h"
 #include "sdk/noise/discrete_gaussian.h"
 #include "sdk/noise/discrete_laplace.h"
@@ -586,7 +587,7 @@ void check_wire() {
 // The hostile inputs of tests/common/malformed_inputs.h, here with a 32-bit size_t.
 #if !FEDSTAT_SELFTEST_CORE
 void check_device_reports() {
-  // Whole reports as the Client sends them, for three DIST tasks (tests/common/device_reports.h).
+  // Whole reports as the Client sends them, for four tasks (tests/common/device_reports.h).
   using golden_reports::Kind;
   const struct {
     Kind kind;
@@ -595,6 +596,9 @@ void check_device_reports() {
   } cases[] = {
       {Kind::kDataShift, golden::kDeviceReportCrcDataShift,
        "device report, data_shift (stability histogram + sketch): same bytes as x86-64/AArch64"},
+      {Kind::kDataShiftDist, golden::kDeviceReportCrcDataShiftDist,
+       "device report, data_shift dist (hashed buckets + Polya shares): same bytes as "
+       "x86-64/AArch64"},
       {Kind::kKlAnswers, golden::kDeviceReportCrcKlAnswers,
        "device report, kl (Skellam shares): same bytes as x86-64/AArch64"},
       {Kind::kModelUpdate, golden::kDeviceReportCrcModelUpdate,
@@ -604,6 +608,22 @@ void check_device_reports() {
     const Result<uint32_t> crc = golden_reports::report_crc(c.kind);
     check(crc.ok() && crc.value() == c.crc, c.what);
   }
+  // A DIST data-shift task at the demo's size (issue 41: 2048 buckets of 32-bit words) among the
+  // firmware round test's 4 devices: the Client needs 8·B bytes of contribution and the roster,
+  // no scratch, within the firmware's 18 KiB arena (examples/cortex_m_firmware/main.cpp,
+  // kClientMemoryBytes = 18432).
+  static fedstat_v1_Task task;
+  static uint64_t unused[8 + 24];
+  golden_reports::make_task(Kind::kDataShiftDist, task, unused);
+  task.max_clients = 4;
+  task.parameters.data_shift.buckets = task.vector_length = 2048;
+  const Result<size_t> need = client::Client::memory_bytes(task, 256);
+  check(need.ok() && need.value() == 8 * 2048 + 4 * sizeof(secagg::SecAggPeer) &&
+            need.value() <= 18432,
+        "DIST data shift, 2048 buckets, 4 devices: the Client's memory fits the firmware's 18 KiB");
+  printf("        (%lu bytes: 8 x 2048 + 4 x %lu)\n",
+         static_cast<unsigned long>(need.ok() ? need.value() : 0),
+         static_cast<unsigned long>(sizeof(secagg::SecAggPeer)));
 }
 #endif
 

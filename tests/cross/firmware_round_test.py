@@ -77,7 +77,13 @@ def declare(kind, trust, clients, graph=None):
     task = {'id': TASK_ID, 'kind': kind, 'trust': trust, 'epsilon': 0, 'delta': 0,
             'min_clients': clients, 'max_clients': clients, 'deadline_seconds': 900,
             'admission_seconds': 300, 'phase_timeout_seconds': 300, 'seed': '00' * 31 + '31'}
-    if kind == 'data_shift':
+    if kind == 'data_shift' and trust == 'dist':
+        # The hashed histogram (issue 41) at the demo's size: 2048 buckets of 32-bit words, ε = 3
+        # item level. The Client holds them as 8·2048 = 16 KiB plus the roster (144 B a device
+        # on a 64-bit host, less on the M4), within the firmware's 18 KiB arena.
+        task.update({'epsilon': 3.0, 'delta': 0})
+        task['data_shift'] = {'buckets': 2048, 'max_events': 0, 'reference': 'reference.txt'}
+    elif kind == 'data_shift':
         # 3 × 256 words: the Client needs 16 KiB for it, within the firmware's 18 KiB arena.
         task['data_shift'] = {'rows': 3, 'width': 256, 'heap_capacity': 64, 'k': 1024,
                               'domain': 400, 'local_epsilon': 0, 'reference': 'reference.txt'}

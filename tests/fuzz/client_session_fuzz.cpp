@@ -204,13 +204,18 @@ void write_seeds(fuzz::SeedWriter& out) {
     append(s, outcome(t.task_id, true));
     out.add(s);
   }
-  {  // DIST: the task, then the start of secure aggregation.
+  {  // DIST: the task (the hashed histogram, 151 buckets of 32 bits: no sketch), then the start
+     // of secure aggregation.
     fedstat_v1_Task t = data_shift_task(fedstat_v1_TrustModel_DIST);
     t.max_clients = 3;
     t.min_clients = 2;
     t.threshold = 2;
     t.secagg_session = 0x5eca99;
-    t.parameters.data_shift.local_epsilon = 2;
+    t.bits = 32;
+    t.parameters.data_shift = fedstat_v1_DataShiftParameters_init_zero;
+    t.parameters.data_shift.buckets = 151;
+    t.parameters.data_shift.noise_scale = 2;
+    t.parameters.data_shift.noise_shares = 2;
     std::vector<uint8_t> s;
     append(s, task_message(t));
     wire::Envelope start = wire::make_envelope();
@@ -218,7 +223,7 @@ void write_seeds(fuzz::SeedWriter& out) {
     start.body.secagg_start.session = t.secagg_session;
     start.body.secagg_start.threshold = 2;
     start.body.secagg_start.vector_length = t.vector_length;
-    start.body.secagg_start.bits = 64;
+    start.body.secagg_start.bits = t.bits;
     start.body.secagg_start.max_clients = 3;
     append(s, start);
     out.add(s);

@@ -17,8 +17,12 @@ void expect_report(Kind kind, uint32_t expected, const char* what) {
   EXPECT_EQ(crc.value(), expected) << what << std::hex << ": crc32 0x" << crc.value();
 }
 
-TEST(DeviceReport, DataShiftUnderDistIsTheSameBytesOnEveryArchitecture) {
+TEST(DeviceReport, DataShiftSketchIsTheSameBytesOnEveryArchitecture) {
   expect_report(Kind::kDataShift, golden::kDeviceReportCrcDataShift, "data_shift");
+}
+
+TEST(DeviceReport, DataShiftDistWithPolyaSharesIsTheSameBytesOnEveryArchitecture) {
+  expect_report(Kind::kDataShiftDist, golden::kDeviceReportCrcDataShiftDist, "data_shift dist");
 }
 
 TEST(DeviceReport, KlAnswersWithSkellamSharesAreTheSameBytesOnEveryArchitecture) {

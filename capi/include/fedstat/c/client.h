@@ -123,7 +123,8 @@ fedstat_status fedstat_client_create(void* memory, size_t memory_bytes,
 typedef struct fedstat_task_kind fedstat_task_kind;
 /** The Client's secure aggregation, for DIST tasks (opaque, static). */
 typedef struct fedstat_secure_aggregation fedstat_secure_aggregation;
-/** DATA_SHIFT: the sketch report of the app's histogram. @errors none. */
+/** DATA_SHIFT: the sketch report of the app's histogram; for a DIST task, its hashed histogram
+ * with Pólya shares, which needs fedstat_secure_aggregation_support() too. @errors none. */
 const fedstat_task_kind* fedstat_task_kind_data_shift(void);
 /** KL_ANSWERS: the app's counts at the task's points. @errors none. */
 const fedstat_task_kind* fedstat_task_kind_kl_answers(void);
@@ -177,12 +178,12 @@ fedstat_status fedstat_client_set_report_window(fedstat_client* client, uint8_t 
 /** Bits of fedstat_task_policy.accepted_trust: the trust models a Client takes tasks of. */
 #define FEDSTAT_TRUST_TRUSTED 1u /**< TRUSTED: the server adds the noise to exact words */
 #define FEDSTAT_TRUST_TAGG 2u    /**< TAGG: a trusted aggregator adds it; the collector sees them */
-#define FEDSTAT_TRUST_DIST 4u    /**< DIST: the device's own Skellam share, secure aggregation */
+#define FEDSTAT_TRUST_DIST 4u    /**< DIST: the device's own noise share, secure aggregation */
 #define FEDSTAT_TRUST_NONE 8u    /**< NONE: no privacy, exact words, nothing charged */
 
 /** Bits of fedstat_task_policy.answered_kinds: the task kinds a Client answers (1 << the wire's
  * TaskKind number). */
-#define FEDSTAT_KIND_DATA_SHIFT 2u    /**< DATA_SHIFT: the shift sketch (a histogram) */
+#define FEDSTAT_KIND_DATA_SHIFT 2u    /**< DATA_SHIFT: sketch or hashed buckets (a histogram) */
 #define FEDSTAT_KIND_KL_ANSWERS 4u    /**< KL_ANSWERS: counts at query points (a histogram) */
 #define FEDSTAT_KIND_HETEROGENEITY 8u /**< HETEROGENEITY, both stages (a unit vector) */
 #define FEDSTAT_KIND_MODEL_UPDATE 16u /**< MODEL_UPDATE (labelled examples) */
