@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
 #include "host_server/estimate/host_common.h"
 #include "host_server/secagg/secagg_simulation.h"
+#include "sdk/client/contribution.h"
 #include "sdk/noise/polya.h"
 #include "sdk/noise/rational.h"
 
@@ -49,39 +51,63 @@ void check_dist_shift(const DistShiftConfig& c) {
   }
 }
 
-std::vector<uint64_t> dist_shift_device_vector(const EmulatedClient& client,
-                                               const sketch::BucketMap& map,
-                                               const DistShiftConfig& config, RandomBits& noise) {
+fedstat_v1_Task dist_shift_task(const DistShiftConfig& config, const Seed256& seed) {
   check_dist_shift(config);
-  std::vector<uint64_t> words(config.buckets, 0);
-  Span<uint64_t> out(words.data(), words.size());
-  if (!client.table.empty()) {
-    check(sketch::add_bucket_counts(map, client.histogram, config.max_events, out),
-          "data shift (dist): bucket counts");
+  fedstat_v1_Task task = fedstat_v1_Task_init_zero;
+  task.kind = fedstat_v1_TaskKind_DATA_SHIFT;
+  task.trust = fedstat_v1_TrustModel_DIST;
+  task.which_parameters = fedstat_v1_Task_data_shift_tag;
+  fedstat_v1_DataShiftParameters& d = task.parameters.data_shift;
+  d.buckets = config.buckets;
+  d.noise_scale = config.noise_scale;
+  d.noise_shares = config.shares;
+  d.max_events = config.max_events;
+  task.vector_length = config.buckets;
+  task.bits = config.bits;
+  // The graph fields only have to pass the device's shape checks (the in-process sum uses no
+  // graph): the complete graph with a majority threshold up to 1,024 clients (at least 2: a DIST
+  // task's least, so one client's clamp is ⌊(2^(bits−1) − 1)/2⌋), above it a sparse shape.
+  task.task_id = 1;
+  task.max_clients = std::max<uint32_t>(2, config.max_clients);
+  task.min_clients = task.max_clients;
+  if (task.max_clients <= 1024) {
+    task.threshold = task.max_clients / 2 + 1;
+  } else {
+    task.secagg_degree = 2;
+    task.threshold = 2;
   }
-  const uint64_t clamp = dist_shift_bucket_clamp(config.bits, config.max_clients);
-  for (uint64_t& w : words) w = std::min(w, clamp);
-  const noise::Rational scale =
-      value_or_throw(noise::rational_at_least(config.noise_scale), "data shift (dist): scale");
-  check(sketch::add_polya_shares(scale, config.shares, noise, out), "data shift (dist): noise");
-  if (config.bits < 64) {
-    const uint64_t mask = (uint64_t{1} << config.bits) - 1;
-    for (uint64_t& w : words) w &= mask;
+  task.epsilon = static_cast<double>(std::max<uint32_t>(1, config.max_events)) / config.noise_scale;
+  task.seed.size = 32;
+  std::memcpy(task.seed.bytes, seed.bytes, 32);
+  return task;
+}
+
+std::vector<uint64_t> dist_shift_device_vector(const EmulatedClient& client,
+                                               const fedstat_v1_Task& task, RandomBits& noise) {
+  // A client without a histogram sends its noise share alone (an empty histogram).
+  histogram::SparseEntry none[2];
+  histogram::SparseHistogram empty;
+  const histogram::SparseHistogram* local = &client.histogram;
+  if (client.table.empty()) {
+    check(empty.init(Span<histogram::SparseEntry>(none, 2)), "data shift (dist): histogram");
+    local = &empty;
   }
+  std::vector<uint64_t> words(task.vector_length, 0);
+  check(client::build_data_shift_dist(task, *local, noise,
+                                      Span<uint64_t>(words.data(), words.size())),
+        "data shift (dist): the SDK's builder");
   return words;
 }
 
 std::vector<uint64_t> dist_shift_fleet_sum(const EmulatedClients& clients, const Seed256& seed,
                                            const DistShiftConfig& config, NoiseBits& noise,
                                            bool secure) {
-  check_dist_shift(config);
-  const sketch::BucketMap map(seed, config.buckets);
+  const fedstat_v1_Task task = dist_shift_task(config, seed);
   const uint64_t mask = config.bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << config.bits) - 1;
   std::vector<uint64_t> sum(config.buckets, 0);
   std::vector<std::vector<uint64_t>> inputs;
   for (size_t c = 0; c < clients.size(); ++c) {
-    std::vector<uint64_t> v =
-        dist_shift_device_vector(*clients[c], map, config, noise.stream(1 + c));
+    std::vector<uint64_t> v = dist_shift_device_vector(*clients[c], task, noise.stream(1 + c));
     if (secure) {
       inputs.push_back(std::move(v));
     } else {

@@ -1,6 +1,7 @@
 // The DIST data-shift task on the host (issue 41, docs/data_shift_dp.md): its parameters from a
 // privacy target, the per-device bucket clamp, and an in-process emulation of its devices for the
-// tools (fedstat-tv --trust dist, fedstat-demo) and the tests.
+// tools (fedstat-tv --trust dist, fedstat-demo) and the tests: each device runs the SDK's builder
+// (client::build_data_shift_dist, sdk/client/contribution.h), the device code itself.
 //
 // A device's vector (the design every side builds to, sdk/sketch/hashed_histogram.h): its counts
 // folded into B public buckets by the task seed (add_bucket_counts, with at most m events when
@@ -22,6 +23,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "fedstat/v1/envelope.pb.h"
 #include "host_server/estimate/client_emulation.h"
 #include "host_server/estimate/noise_bits.h"
 #include "sdk/base/random_bits.h"
@@ -52,11 +54,15 @@ uint64_t dist_shift_bucket_clamp(uint32_t bits, uint32_t max_clients);
 // with a clamp ≥ 1, shares ≥ 1, noise_scale finite, > 0 and at most noise::kMaxPolyaScale.
 void check_dist_shift(const DistShiftConfig& config);
 
-// One device's vector (B words, each < 2^bits) from its histogram, drawing its noise share from
-// `noise`.
+// The Task a DIST data-shift device of `config` receives (kind, trust, parameters, vector_length,
+// bits, max_clients (at least 2, a DIST task's least), ε = Δ/T, the seed; a graph shape the
+// device's checks take): what the SDK's builder reads.
+fedstat_v1_Task dist_shift_task(const DistShiftConfig& config, const Seed256& seed);
+
+// One device's vector (B words, each < 2^bits): the SDK's own builder
+// (client::build_data_shift_dist) on its histogram, drawing its noise share from `noise`.
 std::vector<uint64_t> dist_shift_device_vector(const EmulatedClient& client,
-                                               const sketch::BucketMap& map,
-                                               const DistShiftConfig& config, RandomBits& noise);
+                                               const fedstat_v1_Task& task, RandomBits& noise);
 
 // The fleet's sum modulo 2^bits: client c's noise from noise.stream(1 + c); with `secure`
 // (≥ 2 clients) through a real secure-aggregation session (secagg_simulation.h's secure_sum).

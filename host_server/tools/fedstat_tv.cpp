@@ -26,8 +26,9 @@
 //
 // --trust none|local|dist (default: local with --epsilon, none without, as before). dist emulates
 // the DIST data-shift task (issue 41, host_server/estimate/dist_shift.h): no sketch; each client's
-// vector is its counts folded into --buckets B public buckets (default --budget / (bits/8): 40,960
-// at 160 KiB and 32 bits), each bucket clamped to ⌊(2^(bits−1) − 1)/clients⌋, plus one Pólya share
+// vector is the SDK's own (client::build_data_shift_dist): its counts folded into --buckets B
+// public buckets (default --budget / (bits/8): 40,960 at 160 KiB and 32 bits), each bucket clamped
+// to ⌊(2^(bits−1) − 1)/max(2, clients)⌋, plus one Pólya share
 // of the discrete Laplace of scale T = Δ/ε split `clients` ways (every client a share of the one
 // Laplace: the semi-honest round where all are honest), each word modulo 2^--bits (32 or 64);
 // the sum (or, with --secure, a real secure-aggregation session's) is estimated with
@@ -137,15 +138,16 @@ int run_dist(const std::string& p_path, const std::string& q_path, size_t budget
     out["buckets"] = config.buckets;
     out["bytes"] = device_bytes;
     out["negative_buckets"] = e.negative_p;
-    out["params"] = {{"trust", "dist"},
-                     {"clients", clients},
-                     {"epsilon", epsilon},
-                     {"max_events", config.max_events},
-                     {"noise_scale", config.noise_scale},
-                     {"shares", config.shares},
-                     {"bits", config.bits},
-                     {"bucket_clamp", dist_shift_bucket_clamp(config.bits, clients)},
-                     {"secure", secure}};
+    out["params"] = {
+        {"trust", "dist"},
+        {"clients", clients},
+        {"epsilon", epsilon},
+        {"max_events", config.max_events},
+        {"noise_scale", config.noise_scale},
+        {"shares", config.shares},
+        {"bits", config.bits},
+        {"bucket_clamp", dist_shift_bucket_clamp(config.bits, std::max<uint32_t>(2, clients))},
+        {"secure", secure}};
     out["privacy"] = privacy;
     out["noise"] = evaluation.noise_name();
     std::printf("%s\n", out.dump().c_str());

@@ -110,7 +110,7 @@ TEST(DistShiftEmulation, FleetSumIsTheExactBucketsClampedAndBounded) {
   EXPECT_EQ(dist_shift_fleet_sum(clients, seed, c, again, true), sum);
 
   // One device, 100 of item 1 and 300 of item 2 (in different buckets): m = 40 keeps 10 and 30;
-  // max_clients 2^28 clamps each bucket to ⌊(2^31 − 1)/2^28⌋ = 7.
+  // max_clients 2^23 clamps each bucket to ⌊(2^31 − 1)/2^23⌋ = 255.
   const ItemCounts two = counts_of("1 100\n2 300\n");
   SeededBits one_split(1, 1);
   const EmulatedClients one = split_across_clients(two, 1, one_split.bits());
@@ -119,15 +119,16 @@ TEST(DistShiftEmulation, FleetSumIsTheExactBucketsClampedAndBounded) {
   c.max_events = 40;
   c.max_clients = 1;
   NoiseBits n1 = NoiseBits::seeded(5);
-  std::vector<uint64_t> v = dist_shift_device_vector(*one[0], map, c, n1.stream(1));
+  std::vector<uint64_t> v =
+      dist_shift_device_vector(*one[0], dist_shift_task(c, seed), n1.stream(1));
   EXPECT_EQ(v[map.bucket_of(1)], 10u);
   EXPECT_EQ(v[map.bucket_of(2)], 30u);
   c.max_events = 0;
-  c.max_clients = 1u << 28;
-  EXPECT_EQ(dist_shift_bucket_clamp(32, 1u << 28), 7u);
-  v = dist_shift_device_vector(*one[0], map, c, n1.stream(1));
-  EXPECT_EQ(v[map.bucket_of(1)], 7u);
-  EXPECT_EQ(v[map.bucket_of(2)], 7u);
+  c.max_clients = 1u << 23;
+  EXPECT_EQ(dist_shift_bucket_clamp(32, 1u << 23), 255u);
+  v = dist_shift_device_vector(*one[0], dist_shift_task(c, seed), n1.stream(1));
+  EXPECT_EQ(v[map.bucket_of(1)], 100u);
+  EXPECT_EQ(v[map.bucket_of(2)], 255u);
 }
 
 // s devices' shares sum to one discrete Laplace(T) per bucket: variance 2ρ/(1 − ρ)², ρ = e^(−1/T).

@@ -132,6 +132,15 @@ TEST(TaskPlan, DistDataShiftPlansTheHashedHistogramAndEstimatesFromTheNoisedSum)
   EXPECT_EQ(t.data_words, 0u);
   EXPECT_EQ(t.device_noise_lambda, 0.0);
   EXPECT_TRUE(plan.data.empty());
+  // The device takes the Task and, with the threshold's shares honest (the semi-honest server),
+  // is charged exactly the declared ε = 3, pure DP; were s more than the threshold, a device
+  // would be charged more than declared (ln(s/threshold) per event).
+  const Status valid = client::validate_task(t, client::all_task_kinds());
+  EXPECT_TRUE(valid.ok()) << valid.message();
+  const Result<client::DeviceSpend> spend = client::device_spend(t, client::all_task_kinds());
+  ASSERT_TRUE(spend.ok()) << spend.status().message();
+  EXPECT_NEAR(spend.value().epsilon, 3.0, 1e-9);
+  EXPECT_EQ(spend.value().delta, 0.0);
 
   // 12 emulated devices as the Task says (clamp ⌊(2^31 − 1)/12⌋, 7 shares each): a fleet holding
   // the reference estimates ≈ 0, a shifted one close to the exact D_TV. The words are read as
