@@ -90,8 +90,8 @@
 //
 // Errors: std::invalid_argument naming the field; std::runtime_error for unreadable files.
 // Memory: the plan holds the task data (points: T words; model: d words) and the reference
-// (data_shift: R·w counters, dist: B words; kl: Π's items; model_update: the evaluation set). Paper: 000 §4,
-// 001 §4.3–4.6, 002 Algorithm 1.
+// (data_shift: R·w counters, dist: B words; kl: Π's items; model_update: the evaluation set).
+// Paper: 000 §4, 001 §4.3–4.6, 002 Algorithm 1.
 #ifndef FEDSTAT_HOST_TASKS_TASK_PLAN_H_
 #define FEDSTAT_HOST_TASKS_TASK_PLAN_H_
 
