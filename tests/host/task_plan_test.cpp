@@ -180,6 +180,20 @@ TEST(TaskPlan, DistDataShiftPlansTheHashedHistogramAndEstimatesFromTheNoisedSum)
   const json none = plan.estimate(std::vector<uint64_t>(40960, 0xFFFFFFFFu), 12);
   EXPECT_TRUE(none["estimate"].is_null()) << none.dump();
 
+  // Up to 10^7 devices (the sparse graph): each bucket clamped to ⌊(2^31 − 1)/10^7⌋ = 214, so the
+  // fleet's exact sum fits a 32-bit word's positive half; s is the sparse threshold; the device
+  // takes the Task.
+  json big = dist_shift_task(reference);
+  big["min_clients"] = 1000000;
+  big["max_clients"] = 10000000;
+  const fedstat_v1_Task b = plan_task(big, "", 0).task;
+  EXPECT_NE(b.secagg_degree, 0u);
+  EXPECT_EQ(b.parameters.data_shift.noise_shares, b.threshold);
+  EXPECT_EQ(client::data_shift_dist_bucket_limit(b), 214u);
+  EXPECT_LE(client::data_shift_dist_bucket_limit(b) * b.max_clients, (uint64_t{1} << 31) - 1);
+  const Status big_valid = client::validate_task(b, client::all_task_kinds());
+  EXPECT_TRUE(big_valid.ok()) << big_valid.message();
+
   // User level: m = 100 events per device, T = m/ε; a smaller B as declared.
   json user = dist_shift_task(reference);
   user["data_shift"]["max_events"] = 100;
