@@ -11,7 +11,9 @@
 //   8. sends a ClientHello Envelope over TCP (loopback) as a delimited nanopb frame to a peer
 //      that decodes it and answers;
 //   9. runs a secure-aggregation session (8 clients, 3 dropouts) through encoded messages;
-//  10. estimates D_TV of two distributions from 10 clients' 48 KiB data-shift sketches each;
+//  10. estimates D_TV of two distributions from 10 clients' 48 KiB data-shift sketches each
+//      (trust none), and from the same clients under trust dist (ε = 3: 48 KiB hashed histograms
+//      with distributed discrete-Laplace noise, summed through secure aggregation), with errors;
 //  11. estimates D_KL with PRIEST-KLD in the Dist model, and private dispersion and I².
 // Usage: fedstat-demo [--seed N] [--storage-dir DIR] [--json]   (--help: examples, exit codes)
 // --json prints one object instead of the narrative: {"version", "seed", "narrative": [lines],
@@ -32,6 +34,8 @@
 
 #include "CLI/CLI.hpp"
 #include "host_server/estimate/client_emulation.h"
+#include "host_server/estimate/dist_shift.h"
+#include "host_server/estimate/hashed_tv.h"
 #include "host_server/estimate/heterogeneity.h"
 #include "host_server/estimate/host_common.h"
 #include "host_server/estimate/kl_estimator.h"
@@ -187,13 +191,39 @@ int analytics_steps(uint64_t seed) {
       return merge_reports(parse_reports(reports));
     };
     const TvEstimate tv = estimate_tv(merged(p), merged(q), TvOptions{});
-    say("10. data shift: 10 clients per distribution, %zu-byte sketches: D_TV top-k %.4f, "
-        "HH %.4f, exact %.4f\n",
-        sketch::shift_sketch_memory_bytes(params), tv.topk, tv.hh, exact);
-    results["data_shift"] = {{"topk", tv.topk},
-                             {"hh", tv.hh},
-                             {"exact", exact},
-                             {"sketch_bytes", sketch::shift_sketch_memory_bytes(params)}};
+    say("10. data shift, trust none: 10 clients per distribution, %zu-byte sketches: D_TV top-k "
+        "%.4f (error %+.4f), HH %.4f, exact %.4f\n",
+        sketch::shift_sketch_memory_bytes(params), tv.topk, tv.topk - exact, tv.hh, exact);
+    // The same fleets under trust dist (issue 41): each client's counts in 12,288 public buckets
+    // (48 KiB of 32-bit words) plus its share of one discrete Laplace(1/3) per bucket (the SDK's
+    // client::build_data_shift_dist), summed through secure aggregation: ε = 3 per event.
+    DistShiftConfig dist;
+    dist.buckets = 49152 / 4;
+    dist.max_clients = 10;
+    dist.shares = 10;
+    dist.noise_scale = dist_shift_noise_scale(3, 0);
+    auto dist_sum = [&](const ItemCounts& data) {
+      return signed_sum(dist_shift_fleet_sum(split_across_clients(data, 10, split.bits()),
+                                             seed_from_u64(seed), dist, noise, /*secure=*/true),
+                        dist.bits);
+    };
+    const HashedTvEstimate hashed = estimate_hashed_tv(dist_sum(p), dist_sum(q));
+    say("    trust dist, epsilon 3 per event: %u buckets of 32 bits per client, summed through "
+        "secure aggregation: D_TV %.4f (error %+.4f)\n",
+        dist.buckets, hashed.tv, hashed.tv - exact);
+    results["data_shift"] = {
+        {"topk", tv.topk},
+        {"hh", tv.hh},
+        {"exact", exact},
+        {"sketch_bytes", sketch::shift_sketch_memory_bytes(params)},
+        {"none", {{"trust", "none"}, {"tv", tv.topk}, {"error", tv.topk - exact}}},
+        {"dist",
+         {{"trust", "dist"},
+          {"epsilon", 3},
+          {"tv", hashed.tv},
+          {"error", hashed.tv - exact},
+          {"buckets", dist.buckets},
+          {"bytes", dist.buckets * 4}}}};
 
     // 11. PRIEST-KLD (Dist: clients add Skellam shares) and heterogeneity (analytic Gaussian).
     ItemCounts pi;

@@ -45,6 +45,8 @@
 // different update of the same norm. No range check can tell such a lie from an honest device's
 // data.
 //
+// DATA_SHIFT in DIST (the hashed histogram, issue 41) has no bound here either: its words are
+// masked; what limits a forged sum is the estimator (a D_TV in [0, 1] whatever the words).
 // Errors: report_check returns null for DIST (the server never sees a device's words) and for a
 // kind it does not know; std::invalid_argument for a DATA_SHIFT task no device would take (sketch
 // parameters validate_params refuses, a domain outside [1, 2^24], or a vector_length other than

@@ -10,6 +10,8 @@
 #include <stdexcept>
 
 #include "host_server/estimate/client_emulation.h"
+#include "host_server/estimate/dist_shift.h"
+#include "host_server/estimate/hashed_tv.h"
 #include "host_server/estimate/host_common.h"
 #include "host_server/estimate/item_counts.h"
 #include "host_server/estimate/kl_estimator.h"
@@ -23,6 +25,7 @@
 #include "sdk/base/bytes.h"
 #include "sdk/base/crypto.h"
 #include "sdk/client/task_policy.h"
+#include "sdk/noise/polya.h"
 #include "sdk/secagg/graph.h"
 #include "sdk/secagg/graph_parameters.h"
 #include "sdk/sketch/shift_sketch.h"
@@ -42,11 +45,92 @@ Seed256 parse_seed(const std::string& hex) {
   return seed;
 }
 
+// data_shift with trust "dist" (issue 41, dist_shift.h): no sketch; each device sends its counts
+// folded into B public buckets, clamped, plus one Pólya share of discrete Laplace(T) per bucket,
+// s = threshold shares to one Laplace. T = Δ/ε (Δ = max(1, max_events)): with the threshold's
+// shares honest, a released sum costs a device exactly the declared ε (pure DP).
+void plan_data_shift_dist(const json& p, const std::string& base_dir, const Seed256& seed,
+                          TaskPlan& plan) {
+  const std::string where = "data_shift";
+  for (const char* sketch_field :
+       {"rows", "width", "heap_capacity", "k", "domain", "local_epsilon"}) {
+    if (p.contains(sketch_field)) {
+      refuse(where + "." + sketch_field,
+             "is a sketch field: a trust \"dist\" data_shift task has no sketch (its block is "
+             "buckets, max_events, reference); for local DP on each device declare trust "
+             "\"trusted\" (or \"none\") with local_epsilon");
+    }
+  }
+  only_fields(p, {"buckets", "max_events", "reference"}, where);
+  fedstat_v1_Task& task = plan.task;
+  DistShiftConfig config;
+  config.buckets = static_cast<uint32_t>(
+      whole_number_or(p, "buckets", where, 1, sketch::kMaxHashedBuckets, kDefaultDistShiftBuckets));
+  config.max_events =
+      static_cast<uint32_t>(whole_number_or(p, "max_events", where, 0, 1u << 30, 0));
+  config.bits = 32;
+  config.max_clients = task.max_clients;
+  config.shares = task.threshold;  // ≥ threshold shares in every released sum, or it aborts
+  config.noise_scale = dist_shift_noise_scale(task.epsilon, config.max_events);
+  if (config.noise_scale > static_cast<double>(noise::kMaxPolyaScale)) {
+    refuse(where + ".max_events",
+           "over epsilon is the noise scale T = " + std::to_string(config.noise_scale) +
+               ", above the devices' largest (" + std::to_string(noise::kMaxPolyaScale) +
+               "): lower max_events or raise epsilon");
+  }
+  check_dist_shift(config);  // the clamp ≥ 1 for every max_clients the plan takes (≤ 10^7)
+  const sketch::BucketMap map(seed, config.buckets);
+  const auto reference = std::make_shared<ItemCounts>(
+      read_item_counts(resolve(base_dir, text(p, "reference", where))));
+  if (reference->total == 0) refuse("data_shift.reference", "holds no item: nothing to compare");
+  const auto reference_buckets =
+      std::make_shared<std::vector<int64_t>>(bucket_counts(*reference, map));
+
+  fedstat_v1_DataShiftParameters& out = task.parameters.data_shift;
+  task.which_parameters = fedstat_v1_Task_data_shift_tag;
+  out.buckets = config.buckets;
+  out.noise_scale = config.noise_scale;
+  out.noise_shares = config.shares;
+  out.max_events = config.max_events;
+  task.vector_length = config.buckets;
+  task.bits = config.bits;
+  task.data_words = 0;
+  task.device_noise_lambda = 0;
+  plan.exact = [reference](const std::string& data_dir) {
+    return exact_tv(read_item_counts(data_dir + "/items.txt"), *reference);
+  };
+  plan.estimate_with = [config, reference_buckets](const std::vector<uint64_t>& sum,
+                                                   uint32_t contributors, RandomBits&) {
+    if (sum.size() != config.buckets) throw std::invalid_argument("data_shift: sum length");
+    json result{{"kind", "data_shift"},
+                {"model", "dist"},
+                {"contributors", contributors},
+                {"buckets", config.buckets},
+                {"noise_scale", config.noise_scale},
+                {"max_events", config.max_events}};
+    try {
+      const HashedTvEstimate e =
+          estimate_hashed_tv(signed_sum(sum, config.bits), *reference_buckets);
+      result["estimate"] = e.tv;
+      result["items"] = e.total_p;  // the clamped noised counts' sum (post-processing)
+      result["negative_buckets"] = e.negative_p;
+    } catch (const std::invalid_argument& refusal) {  // the fleet's side holds nothing positive
+      result["estimate"] = nullptr;
+      result["refused"] = refusal.what();
+    }
+    return result;
+  };
+}
+
 // data_shift: the fleet's summed sketch against the reference's, candidates [0, domain).
 void plan_data_shift(const json& d, const std::string& base_dir, const Seed256& seed,
                      TaskPlan& plan) {
   const std::string where = "data_shift";
   const json& p = member(d, where, "task");
+  if (plan.task.trust == fedstat_v1_TrustModel_DIST) {
+    plan_data_shift_dist(p, base_dir, seed, plan);
+    return;
+  }
   only_fields(p, {"rows", "width", "heap_capacity", "k", "domain", "local_epsilon", "reference"},
               where);
   sketch::ShiftSketchParams params;

@@ -59,6 +59,18 @@
 //               the stability histogram on each device (local_epsilon > 0, δ = 1e-6): epsilon
 //               and delta must then equal (local_epsilon, 1e-6); with local_epsilon = 0 the task
 //               must be trust "none".
+//               trust "dist" (issue 41, estimate/dist_shift.h): {buckets (B, default 40,960 =
+//               160 KiB of 32-bit words, in [1, 2^22]), max_events (m, default 0 = item level),
+//               reference} — no sketch (its fields are refused, naming each). Each device sends
+//               its counts folded into B public buckets by the task seed (at most m events when
+//               m > 0), each clamped to ⌊(2^31 − 1)/max_clients⌋, plus one Pólya share per bucket
+//               of a discrete Laplace of scale T = Δ/ε (Δ = max(1, m); T ≤ 10^4, else refused)
+//               split noise_shares = threshold ways; bits 32, vector_length B. With the
+//               threshold's shares honest a released sum carries one full discrete Laplace(T) per
+//               bucket and the device is charged exactly ε (pure DP; delta may be 0). Estimate:
+//               signed_sum of the fleet's words against the reference's exact buckets,
+//               estimate_hashed_tv ("estimate" null with "refused" when the fleet's side holds
+//               no positive bucket).
 //   kl:         {reference (item-count file Π), rounds T, lambda, tau} — PRIEST-KLD D_KL(Π‖P)
 //               (000 Algorithms 1–3). trusted: exact counts, central Gaussian noise on the host;
 //               tagg: exact counts summed by the collector, noised by the TAgg (kl_estimator.h's
@@ -78,8 +90,8 @@
 //
 // Errors: std::invalid_argument naming the field; std::runtime_error for unreadable files.
 // Memory: the plan holds the task data (points: T words; model: d words) and the reference
-// (data_shift: R·w counters; kl: Π's items; model_update: the evaluation set). Paper: 000 §4,
-// 001 §4.3–4.6, 002 Algorithm 1.
+// (data_shift: R·w counters, dist: B words; kl: Π's items; model_update: the evaluation set).
+// Paper: 000 §4, 001 §4.3–4.6, 002 Algorithm 1.
 #ifndef FEDSTAT_HOST_TASKS_TASK_PLAN_H_
 #define FEDSTAT_HOST_TASKS_TASK_PLAN_H_
 

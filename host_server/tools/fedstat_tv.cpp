@@ -18,16 +18,35 @@
 // D_TV, the errors and the times, computed from the raw files: for measuring the estimators, never
 // for a release; --noise-seed N (with --evaluate) seeds the clients' noise for reproducible
 // measurements. --seed S is the task seed (hashes) and the split into clients.
-// Bounds: clients ≤ 10^4 and clients × sketch memory ≤ 2 GiB per distribution; candidates
+// Bounds: clients ≤ 10^4 and clients × sketch memory (dist --secure: × B × 8 bytes) ≤ 2 GiB per
+// distribution; candidates
 // (--domain, --max-candidates) ≤ 2^24. Every numeric option is checked where it enters.
 // JSON keys: topk, hh, bytes, params, report_bytes, privacy, noise; with --evaluate also exact,
 // topk_error, hh_error, seconds, sketch_seconds, estimate_seconds.
+//
+// --trust none|local|dist (default: local with --epsilon, none without, as before). dist emulates
+// the DIST data-shift task (issue 41, host_server/estimate/dist_shift.h): no sketch; each client's
+// vector is the SDK's own (client::build_data_shift_dist): its counts folded into --buckets B
+// public buckets (default --budget / (bits/8): 40,960 at 160 KiB and 32 bits), each bucket clamped
+// to ⌊(2^(bits−1) − 1)/max(2, clients)⌋, plus one Pólya share
+// of the discrete Laplace of scale T = Δ/ε split `clients` ways (every client a share of the one
+// Laplace: the semi-honest round where all are honest), each word modulo 2^--bits (32 or 64);
+// the sum (or, with --secure, a real secure-aggregation session's) is estimated with
+// estimate_hashed_tv against the other side's. --epsilon is required (item level, Δ = 1);
+// --max-events m > 0: user level, each client bounds its events to m, Δ = m. The sketch options
+// (--rows, --width, --heap, --k, --domain, --rank, --window, --tau, --max-candidates,
+// --noise-margin, --heap-fraction, --no-least-squares, --estimator) are refused with dist, and
+// --buckets, --max-events, --bits without it. JSON keys (dist): tv, bytes (per device), buckets,
+// params, privacy, noise, negative_buckets; with --evaluate also exact, error, seconds.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
 
 #include "CLI/CLI.hpp"
 #include "host_server/estimate/client_emulation.h"
+#include "host_server/estimate/dist_shift.h"
+#include "host_server/estimate/hashed_tv.h"
 #include "host_server/estimate/host_common.h"
 #include "host_server/estimate/item_counts.h"
 #include "host_server/estimate/tv_estimator.h"
@@ -49,6 +68,102 @@ constexpr uint32_t kMaxClients = 10000;
 constexpr uint64_t kMaxClientBytes = uint64_t{1} << 31;  // clients × sketch memory, per side
 constexpr uint32_t kMaxCandidates = 1u << 24;
 
+struct DistOptions {
+  uint32_t buckets = 0;  // 0: from the budget
+  uint32_t max_events = 0;
+  uint32_t bits = 32;
+};
+
+// --trust dist: both sides' fleets through the DIST data-shift task's devices, one estimate.
+int run_dist(const std::string& p_path, const std::string& q_path, size_t budget, double epsilon,
+             uint32_t clients, uint64_t seed, bool secure, bool json, const DistOptions& dist,
+             fedstat::tools::EvaluationOptions& evaluation) {
+  const bool evaluate = evaluation.evaluate();
+  if (epsilon <= 0) {
+    throw std::invalid_argument(
+        "--trust dist needs --epsilon E (item level; with --max-events m, user level)");
+  }
+  if (secure && clients < 2) {
+    throw std::invalid_argument("--secure sums through secure aggregation: give --clients >= 2");
+  }
+  if (dist.bits != 32 && dist.bits != 64) throw std::invalid_argument("--bits must be 32 or 64");
+  DistShiftConfig config;
+  config.bits = dist.bits;
+  config.buckets = dist.buckets != 0 ? dist.buckets
+                                     : static_cast<uint32_t>(std::min<uint64_t>(
+                                           budget / (dist.bits / 8), sketch::kMaxHashedBuckets));
+  config.max_events = dist.max_events;
+  config.max_clients = clients;
+  config.shares = clients;
+  config.noise_scale = dist_shift_noise_scale(epsilon, dist.max_events);
+  check_dist_shift(config);
+  const uint64_t device_bytes = uint64_t{config.buckets} * (config.bits / 8);
+  if (secure && uint64_t{clients} * config.buckets * 8 > kMaxClientBytes) {
+    throw std::invalid_argument(
+        "--secure holds every client's vector: --clients x --buckets x 8 bytes is at most 2 GiB "
+        "per distribution: lower --clients or --buckets");
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const ItemCounts p = read_item_counts(p_path);
+  const ItemCounts q = read_item_counts(q_path);
+  const Seed256 task_seed = seed_from_u64(seed ^ 0x7A5C0FFEEull);
+  SeededBits split_bits(seed, 7);
+  const EmulatedClients p_clients = split_across_clients(p, clients, split_bits.bits());
+  const EmulatedClients q_clients = split_across_clients(q, clients, split_bits.bits());
+  NoiseBits& p_noise = evaluation.noise(0, 0);
+  const std::vector<uint64_t> p_sum =
+      dist_shift_fleet_sum(p_clients, task_seed, config, p_noise, secure);
+  NoiseBits& q_noise = evaluation.noise(0, 1);
+  const std::vector<uint64_t> q_sum =
+      dist_shift_fleet_sum(q_clients, task_seed, config, q_noise, secure);
+  const HashedTvEstimate e =
+      estimate_hashed_tv(signed_sum(p_sum, config.bits), signed_sum(q_sum, config.bits));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double exact = evaluate ? exact_tv(p, q) : 0;
+  char privacy[256];
+  std::snprintf(privacy, sizeof(privacy),
+                "distributed DP: epsilon %g %s, delta 0 (every client a share of one discrete "
+                "Laplace of scale %g per bucket%s)",
+                epsilon, dist.max_events ? "per client (user level)" : "per event (item level)",
+                config.noise_scale, secure ? ", summed through secure aggregation" : "");
+  if (json) {
+    nlohmann::json out;
+    out["tv"] = e.tv;
+    if (evaluate) {
+      out["exact"] = exact;
+      out["error"] = e.tv - exact;
+      out["seconds"] = seconds;
+    }
+    out["buckets"] = config.buckets;
+    out["bytes"] = device_bytes;
+    out["negative_buckets"] = e.negative_p;
+    out["params"] = {
+        {"trust", "dist"},
+        {"clients", clients},
+        {"epsilon", epsilon},
+        {"max_events", config.max_events},
+        {"noise_scale", config.noise_scale},
+        {"shares", config.shares},
+        {"bits", config.bits},
+        {"bucket_clamp", dist_shift_bucket_clamp(config.bits, std::max<uint32_t>(2, clients))},
+        {"secure", secure}};
+    out["privacy"] = privacy;
+    out["noise"] = evaluation.noise_name();
+    std::printf("%s\n", out.dump().c_str());
+  } else {
+    if (evaluate) std::printf("exact D_TV   %.6f (evaluation)\n", exact);
+    std::printf("D_TV         %.6f", e.tv);
+    if (evaluate) std::printf("  (error %+.6f)", e.tv - exact);
+    std::printf("\n");
+    std::printf("bytes        %llu per device (%u buckets of %u bits)\n",
+                static_cast<unsigned long long>(device_bytes), config.buckets, config.bits);
+    std::printf("privacy      %s\n", privacy);
+    if (evaluate) std::printf("time         %.3f s\n", seconds);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -58,7 +173,8 @@ int main(int argc, char** argv) {
       {"fedstat-tv --p P.txt --q Q.txt                      D_TV at 160 KiB per client, no noise",
        "fedstat-tv --p P.txt --q Q.txt --clients 100 --budget 40960 --epsilon 4 --json",
        "fedstat-tv --p P.txt --q Q.txt --evaluate           also the exact value and the "
-       "errors"});
+       "errors",
+       "fedstat-tv --p P.txt --q Q.txt --trust dist --epsilon 3 --clients 20   distributed DP"});
   std::string p_path, q_path, estimator = "both";
   size_t budget = 160 * 1024;
   double epsilon = 0;
@@ -67,6 +183,8 @@ int main(int argc, char** argv) {
   size_t max_candidates = 0;
   uint64_t seed = 1;
   bool json = false, no_ls = false, secure = false;
+  std::string trust;
+  DistOptions dist;
   tools::EvaluationOptions evaluation;
   app.add_option("--p", p_path, "distribution P: '<item_id> <count>' lines")->required();
   app.add_option("--q", q_path, "distribution Q: '<item_id> <count>' lines")->required();
@@ -76,8 +194,24 @@ int main(int argc, char** argv) {
   app.add_option("--estimator", estimator, "topk, hh or both")
       ->check(CLI::IsMember({"topk", "hh", "both"}))
       ->capture_default_str();
-  app.add_option("--epsilon", epsilon, "local DP epsilon (stability histogram); omit: none")
+  app.add_option("--trust", trust,
+                 "none, local (stability histogram per client) or dist (hashed histogram with "
+                 "distributed noise); default: local with --epsilon, none without")
+      ->check(CLI::IsMember({"none", "local", "dist"}));
+  app.add_option("--epsilon", epsilon,
+                 "local: the stability histogram's epsilon; dist: epsilon per event (per client "
+                 "with --max-events); omit: none")
       ->check(tools::positive_number());
+  CLI::Option* buckets_option =
+      app.add_option("--buckets", dist.buckets, "dist: buckets B (default: budget / (bits/8))")
+          ->check(tools::whole_number(1, sketch::kMaxHashedBuckets));
+  CLI::Option* max_events_option =
+      app.add_option("--max-events", dist.max_events,
+                     "dist: each client adds at most m events (user-level privacy); 0: item level")
+          ->check(tools::whole_number(0, 1u << 30));
+  CLI::Option* bits_option =
+      app.add_option("--bits", dist.bits, "dist: word size of the secure sum, 32 or 64")
+          ->check(tools::whole_number(32, 64));
   app.add_option("--clients", clients, "emulated clients per distribution")
       ->check(tools::whole_number(1, kMaxClients))
       ->capture_default_str();
@@ -110,6 +244,31 @@ int main(int argc, char** argv) {
   if (auto code = fedstat::tools::parse_command_line(app, argc, argv)) return *code;
   try {
     evaluation.check();
+    if (trust.empty()) trust = epsilon > 0 ? "local" : "none";
+    if (trust == "dist") {
+      for (const char* name : {"--rows", "--width", "--heap", "--k", "--domain", "--rank",
+                               "--window", "--tau", "--max-candidates", "--noise-margin",
+                               "--heap-fraction", "--no-least-squares", "--estimator"}) {
+        if (app.count(name)) {
+          throw std::invalid_argument(std::string(name) +
+                                      " is a sketch option: --trust dist sends no sketch (it "
+                                      "takes --buckets, --max-events, --bits)");
+        }
+      }
+      return run_dist(p_path, q_path, budget, epsilon, clients, seed, secure, json, dist,
+                      evaluation);
+    }
+    for (const CLI::Option* o : {buckets_option, max_events_option, bits_option}) {
+      if (o->count()) {
+        throw std::invalid_argument(o->get_name() + " is for --trust dist only");
+      }
+    }
+    if (trust == "none" && epsilon > 0) {
+      throw std::invalid_argument("--trust none adds no noise: drop --epsilon, or use local/dist");
+    }
+    if (trust == "local" && epsilon <= 0) {
+      throw std::invalid_argument("--trust local needs --epsilon E (the stability histogram's)");
+    }
     const bool evaluate = evaluation.evaluate();
     if (secure && (domain == 0 || clients < 2)) {
       throw std::invalid_argument(

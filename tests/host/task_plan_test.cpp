@@ -12,6 +12,7 @@
 #include <string>
 
 #include "host_server/estimate/client_emulation.h"
+#include "host_server/estimate/dist_shift.h"
 #include "host_server/estimate/host_common.h"
 #include "host_server/estimate/kl_estimator.h"
 #include "host_server/estimate/tv_estimator.h"
@@ -102,6 +103,159 @@ TEST(TaskPlan, DataShiftLaysOutCountersThenTotalAndEstimatesTheShift) {
   EXPECT_EQ(moved["items"].get<int64_t>(), static_cast<int64_t>(shifted.total));
 }
 
+// trust "dist" (issue 41): the hashed histogram's Task — B buckets of 32 bits, T = Δ/ε, s = the
+// threshold — and an estimate from an emulated fleet's noised, wrapped 32-bit sum.
+json dist_shift_task(const std::string& reference) {
+  json task = base_task("data_shift", "dist");
+  task["epsilon"] = 3.0;
+  task["delta"] = 0.0;
+  task["data_shift"] = {{"reference", reference}};
+  return task;
+}
+
+TEST(TaskPlan, DistDataShiftPlansTheHashedHistogramAndEstimatesFromTheNoisedSum) {
+  const std::string reference = write_counts("plan_dist_reference.txt", 300, 60000, 0);
+  const TaskPlan plan = plan_task(dist_shift_task(reference), "", 1000, /*noise_seed=*/3);
+  const fedstat_v1_Task& t = plan.task;
+  EXPECT_EQ(t.kind, fedstat_v1_TaskKind_DATA_SHIFT);
+  ASSERT_EQ(t.which_parameters, fedstat_v1_Task_data_shift_tag);
+  const fedstat_v1_DataShiftParameters& d = t.parameters.data_shift;
+  EXPECT_EQ(d.buckets, 40960u);  // 160 KiB of 32-bit words
+  EXPECT_EQ(t.vector_length, 40960u);
+  EXPECT_EQ(t.bits, 32u);
+  EXPECT_DOUBLE_EQ(d.noise_scale, 1.0 / 3);  // item level: T = 1/ε
+  EXPECT_EQ(t.threshold, 7u);                // max(⌈2·9/3⌉, ⌊12/2⌋ + 1)
+  EXPECT_EQ(d.noise_shares, t.threshold);    // threshold shares make one discrete Laplace(T)
+  EXPECT_EQ(d.max_events, 0u);
+  EXPECT_EQ(d.rows + d.width + d.heap_capacity + d.k + d.domain, 0u);  // no sketch
+  EXPECT_EQ(d.local_epsilon, 0.0);
+  EXPECT_EQ(t.data_words, 0u);
+  EXPECT_EQ(t.device_noise_lambda, 0.0);
+  EXPECT_TRUE(plan.data.empty());
+  // The device takes the Task and, with the threshold's shares honest (the semi-honest server),
+  // is charged exactly the declared ε = 3, pure DP; were s more than the threshold, a device
+  // would be charged more than declared (ln(s/threshold) per event).
+  const Status valid = client::validate_task(t, client::all_task_kinds());
+  EXPECT_TRUE(valid.ok()) << valid.message();
+  const Result<client::DeviceSpend> spend = client::device_spend(t, client::all_task_kinds());
+  ASSERT_TRUE(spend.ok()) << spend.status().message();
+  EXPECT_NEAR(spend.value().epsilon, 3.0, 1e-9);
+  EXPECT_EQ(spend.value().delta, 0.0);
+
+  // 12 emulated devices as the Task says (clamp ⌊(2^31 − 1)/12⌋, 7 shares each): a fleet holding
+  // the reference estimates ≈ 0, a shifted one close to the exact D_TV. The words are read as
+  // signed 32-bit numbers: read unsigned, every negative noise share would be ≈ 2^32 of mass.
+  // (At 4,096 buckets, declared as such, to keep the test quick under ASan.)
+  json small = dist_shift_task(reference);
+  small["data_shift"]["buckets"] = 4096;
+  const TaskPlan plan4 = plan_task(small, "", 1000, /*noise_seed=*/3);
+  DistShiftConfig config;
+  config.buckets = plan4.task.parameters.data_shift.buckets;
+  config.bits = t.bits;
+  config.max_clients = t.max_clients;
+  config.shares = d.noise_shares;
+  config.noise_scale = d.noise_scale;
+  Seed256 seed;
+  std::memcpy(seed.bytes, t.seed.bytes, 32);
+  auto fleet = [&](const ItemCounts& counts) {
+    SeededBits split(3, 7);
+    NoiseBits noise = NoiseBits::seeded(5);
+    return dist_shift_fleet_sum(split_across_clients(counts, 12, split.bits()), seed, config, noise,
+                                false);
+  };
+  const ItemCounts same = read_item_counts(reference);
+  const json zero = plan4.estimate(fleet(same), 12);
+  EXPECT_LT(zero["estimate"].get<double>(), 0.02) << zero.dump();
+  const ItemCounts shifted =
+      read_item_counts(write_counts("plan_dist_shifted.txt", 300, 60000, 30));
+  const double exact = exact_tv(same, shifted);
+  const json moved = plan4.estimate(fleet(shifted), 12);
+  EXPECT_NEAR(moved["estimate"].get<double>(), exact, 0.03) << moved.dump();
+  EXPECT_EQ(moved["contributors"].get<uint32_t>(), 12u);
+  EXPECT_EQ(moved["buckets"].get<uint32_t>(), 4096u);
+  // The same sum gives the same bytes (no noise drawn on the host).
+  EXPECT_EQ(plan4.estimate(fleet(shifted), 12).dump(), moved.dump());
+  EXPECT_THROW(plan.estimate(std::vector<uint64_t>(100, 0), 12), std::invalid_argument);
+  // A sum with no positive bucket publishes no estimate.
+  const json none = plan.estimate(std::vector<uint64_t>(40960, 0xFFFFFFFFu), 12);
+  EXPECT_TRUE(none["estimate"].is_null()) << none.dump();
+
+  // Up to 10^7 devices (the sparse graph): each bucket clamped to ⌊(2^31 − 1)/10^7⌋ = 214, so the
+  // fleet's exact sum fits a 32-bit word's positive half; s is the sparse threshold; the device
+  // takes the Task.
+  json big = dist_shift_task(reference);
+  big["min_clients"] = 1000000;
+  big["max_clients"] = 10000000;
+  const fedstat_v1_Task b = plan_task(big, "", 0).task;
+  EXPECT_NE(b.secagg_degree, 0u);
+  EXPECT_EQ(b.parameters.data_shift.noise_shares, b.threshold);
+  EXPECT_EQ(client::data_shift_dist_bucket_limit(b), 214u);
+  EXPECT_LE(client::data_shift_dist_bucket_limit(b) * b.max_clients, (uint64_t{1} << 31) - 1);
+  const Status big_valid = client::validate_task(b, client::all_task_kinds());
+  EXPECT_TRUE(big_valid.ok()) << big_valid.message();
+
+  // User level: m = 100 events per device, T = m/ε; a smaller B as declared.
+  json user = dist_shift_task(reference);
+  user["data_shift"]["max_events"] = 100;
+  user["data_shift"]["buckets"] = 2048;
+  const fedstat_v1_Task u = plan_task(user, "", 0).task;
+  EXPECT_DOUBLE_EQ(u.parameters.data_shift.noise_scale, 100.0 / 3);
+  EXPECT_EQ(u.parameters.data_shift.max_events, 100u);
+  EXPECT_EQ(u.vector_length, 2048u);
+}
+
+TEST(TaskPlan, DistDataShiftRefusesHostileDeclarationsByName) {
+  const std::string reference = write_counts("plan_dist_reference2.txt", 10, 100, 0);
+  auto refusal = [&](const json& task) {
+    try {
+      plan_task(task, "", 0);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(refusal(dist_shift_task(reference)), "accepted");
+  json task = dist_shift_task(reference);
+  task["epsilon"] = 0.0;
+  EXPECT_NE(refusal(task).find("epsilon/delta must be > 0"), std::string::npos) << refusal(task);
+  task["epsilon"] = std::nan("");
+  EXPECT_NE(refusal(task).find("task.epsilon must be"), std::string::npos) << refusal(task);
+  task = dist_shift_task(reference);
+  task["data_shift"]["buckets"] = 0;
+  EXPECT_NE(refusal(task).find("data_shift.buckets must lie in [1, 4194304]"), std::string::npos)
+      << refusal(task);
+  task["data_shift"]["buckets"] = (1 << 22) + 1;
+  EXPECT_NE(refusal(task).find("data_shift.buckets must lie in [1, 4194304]"), std::string::npos)
+      << refusal(task);
+  task["data_shift"]["buckets"] = -5;
+  EXPECT_NE(refusal(task).find("data_shift.buckets"), std::string::npos) << refusal(task);
+  for (const char* field : {"rows", "width", "heap_capacity", "k", "domain", "local_epsilon"}) {
+    task = dist_shift_task(reference);
+    task["data_shift"][field] = 1;
+    EXPECT_NE(refusal(task).find(std::string("data_shift.") + field + " is a sketch field"),
+              std::string::npos)
+        << refusal(task);
+  }
+  task = dist_shift_task(reference);
+  task["data_shift"]["max_events"] = 1 << 20;  // T = 2^20/3 > 10^4
+  EXPECT_NE(refusal(task).find("noise scale T"), std::string::npos) << refusal(task);
+  task["data_shift"]["max_events"] = -1;
+  EXPECT_NE(refusal(task).find("data_shift.max_events"), std::string::npos) << refusal(task);
+  task = dist_shift_task(reference);
+  task["data_shift"]["bukets"] = 10;
+  EXPECT_NE(refusal(task).find("unknown field 'bukets'"), std::string::npos) << refusal(task);
+  task = dist_shift_task(reference);
+  task["data_shift"].erase("reference");
+  EXPECT_NE(refusal(task).find("data_shift.reference"), std::string::npos) << refusal(task);
+  const std::string empty = write_counts("plan_dist_empty.txt", 0, 100, 0);
+  try {
+    plan_task(dist_shift_task(empty), "", 0);
+    ADD_FAILURE() << "an empty reference was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("no items"), std::string::npos) << e.what();
+  }
+}
+
 TEST(TaskPlan, RefusesEachBadFieldByName) {
   const std::string reference = write_counts("plan_reference2.txt", 10, 100, 0);
   auto refusal = [&](json task) {
@@ -122,10 +276,10 @@ TEST(TaskPlan, RefusesEachBadFieldByName) {
   task["max_clients"] = 3;  // below min_clients
   EXPECT_NE(refusal(task).find("task.max_clients must lie in [9, 1024]"), std::string::npos);
   task = shift_task(reference);
-  task["trust"] = "dist";  // no local DP: a "private" task that is not
+  task["trust"] = "dist";  // a sketch under dist: the DIST task sends the hashed histogram
   task["epsilon"] = 1.0;
   task["delta"] = 1e-6;
-  EXPECT_NE(refusal(task).find("data_shift.local_epsilon is 0"), std::string::npos);
+  EXPECT_NE(refusal(task).find("data_shift.rows is a sketch field"), std::string::npos);
   // Nor trusted: the server adds no central noise to a sketch, so its exact counters would be
   // published (the device refuses such a task too: tests/audit/device).
   task["trust"] = "trusted";
@@ -156,7 +310,7 @@ TEST(TaskPlan, RefusesEachBadFieldByName) {
   task["trust"] = "dist";  // 5 of up to 12 devices: two disjoint groups of 5 could exist
   task["epsilon"] = 1.0;
   task["delta"] = 1e-6;
-  task["data_shift"]["local_epsilon"] = 1.0;
+  task["data_shift"] = {{"reference", reference}};
   task["threshold"] = 6;
   EXPECT_NE(refusal(task).find("needs more than half of max_clients (12)"), std::string::npos);
   task["threshold"] = 7;
@@ -183,12 +337,10 @@ TEST(TaskPlan, DistChoosesTheGraphAndTheDeviceAcceptsIt) {
     }
     return std::string("accepted");
   };
+  // A kl task: the graph is the same for every kind (kl's Task is one every device takes).
   auto dist = [&](uint32_t min_clients, uint32_t max_clients) {
-    json task = shift_task(reference);
-    task["trust"] = "dist";
-    task["epsilon"] = 1.0;
-    task["delta"] = 1e-6;
-    task["data_shift"]["local_epsilon"] = 1.0;
+    json task = base_task("kl", "dist");
+    task["kl"] = {{"reference", reference}, {"rounds", 20}, {"lambda", 0.1}};
     task["min_clients"] = min_clients;
     task["max_clients"] = max_clients;
     return task;

@@ -2,17 +2,27 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <set>
 
+#include "host_server/estimate/client_emulation.h"
+#include "host_server/estimate/dist_shift.h"
+#include "host_server/estimate/host_common.h"
+#include "host_server/estimate/item_counts.h"
+#include "host_server/estimate/noise_bits.h"
+#include "host_server/estimate/tv_estimator.h"
 #include "host_server/rounds/coordinator.h"
 #include "host_server/rounds/messages.h"
+#include "host_server/tasks/task_plan.h"
+#include "nlohmann/json.hpp"
 #include "sdk/secagg/graph.h"
 #include "tests/rounds/dist_device.h"
 #include "tests/rounds/fake_outbox.h"
 #include "tests/rounds/fake_store.h"
 #include "tests/rounds/trusted_device.h"
+#include "tests/store/temp_dir.h"
 
 namespace fedstat {
 namespace host {
@@ -925,6 +935,94 @@ TEST(SparseGraphSeed, ACrashBeforeItsNoteWasStoredDrawsAFreshSeedAndNoStartHadBe
   for (const auto& d : devices) {
     EXPECT_EQ(d->start_commitments, std::vector<std::vector<uint8_t>>{commitment});
   }
+}
+
+// A DIST data-shift round (issue 41) through the Coordinator, on the server's own plan
+// (plan_task: the hashed histogram's Task, its estimator) for a declaration: each of 10 devices'
+// input is the SDK's builder (client::build_data_shift_dist, through dist_shift_device_vector) on
+// its share of the items, with its own noise; one drops before its keys, one before masking. The
+// published result is the plan's estimator on the in-process sum (mod 2^32) of the inputs that
+// reached U3, bit for bit, and its estimate is close to the exact D_TV.
+TEST(DistDataShiftRound, PublishesThePlansEstimateOfTheSurvivorsSumBitForBit) {
+  fedstat::testing::TempDir dir;
+  {
+    std::ofstream reference(dir.file("reference.txt")), items(dir.file("items.txt"));
+    for (uint32_t i = 1; i <= 200; ++i) {
+      reference << i << " " << 20000 / i << "\n";
+      items << i + 15 << " " << 15000 / i + 3 << "\n";
+    }
+  }
+  const nlohmann::json declaration = {
+      {"id", 1},
+      {"kind", "data_shift"},
+      {"trust", "dist"},
+      {"epsilon", 3.0},
+      {"delta", 0.0},
+      {"min_clients", 8},
+      {"max_clients", 10},
+      {"deadline_seconds", 3600},
+      {"seed", std::string(62, '0') + "41"},
+      {"data_shift", {{"buckets", 2048}, {"reference", "reference.txt"}}}};
+  const TaskPlan plan = plan_task(declaration, dir.file(""), kT0, /*noise_seed=*/1);
+  ASSERT_EQ(plan.task.bits, 32u);
+  ASSERT_EQ(plan.task.vector_length, 2048u);
+  ASSERT_EQ(plan.task.secagg_degree, 0u);  // 10 devices: the complete graph
+  TaskSpec spec;
+  spec.task = plan.task;
+  spec.data = plan.data;
+  const NoisedEstimator estimate = plan.estimate_with;
+  spec.estimate = [estimate](const std::vector<uint64_t>& sum, uint32_t contributors,
+                             RandomBits& noise) {
+    return estimate(sum, contributors, noise).dump();
+  };
+  spec.definition_json = "{\"task\":1}";
+
+  const ItemCounts items = read_item_counts(dir.file("items.txt"));
+  SeededBits split(5, 7);
+  const EmulatedClients clients = split_across_clients(items, 10, split.bits());
+  NoiseBits noise = NoiseBits::seeded(9);
+  Devices devices;
+  for (uint32_t i = 0; i < 10; ++i) {
+    devices.push_back(std::make_unique<DistDevice>(
+        300 + i, 10, dist_shift_device_vector(*clients[i], plan.task, noise.stream(1 + i))));
+  }
+  devices[0]->drop_at = kBeforeKeys;
+  devices[1]->drop_at = kBeforeMasking;
+
+  FakeStore store;
+  FakeOutbox out(store);
+  Coordinator c(store, out, {spec}, kT0);
+  check_in_all(c, devices, 1);
+  pump(c, out, devices);
+  ASSERT_EQ(c.task_state(1), "completed") << last_line(c.take_log());
+
+  std::vector<std::vector<uint64_t>> u3;
+  for (const auto& d : devices) {
+    if (d->drop_at >= kBeforeReveals) u3.push_back(d->input);
+  }
+  ASSERT_EQ(u3.size(), 8u);
+  const std::vector<uint64_t> sum = sum_of(u3, 32);
+  SeededBits unused(1, 1);  // the DIST data-shift estimator draws no noise
+  const std::string expected = estimate(sum, 8, unused.bits()).dump();
+  EXPECT_EQ(store.result(1).value_or(""), expected);
+  const nlohmann::json published = nlohmann::json::parse(store.result(1).value_or("{}"));
+  ASSERT_TRUE(published.contains("estimate") && published["estimate"].is_number())
+      << published.dump();
+  EXPECT_EQ(published["contributors"].get<uint32_t>(), 8u);
+  // 8 of 10 devices' data against the reference: the exact D_TV of what they hold.
+  ItemCounts held;
+  std::map<uint32_t, uint64_t> counts;
+  for (uint32_t i = 2; i < 10; ++i) {
+    for (const auto& e : clients[i]->table) {
+      if (e.count != 0) counts[e.id] += e.count;
+    }
+  }
+  for (const auto& [id, count] : counts) {
+    held.items.push_back({id, count});
+    held.total += count;
+  }
+  const double exact = exact_tv(held, read_item_counts(dir.file("reference.txt")));
+  EXPECT_NEAR(published["estimate"].get<double>(), exact, 0.03) << published.dump();
 }
 
 INSTANTIATE_TEST_SUITE_P(Graphs, DistRound, ::testing::Values(kComplete, kSparse), graph_name);
