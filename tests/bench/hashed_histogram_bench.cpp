@@ -98,7 +98,7 @@ void BM_HashedHistogram(benchmark::State& state) {
   for (auto _ : state) {
     std::fill(out.begin(), out.end(), 0);
     const Span<uint64_t> words(out.data(), out.size());
-    if (!sketch::add_bucket_counts(map, h.local, 0, words).ok() ||
+    if (!sketch::add_bucket_counts(map, h.local, 0, bits, words).ok() ||
         !sketch::add_polya_shares(scale, shares, bits, words).ok()) {
       state.SkipWithError("add_bucket_counts or add_polya_shares");
       break;
