@@ -207,7 +207,7 @@ int analytics_steps(uint64_t seed) {
                                              seed_from_u64(seed), dist, noise, /*secure=*/true),
                         dist.bits);
     };
-    const HashedTvEstimate hashed = estimate_hashed_tv(dist_sum(p), dist_sum(q));
+    const HashedTvEstimate hashed = estimate_hashed_tv(dist_sum(p), dist_sum(q), dist.noise_scale);
     say("    trust dist, epsilon 3 per event: %u buckets of 32 bits per client, summed through "
         "secure aggregation: D_TV %.4f (error %+.4f)\n",
         dist.buckets, hashed.tv, hashed.tv - exact);

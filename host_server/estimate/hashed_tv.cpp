@@ -1,6 +1,7 @@
 // Total variation distance from hashed-domain histograms (hashed_tv.h).
 #include "host_server/estimate/hashed_tv.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -31,25 +32,51 @@ std::vector<int64_t> signed_sum(const std::vector<uint64_t>& sum, uint32_t bits)
   return out;
 }
 
-HashedTvEstimate estimate_hashed_tv(const std::vector<int64_t>& p, const std::vector<int64_t>& q) {
+namespace {
+
+// Σ over buckets of the counts at or above `floor` (a floor of 1: the clamp).
+double total_from(const std::vector<int64_t>& counts, int64_t floor) {
+  double total = 0;
+  for (int64_t c : counts) {
+    if (c >= floor) total += static_cast<double>(c);
+  }
+  return total;
+}
+
+}  // namespace
+
+HashedTvEstimate estimate_hashed_tv(const std::vector<int64_t>& p, const std::vector<int64_t>& q,
+                                    double noise_scale) {
   if (p.size() != q.size()) {
     throw std::invalid_argument("hashed TV: the two histograms have different bucket counts");
   }
+  if (!std::isfinite(noise_scale) || noise_scale < 0) {
+    throw std::invalid_argument("hashed TV: the noise scale must be finite and >= 0");
+  }
   HashedTvEstimate e;
   e.buckets = p.size();
-  for (size_t b = 0; b < p.size(); ++b) {
-    if (p[b] > 0) e.total_p += static_cast<double>(p[b]);
-    if (p[b] < 0) ++e.negative_p;
-    if (q[b] > 0) e.total_q += static_cast<double>(q[b]);
+  for (int64_t c : p) e.negative_p += c < 0;
+  int64_t floor = 1;  // the clamp: counts below 1 read as 0
+  if (noise_scale > 0 && !p.empty()) {
+    const double rho = std::exp(-1 / noise_scale);
+    const double positive_noise = rho / ((1 + rho) * (1 - rho));  // E[η⁺]
+    const double phantom = static_cast<double>(p.size()) * positive_noise;
+    if (phantom > 0.01 * total_from(p, 1)) {
+      e.threshold =
+          static_cast<int64_t>(std::ceil(noise_scale * std::log(static_cast<double>(p.size()))));
+      floor = std::max<int64_t>(1, e.threshold);
+    }
   }
+  e.total_p = total_from(p, floor);
+  e.total_q = total_from(q, floor);
   if (e.total_p <= 0 || e.total_q <= 0) {
     throw std::invalid_argument(
         "hashed TV: a side holds no positive bucket (an empty distribution)");
   }
   double l1 = 0;
   for (size_t b = 0; b < p.size(); ++b) {
-    const double pb = p[b] > 0 ? static_cast<double>(p[b]) / e.total_p : 0;
-    const double qb = q[b] > 0 ? static_cast<double>(q[b]) / e.total_q : 0;
+    const double pb = p[b] >= floor ? static_cast<double>(p[b]) / e.total_p : 0;
+    const double qb = q[b] >= floor ? static_cast<double>(q[b]) / e.total_q : 0;
     l1 += std::fabs(pb - qb);
   }
   e.tv = std::fmin(1.0, 0.5 * l1);

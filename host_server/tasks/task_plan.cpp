@@ -110,10 +110,11 @@ void plan_data_shift_dist(const json& p, const std::string& base_dir, const Seed
                 {"max_events", config.max_events}};
     try {
       const HashedTvEstimate e =
-          estimate_hashed_tv(signed_sum(sum, config.bits), *reference_buckets);
+          estimate_hashed_tv(signed_sum(sum, config.bits), *reference_buckets, config.noise_scale);
       result["estimate"] = e.tv;
       result["items"] = e.total_p;  // the clamped noised counts' sum (post-processing)
       result["negative_buckets"] = e.negative_p;
+      result["threshold"] = e.threshold;  // τ when the noise called for it (hashed_tv.h), else 0
     } catch (const std::invalid_argument& refusal) {  // the fleet's side holds nothing positive
       result["estimate"] = nullptr;
       result["refused"] = refusal.what();

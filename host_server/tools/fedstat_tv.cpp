@@ -37,7 +37,7 @@
 // (--rows, --width, --heap, --k, --domain, --rank, --window, --tau, --max-candidates,
 // --noise-margin, --heap-fraction, --no-least-squares, --estimator) are refused with dist, and
 // --buckets, --max-events, --bits without it. JSON keys (dist): tv, bytes (per device), buckets,
-// params, privacy, noise, negative_buckets; with --evaluate also exact, error, seconds.
+// params, privacy, noise, negative_buckets, threshold; with --evaluate also exact, error, seconds.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -116,8 +116,8 @@ int run_dist(const std::string& p_path, const std::string& q_path, size_t budget
   NoiseBits& q_noise = evaluation.noise(0, 1);
   const std::vector<uint64_t> q_sum =
       dist_shift_fleet_sum(q_clients, task_seed, config, q_noise, secure);
-  const HashedTvEstimate e =
-      estimate_hashed_tv(signed_sum(p_sum, config.bits), signed_sum(q_sum, config.bits));
+  const HashedTvEstimate e = estimate_hashed_tv(signed_sum(p_sum, config.bits),
+                                                signed_sum(q_sum, config.bits), config.noise_scale);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double exact = evaluate ? exact_tv(p, q) : 0;
@@ -138,6 +138,7 @@ int run_dist(const std::string& p_path, const std::string& q_path, size_t budget
     out["buckets"] = config.buckets;
     out["bytes"] = device_bytes;
     out["negative_buckets"] = e.negative_p;
+    out["threshold"] = e.threshold;
     out["params"] = {
         {"trust", "dist"},
         {"clients", clients},

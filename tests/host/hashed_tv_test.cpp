@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
@@ -47,6 +49,40 @@ TEST(HashedTv, NegativeNoisedCountsAreClampedToZeroAndLeaveTheTotals) {
   EXPECT_EQ(e.negative_p, 1u);
   // Q's negatives are clamped too: ½(|.5 − 1| + |.5 − 0|) = 0.5.
   EXPECT_DOUBLE_EQ(estimate_hashed_tv({3, 3}, {4, -9}).tv, 0.5);
+}
+
+// Large noise (T = 100/3, user level): 1,000 empty buckets each hold a discrete Laplace draw. The
+// clamp keeps their positive halves (≈ 1,000·16.7 phantom events against 2·10⁴ real ones) and the
+// distance of two identical fleets comes out far from 0; reading buckets below τ = ⌈T·ln B⌉ as 0
+// removes them. At T = 1/3 the phantom mass is under 1 % and the clamp alone is used (τ = 0).
+// The draws are a fixed-seed std::mt19937_64 two-sided geometric (a test fixture, not a device
+// sampler).
+TEST(HashedTv, LargeNoiseIsThresholdedAtTLnBWhileSmallNoiseIsOnlyClamped) {
+  const size_t buckets = 1002;
+  std::mt19937_64 rng(41);
+  auto noised = [&](double scale) {
+    std::geometric_distribution<int64_t> geometric(1 - std::exp(-1 / scale));
+    std::vector<int64_t> v(buckets);
+    for (int64_t& c : v) c = geometric(rng) - geometric(rng);
+    v[0] += 10000;
+    v[1] += 10000;
+    return v;
+  };
+  const double big = 100.0 / 3;
+  const std::vector<int64_t> p = noised(big), q = noised(big);
+  const HashedTvEstimate clamped = estimate_hashed_tv(p, q);
+  const HashedTvEstimate thresholded = estimate_hashed_tv(p, q, big);
+  EXPECT_EQ(clamped.threshold, 0);
+  EXPECT_EQ(thresholded.threshold,
+            static_cast<int64_t>(std::ceil(big * std::log(static_cast<double>(buckets)))));
+  EXPECT_GT(clamped.tv, 0.3);       // the phantom events of 1,000 empty buckets
+  EXPECT_LT(thresholded.tv, 0.02);  // two equal fleets: only the heavy buckets' noise is left
+  const std::vector<int64_t> small_p = noised(1.0 / 3), small_q = noised(1.0 / 3);
+  const HashedTvEstimate small = estimate_hashed_tv(small_p, small_q, 1.0 / 3);
+  EXPECT_EQ(small.threshold, 0);
+  EXPECT_DOUBLE_EQ(small.tv, estimate_hashed_tv(small_p, small_q).tv);
+  EXPECT_THROW(estimate_hashed_tv(p, q, -1), std::invalid_argument);
+  EXPECT_THROW(estimate_hashed_tv(p, q, std::nan("")), std::invalid_argument);
 }
 
 TEST(HashedTv, SignedSumSignExtendsTheWordsBits) {
