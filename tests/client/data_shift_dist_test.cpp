@@ -344,6 +344,32 @@ TEST(DataShiftDist, TheUserLevelChargeCoversAnyTwoHistogramsOfOneDevice) {
 
 class DataShiftDistPolicyTest : public StorageTest {};
 
+// The entropy source fails half-way through the Pólya shares (after the charge): the session
+// fails, and the contribution — exact bucket counts in every bucket not yet noised — does not
+// stay in the device's memory (as drop_pending wipes a pending report; the builders' scratch is
+// wiped too). A distinctive count in the last bucket is looked for in the whole caller memory.
+TEST_F(DataShiftDistPolicyTest, AFailedBuildLeavesNoExactCountsInMemory) {
+  const fedstat_v1_Task t = data_shift_dist_task(5, 3);
+  const sketch::BucketMap map(seed_of(t), t.parameters.data_shift.buckets);
+  uint64_t last = 1;
+  while (map.bucket_of(last) != t.parameters.data_shift.buckets - 1) ++last;
+  constexpr uint32_t kMarked = 0x13579BDF;  // below the clamp ⌊(2^31 − 1)/5⌋ = 0x19999999
+  std::vector<histogram::SparseEntry> table(8);
+  histogram::SparseHistogram h;
+  ASSERT_TRUE(h.init(Span<histogram::SparseEntry>(table.data(), table.size())).ok());
+  ASSERT_TRUE(h.add(last, kMarked).ok());
+  HistogramData data(&h);
+  Device device(32, 1 << 16, data, /*budget=*/1000);
+  device.random->fail_after = 256;  // the shares of the first buckets, not all 97
+  const Session s = run(device, t, {});
+  EXPECT_FALSE(s.outcome.ok());
+  EXPECT_EQ(s.outcome.status().code(), StatusCode::kUnavailable) << s.outcome.status().message();
+  EXPECT_EQ(device.spent(), 0.5);  // charged before the build: the build did start
+  size_t found = 0;
+  for (uint64_t word : device.memory) found += word == kMarked ? 1 : 0;
+  EXPECT_EQ(found, 0u) << "the un-noised count of the last bucket is still in the device's memory";
+}
+
 // A DIST data-shift task declared within the ceiling whose noise gives more (T = 0.05: ε = 20) is
 // declined POLICY before anything is charged, drawn or sent.
 TEST_F(DataShiftDistPolicyTest, TheEpsilonCeilingRefusesAnOverBudgetTask) {
