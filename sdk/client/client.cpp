@@ -464,6 +464,9 @@ Result<SessionOutcome> Client::after_task(FrameChannel& channel) {
     built = kinds_.secure_aggregation->start(*this, buffers.value().peers);
   }
   if (!built.ok()) {
+    // A builder that failed part-way (e.g. the entropy source, in the middle of the noise) leaves
+    // exact words of the app's data in the contribution: wiped, as drop_pending wipes a report.
+    crypto::wipe(contribution.data(), contribution.size() * sizeof(uint64_t));
     decline(channel, fedstat_v1_ErrorAction_DEVICE_FAILURE).ignore();
     return built;
   }

@@ -296,8 +296,10 @@ Status build_heterogeneity(const fedstat_v1_Task& task, Span<const double> x,
 ///                               app's task policy accepts NONE (task_policy.h; off by default)
 ///   DATA_SHIFT, local_epsilon>0 at least (local_epsilon, kStabilityDelta): the stability histogram
 ///   DATA_SHIFT in DIST          ε at least Δ·(1/T + ln(1/r)), δ the task's (pure DP): Δ =
-///                               max_events (1 when 0, item level), T = noise_scale, r = min(1,
-///                               h/noise_shares), h below — h ≥ s gives Δ/T exactly
+///                               2·max_events (1 when 0, item level: one event added or
+///                               removed; user level: any two histograms of the device, m
+///                               events moved from one bucket to another), T = noise_scale, r =
+///                               min(1, h/noise_shares), h below — h ≥ s gives Δ/T exactly
 ///                               (sketch::hashed_histogram_epsilon, portable ln)
 ///   KL_ANSWERS in DIST          at least the ε of Sk(λ·h) — h = threshold, the least noise a
 ///                               released sum carries, since secure aggregation aborts below

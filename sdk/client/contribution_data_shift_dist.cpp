@@ -34,8 +34,8 @@ Status validate_data_shift_dist(const fedstat_v1_Task& task) {
   }
   if (!(isfinite(d.noise_scale) && d.noise_scale > 0)) {
     return invalid_argument(
-        "Task.data_shift.noise_scale must be finite and > 0 for DIST (T = max(1, max_events) / "
-        "epsilon)");
+        "Task.data_shift.noise_scale must be finite and > 0 for DIST (T = 1/epsilon item level, "
+        "2*max_events/epsilon user level)");
   }
   if (d.noise_scale > static_cast<double>(noise::kMaxPolyaScale)) {
     return invalid_argument(
@@ -77,7 +77,8 @@ size_t no_scratch(const fedstat_v1_Task&, size_t) {
   return 0;
 }
 
-// Δ·(1/T + ln(1/r)), r = min(1, honest/noise_shares): pure DP, δ as declared.
+// Δ·(1/T + ln(1/r)), Δ = 1 or 2·max_events, r = min(1, honest/noise_shares): pure DP, δ as
+// declared.
 Status data_shift_dist_spend(const fedstat_v1_Task& task, uint32_t honest_shares,
                              DeviceSpend& spend) {
   const fedstat_v1_DataShiftParameters& d = task.parameters.data_shift;
@@ -124,7 +125,7 @@ Status build_data_shift_dist(const fedstat_v1_Task& task, const histogram::Spars
   FEDSTAT_RETURN_IF_ERROR(sketch::add_bucket_counts(map, local, d.max_events, noise, out));
   // At most (2^(bits−1) − 1)/max_clients per device, so the fleet's exact sum stays a positive
   // signed word; clamping is 1-Lipschitz in each bucket, so one event still moves the vector by
-  // at most 1 (and m events by at most m): the privacy argument is unchanged.
+  // at most 1 (and two bounded histograms stay within 2m): the privacy argument is unchanged.
   const uint64_t limit = data_shift_dist_bucket_limit(task);
   for (size_t b = 0; b < out.size(); ++b) {
     if (out[b] > limit) out[b] = limit;

@@ -66,7 +66,10 @@ Status add_bucket_counts(const BucketMap& map, const histogram::SparseHistogram&
 
 double hashed_histogram_epsilon(uint32_t max_events, double noise_scale, uint32_t shares,
                                 uint32_t honest_shares) {
-  const double events = max_events == 0 ? 1.0 : static_cast<double>(max_events);
+  // Δ: one event added or removed moves one bucket by 1; a device bounded to m events may hold
+  // any m of them, so two of its histograms are up to 2m apart (m events leave one bucket and
+  // enter another).
+  const double events = max_events == 0 ? 1.0 : 2.0 * static_cast<double>(max_events);
   // r = honest/shares < 1: ln(1/r) = ln(shares/honest); r ≥ 1 adds nothing.
   const double missing = honest_shares < shares
                              ? math::portable_log(static_cast<double>(shares) / honest_shares)

@@ -14,9 +14,13 @@
 /// plus one share X − Y, X, Y ~ NB(1/s, e^{−1/T}) in every bucket (noise/polya.h). s shares sum
 /// to a discrete Laplace of scale T, so with at least s honest devices' shares in a released sum
 /// every bucket of the sum carries at least one full discrete Laplace(T). One event moves one
-/// bucket by 1 (L1 sensitivity 1): ε = 1/T per event. A device that bounds its events to m
-/// (bound_events) moves at most m in L1: ε = m/T per device. The total is not sent; the server
-/// computes it from the noised buckets (post-processing).
+/// bucket by 1 (L1 sensitivity 1): ε = 1/T per event (added or removed; an event changed from one
+/// item to another is two). A device that bounds its events to m (add_bucket_counts' max_events)
+/// holds at most m in L1, so any two of its histograms are at most 2m apart (its m events moved
+/// from one bucket to another): ε = 2m/T per device — the server knows the device took part, so
+/// the charge covers what it held, not whether it held anything (a model update's 2c, KL's
+/// substitution). One event added moves the bounded vector by at most m. The total is not sent;
+/// the server computes it from the noised buckets (post-processing).
 ///
 /// @memory none beyond the caller's bucket vector (B words) and a 16-byte hasher.
 /// @paper 001 §4.7 (distributed noise under secure aggregation); Goryczka & Xiong 2015 (Pólya
@@ -75,7 +79,8 @@ Status add_bucket_counts(const BucketMap& map, const histogram::SparseHistogram&
                          uint32_t max_events, RandomBits& noise, Span<uint64_t> out);
 
 /// The ε of one device's vector when at least `honest_shares` shares (this device's included) are
-/// in a released sum: Δ·(1/T + ln(1/r)), Δ = max_events (1 when 0: item level), T = noise_scale,
+/// in a released sum: Δ·(1/T + ln(1/r)), Δ = 2·max_events (1 when 0: item level; any two
+/// histograms of a device bounded to m events are up to 2m apart in L1), T = noise_scale,
 /// r = min(1, honest_shares/shares). The honest shares sum to NB(r, ρ) − NB(r, ρ) per bucket,
 /// ρ = e^{−1/T}, whose pmf ratio P(j)/P(j+1) = (j+1)/((j+r)ρ) is at most 1/(rρ) for r ≤ 1 (1/ρ
 /// for r ≥ 1); a mixture or a convolution never exceeds its terms' worst ratio, and Δ events are

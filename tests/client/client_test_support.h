@@ -152,10 +152,14 @@ class CountingSource : public RandomSource {
  public:
   explicit CountingSource(const Seed256& seed, uint64_t stream) : inner_(seed, stream) {}
   Status fill(MutableByteSpan out) override {
+    if (fail_after != 0 && drawn + out.size() > fail_after) {
+      return unavailable("test entropy source: failing on purpose");
+    }
     drawn += out.size();
     return inner_.fill(out);
   }
   size_t drawn = 0;
+  size_t fail_after = 0;  // > 0: refuse a fill that would take `drawn` past it
 
  private:
   SeededStream inner_;

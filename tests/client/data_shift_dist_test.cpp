@@ -3,8 +3,9 @@
 // max_events and clamped per bucket, plus one Pólya share per bucket, mod 2^bits — compared word
 // for word with the by-hand vector of client_test_support.h; that s shares sum to one discrete
 // Laplace is tests/unit/sketch/hashed_histogram_test.cpp's chi-square), its ledger charge
-// Δ·(1/T + ln(1/r)) and the task policy's ε ceiling on it. The whole DIST round is
-// secagg_session_test.cpp's (Kind::kDataShift). Paper: none (001 §4.7's setting).
+// Δ·(1/T + ln(1/r)) (Δ = 1 item level, 2m user level) and the task policy's ε ceiling on it. The
+// whole DIST round is secagg_session_test.cpp's (Kind::kDataShift). Paper: none (001 §4.7's
+// setting).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -198,7 +199,7 @@ TEST(DataShiftDist, TheVectorIsTheBucketCountsPlusOnePolyaSharePerBucket) {
 TEST(DataShiftDist, MaxEventsKeepsAUniformlyRandomMOfTheEvents) {
   fedstat_v1_Task t = data_shift_dist_task(5, 3);
   t.parameters.data_shift.max_events = 100;
-  t.parameters.data_shift.noise_scale = 200;  // T = m/ε at ε = 0.5
+  t.parameters.data_shift.noise_scale = 400;  // T = 2m/ε at ε = 0.5
   t.epsilon = 0.5;
   OwnedHistogram h(2);
   ASSERT_TRUE(h.histogram.add(12345, 5000).ok());
@@ -287,12 +288,13 @@ TEST(DataShiftDist, TheDeviceIsChargedDeltaOverTPlusLnOfTheMissingShares) {
   EXPECT_EQ(spend.delta, 1e-7);
   // h = 2: ln(3/2).
   EXPECT_NEAR(client::device_spend(t, all, 2).value().epsilon, 0.5 + std::log(1.5), 1e-15);
-  // User level: Δ = m = 100, T = 200: 100/200 with every share honest, 100·(1/200 + ln 3) not.
+  // User level: Δ = 2m = 200 (any two histograms of the device), T = 400: 200/400 with every
+  // share honest, 200·(1/400 + ln 3) not.
   fedstat_v1_Task user = t;
   user.parameters.data_shift.max_events = 100;
-  user.parameters.data_shift.noise_scale = 200;
+  user.parameters.data_shift.noise_scale = 400;
   EXPECT_EQ(client::device_spend(user).value().epsilon, 0.5);
-  EXPECT_NEAR(client::device_spend(user, all, 1).value().epsilon, 100 * (0.005 + std::log(3.0)),
+  EXPECT_NEAR(client::device_spend(user, all, 1).value().epsilon, 200 * (0.0025 + std::log(3.0)),
               1e-12);
   // A subnormal T passes the field checks (finite, > 0) but gives no finite ε: refused.
   fedstat_v1_Task tiny = t;
@@ -304,7 +306,87 @@ TEST(DataShiftDist, TheDeviceIsChargedDeltaOverTPlusLnOfTheMissingShares) {
   EXPECT_EQ(client::device_spend(declared).value().epsilon, 2);
 }
 
+// A device's user-level charge covers ANY two histograms it might hold (the server sees that it
+// took part in the round; what the charge protects is what it held), the relation the SDK's other
+// device-level charges use (a model update's min(‖x − x′‖, 2c), quantise.h; KL's substitution,
+// kl_answer_task.h). Two histograms of more than m events, each bounded to m events in one
+// bucket, are 2m apart in L1 — one device's m events moved from one bucket to another — and
+// with every share honest the sum's privacy loss between them is exactly 2m/T (the discrete
+// Laplace's; tight). Adding one event to a histogram moves the bounded vector by at most m
+// (every ⌊c·m/N⌋ may drop by one, and there are at most m non-zero ones; exhaustive search over
+// small histograms finds m, never more): the ones-and-a-zero case below is that worst case.
+TEST(DataShiftDist, TheUserLevelChargeCoversAnyTwoHistogramsOfOneDevice) {
+  constexpr uint32_t kM = 4;
+  constexpr double kT = 8;
+  fedstat_v1_Task t = data_shift_dist_task(5, 3);
+  t.parameters.data_shift.max_events = kM;
+  t.parameters.data_shift.noise_scale = kT;
+  t.epsilon = 0.01;  // below the noise's: the device charges the noise's ε
+  const double charged = client::device_spend(t).value().epsilon;
+  const sketch::BucketMap map(seed_of(t), t.parameters.data_shift.buckets);
+  uint64_t other = 2;
+  while (map.bucket_of(other) == map.bucket_of(1)) ++other;
+  // The bounded vector's words without noise: the same stream in both builds, so the shares
+  // cancel in the difference.
+  auto vector_of = [&](const std::vector<std::pair<uint64_t, uint32_t>>& items) {
+    std::vector<histogram::SparseEntry> table(16);
+    histogram::SparseHistogram h;
+    EXPECT_TRUE(h.init(Span<histogram::SparseEntry>(table.data(), table.size())).ok());
+    for (const auto& item : items) EXPECT_TRUE(h.add(item.first, item.second).ok());
+    std::vector<uint64_t> out(t.vector_length);
+    SeededStream stream(test_seed(9), 6);
+    RandomBits bits(stream);
+    EXPECT_TRUE(client::build_data_shift_dist(t, h, bits, words(out)).ok());
+    return out;
+  };
+  auto l1 = [](const std::vector<uint64_t>& a, const std::vector<uint64_t>& b) {
+    uint64_t d = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      const int32_t w = static_cast<int32_t>(static_cast<uint32_t>(a[i] - b[i]));
+      d += static_cast<uint64_t>(w < 0 ? -int64_t{w} : int64_t{w});
+    }
+    return d;
+  };
+  // One event added: at most m (here exactly m: four ⌊2·4/8⌋ = 1 drop to ⌊8/9⌋ = 0).
+  const uint64_t added = l1(vector_of({{1, 2}, {2, 2}, {3, 2}, {4, 2}}),
+                            vector_of({{1, 2}, {2, 2}, {3, 2}, {4, 2}, {5, 1}}));
+  EXPECT_LE(added, kM);
+  EXPECT_LE(added / kT, charged * (1 + 1e-12)) << "one event added";
+  // Another histogram of the same device: 2m.
+  const uint64_t replaced = l1(vector_of({{1, 10}}), vector_of({{other, 10}}));
+  EXPECT_EQ(replaced, 2 * kM);
+  EXPECT_LE(replaced / kT, charged * (1 + 1e-12))
+      << "the device's m events moved to another bucket cost 2m/T = " << replaced / kT
+      << ", charged " << charged;
+}
+
 class DataShiftDistPolicyTest : public StorageTest {};
+
+// The entropy source fails half-way through the Pólya shares (after the charge): the session
+// fails, and the contribution — exact bucket counts in every bucket not yet noised — does not
+// stay in the device's memory (as drop_pending wipes a pending report; the builders' scratch is
+// wiped too). A distinctive count in the last bucket is looked for in the whole caller memory.
+TEST_F(DataShiftDistPolicyTest, AFailedBuildLeavesNoExactCountsInMemory) {
+  const fedstat_v1_Task t = data_shift_dist_task(5, 3);
+  const sketch::BucketMap map(seed_of(t), t.parameters.data_shift.buckets);
+  uint64_t last = 1;
+  while (map.bucket_of(last) != t.parameters.data_shift.buckets - 1) ++last;
+  constexpr uint32_t kMarked = 0x13579BDF;  // below the clamp ⌊(2^31 − 1)/5⌋ = 0x19999999
+  std::vector<histogram::SparseEntry> table(8);
+  histogram::SparseHistogram h;
+  ASSERT_TRUE(h.init(Span<histogram::SparseEntry>(table.data(), table.size())).ok());
+  ASSERT_TRUE(h.add(last, kMarked).ok());
+  HistogramData data(&h);
+  Device device(32, 1 << 16, data, /*budget=*/1000);
+  device.random->fail_after = 256;  // the shares of the first buckets, not all 97
+  const Session s = run(device, t, {});
+  EXPECT_FALSE(s.outcome.ok());
+  EXPECT_EQ(s.outcome.status().code(), StatusCode::kUnavailable) << s.outcome.status().message();
+  EXPECT_EQ(device.spent(), 0.5);  // charged before the build: the build did start
+  size_t found = 0;
+  for (uint64_t word : device.memory) found += word == kMarked ? 1 : 0;
+  EXPECT_EQ(found, 0u) << "the un-noised count of the last bucket is still in the device's memory";
+}
 
 // A DIST data-shift task declared within the ceiling whose noise gives more (T = 0.05: ε = 20) is
 // declined POLICY before anything is charged, drawn or sent.

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "host_server/estimate/client_emulation.h"
+#include "host_server/estimate/hashed_tv.h"
 #include "host_server/estimate/heterogeneity.h"
 #include "host_server/estimate/host_common.h"
 #include "host_server/estimate/item_counts.h"
@@ -210,6 +211,64 @@ TEST(AuditDistPostProcessing, HeterogeneityStage2StatisticsStayInTheirHonestRang
   finish_heterogeneity_round2(0.9, 3.5, n, n, round1, true, honest);
   EXPECT_DOUBLE_EQ(honest.dispersion.estimate, 0.9 / n);
   EXPECT_DOUBLE_EQ(honest.q.estimate, 3.5);
+}
+
+// Issue 41's DIST data shift (the hashed histogram, estimate/hashed_tv.h) has no honest range per
+// bucket to enforce (an honest device's bucket may reach ⌊(2^31 − 1)/max_clients⌋ at item level),
+// so the TV clamp to [0, 1] is its only bound and one device's masked words set the estimate
+// (docs/protocol.md, "One malicious device"). What this pins, so that a fleet bound added later
+// (e.g. user level: the signed total within contributors × max_events plus the noise) shows here:
+// an honest fleet of 20 devices far from the reference (bucketed TV > 0.9), one forger adding
+// the reference's shape at 2^30 events makes it < 0.01 (a shift hidden); 2^30 in one bucket the
+// reference does not hold makes a fleet equal to the reference read > 0.99; −2^30 everywhere
+// leaves no positive bucket (no estimate). The noise does not matter to the forger and is left
+// out (each honest vector is its exact buckets, as summed mod 2^32).
+TEST(AuditDistPostProcessing, OneDeviceSetsTheHashedHistogramEstimate) {
+  const sketch::BucketMap map(Seed256{}, 4096);
+  ItemCounts reference, drifted;
+  for (uint32_t id = 0; id < 400; ++id) {
+    reference.items.push_back({id, 1 + id % 9});
+    reference.total += 1 + id % 9;
+    drifted.items.push_back({id + 1000, 1 + id % 5});
+    drifted.total += 1 + id % 5;
+  }
+  const std::vector<int64_t> q = bucket_counts(reference, map);
+  auto honest_sum = [&](const ItemCounts& per_device) {
+    std::vector<uint64_t> sum(map.buckets(), 0);
+    const std::vector<int64_t> b = bucket_counts(per_device, map);
+    for (int device = 0; device < 20; ++device) {
+      for (size_t i = 0; i < sum.size(); ++i) {
+        sum[i] = (sum[i] + static_cast<uint64_t>(b[i])) & 0xffffffffu;
+      }
+    }
+    return sum;
+  };
+  auto with_forger = [](std::vector<uint64_t> sum, const std::vector<int64_t>& forged) {
+    for (size_t i = 0; i < sum.size(); ++i) {
+      sum[i] = (sum[i] + static_cast<uint64_t>(forged[i])) & 0xffffffffu;
+    }
+    return sum;
+  };
+  const std::vector<uint64_t> far = honest_sum(drifted);
+  ASSERT_GT(estimate_hashed_tv(signed_sum(far, 32), q).tv, 0.9);
+  // The reference's shape at ~2^30 events (within one honest device's clamp at max_clients 1).
+  int64_t largest = 1;
+  for (int64_t v : q) largest = std::max(largest, v);
+  std::vector<int64_t> shape(q.size());
+  for (size_t i = 0; i < q.size(); ++i) shape[i] = q[i] * ((int64_t{1} << 30) / largest / 16);
+  EXPECT_LT(estimate_hashed_tv(signed_sum(with_forger(far, shape), 32), q).tv, 0.01);
+  // A fleet equal to the reference, and 2^30 in a bucket the reference does not hold.
+  const std::vector<uint64_t> same = honest_sum(reference);
+  ASSERT_LT(estimate_hashed_tv(signed_sum(same, 32), q).tv, 1e-12);
+  std::vector<int64_t> spike(q.size(), 0);
+  size_t empty = 0;
+  while (q[empty] != 0) ++empty;
+  spike[empty] = int64_t{1} << 30;
+  EXPECT_GT(estimate_hashed_tv(signed_sum(with_forger(same, spike), 32), q).tv, 0.99);
+  // −2^30 in every bucket: nothing positive left, no estimate.
+  const std::vector<int64_t> sink(q.size(), -(int64_t{1} << 30));
+  EXPECT_THROW(estimate_hashed_tv(signed_sum(with_forger(same, sink), 32), q),
+               std::invalid_argument);
 }
 
 }  // namespace
