@@ -28,7 +28,7 @@ two files, mean |error| and max |error| over the 4 pairs × seeds):
     secure-aggregation threshold ⌊n/2⌋ + 1 of a complete graph of n clients; the sum of the n
     shares is NB(n/s, ρ) − NB(n/s, ρ) EXACTLY in distribution (the negative binomial is additive
     in its first parameter), which is what is drawn (--check-shares verifies it at n = 20).
-    T = Δ/ε: Δ = 1 (item level), Δ = m (user level). Estimators: `clamp` (the landed
+    T = Δ/ε: Δ = 1 (item level), Δ = 2m (user level: substitution, the server knows who took part). Estimators: `clamp` (the landed
     estimate_hashed_tv: negatives to 0, totals from the clamped counts) and `thr` (the same after
     zeroing every bucket below τ = ⌈T·ln B⌉, a post-processing after which only a handful of
     empty buckets keep their noise).
@@ -258,7 +258,7 @@ def run(args):
         for buckets in (2048, 40960):
             maps = {name: bucket_of(data[name][0], buckets) for name in data}
             for level in ("item", "user", "user, sampled m"):
-                scale = 1 / EPSILON if level == "item" else MAX_EVENTS / EPSILON
+                scale = 1 / EPSILON if level == "item" else 2 * MAX_EVENTS / EPSILON  # Δ = 2m: two bounded histograms of a device are 2m apart
                 tau = math.ceil(scale * math.log(buckets))
 
                 def side(name, n):

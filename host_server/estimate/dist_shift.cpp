@@ -16,11 +16,16 @@
 namespace fedstat {
 namespace host {
 
+double dist_shift_sensitivity(uint32_t max_events) {
+  // The device's own charge at T = 1 with every share honest: Δ·(1/1 + 0) = Δ.
+  return sketch::hashed_histogram_epsilon(max_events, 1.0, 1, 1);
+}
+
 double dist_shift_noise_scale(double epsilon, uint32_t max_events) {
   if (!std::isfinite(epsilon) || epsilon <= 0) {
     throw std::invalid_argument("data shift (dist): epsilon must be a finite number above 0");
   }
-  return static_cast<double>(std::max<uint32_t>(1, max_events)) / epsilon;
+  return dist_shift_sensitivity(max_events) / epsilon;
 }
 
 uint64_t dist_shift_bucket_clamp(uint32_t bits, uint32_t max_clients) {
@@ -45,7 +50,7 @@ void check_dist_shift(const DistShiftConfig& c) {
   if (!std::isfinite(c.noise_scale) || c.noise_scale <= 0 ||
       c.noise_scale > static_cast<double>(noise::kMaxPolyaScale)) {
     throw std::invalid_argument(
-        "data shift (dist): the noise scale T = max_events/epsilon must be "
+        "data shift (dist): the noise scale T = (1, or 2·max_events)/epsilon must be "
         "in (0, " +
         std::to_string(noise::kMaxPolyaScale) + "]: raise epsilon");
   }
@@ -76,7 +81,7 @@ fedstat_v1_Task dist_shift_task(const DistShiftConfig& config, const Seed256& se
     task.secagg_degree = 2;
     task.threshold = 2;
   }
-  task.epsilon = static_cast<double>(std::max<uint32_t>(1, config.max_events)) / config.noise_scale;
+  task.epsilon = dist_shift_sensitivity(config.max_events) / config.noise_scale;
   task.seed.size = 32;
   std::memcpy(task.seed.bytes, seed.bytes, 32);
   return task;

@@ -10,13 +10,14 @@
 // the discrete Laplace of scale T split s ways in every bucket (add_polya_shares), each word
 // reduced modulo 2^bits. The fleet's sum is read back with signed_sum and estimated against the
 // reference's exact buckets with estimate_hashed_tv (hashed_tv.h).
-// Privacy: Δ = 1 (item level) or m (user level); T = Δ/ε; with s = the round's threshold and at
-// least s honest shares in a released sum each bucket carries at least one discrete Laplace(T):
-// ε = Δ/T, pure DP (the proof: docs/data_shift_dp.md).
-// Errors: std::invalid_argument naming the parameter (check_dist_shift), std::runtime_error when
-// the SDK refuses (the message is the SDK's). Memory: B words per device vector, plus, for the
-// fleet sum, the n vectors when summed through secure aggregation (else one running sum).
-// Paper: 001 §4.7 (distributed noise), Goryczka & Xiong 2015 (Pólya shares).
+// Privacy: Δ = 1 (item level) or 2m (user level: any two histograms of a device bounded to m
+// events are up to 2m apart, and the server knows which devices took part); T = Δ/ε; with s = the
+// round's threshold and at least s honest shares in a released sum each bucket carries at least one
+// discrete Laplace(T): ε = Δ/T, pure DP (the proof: docs/data_shift_dp.md). Errors:
+// std::invalid_argument naming the parameter (check_dist_shift), std::runtime_error when the SDK
+// refuses (the message is the SDK's). Memory: B words per device vector, plus, for the fleet sum,
+// the n vectors when summed through secure aggregation (else one running sum). Paper: 001 §4.7
+// (distributed noise), Goryczka & Xiong 2015 (Pólya shares).
 #ifndef FEDSTAT_HOST_ESTIMATE_DIST_SHIFT_H_
 #define FEDSTAT_HOST_ESTIMATE_DIST_SHIFT_H_
 
@@ -44,7 +45,10 @@ struct DistShiftConfig {
   double noise_scale = 0;                       // T > 0
 };
 
-// T = Δ/ε with Δ = max(1, m). std::invalid_argument for ε not finite or ≤ 0.
+// Δ, the L1 sensitivity the device charges for (sketch::hashed_histogram_epsilon's: 1 at item
+// level, 2m at user level), so that the server's T and the device's charge cannot disagree.
+double dist_shift_sensitivity(uint32_t max_events);
+// T = Δ/ε. std::invalid_argument for ε not finite or ≤ 0.
 double dist_shift_noise_scale(double epsilon, uint32_t max_events);
 
 // ⌊(2^(bits−1) − 1)/max_clients⌋: the most one device puts in a bucket before its noise share.

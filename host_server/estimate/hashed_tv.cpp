@@ -34,6 +34,9 @@ std::vector<int64_t> signed_sum(const std::vector<uint64_t>& sum, uint32_t bits)
 
 namespace {
 
+// Above this share of the clamped total, phantom events call for the threshold (hashed_tv.h).
+constexpr double kPhantomShare = 0.5;
+
 // Σ over buckets of the counts at or above `floor` (a floor of 1: the clamp).
 double total_from(const std::vector<int64_t>& counts, int64_t floor) {
   double total = 0;
@@ -46,12 +49,15 @@ double total_from(const std::vector<int64_t>& counts, int64_t floor) {
 }  // namespace
 
 HashedTvEstimate estimate_hashed_tv(const std::vector<int64_t>& p, const std::vector<int64_t>& q,
-                                    double noise_scale) {
+                                    double noise_scale, double laplaces) {
   if (p.size() != q.size()) {
     throw std::invalid_argument("hashed TV: the two histograms have different bucket counts");
   }
   if (!std::isfinite(noise_scale) || noise_scale < 0) {
     throw std::invalid_argument("hashed TV: the noise scale must be finite and >= 0");
+  }
+  if (!std::isfinite(laplaces) || laplaces < 1) {
+    throw std::invalid_argument("hashed TV: the sum holds at least one Laplace per bucket");
   }
   HashedTvEstimate e;
   e.buckets = p.size();
@@ -60,10 +66,12 @@ HashedTvEstimate estimate_hashed_tv(const std::vector<int64_t>& p, const std::ve
   if (noise_scale > 0 && !p.empty()) {
     const double rho = std::exp(-1 / noise_scale);
     const double positive_noise = rho / ((1 + rho) * (1 - rho));  // E[η⁺]
-    const double phantom = static_cast<double>(p.size()) * positive_noise;
-    if (phantom > 0.01 * total_from(p, 1)) {
-      e.threshold =
-          static_cast<int64_t>(std::ceil(noise_scale * std::log(static_cast<double>(p.size()))));
+    const double phantom = static_cast<double>(p.size()) * positive_noise * laplaces;
+    if (phantom > kPhantomShare * total_from(p, 1)) {
+      const double log_b = std::log(static_cast<double>(p.size()));
+      const double sigma = std::sqrt(laplaces * 2 * rho) / (1 - rho);
+      e.threshold = static_cast<int64_t>(
+          std::ceil(std::max(noise_scale * log_b, sigma * std::sqrt(2 * log_b))));
       floor = std::max<int64_t>(1, e.threshold);
     }
   }

@@ -47,8 +47,9 @@ Seed256 parse_seed(const std::string& hex) {
 
 // data_shift with trust "dist" (issue 41, dist_shift.h): no sketch; each device sends its counts
 // folded into B public buckets, clamped, plus one Pólya share of discrete Laplace(T) per bucket,
-// s = threshold shares to one Laplace. T = Δ/ε (Δ = max(1, max_events)): with the threshold's
-// shares honest, a released sum costs a device exactly the declared ε (pure DP).
+// s = threshold shares to one Laplace. T = Δ/ε (Δ = 1, or 2·max_events at user level:
+// dist_shift_sensitivity): with the threshold's shares honest, a released sum costs a device
+// exactly the declared ε (pure DP).
 void plan_data_shift_dist(const json& p, const std::string& base_dir, const Seed256& seed,
                           TaskPlan& plan) {
   const std::string where = "data_shift";
@@ -110,7 +111,8 @@ void plan_data_shift_dist(const json& p, const std::string& base_dir, const Seed
                 {"max_events", config.max_events}};
     try {
       const HashedTvEstimate e =
-          estimate_hashed_tv(signed_sum(sum, config.bits), *reference_buckets, config.noise_scale);
+          estimate_hashed_tv(signed_sum(sum, config.bits), *reference_buckets, config.noise_scale,
+                             std::max(1.0, static_cast<double>(contributors) / config.shares));
       result["estimate"] = e.tv;
       result["items"] = e.total_p;  // the clamped noised counts' sum (post-processing)
       result["negative_buckets"] = e.negative_p;
@@ -470,6 +472,14 @@ TaskEstimator with_plan_noise(NoisedEstimator estimate, uint64_t noise_seed) {
   return [estimate, noise](const std::vector<uint64_t>& sum, uint32_t contributors) {
     return estimate(sum, contributors, noise->stream(0));
   };
+}
+
+uint32_t default_dist_threshold(uint32_t clients) {
+  if (clients < 2) return 1;
+  fedstat_v1_Task task = fedstat_v1_Task_init_zero;
+  task.min_clients = task.max_clients = clients;
+  plan_graph(json::object(), "task", task);
+  return task.threshold;
 }
 
 TaskPlan plan_task(const json& declaration, const std::string& base_dir,

@@ -151,6 +151,11 @@ NoisedEstimator with_sum_digest(NoisedEstimator estimate, fedstat_v1_TrustModel 
 TaskEstimator with_plan_noise(NoisedEstimator estimate, uint64_t noise_seed);
 
 // `opened_unix_seconds`: when the task opens (its deadline is counted from it).
+// The threshold a DIST task of `clients` devices gets when its declaration leaves the graph and
+// threshold to the defaults (min_clients = max_clients = clients; 1 below 2 clients): what
+// fedstat-tv's DIST emulation splits its noise by, as a real round would.
+uint32_t default_dist_threshold(uint32_t clients);
+
 TaskPlan plan_task(const nlohmann::json& declaration, const std::string& base_dir,
                    uint64_t opened_unix_seconds, uint64_t noise_seed = 0);
 

@@ -51,6 +51,7 @@
 #include "host_server/estimate/item_counts.h"
 #include "host_server/estimate/tv_estimator.h"
 #include "host_server/secagg/secagg_simulation.h"
+#include "host_server/tasks/task_plan.h"
 #include "host_server/tools/cli_conventions.h"
 #include "host_server/tools/cli_numbers.h"
 #include "host_server/tools/evaluation_options.h"
@@ -94,7 +95,11 @@ int run_dist(const std::string& p_path, const std::string& q_path, size_t budget
                                            budget / (dist.bits / 8), sketch::kMaxHashedBuckets));
   config.max_events = dist.max_events;
   config.max_clients = clients;
-  config.shares = clients;
+  // s as the server's plan sets it (task_plan.cpp): the threshold of a round of `clients` on the
+  // default graph — complete up to 1,024, the SecAgg+ bound's t beyond (or from max_clients/8) —
+  // so the emulated sum carries the n/s Laplaces a real round would, not the one Laplace of an
+  // ideal all-honest split.
+  config.shares = default_dist_threshold(clients);
   config.noise_scale = dist_shift_noise_scale(epsilon, dist.max_events);
   check_dist_shift(config);
   const uint64_t device_bytes = uint64_t{config.buckets} * (config.bits / 8);
@@ -116,8 +121,9 @@ int run_dist(const std::string& p_path, const std::string& q_path, size_t budget
   NoiseBits& q_noise = evaluation.noise(0, 1);
   const std::vector<uint64_t> q_sum =
       dist_shift_fleet_sum(q_clients, task_seed, config, q_noise, secure);
-  const HashedTvEstimate e = estimate_hashed_tv(signed_sum(p_sum, config.bits),
-                                                signed_sum(q_sum, config.bits), config.noise_scale);
+  const HashedTvEstimate e =
+      estimate_hashed_tv(signed_sum(p_sum, config.bits), signed_sum(q_sum, config.bits),
+                         config.noise_scale, static_cast<double>(clients) / config.shares);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double exact = evaluate ? exact_tv(p, q) : 0;

@@ -68,7 +68,8 @@ class BucketMap {
 /// With max_events m > 0 and N > m events held, only m of the N events are added: a uniformly
 /// random m-subset, drawn from `noise` by selection sampling (Knuth's Algorithm S: the events in
 /// table order, each kept with probability (m − kept)/(N − seen), one uniform_below each until m
-/// are kept). Any output adds exactly m events (L1 = m: the user-level sensitivity), and every
+/// are kept). Any output adds exactly m events (L1 = m; two such outputs are at most 2m apart:
+/// the user-level sensitivity), and every
 /// event is kept with probability m/N, so the kept histogram is an unbiased 1/N-scaled sample of
 /// the device's (a deterministic ⌊c·m/N⌋ drops every item below N/m and cost 0.065–0.093 of D_TV
 /// without noise, docs/data_shift_dp.md). `noise` is not read when nothing is bounded. Cost: at

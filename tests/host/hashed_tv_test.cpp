@@ -52,9 +52,11 @@ TEST(HashedTv, NegativeNoisedCountsAreClampedToZeroAndLeaveTheTotals) {
 }
 
 // Large noise (T = 100/3, user level): 1,000 empty buckets each hold a discrete Laplace draw. The
-// clamp keeps their positive halves (≈ 1,000·16.7 phantom events against 2·10⁴ real ones) and the
-// distance of two identical fleets comes out far from 0; reading buckets below τ = ⌈T·ln B⌉ as 0
-// removes them. At T = 1/3 the phantom mass is under 1 % and the clamp alone is used (τ = 0).
+// clamp keeps their positive halves (≈ 1,000·16.7 phantom events against 10⁴ real ones: more than
+// half the clamped total) and the distance of two identical fleets comes out far from 0; reading
+// buckets below τ = ⌈max(T·ln B, σ·√(2 ln B))⌉ = ⌈T·ln B⌉ here as 0 removes them. At T = 1/3 the
+// phantom mass is about 0.5 % and the clamp alone is used (τ = 0). With 40 Laplaces per bucket the
+// phantom mass passes half even at T = 1/3, and τ = ⌈σ·√(2 ln B)⌉.
 // The draws are a fixed-seed std::mt19937_64 two-sided geometric (a test fixture, not a device
 // sampler).
 TEST(HashedTv, LargeNoiseIsThresholdedAtTLnBWhileSmallNoiseIsOnlyClamped) {
@@ -64,8 +66,8 @@ TEST(HashedTv, LargeNoiseIsThresholdedAtTLnBWhileSmallNoiseIsOnlyClamped) {
     std::geometric_distribution<int64_t> geometric(1 - std::exp(-1 / scale));
     std::vector<int64_t> v(buckets);
     for (int64_t& c : v) c = geometric(rng) - geometric(rng);
-    v[0] += 10000;
-    v[1] += 10000;
+    v[0] += 5000;
+    v[1] += 5000;
     return v;
   };
   const double big = 100.0 / 3;
@@ -75,12 +77,19 @@ TEST(HashedTv, LargeNoiseIsThresholdedAtTLnBWhileSmallNoiseIsOnlyClamped) {
   EXPECT_EQ(clamped.threshold, 0);
   EXPECT_EQ(thresholded.threshold,
             static_cast<int64_t>(std::ceil(big * std::log(static_cast<double>(buckets)))));
-  EXPECT_GT(clamped.tv, 0.3);       // the phantom events of 1,000 empty buckets
-  EXPECT_LT(thresholded.tv, 0.02);  // two equal fleets: only the heavy buckets' noise is left
+  EXPECT_GT(clamped.tv, 0.3);  // the phantom events of 1,000 empty buckets
+  // Two equal fleets: only the two heavy buckets' noise is left, σ ≈ 47 each on 5,000, so the
+  // distance is ≈ |η₀ − η₀′|/10⁴ ≈ 0.005 on average; 0.05 is beyond 5 σ of it.
+  EXPECT_LT(thresholded.tv, 0.05);
   const std::vector<int64_t> small_p = noised(1.0 / 3), small_q = noised(1.0 / 3);
   const HashedTvEstimate small = estimate_hashed_tv(small_p, small_q, 1.0 / 3);
   EXPECT_EQ(small.threshold, 0);
   EXPECT_DOUBLE_EQ(small.tv, estimate_hashed_tv(small_p, small_q).tv);
+  const HashedTvEstimate wide = estimate_hashed_tv(small_p, small_q, 1.0 / 3, 400);
+  const double rho = std::exp(-3.0), sigma = std::sqrt(400 * 2 * rho) / (1 - rho);
+  EXPECT_EQ(wide.threshold, static_cast<int64_t>(std::ceil(
+                                sigma * std::sqrt(2 * std::log(static_cast<double>(buckets))))));
+  EXPECT_THROW(estimate_hashed_tv(p, q, 1, 0.5), std::invalid_argument);
   EXPECT_THROW(estimate_hashed_tv(p, q, -1), std::invalid_argument);
   EXPECT_THROW(estimate_hashed_tv(p, q, std::nan("")), std::invalid_argument);
 }
@@ -145,7 +154,9 @@ TEST(DistShiftEmulation, FleetSumIsTheExactBucketsClampedAndBounded) {
   NoiseBits again = NoiseBits::seeded(2);
   EXPECT_EQ(dist_shift_fleet_sum(clients, seed, c, again, true), sum);
 
-  // One device, 100 of item 1 and 300 of item 2 (in different buckets): m = 40 keeps 10 and 30;
+  // One device, 100 of item 1 and 300 of item 2 (in different buckets): m = 40 keeps exactly 40
+  // of its 400 events, a random subset (hypergeometric: item 1's share 10 ± 2.5, so 10 ± 9 holds
+  // for any fixed seed with certainty beyond 3.5 standard deviations);
   // max_clients 2^23 clamps each bucket to ⌊(2^31 − 1)/2^23⌋ = 255.
   const ItemCounts two = counts_of("1 100\n2 300\n");
   SeededBits one_split(1, 1);
@@ -157,8 +168,8 @@ TEST(DistShiftEmulation, FleetSumIsTheExactBucketsClampedAndBounded) {
   NoiseBits n1 = NoiseBits::seeded(5);
   std::vector<uint64_t> v =
       dist_shift_device_vector(*one[0], dist_shift_task(c, seed), n1.stream(1));
-  EXPECT_EQ(v[map.bucket_of(1)], 10u);
-  EXPECT_EQ(v[map.bucket_of(2)], 30u);
+  EXPECT_EQ(v[map.bucket_of(1)] + v[map.bucket_of(2)], 40u);
+  EXPECT_NEAR(static_cast<double>(v[map.bucket_of(1)]), 10, 9);
   c.max_events = 0;
   c.max_clients = 1u << 23;
   EXPECT_EQ(dist_shift_bucket_clamp(32, 1u << 23), 255u);
@@ -210,7 +221,7 @@ TEST(DistShiftEmulation, RefusesParametersNoDeviceTakes) {
     EXPECT_THROW(check_dist_shift(d), std::invalid_argument);
   }
   EXPECT_DOUBLE_EQ(dist_shift_noise_scale(3, 0), 1.0 / 3);
-  EXPECT_DOUBLE_EQ(dist_shift_noise_scale(3, 100), 100.0 / 3);
+  EXPECT_DOUBLE_EQ(dist_shift_noise_scale(3, 100), 200.0 / 3);  // Δ = 2m at user level
   EXPECT_THROW(dist_shift_noise_scale(0, 0), std::invalid_argument);
   EXPECT_THROW(dist_shift_noise_scale(NAN, 0), std::invalid_argument);
 }

@@ -194,12 +194,17 @@ TEST(TaskPlan, DistDataShiftPlansTheHashedHistogramAndEstimatesFromTheNoisedSum)
   const Status big_valid = client::validate_task(b, client::all_task_kinds());
   EXPECT_TRUE(big_valid.ok()) << big_valid.message();
 
-  // User level: m = 100 events per device, T = m/ε; a smaller B as declared.
+  // User level: m = 100 events per device, T = 2m/ε (Δ = 2m: two bounded histograms of one
+  // device are 2m apart); a smaller B as declared.
   json user = dist_shift_task(reference);
   user["data_shift"]["max_events"] = 100;
   user["data_shift"]["buckets"] = 2048;
   const fedstat_v1_Task u = plan_task(user, "", 0).task;
-  EXPECT_DOUBLE_EQ(u.parameters.data_shift.noise_scale, 100.0 / 3);
+  EXPECT_DOUBLE_EQ(u.parameters.data_shift.noise_scale, 200.0 / 3);
+  // The device's charge for it is the declared ε: the planner's Δ is the device's.
+  const Result<client::DeviceSpend> user_spend = client::device_spend(u, client::all_task_kinds());
+  ASSERT_TRUE(user_spend.ok()) << user_spend.status().message();
+  EXPECT_NEAR(user_spend.value().epsilon, 3.0, 1e-12);
   EXPECT_EQ(u.parameters.data_shift.max_events, 100u);
   EXPECT_EQ(u.vector_length, 2048u);
 }

@@ -407,9 +407,12 @@ TEST(PrivacyAudit, NegativeControlSparseGraphChargedAsTheCompleteGraph) {
 // post-processing of the released vector; the other buckets' noise is independent of it).
 // Claim (docs/data_shift_dp.md): with all s shares in the sum the bucket carries exactly one
 // discrete Laplace(T), so ε = Δ/T — privacy::discrete_laplace_epsilon(T, Δ) — with Δ = 1 for
-// one event (item level: count 3 vs 4) and Δ = m for one device's events bounded to m (user
-// level, group privacy: device 0 holds no events vs 3 of the item, which the bound m = 2 cuts to
-// ⌊3·2/3⌋ = 2, the released bucket moving by m). Both claims are exact (the test {y ≥ c + Δ}),
+// one event (item level: count 3 vs 4) and Δ = m for one device's events bounded to m moving one
+// observed bucket (user level, group privacy: device 0 holds no events vs 3 of the item, of which
+// the bound m = 2 keeps exactly 2, the released bucket moving by m). The device charges 2m/T at
+// user level (hashed_histogram_epsilon: two histograms of a bounded device are 2m apart, m events
+// leaving one bucket for another); this audit observes one bucket, whose step of m is half of
+// that, so its claim is the one bucket's m/T. Both claims are exact (the test {y ≥ c + Δ}),
 // so the audits are also checked for tightness. With fewer honest shares than the split (r = h/s
 // < 1) the claim is Δ·(1/T + ln(1/r)): one of the s shares, held to r = 1/s, must stay within it
 // (and close to it). Negative controls: one of the s shares in the sum held to the all-shares
@@ -539,8 +542,8 @@ DataShiftCase user_case(uint32_t count, uint32_t max_events) {
 }
 
 TEST(PrivacyAudit, DataShiftPolyaSharesUserLevel) {
-  // Device 0 holds no events vs 3 of kDsItem, which the bound m = 2 cuts to ⌊3·2/3⌋ = 2: the
-  // released bucket moves by m, the worst case. Exact claim again: P[Z ≥ 0]/P[Z ≥ 2] = e^{2/T};
+  // Device 0 holds no events vs 3 of kDsItem, of which the bound m = 2 keeps 2: the released
+  // bucket moves by m, the most one bucket can. Exact claim again: P[Z ≥ 0]/P[Z ≥ 2] = e^{2/T};
   // P[Z ≥ 2] = 0.041 (~4,100 hits), expected bound ~2.9.
   const AuditResult r = audit_data_shift(user_case(0, 2), user_case(3, 2), 2, kDsUserScale, 200);
   expect_within_claim("data shift DIST user level (m = 2, T = 2/3: device 0 holds 0 vs 3 events)",
