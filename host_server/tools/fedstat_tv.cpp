@@ -29,11 +29,12 @@
 // vector is the SDK's own (client::build_data_shift_dist): its counts folded into --buckets B
 // public buckets (default --budget / (bits/8): 40,960 at 160 KiB and 32 bits), each bucket clamped
 // to ⌊(2^(bits−1) − 1)/max(2, clients)⌋, plus one Pólya share
-// of the discrete Laplace of scale T = Δ/ε split `clients` ways (every client a share of the one
-// Laplace: the semi-honest round where all are honest), each word modulo 2^--bits (32 or 64);
+// of the discrete Laplace of scale T = Δ/ε split s ways, s the threshold the server's plan would
+// give a round of `clients` (default_dist_threshold: any s honest shares make one whole Laplace,
+// so the sum carries clients/s of them), each word modulo 2^--bits (32 or 64);
 // the sum (or, with --secure, a real secure-aggregation session's) is estimated with
 // estimate_hashed_tv against the other side's. --epsilon is required (item level, Δ = 1);
-// --max-events m > 0: user level, each client bounds its events to m, Δ = m. The sketch options
+// --max-events m > 0: user level, each client bounds its events to m, Δ = 2m. The sketch options
 // (--rows, --width, --heap, --k, --domain, --rank, --window, --tau, --max-candidates,
 // --noise-margin, --heap-fraction, --no-least-squares, --estimator) are refused with dist, and
 // --buckets, --max-events, --bits without it. JSON keys (dist): tv, bytes (per device), buckets,
@@ -129,10 +130,11 @@ int run_dist(const std::string& p_path, const std::string& q_path, size_t budget
   const double exact = evaluate ? exact_tv(p, q) : 0;
   char privacy[256];
   std::snprintf(privacy, sizeof(privacy),
-                "distributed DP: epsilon %g %s, delta 0 (every client a share of one discrete "
-                "Laplace of scale %g per bucket%s)",
+                "distributed DP: epsilon %g %s, delta 0 (any %u of the clients' shares make one "
+                "discrete Laplace of scale %g per bucket%s)",
                 epsilon, dist.max_events ? "per client (user level)" : "per event (item level)",
-                config.noise_scale, secure ? ", summed through secure aggregation" : "");
+                config.shares, config.noise_scale,
+                secure ? ", summed through secure aggregation" : "");
   if (json) {
     nlohmann::json out;
     out["tv"] = e.tv;
