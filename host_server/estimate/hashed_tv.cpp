@@ -70,9 +70,11 @@ HashedTvEstimate estimate_hashed_tv(const std::vector<int64_t>& p, const std::ve
     if (phantom > kPhantomShare * total_from(p, 1)) {
       const double log_b = std::log(static_cast<double>(p.size()));
       const double sigma = std::sqrt(laplaces * 2 * rho) / (1 - rho);
-      e.threshold = static_cast<int64_t>(
-          std::ceil(std::max(noise_scale * log_b, sigma * std::sqrt(2 * log_b))));
-      floor = std::max<int64_t>(1, e.threshold);
+      // Capped at 2^62 before the cast (a huge `laplaces` through the API), and at least 1 (B = 1).
+      const double tau =
+          std::ceil(std::max({1.0, noise_scale * log_b, sigma * std::sqrt(2 * log_b)}));
+      e.threshold = static_cast<int64_t>(std::min(tau, 4.611686018427388e18));
+      floor = e.threshold;
     }
   }
   e.total_p = total_from(p, floor);

@@ -18,7 +18,7 @@
 ///   DATA_SHIFT DIST  B = buckets words (sketch/hashed_histogram.h, docs/data_shift_dp.md): the
 ///                  app's counts folded into B public buckets under the task seed
 ///                  (sketch::add_bucket_counts; max_events m > 0 bounds the events added to m,
-///                  a uniformly random m of the N events), each bucket clamped to at most
+///                  m events drawn uniformly from the N), each bucket clamped to at most
 ///                  data_shift_dist_bucket_limit(task) = ⌊(2^(bits−1) − 1)/max_clients⌋ (the
 ///                  fleet's exact sum cannot wrap; clamping is 1-Lipschitz), plus one Pólya share
 ///                  NB(1/s, e^{−1/T}) − NB(1/s, e^{−1/T}) per bucket (sketch::add_polya_shares, T =

@@ -41,25 +41,29 @@ Status add_bucket_counts(const BucketMap& map, const histogram::SparseHistogram&
   const Span<const histogram::SparseEntry> slots = local.slots();
   uint64_t held = 0;
   for (size_t i = 0; i < slots.size(); ++i) held += slots[i].count;
-  if (max_events == 0 || held <= max_events) {
+  const bool bounded = max_events > 0 && held > max_events;
+  if (!bounded) {
     for (size_t i = 0; i < slots.size(); ++i) {
       if (slots[i].count != 0) out[map.bucket_of(slots[i].id)] += slots[i].count;
     }
-    return Status();
   }
-  // Selection sampling: `unseen` events remain, `wanted` of them still to keep.
-  uint64_t unseen = held, wanted = max_events;
-  for (size_t i = 0; i < slots.size() && wanted > 0; ++i) {
-    uint64_t kept = 0;
-    for (uint32_t e = 0; e < slots[i].count && wanted > 0; ++e, --unseen) {
-      Result<uint64_t> draw = noise.uniform_below(unseen);
-      FEDSTAT_RETURN_IF_ERROR(draw.status());
-      if (draw.value() < wanted) {
-        ++kept;
-        --wanted;
-      }
+  if (max_events == 0) return Status();
+  // m draws with replacement, each one event uniform among the N: its slot found by a scan of the
+  // whole table (a fixed number of steps, whatever the counts). Done whether or not the device
+  // holds more than m events, so the time does not tell the server which.
+  for (uint32_t d = 0; d < max_events; ++d) {
+    Result<uint64_t> draw = noise.uniform_below(held > 0 ? held : 1);
+    FEDSTAT_RETURN_IF_ERROR(draw.status());
+    uint64_t remaining = draw.value();
+    size_t chosen = 0;
+    bool found = false;
+    for (size_t i = 0; i < slots.size(); ++i) {
+      const bool here = !found && remaining < slots[i].count;
+      chosen = here ? i : chosen;
+      found = found || here;
+      remaining -= found ? 0 : slots[i].count;
     }
-    if (kept != 0) out[map.bucket_of(slots[i].id)] += kept;
+    if (bounded && found) out[map.bucket_of(slots[chosen].id)] += 1;
   }
   return Status();
 }
@@ -74,7 +78,8 @@ double hashed_histogram_epsilon(uint32_t max_events, double noise_scale, uint32_
   const double missing = honest_shares < shares
                              ? math::portable_log(static_cast<double>(shares) / honest_shares)
                              : 0.0;
-  return events * (1.0 / noise_scale + missing);
+  // Δ/T + Δ·ln(1/r): Δ/T divided, not Δ·(1/T), so that T = Δ/ε charges ε exactly.
+  return events / noise_scale + events * missing;
 }
 
 Status add_polya_shares(noise::Rational scale, uint32_t shares, RandomBits& noise,

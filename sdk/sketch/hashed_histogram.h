@@ -19,7 +19,8 @@
 /// holds at most m in L1, so any two of its histograms are at most 2m apart (its m events moved
 /// from one bucket to another): ε = 2m/T per device — the server knows the device took part, so
 /// the charge covers what it held, not whether it held anything (a model update's 2c, KL's
-/// substitution). One event added moves the bounded vector by at most m. The total is not sent;
+/// substitution); the bound's draws are the device's own coins, and every output of it holds
+/// exactly m events, so 2m covers any two inputs and any two coin outcomes. The total is not sent;
 /// the server computes it from the noised buckets (post-processing).
 ///
 /// @memory none beyond the caller's bucket vector (B words) and a 16-byte hasher.
@@ -65,15 +66,15 @@ class BucketMap {
 };
 
 /// Adds every count of `local` to its bucket of `out` (out.size() == map.buckets()), modulo 2^64.
-/// With max_events m > 0 and N > m events held, only m of the N events are added: a uniformly
-/// random m-subset, drawn from `noise` by selection sampling (Knuth's Algorithm S: the events in
-/// table order, each kept with probability (m − kept)/(N − seen), one uniform_below each until m
-/// are kept). Any output adds exactly m events (L1 = m; two such outputs are at most 2m apart:
-/// the user-level sensitivity), and every
-/// event is kept with probability m/N, so the kept histogram is an unbiased 1/N-scaled sample of
-/// the device's (a deterministic ⌊c·m/N⌋ drops every item below N/m and cost 0.065–0.093 of D_TV
-/// without noise, docs/data_shift_dp.md). `noise` is not read when nothing is bounded. Cost: at
-/// most N uniform draws.
+/// With max_events m > 0 and N > m events held, only m events are added: m draws with replacement,
+/// each an event uniform among the N (from `noise`, the device's CSPRNG), so every output holds
+/// exactly m events (two outputs of one device are at most 2m apart in L1: the user-level
+/// sensitivity) and item i's expected share is m·c_i/N — an unbiased sample (a deterministic
+/// ⌊c·m/N⌋ dropped every item below N/m and cost 0.065–0.093 of D_TV without noise,
+/// docs/data_shift_dp.md). Each draw scans the whole table, and the m draws are made whenever
+/// m > 0, also when N ≤ m (then discarded: every event is added): m·capacity steps and m uniform
+/// draws whatever the counts, so neither N nor whether N > m shows in the time (selection
+/// sampling, the first version, took N draws). `noise` is not read when m = 0.
 /// @errors kInvalidArgument: the map refused (check), or out.size() != buckets (`out` untouched).
 /// The random source's error (e.g. kUnavailable): `out` may then hold part of the counts.
 Status add_bucket_counts(const BucketMap& map, const histogram::SparseHistogram& local,

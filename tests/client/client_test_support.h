@@ -289,9 +289,9 @@ inline fedstat_v1_Task data_shift_dist_task(uint32_t max_clients, uint32_t thres
 }
 
 // The exact part of a DIST data-shift vector, by hand: each item's count added to its bucket —
-// when the histogram holds N > m = max_events events, only the events Knuth's selection sampling
-// keeps (each event in table order kept when uniform_below(unseen) < still wanted, from `bits`) —
-// each bucket clamped to ⌊(2^(bits−1) − 1)/max_clients⌋.
+// when the histogram holds N > m = max_events events, only m events instead, each the event
+// uniform_below(N) points at in table order (m draws from `bits`, also made and discarded when
+// N ≤ m) — each bucket clamped to ⌊(2^(bits−1) − 1)/max_clients⌋.
 inline std::vector<uint64_t> expected_bucket_counts(const fedstat_v1_Task& t,
                                                     const histogram::SparseHistogram& h,
                                                     RandomBits* bits = nullptr) {
@@ -300,22 +300,22 @@ inline std::vector<uint64_t> expected_bucket_counts(const fedstat_v1_Task& t,
   uint64_t held = 0;
   for (const auto& e : h.slots()) held += e.count;
   const bool bounded = d.max_events > 0 && held > d.max_events;
-  EXPECT_TRUE(!bounded || bits != nullptr) << "a bounded histogram needs the noise stream";
-  uint64_t unseen = held, wanted = d.max_events;
+  EXPECT_TRUE(d.max_events == 0 || bits != nullptr) << "a bound needs the noise stream";
   std::vector<uint64_t> out(d.buckets, 0);
-  for (const auto& e : h.slots()) {
-    if (e.count == 0) continue;
-    uint64_t c = e.count;
-    if (bounded) {
-      c = 0;
-      for (uint32_t k = 0; k < e.count && wanted > 0; ++k, --unseen) {
-        if (bits->uniform_below(unseen).value() < wanted) {
-          ++c;
-          --wanted;
-        }
-      }
+  if (!bounded) {
+    for (const auto& e : h.slots()) {
+      if (e.count != 0) out[map.bucket_of(e.id)] += e.count;
     }
-    out[map.bucket_of(e.id)] += c;
+  }
+  for (uint32_t k = 0; k < d.max_events && bits != nullptr; ++k) {
+    uint64_t r = bits->uniform_below(held > 0 ? held : 1).value();
+    for (const auto& e : h.slots()) {
+      if (r < e.count) {
+        if (bounded) out[map.bucket_of(e.id)] += 1;
+        break;
+      }
+      r -= e.count;
+    }
   }
   const uint64_t limit = ((uint64_t{1} << (t.bits - 1)) - 1) / t.max_clients;
   for (uint64_t& v : out) v = std::min(v, limit);

@@ -193,10 +193,10 @@ TEST(DataShiftDist, TheVectorIsTheBucketCountsPlusOnePolyaSharePerBucket) {
   EXPECT_NE(built, counts);
 }
 
-// A device holding N > m events adds exactly m of them, a uniformly random subset (the same
-// stream reproduces the vector by hand). Over 200 streams the heavy item's kept share is m·5000/N
-// on average: a z-test at |z| < 5.3 (p ≈ 1e-7) on the hypergeometric mean and variance.
-TEST(DataShiftDist, MaxEventsKeepsAUniformlyRandomMOfTheEvents) {
+// A device holding N > m events adds exactly m, each drawn uniformly with replacement (the same
+// stream reproduces the vector by hand). Over 200 streams the heavy bucket's kept share is
+// m·K/N on average: a z-test at |z| < 5.3 (p ≈ 1e-7) on the binomial mean and variance.
+TEST(DataShiftDist, MaxEventsKeepsMEventsDrawnUniformly) {
   fedstat_v1_Task t = data_shift_dist_task(5, 3);
   t.parameters.data_shift.max_events = 100;
   t.parameters.data_shift.noise_scale = 400;  // T = 2m/ε at ε = 0.5
@@ -223,15 +223,15 @@ TEST(DataShiftDist, MaxEventsKeepsAUniformlyRandomMOfTheEvents) {
     ASSERT_EQ(events, 100u);
     sum += static_cast<double>(counts[map.bucket_of(12345)]);
   }
-  // The bucket's kept events are hypergeometric: m = 100 draws from N events of which K (the
-  // bucket's events: item 12345's 5000 and any item that shares its bucket) count.
+  // The bucket's kept events are binomial: m = 100 draws, each in the bucket with probability
+  // K/N (K: item 12345's 5000 events and those of any item that shares its bucket).
   uint64_t bucket_total = 0;
   for (const auto& e : h.histogram.slots()) {
     if (e.count != 0 && map.bucket_of(e.id) == map.bucket_of(12345)) bucket_total += e.count;
   }
   const double p = static_cast<double>(bucket_total) / static_cast<double>(n);
   const double mean = 100 * p;
-  const double var = 100 * p * (1 - p) * static_cast<double>(n - 100) / static_cast<double>(n - 1);
+  const double var = 100 * p * (1 - p);
   const double z = (sum / runs - mean) / std::sqrt(var / runs);
   EXPECT_LT(std::fabs(z), 5.3) << "mean kept " << sum / runs << " expected " << mean;
   // Item level (m = 0): every event counts.
@@ -312,9 +312,8 @@ TEST(DataShiftDist, TheDeviceIsChargedDeltaOverTPlusLnOfTheMissingShares) {
 // kl_answer_task.h). Two histograms of more than m events, each bounded to m events in one
 // bucket, are 2m apart in L1 — one device's m events moved from one bucket to another — and
 // with every share honest the sum's privacy loss between them is exactly 2m/T (the discrete
-// Laplace's; tight). Adding one event to a histogram moves the bounded vector by at most m
-// (every ⌊c·m/N⌋ may drop by one, and there are at most m non-zero ones; exhaustive search over
-// small histograms finds m, never more): the ones-and-a-zero case below is that worst case.
+// Laplace's; tight). Every bounded output holds exactly m events, so any two inputs — one event
+// added, or all of them replaced — and any two outcomes of the bound's draws are at most 2m apart.
 TEST(DataShiftDist, TheUserLevelChargeCoversAnyTwoHistogramsOfOneDevice) {
   constexpr uint32_t kM = 4;
   constexpr double kT = 8;
@@ -326,18 +325,22 @@ TEST(DataShiftDist, TheUserLevelChargeCoversAnyTwoHistogramsOfOneDevice) {
   const sketch::BucketMap map(seed_of(t), t.parameters.data_shift.buckets);
   uint64_t other = 2;
   while (map.bucket_of(other) == map.bucket_of(1)) ++other;
-  // The bounded vector's words without noise: the same stream in both builds, so the shares
-  // cancel in the difference.
-  auto vector_of = [&](const std::vector<std::pair<uint64_t, uint32_t>>& items) {
+  // The bounded vector's words without noise (the by-hand exact part, checked against the
+  // builder's whole vector on the same stream), for two draws of the bound's coins each.
+  auto vector_of = [&](const std::vector<std::pair<uint64_t, uint32_t>>& items, uint64_t coins) {
     std::vector<histogram::SparseEntry> table(16);
     histogram::SparseHistogram h;
     EXPECT_TRUE(h.init(Span<histogram::SparseEntry>(table.data(), table.size())).ok());
     for (const auto& item : items) EXPECT_TRUE(h.add(item.first, item.second).ok());
     std::vector<uint64_t> out(t.vector_length);
-    SeededStream stream(test_seed(9), 6);
+    SeededStream stream(test_seed(9), coins);
     RandomBits bits(stream);
     EXPECT_TRUE(client::build_data_shift_dist(t, h, bits, words(out)).ok());
-    return out;
+    CountingSource same(test_seed(9), coins);
+    EXPECT_EQ(out, expected_hashed(t, h, same));
+    SeededStream again(test_seed(9), coins);
+    RandomBits again_bits(again);
+    return expected_bucket_counts(t, h, &again_bits);
   };
   auto l1 = [](const std::vector<uint64_t>& a, const std::vector<uint64_t>& b) {
     uint64_t d = 0;
@@ -347,13 +350,15 @@ TEST(DataShiftDist, TheUserLevelChargeCoversAnyTwoHistogramsOfOneDevice) {
     }
     return d;
   };
-  // One event added: at most m (here exactly m: four ⌊2·4/8⌋ = 1 drop to ⌊8/9⌋ = 0).
-  const uint64_t added = l1(vector_of({{1, 2}, {2, 2}, {3, 2}, {4, 2}}),
-                            vector_of({{1, 2}, {2, 2}, {3, 2}, {4, 2}, {5, 1}}));
-  EXPECT_LE(added, kM);
-  EXPECT_LE(added / kT, charged * (1 + 1e-12)) << "one event added";
+  // One event added: at most 2m, whatever the draws (20 pairs of coin streams).
+  for (uint64_t coins = 0; coins < 20; ++coins) {
+    const uint64_t added = l1(vector_of({{1, 2}, {2, 2}, {3, 2}, {4, 2}}, 6 + coins),
+                              vector_of({{1, 2}, {2, 2}, {3, 2}, {4, 2}, {5, 1}}, 60 + coins));
+    EXPECT_LE(added, 2 * kM);
+    EXPECT_LE(added / kT, charged * (1 + 1e-12)) << "one event added";
+  }
   // Another histogram of the same device: 2m.
-  const uint64_t replaced = l1(vector_of({{1, 10}}), vector_of({{other, 10}}));
+  const uint64_t replaced = l1(vector_of({{1, 10}}, 6), vector_of({{other, 10}}, 6));
   EXPECT_EQ(replaced, 2 * kM);
   EXPECT_LE(replaced / kT, charged * (1 + 1e-12))
       << "the device's m events moved to another bucket cost 2m/T = " << replaced / kT

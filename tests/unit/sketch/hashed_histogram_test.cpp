@@ -73,10 +73,12 @@ TEST(HashedHistogram, CountsLandInTheirBucketsAndAWrongLengthChangesNothing) {
   EXPECT_EQ(short_out, std::vector<uint64_t>(1023, 9));
 }
 
-// A device above its bound m adds exactly m events, each kept with probability m/N: over 400
-// streams the four items' kept counts, summed, against their expected shares (a chi-square test
-// at p = 1e-6 over the 4 items, 3 degrees of freedom).
-TEST(HashedHistogram, TheEventBoundKeepsAUniformlyRandomMOfTheEvents) {
+// A device above its bound m adds exactly m events, each an event drawn uniformly with
+// replacement: over 400 streams the four items' kept counts are multinomial(400·m, c_i/N) in sum,
+// checked by a chi-square test at p = 1e-6 with 3 degrees of freedom. Keeping the first m events
+// in table order, or ⌊c·m/N⌋ = (60, 30, 9, 0) (400·(0.9²/9.9 + 0.1²/0.1) ≈ 73 against ≈ 33),
+// fails it.
+TEST(HashedHistogram, TheEventBoundKeepsMEventsDrawnUniformly) {
   Local local;
   ASSERT_TRUE(local.histogram.add(1, 600).ok());
   ASSERT_TRUE(local.histogram.add(2, 300).ok());
@@ -106,11 +108,8 @@ TEST(HashedHistogram, TheEventBoundKeepsAUniformlyRandomMOfTheEvents) {
     const double expected = runs * 100 * share[i];
     statistic += (kept[i] - expected) * (kept[i] - expected) / expected;
   }
-  // Sampling without replacement has less variance than the multinomial, so the statistic is
-  // conservative (smaller) for a correct sampler; the deterministic ⌊c·m/N⌋ = (60, 30, 9, 0)
-  // gives 400·(0.9²/9.9 + 0.1²/0.1) ≈ 73, far above the critical value (≈ 33).
   EXPECT_LT(statistic, testing::chi_square_critical_p1e6(3)) << statistic;
-  // At or below the bound nothing changes, and no random bit is read.
+  // At or below the bound every event counts (the draws are still made, and discarded).
   noise::testing_util::SeededBits unused(1);
   std::fill(out.begin(), out.end(), 0);
   ASSERT_TRUE(add_bucket_counts(map, local.histogram, 1000, unused.bits,
