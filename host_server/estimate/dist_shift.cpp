@@ -56,12 +56,9 @@ void check_dist_shift(const DistShiftConfig& c) {
   }
 }
 
-fedstat_v1_Task dist_shift_task(const DistShiftConfig& config, const Seed256& seed) {
-  check_dist_shift(config);
-  fedstat_v1_Task task = fedstat_v1_Task_init_zero;
-  task.kind = fedstat_v1_TaskKind_DATA_SHIFT;
-  task.trust = fedstat_v1_TrustModel_DIST;
+void set_dist_shift_parameters(const DistShiftConfig& config, fedstat_v1_Task& task) {
   task.which_parameters = fedstat_v1_Task_data_shift_tag;
+  task.parameters.data_shift = fedstat_v1_DataShiftParameters_init_zero;
   fedstat_v1_DataShiftParameters& d = task.parameters.data_shift;
   d.buckets = config.buckets;
   d.noise_scale = config.noise_scale;
@@ -69,6 +66,16 @@ fedstat_v1_Task dist_shift_task(const DistShiftConfig& config, const Seed256& se
   d.max_events = config.max_events;
   task.vector_length = config.buckets;
   task.bits = config.bits;
+  task.data_words = 0;
+  task.device_noise_lambda = 0;
+}
+
+fedstat_v1_Task dist_shift_task(const DistShiftConfig& config, const Seed256& seed) {
+  check_dist_shift(config);
+  fedstat_v1_Task task = fedstat_v1_Task_init_zero;
+  task.kind = fedstat_v1_TaskKind_DATA_SHIFT;
+  task.trust = fedstat_v1_TrustModel_DIST;
+  set_dist_shift_parameters(config, task);
   // The graph fields only have to pass the device's shape checks (the in-process sum uses no
   // graph): the complete graph with a majority threshold up to 1,024 clients (at least 2: a DIST
   // task's least, so one client's clamp is ⌊(2^(bits−1) − 1)/2⌋), above it a sparse shape.

@@ -58,6 +58,10 @@ uint64_t dist_shift_bucket_clamp(uint32_t bits, uint32_t max_clients);
 // with a clamp ≥ 1, shares ≥ 1, noise_scale finite, > 0 and at most noise::kMaxPolyaScale.
 void check_dist_shift(const DistShiftConfig& config);
 
+// Writes `config` into a Task: kind parameters (data_shift, sketch fields 0), vector_length = B,
+// bits, data_words 0, device_noise_lambda 0 — what the plan and the emulation's Task share.
+void set_dist_shift_parameters(const DistShiftConfig& config, fedstat_v1_Task& task);
+
 // The Task a DIST data-shift device of `config` receives (kind, trust, parameters, vector_length,
 // bits, max_clients (at least 2, a DIST task's least), ε = Δ/T, the seed; a graph shape the
 // device's checks take): what the SDK's builder reads.

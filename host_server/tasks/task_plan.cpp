@@ -87,16 +87,7 @@ void plan_data_shift_dist(const json& p, const std::string& base_dir, const Seed
   const auto reference_buckets =
       std::make_shared<std::vector<int64_t>>(bucket_counts(*reference, map));
 
-  fedstat_v1_DataShiftParameters& out = task.parameters.data_shift;
-  task.which_parameters = fedstat_v1_Task_data_shift_tag;
-  out.buckets = config.buckets;
-  out.noise_scale = config.noise_scale;
-  out.noise_shares = config.shares;
-  out.max_events = config.max_events;
-  task.vector_length = config.buckets;
-  task.bits = config.bits;
-  task.data_words = 0;
-  task.device_noise_lambda = 0;
+  set_dist_shift_parameters(config, task);
   plan.exact = [reference](const std::string& data_dir) {
     return exact_tv(read_item_counts(data_dir + "/items.txt"), *reference);
   };
