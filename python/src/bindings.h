@@ -8,6 +8,10 @@
 //   bind_sketch        SketchParams, params_for_budget, SketchReport, MergedSketch,
 //                      merge_reports, sketch_clients (sdk/sketch, tv_estimator.h)
 //   bind_tv            estimate_tv, exact_tv (tv_estimator.h)
+//   bind_dist_shift    the DIST data-shift task: HashedTvEstimate, estimate_hashed_tv,
+//                      signed_sum, bucket_counts (hashed_tv.h); DistShiftConfig,
+//                      dist_shift_noise_scale, dist_shift_device_vector, dist_shift_clients
+//                      (dist_shift.h)
 //   bind_kl            plan_kl, KlSums, collect_kl_sums, estimate_kl, exact_kl (kl_estimator.h)
 //   bind_heterogeneity estimate_heterogeneity, exact_heterogeneity, read_client_vectors
 //                      (heterogeneity.h)
@@ -26,6 +30,7 @@ void bind_privacy(pybind11::module_& m);
 void bind_data(pybind11::module_& m);
 void bind_sketch(pybind11::module_& m);
 void bind_tv(pybind11::module_& m);
+void bind_dist_shift(pybind11::module_& m);
 void bind_kl(pybind11::module_& m);
 void bind_heterogeneity(pybind11::module_& m);
 void bind_policy(pybind11::module_& m);

@@ -19,6 +19,7 @@ PYBIND11_MODULE(fedstat, m) {
   fedstat::python::bind_data(m);
   fedstat::python::bind_sketch(m);
   fedstat::python::bind_tv(m);
+  fedstat::python::bind_dist_shift(m);
   fedstat::python::bind_kl(m);
   fedstat::python::bind_heterogeneity(m);
   fedstat::python::bind_policy(m);
