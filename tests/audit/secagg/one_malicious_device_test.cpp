@@ -186,7 +186,8 @@ TEST(SecAggAuditItem3, TheDeviceRefusesARosterLargerThanTheSessionsMaxClients) {
 }
 
 TEST(SecAggAuditItem3, TheDeviceRefusesADistTaskWithTwoThresholdsNotAboveMaxClients) {
-  fedstat_v1_Task task = client_test::data_shift_task(fedstat_v1_TrustModel_TRUSTED, 1.0);
+  // A DIST data-shift task (the hashed histogram: a DIST task carries no sketch since issue 41).
+  fedstat_v1_Task task = client_test::data_shift_dist_task(10, 6);
   client_test::make_dist(task, 10, 5);  // 2·5 = 10: not above 10
   const Status refused = client::validate_task(task);
   EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument) << refused.message();
