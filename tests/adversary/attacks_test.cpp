@@ -1,0 +1,413 @@
+// A malicious server against real SecAggClient devices (issue 42 item 4): (a) two groups shown
+// different U3 sets, (b) keys for devices the server invented, (c) a key or consistency signature
+// replayed from another session, (d) consistency signatures dropped below the threshold for some
+// devices only, (e) two devices' certificates swapped — each run twice by the same harness
+// (malicious_server.h):
+//   Unsigned.*  today's protocol (protocol 4, no credentials): the attack succeeds — the server
+//               unmasks a victim's input, or the forged roster is accepted. These show the harness
+//               can carry each attack out (a signed test that "fails to attack" means something
+//               only because the same hooks succeed here) and what an unsigned session still
+//               gives away (docs/protocol.md, "Threat model"); /work/notes/adv-before.md.
+//   Signed.*    protocol 5 (credentials, signed keys, the consistency round): no honest device
+//               reveals both kinds of secret about any peer (never t shares of b_v and t of s_v^SK
+//               in the server's hands, honest reveals and shares dealt to invented identities
+//               counted), and the honest devices abort with the documented status or complete,
+//               a completed round's sum rebuilt exactly by the host's ShareDecoder.
+// Complete graph: n = 10, t = 6 (2t > max_clients = 10, so a split needs 2t − n = 2 identities
+// the server controls). Sparse: 12 devices, degree 6, t = 4 (2t > k + 1 = 7: one such identity
+// in the victim's neighbourhood). A few seconds in all (ASan).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+#include <vector>
+
+#include "tests/adversary/malicious_server.h"
+
+namespace fedstat {
+namespace adversary {
+namespace {
+
+using secagg::SecAggStage;
+
+std::vector<uint32_t> range(uint32_t first, uint32_t last) {
+  std::vector<uint32_t> out;
+  for (uint32_t id = first; id <= last; ++id) out.push_back(id);
+  return out;
+}
+
+RoundConfig complete_config(Mode mode, std::vector<uint32_t> honest,
+                            std::vector<uint32_t> sybils = {}, uint64_t session = 4242) {
+  RoundConfig c;
+  c.mode = mode;
+  c.session = session;
+  c.honest = std::move(honest);
+  c.sybils = std::move(sybils);
+  c.threshold = 6;
+  c.max_clients = 10;
+  return c;
+}
+
+RoundConfig sparse_config(Mode mode, std::vector<uint32_t> honest,
+                          std::vector<uint32_t> sybils = {}, uint64_t session = 777) {
+  RoundConfig c;
+  c.mode = mode;
+  c.session = session;
+  c.honest = std::move(honest);
+  c.sybils = std::move(sybils);
+  c.threshold = 4;
+  c.max_clients = 16;
+  c.degree = 6;
+  return c;
+}
+
+// Every honest device finished its reveals (kDone) without refusing anything.
+void expect_all_done(const MaliciousServer& server) {
+  for (uint32_t id : server.config().honest) {
+    const Device& d = server.device(id);
+    EXPECT_FALSE(d.refused()) << "device " << id << " refused at " << d.refused_at << ": "
+                              << d.refusal.message();
+    EXPECT_EQ(d.client.stage(), SecAggStage::kDone) << "device " << id;
+  }
+}
+
+// Shares of v's two secrets the server holds, as "b/s".
+std::string counts(const MaliciousServer& server, uint32_t v) {
+  const Knowledge k = server.knowledge_of(v);
+  return std::to_string(k.b_shares.size()) + "/" + std::to_string(k.s_shares.size());
+}
+
+// The sparse split of the victim's neighbourhood: `victim`'s roster (k + 1 = 7 in ring order,
+// itself at index 3); group B (shown U3 without the victim) is the three after it.
+struct SparseSplit {
+  uint32_t victim = 0;
+  std::vector<uint32_t> roster;  // the victim's neighbourhood, ring order
+  std::set<uint32_t> b_group;    // shown U3 \ {victim}
+};
+
+SparseSplit sparse_split_around(const MaliciousServer& server, uint32_t victim) {
+  SparseSplit s;
+  s.victim = victim;
+  s.roster = server.neighbourhood(victim, server.all_ids());
+  s.b_group = {s.roster[4], s.roster[5], s.roster[6]};
+  return s;
+}
+
+// ================================================================================================
+// Today's protocol (unsigned sessions): each attack succeeds.
+// ================================================================================================
+
+// (a) + (b), complete graph. 2t > max_clients stops a split among honest devices alone, so the
+// server invents the 2t − n = 2 members it needs: 8 honest devices, Sybils 9 and 10. Devices
+// 1–4 are shown U3 = all (they reveal b_1), 5–8 are shown U3 without device 1 (they reveal s_1);
+// with the Sybils' own shares that is t = 6 of each, and the server unmasks device 1's input.
+TEST(Unsigned, A_SplitU3WithTwoSybilsUnmasksTheVictim) {
+  MaliciousServer server(complete_config(Mode::kUnsigned, range(1, 8), {9, 10}));
+  server.u3_view = [](uint32_t recipient, const std::set<uint32_t>& u3) {
+    std::set<uint32_t> view = u3;
+    if (recipient >= 5 && recipient <= 8) view.erase(1);
+    return view;
+  };
+  server.run_all();
+  expect_all_done(server);  // nobody noticed
+  EXPECT_EQ(counts(server, 1), "6/6");
+  EXPECT_EQ(server.both_kinds_exposed(), std::vector<uint32_t>{1});
+  const auto recovered = server.recover_input(1);
+  ASSERT_TRUE(recovered.has_value()) << "the server could not unmask device 1";
+  EXPECT_EQ(*recovered, server.device(1).input) << "the unmasked input is device 1's";
+}
+
+// (a) with honest devices only: today both groups reveal on their own view, unchecked — 5 shares
+// of b_1 and 5 of s_1 leave the devices, one short of t on each side (the 2t > n margin). Two
+// colluding members would complete both.
+TEST(Unsigned, A_HonestSplitIsRevealedOnBothSides) {
+  MaliciousServer server(complete_config(Mode::kUnsigned, range(1, 10)));
+  server.u3_view = [](uint32_t recipient, const std::set<uint32_t>& u3) {
+    std::set<uint32_t> view = u3;
+    if (recipient >= 6) view.erase(1);
+    return view;
+  };
+  server.run_all();
+  expect_all_done(server);
+  EXPECT_EQ(counts(server, 1), "5/5");
+  EXPECT_TRUE(server.both_kinds_exposed().empty());
+}
+
+// (a) + (b), sparse graph (k = 6, t = 4): one invented member placed next to the victim on the
+// ring; the victim and the two before it see it in U3, the three after it do not.
+TEST(Unsigned, A_SparseSplitWithOneSybilUnmasksTheVictim) {
+  MaliciousServer server(sparse_config(Mode::kUnsigned, range(1, 12), {13}));
+  const std::vector<uint32_t> ring = server.ring_of(server.all_ids());
+  const size_t p = std::find(ring.begin(), ring.end(), 13u) - ring.begin();
+  const uint32_t victim = ring[(p + 1) % ring.size()];  // the Sybil is its predecessor
+  const SparseSplit split = sparse_split_around(server, victim);
+  ASSERT_EQ(split.roster[2], 13u);
+  server.u3_view = [&](uint32_t recipient, const std::set<uint32_t>& u3) {
+    std::set<uint32_t> view = u3;
+    if (split.b_group.count(recipient)) view.erase(victim);
+    return view;
+  };
+  server.run_all();
+  expect_all_done(server);
+  EXPECT_EQ(counts(server, victim), "4/4");
+  const auto recovered = server.recover_input(victim);
+  ASSERT_TRUE(recovered.has_value());
+  EXPECT_EQ(*recovered, server.device(victim).input);
+}
+
+// (b) invented devices alone: t = 6 Sybils among 10 read every honest device's shares of both
+// secrets in round 1 — no split, no reveal needed — and unmask any device.
+TEST(Unsigned, B_SybilsAtTheThresholdUnmaskEveryDevice) {
+  MaliciousServer server(complete_config(Mode::kUnsigned, range(1, 4), range(5, 10)));
+  server.run_all();
+  expect_all_done(server);
+  EXPECT_EQ(server.both_kinds_exposed(), range(1, 4));
+  for (uint32_t v : range(1, 4)) {
+    const auto recovered = server.recover_input(v);
+    ASSERT_TRUE(recovered.has_value()) << v;
+    EXPECT_EQ(*recovered, server.device(v).input) << v;
+  }
+}
+
+// (c) keys from another session: device 10's keys of session 1000, re-labelled for this one,
+// stand in for device 10 (absent); every other device accepts the roster and shares with them.
+TEST(Unsigned, C_KeysFromAnotherSessionAreAccepted) {
+  MaliciousServer old_round(complete_config(Mode::kUnsigned, range(1, 10), {}, 1000));
+  old_round.advertise();
+  fedstat_v1_SecAggKeys replayed = old_round.device(10).keys;
+  MaliciousServer server(complete_config(Mode::kUnsigned, range(1, 9), {}, 4242));
+  replayed.session = 4242;
+  server.advertise();
+  server.tamper_roster = [&](uint32_t, std::vector<fedstat_v1_SecAggPeerKeys>& roster) {
+    const uint32_t count = static_cast<uint32_t>(roster.size()) + 1;
+    for (auto& e : roster) e.count = count;
+    roster.push_back(MaliciousServer::entry(replayed, count - 1, count));
+  };
+  server.send_rosters();
+  for (uint32_t id : range(1, 9)) {
+    EXPECT_FALSE(server.device(id).refused()) << id << ": " << server.device(id).refusal.message();
+    EXPECT_EQ(server.device(id).client.stage(), SecAggStage::kSharing) << id;
+  }
+}
+
+// (e) two devices' keys swapped (id 3 carries device 4's keys and 4 carries 3's) in the roster
+// every other device is sent: accepted; the server has swapped who those devices talk to.
+TEST(Unsigned, E_SwappedKeysAreAccepted) {
+  MaliciousServer server(complete_config(Mode::kUnsigned, range(1, 10)));
+  server.advertise();
+  server.tamper_roster = [](uint32_t recipient, std::vector<fedstat_v1_SecAggPeerKeys>& roster) {
+    if (recipient == 3 || recipient == 4) return;
+    std::swap(roster[2].keys.encryption_key, roster[3].keys.encryption_key);
+    std::swap(roster[2].keys.masking_key, roster[3].keys.masking_key);
+    std::swap(roster[2].keys.commitment, roster[3].keys.commitment);
+  };
+  server.send_rosters();
+  for (uint32_t id : range(1, 10)) {
+    EXPECT_FALSE(server.device(id).refused()) << id << ": " << server.device(id).refusal.message();
+  }
+}
+
+// ================================================================================================
+// Signed sessions (protocol 5): each attack fails.
+// ================================================================================================
+#if FEDSTAT_ADV_SIGNED
+
+// Every honest device refused the roster with kPermissionDenied (forged keys) and aborted.
+void expect_all_refused_roster(const MaliciousServer& server) {
+  for (uint32_t id : server.config().honest) {
+    const Device& d = server.device(id);
+    EXPECT_EQ(d.refused_at, "on_peer_keys") << "device " << id;
+    EXPECT_EQ(d.refusal.code(), StatusCode::kPermissionDenied)
+        << "device " << id << ": " << d.refusal.message();
+    EXPECT_EQ(d.client.stage(), SecAggStage::kAborted) << "device " << id;
+    EXPECT_TRUE(d.reveals.empty()) << "device " << id;
+  }
+}
+
+// No honest device revealed anything, and none can (next_reveal refused).
+void expect_no_reveal(const MaliciousServer& server) {
+  for (uint32_t id : server.config().honest) {
+    const Device& d = server.device(id);
+    EXPECT_TRUE(d.reveals.empty()) << "device " << id << " revealed " << d.reveals.size();
+    EXPECT_FALSE(d.reveal_status.ok()) << "device " << id;
+  }
+}
+
+// (a), complete graph, honest devices only: 1–5 shown U3 = all, 6–10 shown U3 without device 1.
+// Forwarded every message there is — the other group's (fails to verify: another view), the
+// victim's to those whose U3 lacks it, each device's own, every one twice — no group reaches
+// t = 6 agreeing signatures (5 each, itself included), so no device reveals anything; today
+// (Unsigned.A_HonestSplitIsRevealedOnBothSides) every one does.
+TEST(Signed, A_SplitU3CompleteRevealsNothing) {
+  for (const bool everything : {false, true}) {
+    SCOPED_TRACE(everything ? "every message to every device, twice" : "honest forwarding");
+    MaliciousServer server(complete_config(Mode::kSigned, range(1, 10)));
+    server.u3_view = [](uint32_t recipient, const std::set<uint32_t>& u3) {
+      std::set<uint32_t> view = u3;
+      if (recipient >= 6) view.erase(1);
+      return view;
+    };
+    if (everything) {
+      server.forward_consistency = [](uint32_t,
+                                      const std::map<uint32_t, fedstat_v1_SecAggConsistency>& all,
+                                      const std::vector<fedstat_v1_SecAggConsistency>&) {
+        std::vector<fedstat_v1_SecAggConsistency> out;
+        for (int twice = 0; twice < 2; ++twice) {
+          for (const auto& [signer, m] : all) out.push_back(m);
+        }
+        return out;
+      };
+    }
+    server.run_all();
+    for (uint32_t id : range(1, 10)) {
+      const Device& d = server.device(id);
+      EXPECT_FALSE(d.refused()) << id << " " << d.refused_at << ": " << d.refusal.message();
+      EXPECT_EQ(d.client.stage(), SecAggStage::kConsistency) << id;
+      EXPECT_EQ(d.client.consistency_count(), 5u) << id;  // its own group, itself included
+      EXPECT_EQ(d.reveal_status.code(), StatusCode::kFailedPrecondition) << id;
+    }
+    expect_no_reveal(server);
+    EXPECT_EQ(counts(server, 1), "0/0");
+  }
+}
+
+// (a) with the two invented members today's split needs (Unsigned.A_SplitU3WithTwoSybils…): the
+// Sybils carry no certificate, so the roster is refused before any share is made.
+TEST(Signed, A_SplitU3WithSybilsIsRefusedAtTheRoster) {
+  MaliciousServer server(complete_config(Mode::kSigned, range(1, 8), {9, 10}));
+  server.u3_view = [](uint32_t recipient, const std::set<uint32_t>& u3) {
+    std::set<uint32_t> view = u3;
+    if (recipient >= 5 && recipient <= 8) view.erase(1);
+    return view;
+  };
+  server.run_all();
+  expect_all_refused_roster(server);
+  EXPECT_TRUE(server.both_kinds_exposed().empty());
+  EXPECT_FALSE(server.recover_input(1).has_value());
+}
+
+// (a), sparse graph, honest devices only, every consistency message forwarded as an honest
+// server would: the victim's neighbours on either side of the split see a verified view that
+// disagrees with theirs about the victim and abort (kAborted) before revealing anything.
+TEST(Signed, A_SparseSplitIsDetected) {
+  MaliciousServer server(sparse_config(Mode::kSigned, range(1, 12)));
+  const SparseSplit split = sparse_split_around(server, 5);
+  server.u3_view = [&](uint32_t recipient, const std::set<uint32_t>& u3) {
+    std::set<uint32_t> view = u3;
+    if (split.b_group.count(recipient)) view.erase(split.victim);
+    return view;
+  };
+  server.run_all();
+  for (uint32_t id : {split.roster[2], split.victim, split.roster[4]}) {
+    const Device& d = server.device(id);
+    EXPECT_EQ(d.client.stage(), SecAggStage::kAborted) << id;
+    EXPECT_NE(std::find_if(d.consistency_statuses.begin(), d.consistency_statuses.end(),
+                           [](const Status& s) { return s.code() == StatusCode::kAborted; }),
+              d.consistency_statuses.end())
+        << id << " saw no disagreement";
+    EXPECT_TRUE(d.reveals.empty()) << id;
+  }
+  EXPECT_TRUE(server.both_kinds_exposed().empty());
+  const Knowledge k = server.knowledge_of(split.victim);
+  EXPECT_LT(k.s_shares.size(), 4u);
+}
+
+// (a), sparse, the server forwarding only the messages that agree with each recipient's view:
+// nothing is detected (a device cannot see a view it is not sent), but the shares stay under t on
+// one side — the holders of the victim's secrets are its k + 1 = 7 neighbours and 2t > 7.
+TEST(Signed, A_SparseSplitWithSelectiveForwardingStaysUnderThreshold) {
+  MaliciousServer server(sparse_config(Mode::kSigned, range(1, 12)));
+  const SparseSplit split = sparse_split_around(server, 5);
+  server.u3_view = [&](uint32_t recipient, const std::set<uint32_t>& u3) {
+    std::set<uint32_t> view = u3;
+    if (split.b_group.count(recipient)) view.erase(split.victim);
+    return view;
+  };
+  server.forward_consistency = [&](uint32_t recipient,
+                                   const std::map<uint32_t, fedstat_v1_SecAggConsistency>&,
+                                   const std::vector<fedstat_v1_SecAggConsistency>& honest) {
+    std::vector<fedstat_v1_SecAggConsistency> out;
+    const bool recipient_b = split.b_group.count(recipient) > 0;
+    for (const auto& m : honest) {
+      if ((split.b_group.count(m.signer_id) > 0) == recipient_b) out.push_back(m);
+    }
+    return out;
+  };
+  server.run_all();
+  EXPECT_TRUE(server.both_kinds_exposed().empty());
+  const Knowledge k = server.knowledge_of(split.victim);
+  EXPECT_LE(k.s_shares.size(), 3u);
+  EXPECT_FALSE(server.recover_input(split.victim).has_value());
+}
+
+// A certificate and key signature for an invented id: no certificate; a certificate and valid
+// key signature from a CA the server made (a rogue CA); a real device's certificate (device 11,
+// not in this round: its certificate is public) on keys the server made, signed with a key the
+// server made.
+TEST(Signed, B_InventedDevicesAreRefused) {
+  for (int variant = 0; variant < 3; ++variant) {
+    SCOPED_TRACE(variant == 0   ? "no certificate"
+                 : variant == 1 ? "rogue CA"
+                                : "stolen certificate");
+    MaliciousServer server(complete_config(Mode::kSigned, range(1, 9), {10}));
+    server.advertise();
+    fedstat_v1_SecAggKeys& forged = server.device(10).keys;
+    SeededStream rogue(Seed256{}, 99);
+    credential::DeviceCredential fake;
+    uint8_t rogue_ca_private[32], rogue_ca_public[65];
+    ASSERT_TRUE(credential::generate_key_pair(rogue, MutableByteSpan(rogue_ca_private, 32),
+                                              MutableByteSpan(rogue_ca_public, 65))
+                    .ok());
+    ASSERT_TRUE(credential::generate_key_pair(rogue, MutableByteSpan(fake.private_key, 32),
+                                              MutableByteSpan(fake.certificate.public_key, 65))
+                    .ok());
+    uint8_t start_digest[32];
+    ASSERT_TRUE(
+        secagg::start_parameters_digest(server.start_message(), MutableByteSpan(start_digest, 32))
+            .ok());
+    if (variant == 1) {
+      ASSERT_TRUE(credential::issue_certificate(ByteSpan(rogue_ca_private, 32), 10,
+                                                ByteSpan(fake.certificate.public_key, 65),
+                                                fake.certificate)
+                      .ok());
+      ASSERT_TRUE(secagg::sign_keys(fake, ByteSpan(start_digest, 32), forged).ok());
+    } else if (variant == 2) {
+      // Device 11's genuine certificate (the real CA issued it; certificates are public). The
+      // server does not hold device 11's private key, so it signs the keys with its own.
+      uint8_t key11[32];
+      credential::DeviceCertificate cert11;
+      ASSERT_TRUE(credential::generate_key_pair(rogue, MutableByteSpan(key11, 32),
+                                                MutableByteSpan(cert11.public_key, 65))
+                      .ok());
+      ASSERT_TRUE(credential::issue_certificate(ByteSpan(server.ca_private_key(), 32), 11,
+                                                ByteSpan(cert11.public_key, 65), cert11)
+                      .ok());
+      fake.certificate = cert11;
+      forged.client_id = 11;
+      ASSERT_TRUE(secagg::sign_keys(fake, ByteSpan(start_digest, 32), forged).ok());
+    }
+    server.send_rosters();
+    server.share();
+    server.mask_and_send();
+    server.send_u3();
+    server.consistency();
+    server.reveal();
+    expect_all_refused_roster(server);
+    EXPECT_TRUE(server.both_kinds_exposed().empty());
+  }
+}
+
+#else  // the signed protocol's API is not on this tree
+
+TEST(Signed, ProtocolFiveApiMissing) {
+  GTEST_SKIP() << "signed sessions (protocol 5: sdk/secagg/signed_keys.h, "
+                  "SecAggClient::set_credential/consistency_message/on_consistency) are not on "
+                  "this tree: the signed-mode attacks cannot run";
+}
+
+#endif  // FEDSTAT_ADV_SIGNED
+
+}  // namespace
+}  // namespace adversary
+}  // namespace fedstat
