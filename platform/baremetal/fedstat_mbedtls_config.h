@@ -49,6 +49,16 @@
 #define MBEDTLS_ECP_WINDOW_SIZE 2
 #define MBEDTLS_ECP_FIXED_POINT_OPTIM 0
 
+/* Device credentials (sdk/credential/device_credential.h): ECDSA P-256 with RFC 6979
+ * deterministic signatures (HMAC_DRBG over SHA-256). check_config.h requires the ASN.1 modules
+ * for ECDSA; the SDK never calls them (raw r || s), so the linker drops them. */
+#define MBEDTLS_ECP_DP_SECP256R1_ENABLED
+#define MBEDTLS_ECDSA_C
+#define MBEDTLS_ECDSA_DETERMINISTIC
+#define MBEDTLS_HMAC_DRBG_C
+#define MBEDTLS_ASN1_PARSE_C
+#define MBEDTLS_ASN1_WRITE_C
+
 /* HKDF-SHA256 and AES-256-GCM for deriving keys and encrypting secret shares. */
 #define MBEDTLS_MD_C
 #define MBEDTLS_HKDF_C

@@ -1,13 +1,13 @@
 /// @file
 /// The crypto adapter: every mbedTLS primitive the SDK uses passes through this header.
 ///
-/// Apart from the TLS channel (sdk/tls, which drives mbedTLS's SSL layer itself), nothing but
-/// crypto.cpp and crypto_exchange.cpp includes an mbedTLS header, so moving from mbedTLS 2.28
-/// (Debian 12) to 3.6 LTS or 4.x (PSA, renamed entropy hooks) changes those files and sdk/tls
-/// alone. The classes hold the mbedTLS contexts in fixed, aligned storage inside the object (sizes
-/// checked at compile time in crypto.cpp) and never allocate. mbedTLS contexts point into
-/// themselves, so these objects can be neither copied nor moved: construct them where they will
-/// live.
+/// Apart from the TLS channel (sdk/tls, which drives mbedTLS's SSL layer itself) and the device
+/// credentials' ECDSA (sdk/credential/device_credential.cpp), nothing but crypto.cpp and
+/// crypto_exchange.cpp includes an mbedTLS header, so moving from mbedTLS 2.28 (Debian 12) to 3.6
+/// LTS or 4.x (PSA, renamed entropy hooks) changes those files alone. The classes hold the mbedTLS
+/// contexts in fixed, aligned storage inside the object (sizes checked at compile time in
+/// crypto.cpp) and never allocate. mbedTLS contexts point into themselves, so these objects can be
+/// neither copied nor moved: construct them where they will live.
 ///
 /// - Sha256: FIPS 180-4 SHA-256 (incremental), and sha256() for one buffer.
 /// - Aes256Ctr: AES-256 in counter mode (NIST SP 800-38A) as a keystream generator: a 16-byte

@@ -43,17 +43,17 @@ constexpr size_t kDigestBytes = 32;
 
 /// A device's certificate: the CA's signature over certificate_digest(client_id, public_key).
 struct DeviceCertificate {
-  uint32_t client_id = 0;                         ///< the device's client id (1..2^31)
-  uint8_t public_key[kPublicKeyBytes] = {};       ///< the device's signing key
-  uint8_t ca_signature[kSignatureBytes] = {};     ///< the fleet CA's signature
+  uint32_t client_id = 0;                      ///< the device's client id (1..2^31)
+  uint8_t public_key[kPublicKeyBytes] = {};    ///< the device's signing key
+  uint8_t ca_signature[kSignatureBytes] = {};  ///< the fleet CA's signature
 };
 
 /// What a device holds: its certificate, the private key matching the certificate's public key,
 /// and the fleet CA's public key it checks its peers' certificates against.
 struct DeviceCredential {
-  DeviceCertificate certificate;                 ///< this device's certificate
-  uint8_t private_key[kPrivateKeyBytes] = {};     ///< this device's signing key (secret)
-  uint8_t ca_public_key[kPublicKeyBytes] = {};    ///< the fleet CA's public key
+  DeviceCertificate certificate;                ///< this device's certificate
+  uint8_t private_key[kPrivateKeyBytes] = {};   ///< this device's signing key (secret)
+  uint8_t ca_public_key[kPublicKeyBytes] = {};  ///< the fleet CA's public key
 };
 
 /// Draws a key pair from `random` (the platform Csprng on a device; a SeededStream for emulated

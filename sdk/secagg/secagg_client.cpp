@@ -6,6 +6,7 @@
 #include "sdk/secagg/graph.h"
 #include "sdk/secagg/mask.h"
 #include "sdk/secagg/session_hash.h"
+#include "sdk/secagg/signed_keys.h"
 
 namespace fedstat {
 namespace secagg {
@@ -27,6 +28,9 @@ enum PeerFlag : uint8_t {
   // or recipient that does not match, the wrong length, a value outside the field): this client
   // holds no share of the peer's secrets. Cleared if a valid share arrives after it.
   kBadShare = 64,
+  // Signed sessions: the peer's consistency signature verified over a view that agrees with this
+  // client's, and was counted towards the threshold (once).
+  kConsistencyCounted = 128,
 };
 static_assert(sizeof(SecAggPeer::self_mask_share) >= 32, "a share key fits a peer's share slot");
 
@@ -147,6 +151,11 @@ void SecAggClient::wipe_session() {
   ring_size_ = 0;
   self_mask_dealer_ = ShamirDealer();
   key_dealer_ = ShamirDealer();
+  crypto::wipe(start_digest_, sizeof(start_digest_));
+  crypto::wipe(key_signature_, sizeof(key_signature_));
+  signing_ = nullptr;
+  consistency_count_ = 0;
+  roster_ascending_ = true;
 }
 
 Status SecAggClient::random_bytes(MutableByteSpan out) {
@@ -203,6 +212,12 @@ void SecAggClient::advertised_keys(fedstat_v1_SecAggKeys& out) const {
   memcpy(out.encryption_key.bytes, encryption_public_, 32);
   memcpy(out.masking_key.bytes, masking_public_, 32);
   memcpy(out.commitment.bytes, commitment_, kCommitmentBytes);
+  if (signing_ != nullptr) {
+    certificate_to_message(signing_->certificate, out.certificate);
+    out.has_certificate = true;
+    out.key_signature.size = sizeof(key_signature_);
+    memcpy(out.key_signature.bytes, key_signature_, sizeof(key_signature_));
+  }
 }
 
 Status SecAggClient::check_start(const fedstat_v1_SecAggStart& start) const {
@@ -261,13 +276,40 @@ Status SecAggClient::on_start(const fedstat_v1_SecAggStart& start, fedstat_v1_Se
       (degree_ == 0 ||
        (start.graph_commitment.size == kGraphSeedBytes &&
         memcmp(start.graph_commitment.bytes, graph_commitment_, kGraphSeedBytes) == 0))) {
-    advertised_keys(out);  // the same session again (a resume): the same keys, nothing drawn
-    return Status();
+    uint8_t digest[kSignedDigestBytes];
+    FEDSTAT_RETURN_IF_ERROR(start_parameters_digest(start, MutableByteSpan(digest, 32)));
+    if (start.signed_keys == (signing_ != nullptr) &&
+        (signing_ == nullptr || memcmp(digest, start_digest_, 32) == 0)) {
+      advertised_keys(out);  // the same session again (a resume): the same keys, nothing drawn
+      return Status();
+    }
   }
   if (stage_ != SecAggStage::kIdle) {
     return failed_precondition("secagg: a session start arrived after the session began");
   }
+  // Signed sessions (protocol 5): a device with a credential takes part in nothing else — an
+  // unsigned session would let the server field keys of its own under any id.
+  if (credential_ != nullptr && !start.signed_keys) {
+    return permission_denied(
+        "secagg: this device holds a credential and joins signed sessions only "
+        "(SecAggStart.signed_keys)");
+  }
+  if (credential_ == nullptr && start.signed_keys) {
+    return failed_precondition(
+        "secagg: a signed session and no device credential (set_credential)");
+  }
   FEDSTAT_RETURN_IF_ERROR(check_start(start));
+  if (start.signed_keys) {
+    if (start.degree > kMaxSignedSparseDegree) {
+      return invalid_argument(
+          "secagg: a signed sparse session's degree is at most 126 (a consistency view names "
+          "at most 127 ids)");
+    }
+    if (credential_->certificate.client_id != id_) {
+      return invalid_argument("secagg: the device credential is for another client id");
+    }
+    FEDSTAT_RETURN_IF_ERROR(start_parameters_digest(start, MutableByteSpan(start_digest_, 32)));
+  }
   uint8_t seeds[64];
   const crypto::ScopedWipe wipe_seeds(seeds, sizeof(seeds));
   FEDSTAT_RETURN_IF_ERROR(random_bytes(MutableByteSpan(encryption_secret_, 32)));
@@ -296,6 +338,15 @@ Status SecAggClient::on_start(const fedstat_v1_SecAggStart& start, fedstat_v1_Se
   memcpy(masking_public_, out.masking_key.bytes, 32);
   FEDSTAT_RETURN_IF_ERROR(self_mask_commitment(start.session, id_, ByteSpan(self_mask_seed_, 32),
                                                MutableByteSpan(commitment_, kCommitmentBytes)));
+  if (start.signed_keys) {
+    out.commitment.size = kCommitmentBytes;
+    memcpy(out.commitment.bytes, commitment_, kCommitmentBytes);
+    FEDSTAT_RETURN_IF_ERROR(sign_keys(*credential_, ByteSpan(start_digest_, 32), out));
+    memcpy(key_signature_, out.key_signature.bytes, sizeof(key_signature_));
+  }
+  signing_ = start.signed_keys ? credential_ : nullptr;
+  consistency_count_ = 0;
+  roster_ascending_ = true;
   session_ = start.session;
   threshold_ = start.threshold;
   max_clients_ = start.max_clients;
@@ -322,6 +373,11 @@ Status SecAggClient::check_held_entry(const fedstat_v1_SecAggPeerKeys& entry) co
       keys.masking_key.size != 32 || memcmp(keys.encryption_key.bytes, held.encryption_key, 32) ||
       memcmp(keys.masking_key.bytes, held.masking_key, 32)) {
     return failed_precondition("secagg: a re-sent roster entry differs from the one held");
+  }
+  if (signing_ != nullptr &&
+      (!keys.has_certificate || keys.certificate.public_key.size != credential::kPublicKeyBytes ||
+       memcmp(keys.certificate.public_key.bytes + 1, held.signing_key, 64) != 0)) {
+    return failed_precondition("secagg: a re-sent roster entry carries another certificate");
   }
   if (degree_ != 0 && entry.index == 0 &&
       (entry.graph_seed.size != kGraphSeedBytes || entry.ring_size != ring_size_ ||
@@ -428,6 +484,18 @@ Status SecAggClient::on_peer_keys(const fedstat_v1_SecAggPeerKeys& entry) {
     }
     self_index_ = count_;
   }
+  uint8_t signing_key[64] = {};
+  if (signing_ != nullptr) {
+    // An uncertified key, or one its owner did not sign for this session: no key agreement with
+    // it. Before anything of the entry is held or hashed; the session ends here.
+    const Status certified = verify_signed_keys(
+        ByteSpan(signing_->ca_public_key, credential::kPublicKeyBytes), keys,
+        ByteSpan(start_digest_, 32));
+    if (certified.code() == StatusCode::kPermissionDenied) on_abort();
+    FEDSTAT_RETURN_IF_ERROR(certified);
+    memcpy(signing_key, keys.certificate.public_key.bytes + 1, 64);
+  }
+  if (count_ > 0 && peers_[count_ - 1].id > keys.client_id) roster_ascending_ = false;
   if (degree_ == 0) {  // a sparse session's hash is common to the session, not the roster
     uint8_t entry_bytes[kRosterEntryBytes];
     encode_roster_entry(keys.client_id, keys.encryption_key.bytes, keys.masking_key.bytes,
@@ -445,6 +513,7 @@ Status SecAggClient::on_peer_keys(const fedstat_v1_SecAggPeerKeys& entry) {
   peer.id = keys.client_id;
   memcpy(peer.encryption_key, keys.encryption_key.bytes, 32);
   memcpy(peer.masking_key, keys.masking_key.bytes, 32);
+  memcpy(peer.signing_key, signing_key, sizeof(peer.signing_key));
   cursor_ = entry.count;
   ++count_;
   if (count_ == entry.count) {
@@ -629,7 +698,8 @@ Status SecAggClient::on_roster(const fedstat_v1_SecAggRoster& roster) {
   const bool masked_for_u2 = stage_ == SecAggStage::kReadyToMask ||
                              stage_ == SecAggStage::kMasked || stage_ == SecAggStage::kUnmasking ||
                              stage_ == SecAggStage::kDone;
-  const bool revealing = stage_ == SecAggStage::kUnmasking || stage_ == SecAggStage::kDone;
+  const bool revealing = stage_ == SecAggStage::kConsistency ||
+                         stage_ == SecAggStage::kUnmasking || stage_ == SecAggStage::kDone;
   if ((roster.round == 2 && masked_for_u2) || (roster.round == 3 && revealing)) {
     if (roster_is_held(roster, roster.round == 2 ? kInU2 : kInU3)) return Status();
     return failed_precondition(roster.round == 2
@@ -654,7 +724,9 @@ Status SecAggClient::on_roster(const fedstat_v1_SecAggRoster& roster) {
       return failed_precondition("secagg: U3 arrives once, after this client sent its input");
     }
     FEDSTAT_RETURN_IF_ERROR(read_members(roster, kInU2, kInU3, members));
-    stage_ = SecAggStage::kUnmasking;
+    // Signed: nothing is revealed before `threshold` members vouched for this same U3.
+    consistency_count_ = 1;
+    stage_ = signing_ != nullptr ? SecAggStage::kConsistency : SecAggStage::kUnmasking;
     cursor_ = 0;
     own_share_revealed_ = false;
     return Status();
@@ -780,6 +852,11 @@ Status SecAggClient::rewind(uint32_t round, uint32_t held) {
 
 Result<bool> SecAggClient::next_reveal(fedstat_v1_SecAggReveal& out) {
   if (stage_ == SecAggStage::kDone) return false;
+  if (stage_ == SecAggStage::kConsistency) {
+    return failed_precondition(
+        "secagg: signed session: shares are revealed only after threshold consistency signatures "
+        "(on_consistency)");
+  }
   if (stage_ != SecAggStage::kUnmasking) {
     return failed_precondition("secagg: shares are revealed only after U3 was announced");
   }
@@ -824,6 +901,190 @@ Result<bool> SecAggClient::next_reveal(fedstat_v1_SecAggReveal& out) {
   peer.flags = static_cast<uint8_t>(peer.flags | (survived ? kRevealedSelf : kRevealedKey));
   ++cursor_;
   return true;
+}
+
+template <typename Visit>
+Status SecAggClient::for_each_u3_ascending(Visit&& visit) const {
+  auto in_u3 = [&](size_t i) { return i == self_index_ || (peers_[i].flags & kInU3) != 0; };
+  if (roster_ascending_) {  // what an honest server sends for the complete graph: one pass
+    for (size_t i = 0; i < count_; ++i) {
+      if (in_u3(i)) FEDSTAT_RETURN_IF_ERROR(visit(peers_[i].id));
+    }
+    return Status();
+  }
+  // Any other order (a sparse roster is in ring order): the next larger id each time, O(r²) for
+  // r entries, no memory (r ≤ 127 when sparse and signed).
+  uint32_t last = 0;
+  while (true) {
+    size_t next = count_;
+    for (size_t i = 0; i < count_; ++i) {
+      if (in_u3(i) && peers_[i].id > last && (next == count_ || peers_[i].id < peers_[next].id)) {
+        next = i;
+      }
+    }
+    if (next == count_) return Status();
+    FEDSTAT_RETURN_IF_ERROR(visit(peers_[next].id));
+    last = peers_[next].id;
+  }
+}
+
+uint32_t SecAggClient::u3_in_roster() const {
+  uint32_t members = 0;
+  for (size_t i = 0; i < count_; ++i) {
+    members += (i == self_index_ || (peers_[i].flags & kInU3) != 0) ? 1 : 0;
+  }
+  return members;
+}
+
+Status SecAggClient::own_view_digest(uint32_t signer, MutableByteSpan out) const {
+  ConsistencyDigest digest;
+  FEDSTAT_RETURN_IF_ERROR(digest.begin(ByteSpan(session_hash_, 32), signer, u3_in_roster()));
+  FEDSTAT_RETURN_IF_ERROR(for_each_u3_ascending([&](uint32_t id) { return digest.add(id); }));
+  return digest.finish(out);
+}
+
+Status SecAggClient::consistency_message(fedstat_v1_SecAggConsistency& out) {
+  if (signing_ == nullptr) {
+    return failed_precondition("secagg: consistency messages belong to signed sessions");
+  }
+  if (stage_ != SecAggStage::kConsistency && stage_ != SecAggStage::kUnmasking &&
+      stage_ != SecAggStage::kDone) {
+    return failed_precondition("secagg: the consistency message follows U3");
+  }
+  out = fedstat_v1_SecAggConsistency_init_zero;
+  out.session = session_;
+  out.signer_id = id_;
+  uint8_t digest[kSignedDigestBytes];
+  if (degree_ == 0) {
+    // Complete graph: every member's U3 is the same set; peers check against their own.
+    FEDSTAT_RETURN_IF_ERROR(own_view_digest(id_, MutableByteSpan(digest, sizeof(digest))));
+  } else {
+    // Sparse: a neighbour cannot rebuild this view (its roster differs), so it is listed.
+    constexpr size_t kRoom = sizeof(out.members) / sizeof(out.members[0]);
+    pb_size_t listed = 0;
+    FEDSTAT_RETURN_IF_ERROR(for_each_u3_ascending([&](uint32_t id) {
+      if (listed >= kRoom) return internal_error("secagg: a U3 view larger than a consistency message");
+      out.members[listed++] = id;
+      return Status();
+    }));
+    out.members_count = listed;
+    FEDSTAT_RETURN_IF_ERROR(consistency_digest(ByteSpan(session_hash_, 32), id_,
+                                               Span<const uint32_t>(out.members, listed),
+                                               MutableByteSpan(digest, sizeof(digest))));
+  }
+  FEDSTAT_RETURN_IF_ERROR(credential::sign_digest(
+      ByteSpan(signing_->private_key, credential::kPrivateKeyBytes),
+      ByteSpan(digest, sizeof(digest)),
+      MutableByteSpan(out.signature.bytes, credential::kSignatureBytes)));
+  out.signature.size = credential::kSignatureBytes;
+  return Status();
+}
+
+bool SecAggClient::views_agree(const fedstat_v1_SecAggConsistency& message,
+                               size_t signer_index) const {
+  const bool whole = count_ == ring_size_;  // the roster is all of U1: every entry is common
+  auto named = [&](uint32_t id) {
+    size_t lo = 0, hi = message.members_count;  // strictly ascending (checked by the caller)
+    while (lo < hi) {
+      const size_t mid = lo + (hi - lo) / 2;
+      if (message.members[mid] == id) return true;
+      if (message.members[mid] < id) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return false;
+  };
+  for (size_t i = 0; i < count_; ++i) {
+    // The roster is one run of the ring: entries i and j are |i − j| positions apart one way
+    // round, |U1| − |i − j| the other.
+    size_t distance = i > signer_index ? i - signer_index : signer_index - i;
+    if (ring_size_ - distance < distance) distance = ring_size_ - distance;
+    const bool common = whole || distance <= degree_ / 2;  // in the signer's roster and mine
+    const bool mine = i == self_index_ || (peers_[i].flags & kInU3) != 0;
+    const bool theirs = named(peers_[i].id);
+    if (common ? mine != theirs : theirs) return false;
+  }
+  if (whole) {  // no member of U1 outside this roster
+    for (pb_size_t m = 0; m < message.members_count; ++m) {
+      if (!index_of(message.members[m]).ok()) return false;
+    }
+  }
+  return true;
+}
+
+Status SecAggClient::on_consistency(const fedstat_v1_SecAggConsistency& message) {
+  if (signing_ == nullptr) {
+    return failed_precondition("secagg: consistency messages belong to signed sessions");
+  }
+  if (stage_ != SecAggStage::kConsistency && stage_ != SecAggStage::kUnmasking &&
+      stage_ != SecAggStage::kDone) {
+    return failed_precondition("secagg: consistency messages arrive after U3");
+  }
+  if (message.session != session_) {
+    return invalid_argument("secagg: consistency message for another session");
+  }
+  if (message.signer_id == id_) {
+    return invalid_argument("secagg: a consistency message signed by this client itself");
+  }
+  FEDSTAT_ASSIGN_OR_RETURN(const size_t index, index_of(message.signer_id));
+  SecAggPeer& peer = peers_[index];
+  if (!(peer.flags & kInU3)) {
+    return invalid_argument("secagg: a consistency message from a signer outside this U3");
+  }
+  if (peer.flags & kConsistencyCounted) return Status();  // counted already (a resume)
+  if (message.signature.size != credential::kSignatureBytes) {
+    return invalid_argument("secagg: a consistency signature is 64 bytes");
+  }
+  uint8_t digest[kSignedDigestBytes];
+  if (degree_ == 0) {
+    if (message.members_count != 0) {
+      return invalid_argument("secagg: a complete graph's consistency message lists no members");
+    }
+    // Signed over the signer's view: it verifies only if that view is this client's.
+    FEDSTAT_RETURN_IF_ERROR(
+        own_view_digest(message.signer_id, MutableByteSpan(digest, sizeof(digest))));
+  } else {
+    for (pb_size_t m = 0; m < message.members_count; ++m) {
+      if (message.members[m] == 0 || (m > 0 && message.members[m] <= message.members[m - 1])) {
+        return invalid_argument(
+            "secagg: a consistency message's members are not strictly ascending client ids");
+      }
+    }
+    FEDSTAT_RETURN_IF_ERROR(consistency_digest(
+        ByteSpan(session_hash_, 32), message.signer_id,
+        Span<const uint32_t>(message.members, message.members_count),
+        MutableByteSpan(digest, sizeof(digest))));
+  }
+  uint8_t key[credential::kPublicKeyBytes];
+  key[0] = 0x04;  // SEC1 uncompressed
+  memcpy(key + 1, peer.signing_key, sizeof(peer.signing_key));
+  const Status verified = credential::verify_digest(
+      ByteSpan(key, sizeof(key)), ByteSpan(digest, sizeof(digest)),
+      ByteSpan(message.signature.bytes, credential::kSignatureBytes));
+  if (verified.code() == StatusCode::kPermissionDenied ||
+      verified.code() == StatusCode::kInvalidArgument) {
+    return permission_denied(
+        "secagg: a consistency signature does not verify (another U3, session or signer); not "
+        "counted");
+  }
+  FEDSTAT_RETURN_IF_ERROR(verified);
+  if (degree_ != 0 && !views_agree(message, index)) {
+    // The signer saw another U3 around the members both hold shares of: the server split the
+    // views. Revealing now could give it both kinds of share about one of them.
+    return fail(aborted(
+        "secagg: a neighbour signed a U3 that disagrees with this client's (a split view); "
+        "aborting, revealing nothing"));
+  }
+  peer.flags = static_cast<uint8_t>(peer.flags | kConsistencyCounted);
+  ++consistency_count_;
+  if (stage_ == SecAggStage::kConsistency && consistency_count_ >= threshold_) {
+    stage_ = SecAggStage::kUnmasking;
+    cursor_ = 0;
+    own_share_revealed_ = false;
+  }
+  return Status();
 }
 
 }  // namespace secagg

@@ -106,6 +106,7 @@
 #include "sdk/base/checked_size.h"
 #include "sdk/base/crypto.h"
 #include "sdk/base/random_source.h"
+#include "sdk/credential/device_credential.h"
 #include "sdk/secagg/graph.h"
 #include "sdk/secagg/shamir.h"
 
@@ -120,6 +121,9 @@ struct SecAggPeer {
   uint8_t masking_key[32] = {};                  ///< s_v^PK: X25519 key for the pairwise masks
   uint32_t self_mask_share[kShamirPieces] = {};  ///< v's share of b_v, for me (x = my id)
   uint32_t key_share[kShamirPieces] = {};        ///< v's share of s_v^SK, for me
+  /// Signed sessions (protocol 5): X ‖ Y of v's certificate key (its SEC1 point without the 0x04
+  /// prefix), checked against its consistency signature; zero otherwise.
+  uint8_t signing_key[64] = {};
   uint8_t flags = 0;  ///< the client's bookkeeping (shares held, in U2/U3, what was revealed)
 };
 
@@ -169,6 +173,8 @@ enum class SecAggStage : uint8_t {
   kShared,       ///< every share made; receiving peers' shares until U2 (on_roster)
   kReadyToMask,  ///< U2 known; mask() next
   kMasked,       ///< input masked; sending it (next_chunk) until U3 (on_roster)
+  kConsistency,  ///< signed sessions: U3 known; its signature out (consistency_message), peers'
+                 ///< signatures in (on_consistency) until threshold of them verify and agree
   kUnmasking,    ///< U3 known; revealing shares (next_reveal)
   kDone,         ///< every reveal made
   kAborted,      ///< abandoned: secrets wiped, nothing more revealed
@@ -190,6 +196,16 @@ class SecAggClient {
   /// (nothing changed).
   Status init(uint32_t client_id, Span<SecAggPeer> peers, RandomSource& random);
 
+  /// The device credential for signed sessions (protocol 5; sdk/secagg/signed_keys.h), or
+  /// nullptr for none (the default). The caller keeps it alive while the client may use it. It
+  /// takes effect at the next on_start() — a session under way keeps the credential it started
+  /// with — and survives init(). With a credential the client joins only signed sessions
+  /// (SecAggStart.signed_keys), signs its keys, agrees keys only with peers whose certificate and
+  /// key signature verify, and reveals only after the consistency round; without one it refuses
+  /// signed sessions. The credential is not checked here: credential::check_credential() is the
+  /// caller's, once, when the device is provisioned.
+  void set_credential(const credential::DeviceCredential* credential) { credential_ = credential; }
+
   /// Round 0: draws this session's key pairs, self-mask seed and polynomial seeds, and fills `out`
   /// with the public keys to advertise and the commitment to the self-mask seed (stage
   /// kAdvertised). The same SecAggStart again while advertised (a resume) gives the same keys and
@@ -204,6 +220,11 @@ class SecAggClient {
   /// kResourceExhausted: the roster (max_clients entries, or degree + 1 when sparse) exceeds this
   /// client's roster storage, or mbedTLS's pool is full. The random source's error (e.g.
   /// kUnavailable) or kInternal from the crypto library; the stage stays kIdle.
+  /// Signed sessions (protocol 5): kPermissionDenied: this client holds a credential and the
+  /// start is not signed (SecAggStart.signed_keys false: it joins signed sessions only).
+  /// kFailedPrecondition: a signed start and no device credential (set_credential()).
+  /// kInvalidArgument: a signed sparse session of degree above kMaxSignedSparseDegree (126), or a
+  /// credential for another client id. credential::sign_digest()'s errors. The stage stays kIdle.
   Status on_start(const fedstat_v1_SecAggStart& start, fedstat_v1_SecAggKeys& out);
   /// Round 1: one roster entry (index order, each once); the last one completes U1, fixes the
   /// session hash and moves to kSharing. An entry already held, sent again, must be identical and
@@ -223,6 +244,13 @@ class SecAggClient {
   /// advertised clients than the threshold, this client missing from the complete roster, or
   /// (sparse) the complete roster not one turn of the ring with this client in its middle (the
   /// session is aborted). kInternal: SHA-256 failed inside mbedTLS.
+  /// Signed sessions (protocol 5): kPermissionDenied, and the session is aborted (an honest
+  /// server excludes such keys before U1): an entry without a device certificate, with one the
+  /// fleet CA (the credential's ca_public_key) did not issue or that names another client id, or
+  /// whose key signature does not verify under the certificate's key over keys_digest() of this
+  /// session and of the start parameters this client was started with (signed_keys.h); a re-sent
+  /// entry whose certificate key differs is kFailedPrecondition. kResourceExhausted: mbedTLS's
+  /// pool is full (nothing changed; the call can be retried).
   Status on_peer_keys(const fedstat_v1_SecAggPeerKeys& entry);
   /// Round 1: the next peer's encrypted shares (of b_u and s_u^SK). True with `out` filled while
   /// shares remain; false once every peer's share was produced (stage kShared). A failure
@@ -251,8 +279,34 @@ class SecAggClient {
   /// peer whose share never arrived (one whose share arrived bad is accepted), U3 naming a peer
   /// outside U2, or a round other than 2 and 3.
   /// kAborted: fewer survivors than the threshold, or this client dropped (the session is aborted
-  /// and reveals nothing).
+  /// and reveals nothing). In a signed session U3 leads to kConsistency, not kUnmasking.
   Status on_roster(const fedstat_v1_SecAggRoster& roster);
+  /// Signed sessions, after U3: this client's consistency message — its signature over
+  /// consistency_digest(session hash, its id, the ids of U3 in its roster, ascending), with
+  /// `members` those ids for a sparse graph and empty for the complete graph. Deterministic: the
+  /// same bytes again on every call (a resume). Available from kConsistency until kDone.
+  /// @errors kFailedPrecondition: not a signed session, or before U3 (or aborted).
+  /// credential::sign_digest()'s errors (kResourceExhausted when mbedTLS's pool is full,
+  /// kInternal). kInternal: SHA-256 failed.
+  Status consistency_message(fedstat_v1_SecAggConsistency& out);
+  /// Signed sessions, after U3: a peer's consistency message, forwarded by the server. A valid
+  /// one from a member of this client's U3 whose view agrees with this client's is counted once;
+  /// when the count, this client included, reaches the threshold the stage becomes kUnmasking
+  /// and next_reveal() works. Complete graph: the signature must verify over this client's own
+  /// U3 ids. Sparse graph: it must verify over `members`, and `members` must agree with this
+  /// client's U3 on every roster entry within degree/2 ring positions of the signer (all of the
+  /// roster when it is all of U1) and name no roster entry outside them. A message from a signer
+  /// already counted changes nothing (OK, not verified again: a resume).
+  /// @errors kFailedPrecondition: not a signed session, or not in kConsistency, kUnmasking or
+  /// kDone. kInvalidArgument: another session, a signer outside this client's U3 or this client
+  /// itself, a signature that is not 64 bytes, members on a complete graph, or (sparse) members
+  /// not strictly ascending. kNotFound: the signer is not in the roster. kPermissionDenied: the
+  /// signature does not verify (another view, session or signer): nothing counted, the session
+  /// goes on. kAborted (sparse): a verified view that disagrees with this client's — evidence
+  /// that the server showed members different U3 sets; the session is aborted and reveals
+  /// nothing. kResourceExhausted: mbedTLS's pool is full (nothing counted; may be retried).
+  /// kInternal: SHA-256 failed.
+  Status on_consistency(const fedstat_v1_SecAggConsistency& message);
   /// Round 2: masks the input in place with the self mask and every pairwise mask of U2;
   /// vector.size() == the session's length. Masked once or never: a failure part way wipes the
   /// vector and aborts the session (a second try would mask it twice).
@@ -280,7 +334,8 @@ class SecAggClient {
   /// its share of b_v (v in U3) or of s_v^SK (v dropped), never both — an empty share for a peer
   /// whose share to this client was bad (nothing held, nothing revealed). True with `out`
   /// filled; false once all were made (stage kDone).
-  /// @errors kFailedPrecondition: not in the unmasking round (before U3, or aborted).
+  /// @errors kFailedPrecondition: not in the unmasking round (before U3, before threshold
+  /// consistency signatures in a signed session, or aborted).
   /// kPermissionDenied: the reveal would give both shares of one peer. kInternal: Shamir
   /// dealing failed inside mbedTLS (not expected).
   Result<bool> next_reveal(fedstat_v1_SecAggReveal& out);
@@ -303,6 +358,11 @@ class SecAggClient {
   size_t roster_size() const { return count_; }
   /// SHA-256 of the session header and the roster (32 bytes; set when the roster completes).
   ByteSpan session_hash() const { return ByteSpan(session_hash_, sizeof(session_hash_)); }
+  /// Whether the current session is signed (protocol 5: started with signed_keys).
+  bool signed_session() const { return signing_ != nullptr; }
+  /// Signed sessions: the members whose consistency signature this client counted, itself
+  /// included (0 before U3).
+  uint32_t consistency_count() const { return consistency_count_; }
 
  private:
   Status check_start(const fedstat_v1_SecAggStart& start) const;
@@ -332,6 +392,18 @@ class SecAggClient {
   Result<size_t> index_of(uint32_t id) const;
   Status read_members(const fedstat_v1_SecAggRoster& roster, uint8_t required, uint8_t set_flag,
                       size_t& members);
+  // Signed sessions: checks a new roster entry's certificate and key signature and keeps the
+  // certificate key in `peer` (on failure: kPermissionDenied, and the caller aborts).
+  Status check_signed_entry(const fedstat_v1_SecAggKeys& keys, SecAggPeer& peer) const;
+  // The ids of U3 in this client's roster (itself included), ascending, to `visit`.
+  template <typename Visit>
+  Status for_each_u3_ascending(Visit&& visit) const;
+  uint32_t u3_in_roster() const;
+  // The consistency digest of this client's own U3 view as signed by `signer`.
+  Status own_view_digest(uint32_t signer, MutableByteSpan out) const;
+  // Sparse: whether `message.members` agrees with this client's U3 around the signer (roster
+  // index `signer_index`).
+  bool views_agree(const fedstat_v1_SecAggConsistency& message, size_t signer_index) const;
 
   uint32_t id_ = 0;
   Span<SecAggPeer> peers_;
@@ -355,6 +427,12 @@ class SecAggClient {
   uint32_t ring_size_ = 0;                          // sparse: |U1|, from roster entry 0
   ShamirDealer self_mask_dealer_, key_dealer_;
   crypto::Sha256 roster_hash_;
+  const credential::DeviceCredential* credential_ = nullptr;  // set_credential(): next sessions
+  const credential::DeviceCredential* signing_ = nullptr;     // this session's (signed sessions)
+  uint8_t start_digest_[32] = {};                             // signed: start_parameters_digest
+  uint8_t key_signature_[64] = {};                            // signed: this client's, round 0
+  uint32_t consistency_count_ = 0;  // signed: verified agreeing signers, itself included
+  bool roster_ascending_ = true;    // the roster's ids ascend by index (U3 views in one pass)
 };
 
 }  // namespace secagg
