@@ -37,6 +37,11 @@ std::vector<uint32_t> range(uint32_t first, uint32_t last) {
   return out;
 }
 
+std::set<uint32_t> id_set(uint32_t first, uint32_t last) {
+  const std::vector<uint32_t> ids = range(first, last);
+  return std::set<uint32_t>(ids.begin(), ids.end());
+}
+
 RoundConfig complete_config(Mode mode, std::vector<uint32_t> honest,
                             std::vector<uint32_t> sybils = {}, uint64_t session = 4242) {
   RoundConfig c;
@@ -396,6 +401,280 @@ TEST(Signed, B_InventedDevicesAreRefused) {
     expect_all_refused_roster(server);
     EXPECT_TRUE(server.both_kinds_exposed().empty());
   }
+}
+
+// (c) a key signature replayed from another session: device 10's signed keys from an earlier
+// round stand in for device 10 (absent) — from a session with another id (re-labelled or not),
+// and from one with this id but other start parameters (threshold 7): the signature covers the
+// session and the start digest, so every device refuses the roster.
+TEST(Signed, C_ReplayedKeySignatureIsRefused) {
+  struct Variant {
+    const char* name;
+    uint64_t old_session;
+    uint32_t old_threshold;
+    bool relabel;
+  };
+  for (const Variant& v : {Variant{"another session, re-labelled", 1000, 6, true},
+                           Variant{"another session as it was", 1000, 6, false},
+                           Variant{"this session id, threshold 7", 4242, 7, false}}) {
+    SCOPED_TRACE(v.name);
+    RoundConfig old_config = complete_config(Mode::kSigned, range(1, 10), {}, v.old_session);
+    old_config.threshold = v.old_threshold;
+    old_config.round = 1;
+    MaliciousServer old_round(old_config);
+    old_round.advertise();
+    fedstat_v1_SecAggKeys replayed = old_round.device(10).keys;
+    ASSERT_TRUE(replayed.has_certificate);
+    if (v.relabel) replayed.session = 4242;
+    MaliciousServer server(complete_config(Mode::kSigned, range(1, 9)));
+    server.advertise();
+    server.tamper_roster = [&](uint32_t, std::vector<fedstat_v1_SecAggPeerKeys>& roster) {
+      const uint32_t count = static_cast<uint32_t>(roster.size()) + 1;
+      for (auto& e : roster) e.count = count;
+      roster.push_back(MaliciousServer::entry(replayed, count - 1, count));
+    };
+    server.send_rosters();
+    for (uint32_t id : range(1, 9)) {
+      const Device& d = server.device(id);
+      EXPECT_EQ(d.refused_at, "on_peer_keys") << id;
+      EXPECT_EQ(d.refusal.code(), v.relabel || v.old_session == 4242 ? StatusCode::kPermissionDenied
+                                                                     : StatusCode::kInvalidArgument)
+          << id << ": " << d.refusal.message();
+      EXPECT_NE(d.client.stage(), SecAggStage::kSharing) << id;
+    }
+  }
+}
+
+// (c) consistency signatures replayed from another session (complete graph): an honest round
+// of the same ten devices (session 1000, U3 = all) gave ten valid signatures. In this session the
+// server splits U3 (as in A_SplitU3CompleteRevealsNothing) and forwards the old signatures to
+// group 1–5 — relabelled with this session's id, and as they were: none counts (the session hash
+// they cover, which covers the roster's fresh keys, is another), and no device reveals.
+TEST(Signed, C_ReplayedConsistencySignaturesDoNotCount) {
+  RoundConfig old_config = complete_config(Mode::kSigned, range(1, 10), {}, 1000);
+  old_config.round = 1;
+  MaliciousServer old_round(old_config);
+  old_round.run_all();
+  expect_all_done(old_round);
+  ASSERT_EQ(old_round.consistency_messages().size(), 10u);
+  for (const bool relabel : {true, false}) {
+    SCOPED_TRACE(relabel ? "relabelled" : "as they were");
+    MaliciousServer server(complete_config(Mode::kSigned, range(1, 10)));
+    server.u3_view = [](uint32_t recipient, const std::set<uint32_t>& u3) {
+      std::set<uint32_t> view = u3;
+      if (recipient >= 6) view.erase(1);
+      return view;
+    };
+    server.forward_consistency = [&](uint32_t recipient,
+                                     const std::map<uint32_t, fedstat_v1_SecAggConsistency>&,
+                                     const std::vector<fedstat_v1_SecAggConsistency>& honest) {
+      std::vector<fedstat_v1_SecAggConsistency> out = honest;
+      if (recipient > 5) return out;
+      for (const auto& [signer, m] : old_round.consistency_messages()) {
+        if (signer == recipient) continue;
+        out.push_back(m);
+        if (relabel) out.back().session = 4242;
+      }
+      return out;
+    };
+    server.run_all();
+    for (uint32_t id : range(1, 10)) {
+      EXPECT_EQ(server.device(id).client.stage(), SecAggStage::kConsistency) << id;
+      EXPECT_EQ(server.device(id).client.consistency_count(), 5u) << id;
+    }
+    expect_no_reveal(server);
+  }
+}
+
+// (d) consistency signatures withheld from some devices only: devices 9 and 10 are forwarded 4
+// signatures (5 with their own, under t = 6) and reveal nothing (next_reveal refused, still in
+// the consistency round); the other eight complete, and their reveals alone rebuild every
+// self-mask seed (8 ≥ t shares each) — the sum of all ten inputs, exact. Starving five devices
+// leaves five revealers: every seed has 5 < t shares, the sum cannot be rebuilt, and still no
+// device's secrets are exposed.
+TEST(Signed, D_StarvedDevicesRevealNothingAndTheRestComplete) {
+  for (const uint32_t starved : {2u, 5u}) {
+    SCOPED_TRACE(std::to_string(starved) + " devices starved");
+    MaliciousServer server(complete_config(Mode::kSigned, range(1, 10)));
+    const uint32_t first_starved = 11 - starved;
+    server.forward_consistency = [&](uint32_t recipient,
+                                     const std::map<uint32_t, fedstat_v1_SecAggConsistency>&,
+                                     const std::vector<fedstat_v1_SecAggConsistency>& honest) {
+      std::vector<fedstat_v1_SecAggConsistency> out = honest;
+      if (recipient >= first_starved) out.resize(4);
+      return out;
+    };
+    server.run_all();
+    for (uint32_t id : range(1, 10)) {
+      const Device& d = server.device(id);
+      EXPECT_FALSE(d.refused()) << id << ": " << d.refusal.message();
+      if (id >= first_starved) {
+        EXPECT_EQ(d.client.stage(), SecAggStage::kConsistency) << id;
+        EXPECT_EQ(d.client.consistency_count(), 5u) << id;
+        EXPECT_TRUE(d.reveals.empty()) << id;
+        EXPECT_EQ(d.reveal_status.code(), StatusCode::kFailedPrecondition) << id;
+      } else {
+        EXPECT_EQ(d.client.stage(), SecAggStage::kDone) << id;
+        EXPECT_EQ(d.reveals.size(), 10u) << id;  // its own b-share and one per peer
+      }
+    }
+    EXPECT_TRUE(server.both_kinds_exposed().empty());
+    const std::set<uint32_t> all = id_set(1, 10);
+    const auto sum = server.sum_from_reveals(all);
+    if (starved == 2) {
+      ASSERT_TRUE(sum.has_value());
+      EXPECT_EQ(*sum, server.true_sum(all));
+    } else {
+      EXPECT_FALSE(sum.has_value());
+    }
+  }
+}
+
+// (e) two devices' certificates swapped in the roster every other device is sent: device 3's
+// keys with device 4's certificate and 4's with 3's (the key signatures left, or swapped with
+// the certificates), or device 4's certificate and key signature on X25519 keys the server made
+// (a man in the middle). Every device shown it refuses the roster (kPermissionDenied); devices
+// 3 and 4, shown the true roster, are left below the threshold and abort.
+TEST(Signed, E_SwappedCertificatesAreRefused) {
+  for (int variant = 0; variant < 3; ++variant) {
+    SCOPED_TRACE(variant == 0   ? "certificates swapped"
+                 : variant == 1 ? "certificates and signatures swapped"
+                                : "device 4's certificate on the server's keys");
+    MaliciousServer server(complete_config(Mode::kSigned, range(1, 10)));
+    server.advertise();
+    MaliciousServer mitm(complete_config(Mode::kUnsigned, {}, {4}));
+    mitm.advertise();  // X25519 keys (and a commitment) the server holds the secrets of
+    server.tamper_roster = [&](uint32_t recipient, std::vector<fedstat_v1_SecAggPeerKeys>& roster) {
+      if (recipient == 3 || recipient == 4) return;
+      fedstat_v1_SecAggKeys& k3 = roster[2].keys;
+      fedstat_v1_SecAggKeys& k4 = roster[3].keys;
+      if (variant < 2) {
+        std::swap(k3.certificate, k4.certificate);
+        if (variant == 1) std::swap(k3.key_signature, k4.key_signature);
+      } else {
+        const fedstat_v1_SecAggKeys& fake = mitm.device(4).keys;
+        k4.encryption_key = fake.encryption_key;
+        k4.masking_key = fake.masking_key;
+        k4.commitment = fake.commitment;
+      }
+    };
+    server.send_rosters();
+    server.share();
+    server.mask_and_send();
+    server.send_u3();
+    server.consistency();
+    server.reveal();
+    for (uint32_t id : range(1, 10)) {
+      const Device& d = server.device(id);
+      EXPECT_TRUE(d.reveals.empty()) << id;
+      if (id == 3 || id == 4) {
+        EXPECT_EQ(d.refusal.code(), StatusCode::kAborted) << id << ": " << d.refusal.message();
+        EXPECT_EQ(d.client.stage(), SecAggStage::kAborted) << id;
+      } else {
+        EXPECT_EQ(d.refused_at, "on_peer_keys") << id;
+        EXPECT_EQ(d.refusal.code(), StatusCode::kPermissionDenied)
+            << id << ": " << d.refusal.message();
+      }
+    }
+  }
+}
+
+// Forwarding tricks on the consistency round (complete graph, one honest U3): device 1 is sent
+// its own message (twice), device 2's three times, device 3's relabelled as device 4's, device
+// 5's with a members list, and device 10's (10 is shown in U3 only by itself: the others' U3
+// drop it) — only device 2's counts, once: 2 of t = 6. Then the genuine messages of 3, 4, 5 and
+// 6 bring it to 6 and it reveals; a replay of them after that changes nothing.
+TEST(Signed, ConsistencyForwardingTricksCountNothingTwice) {
+  MaliciousServer server(complete_config(Mode::kSigned, range(1, 10)));
+  server.u3_view = [](uint32_t recipient, const std::set<uint32_t>& u3) {
+    std::set<uint32_t> view = u3;
+    if (recipient != 10) view.erase(10);
+    return view;
+  };
+  server.forward_consistency = [](uint32_t recipient,
+                                  const std::map<uint32_t, fedstat_v1_SecAggConsistency>&,
+                                  const std::vector<fedstat_v1_SecAggConsistency>& honest) {
+    return recipient == 1 ? std::vector<fedstat_v1_SecAggConsistency>{} : honest;
+  };
+  server.advertise();
+  server.send_rosters();
+  server.share();
+  server.mask_and_send();
+  server.send_u3();
+  server.consistency();
+  const auto& all = server.consistency_messages();
+  ASSERT_EQ(all.size(), 10u);
+  Device& d1 = server.device(1);
+  EXPECT_EQ(d1.client.consistency_count(), 1u);
+  EXPECT_EQ(d1.client.on_consistency(all.at(1)).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(d1.client.on_consistency(all.at(1)).code(), StatusCode::kInvalidArgument);
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(d1.client.on_consistency(all.at(2)).ok());
+  fedstat_v1_SecAggConsistency relabelled = all.at(3);
+  relabelled.signer_id = 4;
+  EXPECT_EQ(d1.client.on_consistency(relabelled).code(), StatusCode::kPermissionDenied);
+  fedstat_v1_SecAggConsistency listed = all.at(5);
+  listed.members_count = 2;
+  listed.members[0] = 1;
+  listed.members[1] = 5;
+  EXPECT_EQ(d1.client.on_consistency(listed).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(d1.client.on_consistency(all.at(10)).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(d1.client.consistency_count(), 2u);
+  fedstat_v1_SecAggReveal r;
+  EXPECT_EQ(d1.client.next_reveal(r).status().code(), StatusCode::kFailedPrecondition);
+  for (uint32_t signer : {3u, 4u, 5u}) {
+    EXPECT_TRUE(d1.client.on_consistency(all.at(signer)).ok());
+    EXPECT_EQ(d1.client.stage(), SecAggStage::kConsistency);
+  }
+  EXPECT_TRUE(d1.client.on_consistency(all.at(6)).ok());
+  EXPECT_EQ(d1.client.consistency_count(), 6u);
+  EXPECT_EQ(d1.client.stage(), SecAggStage::kUnmasking);
+  EXPECT_TRUE(d1.client.on_consistency(all.at(3)).ok());
+  EXPECT_EQ(d1.client.consistency_count(), 6u);
+  server.reveal();
+  for (uint32_t id : range(1, 9)) {
+    EXPECT_EQ(server.device(id).client.stage(), SecAggStage::kDone) << id;
+  }
+  // Device 10, alone with its view, never reaches t; the others reveal its masking key (it
+  // dropped, in their view) and nothing of its self-mask seed.
+  EXPECT_EQ(server.device(10).client.stage(), SecAggStage::kConsistency);
+  EXPECT_EQ(server.device(10).client.consistency_count(), 1u);
+  EXPECT_EQ(counts(server, 10), "0/9");
+  EXPECT_TRUE(server.both_kinds_exposed().empty());
+}
+
+// Sparse forwarding tricks: a neighbour's members list edited by the server (an id dropped, an
+// id added, reordered) no longer verifies; a signer relabelled as another does not either.
+TEST(Signed, SparseMembersCannotBeEdited) {
+  MaliciousServer server(sparse_config(Mode::kSigned, range(1, 12)));
+  server.forward_consistency = [](uint32_t, const std::map<uint32_t, fedstat_v1_SecAggConsistency>&,
+                                  const std::vector<fedstat_v1_SecAggConsistency>&) {
+    return std::vector<fedstat_v1_SecAggConsistency>{};
+  };
+  server.advertise();
+  server.send_rosters();
+  server.share();
+  server.mask_and_send();
+  server.send_u3();
+  server.consistency();
+  Device& r = server.device(1);
+  const uint32_t signer = r.roster[4];  // its successor
+  fedstat_v1_SecAggConsistency m = server.consistency_messages().at(signer);
+  ASSERT_EQ(m.members_count, 7u);
+  fedstat_v1_SecAggConsistency dropped = m;
+  dropped.members_count = 6;  // the largest id gone
+  EXPECT_EQ(r.client.on_consistency(dropped).code(), StatusCode::kPermissionDenied);
+  fedstat_v1_SecAggConsistency added = m;
+  added.members[added.members_count++] = 1000;
+  EXPECT_EQ(r.client.on_consistency(added).code(), StatusCode::kPermissionDenied);
+  fedstat_v1_SecAggConsistency reordered = m;
+  std::swap(reordered.members[0], reordered.members[1]);
+  EXPECT_EQ(r.client.on_consistency(reordered).code(), StatusCode::kInvalidArgument);
+  fedstat_v1_SecAggConsistency relabelled = m;
+  relabelled.signer_id = r.roster[5];
+  EXPECT_EQ(r.client.on_consistency(relabelled).code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(r.client.consistency_count(), 1u);
+  EXPECT_TRUE(r.client.on_consistency(m).ok());
+  EXPECT_EQ(r.client.consistency_count(), 2u);
 }
 
 #else  // the signed protocol's API is not on this tree

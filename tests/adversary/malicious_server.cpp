@@ -30,10 +30,10 @@ constexpr uint64_t kSybilStreams = uint64_t{1} << 63;
 
 }  // namespace
 
-Device::Device(uint32_t device_id, bool is_sybil, uint32_t roster_room, uint64_t session)
+Device::Device(uint32_t device_id, bool is_sybil, uint32_t roster_room, uint64_t stream_key)
     : id(device_id),
       sybil(is_sybil),
-      stream(Seed256{}, (session << 32) + (is_sybil ? kSybilStreams : 0) + device_id),
+      stream(Seed256{}, (stream_key << 32) + (is_sybil ? kSybilStreams : 0) + device_id),
       peers(roster_room) {
   const Status s = client.init(id, Span<secagg::SecAggPeer>(peers.data(), peers.size()), stream);
   if (!s.ok()) throw std::runtime_error("init: " + std::string(s.message()));
@@ -53,8 +53,10 @@ MaliciousServer::MaliciousServer(const RoundConfig& config) : config_(config) {
     if (!s.ok()) throw std::runtime_error("graph commitment");
   }
   const uint32_t room = std::max<uint32_t>(config.max_clients, 2);
+  // Bits 32–53 of a device's stream id: the session (low 16 bits) and the round.
+  const uint64_t stream_key = (config.session & 0xffff) | (uint64_t{config.round & 0x3f} << 16);
   for (uint32_t id : config.honest) {
-    auto d = std::make_unique<Device>(id, false, room, config.session);
+    auto d = std::make_unique<Device>(id, false, room, stream_key);
     d->input.resize(config.length);
     for (uint32_t i = 0; i < config.length; ++i) {
       d->input[i] = (uint64_t{id} * 1000003u + uint64_t{i} * 7919u + 17) & word_mask(config.bits);
@@ -62,7 +64,7 @@ MaliciousServer::MaliciousServer(const RoundConfig& config) : config_(config) {
     devices_[id] = std::move(d);
   }
   for (uint32_t id : config.sybils) {
-    auto d = std::make_unique<Device>(id, true, room, config.session);
+    auto d = std::make_unique<Device>(id, true, room, stream_key);
     d->input.assign(config.length, 0);
     devices_[id] = std::move(d);
   }

@@ -49,8 +49,8 @@ enum class Mode { kUnsigned, kSigned };
 
 // One device: an honest SecAggClient, or a Sybil the server runs itself.
 struct Device {
-  // Its randomness: a SeededStream keyed by (session, id, Sybil or not): fresh keys per session.
-  Device(uint32_t device_id, bool is_sybil, uint32_t roster_room, uint64_t session);
+  // Its randomness: a SeededStream keyed by `stream_key` (the round and session) and the id.
+  Device(uint32_t device_id, bool is_sybil, uint32_t roster_room, uint64_t stream_key);
   uint32_t id;
   bool sybil;
   SeededStream stream;
@@ -88,6 +88,9 @@ struct RoundConfig {
   uint32_t bits = 32;
   uint8_t graph_seed[32] = {7, 7, 7};
   uint64_t ca_seed = 1;  // signed mode: the test CA's and credentials' stream
+  // Which run of this session: the devices' randomness is keyed by (round, session, id), so two
+  // rounds that reuse a session id still draw fresh keys (as real devices do).
+  uint32_t round = 0;
 };
 
 // What the server holds about one honest device's two secrets.
