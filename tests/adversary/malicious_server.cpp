@@ -63,6 +63,7 @@ MaliciousServer::MaliciousServer(const RoundConfig& config) : config_(config) {
     }
     devices_[id] = std::move(d);
   }
+  for (uint32_t id : config.colluders) devices_.at(id)->colluding = true;
   for (uint32_t id : config.sybils) {
     auto d = std::make_unique<Device>(id, true, room, stream_key);
     d->input.assign(config.length, 0);
@@ -231,7 +232,7 @@ void MaliciousServer::share() {
         refuse(d, s, "on_share");
         continue;
       }
-      if (d.sybil) sybil_received_[to].insert(share.from_id);
+      if (d.server_held()) server_read_[to].insert(share.from_id);
     }
   }
   for (auto& [id, d] : devices_) {
@@ -360,11 +361,12 @@ Knowledge MaliciousServer::knowledge_of(uint32_t v) const {
   Knowledge k;
   const Device& victim = *devices_.at(v);
   for (const auto& [id, d] : devices_) {
-    if (d->sybil) {
-      // A share v dealt to a Sybil: the server reads it in the Sybil's roster storage. Counted
-      // only when the two share a session hash (else it did not open: a bad share).
-      auto got = sybil_received_.find(id);
-      if (got == sybil_received_.end() || !got->second.count(v)) continue;
+    if (d->server_held()) {
+      // A share v dealt to a Sybil or a colluder: the server reads it in that device's roster
+      // storage. Counted only when the two share a session hash (else it did not open: a bad
+      // share).
+      auto got = server_read_.find(id);
+      if (got == server_read_.end() || !got->second.count(v)) continue;
       if (std::memcmp(d->client.session_hash().data(), victim.client.session_hash().data(), 32)) {
         continue;
       }
@@ -393,7 +395,7 @@ Knowledge MaliciousServer::knowledge_of(uint32_t v) const {
 std::vector<uint32_t> MaliciousServer::both_kinds_exposed() const {
   std::vector<uint32_t> out;
   for (const auto& [id, d] : devices_) {
-    if (d->sybil) continue;
+    if (d->server_held()) continue;
     const Knowledge k = knowledge_of(id);
     if (k.b_shares.size() >= config_.threshold && k.s_shares.size() >= config_.threshold) {
       out.push_back(id);

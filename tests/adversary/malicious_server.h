@@ -53,6 +53,8 @@ struct Device {
   Device(uint32_t device_id, bool is_sybil, uint32_t roster_room, uint64_t stream_key);
   uint32_t id;
   bool sybil;
+  bool colluding = false;  // a certified device that colludes with the server (RoundConfig)
+  bool server_held() const { return sybil || colluding; }  // what it receives, the server reads
   SeededStream stream;
   std::vector<secagg::SecAggPeer> peers;
   secagg::SecAggClient client;
@@ -81,6 +83,10 @@ struct RoundConfig {
   uint64_t session = 4242;
   std::vector<uint32_t> honest;  // ids of the honest devices
   std::vector<uint32_t> sybils;  // ids the server invents
+  // Honest-looking, certified devices that collude with the server: they run the protocol, and
+  // the server reads every share they receive and holds their credentials (the threat model's
+  // corrupt devices). A subset of `honest`.
+  std::vector<uint32_t> colluders;
   uint32_t threshold = 6;
   uint32_t max_clients = 10;
   uint32_t degree = 0;  // 0 complete; even k sparse
@@ -93,7 +99,8 @@ struct RoundConfig {
   uint32_t round = 0;
 };
 
-// What the server holds about one honest device's two secrets.
+// What the server holds about one honest device's two secrets (holders: the honest devices that
+// revealed them, and the Sybils and colluders v dealt them to).
 struct Knowledge {
   std::map<uint32_t, secagg::ShamirShare> b_shares, s_shares;  // holder id → share of b_v / s_v
 };
@@ -133,7 +140,7 @@ class MaliciousServer {
   // ---- What the adversary got.
   // The shares of v's secrets the server holds (honest reveals and shares dealt to Sybils).
   Knowledge knowledge_of(uint32_t v) const;
-  // Honest devices with ≥ t shares of both b_v and s_v^SK in the server's hands.
+  // Honest, non-colluding devices with ≥ t shares of both b_v and s_v^SK in the server's hands.
   std::vector<uint32_t> both_kinds_exposed() const;
   // v's input, unmasked by the server from what it holds, when it can (both secrets rebuilt and
   // verified). std::nullopt otherwise.
@@ -202,7 +209,7 @@ class MaliciousServer {
   std::map<uint32_t, std::unique_ptr<Device>> devices_;
   std::vector<uint32_t> u1_;
   std::map<uint32_t, std::vector<fedstat_v1_SecAggShare>> inbox_;  // by recipient
-  std::map<uint32_t, std::set<uint32_t>> sybil_received_;          // sybil → dealers read
+  std::map<uint32_t, std::set<uint32_t>> server_read_;  // Sybil or colluder → dealers it read
 #if FEDSTAT_ADV_SIGNED
   std::map<uint32_t, fedstat_v1_SecAggConsistency> consistency_;
   uint8_t ca_private_[credential::kPrivateKeyBytes] = {};
