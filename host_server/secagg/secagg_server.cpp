@@ -11,6 +11,7 @@
 #include "sdk/secagg/mask.h"
 #include "sdk/secagg/session_hash.h"
 #include "sdk/secagg/shamir.h"
+#include "sdk/secagg/signed_keys.h"
 
 namespace fedstat {
 namespace host {
@@ -56,8 +57,26 @@ SecAggServer::SecAggServer(const SecAggServerConfig& config) : config_(config) {
       // shown their own U3.
       throw std::invalid_argument("secagg server: need 2 * threshold > max_clients");
     }
-    return;
+  } else {
+    check_sparse_config(config);
   }
+  if (config.signed_keys) {
+    if (!credential::check_public_key(ByteSpan(config.ca_public_key, 65)).ok()) {
+      throw std::invalid_argument("secagg server: the CA public key is not a valid P-256 point");
+    }
+    if (config.degree > secagg::kMaxSignedSparseDegree) {
+      throw std::invalid_argument(
+          "secagg server: a signed sparse session's degree is at most 126 (a consistency view "
+          "names at most 127 ids)");
+    }
+    const fedstat_v1_SecAggStart started = start();
+    const Status digest = secagg::start_parameters_digest(
+        started, MutableByteSpan(start_digest_, sizeof(start_digest_)));
+    if (!digest.ok()) throw std::runtime_error(digest.message());
+  }
+}
+
+void SecAggServer::check_sparse_config(const SecAggServerConfig& config) {
   if (config.degree % 2 != 0 || config.degree > secagg::kMaxGraphDegree) {
     throw std::invalid_argument("secagg server: a sparse graph's degree is even, in [2, 1022]");
   }
@@ -85,6 +104,7 @@ fedstat_v1_SecAggStart SecAggServer::start() const {
   s.degree = config_.degree;
   s.dropout_ppm = config_.dropout_ppm;
   s.corrupt_ppm = config_.corrupt_ppm;
+  s.signed_keys = config_.signed_keys;
   if (config_.degree != 0) {
     s.graph_commitment.size = sizeof(graph_commitment_);
     std::memcpy(s.graph_commitment.bytes, graph_commitment_, sizeof(graph_commitment_));
@@ -188,6 +208,17 @@ Status SecAggServer::on_keys(const fedstat_v1_SecAggKeys& keys) {
   if (advertised_keys_.count(encryption_key) || advertised_keys_.count(masking_key)) {
     return already_exists("secagg: a public key was already advertised (replay?)");
   }
+  if (config_.signed_keys) {
+    // Keys the fleet CA does not vouch for never reach a device (each would refuse the roster).
+    const Status certified = secagg::verify_signed_keys(ByteSpan(config_.ca_public_key, 65), keys,
+                                                        ByteSpan(start_digest_, 32));
+    if (certified.code() == StatusCode::kPermissionDenied) {
+      std::string why = certified.message();
+      if (why.rfind("secagg: ", 0) == 0) why.erase(0, 8);
+      exclude(keys.client_id, why);
+    }
+    FEDSTAT_RETURN_IF_ERROR(certified);
+  }
   if (clients_.size() >= config_.max_clients) {
     return resource_exhausted("secagg: the session is full (max_clients)");
   }
@@ -197,6 +228,11 @@ Status SecAggServer::on_keys(const fedstat_v1_SecAggKeys& keys) {
   std::memcpy(client.encryption_key, keys.encryption_key.bytes, kKeyBytes);
   std::memcpy(client.masking_key, keys.masking_key.bytes, kKeyBytes);
   std::memcpy(client.commitment, keys.commitment.bytes, secagg::kCommitmentBytes);
+  if (config_.signed_keys) {
+    std::memcpy(client.signing_key, keys.certificate.public_key.bytes, 65);
+    std::memcpy(client.ca_signature, keys.certificate.ca_signature.bytes, 64);
+    std::memcpy(client.key_signature, keys.key_signature.bytes, 64);
+  }
   clients_.emplace(keys.client_id, std::move(client));
   return Status();
 }
@@ -216,6 +252,16 @@ fedstat_v1_SecAggPeerKeys SecAggServer::roster_entry(uint32_t id, uint32_t index
   std::memcpy(entry.keys.encryption_key.bytes, client.encryption_key, kKeyBytes);
   std::memcpy(entry.keys.masking_key.bytes, client.masking_key, kKeyBytes);
   std::memcpy(entry.keys.commitment.bytes, client.commitment, secagg::kCommitmentBytes);
+  if (config_.signed_keys) {
+    entry.keys.has_certificate = true;
+    entry.keys.certificate.client_id = id;
+    entry.keys.certificate.public_key.size = 65;
+    std::memcpy(entry.keys.certificate.public_key.bytes, client.signing_key, 65);
+    entry.keys.certificate.ca_signature.size = 64;
+    std::memcpy(entry.keys.certificate.ca_signature.bytes, client.ca_signature, 64);
+    entry.keys.key_signature.size = 64;
+    std::memcpy(entry.keys.key_signature.bytes, client.key_signature, 64);
+  }
   return entry;
 }
 
@@ -452,8 +498,133 @@ Result<fedstat_v1_SecAggRoster> SecAggServer::close_masking() {
           " needed to unmask it): its neighbourhood dropped below the threshold");
     }
   }
-  stage_ = Stage::kUnmasking;
+  stage_ = config_.signed_keys ? Stage::kConsistency : Stage::kUnmasking;
   return roster(3, [](const Client& c) { return c.in_u3; });
+}
+
+std::vector<uint32_t> SecAggServer::u3_view(uint32_t id) const {
+  std::vector<uint32_t> view;
+  auto it = clients_.find(id);
+  if (it == clients_.end() || ring_.empty()) return view;
+  for (uint32_t j = 0; j < roster_size(); ++j) {
+    const uint32_t member = roster_member(it->second.index, j);
+    if (clients_.at(member).in_u3) view.push_back(member);
+  }
+  std::sort(view.begin(), view.end());
+  return view;
+}
+
+Status SecAggServer::on_consistency(uint32_t sender, const fedstat_v1_SecAggConsistency& message) {
+  FEDSTAT_RETURN_IF_ERROR(check_session(message.session));
+  if (!config_.signed_keys || stage_ != Stage::kConsistency) {
+    return failed_precondition("secagg: not the consistency round of a signed session");
+  }
+  if (message.signer_id != sender) {
+    return permission_denied("secagg: a consistency message must come from its signer");
+  }
+  auto it = clients_.find(sender);
+  if (it == clients_.end() || !it->second.in_u3) {
+    return permission_denied("secagg: only members of U3 sign the consistency round");
+  }
+  if (is_excluded(sender)) return permission_denied("secagg: the sender was excluded");
+  Client& client = it->second;
+  if (client.signed_consistency) {
+    return already_exists("secagg: that member's consistency message was already received");
+  }
+  if (message.signature.size != 64) {
+    return refuse_and_exclude(
+        sender,
+        "a consistency signature of " + std::to_string(message.signature.size) + " bytes, not 64");
+  }
+  const std::vector<uint32_t> view = u3_view(sender);
+  if (config_.degree == 0 ? message.members_count != 0
+                          : !std::equal(view.begin(), view.end(), message.members,
+                                        message.members + message.members_count)) {
+    return invalid_argument(
+        "secagg: the consistency message's members are not the U3 view sent to its signer");
+  }
+  uint8_t digest[32];
+  FEDSTAT_RETURN_IF_ERROR(secagg::consistency_digest(ByteSpan(session_hash_, 32), sender,
+                                                     Span<const uint32_t>(view.data(), view.size()),
+                                                     MutableByteSpan(digest, sizeof(digest))));
+  const Status verified =
+      credential::verify_digest(ByteSpan(client.signing_key, 65), ByteSpan(digest, 32),
+                                ByteSpan(message.signature.bytes, 64));
+  if (verified.code() == StatusCode::kPermissionDenied) {
+    return permission_denied(
+        "secagg: the consistency signature does not verify over the U3 view sent to its signer");
+  }
+  FEDSTAT_RETURN_IF_ERROR(verified);
+  std::memcpy(client.consistency_signature, message.signature.bytes, 64);
+  client.signed_consistency = true;
+  return Status();
+}
+
+std::vector<fedstat_v1_SecAggConsistency> SecAggServer::consistency_for(uint32_t member) const {
+  std::vector<fedstat_v1_SecAggConsistency> out;
+  if (!config_.signed_keys) return out;
+  auto it = clients_.find(member);
+  if (it == clients_.end() || !it->second.in_u3) return out;
+  for (uint32_t signer : u3_view(member)) {
+    const Client& client = clients_.at(signer);
+    if (signer == member || !client.signed_consistency) continue;
+    fedstat_v1_SecAggConsistency m = fedstat_v1_SecAggConsistency_init_zero;
+    m.session = config_.session;
+    m.signer_id = signer;
+    if (config_.degree != 0) {
+      const std::vector<uint32_t> view = u3_view(signer);
+      std::copy(view.begin(), view.end(), m.members);
+      m.members_count = static_cast<pb_size_t>(view.size());
+    }
+    m.signature.size = 64;
+    std::memcpy(m.signature.bytes, client.consistency_signature, 64);
+    out.push_back(m);
+  }
+  return out;
+}
+
+std::vector<uint32_t> SecAggServer::consistency_signers() const {
+  std::vector<uint32_t> ids;
+  for (const auto& [id, client] : clients_) {
+    if (client.signed_consistency) ids.push_back(id);
+  }
+  return ids;
+}
+
+Status SecAggServer::close_consistency() {
+  FEDSTAT_RETURN_IF_ERROR(check_session(config_.session));
+  if (!config_.signed_keys || stage_ != Stage::kConsistency) {
+    return failed_precondition("secagg: not the consistency round of a signed session");
+  }
+  // Which members of U3 will reveal: those shown t signatures of their roster, themselves
+  // included (an honest client counts itself whether or not its own message arrived).
+  std::map<uint32_t, bool> reveals;
+  for (uint32_t id : ring_) {
+    const Client& client = clients_.at(id);
+    if (!client.in_u3) continue;
+    uint32_t reached = 1;
+    for (uint32_t j = 0; j < roster_size(); ++j) {
+      const uint32_t peer = roster_member(client.index, j);
+      reached += peer != id && clients_.at(peer).in_u3 && clients_.at(peer).signed_consistency;
+    }
+    reveals[id] = reached >= config_.threshold;
+  }
+  for (uint32_t id : ring_) {
+    const Client& client = clients_.at(id);
+    if (!client.in_u2) continue;
+    uint32_t holders = 0;
+    for (uint32_t j = 0; j < roster_size(); ++j) {
+      auto r = reveals.find(roster_member(client.index, j));
+      holders += r != reveals.end() && r->second;
+    }
+    if (holders < config_.threshold) {
+      return abort("only " + std::to_string(holders) + " holders of client " + std::to_string(id) +
+                   "'s secrets were shown t = " + std::to_string(config_.threshold) +
+                   " consistency signatures: too few consistency signatures to unmask");
+    }
+  }
+  stage_ = Stage::kUnmasking;
+  return Status();
 }
 
 Status SecAggServer::on_reveal(uint32_t sender, const fedstat_v1_SecAggReveal& reveal) {

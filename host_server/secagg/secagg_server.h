@@ -70,6 +70,20 @@
 // An abort whose evidence is empty reveals names the secret's owner and the withholding holders
 // as equally suspect: the server cannot tell a dealer of unreadable shares from holders that
 // withheld readable ones (second review of issue 39, A1).
+// Signed sessions (protocol 5, issue 42; sdk/secagg/signed_keys.h): with config.signed_keys the
+// server holds the fleet CA's public key (never its private key) and refuses, excluding the
+// sender, keys whose certificate the CA did not issue, whose certificate names another id or
+// whose key signature does not verify over this session's keys digest (kPermissionDenied with
+// the reason; excluded() keeps it): such keys never enter U1. Roster entries carry each
+// member's certificate and key signature. After U3 (close_masking) comes the consistency round:
+// on_consistency takes each U3 member's signature over the U3 view the server sent it (checked
+// against that view: the ids of U3 in its roster, ascending), consistency_for(member) lists the
+// stored messages of the other signers in that member's U3 (ascending id) to forward, and
+// close_consistency opens the reveals — aborting first when some secret of U2 could not get t
+// revealing holders (a holder reveals once t members of its roster, itself included, signed).
+// Members that do not sign are not forwarded; they stay in U3 (their inputs are in the sum).
+// Memory: a signed session adds 193 bytes per client (certificate key and signatures) and 64
+// per consistency signature; views are rebuilt per call (O(k) each), not stored.
 // Paper: Bonawitz et al. 2017 §4, Figure 4.
 #ifndef FEDSTAT_HOST_SECAGG_SECAGG_SERVER_H_
 #define FEDSTAT_HOST_SECAGG_SECAGG_SERVER_H_
@@ -125,12 +139,18 @@ struct SecAggServerConfig {
   uint8_t graph_seed[32] = {};
   uint32_t dropout_ppm = 0;
   uint32_t corrupt_ppm = 0;
+  // Protocol 5: a signed session (SecAggStart.signed_keys), checked against the fleet CA's public
+  // key `ca_public_key` (65 bytes, SEC1 uncompressed; the server never holds the CA's private
+  // key). A signed sparse session's degree is at most secagg::kMaxSignedSparseDegree (126).
+  bool signed_keys = false;
+  uint8_t ca_public_key[65] = {};
 };
 
 class SecAggServer {
  public:
   // Throws std::invalid_argument unless 2 ≤ threshold ≤ max_clients ≤ kMaxSecAggClients,
-  // 2·threshold > max_clients, length ≥ 1 and bits in 1..64.
+  // 2·threshold > max_clients, length ≥ 1 and bits in 1..64; signed: unless the CA key is a
+  // valid P-256 point and a sparse degree is at most 126.
   explicit SecAggServer(const SecAggServerConfig& config);
 
   fedstat_v1_SecAggStart start() const;
@@ -154,7 +174,26 @@ class SecAggServer {
   std::vector<fedstat_v1_SecAggShare> shares_for(uint32_t id) const;
   Status on_chunk(uint32_t sender, const fedstat_v1_SecAggMaskedChunk& chunk);
   // Ends round 2: U3, the clients whose whole masked vector arrived (as close_sharing's U2).
+  // Signed sessions: the consistency round comes next (on_consistency), not the reveals.
   Result<fedstat_v1_SecAggRoster> close_masking();
+  // Signed sessions, after U3: `sender`'s consistency message. Errors: kFailedPrecondition
+  // outside the consistency round or in an unsigned session; kInvalidArgument another session,
+  // or members other than the U3 view the server sent `sender` (none for the complete graph);
+  // kPermissionDenied a signer other than `sender`, a sender outside U3 or excluded, or a
+  // signature that does not verify under its certificate over that view (not stored);
+  // kAlreadyExists a second message; kDataLoss a signature that is not 64 bytes (the sender is
+  // excluded: its reveals go unused). kAborted after an abort.
+  Status on_consistency(uint32_t sender, const fedstat_v1_SecAggConsistency& message);
+  // Signed sessions: the stored consistency messages of the members of `member`'s U3 view other
+  // than itself, ascending id (what the server forwards to it). Empty before U3 or for a client
+  // outside U3.
+  std::vector<fedstat_v1_SecAggConsistency> consistency_for(uint32_t member) const;
+  // Signed sessions: ends the consistency round and opens the reveals (on_reveal), or kAborted
+  // when some member of U2 would have fewer than t revealing holders (a holder reveals when t
+  // members of its roster, itself included, signed). kFailedPrecondition outside the round.
+  Status close_consistency();
+  // Signed sessions: the ids whose consistency message was stored, ascending.
+  std::vector<uint32_t> consistency_signers() const;
   Status on_reveal(uint32_t sender, const fedstat_v1_SecAggReveal& reveal);
   // Ends round 3: Σ_{u∈U3} x_u mod 2^bits, every secret verified, or kAborted (abort_reason()
   // says why, naming the secret's owner and the evidence) when some secret cannot be rebuilt
@@ -185,7 +224,7 @@ class SecAggServer {
   uint32_t u2_in_roster_of(uint32_t id) const;
 
  private:
-  enum class Stage { kAdvertising, kSharing, kMasking, kUnmasking, kDone, kAborted };
+  enum class Stage { kAdvertising, kSharing, kMasking, kConsistency, kUnmasking, kDone, kAborted };
   struct Client {
     uint32_t index = 0;
     uint8_t encryption_key[32] = {};
@@ -196,7 +235,16 @@ class SecAggServer {
     std::vector<uint64_t> partial;  // round 2: the words so far, until the vector is whole
     uint32_t received_words = 0;
     std::set<uint32_t> revealed_about;  // round 3: peers this client already revealed about
+    // Signed sessions: the certificate's key and CA signature, the key signature (round 0), and
+    // the consistency signature once stored.
+    uint8_t signing_key[65] = {};
+    uint8_t ca_signature[64] = {};
+    uint8_t key_signature[64] = {};
+    bool signed_consistency = false;
+    uint8_t consistency_signature[64] = {};
   };
+  // Signed sessions: the ids of U3 in `id`'s roster, ascending (the view it signs).
+  std::vector<uint32_t> u3_view(uint32_t id) const;
   Status abort(const std::string& reason);
   Status refuse_and_exclude(uint32_t id, const std::string& reason);
   // A roster bitmap of `size` bits (none beyond 1024: the field's room), bit i set when
@@ -217,6 +265,8 @@ class SecAggServer {
   uint32_t roster_member(size_t ring_index, size_t j) const;
   bool neighbours(uint32_t a, uint32_t b) const;
   Status check_session(uint64_t session) const;
+  // The sparse graph's checks of the constructor, and the commitment to the ring seed.
+  void check_sparse_config(const SecAggServerConfig& config);
   std::string failure_reason(uint32_t about, bool self_mask, const DecodedSecret& decoded) const;
 
   SecAggServerConfig config_;
@@ -232,6 +282,7 @@ class SecAggServer {
       key_shares_;                                           // about id → (holder id, 36 bytes)
   std::map<uint32_t, std::vector<uint32_t>> empty_reveals_;  // about id → holders who sent none
   uint8_t session_hash_[32] = {};
+  uint8_t start_digest_[32] = {};  // signed: secagg::start_parameters_digest(start())
   std::vector<std::pair<uint32_t, std::string>> excluded_;
   std::set<uint32_t> excluded_ids_;
   std::vector<SecAggDispute> disputes_;

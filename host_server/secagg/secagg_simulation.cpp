@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -17,8 +18,10 @@
 #include "host_server/secagg/secagg_server.h"
 #include "sdk/base/random_bits.h"
 #include "sdk/base/seeded_stream.h"
+#include "sdk/credential/device_credential.h"
 #include "sdk/secagg/graph.h"
 #include "sdk/secagg/secagg_client.h"
+#include "sdk/secagg/signed_keys.h"
 #include "sdk/wire/envelope_codec.h"
 
 namespace fedstat {
@@ -69,19 +72,25 @@ wire::Envelope envelope_of(pb_size_t tag) {
 constexpr uint64_t kInputStreams = uint64_t{1} << 63;
 // The ring seed's stream (sparse graph).
 constexpr uint64_t kGraphSeedStream = ~uint64_t{0} - 1;
+// Signed sessions: the CA's key pair, and each client's credential key pair (2^62 + id).
+constexpr uint64_t kCaStream = ~uint64_t{0} - 2;
+constexpr uint64_t kCredentialStreams = uint64_t{1} << 62;
 // Clients computing between two turns of the server: bounds the messages held at once.
 constexpr size_t kBatch = 512;
 
 struct SimClient {
   uint32_t id = 0;
   int drops_at = 4;  // 1: before sharing, 2: before masking, 3: before unmasking, 4: never
-  bool masked = false, revealed = false;  // its input sent; its reveals sent
+  bool drops_after_consistency = false;     // signed: signs U3, then vanishes
+  bool masked = false, revealed = false;    // its input sent; its reveals sent
+  credential::DeviceCredential credential;  // signed sessions
+  double received_consistency = 0;          // bytes of the signatures forwarded to it
   std::unique_ptr<SeededStream> random;
   std::vector<secagg::SecAggPeer> peers;
   secagg::SecAggClient client;
   std::vector<fedstat_v1_Envelope> outbox;  // this round's messages, until the server takes them
-  double bytes[4] = {0, 0, 0, 0};
-  double seconds[4] = {0, 0, 0, 0};
+  double bytes[5] = {0, 0, 0, 0, 0};        // rounds 0..3, and 4: the consistency round
+  double seconds[5] = {0, 0, 0, 0, 0};
   bool alive(int round) const { return drops_at > round; }
 };
 
@@ -157,8 +166,16 @@ void check_config(const SecAggSimConfig& config) {
   if (!config.inputs.empty() && config.inputs.size() != n) {
     throw std::invalid_argument("one input vector per client");
   }
+  if (config.drop_after_consistency != 0 && !config.signed_keys) {
+    throw std::invalid_argument("dropouts after the consistency round need a signed session");
+  }
+  if (config.signed_keys && config.degree > secagg::kMaxSignedSparseDegree) {
+    throw std::invalid_argument(
+        "a signed sparse session's degree is at most 126 (a consistency view names at most 127 "
+        "ids)");
+  }
   if (uint64_t{config.drop_before_sharing} + config.drop_before_masking +
-          config.drop_before_unmasking >
+          config.drop_before_unmasking + config.drop_after_consistency >
       n) {
     throw std::invalid_argument("more droppers than clients");
   }
@@ -187,6 +204,14 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
   server_config.degree = config.degree;
   SeededStream graph_stream(seed_from_u64(config.seed), kGraphSeedStream);
   check(graph_stream.fill(MutableByteSpan(server_config.graph_seed, 32)), "ring seed");
+  uint8_t ca_private[credential::kPrivateKeyBytes] = {};
+  if (config.signed_keys) {
+    SeededStream ca_stream(seed_from_u64(config.seed), kCaStream);
+    check(credential::generate_key_pair(ca_stream, MutableByteSpan(ca_private, 32),
+                                        MutableByteSpan(server_config.ca_public_key, 65)),
+          "CA key");
+    server_config.signed_keys = true;
+  }
   SecAggServer server(server_config);
   const uint32_t roster_entries = secagg::neighbourhood_size(n, config.degree);
   result.roster_entries = roster_entries;
@@ -207,7 +232,22 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
     if (!config.inputs.empty() && config.inputs[i].size() != config.length) {
       throw std::invalid_argument("input of wrong length");
     }
+    if (config.signed_keys) c->client.set_credential(&c->credential);
     clients.push_back(std::move(c));
+  }
+  if (config.signed_keys) {  // provisioning (fedstat-ca's part): not timed
+    parallel_for(0, n, config.threads, [&](size_t i) {
+      SimClient& c = *clients[i];
+      SeededStream stream(seed_from_u64(config.seed), kCredentialStreams + c.id);
+      check(credential::generate_key_pair(stream, MutableByteSpan(c.credential.private_key, 32),
+                                          MutableByteSpan(c.credential.certificate.public_key, 65)),
+            "device key");
+      check(credential::issue_certificate(ByteSpan(ca_private, 32), c.id,
+                                          ByteSpan(c.credential.certificate.public_key, 65),
+                                          c.credential.certificate),
+            "certificate");
+      std::memcpy(c.credential.ca_public_key, server_config.ca_public_key, 65);
+    });
   }
   auto input_of = [&](const SimClient& c) {
     std::vector<uint64_t> input;
@@ -236,10 +276,16 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
   for (uint32_t a = 0; a < config.drop_before_sharing; ++a) clients[order[k++]]->drops_at = 1;
   for (uint32_t b = 0; b < config.drop_before_masking; ++b) clients[order[k++]]->drops_at = 2;
   for (uint32_t c = 0; c < config.drop_before_unmasking; ++c) clients[order[k++]]->drops_at = 3;
-
+  for (uint32_t d = 0; d < config.drop_after_consistency; ++d) {
+    clients[order[k++]]->drops_after_consistency = true;
+  }
+  double server_seconds[5] = {0, 0, 0, 0, 0};
   auto abort_with = [&](const Status& status) {
     result.aborted = true;
     result.abort_reason = server.aborted() ? server.abort_reason() : status.message();
+    for (int number = 0; number < 4; ++number)
+      result.server_seconds[number] = server_seconds[number];
+    result.consistency_server_seconds = server_seconds[4];
     return result;
   };
   // One round: every client's part (`client_part`, in parallel, batch by batch, filling its
@@ -255,7 +301,7 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
         for (const fedstat_v1_Envelope& e : c.outbox) {
           const auto s0 = Clock::now();
           check(server_part(c, e), "server");
-          result.server_seconds[number] += since(s0);
+          server_seconds[number] += since(s0);
         }
         std::vector<fedstat_v1_Envelope>().swap(c.outbox);
       }
@@ -294,7 +340,7 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
       0);
   auto s0 = Clock::now();
   auto roster = server.close_advertising();
-  result.server_seconds[0] += since(s0);
+  server_seconds[0] += since(s0);
   if (!roster.ok()) return abort_with(roster.status());
 
   // Round 1: ShareKeys.
@@ -318,7 +364,7 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
       1);
   s0 = Clock::now();
   auto u2 = server.close_sharing();
-  result.server_seconds[1] += since(s0);
+  server_seconds[1] += since(s0);
   if (!u2.ok()) return abort_with(u2.status());
 
   // Round 2: MaskedInputCollection.
@@ -372,8 +418,35 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
       2);
   s0 = Clock::now();
   auto u3 = server.close_masking();
-  result.server_seconds[2] += since(s0);
+  server_seconds[2] += since(s0);
   if (!u3.ok()) return abort_with(u3.status());
+
+  // Signed sessions: the consistency round between U3 and the reveals.
+  if (config.signed_keys) {
+    round(
+        [&](SimClient& c) {
+          if (!c.alive(3)) return;
+          const auto t0 = Clock::now();
+          wire::Envelope r = envelope_of(fedstat_v1_Envelope_secagg_roster_tag);
+          r.body.secagg_roster = server.u3_for(c.id);
+          const Status in_u3 = c.client.on_roster(carry(r, nullptr).body.secagg_roster);
+          if (in_u3.code() == StatusCode::kAborted) return;
+          check(in_u3, "U3");
+          wire::Envelope signature = envelope_of(fedstat_v1_Envelope_secagg_consistency_tag);
+          check(c.client.consistency_message(signature.body.secagg_consistency), "consistency");
+          c.seconds[4] += since(t0);
+          send(c, signature, 4);
+        },
+        [&](SimClient& c, const fedstat_v1_Envelope& e) {
+          return server.on_consistency(c.id, e.body.secagg_consistency);
+        },
+        4);
+    s0 = Clock::now();
+    const Status closed = server.close_consistency();
+    server_seconds[4] += since(s0);
+    result.consistency_signers = static_cast<uint32_t>(server.consistency_signers().size());
+    if (!closed.ok()) return abort_with(closed);
+  }
 
   // Round 3: Unmasking.
   std::atomic<uint32_t> reveals{0};
@@ -381,12 +454,27 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
       [&](SimClient& c) {
         if (!c.alive(3)) return;
         auto t0 = Clock::now();
-        wire::Envelope r = envelope_of(fedstat_v1_Envelope_secagg_roster_tag);
-        r.body.secagg_roster = server.u3_for(c.id);
-        const Status in_u3 = c.client.on_roster(carry(r, nullptr).body.secagg_roster);
-        if (in_u3.code() == StatusCode::kAborted) return;
-        check(in_u3, "U3");
-        c.seconds[3] += since(t0);
+        if (config.signed_keys) {
+          if (c.drops_after_consistency) return;
+          if (c.client.stage() != secagg::SecAggStage::kConsistency) return;  // aborted at U3
+          for (const auto& message : server.consistency_for(c.id)) {
+            wire::Envelope e = envelope_of(fedstat_v1_Envelope_secagg_consistency_tag);
+            e.body.secagg_consistency = message;
+            const wire::Envelope received = carry(e, &c.received_consistency);
+            t0 = Clock::now();
+            check(c.client.on_consistency(received.body.secagg_consistency), "consistency check");
+            c.seconds[4] += since(t0);
+          }
+          // Fewer than t signatures of its roster: it reveals nothing (a dropout to the server).
+          if (c.client.stage() != secagg::SecAggStage::kUnmasking) return;
+        } else {
+          wire::Envelope r = envelope_of(fedstat_v1_Envelope_secagg_roster_tag);
+          r.body.secagg_roster = server.u3_for(c.id);
+          const Status in_u3 = c.client.on_roster(carry(r, nullptr).body.secagg_roster);
+          if (in_u3.code() == StatusCode::kAborted) return;
+          check(in_u3, "U3");
+          c.seconds[3] += since(t0);
+        }
         drain(c, 3, fedstat_v1_Envelope_secagg_reveal_tag, "reveal", [&](wire::Envelope& e) {
           const Result<bool> more = c.client.next_reveal(e.body.secagg_reveal);
           if (more.ok() && more.value()) ++reveals;
@@ -402,7 +490,7 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
   SeededStream blinding_stream(seed_from_u64(config.seed), 0xB11D);
   s0 = Clock::now();
   auto sum = server.finish(blinding_stream);
-  result.server_seconds[3] += since(s0);
+  server_seconds[3] += since(s0);
   if (!sum.ok()) return abort_with(sum.status());
 
   result.sum = sum.value();
@@ -418,11 +506,23 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
       result.client_seconds[number] += c->seconds[number];
     }
   }
+  for (auto& c : clients) {
+    if (!c->revealed) continue;
+    result.consistency_bytes += c->bytes[4];
+    result.consistency_received_bytes += c->received_consistency;
+    result.consistency_client_seconds += c->seconds[4];
+  }
   for (int number = 0; number < 4; ++number) {
     result.bytes_per_round[number] /= surviving;
     result.client_seconds[number] /= surviving;
     result.bytes_per_client += result.bytes_per_round[number];
+    result.server_seconds[number] = server_seconds[number];
   }
+  result.consistency_bytes /= surviving;
+  result.consistency_received_bytes /= surviving;
+  result.consistency_client_seconds /= surviving;
+  result.consistency_server_seconds = server_seconds[4];
+  result.bytes_per_client += result.consistency_bytes;
   result.ok = result.sum == result.expected;
   return result;
 }

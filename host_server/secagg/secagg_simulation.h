@@ -12,6 +12,13 @@
 // `aborted` that a round fell below the threshold. `threads` clients compute at once (their
 // crypto); the server takes their messages one at a time, in client order, so the result does not
 // depend on `threads`.
+// Signed sessions (protocol 5, `signed_keys`): a fleet CA (its key pair from SeededStream(seed,
+// 2^64 − 3)) issues client i a credential (its key pair from SeededStream(seed, 2^62 + id)) with
+// credential::issue_certificate before the session — provisioning, outside the timings — and the
+// consistency round runs between U3 and the reveals: each member of U3 signs its view, the
+// server forwards the signers of each member's view, and a member reveals once it verified t.
+// The clients dropping before round 3 (C) then never sign; D more (`drop_after_consistency`,
+// drawn after A, B and C) sign and vanish before revealing.
 // Memory: complete graph O(n²) shares; sparse O(n·k) shares and roster entries (144 bytes each
 // per client) — about 10 KB per client at k = 80 — plus O(L) words per thread; bounded by the
 // limits below. Paper: Bonawitz et al. 2017 §4; Bell et al. 2020 §3 (the sparse graph).
@@ -56,6 +63,9 @@ struct SecAggSimConfig {
   bool zero_inputs = false;  // every input is the zero vector (tests of the masks)
   // When not empty: client i's input (length `length`, words below 2^bits) instead of random ones.
   std::vector<std::vector<uint64_t>> inputs;
+  // Protocol 5: a signed session with the consistency round (above). Sparse: degree ≤ 126.
+  bool signed_keys = false;
+  uint32_t drop_after_consistency = 0;  // D (signed only): signed U3, never revealed
 };
 
 struct SecAggSimResult {
@@ -73,6 +83,14 @@ struct SecAggSimResult {
   double client_seconds[4] = {0, 0, 0, 0};
   double server_seconds[4] = {0, 0, 0, 0};
   uint32_t roster_entries = 0;  // entries of each client's roster (n, or k + 1 when sparse)
+  // Signed sessions, the consistency round: mean bytes a surviving client sent (its signature;
+  // also in bytes_per_client) and was forwarded (the others' signatures), its CPU seconds (U3,
+  // signing, verifying) and the server's.
+  double consistency_bytes = 0;
+  double consistency_received_bytes = 0;
+  double consistency_client_seconds = 0;
+  double consistency_server_seconds = 0;
+  uint32_t consistency_signers = 0;  // consistency messages the server stored
 };
 
 SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config);

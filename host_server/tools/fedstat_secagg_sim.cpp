@@ -6,6 +6,7 @@
 //   fedstat-secagg-sim --clients N [--graph complete|sparse] [--threshold T] [--degree K]
 //                      [--dropout-rate D] [--corrupt-fraction G] --length L [--bits 32|64]
 //                      [--drop-r1 A] [--drop-r2 B] [--drop-r3 C] [--seed S] [--threads P] [--json]
+//                      [--signed [--drop-consistency D]]
 //
 // --graph: complete (every client shares with every other; N ≤ 1024; T required) or sparse
 // (SecAgg+: each client shares with its K ring neighbours, sdk/secagg/graph.h; K and T chosen by
@@ -15,10 +16,17 @@
 // status, so that no request does unbounded work: 2 ≤ N ≤ 1024 (complete) or ≤ 100,000 (sparse),
 // 2 ≤ T ≤ N, 1 ≤ L ≤ 2^20 = 1048576, N·(roster entries) ≤ 2^27 shares; droppers A + B + C ≤ N.
 //
+// --signed (protocol 5, issue 42): a signed session — a seeded CA issues every client a credential,
+// keys are signed and checked, and the consistency round runs between U3 and the reveals; D more
+// clients sign U3 and then drop (--drop-consistency). It then also runs the same session unsigned
+// and prints both, bytes and client CPU per surviving client (the cost of signing).
+//
 // JSON keys: ok, aborted, bytes_per_client, seconds (total), plus survivors, abort_reason, graph,
 // degree, threshold, roster_entries, bytes_per_round, client_seconds_per_round,
 // server_seconds_per_round, server_seconds, client_seconds, peak_rss_bytes (the whole process:
-// the server and every simulated client).
+// the server and every simulated client); with --signed also consistency_bytes,
+// consistency_received_bytes, consistency_client_seconds, consistency_server_seconds and
+// "unsigned": {ok, bytes_per_client, client_seconds} of the same session without signing.
 #include <sys/resource.h>
 
 #include <chrono>
@@ -79,6 +87,10 @@ int main(int argc, char** argv) {
   app.add_option("--threads", config.threads, "clients computing at once (1..64; default: cores)")
       ->check(CLI::Range(1u, 64u));
   app.add_flag("--json", json, "print one JSON object");
+  app.add_flag("--signed", config.signed_keys,
+               "a signed session with the consistency round (protocol 5); also runs it unsigned");
+  app.add_option("--drop-consistency", config.drop_after_consistency,
+                 "signed: clients dropping after signing U3, before revealing");
   if (auto code = fedstat::tools::parse_command_line(app, argc, argv)) return *code;
   if (graph.empty()) graph = config.clients > fedstat::host::kMaxSimClients ? "sparse" : "complete";
   if (graph == "complete") {
@@ -120,6 +132,19 @@ int main(int argc, char** argv) {
     const fedstat::host::SecAggSimResult r = fedstat::host::run_secagg_simulation(config);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    auto client_total = [](const fedstat::host::SecAggSimResult& result) {
+      double total = result.consistency_client_seconds;
+      for (int k = 0; k < 4; ++k) total += result.client_seconds[k];
+      return total;
+    };
+    fedstat::host::SecAggSimResult plain;
+    if (config.signed_keys) {  // the same session unsigned: what signing costs
+      fedstat::host::SecAggSimConfig unsigned_config = config;
+      unsigned_config.signed_keys = false;
+      unsigned_config.drop_before_unmasking += unsigned_config.drop_after_consistency;
+      unsigned_config.drop_after_consistency = 0;
+      plain = fedstat::host::run_secagg_simulation(unsigned_config);
+    }
     const char* rounds[4] = {"advertise keys", "share keys", "masked input", "unmasking"};
     if (json) {
       nlohmann::json out;
@@ -146,6 +171,16 @@ int main(int argc, char** argv) {
       out["bytes_per_round"] = r.bytes_per_round;
       out["client_seconds_per_round"] = r.client_seconds;
       out["server_seconds_per_round"] = r.server_seconds;
+      if (config.signed_keys) {
+        out["consistency_bytes"] = r.consistency_bytes;
+        out["consistency_received_bytes"] = r.consistency_received_bytes;
+        out["consistency_client_seconds"] = r.consistency_client_seconds;
+        out["consistency_server_seconds"] = r.consistency_server_seconds;
+        out["client_seconds"] = client_total(r);
+        out["unsigned"] = {{"ok", plain.ok},
+                           {"bytes_per_client", plain.bytes_per_client},
+                           {"client_seconds", client_total(plain)}};
+      }
       std::printf("%s\n", out.dump().c_str());
     } else if (r.aborted) {
       std::printf("aborted: %s (nothing was unmasked)\n", r.abort_reason.c_str());
@@ -160,6 +195,20 @@ int main(int argc, char** argv) {
       for (int k = 0; k < 4; ++k) {
         std::printf("round %d (%s): %.0f bytes, client %.4f s, server %.4f s\n", k, rounds[k],
                     r.bytes_per_round[k], r.client_seconds[k], r.server_seconds[k]);
+      }
+      if (config.signed_keys) {
+        std::printf(
+            "consistency round: %.0f bytes sent, %.0f bytes received, client %.4f s, server "
+            "%.4f s\n",
+            r.consistency_bytes, r.consistency_received_bytes, r.consistency_client_seconds,
+            r.consistency_server_seconds);
+        std::printf("signed:   %.0f bytes sent per surviving client, client CPU %.4f s\n",
+                    r.bytes_per_client, client_total(r));
+        std::printf("unsigned: %.0f bytes sent per surviving client, client CPU %.4f s (%s)\n",
+                    plain.bytes_per_client, client_total(plain),
+                    plain.aborted ? "aborted"
+                    : plain.ok    ? "ok"
+                                  : "MISMATCH");
       }
       std::printf("total %.3f s\n", seconds);
     }

@@ -488,9 +488,9 @@ Status SecAggClient::on_peer_keys(const fedstat_v1_SecAggPeerKeys& entry) {
   if (signing_ != nullptr) {
     // An uncertified key, or one its owner did not sign for this session: no key agreement with
     // it. Before anything of the entry is held or hashed; the session ends here.
-    const Status certified = verify_signed_keys(
-        ByteSpan(signing_->ca_public_key, credential::kPublicKeyBytes), keys,
-        ByteSpan(start_digest_, 32));
+    const Status certified =
+        verify_signed_keys(ByteSpan(signing_->ca_public_key, credential::kPublicKeyBytes), keys,
+                           ByteSpan(start_digest_, 32));
     if (certified.code() == StatusCode::kPermissionDenied) on_abort();
     FEDSTAT_RETURN_IF_ERROR(certified);
     memcpy(signing_key, keys.certificate.public_key.bytes + 1, 64);
@@ -698,8 +698,8 @@ Status SecAggClient::on_roster(const fedstat_v1_SecAggRoster& roster) {
   const bool masked_for_u2 = stage_ == SecAggStage::kReadyToMask ||
                              stage_ == SecAggStage::kMasked || stage_ == SecAggStage::kUnmasking ||
                              stage_ == SecAggStage::kDone;
-  const bool revealing = stage_ == SecAggStage::kConsistency ||
-                         stage_ == SecAggStage::kUnmasking || stage_ == SecAggStage::kDone;
+  const bool revealing = stage_ == SecAggStage::kConsistency || stage_ == SecAggStage::kUnmasking ||
+                         stage_ == SecAggStage::kDone;
   if ((roster.round == 2 && masked_for_u2) || (roster.round == 3 && revealing)) {
     if (roster_is_held(roster, roster.round == 2 ? kInU2 : kInU3)) return Status();
     return failed_precondition(roster.round == 2
@@ -963,7 +963,8 @@ Status SecAggClient::consistency_message(fedstat_v1_SecAggConsistency& out) {
     constexpr size_t kRoom = sizeof(out.members) / sizeof(out.members[0]);
     pb_size_t listed = 0;
     FEDSTAT_RETURN_IF_ERROR(for_each_u3_ascending([&](uint32_t id) {
-      if (listed >= kRoom) return internal_error("secagg: a U3 view larger than a consistency message");
+      if (listed >= kRoom)
+        return internal_error("secagg: a U3 view larger than a consistency message");
       out.members[listed++] = id;
       return Status();
     }));
@@ -972,10 +973,10 @@ Status SecAggClient::consistency_message(fedstat_v1_SecAggConsistency& out) {
                                                Span<const uint32_t>(out.members, listed),
                                                MutableByteSpan(digest, sizeof(digest))));
   }
-  FEDSTAT_RETURN_IF_ERROR(credential::sign_digest(
-      ByteSpan(signing_->private_key, credential::kPrivateKeyBytes),
-      ByteSpan(digest, sizeof(digest)),
-      MutableByteSpan(out.signature.bytes, credential::kSignatureBytes)));
+  FEDSTAT_RETURN_IF_ERROR(
+      credential::sign_digest(ByteSpan(signing_->private_key, credential::kPrivateKeyBytes),
+                              ByteSpan(digest, sizeof(digest)),
+                              MutableByteSpan(out.signature.bytes, credential::kSignatureBytes)));
   out.signature.size = credential::kSignatureBytes;
   return Status();
 }
@@ -1052,17 +1053,17 @@ Status SecAggClient::on_consistency(const fedstat_v1_SecAggConsistency& message)
             "secagg: a consistency message's members are not strictly ascending client ids");
       }
     }
-    FEDSTAT_RETURN_IF_ERROR(consistency_digest(
-        ByteSpan(session_hash_, 32), message.signer_id,
-        Span<const uint32_t>(message.members, message.members_count),
-        MutableByteSpan(digest, sizeof(digest))));
+    FEDSTAT_RETURN_IF_ERROR(
+        consistency_digest(ByteSpan(session_hash_, 32), message.signer_id,
+                           Span<const uint32_t>(message.members, message.members_count),
+                           MutableByteSpan(digest, sizeof(digest))));
   }
   uint8_t key[credential::kPublicKeyBytes];
   key[0] = 0x04;  // SEC1 uncompressed
   memcpy(key + 1, peer.signing_key, sizeof(peer.signing_key));
-  const Status verified = credential::verify_digest(
-      ByteSpan(key, sizeof(key)), ByteSpan(digest, sizeof(digest)),
-      ByteSpan(message.signature.bytes, credential::kSignatureBytes));
+  const Status verified =
+      credential::verify_digest(ByteSpan(key, sizeof(key)), ByteSpan(digest, sizeof(digest)),
+                                ByteSpan(message.signature.bytes, credential::kSignatureBytes));
   if (verified.code() == StatusCode::kPermissionDenied ||
       verified.code() == StatusCode::kInvalidArgument) {
     return permission_denied(
@@ -1073,9 +1074,9 @@ Status SecAggClient::on_consistency(const fedstat_v1_SecAggConsistency& message)
   if (degree_ != 0 && !views_agree(message, index)) {
     // The signer saw another U3 around the members both hold shares of: the server split the
     // views. Revealing now could give it both kinds of share about one of them.
-    return fail(aborted(
-        "secagg: a neighbour signed a U3 that disagrees with this client's (a split view); "
-        "aborting, revealing nothing"));
+    return fail(
+        aborted("secagg: a neighbour signed a U3 that disagrees with this client's (a split view); "
+                "aborting, revealing nothing"));
   }
   peer.flags = static_cast<uint8_t>(peer.flags | kConsistencyCounted);
   ++consistency_count_;

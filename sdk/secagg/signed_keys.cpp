@@ -138,11 +138,11 @@ Status sign_keys(const credential::DeviceCredential& credential, ByteSpan start_
     return invalid_argument("secagg: the device credential is for another client id");
   }
   uint8_t digest[kSignedDigestBytes];
-  FEDSTAT_RETURN_IF_ERROR(keys_digest(
-      keys.session, keys.client_id, ByteSpan(keys.encryption_key.bytes, keys.encryption_key.size),
-      ByteSpan(keys.masking_key.bytes, keys.masking_key.size),
-      ByteSpan(keys.commitment.bytes, keys.commitment.size), start_digest,
-      MutableByteSpan(digest, sizeof(digest))));
+  FEDSTAT_RETURN_IF_ERROR(keys_digest(keys.session, keys.client_id,
+                                      ByteSpan(keys.encryption_key.bytes, keys.encryption_key.size),
+                                      ByteSpan(keys.masking_key.bytes, keys.masking_key.size),
+                                      ByteSpan(keys.commitment.bytes, keys.commitment.size),
+                                      start_digest, MutableByteSpan(digest, sizeof(digest))));
   FEDSTAT_RETURN_IF_ERROR(credential::sign_digest(
       ByteSpan(credential.private_key, credential::kPrivateKeyBytes),
       ByteSpan(digest, sizeof(digest)),
@@ -166,11 +166,12 @@ Status verify_signed_keys(ByteSpan ca_public_key, const fedstat_v1_SecAggKeys& k
     return permission_denied("secagg: signed session: a malformed device certificate");
   }
   const Status issued = credential::verify_certificate(ca_public_key, certificate);
-  if (issued.code() == StatusCode::kInvalidArgument && !credential::check_public_key(ca_public_key).ok()) {
+  if (issued.code() == StatusCode::kInvalidArgument &&
+      !credential::check_public_key(ca_public_key).ok()) {
     return invalid_argument("secagg: the CA public key is not a valid P-256 key");
   }
-  FEDSTAT_RETURN_IF_ERROR(as_denied(
-      issued, "secagg: signed session: a device certificate the fleet CA did not issue"));
+  FEDSTAT_RETURN_IF_ERROR(
+      as_denied(issued, "secagg: signed session: a device certificate the fleet CA did not issue"));
   if (certificate.client_id != keys.client_id) {
     return permission_denied(
         "secagg: signed session: the certificate is for another client id than the keys");
@@ -179,11 +180,11 @@ Status verify_signed_keys(ByteSpan ca_public_key, const fedstat_v1_SecAggKeys& k
     return permission_denied("secagg: signed session: keys without a 64-byte key signature");
   }
   uint8_t digest[kSignedDigestBytes];
-  FEDSTAT_RETURN_IF_ERROR(keys_digest(
-      keys.session, keys.client_id, ByteSpan(keys.encryption_key.bytes, keys.encryption_key.size),
-      ByteSpan(keys.masking_key.bytes, keys.masking_key.size),
-      ByteSpan(keys.commitment.bytes, keys.commitment.size), start_digest,
-      MutableByteSpan(digest, sizeof(digest))));
+  FEDSTAT_RETURN_IF_ERROR(keys_digest(keys.session, keys.client_id,
+                                      ByteSpan(keys.encryption_key.bytes, keys.encryption_key.size),
+                                      ByteSpan(keys.masking_key.bytes, keys.masking_key.size),
+                                      ByteSpan(keys.commitment.bytes, keys.commitment.size),
+                                      start_digest, MutableByteSpan(digest, sizeof(digest))));
   return as_denied(
       credential::verify_digest(ByteSpan(certificate.public_key, credential::kPublicKeyBytes),
                                 ByteSpan(digest, sizeof(digest)),

@@ -41,8 +41,10 @@ using Envelope = fedstat_v1_Envelope;
 /// self-mask seed, which a DIST server requires; 4: the sparse secure-aggregation graph
 /// (Task.secagg_degree and threat model, SecAggStart's degree and graph commitment,
 /// SecAggPeerKeys.graph_seed), which a server offers only to version-4 devices
-/// (docs/protocol.md, "Versions").
-constexpr uint32_t kProtocolVersion = 4;
+/// (docs/protocol.md, "Versions"); 5: signed secure aggregation (issue 42) — device certificates
+/// and key signatures in SecAggKeys, SecAggStart.signed_keys, the consistency round
+/// (SecAggConsistency; sdk/secagg/signed_keys.h).
+constexpr uint32_t kProtocolVersion = 5;
 /// Largest encoded Envelope (nanopb computes it from the .options limits).
 constexpr size_t kMaxEnvelopeBytes = fedstat_v1_Envelope_size;
 /// Bytes of the minimal varint that encodes n (7 bits per byte).
