@@ -232,7 +232,6 @@ TEST(Unsigned, E_SwappedKeysAreAccepted) {
 // ================================================================================================
 // Signed sessions (protocol 5): each attack fails.
 // ================================================================================================
-#if FEDSTAT_ADV_SIGNED
 
 // Every honest device refused the roster with kPermissionDenied (forged keys) and aborted.
 void expect_all_refused_roster(const MaliciousServer& server) {
@@ -814,16 +813,6 @@ TEST(Signed, CollusionBound_TwoTMinusNColludersSplitTheRound) {
     }
   }
 }
-
-#else  // the signed protocol's API is not on this tree
-
-TEST(Signed, ProtocolFiveApiMissing) {
-  GTEST_SKIP() << "signed sessions (protocol 5: sdk/secagg/signed_keys.h, "
-                  "SecAggClient::set_credential/consistency_message/on_consistency) are not on "
-                  "this tree: the signed-mode attacks cannot run";
-}
-
-#endif  // FEDSTAT_ADV_SIGNED
 
 }  // namespace
 }  // namespace adversary

@@ -70,7 +70,6 @@ MaliciousServer::MaliciousServer(const RoundConfig& config) : config_(config) {
     devices_[id] = std::move(d);
   }
   if (config.mode == Mode::kSigned) {
-#if FEDSTAT_ADV_SIGNED
     start_.signed_keys = true;
     SeededStream ca_stream(Seed256{}, (uint64_t{1} << 60) + config.ca_seed);
     Status s = credential::generate_key_pair(ca_stream, MutableByteSpan(ca_private_, 32),
@@ -90,9 +89,6 @@ MaliciousServer::MaliciousServer(const RoundConfig& config) : config_(config) {
       std::memcpy(d.credential.ca_public_key, ca_public_, 65);
       d.client.set_credential(&d.credential);
     }
-#else
-    throw std::logic_error("signed mode needs the protocol-5 API (sdk/secagg/signed_keys.h)");
-#endif
   }
 }
 
@@ -305,7 +301,6 @@ void MaliciousServer::send_u3() {
 }
 
 void MaliciousServer::consistency() {
-#if FEDSTAT_ADV_SIGNED
   if (config_.mode != Mode::kSigned) return;
   for (auto& [id, d] : devices_) {
     if (d->refused() || d->client.stage() != SecAggStage::kConsistency) continue;
@@ -331,7 +326,6 @@ void MaliciousServer::consistency() {
                             : honest_forward;
     for (const auto& m : forward) d->consistency_statuses.push_back(d->client.on_consistency(m));
   }
-#endif
 }
 
 void MaliciousServer::reveal() {

@@ -15,7 +15,7 @@
 // Modes: kUnsigned runs today's protocol (protocol 4: no credential, no signatures, no
 // consistency round); kSigned gives every honest device a credential from a test CA and sets
 // SecAggStart.signed_keys (protocol 5, sdk/credential/device_credential.h and
-// sdk/secagg/signed_keys.h; compiled only when that API is on the tree, FEDSTAT_ADV_SIGNED).
+// sdk/secagg/signed_keys.h).
 // Deterministic: every device's randomness is a SeededStream keyed by its id.
 #ifndef FEDSTAT_TESTS_ADVERSARY_MALICIOUS_SERVER_H_
 #define FEDSTAT_TESTS_ADVERSARY_MALICIOUS_SERVER_H_
@@ -34,13 +34,8 @@
 #include "sdk/base/status.h"
 #include "sdk/secagg/secagg_client.h"
 
-#if __has_include("sdk/secagg/signed_keys.h")
-#define FEDSTAT_ADV_SIGNED 1
 #include "sdk/credential/device_credential.h"
 #include "sdk/secagg/signed_keys.h"
-#else
-#define FEDSTAT_ADV_SIGNED 0
-#endif
 
 namespace fedstat {
 namespace adversary {
@@ -70,12 +65,10 @@ struct Device {
   bool refused() const { return !refused_at.empty(); }
   std::vector<fedstat_v1_SecAggReveal> reveals;
   Status reveal_status;  // what next_reveal said last (OK after the last reveal)
-#if FEDSTAT_ADV_SIGNED
   credential::DeviceCredential credential;
   bool has_consistency = false;
   fedstat_v1_SecAggConsistency consistency = fedstat_v1_SecAggConsistency_init_zero;
   std::vector<Status> consistency_statuses;  // on_consistency's answers, in order
-#endif
 };
 
 struct RoundConfig {
@@ -118,14 +111,12 @@ class MaliciousServer {
   // The U3 ids `recipient` is told (default: every member of its U2 that sent its whole input).
   std::function<std::set<uint32_t>(uint32_t recipient, const std::set<uint32_t>& honest_u3)>
       u3_view;
-#if FEDSTAT_ADV_SIGNED
   // The consistency messages forwarded to `recipient` (default: those of the signers in its U3
   // other than itself, ascending id; `all` holds every message the server received, by signer).
   std::function<std::vector<fedstat_v1_SecAggConsistency>(
       uint32_t recipient, const std::map<uint32_t, fedstat_v1_SecAggConsistency>& all,
       const std::vector<fedstat_v1_SecAggConsistency>& honest)>
       forward_consistency;
-#endif
 
   // ---- The round, step by step (each honest device that refuses stops there; see Device).
   void advertise();      // round 0
@@ -152,18 +143,10 @@ class MaliciousServer {
   // Σ of the honest inputs of `ids` mod 2^bits.
   std::vector<uint64_t> true_sum(const std::set<uint32_t>& ids) const;
 
-  Device& device(uint32_t id) {
-    return *devices_.at(id);
-  }
-  const Device& device(uint32_t id) const {
-    return *devices_.at(id);
-  }
-  const RoundConfig& config() const {
-    return config_;
-  }
-  fedstat_v1_SecAggStart start_message() const {
-    return start_;
-  }
+  Device& device(uint32_t id) { return *devices_.at(id); }
+  const Device& device(uint32_t id) const { return *devices_.at(id); }
+  const RoundConfig& config() const { return config_; }
+  fedstat_v1_SecAggStart start_message() const { return start_; }
   // Every device's id (honest and Sybil), ascending.
   std::vector<uint32_t> all_ids() const;
   // Ring order of `members` under the session's seed (sparse), or ascending ids (complete).
@@ -178,25 +161,15 @@ class MaliciousServer {
   static fedstat_v1_SecAggPeerKeys entry(const fedstat_v1_SecAggKeys& keys, uint32_t index,
                                          uint32_t count);
   // The members of U1 (the devices whose keys were routed; Sybils included).
-  const std::vector<uint32_t>& u1() const {
-    return u1_;
-  }
-  void set_u1(std::vector<uint32_t> u1) {
-    u1_ = std::move(u1);
-  }
-#if FEDSTAT_ADV_SIGNED
+  const std::vector<uint32_t>& u1() const { return u1_; }
+  void set_u1(std::vector<uint32_t> u1) { u1_ = std::move(u1); }
   // Every consistency message received, by signer.
   const std::map<uint32_t, fedstat_v1_SecAggConsistency>& consistency_messages() const {
     return consistency_;
   }
   // The test CA's public key (65 bytes) and private key (32).
-  const uint8_t* ca_public_key() const {
-    return ca_public_;
-  }
-  const uint8_t* ca_private_key() const {
-    return ca_private_;
-  }
-#endif
+  const uint8_t* ca_public_key() const { return ca_public_; }
+  const uint8_t* ca_private_key() const { return ca_private_; }
 
  private:
   void refuse(Device& d, const Status& status, const char* step);
@@ -210,11 +183,9 @@ class MaliciousServer {
   std::vector<uint32_t> u1_;
   std::map<uint32_t, std::vector<fedstat_v1_SecAggShare>> inbox_;  // by recipient
   std::map<uint32_t, std::set<uint32_t>> server_read_;  // Sybil or colluder → dealers it read
-#if FEDSTAT_ADV_SIGNED
   std::map<uint32_t, fedstat_v1_SecAggConsistency> consistency_;
   uint8_t ca_private_[credential::kPrivateKeyBytes] = {};
   uint8_t ca_public_[credential::kPublicKeyBytes] = {};
-#endif
 };
 
 }  // namespace adversary
