@@ -418,6 +418,22 @@ TEST(Signed, B_InventedDevicesAreRefused) {
   }
 }
 
+// A downgrade: the server starts the devices that hold a credential in an unsigned session
+// (SecAggStart.signed_keys cleared), where today's attacks work. Each refuses to start
+// (kPermissionDenied), advertises nothing and stays idle.
+TEST(Signed, DowngradeToAnUnsignedSessionIsRefused) {
+  MaliciousServer server(complete_config(Mode::kSigned, range(1, 10)));
+  server.tamper_start = [](uint32_t, fedstat_v1_SecAggStart& start) { start.signed_keys = false; };
+  server.advertise();
+  for (uint32_t id : range(1, 10)) {
+    const Device& d = server.device(id);
+    EXPECT_EQ(d.refused_at, "on_start") << id;
+    EXPECT_EQ(d.refusal.code(), StatusCode::kPermissionDenied) << id << ": " << d.refusal.message();
+    EXPECT_EQ(d.client.stage(), SecAggStage::kIdle) << id;
+  }
+  EXPECT_TRUE(server.u1().empty());
+}
+
 // (c) a key signature replayed from another session: device 10's signed keys from an earlier
 // round stand in for device 10 (absent) — from a session with another id (re-labelled or not),
 // and from one with this id but other start parameters (threshold 7): the signature covers the

@@ -92,10 +92,6 @@ MaliciousServer::MaliciousServer(const RoundConfig& config) : config_(config) {
   }
 }
 
-bool MaliciousServer::honest(uint32_t id) const {
-  return !devices_.at(id)->sybil;
-}
-
 std::vector<uint32_t> MaliciousServer::all_ids() const {
   std::vector<uint32_t> ids;
   for (const auto& [id, d] : devices_) ids.push_back(id);

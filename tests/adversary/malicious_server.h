@@ -7,16 +7,19 @@
 //
 // What the adversary learns is tallied per honest device v: the holders whose share of v's
 // self-mask seed b_v, and whose share of v's masking key s_v^SK, the server holds — every share an
-// honest device revealed (SecAggReveal, non-empty) plus every share v dealt to a Sybil. With t
+// honest device revealed (SecAggReveal, non-empty) plus every share v dealt to a Sybil or to a
+// colluding device (RoundConfig::colluders). With t
 // shares of both, the server unmasks v's input alone: recover_input() does exactly that (Shamir
 // reconstruction, both secrets checked against v's commitment and public key, then every mask
 // removed from v's masked vector), which is how an unsigned session's attack is shown to succeed.
 //
-// Modes: kUnsigned runs today's protocol (protocol 4: no credential, no signatures, no
-// consistency round); kSigned gives every honest device a credential from a test CA and sets
-// SecAggStart.signed_keys (protocol 5, sdk/credential/device_credential.h and
+// Modes: kUnsigned runs today's protocol (an unsigned session: no credential, no signatures, no
+// consistency round, as protocol 4); kSigned gives every honest device a credential from a test CA
+// and sets SecAggStart.signed_keys (protocol 5, sdk/credential/device_credential.h and
 // sdk/secagg/signed_keys.h).
-// Deterministic: every device's randomness is a SeededStream keyed by its id.
+// Deterministic: every device's randomness is a SeededStream keyed by its id, the session and
+// RoundConfig::round. Only the SDK's public API is used on the devices; the host's ShareDecoder
+// rebuilds a completed round's sum.
 #ifndef FEDSTAT_TESTS_ADVERSARY_MALICIOUS_SERVER_H_
 #define FEDSTAT_TESTS_ADVERSARY_MALICIOUS_SERVER_H_
 
@@ -175,7 +178,6 @@ class MaliciousServer {
   void refuse(Device& d, const Status& status, const char* step);
   fedstat_v1_SecAggRoster bitmap(const Device& d, uint32_t round,
                                  const std::set<uint32_t>& members) const;
-  bool honest(uint32_t id) const;
 
   RoundConfig config_;
   fedstat_v1_SecAggStart start_ = fedstat_v1_SecAggStart_init_zero;
