@@ -254,6 +254,19 @@ void expect_no_reveal(const MaliciousServer& server) {
   }
 }
 
+// The harness as an honest server (the control for the sparse tests; D_… is the complete graph's):
+// a signed sparse round completes on every device, and ShareDecoder rebuilds the exact sum.
+TEST(Signed, HonestSparseRoundCompletesExactly) {
+  MaliciousServer server(sparse_config(Mode::kSigned, range(1, 12)));
+  server.run_all();
+  expect_all_done(server);
+  EXPECT_TRUE(server.both_kinds_exposed().empty());
+  const std::set<uint32_t> all = id_set(1, 12);
+  const auto sum = server.sum_from_reveals(all);
+  ASSERT_TRUE(sum.has_value());
+  EXPECT_EQ(*sum, server.true_sum(all));
+}
+
 // (a), complete graph, honest devices only: 1–5 shown U3 = all, 6–10 shown U3 without device 1.
 // Forwarded every message there is — the other group's (fails to verify: another view), the
 // victim's to those whose U3 lacks it, each device's own, every one twice — no group reaches
