@@ -247,10 +247,11 @@ fedstat_v1_SecAggRoster MaliciousServer::bitmap(const Device& d, uint32_t round,
 void MaliciousServer::mask_and_send() {
   for (auto& [id, d] : devices_) {
     if (d->refused()) continue;
-    std::set<uint32_t> u2;
+    std::set<uint32_t> honest_u2;
     for (uint32_t peer : d->roster) {
-      if (!devices_.at(peer)->refused()) u2.insert(peer);
+      if (!devices_.at(peer)->refused()) honest_u2.insert(peer);
     }
+    const std::set<uint32_t> u2 = u2_view ? u2_view(id, honest_u2) : honest_u2;
     Status s = d->client.on_roster(bitmap(*d, 2, u2));
     if (!s.ok()) {
       refuse(*d, s, "on_roster(2)");
@@ -411,24 +412,26 @@ bool rebuild(const std::map<uint32_t, secagg::ShamirShare>& shares, uint32_t t,
 
 std::optional<std::vector<uint64_t>> MaliciousServer::recover_input(uint32_t v) const {
   const Device& victim = *devices_.at(v);
-  const Knowledge k = knowledge_of(v);
+  SeededStream blinding(Seed256{}, kServerStream);
+  // A masking key rebuilt from what the server holds about `owner` and checked against the
+  // public key `expected` (32 bytes).
+  auto masking_key = [&](uint32_t owner, const uint8_t* expected, uint8_t out[32]) {
+    uint8_t check[32];
+    return rebuild(knowledge_of(owner).s_shares, config_.threshold, out) &&
+           crypto::x25519_public_key(ByteSpan(out, 32), Span<uint8_t>(check, 32),
+                                     fill_from_random_source, &blinding)
+               .ok() &&
+           std::memcmp(check, expected, 32) == 0;
+  };
   uint8_t b[32], s[32], check[32];
-  if (!rebuild(k.b_shares, config_.threshold, b) || !rebuild(k.s_shares, config_.threshold, s)) {
-    return std::nullopt;
-  }
-  // Both verified as the server would: b against v's commitment, s against v's masking key.
-  if (!secagg::self_mask_commitment(config_.session, v, ByteSpan(b, 32), MutableByteSpan(check, 32))
+  // b_v, checked against v's commitment as the server would.
+  if (!rebuild(knowledge_of(v).b_shares, config_.threshold, b) ||
+      !secagg::self_mask_commitment(config_.session, v, ByteSpan(b, 32), MutableByteSpan(check, 32))
            .ok() ||
       std::memcmp(check, victim.keys.commitment.bytes, 32) != 0) {
     return std::nullopt;
   }
-  SeededStream blinding(Seed256{}, kServerStream);
-  if (!crypto::x25519_public_key(ByteSpan(s, 32), Span<uint8_t>(check, 32), fill_from_random_source,
-                                 &blinding)
-           .ok() ||
-      std::memcmp(check, victim.keys.masking_key.bytes, 32) != 0) {
-    return std::nullopt;
-  }
+  const bool have_s_v = masking_key(v, victim.keys.masking_key.bytes, s);
   // v's session hash is public data (its roster's keys, or the sparse session's parameters): the
   // server computes it; reading it from the device is the same bytes.
   const ByteSpan hash = victim.client.session_hash();
@@ -438,16 +441,27 @@ std::optional<std::vector<uint64_t>> MaliciousServer::recover_input(uint32_t v) 
            .ok()) {
     return std::nullopt;
   }
+  // Each pairwise mask of v's U2: from s_v^SK and u's public key, or from s_u^SK (u dropped in
+  // enough holders' U3) and v's public key — X25519 is symmetric.
   for (uint32_t u : victim.u2) {
     if (u == v) continue;
-    uint8_t shared[32];
-    if (!crypto::x25519_shared_secret(ByteSpan(s, 32),
-                                      ByteSpan(victim.roster_keys.at(u).masking_key.bytes, 32),
-                                      Span<uint8_t>(shared, 32), fill_from_random_source, &blinding)
-             .ok() ||
-        !secagg::apply_mask(hash, ByteSpan(shared, 32), secagg::MaskKind::kPairwise,
-                            /*subtract=*/u < v, config_.bits, vec)
-             .ok()) {
+    const uint8_t* u_public = victim.roster_keys.at(u).masking_key.bytes;
+    uint8_t s_u[32], shared[32];
+    Status agreed;
+    if (have_s_v) {
+      agreed = crypto::x25519_shared_secret(ByteSpan(s, 32), ByteSpan(u_public, 32),
+                                            Span<uint8_t>(shared, 32), fill_from_random_source,
+                                            &blinding);
+    } else if (masking_key(u, u_public, s_u)) {
+      agreed = crypto::x25519_shared_secret(
+          ByteSpan(s_u, 32), ByteSpan(victim.keys.masking_key.bytes, 32), Span<uint8_t>(shared, 32),
+          fill_from_random_source, &blinding);
+    } else {
+      return std::nullopt;
+    }
+    if (!agreed.ok() || !secagg::apply_mask(hash, ByteSpan(shared, 32), secagg::MaskKind::kPairwise,
+                                            /*subtract=*/u < v, config_.bits, vec)
+                             .ok()) {
       return std::nullopt;
     }
   }

@@ -111,6 +111,9 @@ class MaliciousServer {
       tamper_roster;
   // The SecAggStart `recipient` is sent (tamper in place).
   std::function<void(uint32_t recipient, fedstat_v1_SecAggStart& start)> tamper_start;
+  // The U2 ids `recipient` is told (default: every member of its roster that sent its shares).
+  std::function<std::set<uint32_t>(uint32_t recipient, const std::set<uint32_t>& honest_u2)>
+      u2_view;
   // The U3 ids `recipient` is told (default: every member of its U2 that sent its whole input).
   std::function<std::set<uint32_t>(uint32_t recipient, const std::set<uint32_t>& honest_u3)>
       u3_view;
@@ -136,8 +139,11 @@ class MaliciousServer {
   Knowledge knowledge_of(uint32_t v) const;
   // Honest, non-colluding devices with ≥ t shares of both b_v and s_v^SK in the server's hands.
   std::vector<uint32_t> both_kinds_exposed() const;
-  // v's input, unmasked by the server from what it holds, when it can (both secrets rebuilt and
-  // verified). std::nullopt otherwise.
+  // v's input, unmasked by the server from what it holds, when it can: b_v rebuilt and checked
+  // against v's commitment, and every pairwise mask of v's U2 from s_v^SK or from the other
+  // member's s_u^SK (each rebuilt and checked against its public key). std::nullopt otherwise.
+  // Stronger than both_kinds_exposed(): it also sees an attack that never asks one device for
+  // both kinds about one peer (the many-worlds attack of attacks_test.cpp).
   std::optional<std::vector<uint64_t>> recover_input(uint32_t v) const;
   // The sum over `u3` (no member of any U2 outside it) rebuilt from the honest reveals with the
   // host's ShareDecoder (host_server/secagg/share_decoder.h), every b_u verified against its
