@@ -83,6 +83,16 @@ std::string counts(const MaliciousServer& server, uint32_t v) {
   return std::to_string(k.b_shares.size()) + "/" + std::to_string(k.s_shares.size());
 }
 
+// The server can unmask no honest, non-colluding device's input from what it holds (b_v and
+// every pairwise mask of v's U2: recover_input()).
+void expect_nothing_unmasked(const MaliciousServer& server) {
+  for (uint32_t id : server.config().honest) {
+    const auto& colluders = server.config().colluders;
+    if (std::find(colluders.begin(), colluders.end(), id) != colluders.end()) continue;
+    EXPECT_FALSE(server.recover_input(id).has_value()) << "device " << id << " unmasked";
+  }
+}
+
 // The sparse split of the victim's neighbourhood: `victim`'s roster (k + 1 = 7 in ring order,
 // itself at index 3); group B (shown U3 without the victim) is the three after it.
 struct SparseSplit {
@@ -384,6 +394,7 @@ TEST(Signed, HonestSparseRoundCompletesExactly) {
   server.run_all();
   expect_all_done(server);
   EXPECT_TRUE(server.both_kinds_exposed().empty());
+  expect_nothing_unmasked(server);
   const std::set<uint32_t> all = id_set(1, 12);
   const auto sum = server.sum_from_reveals(all);
   ASSERT_TRUE(sum.has_value());
@@ -425,6 +436,7 @@ TEST(Signed, A_SplitU3CompleteRevealsNothing) {
     }
     expect_no_reveal(server);
     EXPECT_EQ(counts(server, 1), "0/0");
+    expect_nothing_unmasked(server);
   }
 }
 
@@ -440,6 +452,7 @@ TEST(Signed, A_SplitU3WithSybilsIsRefusedAtTheRoster) {
   server.run_all();
   expect_all_refused_roster(server);
   EXPECT_TRUE(server.both_kinds_exposed().empty());
+  expect_nothing_unmasked(server);
   EXPECT_FALSE(server.recover_input(1).has_value());
 }
 
@@ -465,6 +478,7 @@ TEST(Signed, A_SparseSplitIsDetected) {
     EXPECT_TRUE(d.reveals.empty()) << id;
   }
   EXPECT_TRUE(server.both_kinds_exposed().empty());
+  expect_nothing_unmasked(server);
   const Knowledge k = server.knowledge_of(split.victim);
   EXPECT_LT(k.s_shares.size(), 4u);
 }
@@ -492,6 +506,7 @@ TEST(Signed, A_SparseSplitWithSelectiveForwardingStaysUnderThreshold) {
   };
   server.run_all();
   EXPECT_TRUE(server.both_kinds_exposed().empty());
+  expect_nothing_unmasked(server);
   const Knowledge k = server.knowledge_of(split.victim);
   EXPECT_LE(k.s_shares.size(), 3u);
   EXPECT_FALSE(server.recover_input(split.victim).has_value());
@@ -551,6 +566,7 @@ TEST(Signed, B_InventedDevicesAreRefused) {
     server.reveal();
     expect_all_refused_roster(server);
     EXPECT_TRUE(server.both_kinds_exposed().empty());
+    expect_nothing_unmasked(server);
   }
 }
 
@@ -732,6 +748,7 @@ TEST(Signed, D_StarvedDevicesRevealNothingAndTheRestComplete) {
       }
     }
     EXPECT_TRUE(server.both_kinds_exposed().empty());
+    expect_nothing_unmasked(server);
     const std::set<uint32_t> all = id_set(1, 10);
     const auto sum = server.sum_from_reveals(all);
     if (starved == 2) {
@@ -853,6 +870,7 @@ TEST(Signed, ConsistencyForwardingTricksCountNothingTwice) {
   EXPECT_EQ(server.device(10).client.consistency_count(), 1u);
   EXPECT_EQ(counts(server, 10), "0/9");
   EXPECT_TRUE(server.both_kinds_exposed().empty());
+  expect_nothing_unmasked(server);
 }
 
 // Sparse forwarding tricks: a neighbour's members list edited by the server (an id dropped, an
@@ -999,6 +1017,7 @@ TEST(Signed, CollusionBound_TwoTMinusNColludersSplitTheRound) {
     server.run_all();
     if (colluders == 1) {
       EXPECT_TRUE(server.both_kinds_exposed().empty()) << counts(server, 1);
+      expect_nothing_unmasked(server);
       EXPECT_FALSE(server.recover_input(1).has_value());
       for (uint32_t id = last_a + 1; id <= 9; ++id) {
         EXPECT_TRUE(server.device(id).reveals.empty()) << id;  // group B: 5 signatures < t
