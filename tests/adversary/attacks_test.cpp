@@ -2,20 +2,26 @@
 // different U3 sets, (b) keys for devices the server invented, (c) a key or consistency signature
 // replayed from another session, (d) consistency signatures dropped below the threshold for some
 // devices only, (e) two devices' certificates swapped — each run twice by the same harness
-// (malicious_server.h):
-//   Unsigned.*  today's protocol (protocol 4, no credentials): the attack succeeds — the server
-//               unmasks a victim's input, or the forged roster is accepted. These show the harness
-//               can carry each attack out (a signed test that "fails to attack" means something
-//               only because the same hooks succeed here) and what an unsigned session still
-//               gives away (docs/protocol.md, "Threat model"); /work/notes/adv-before.md.
+// (malicious_server.h) — and what these tests found beyond them (the many-worlds attack on U2
+// and U3, replays into a round that reuses a session id, the collusion bound):
+//   Unsigned.*  today's protocol (an unsigned session, as protocol 4): the attack succeeds — the
+//               server unmasks a victim's input, or the forged roster is accepted. These show
+//               the harness can carry each attack out (a signed test that "fails to attack"
+//               means something only because the same hooks succeed here) and what an unsigned
+//               session still gives away; /work/notes/adv-before.md.
 //   Signed.*    protocol 5 (credentials, signed keys, the consistency round): no honest device
 //               reveals both kinds of secret about any peer (never t shares of b_v and t of s_v^SK
 //               in the server's hands, honest reveals and shares dealt to invented identities
-//               counted), and the honest devices abort with the documented status or complete,
-//               a completed round's sum rebuilt exactly by the host's ShareDecoder.
-// Complete graph: n = 10, t = 6 (2t > max_clients = 10, so a split needs 2t − n = 2 identities
-// the server controls). Sparse: 12 devices, degree 6, t = 4 (2t > k + 1 = 7: one such identity
-// in the victim's neighbourhood). A few seconds in all (ASan).
+//               counted), the server can unmask no honest device's input from what it holds
+//               (recover_input: b_v and every pairwise mask of v's U2, from s_v or the peer's
+//               s_u), and the honest devices abort with the documented status or complete, a
+//               completed round's sum rebuilt exactly by the host's ShareDecoder.
+//   Signed.DISABLED_*  attacks that SUCCEED against protocol 5 as built: the secure outcome is
+//               asserted, so each fails when run (--gtest_also_run_disabled_tests); enable them
+//               with the fix.
+// Complete graph: n = 10, t = 6 (2t > max_clients = 10, so a plain U3 split needs 2t − n = 2
+// identities the server controls). Sparse: 12 (or 20) devices, degree 6, t = 4 (2t > k + 1 = 7).
+// About 30 s of CPU under ASan in all (ECDSA dominates).
 #include <gtest/gtest.h>
 
 #include <algorithm>
