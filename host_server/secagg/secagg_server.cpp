@@ -544,9 +544,10 @@ Status SecAggServer::on_consistency(uint32_t sender, const fedstat_v1_SecAggCons
         "secagg: the consistency message's members are not the U3 view sent to its signer");
   }
   uint8_t digest[32];
-  FEDSTAT_RETURN_IF_ERROR(secagg::consistency_digest(ByteSpan(session_hash_, 32), sender,
-                                                     Span<const uint32_t>(view.data(), view.size()),
-                                                     MutableByteSpan(digest, sizeof(digest))));
+  FEDSTAT_RETURN_IF_ERROR(secagg::consistency_digest(
+      ByteSpan(session_hash_, 32), sender, ByteSpan(client.encryption_key, 32),
+      ByteSpan(client.masking_key, 32), Span<const uint32_t>(view.data(), view.size()),
+      MutableByteSpan(digest, sizeof(digest))));
   const Status verified =
       credential::verify_digest(ByteSpan(client.signing_key, 65), ByteSpan(digest, 32),
                                 ByteSpan(message.signature.bytes, 64));

@@ -308,6 +308,20 @@ Status SecAggClient::on_start(const fedstat_v1_SecAggStart& start, fedstat_v1_Se
     if (credential_->certificate.client_id != id_) {
       return invalid_argument("secagg: the device credential is for another client id");
     }
+    if (start.degree == 0) {
+      // Against a lying server the consistency round holds only if two views cannot each gather
+      // t signatures: c colluding members sign both, so 2·t > max_clients + c (Bonawitz et al.
+      // §4; tests/adversary CollusionBound_TwoTMinusNColludersSplitTheRound), c = ⌈γ·n⌉ at the
+      // larger of the declared corrupt fraction and this device's floor.
+      const uint32_t ppm =
+          start.corrupt_ppm > assumed_corrupt_ppm_ ? start.corrupt_ppm : assumed_corrupt_ppm_;
+      const uint64_t colluders = (uint64_t{ppm} * start.max_clients + 999999) / 1000000;
+      if (uint64_t{2} * start.threshold <= start.max_clients + colluders) {
+        return invalid_argument(
+            "secagg: a signed complete-graph session needs 2 * threshold > max_clients + "
+            "ceil(corrupt fraction * max_clients) (colluders sign both of two U3 views)");
+      }
+    }
     FEDSTAT_RETURN_IF_ERROR(start_parameters_digest(start, MutableByteSpan(start_digest_, 32)));
   }
   uint8_t seeds[64];
@@ -651,6 +665,7 @@ Status SecAggClient::read_members(const fedstat_v1_SecAggRoster& roster, uint8_t
     return invalid_argument("secagg: the roster bitmap does not match the roster size");
   }
   members = 0;
+  size_t live = 0;  // members whose valid share this client holds, itself included
   bool self_in = false;
   for (size_t i = 0; i < bytes * 8; ++i) {
     if (!((roster.members.bytes[i / 8] >> (i % 8)) & 1u)) continue;
@@ -658,8 +673,10 @@ Status SecAggClient::read_members(const fedstat_v1_SecAggRoster& roster, uint8_t
     ++members;
     if (i == self_index_) {
       self_in = true;
+      ++live;
       continue;
     }
+    if (peers_[i].flags & kHaveShares) ++live;
     if (set_flag == kInU2 ? !(peers_[i].flags & (kHaveShares | kBadShare))
                           : (peers_[i].flags & required) != required) {
       return invalid_argument(set_flag == kInU2
@@ -670,6 +687,13 @@ Status SecAggClient::read_members(const fedstat_v1_SecAggRoster& roster, uint8_t
   }
   if (members < threshold_) {
     return fail(aborted("secagg: fewer survivors than the threshold; aborting, revealing nothing"));
+  }
+  if (signing_ != nullptr && live < threshold_) {
+    // Signed sessions count only members that sent this client a valid share in this round
+    // (itself included): a server cannot make one from an earlier round's keys it replays.
+    return fail(aborted(
+        "secagg: fewer survivors than the threshold from which this client holds a valid share; "
+        "aborting, revealing nothing"));
   }
   if (!self_in) return fail(aborted("secagg: this client was dropped from the round"));
   for (size_t i = 0; i < count_; ++i) {
@@ -937,8 +961,12 @@ uint32_t SecAggClient::u3_in_roster() const {
 }
 
 Status SecAggClient::own_view_digest(uint32_t signer, MutableByteSpan out) const {
+  FEDSTAT_ASSIGN_OR_RETURN(const size_t index, index_of(signer));
+  const SecAggPeer& keys = peers_[index];  // this client's own entry holds its keys too
   ConsistencyDigest digest;
-  FEDSTAT_RETURN_IF_ERROR(digest.begin(ByteSpan(session_hash_, 32), signer, u3_in_roster()));
+  FEDSTAT_RETURN_IF_ERROR(digest.begin(ByteSpan(session_hash_, 32), signer,
+                                       ByteSpan(keys.encryption_key, 32),
+                                       ByteSpan(keys.masking_key, 32), u3_in_roster()));
   FEDSTAT_RETURN_IF_ERROR(for_each_u3_ascending([&](uint32_t id) { return digest.add(id); }));
   return digest.finish(out);
 }
@@ -969,9 +997,10 @@ Status SecAggClient::consistency_message(fedstat_v1_SecAggConsistency& out) {
       return Status();
     }));
     out.members_count = listed;
-    FEDSTAT_RETURN_IF_ERROR(consistency_digest(ByteSpan(session_hash_, 32), id_,
-                                               Span<const uint32_t>(out.members, listed),
-                                               MutableByteSpan(digest, sizeof(digest))));
+    FEDSTAT_RETURN_IF_ERROR(
+        consistency_digest(ByteSpan(session_hash_, 32), id_, ByteSpan(encryption_public_, 32),
+                           ByteSpan(masking_public_, 32), Span<const uint32_t>(out.members, listed),
+                           MutableByteSpan(digest, sizeof(digest))));
   }
   FEDSTAT_RETURN_IF_ERROR(
       credential::sign_digest(ByteSpan(signing_->private_key, credential::kPrivateKeyBytes),
@@ -1035,6 +1064,13 @@ Status SecAggClient::on_consistency(const fedstat_v1_SecAggConsistency& message)
     return invalid_argument("secagg: a consistency message from a signer outside this U3");
   }
   if (peer.flags & kConsistencyCounted) return Status();  // counted already (a resume)
+  if (!(peer.flags & kHaveShares)) {
+    // Only a peer that sent this client a valid share is shown to hold its round key now: a
+    // server reusing a session id could otherwise stand in an earlier round's keys and
+    // signatures for an absent device.
+    return permission_denied(
+        "secagg: a consistency signer from which this client holds no valid share; not counted");
+  }
   if (message.signature.size != credential::kSignatureBytes) {
     return invalid_argument("secagg: a consistency signature is 64 bytes");
   }
@@ -1055,6 +1091,7 @@ Status SecAggClient::on_consistency(const fedstat_v1_SecAggConsistency& message)
     }
     FEDSTAT_RETURN_IF_ERROR(
         consistency_digest(ByteSpan(session_hash_, 32), message.signer_id,
+                           ByteSpan(peer.encryption_key, 32), ByteSpan(peer.masking_key, 32),
                            Span<const uint32_t>(message.members, message.members_count),
                            MutableByteSpan(digest, sizeof(digest))));
   }

@@ -227,6 +227,11 @@ class SecAggClient {
   /// signed sessions. The credential is not checked here: credential::check_credential() is the
   /// caller's, once, when the device is provisioned.
   void set_credential(const credential::DeviceCredential* credential) { credential_ = credential; }
+  /// Signed complete-graph sessions: the corrupt fraction (parts per million) this device assumes
+  /// at least, whatever the start declares (the Client passes its TaskPolicy's
+  /// min_assumed_corrupt_ppm; default 5 %). on_start() then requires 2·t > max_clients +
+  /// ⌈γ·max_clients⌉ with γ the larger of the two: c colluding members can sign two U3 views.
+  void set_assumed_corrupt_ppm(uint32_t ppm) { assumed_corrupt_ppm_ = ppm; }
 
   /// Round 0: draws this session's key pairs, self-mask seed and polynomial seeds, and fills `out`
   /// with the public keys to advertise and the commitment to the self-mask seed (stage
@@ -245,8 +250,10 @@ class SecAggClient {
   /// Signed sessions (protocol 5): kPermissionDenied: this client holds a credential and the
   /// start is not signed (SecAggStart.signed_keys false: it joins signed sessions only).
   /// kFailedPrecondition: a signed start and no device credential (set_credential()).
-  /// kInvalidArgument: a signed sparse session of degree above kMaxSignedSparseDegree (126), or a
-  /// credential for another client id. credential::sign_digest()'s errors. The stage stays kIdle.
+  /// kInvalidArgument: a signed sparse session of degree above kMaxSignedSparseDegree (126), a
+  /// signed complete-graph session with 2·t ≤ max_clients + ⌈γ·max_clients⌉
+  /// (set_assumed_corrupt_ppm()), or a credential for another client id.
+  /// credential::sign_digest()'s errors. The stage stays kIdle.
   Status on_start(const fedstat_v1_SecAggStart& start, fedstat_v1_SecAggKeys& out);
   /// Round 1: one roster entry (index order, each once); the last one completes U1, fixes the
   /// session hash and moves to kSharing. An entry already held, sent again, must be identical and
@@ -451,9 +458,10 @@ class SecAggClient {
   ShamirDealer self_mask_dealer_, key_dealer_;
   crypto::Sha256 roster_hash_;
   const credential::DeviceCredential* credential_ = nullptr;  // set_credential(): next sessions
-  const credential::DeviceCredential* signing_ = nullptr;     // this session's (signed sessions)
-  uint8_t start_digest_[32] = {};                             // signed: start_parameters_digest
-  uint8_t key_signature_[64] = {};                            // signed: this client's, round 0
+  uint32_t assumed_corrupt_ppm_ = 50000;  // set_assumed_corrupt_ppm(): signed complete sessions
+  const credential::DeviceCredential* signing_ = nullptr;  // this session's (signed sessions)
+  uint8_t start_digest_[32] = {};                          // signed: start_parameters_digest
+  uint8_t key_signature_[64] = {};                         // signed: this client's, round 0
   uint32_t consistency_count_ = 0;  // signed: verified agreeing signers, itself included
   bool roster_ascending_ = true;    // the roster's ids ascend by index (U3 views in one pass)
 };

@@ -72,14 +72,20 @@ Status keys_digest(uint64_t session, uint32_t client_id, ByteSpan encryption_key
   return hash.finish(out);
 }
 
-Status ConsistencyDigest::begin(ByteSpan session_hash, uint32_t signer_id, uint32_t count) {
+Status ConsistencyDigest::begin(ByteSpan session_hash, uint32_t signer_id, ByteSpan encryption_key,
+                                ByteSpan masking_key, uint32_t count) {
   if (session_hash.size() != 32) return invalid_argument("secagg: a session hash is 32 bytes");
+  if (encryption_key.size() != 32 || masking_key.size() != 32) {
+    return invalid_argument("secagg: a signer's round keys are 32 bytes each");
+  }
   FEDSTAT_RETURN_IF_ERROR(hash_.reset());
   expected_ = count;
   added_ = 0;
   FEDSTAT_RETURN_IF_ERROR(hash_.update(tag_bytes(kConsistencyTag, sizeof(kConsistencyTag))));
   FEDSTAT_RETURN_IF_ERROR(hash_.update(session_hash));
   FEDSTAT_RETURN_IF_ERROR(update_le32(hash_, signer_id));
+  FEDSTAT_RETURN_IF_ERROR(hash_.update(encryption_key));
+  FEDSTAT_RETURN_IF_ERROR(hash_.update(masking_key));
   return update_le32(hash_, count);
 }
 
@@ -97,12 +103,13 @@ Status ConsistencyDigest::finish(MutableByteSpan out) {
   return hash_.finish(out);
 }
 
-Status consistency_digest(ByteSpan session_hash, uint32_t signer_id,
-                          Span<const uint32_t> ids_ascending, MutableByteSpan out) {
+Status consistency_digest(ByteSpan session_hash, uint32_t signer_id, ByteSpan encryption_key,
+                          ByteSpan masking_key, Span<const uint32_t> ids_ascending,
+                          MutableByteSpan out) {
   if (out.size() != kSignedDigestBytes) return invalid_argument("secagg: a digest is 32 bytes");
   ConsistencyDigest digest;
-  FEDSTAT_RETURN_IF_ERROR(
-      digest.begin(session_hash, signer_id, static_cast<uint32_t>(ids_ascending.size())));
+  FEDSTAT_RETURN_IF_ERROR(digest.begin(session_hash, signer_id, encryption_key, masking_key,
+                                       static_cast<uint32_t>(ids_ascending.size())));
   for (size_t i = 0; i < ids_ascending.size(); ++i) {
     FEDSTAT_RETURN_IF_ERROR(digest.add(ids_ascending[i]));
   }

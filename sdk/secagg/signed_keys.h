@@ -11,14 +11,18 @@
 ///     keys digest    = SHA-256("fedstat secagg keys v1" ‖ LE64 session ‖ LE32 client_id ‖
 ///                      c_pk (32) ‖ s_pk (32) ‖ commitment (32) ‖ start digest (32))
 ///     consistency    = SHA-256("fedstat secagg consistency v1" ‖ session hash (32) ‖
-///                      LE32 signer_id ‖ LE32 count ‖ LE32 ids of U3, ascending)
+///                      LE32 signer_id ‖ signer's c_pk (32) ‖ signer's s_pk (32) ‖ LE32 count ‖
+///                      LE32 ids of U3, ascending)
 ///
 /// The keys digest binds a device's X25519 keys and self-mask commitment to its id, the session
 /// and the parameters it was started with: a signature cannot be replayed into another session,
 /// another device's roster entry, or a session the server started with other parameters (a lower
 /// threshold). The consistency digest binds a device's view of U3 to the session hash (which
 /// covers the roster), so a server that shows two groups different U3 sets cannot pass one
-/// group's signatures off to the other.
+/// group's signatures off to the other, and to the signer's X25519 keys of this round: a sparse
+/// session hash covers no keys (graph.h), and a server that reuses a session id with the same
+/// parameters could otherwise replay a neighbour's signature of an earlier round over the same
+/// view (tests/adversary, C_ReplayIntoARoundReusingTheSessionId_SparseConsistency).
 ///
 /// @memory none beyond the stack (one SHA-256 context, ≈ 120 bytes); ConsistencyDigest holds one
 /// SHA-256 context.
@@ -57,18 +61,23 @@ Status keys_digest(uint64_t session, uint32_t client_id, ByteSpan encryption_key
                    MutableByteSpan out);
 
 /// The consistency digest (above) into `out` of `ids_ascending` (strictly ascending, not checked
-/// here) signed by `signer_id` in the session whose hash is `session_hash` (32 bytes).
-/// @errors kInvalidArgument: `session_hash` or `out` not 32 bytes. kInternal: SHA-256 failed.
-Status consistency_digest(ByteSpan session_hash, uint32_t signer_id,
-                          Span<const uint32_t> ids_ascending, MutableByteSpan out);
+/// here) signed by `signer_id`, whose round keys are `encryption_key` and `masking_key` (32 bytes
+/// each), in the session whose hash is `session_hash` (32 bytes).
+/// @errors kInvalidArgument: `session_hash`, a key or `out` not 32 bytes. kInternal: SHA-256
+/// failed.
+Status consistency_digest(ByteSpan session_hash, uint32_t signer_id, ByteSpan encryption_key,
+                          ByteSpan masking_key, Span<const uint32_t> ids_ascending,
+                          MutableByteSpan out);
 
 /// The consistency digest fed one id at a time (ascending), for views too large to list at once
 /// (a complete graph's U3 of up to 1,024 ids): begin(), add() × count, finish().
 class ConsistencyDigest {
  public:
-  /// Starts the digest of `count` ids signed by `signer_id`.
-  /// @errors kInvalidArgument: `session_hash` not 32 bytes. kInternal: SHA-256 failed.
-  Status begin(ByteSpan session_hash, uint32_t signer_id, uint32_t count);
+  /// Starts the digest of `count` ids signed by `signer_id`, whose round keys are
+  /// `encryption_key` and `masking_key`.
+  /// @errors kInvalidArgument: `session_hash` or a key not 32 bytes. kInternal: SHA-256 failed.
+  Status begin(ByteSpan session_hash, uint32_t signer_id, ByteSpan encryption_key,
+               ByteSpan masking_key, uint32_t count);
   /// The next id (ascending).
   /// @errors kInternal: SHA-256 failed.
   Status add(uint32_t id);

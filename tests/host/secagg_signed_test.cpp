@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "host_server/secagg/secagg_server.h"
@@ -235,7 +237,7 @@ TEST(SecAggSigned, RoundCompletesBitForBitCompleteAndSparse) {
 // The same by hand through the server: every device ends kDone and the sum is exact.
 TEST(SecAggSigned, HandDrivenRoundIsExact) {
   for (uint32_t degree : {0u, 4u}) {
-    Session s(degree == 0 ? 5 : 9, degree == 0 ? 3 : 3, degree);
+    Session s(degree == 0 ? 5 : 9, degree == 0 ? 4 : 3, degree);
     s.advertise();
     s.share();
     s.mask();
@@ -257,7 +259,7 @@ TEST(SecAggSigned, HandDrivenRoundIsExact) {
 // kPermissionDenied and abort device 1's session before any share.
 template <typename Tamper>
 void expect_entry_refused(Tamper tamper, const char* what) {
-  Session s(3, 2);
+  Session s(3, 3);
   s.advertise();
   std::vector<fedstat_v1_SecAggPeerKeys> roster = s.server().roster_for(1);
   ASSERT_EQ(roster.size(), 3u);
@@ -346,7 +348,7 @@ TEST(SecAggSigned, DeviceRefusesASignatureOverAnotherSessionsStart) {
 
 // A device with a credential refuses an unsigned start; one without refuses a signed start.
 TEST(SecAggSigned, CredentialAndSessionKindMustMatch) {
-  Session s(3, 2);
+  Session s(3, 3);
   fedstat_v1_SecAggStart start = s.server().start();
   start.signed_keys = false;
   fedstat_v1_SecAggKeys keys;
@@ -364,7 +366,7 @@ TEST(SecAggSigned, CredentialAndSessionKindMustMatch) {
 // A resumed start gives the same signed keys (signing is deterministic, nothing drawn), and the
 // consistency message is the same bytes on every call.
 TEST(SecAggSigned, ResumeGivesTheSameSignedBytes) {
-  Session s(3, 2);
+  Session s(3, 3);
   Device& d = s.device(1);
   fedstat_v1_SecAggKeys first, again;
   ASSERT_TRUE(d.client.on_start(s.server().start(), first).ok());
@@ -430,7 +432,7 @@ TEST(SecAggSigned, ServerExcludesUnverifiableKeys) {
 // Complete graph: a consistency signature over another U3 does not verify — not counted, the
 // session goes on; the server refuses it too.
 TEST(SecAggSigned, ConsistencySignatureOverAnotherViewIsNotCounted) {
-  Session s(5, 3);
+  Session s(5, 4);
   s.advertise();
   s.share();
   s.mask();
@@ -439,9 +441,10 @@ TEST(SecAggSigned, ConsistencySignatureOverAnotherViewIsNotCounted) {
   // Device 2's key signs a view without member 5 (what a server showing 2 another U3 gets).
   uint8_t digest[32], signature[64];
   const uint32_t other_view[] = {1, 2, 3, 4};
-  ASSERT_TRUE(secagg::consistency_digest(victim.client.session_hash(), 2,
-                                         Span<const uint32_t>(other_view, 4),
-                                         MutableByteSpan(digest, 32))
+  ASSERT_TRUE(secagg::consistency_digest(
+                  victim.client.session_hash(), 2, ByteSpan(signer.keys.encryption_key.bytes, 32),
+                  ByteSpan(signer.keys.masking_key.bytes, 32), Span<const uint32_t>(other_view, 4),
+                  MutableByteSpan(digest, 32))
                   .ok());
   ASSERT_TRUE(credential::sign_digest(ByteSpan(signer.credential.private_key, 32),
                                       ByteSpan(digest, 32), MutableByteSpan(signature, 64))
@@ -471,12 +474,16 @@ TEST(SecAggSigned, ConsistencySignatureOverAnotherViewIsNotCounted) {
   EXPECT_EQ(victim.client.consistency_count(), 2u);
   EXPECT_TRUE(victim.client.on_consistency(genuine).ok());  // again: counted once
   EXPECT_EQ(victim.client.consistency_count(), 2u);
-  // Threshold 3 not reached: still nothing revealed.
+  // Threshold 4 not reached (2 counted, then 3): still nothing revealed.
   fedstat_v1_SecAggReveal reveal;
   EXPECT_EQ(victim.client.next_reveal(reveal).status().code(), StatusCode::kFailedPrecondition);
-  fedstat_v1_SecAggConsistency third;
+  fedstat_v1_SecAggConsistency third, fourth;
   ASSERT_TRUE(s.device(3).client.consistency_message(third).ok());
   EXPECT_TRUE(victim.client.on_consistency(third).ok());
+  EXPECT_EQ(victim.client.stage(), SecAggStage::kConsistency);
+  EXPECT_EQ(victim.client.next_reveal(reveal).status().code(), StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(s.device(4).client.consistency_message(fourth).ok());
+  EXPECT_TRUE(victim.client.on_consistency(fourth).ok());
   EXPECT_EQ(victim.client.stage(), SecAggStage::kUnmasking);
   EXPECT_TRUE(victim.client.next_reveal(reveal).ok());
 }
@@ -501,9 +508,11 @@ TEST(SecAggSigned, SparseDisagreementAborts) {
   std::vector<uint32_t> split(m.members, m.members + m.members_count);
   split.erase(std::find(split.begin(), split.end(), common));
   uint8_t digest[32];
-  ASSERT_TRUE(secagg::consistency_digest(s.device(1).client.session_hash(), neighbour,
-                                         Span<const uint32_t>(split.data(), split.size()),
-                                         MutableByteSpan(digest, 32))
+  ASSERT_TRUE(secagg::consistency_digest(
+                  s.device(1).client.session_hash(), neighbour,
+                  ByteSpan(s.device(neighbour).keys.encryption_key.bytes, 32),
+                  ByteSpan(s.device(neighbour).keys.masking_key.bytes, 32),
+                  Span<const uint32_t>(split.data(), split.size()), MutableByteSpan(digest, 32))
                   .ok());
   fedstat_v1_SecAggConsistency forged = m;
   forged.members_count = static_cast<pb_size_t>(split.size());
@@ -526,6 +535,100 @@ TEST(SecAggSigned, SparseDisagreementAborts) {
 }
 
 // next_reveal waits for threshold signatures even when the server skips the consistency round.
+// Rosters and shares by hand, where device 1 receives the shares of `corrupted` peers with a
+// flipped ciphertext byte (what a server that replays an absent device's keys of an earlier round
+// can send for it: it holds no round key to seal a real share with). Returns device 1's U2 status.
+Status share_with_bad_shares_to_one(Session& s, const std::set<uint32_t>& corrupted) {
+  for (uint32_t id = 1; id <= s.size(); ++id) {
+    Device& d = s.device(id);
+    for (const auto& entry : s.server().roster_for(id)) {
+      EXPECT_TRUE(d.client.on_peer_keys(entry).ok()) << id;
+    }
+    fedstat_v1_SecAggShare share;
+    while (true) {
+      auto more = d.client.next_share(share);
+      EXPECT_TRUE(more.ok());
+      if (!more.ok() || !more.value()) break;
+      EXPECT_TRUE(s.server().on_share(id, share).ok());
+    }
+  }
+  EXPECT_TRUE(s.server().close_sharing().ok());
+  Status device_one;
+  for (uint32_t id = 1; id <= s.size(); ++id) {
+    Device& d = s.device(id);
+    for (auto share : s.server().shares_for(id)) {
+      if (id == 1 && corrupted.count(share.from_id) != 0) share.ciphertext.bytes[0] ^= 1;
+      EXPECT_TRUE(d.client.on_share(share).ok());  // a bad share is recorded, not an error
+    }
+    const Status u2 = d.client.on_roster(s.server().u2_for(id));
+    if (id == 1) {
+      device_one = u2;
+    } else {
+      EXPECT_TRUE(u2.ok()) << id;
+    }
+  }
+  return device_one;
+}
+
+// Signed sessions count towards U2's threshold only the members that sent this device a valid
+// share in this round, itself included. U2 = all 6, t = 4: with 3 peers' shares bad device 1
+// holds valid shares of 2 peers (3 with itself) and aborts; with 2 bad it holds 4 and masks. An
+// unsigned session keeps issue 39's rule (a bad-share peer counts). Mutant: counting U2's
+// members instead of the live ones makes the first case pass U2.
+TEST(SecAggSigned, U2CountsOnlyMembersWhoseValidShareArrived) {
+  {
+    Session s(6, 4);
+    s.advertise();
+    const Status u2 = share_with_bad_shares_to_one(s, {2, 3, 4});
+    EXPECT_EQ(u2.code(), StatusCode::kAborted) << u2.message();
+    EXPECT_EQ(s.device(1).client.stage(), SecAggStage::kAborted);
+  }
+  {
+    Session s(6, 4);
+    s.advertise();
+    const Status u2 = share_with_bad_shares_to_one(s, {2, 3});
+    EXPECT_TRUE(u2.ok()) << u2.message();
+    EXPECT_EQ(s.device(1).client.stage(), SecAggStage::kReadyToMask);
+  }
+}
+
+// A consistency signer counts only if this device holds a valid share from it: device 2's share
+// to device 1 was bad, so 2's genuine signature is refused (kPermissionDenied, nothing counted)
+// while 3's counts. Mutant: dropping the check counts device 2.
+TEST(SecAggSigned, ConsistencySignerWithoutAValidShareIsNotCounted) {
+  Session s(6, 4);
+  s.advertise();
+  ASSERT_TRUE(share_with_bad_shares_to_one(s, {2}).ok());
+  s.mask();
+  std::map<uint32_t, fedstat_v1_SecAggConsistency> signed_views;
+  for (uint32_t id = 1; id <= 6; ++id) {
+    ASSERT_TRUE(s.device(id).client.consistency_message(signed_views[id]).ok());
+  }
+  Device& one = s.device(1);
+  EXPECT_EQ(one.client.on_consistency(signed_views[2]).code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(one.client.consistency_count(), 1u);
+  EXPECT_TRUE(one.client.on_consistency(signed_views[3]).ok());
+  EXPECT_EQ(one.client.consistency_count(), 2u);
+}
+
+// A signed complete-graph session needs 2·t > n + ⌈γ·n⌉ (γ: the larger of the declared corrupt
+// fraction and the device's floor, 5 % by default): c colluders can sign both of two U3 views.
+// n = 10: t = 6 passes with γ = 5 % (12 > 11) and fails at 20 % (12 ≤ 12) or once the device
+// assumes 20 %; an unsigned session still needs only 2·t > n.
+TEST(SecAggSigned, CompleteGraphThresholdCoversColluders) {
+  Session s(10, 6);
+  fedstat_v1_SecAggStart start = s.server().start();
+  Device& d = s.device(1);
+  fedstat_v1_SecAggKeys keys;
+  start.corrupt_ppm = 200000;
+  EXPECT_EQ(d.client.on_start(start, keys).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(d.client.stage(), SecAggStage::kIdle);
+  d.client.set_assumed_corrupt_ppm(200000);
+  EXPECT_EQ(d.client.on_start(s.server().start(), keys).code(), StatusCode::kInvalidArgument);
+  d.client.set_assumed_corrupt_ppm(50000);
+  EXPECT_TRUE(d.client.on_start(s.server().start(), keys).ok());
+}
+
 TEST(SecAggSigned, NextRevealBeforeThresholdSignaturesIsRefused) {
   Session s(5, 4);
   s.advertise();
