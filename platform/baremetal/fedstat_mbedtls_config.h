@@ -62,6 +62,11 @@
 #define MBEDTLS_HMAC_DRBG_C
 #define MBEDTLS_ASN1_PARSE_C
 #define MBEDTLS_ASN1_WRITE_C
+/* No HMAC_DRBG of ECP's own for blinding when a caller passes no RNG: every secret scalar
+ * multiplication here passes one (X25519's blinding callback, ECDSA's signing blinding, key
+ * generation, the TLS handshake's ECDHE); only signature checks, on public scalars, pass none.
+ * Saves the core image the internal DRBG that P-256 would otherwise link into it. */
+#define MBEDTLS_ECP_NO_INTERNAL_RNG
 
 /* HKDF-SHA256 and AES-256-GCM for deriving keys and encrypting secret shares. */
 #define MBEDTLS_MD_C

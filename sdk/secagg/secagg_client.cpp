@@ -1117,7 +1117,14 @@ Status SecAggClient::on_consistency(const fedstat_v1_SecAggConsistency& message)
   }
   peer.flags = static_cast<uint8_t>(peer.flags | kConsistencyCounted);
   ++consistency_count_;
-  if (stage_ == SecAggStage::kConsistency && consistency_count_ >= threshold_) {
+  // Complete graph: t members of U3, itself included (Bonawitz et al. §4; 2t > n + c keeps two
+  // views from both reaching it). Sparse graph: t neighbours besides itself — the bound's
+  // condition (3) promises t surviving neighbours, and counting itself let a server that splits
+  // the views unmask a device with one corrupt neighbour fewer (2t − k − 2 instead of 2t − k − 1;
+  // honest devices only at k = 6, t = 4: tests/adversary A_ManyWorldsSparse…,
+  // scripts/secagg_many_worlds.py).
+  const uint32_t needed = degree_ == 0 ? threshold_ : threshold_ + 1;
+  if (stage_ == SecAggStage::kConsistency && consistency_count_ >= needed) {
     stage_ = SecAggStage::kUnmasking;
     cursor_ = 0;
     own_share_revealed_ = false;

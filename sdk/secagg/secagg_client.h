@@ -320,22 +320,23 @@ class SecAggClient {
   /// kInternal). kInternal: SHA-256 failed.
   Status consistency_message(fedstat_v1_SecAggConsistency& out);
   /// Signed sessions, after U3: a peer's consistency message, forwarded by the server. A valid
-  /// one from a member of this client's U3 whose view agrees with this client's is counted once;
-  /// when the count, this client included, reaches the threshold the stage becomes kUnmasking
-  /// and next_reveal() works. Complete graph: the signature must verify over this client's own
-  /// U3 ids. Sparse graph: it must verify over `members`, and `members` must agree with this
-  /// client's U3 on every roster entry within degree/2 ring positions of the signer (all of the
-  /// roster when it is all of U1) and name no roster entry outside them. A message from a signer
-  /// already counted changes nothing (OK, not verified again: a resume).
+  /// one from a member of this client's U3 whose view agrees with this client's, and from which
+  /// this client holds a valid share, is counted once; when the count reaches the threshold —
+  /// this client included for the complete graph, besides it for a sparse graph — the stage
+  /// becomes kUnmasking and next_reveal() works. Complete graph: the signature must verify over
+  /// this client's own U3 ids. Sparse graph: it must verify over `members`, and `members` must
+  /// agree with this client's U3 on every roster entry within degree/2 ring positions of the signer
+  /// (all of the roster when it is all of U1) and name no roster entry outside them. A message from
+  /// a signer already counted changes nothing (OK, not verified again: a resume).
   /// @errors kFailedPrecondition: not a signed session, or not in kConsistency, kUnmasking or
   /// kDone. kInvalidArgument: another session, a signer outside this client's U3 or this client
   /// itself, a signature that is not 64 bytes, members on a complete graph, or (sparse) members
   /// not strictly ascending. kNotFound: the signer is not in the roster. kPermissionDenied: the
-  /// signature does not verify (another view, session or signer): nothing counted, the session
-  /// goes on. kAborted (sparse): a verified view that disagrees with this client's — evidence
-  /// that the server showed members different U3 sets; the session is aborted and reveals
-  /// nothing. kResourceExhausted: mbedTLS's pool is full (nothing counted; may be retried).
-  /// kInternal: SHA-256 failed.
+  /// signature does not verify (another view, session or signer), or a signer from which this
+  /// client holds no valid share: nothing counted, the session goes on. kAborted (sparse): a
+  /// verified view that disagrees with this client's — evidence that the server showed members
+  /// different U3 sets; the session is aborted and reveals nothing. kResourceExhausted: mbedTLS's
+  /// pool is full (nothing counted; may be retried). kInternal: SHA-256 failed.
   Status on_consistency(const fedstat_v1_SecAggConsistency& message);
   /// Round 2: masks the input in place with the self mask and every pairwise mask of U2;
   /// vector.size() == the session's length. Masked once or never: a failure part way wipes the
@@ -391,7 +392,8 @@ class SecAggClient {
   /// Whether the current session is signed (protocol 5: started with signed_keys).
   bool signed_session() const { return signing_ != nullptr; }
   /// Signed sessions: the members whose consistency signature this client counted, itself
-  /// included (0 before U3).
+  /// included (0 before U3). Unmasking starts at threshold (complete graph) or threshold + 1
+  /// (sparse: t neighbours besides itself).
   uint32_t consistency_count() const { return consistency_count_; }
 
  private:
