@@ -24,6 +24,7 @@
 #include "sdk/base/random_bits.h"
 #include "sdk/base/seeded_stream.h"
 #include "sdk/client/client.h"
+#include "sdk/credential/device_credential.h"
 #include "sdk/histogram/sparse_histogram.h"
 #include "sdk/noise/discrete_gaussian.h"
 #include "sdk/noise/discrete_laplace.h"
@@ -338,6 +339,45 @@ void check_secagg_crypto() {
            .ok();
   for (uint64_t w : v) ok = ok && w == 0;
   check(ok, "secagg: Shamir 3-of-5 round trip and a cancelling 64-bit mask");
+}
+
+// Device credentials: RFC 6979 appendix A.2.5 (P-256, SHA-256, message "sample"), the same
+// known answer as tests/unit/credential/device_credential_test.cpp, from the static pool.
+void check_credentials() {
+  static const uint8_t kPrivate[32] = {0xC9, 0xAF, 0xA9, 0xD8, 0x45, 0xBA, 0x75, 0x16,
+                                       0x6B, 0x5C, 0x21, 0x57, 0x67, 0xB1, 0xD6, 0x93,
+                                       0x4E, 0x50, 0xC3, 0xDB, 0x36, 0xE8, 0x9B, 0x12,
+                                       0x7B, 0x8A, 0x62, 0x2B, 0x12, 0x0F, 0x67, 0x21};
+  static const uint8_t kPublicX[32] = {0x60, 0xFE, 0xD4, 0xBA, 0x25, 0x5A, 0x9D, 0x31,
+                                       0xC9, 0x61, 0xEB, 0x74, 0xC6, 0x35, 0x6D, 0x68,
+                                       0xC0, 0x49, 0xB8, 0x92, 0x3B, 0x61, 0xFA, 0x6C,
+                                       0xE6, 0x69, 0x62, 0x2E, 0x60, 0xF2, 0x9F, 0xB6};
+  static const uint8_t kSignature[64] = {
+      0xEF, 0xD4, 0x8B, 0x2A, 0xAC, 0xB6, 0xA8, 0xFD, 0x11, 0x40, 0xDD, 0x9C, 0xD4,
+      0x5E, 0x81, 0xD6, 0x9D, 0x2C, 0x87, 0x7B, 0x56, 0xAA, 0xF9, 0x91, 0xC3, 0x4D,
+      0x0E, 0xA8, 0x4E, 0xAF, 0x37, 0x16, 0xF7, 0xCB, 0x1C, 0x94, 0x2D, 0x65, 0x7C,
+      0x41, 0xD4, 0x36, 0xC7, 0xA1, 0xB6, 0xE2, 0x9F, 0x65, 0xF3, 0xE9, 0x00, 0xDB,
+      0xB9, 0xAF, 0xF4, 0x06, 0x4D, 0xC4, 0xAB, 0x2F, 0x84, 0x3A, 0xCD, 0xA8};
+  const size_t pool_before = crypto::mbedtls_pool_high_water();
+  const uint8_t message[] = {'s', 'a', 'm', 'p', 'l', 'e'};
+  uint8_t digest[32], pub[credential::kPublicKeyBytes], signature[credential::kSignatureBytes];
+  SeededStream blinding(counting_seed());
+  bool ok =
+      crypto::sha256(ByteSpan(message), Span<uint8_t>(digest)).ok() &&
+      credential::public_key_of(ByteSpan(kPrivate), blinding, MutableByteSpan(pub)).ok() &&
+      pub[0] == 0x04 && memcmp(pub + 1, kPublicX, 32) == 0 &&
+      credential::sign_digest(ByteSpan(kPrivate), ByteSpan(digest), MutableByteSpan(signature))
+          .ok() &&
+      memcmp(signature, kSignature, 64) == 0 &&
+      credential::verify_digest(ByteSpan(pub), ByteSpan(digest), ByteSpan(signature)).ok();
+  digest[0] ^= 1;
+  ok = ok &&
+       credential::verify_digest(ByteSpan(pub), ByteSpan(digest), ByteSpan(signature)).code() ==
+           StatusCode::kPermissionDenied;
+  check(ok, "ECDSA P-256: RFC 6979 A.2.5 signature, verify, a flipped digest bit refused");
+  printf("  info  mbedTLS pool peak %u bytes before the credential checks, %u after\n",
+         static_cast<unsigned>(pool_before),
+         static_cast<unsigned>(crypto::mbedtls_pool_high_water()));
 }
 #endif
 
@@ -656,6 +696,7 @@ int main() {
 #if !FEDSTAT_SELFTEST_CORE
   check_analytics_tasks();
   check_secagg_crypto();
+  check_credentials();
 #endif
   check_shift_sketch();
 #if !FEDSTAT_SELFTEST_CORE

@@ -67,6 +67,7 @@ check_tool(fedstat-privacy ${fedstat_privacy} --json agm-sigma --epsilon 1
            --delta 1e-5 --sensitivity 1)
 check_tool(fedstat-secagg-sim ${fedstat_secagg_sim} --clients 5 --threshold 3
            --length 8 --json)
+check_tool(fedstat-ca ${fedstat_ca})  # no --json; its commands: tests/tools/ca_cli_test.cmake
 check_tool(fedstat-tv ${fedstat_tv} --p ${OUT}/P.txt --q ${OUT}/Q.txt --budget
            8192 --json)
 check_tool(fedstat-kl ${fedstat_kl} --pi ${OUT}/PI.txt --p ${OUT}/P.txt --T 50
