@@ -117,7 +117,7 @@
 /// where R, the roster a device holds, is roster_size(task) = secagg::neighbourhood_size(
 /// max_clients, secagg_degree): k + 1 entries for a sparse graph of degree k (SecAgg+: its k
 /// neighbours and itself, O(log n) — whatever the round's size), max_clients for the complete
-/// graph (144 bytes each on a 64-bit host, secagg_client.h),
+/// graph (208 bytes each on a 64-bit host, secagg_client.h),
 /// and local_size is the app's histogram capacity (DATA_SHIFT) or example count
 /// (MODEL_UPDATE), 0 otherwise (KL_ANSWERS, HETEROGENEITY). Stack (Cortex-M4, -Os, own frames):
 /// run_session's deepest frame 496 bytes (after_task), a builder under 1 KB (a ShiftSketch object,

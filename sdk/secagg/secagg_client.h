@@ -88,14 +88,36 @@
 /// entry this client hashes, so a server that shows two devices different commitments gives them
 /// different session hashes.
 ///
-/// @memory sizeof(SecAggClient) (704 bytes on a 64-bit host; 32 of them the commitment, 104 the
-/// sparse graph's commitment, seed and ring check) + secagg_client_memory_bytes(
-/// neighbourhood_size(max_clients, degree)) of caller storage (sizeof(SecAggPeer) = 144 bytes
-/// per roster entry: max_clients entries for the complete graph, k + 1 for the sparse one);
+/// Signed sessions (protocol 5, issue 42; sdk/secagg/signed_keys.h) — against a server that does
+/// not follow the protocol. A client given a device credential (set_credential) joins only
+/// sessions whose SecAggStart says signed_keys; it then signs its keys (keys_digest: the session,
+/// its id, both X25519 keys, its commitment and the digest of the start parameters) and sends its
+/// certificate with them, and accepts a roster entry only when its certificate was issued by the
+/// fleet CA, names the entry's id, and its key signature verifies over the same session and start
+/// parameters as this client's own — else the session aborts before any share is made
+/// (kPermissionDenied). The server cannot mint certificates (it holds only the CA's public key),
+/// so it can neither add members of its own nor stand between two members. After U3 comes the
+/// consistency round (stage kConsistency): the client signs its view of U3 (consistency_message)
+/// and counts its peers' signatures the server forwards (on_consistency); it reveals only once
+/// `threshold` distinct members of its roster, itself included, signed a view that agrees with
+/// its own. On the complete graph the views are one set, and a signature over another simply does
+/// not verify (not counted). On the sparse graph each member lists its view; a verified view that
+/// disagrees with this client's about any member both rosters hold (within degree/2 ring
+/// positions of the signer) is proof of a split and aborts the session, revealing nothing.
+/// Without a credential the client refuses signed sessions; unsigned sessions are as above.
+///
+/// @memory sizeof(SecAggClient) (832 bytes on a 64-bit host; 32 of them the commitment, 104 the
+/// sparse graph's commitment, seed and ring check, 128 the signed session's: start digest, key
+/// signature, credential pointers and count) + secagg_client_memory_bytes(
+/// neighbourhood_size(max_clients, degree)) of caller storage (sizeof(SecAggPeer) = 208 bytes
+/// per roster entry, 64 of them a signed session's peer signing key: max_clients entries for the
+/// complete graph, k + 1 for the sparse one); the signature checks use ≈ 300 bytes of stack (a
+/// SHA-256 context, a digest, a 65-byte key) and mbedTLS's pool for the curve arithmetic;
 /// mask() works in place on the caller's vector; X25519/HKDF/GCM use mbedTLS's pool on
 /// microcontrollers.
-/// @paper Bonawitz et al. 2017 §4, Figure 4 (rounds 0–3); Bell et al. 2020 §3 (the sparse
-/// graph); 000 Alg. 3, 001 §4.7, 002 §2.2.
+/// @paper Bonawitz et al. 2017 §4, Figure 4 (rounds 0–3; the actively secure variant's signed
+/// keys and ConsistencyCheck round); Bell et al. 2020 §3 (the sparse graph); 000 Alg. 3, 001
+/// §4.7, 002 §2.2.
 #ifndef FEDSTAT_SDK_SECAGG_SECAGG_CLIENT_H_
 #define FEDSTAT_SDK_SECAGG_SECAGG_CLIENT_H_
 

@@ -1,6 +1,7 @@
 # cmake -DTOOL=<fedstat-secagg-sim> -P secagg_sim_cli_test.cmake
 # fedstat-secagg-sim: exact sums with dropouts at each round (32- and 64-bit), an abort below the
-# threshold, the documented JSON keys, and a clear error for impossible parameters.
+# threshold, the documented JSON keys, a signed session (--signed), and a clear error for
+# impossible parameters.
 function(run_json out_var)
   execute_process(COMMAND ${TOOL} ${ARGN} --json RESULT_VARIABLE rc OUTPUT_VARIABLE out
                   ERROR_VARIABLE err)
@@ -28,6 +29,23 @@ foreach(bits 32 64)
     message(FATAL_ERROR "expected 5 inputs in the sum (7 - 1 - 1), got ${survivors}")
   endif()
 endforeach()
+
+# --signed: a signed session with the consistency round, a client dropping after signing; both
+# the signed and the unsigned run are exact, and signing costs bytes.
+run_json(json --clients 7 --threshold 4 --length 130 --drop-r1 1 --drop-r3 1 --drop-consistency 1
+         --signed --seed 5)
+string(JSON ok GET "${json}" ok)
+string(JSON plain_ok GET "${json}" unsigned ok)
+string(JSON signed_bytes GET "${json}" bytes_per_client)
+string(JSON plain_bytes GET "${json}" unsigned bytes_per_client)
+string(JSON consistency_bytes GET "${json}" consistency_bytes)
+if(NOT (ok STREQUAL "ON" OR ok STREQUAL "true") OR NOT (plain_ok STREQUAL "ON" OR
+                                                        plain_ok STREQUAL "true"))
+  message(FATAL_ERROR "fedstat-secagg-sim --signed: ${json}")
+endif()
+if(NOT signed_bytes GREATER plain_bytes OR NOT consistency_bytes GREATER 64)
+  message(FATAL_ERROR "fedstat-secagg-sim --signed: no signing bytes counted: ${json}")
+endif()
 
 run_json(json --clients 6 --threshold 4 --length 10 --drop-r2 3)
 string(JSON aborted GET "${json}" aborted)
