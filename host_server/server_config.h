@@ -32,8 +32,9 @@
 //                 Devices need a credential from the same CA (ClientConfig::credential, or
 //                 fedstat-sim --credentials); a device without one refuses the session, and a
 //                 device with one refuses unsigned sessions. A sparse DIST task's degree must be
-//                 at most 126 then. Changing it while a DIST round runs aborts that round at
-//                 restart
+//                 at most 126 then. Do not add or remove it while a DIST round runs: after the
+//                 restart the replay refuses the stored messages of the other kind of session
+//                 (the round aborts, fail closed) or the devices refuse it (they drop out)
 //   noise_seed    refused (it is no longer read): a collector draws each round's central-noise
 //                 seed from its CSPRNG and stores it (rounds/task_round.h), a TAgg noises from
 //                 its CSPRNG; a seed from the config would be known to whoever reads the file
