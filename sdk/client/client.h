@@ -109,8 +109,8 @@
 /// deletes it deliberately.
 ///
 /// @memory sizeof(Client) (two Envelopes, the Task, the SecAggClient, the marker, the task policy
-/// and the task's ledger spend: 3,552 bytes on a 64-bit host) plus the caller memory of
-/// memory_bytes(task, local_size), 8-byte aligned:
+/// and the task's ledger spend: 3,808 bytes on a 64-bit host, with ClientConfig::credential) plus
+/// the caller memory of memory_bytes(task, local_size), 8-byte aligned:
 ///     8·L (the contribution) + 8·data_words (TaskData) + [DIST] secagg_client_memory_bytes(R)
 ///     + scratch_bytes(task, local_size) (contribution.h: sketch, points, trainer; none for a
 ///     DIST data-shift task, whose L = B buckets are built in place)
