@@ -272,7 +272,8 @@ class SecAggClient {
   /// whose key signature does not verify under the certificate's key over keys_digest() of this
   /// session and of the start parameters this client was started with (signed_keys.h); a re-sent
   /// entry whose certificate key differs is kFailedPrecondition. kResourceExhausted: mbedTLS's
-  /// pool is full (nothing changed; the call can be retried).
+  /// pool is full (nothing changed; the call can be retried). kInvalidArgument: this client's
+  /// credential holds a CA key that is not a P-256 point (nothing changed).
   Status on_peer_keys(const fedstat_v1_SecAggPeerKeys& entry);
   /// Round 1: the next peer's encrypted shares (of b_u and s_u^SK). True with `out` filled while
   /// shares remain; false once every peer's share was produced (stage kShared). A failure

@@ -361,6 +361,52 @@ TEST(SecAggSigned, CredentialAndSessionKindMustMatch) {
   EXPECT_FALSE(keys.has_certificate);
 }
 
+// A resumed start gives the same signed keys (signing is deterministic, nothing drawn), and the
+// consistency message is the same bytes on every call.
+TEST(SecAggSigned, ResumeGivesTheSameSignedBytes) {
+  Session s(3, 2);
+  Device& d = s.device(1);
+  fedstat_v1_SecAggKeys first, again;
+  ASSERT_TRUE(d.client.on_start(s.server().start(), first).ok());
+  ASSERT_TRUE(d.client.on_start(s.server().start(), again).ok());
+  ASSERT_TRUE(first.has_certificate);
+  EXPECT_EQ(first.key_signature.size, 64u);
+  auto bytes = [](const auto& field) {
+    return std::vector<uint8_t>(field.bytes, field.bytes + field.size);
+  };
+  EXPECT_EQ(bytes(first.encryption_key), bytes(again.encryption_key));
+  EXPECT_EQ(bytes(first.masking_key), bytes(again.masking_key));
+  EXPECT_EQ(bytes(first.commitment), bytes(again.commitment));
+  EXPECT_EQ(bytes(first.key_signature), bytes(again.key_signature));
+  EXPECT_EQ(bytes(first.certificate.public_key), bytes(again.certificate.public_key));
+  EXPECT_EQ(bytes(first.certificate.ca_signature), bytes(again.certificate.ca_signature));
+  fedstat_v1_SecAggStart other = s.server().start();
+  other.corrupt_ppm += 1;  // not the same start: refused, nothing changed
+  EXPECT_EQ(d.client.on_start(other, again).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(d.client.stage(), SecAggStage::kAdvertised);
+}
+
+// The server's consistency round: only U3 members, once each, only in that round.
+TEST(SecAggSigned, ServerConsistencyRoundRefusals) {
+  Session s(4, 3);
+  s.advertise();
+  s.share();
+  fedstat_v1_SecAggConsistency early = fedstat_v1_SecAggConsistency_init_zero;
+  early.session = 77;
+  early.signer_id = 1;
+  EXPECT_EQ(s.server().on_consistency(1, early).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(s.server().close_consistency().code(), StatusCode::kFailedPrecondition);
+  s.mask();
+  fedstat_v1_SecAggConsistency m;
+  ASSERT_TRUE(s.device(1).client.consistency_message(m).ok());
+  EXPECT_EQ(s.server().on_consistency(2, m).code(), StatusCode::kPermissionDenied);  // not 2's
+  ASSERT_TRUE(s.server().on_consistency(1, m).ok());
+  EXPECT_EQ(s.server().on_consistency(1, m).code(), StatusCode::kAlreadyExists);
+  EXPECT_TRUE(s.server().consistency_for(1).empty());  // its own is not forwarded to it
+  ASSERT_EQ(s.server().consistency_for(2).size(), 1u);
+  EXPECT_EQ(s.server().consistency_for(2)[0].signer_id, 1u);
+}
+
 // The server refuses and excludes keys it cannot verify; they never reach a roster.
 TEST(SecAggSigned, ServerExcludesUnverifiableKeys) {
   Session s(4, 3);
