@@ -34,6 +34,7 @@
 #include "host_server/tasks/report_bounds.h"
 #include "host_server/tasks/task_plan.h"
 #include "sdk/base/crypto.h"
+#include "sdk/secagg/signed_keys.h"
 
 namespace fedstat {
 namespace host {
@@ -114,8 +115,19 @@ std::string hex_word(uint64_t word) {  // 16 digits, most significant first
 // its stored definition names the declaration, the task it follows and its TaskData, so a
 // restarted server that derived other TaskData would be refused by the store.
 TaskSpec spec_of(const TaskPlan& plan, const json& definition, Store& store,
-                 const TaggForward& forward_tagg) {
+                 const TaggForward& forward_tagg,
+                 const std::optional<std::array<uint8_t, 65>>& ca_public_key) {
   TaskSpec spec;
+  if (plan.task.trust == fedstat_v1_TrustModel_DIST && ca_public_key) {
+    // Signed sessions (ServerConfig::ca_public_key): a consistency view names at most 127 ids.
+    if (plan.task.secagg_degree > secagg::kMaxSignedSparseDegree) {
+      throw std::invalid_argument(
+          "task " + std::to_string(plan.task.task_id) + ": secagg degree " +
+          std::to_string(plan.task.secagg_degree) +
+          " is above 126, the most a signed session (ca_public_key) allows");
+    }
+    spec.secagg_ca_public_key = ca_public_key;
+  }
   spec.task = plan.task;
   spec.data = plan.data;
   spec.admission_seconds = plan.admission_seconds;
@@ -148,7 +160,7 @@ TaskSpec spec_of(const TaskPlan& plan, const json& definition, Store& store,
     const uint32_t this_id = plan.task.task_id, next_id = plan.next_task_id;
     const json declaration = definition.at("declaration");
     Store* s = &store;
-    spec.follow_up = [next_stage, this_id, next_id, declaration, s, forward_tagg](
+    spec.follow_up = [next_stage, this_id, next_id, declaration, s, forward_tagg, ca_public_key](
                          const std::string& result, uint64_t now) {
       uint64_t opened = now;
       const std::optional<json> stored = stored_definition(*s, next_id);
@@ -162,7 +174,7 @@ TaskSpec spec_of(const TaskPlan& plan, const json& definition, Store& store,
                                  {"follows", this_id},
                                  {"task_data", data},
                                  {"opened_unix_seconds", opened}};
-      return spec_of(next, next_definition, *s, forward_tagg);
+      return spec_of(next, next_definition, *s, forward_tagg, ca_public_key);
     };
   }
   return spec;
@@ -213,7 +225,7 @@ std::vector<TaskSpec> plan_declared_tasks(const ServerConfig& config, Store& sto
     }
     specs.push_back(spec_of(plan,
                             json{{"declaration", declaration}, {"opened_unix_seconds", opened}},
-                            store, forward_tagg));
+                            store, forward_tagg, config.ca_public_key));
   }
   for (const auto& [next, from] : follow_up_of) {
     if (declared.count(next) != 0) {

@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <stdexcept>
 
+#include "host_server/credential/fleet_credentials.h"
 #include "host_server/hex.h"
 
 namespace fedstat {
@@ -159,7 +160,8 @@ ServerConfig read_server_config(const std::string& path) {
                          "tagg",
                          "collectors",
                          "task_collectors",
-                         "status_listen"},
+                         "status_listen",
+                         "ca_public_key"},
                         path);
   if (file.contains("listen")) parse_listen(text_field(file["listen"], "listen"), config);
   if (file.contains("store")) {
@@ -173,6 +175,25 @@ ServerConfig read_server_config(const std::string& path) {
     config.fleet_secret =
         parse_hex32(text_field(file["fleet_secret"], "fleet_secret"), "fleet_secret");
   }
+  if (file.contains("ca_public_key")) {
+    const std::string ca_path =
+        resolve(config.base_dir, text_field(file["ca_public_key"], "ca_public_key"));
+    try {
+      // The server holds the CA's public key only: a private key file is refused, not split.
+      std::ifstream probe(ca_path);
+      std::string first;
+      std::getline(probe, first);
+      if (first == kCaKeyMagic) {
+        throw std::invalid_argument(
+            "ca_public_key: " + ca_path +
+            " is the CA's private key file; give the server ca.pub (fedstat-ca init writes both) "
+            "and keep ca.key offline");
+      }
+      config.ca_public_key = read_ca_public_key(ca_path);
+    } catch (const FleetCredentialError& e) {
+      throw std::invalid_argument(std::string("ca_public_key: ") + e.what());
+    }
+  }
   if (file.contains("role")) {
     const json& role = file["role"];
     if (role != "collector" && role != "tagg") {
@@ -180,6 +201,9 @@ ServerConfig read_server_config(const std::string& path) {
                                   role.dump());
     }
     config.tagg_role = role == "tagg";
+  }
+  if (config.tagg_role && config.ca_public_key) {
+    throw std::invalid_argument(path + ": ca_public_key is a collector's (devices reach it)");
   }
   if (config.tagg_role) {
     // The TAgg talks to collectors only: no device reaches it.

@@ -21,6 +21,20 @@
 //                 it 0600: the server warns, naming the file, when group or others can read it (so
 //                 too a config file holding fleet_secret, a tagg psk or collectors)
 //   fleet_secret  or 64 hex digits: every device's PSK is HKDF(fleet_secret, id) (emulation)
+//   ca_public_key (collector) absent (default): DIST tasks run unsigned secure aggregation (a
+//                 server that lies can field keys under any id: docs/protocol.md, "Threat
+//                 model"); "ca.pub": the path of the fleet CA's public key (fedstat-ca init
+//                 writes it; a ca.key file is refused — the server must never hold the CA's
+//                 private key), read at start: every DIST task then runs signed sessions
+//                 (protocol 5, SecAggStart.signed_keys: keys whose device certificate the CA did
+//                 not issue, or whose signature does not verify, are refused and their sender
+//                 excluded; a consistency stage runs before the reveals; rounds/secagg_phase.h).
+//                 Devices need a credential from the same CA (ClientConfig::credential, or
+//                 fedstat-sim --credentials); a device without one refuses the session, and a
+//                 device with one refuses unsigned sessions. A sparse DIST task's degree must be
+//                 at most 126 then. Do not add or remove it while a DIST round runs: after the
+//                 restart the replay refuses the stored messages of the other kind of session
+//                 (the round aborts, fail closed) or the devices refuse it (they drop out)
 //   noise_seed    refused (it is no longer read): a collector draws each round's central-noise
 //                 seed from its CSPRNG and stores it (rounds/task_round.h), a TAgg noises from
 //                 its CSPRNG; a seed from the config would be known to whoever reads the file
@@ -125,6 +139,9 @@ struct ServerConfig {
   std::string store_path = "fedstat-server.db";
   std::string credentials_path;  // or
   std::optional<std::array<uint8_t, 32>> fleet_secret;
+  // The fleet CA's public key (SEC1 uncompressed), from the ca_public_key file: DIST tasks run
+  // signed sessions.
+  std::optional<std::array<uint8_t, 65>> ca_public_key;
   uint32_t handshake_timeout_ms = 10000;
   uint32_t idle_timeout_ms = 60000;
   size_t max_connections = 4096;

@@ -9,7 +9,8 @@ namespace fedstat {
 namespace host {
 namespace {
 
-SecAggServerConfig config_of(const fedstat_v1_Task& task, const Seed256& graph_seed) {
+SecAggServerConfig config_of(const fedstat_v1_Task& task, const Seed256& graph_seed,
+                             const uint8_t* ca_public_key) {
   SecAggServerConfig c;
   c.session = task.secagg_session;
   c.threshold = task.threshold;
@@ -20,6 +21,10 @@ SecAggServerConfig config_of(const fedstat_v1_Task& task, const Seed256& graph_s
   c.dropout_ppm = task.secagg_dropout_ppm;
   c.corrupt_ppm = task.secagg_corrupt_ppm;
   std::copy(graph_seed.bytes, graph_seed.bytes + 32, c.graph_seed);
+  if (ca_public_key != nullptr) {
+    c.signed_keys = true;
+    std::copy(ca_public_key, ca_public_key + sizeof(c.ca_public_key), c.ca_public_key);
+  }
   return c;
 }
 
@@ -38,6 +43,8 @@ pb_size_t expected_body(SecAggPhase::Stage stage) {
       return fedstat_v1_Envelope_secagg_share_tag;
     case SecAggPhase::Stage::kMasking:
       return fedstat_v1_Envelope_secagg_masked_chunk_tag;
+    case SecAggPhase::Stage::kConsistency:
+      return fedstat_v1_Envelope_secagg_consistency_tag;
     case SecAggPhase::Stage::kReveals:
       return fedstat_v1_Envelope_secagg_reveal_tag;
     default:
@@ -48,8 +55,9 @@ pb_size_t expected_body(SecAggPhase::Stage stage) {
 }  // namespace
 
 SecAggPhase::SecAggPhase(const fedstat_v1_Task& task, const std::set<uint32_t>& admitted,
-                         const Seed256& graph_seed)
-    : server_(config_of(task, graph_seed)),
+                         const Seed256& graph_seed, const uint8_t* ca_public_key)
+    : server_(config_of(task, graph_seed, ca_public_key)),
+      signed_(ca_public_key != nullptr),
       vector_length_(task.vector_length),
       members_(admitted),
       pending_(admitted) {}
@@ -62,6 +70,8 @@ uint32_t SecAggPhase::required(uint32_t member) const {
       return server_.roster_size() - 1;
     case Stage::kMasking:
       return vector_length_;
+    case Stage::kConsistency:
+      return 1;
     case Stage::kReveals: {
       auto it = reveals_owed_.find(member);
       return it == reveals_owed_.end() ? 0 : it->second;
@@ -112,6 +122,9 @@ Status SecAggPhase::on_message(uint32_t sender, const fedstat_v1_Envelope& e) {
     case Stage::kMasking:
       s = server_.on_chunk(sender, e.body.secagg_masked_chunk);
       count = e.body.secagg_masked_chunk.words_count;
+      break;
+    case Stage::kConsistency:
+      s = server_.on_consistency(sender, e.body.secagg_consistency);
       break;
     case Stage::kReveals:
       s = server_.on_reveal(sender, e.body.secagg_reveal);
@@ -165,6 +178,15 @@ Status SecAggPhase::close(std::vector<uint64_t>* sum) {
       members_ = std::set<uint32_t>(u3.begin(), u3.end());
       u3_size_ = static_cast<uint32_t>(members_.size());
       for (uint32_t m : members_) reveals_owed_[m] = server_.u2_in_roster_of(m);
+      stage_ = signed_ ? Stage::kConsistency : Stage::kReveals;
+      pending_ = members_;
+      return Status();
+    }
+    case Stage::kConsistency: {
+      // Who signed is decided here; the reveals' members are U3 less any member excluded while
+      // signing (a malformed signature: its reveals would go unused).
+      Status r = server_.close_consistency();
+      if (!r.ok()) break;
       stage_ = Stage::kReveals;
       pending_ = members_;
       return Status();
@@ -216,9 +238,36 @@ std::vector<fedstat_v1_Envelope> SecAggPhase::opening_for(uint32_t member) const
       }
       out.push_back(wrap_roster(server_.u2_for(member)));
       break;
-    case Stage::kReveals:
+    case Stage::kConsistency:
       out.push_back(wrap_roster(server_.u3_for(member)));
       break;
+    case Stage::kReveals: {
+      const fedstat_v1_SecAggRoster u3 = server_.u3_for(member);
+      out.push_back(wrap_roster(u3));
+      if (!signed_) break;
+      // The signatures of the other signers of its view, then round 4's roster: the bitmap over
+      // its roster of those signers, which ends them.
+      fedstat_v1_SecAggRoster end = fedstat_v1_SecAggRoster_init_zero;
+      end.session = u3.session;
+      end.round = 4;
+      end.members.size = u3.members.size;
+      std::set<uint32_t> forwarded;
+      for (const auto& m : server_.consistency_for(member)) {
+        fedstat_v1_Envelope e = wire::make_envelope();
+        e.which_body = fedstat_v1_Envelope_secagg_consistency_tag;
+        e.body.secagg_consistency = m;
+        out.push_back(e);
+        forwarded.insert(m.signer_id);
+      }
+      const auto roster = server_.roster_for(member);
+      for (size_t i = 0; i < roster.size() && i / 8 < end.members.size; ++i) {
+        if (forwarded.count(roster[i].keys.client_id) != 0) {
+          end.members.bytes[i / 8] |= static_cast<uint8_t>(1u << (i % 8));
+        }
+      }
+      out.push_back(wrap_roster(end));
+      break;
+    }
     default:
       break;
   }

@@ -4,10 +4,20 @@
 // held_from(member)}).
 // Stages: kKeys (members: the admitted devices, 1 SecAggKeys each) → kShares (U1, one
 // SecAggShare per other entry of the member's roster: |U1| − 1, or k with a sparse graph) →
-// kMasking (U2, vector_length masked words each) → kReveals (U3, one SecAggReveal per member of
-// U2 in its roster, itself included) → kDone | kAborted. Each member is sent its own roster and
+// kMasking (U2, vector_length masked words each) → [signed sessions: kConsistency (U3, one
+// SecAggConsistency each)] → kReveals (U3, one SecAggReveal per member of U2 in its roster,
+// itself included) → kDone | kAborted. Each member is sent its own roster and
 // U2/U3 bitmaps (SecAggServer::roster_for, u2_for, u3_for: the same for all with the complete
 // graph, its neighbourhood with the sparse one).
+// Signed sessions (protocol 5, issue 42: a CA public key given; SecAggStart.signed_keys): keys
+// whose certificate or signature does not verify are refused and their sender excluded
+// (SecAggServer), and the consistency stage runs between the masked input and the reveals: its
+// opening is U3; when it closes (all members signed, or the round's time-out or close) each
+// member of the reveals is sent, as the reveals' opening, U3 again, consistency_for(member) (the
+// signatures of the other signers of its view) and a SecAggRoster of round 4 that ends them (a
+// bitmap over its roster of those signers). SecAggResume.round numbers the stages 0 keys,
+// 1 shares, 2 masking, 3 consistency, 4 reveals (unsigned: 3 reveals). A member that does not sign
+// stays in U3 and is awaited in the reveals.
 // Errors (on_message, nothing changes): a body for another stage (kFailedPrecondition), a sender
 // outside the stage's members or keys naming another client (kPermissionDenied), and every
 // SecAggServer check (secagg_server.h). close() aborts below the threshold (kAborted).
@@ -36,20 +46,26 @@ namespace host {
 
 class SecAggPhase {
  public:
-  enum class Stage { kKeys, kShares, kMasking, kReveals, kDone, kAborted };
+  enum class Stage { kKeys, kShares, kMasking, kConsistency, kReveals, kDone, kAborted };
 
   // Throws std::invalid_argument for a task SecAggServer refuses. `graph_seed`: the sparse
   // graph's ring seed (ignored for the complete graph), stored by the caller before the phase
   // sends SecAggStart (TaskRound's "graph_seed" note), so a restart commits to the same one.
+  // `ca_public_key`: the fleet CA's public key (65 bytes, SEC1 uncompressed) for a signed
+  // session, or nullptr for an unsigned one.
   SecAggPhase(const fedstat_v1_Task& task, const std::set<uint32_t>& admitted,
-              const Seed256& graph_seed);
+              const Seed256& graph_seed, const uint8_t* ca_public_key = nullptr);
 
   Stage stage() const { return stage_; }
   const std::set<uint32_t>& members() const { return members_; }
   bool member_done(uint32_t member) const;
-  // The current stage as SecAggResume.round (0 keys … 3 reveals), and how many of `member`'s
-  // messages of it are stored (words in kMasking).
-  uint32_t round_number() const { return static_cast<uint32_t>(stage_); }
+  // The current stage as SecAggResume.round (0 keys, 1 shares, 2 masking, then 3 reveals, or —
+  // signed — 3 consistency and 4 reveals), and how many of `member`'s messages of it are stored
+  // (words in kMasking).
+  uint32_t round_number() const {
+    return !signed_ && stage_ == Stage::kReveals ? 3 : static_cast<uint32_t>(stage_);
+  }
+  bool signed_session() const { return signed_; }
   uint32_t held_from(uint32_t member) const;
   bool all_done(const std::set<uint32_t>& dropped) const;
 
@@ -58,10 +74,10 @@ class SecAggPhase {
   Status close(std::vector<uint64_t>* sum);
   // What the server sends `member` when the current stage opens.
   std::vector<fedstat_v1_Envelope> opening_for(uint32_t member) const;
-  // The current stage's members; from the reveals on, |U3| (the inputs in the sum, a member
-  // excluded while revealing included).
+  // The current stage's members; from the consistency stage on, |U3| (the inputs in the sum, a
+  // member excluded while signing or revealing included).
   uint32_t survivors() const {
-    return stage_ == Stage::kReveals || stage_ == Stage::kDone
+    return stage_ == Stage::kConsistency || stage_ == Stage::kReveals || stage_ == Stage::kDone
                ? u3_size_
                : static_cast<uint32_t>(members_.size());
   }
@@ -80,6 +96,7 @@ class SecAggPhase {
   uint32_t required(uint32_t member) const;
 
   SecAggServer server_;
+  bool signed_ = false;
   uint32_t vector_length_;
   Stage stage_ = Stage::kKeys;
   std::set<uint32_t> members_;

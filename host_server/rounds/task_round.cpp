@@ -360,6 +360,7 @@ std::optional<Refusal> TaskRound::check_and_apply(uint64_t client, const fedstat
     case fedstat_v1_Envelope_secagg_keys_tag:
     case fedstat_v1_Envelope_secagg_share_tag:
     case fedstat_v1_Envelope_secagg_masked_chunk_tag:
+    case fedstat_v1_Envelope_secagg_consistency_tag:
     case fedstat_v1_Envelope_secagg_reveal_tag: {
       if (!dist() || stage_ != Stage::kSecAgg) {
         return refused(StatusCode::kFailedPrecondition, "secagg: no secure aggregation running");
@@ -450,7 +451,8 @@ void TaskRound::close_admission() {
   }
   secagg_ = std::make_unique<SecAggPhase>(
       spec_.task, accepted,
-      spec_.task.secagg_degree != 0 ? stored_seed(kGraphSeed, graph_seed_) : Seed256{});
+      spec_.task.secagg_degree != 0 ? stored_seed(kGraphSeed, graph_seed_) : Seed256{},
+      spec_.secagg_ca_public_key ? spec_.secagg_ca_public_key->data() : nullptr);
   stage_ = Stage::kSecAgg;
   for (uint32_t m : accepted) send_opening(m);
 }
@@ -519,6 +521,7 @@ void TaskRound::close_secagg_stage() {
   std::vector<uint64_t> sum;
   const size_t excluded_before = secagg_->excluded().size();
   const size_t disputes_before = secagg_->disputes().size();
+  const SecAggPhase::Stage closed = secagg_->stage();
   Status s = secagg_->close(&sum);
   record_exclusions(excluded_before);
   record_disputes(disputes_before);  // finish()'s: reveals off a verified secret's polynomial
@@ -531,8 +534,11 @@ void TaskRound::close_secagg_stage() {
     return;
   }
   // The stages up to the masked input decide who is in the sum (U3 ⊆ U2 ⊆ U1): below
-  // min_clients the release would hold fewer devices than the task promises.
-  if (secagg_->members().size() < spec_.task.min_clients) {
+  // min_clients the release would hold fewer devices than the task promises. The consistency
+  // stage (signed sessions) decides nothing of the sum: the reveals need t holders only, which
+  // SecAggServer::close_consistency checked.
+  if (closed != SecAggPhase::Stage::kConsistency &&
+      secagg_->members().size() < spec_.task.min_clients) {
     const SecAggPhase::Stage next = secagg_->stage();
     const char* sent = next == SecAggPhase::Stage::kShares    ? "their keys"
                        : next == SecAggPhase::Stage::kMasking ? "their shares"

@@ -6,6 +6,7 @@
 #ifndef FEDSTAT_HOST_ROUNDS_TASK_SPEC_H_
 #define FEDSTAT_HOST_ROUNDS_TASK_SPEC_H_
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -27,6 +28,11 @@ struct TaskSpec {
   // have not reconnected within this many seconds are dropouts of its current stage, as if their
   // connections had closed: a dropout the server saw before the crash left no trace in the store.
   uint32_t reconnect_grace_seconds = 30;
+  // DIST: the fleet CA's public key (65 bytes, SEC1 uncompressed; the server config's
+  // ca_public_key) — with it the round runs a signed session (SecAggStart.signed_keys, protocol
+  // 5: certified keys only, the consistency stage before the reveals; rounds/secagg_phase.h);
+  // without it an unsigned one. Ignored by the other trust models.
+  std::optional<std::array<uint8_t, 65>> secagg_ca_public_key;
   // The aggregate (mod 2^bits) and how many devices it sums → the result JSON, drawing any
   // central noise from `noise` and from nothing else. The round passes a stream of a secret seed
   // it drew from the CSPRNG and stored (durably) before estimating, once per aggregate: a re-run

@@ -97,10 +97,12 @@ pb_size_t drop_point_tag(const std::string& name) {
   if (name == "keys") return fedstat_v1_Envelope_secagg_keys_tag;
   if (name == "shares") return fedstat_v1_Envelope_secagg_share_tag;
   if (name == "masking") return fedstat_v1_Envelope_secagg_masked_chunk_tag;
+  if (name == "consistency") return fedstat_v1_Envelope_secagg_consistency_tag;
   if (name == "reveals") return fedstat_v1_Envelope_secagg_reveal_tag;
   if (name == "report") return fedstat_v1_Envelope_report_tag;
-  throw std::invalid_argument("drop point must be keys, shares, masking, reveals or report, not '" +
-                              name + "'");
+  throw std::invalid_argument(
+      "drop point must be keys, shares, masking, consistency, reveals or report, not '" + name +
+      "'");
 }
 
 uint64_t device_stream(uint64_t id, uint32_t task_index) {
@@ -137,6 +139,7 @@ DeviceTaskReport run_one_task(const DeviceSetup& setup, tls::TlsPskChannel& chan
   config.task_policy.answered_kinds = setup.answered_kinds;
   config.wall_clock_seconds = wall_clock_seconds;
   config.round_blob_name = round_blob.c_str();
+  config.credential = setup.credential;
   client::Client client;
   check(client.init(config,
                     MutableByteSpan(reinterpret_cast<uint8_t*>(memory.data()), memory.size() * 8),

@@ -4,7 +4,8 @@
 // fedstat-server over real TLS-PSK (sdk/tls) on loopback. It takes part in `tasks` tasks one after
 // the other (the stages of a chained task), a fresh Client per task over the same ledger. It may
 // drop out of a task's round on purpose: just before it would send its first message of a chosen
-// kind (its keys, its shares, its masked input, its reveals, or its report), it closes the
+// kind (its keys, its shares, its masked input, its consistency signature, its reveals, or its
+// report), it closes the
 // connection — and then checks in for its next task, if any.
 //
 // Randomness: with a seed, device `id` draws everything (noise, secure-aggregation keys) for its
@@ -27,6 +28,7 @@
 #include "host_server/estimate/client_emulation.h"
 #include "sdk/client/client_data.h"
 #include "sdk/client/task_policy.h"
+#include "sdk/credential/device_credential.h"
 #include "sdk/tls/tls_channel.h"
 
 namespace fedstat {
@@ -80,6 +82,9 @@ struct DeviceSetup {
   // The device's TLS channel, kept by the caller across calls so that a device that comes back
   // resumes its TLS session (sdk/tls/tls_channel.h); null: one channel for this call's sessions.
   tls::TlsPskChannel* channel = nullptr;
+  // The device's credential (ClientConfig::credential; fedstat-sim --credentials): it then takes
+  // part in signed DIST sessions only. Null: none. Kept alive by the caller.
+  const credential::DeviceCredential* credential = nullptr;
 };
 
 struct DeviceTaskReport {
@@ -124,7 +129,8 @@ std::vector<uint64_t> expected_contribution(const fedstat_v1_Task& task,
                                             EmulatedClient& data, uint64_t seed, uint64_t id,
                                             uint32_t task_index = 0);
 
-// "keys", "shares", "masking", "reveals", "report" → the body tag a device drops before.
+// "keys", "shares", "masking", "consistency" (signed sessions), "reveals", "report" → the body
+// tag a device drops before.
 pb_size_t drop_point_tag(const std::string& name);
 
 }  // namespace host

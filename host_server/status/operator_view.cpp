@@ -200,10 +200,10 @@ std::string stage_text(const TaskRound& round, const TaskTally& tally) {
       return "reports: " + std::to_string(tally.reported.size()) + " of " +
              std::to_string(tally.accepted.size()) + " in";
     case TaskRound::Stage::kSecAgg: {
-      static const char* names[] = {"keys", "shares", "masked input", "reveals"};
+      static const char* names[] = {"keys", "shares", "masked input", "consistency", "reveals"};
       const SecAggPhase* s = round.secagg();
       if (s == nullptr) return "secure aggregation";
-      const size_t i = std::min<size_t>(s->round_number(), 3);
+      const size_t i = std::min<size_t>(static_cast<size_t>(s->stage()), 4);
       size_t done = 0;
       for (uint32_t m : s->members()) done += s->member_done(m) ? 1 : 0;
       return std::string("secure aggregation: ") + names[i] + ", " + std::to_string(done) + " of " +

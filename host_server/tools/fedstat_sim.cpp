@@ -13,7 +13,13 @@
 //               row i + 1), d numbers in [0, 1] (estimate/heterogeneity.h's strict reader; the
 //               weight w = min(1/s², W) comes from the row's own variance), at least N rows
 // --dropout R   each device drops out with probability R, before one phase chosen uniformly:
-//               keys, shares, masked input or reveals (dist), or its report (other models)
+//               keys, shares, masked input or reveals (dist; signed: also its consistency
+//               signature), or its report (other models)
+// --credentials FILE  (with --ca-public-key) a fleet file of fedstat-ca issue
+//               (host_server/credential/fleet_credentials.h): each device takes its credential
+//               from it (ClientConfig::credential) and joins signed DIST sessions only — the
+//               server needs ca_public_key. Every device id must be in the file
+// --ca-public-key FILE  the fleet CA's ca.pub, against which --credentials is checked
 // --accept-trust LIST  the trust models the devices' Clients accept (ClientConfig::task_policy,
 //               sdk/client/task_policy.h), comma-separated: trusted, tagg, dist, none, all; default
 //               trusted,tagg,dist (the SDK's). A trust-"none" task needs "none" here, else every
@@ -56,6 +62,7 @@
 #include <mutex>
 
 #include "CLI/CLI.hpp"
+#include "host_server/credential/fleet_credentials.h"
 #include "host_server/estimate/client_emulation.h"
 #include "host_server/estimate/heterogeneity.h"
 #include "host_server/estimate/host_common.h"
@@ -180,7 +187,7 @@ int main(int argc, char** argv) {
         "a runtime failure, or fewer devices completed than asked: why, one line per reason, "
         "on stderr (and \"shortfall\" in the JSON; \"outcomes\" and \"devices\" say more)"},
        {2, "the command line or the task file was wrong"}});
-  std::string server, task_path, data_dir, secret_hex, state_dir;
+  std::string server, task_path, data_dir, secret_hex, state_dir, credentials_path, ca_path;
   std::string external_dir = ".";
   std::string accept_trust = "trusted,tagg,dist";
   std::string answer_kinds = "all";
@@ -234,6 +241,12 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0u, kMaxSimDevices));
   app.add_option("--external-dir", external_dir, "where --external devices' data are written")
       ->check(CLI::ExistingDirectory);
+  app.add_option("--credentials", credentials_path,
+                 "fleet credentials of fedstat-ca issue: each device signs its DIST rounds "
+                 "(needs --ca-public-key and a server with ca_public_key)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--ca-public-key", ca_path, "the fleet CA's ca.pub (with --credentials)")
+      ->check(CLI::ExistingFile);
   app.add_flag("--json", json_output, "print one JSON object");
   if (auto code = fedstat::tools::parse_command_line(app, argc, argv)) return *code;
   try {
@@ -275,6 +288,29 @@ int main(int argc, char** argv) {
       throw std::invalid_argument("--external is for data_shift, kl and model_update tasks");
     }
     const uint32_t stages = plan.next_stage ? 2 : 1;
+    if (credentials_path.empty() != ca_path.empty()) {
+      throw std::invalid_argument("--credentials and --ca-public-key go together");
+    }
+    // Each device's credential, by id (read_fleet_credentials checks every line under the CA).
+    std::map<uint64_t, credential::DeviceCredential> credentials;
+    if (!credentials_path.empty()) {
+      try {
+        const CaPublicKey ca = read_ca_public_key(ca_path);
+        for (const auto& c : read_fleet_credentials(credentials_path, ca)) {
+          credentials[c.certificate.client_id] = c;
+        }
+      } catch (const FleetCredentialError& e) {
+        throw std::invalid_argument(std::string("--credentials: ") + e.what());
+      }
+      for (uint64_t id = first_id + external; id < first_id + clients; ++id) {
+        if (credentials.count(id) == 0) {
+          throw std::invalid_argument(
+              "--credentials " + credentials_path + " holds no device " + std::to_string(id) +
+              " (fedstat-ca issue --first-id/--count must cover the fleet)");
+        }
+      }
+    }
+    const bool signed_dist = dist && !credentials.empty();
 
     // Only the file the task's kind reads.
     EmulatedClients data;
@@ -307,7 +343,7 @@ int main(int argc, char** argv) {
     // Who drops out of which stage, and before what: seeded draws per device and stage.
     SeededBits choose(seed, 12);
     std::vector<DeviceSetup> setups(clients);
-    static const char* dist_points[] = {"keys", "shares", "masking", "reveals"};
+    static const char* dist_points[] = {"keys", "shares", "masking", "reveals", "consistency"};
     std::vector<std::vector<std::string>> drop_names(clients, std::vector<std::string>(stages));
     for (uint32_t i = 0; i < clients; ++i) {
       DeviceSetup& s = setups[i];
@@ -320,6 +356,7 @@ int main(int argc, char** argv) {
       s.report_window = static_cast<uint8_t>(report_window);
       s.accepted_trust = accepted_trust.value();
       s.answered_kinds = answered_kinds.value();
+      if (signed_dist && i >= external) s.credential = &credentials.at(s.id);
       // A device waits for the server longer than any of the task's phases may last.
       s.receive_timeout_ms = static_cast<uint32_t>(std::min<uint64_t>(
           UINT32_MAX, 1000 * std::max<uint64_t>(120, uint64_t{plan.phase_timeout_seconds} + 60)));
@@ -336,9 +373,9 @@ int main(int argc, char** argv) {
                                                             "dropout draw")) /
                          (1u << 30);
         if (u < dropout) {
-          drop_names[i][k] =
-              dist ? dist_points[value_or_throw(choose.bits().uniform_below(4), "phase")]
-                   : "report";
+          drop_names[i][k] = dist ? dist_points[value_or_throw(
+                                        choose.bits().uniform_below(signed_dist ? 5 : 4), "phase")]
+                                  : "report";
           s.drop_before[k] = drop_point_tag(drop_names[i][k]);
         }
       }
@@ -421,7 +458,8 @@ int main(int argc, char** argv) {
         }
         ++outcomes[t->outcome];
         const bool summed = t->outcome == "completed" || t->outcome == "external" ||
-                            (t->outcome == "dropped" && drop_names[i][t->index] == "reveals");
+                            (t->outcome == "dropped" && (drop_names[i][t->index] == "reveals" ||
+                                                         drop_names[i][t->index] == "consistency"));
         if (summed) contributors.emplace_back(i, t->index);
       }
       const uint32_t completed = outcomes.count("completed") ? outcomes.at("completed") : 0;

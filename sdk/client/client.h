@@ -90,7 +90,11 @@
 ///     kFailedPrecondition and nothing more is sent — and sends only the messages of that round
 ///     the server does not hold, the same bytes again: the same keys, one masked input (masked
 ///     once, for the first U2) and reveals for the first U3 only, so a resume never reveals both
-///     kinds of secret for one peer;
+///     kinds of secret for one peer. A signed round (ClientConfig::credential) has one more
+///     server round: SecAggResume.round 3 is the consistency round (U3 again; the device sends
+///     its SecAggConsistency unless held = 1, the same bytes, then takes the forwarded ones) and
+///     4 the reveals (U3, the forwarded SecAggConsistency messages and the SecAggRoster of round
+///     4 that ends them, again; then the reveals not held); unsigned rounds keep 3 = reveals;
 /// and waits for the RoundOutcome. A ServerError instead (the round is over, or the device was
 /// dropped from it), the task's deadline passing, or a new init() ends the pending round and wipes
 /// it (the contribution, the peers' shares, the secure-aggregation secrets). While a round is
@@ -105,8 +109,8 @@
 /// deletes it deliberately.
 ///
 /// @memory sizeof(Client) (two Envelopes, the Task, the SecAggClient, the marker, the task policy
-/// and the task's ledger spend: 3,552 bytes on a 64-bit host) plus the caller memory of
-/// memory_bytes(task, local_size), 8-byte aligned:
+/// and the task's ledger spend: 3,808 bytes on a 64-bit host, with ClientConfig::credential) plus
+/// the caller memory of memory_bytes(task, local_size), 8-byte aligned:
 ///     8·L (the contribution) + 8·data_words (TaskData) + [DIST] secagg_client_memory_bytes(R)
 ///     + scratch_bytes(task, local_size) (contribution.h: sketch, points, trainer; none for a
 ///     DIST data-shift task, whose L = B buckets are built in place)
@@ -137,6 +141,7 @@
 #include "sdk/client/frame_channel.h"
 #include "sdk/client/task_kinds.h"
 #include "sdk/client/task_policy.h"
+#include "sdk/credential/device_credential.h"
 #include "sdk/histogram/sparse_histogram.h"
 #include "sdk/privacy/budget_ledger.h"
 #include "sdk/secagg/secagg_client.h"
@@ -170,6 +175,20 @@ struct ClientConfig {
   /// charged at most (10, 1e-5), TRUSTED/TAGG ones at least ε = 0.1; NONE tasks only when the
   /// app adds kAcceptNone.
   TaskPolicy task_policy;
+  /// The device's credential for signed DIST rounds (protocol 5, issue 42;
+  /// sdk/credential/device_credential.h: its certificate from the fleet CA and its ECDSA P-256
+  /// key), or nullptr (the default) for none. Not copied: the app keeps it alive and unchanged
+  /// while the Client may run a round, and checks it once when the device is provisioned
+  /// (credential::check_credential). With a credential the device takes part only in signed
+  /// secure aggregation (SecAggStart.signed_keys): it signs its keys, agrees keys only with
+  /// certified peers, signs its view of U3 and reveals only after `threshold` members' consistency
+  /// signatures verified (secagg_client.h). A DIST round whose session is not signed ends that
+  /// session with kPermissionDenied ("joins signed sessions only"; the device has accepted and
+  /// been charged by then — the Task does not say whether its session is signed — and sends
+  /// nothing more: the server counts it a dropout). Without a credential a signed session ends
+  /// with kFailedPrecondition ("no device credential"). Trusted, TAGG and NONE tasks do not use
+  /// it. (The C ABI and the Python binding do not set it yet.)
+  const credential::DeviceCredential* credential = nullptr;
 };
 
 /// How a session ended when it did not end with an error.
@@ -335,6 +354,8 @@ class Client {
   };
   Status resume_secagg(FrameChannel& channel, Span<uint64_t> contribution);
   Status secagg_rounds(FrameChannel& channel, Span<uint64_t> contribution, SecAggResumePoint at);
+  // Signed sessions: the consistency round between U3 and the reveals (client_secagg.cpp).
+  Status consistency_round(FrameChannel& channel, SecAggResumePoint at);
   // The first bytes of the caller memory during a round (contribution, TaskData, [DIST] peers).
   struct RoundBuffers {
     Span<uint64_t> contribution;

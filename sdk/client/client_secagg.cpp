@@ -12,6 +12,8 @@ namespace client {
 
 struct ClientSecureAggregation {
   static Status start(Client& client, Span<secagg::SecAggPeer> peers) {
+    // Signed rounds (protocol 5): the credential takes effect at the session's SecAggStart.
+    client.secagg_.set_credential(client.config_.credential);
     return client.secagg_.init(static_cast<uint32_t>(client.config_.device_id), peers,
                                *client.random_);
   }
@@ -37,7 +39,9 @@ Status Client::resume_secagg(FrameChannel& channel, Span<uint64_t> contribution)
     return secagg_rounds(channel, contribution, at);
   }
   const fedstat_v1_SecAggResume& resume = in_.body.secagg_resume;
-  if (resume.task_id != task_.task_id || resume.round > 3) {
+  // A signed session has the consistency round as round 3 and the reveals as round 4.
+  const uint32_t last_round = secagg_.signed_session() ? 4 : 3;
+  if (resume.task_id != task_.task_id || resume.round > last_round) {
     return failed_precondition("SecAggResume for another task or a round that does not exist");
   }
   at.round = resume.round;
@@ -71,6 +75,8 @@ Status Client::secagg_rounds(FrameChannel& channel, Span<uint64_t> contribution,
     const bool keys_held = at.held > 0 && secagg_.stage() == secagg::SecAggStage::kAdvertised;
     if (!keys_held) {
       start_message(fedstat_v1_Envelope_secagg_keys_tag);
+      // A device with a credential joins signed sessions only (kPermissionDenied), one without
+      // refuses them (kFailedPrecondition): either way nothing is sent, and the session ends.
       FEDSTAT_RETURN_IF_ERROR(secagg_.on_start(start, out_.body.secagg_keys));
       FEDSTAT_RETURN_IF_ERROR(send(channel));
     }
@@ -139,13 +145,62 @@ Status Client::secagg_rounds(FrameChannel& channel, Span<uint64_t> contribution,
       return saved;
     }
   }
-  if (at.round == 3) FEDSTAT_RETURN_IF_ERROR(secagg_.rewind(3, at.held));
+  uint32_t reveals_round = 3;  // the server's round of the reveals (SecAggResume.round)
+  if (secagg_.signed_session()) {
+    reveals_round = 4;
+    FEDSTAT_RETURN_IF_ERROR(consistency_round(channel, at));
+  }
+  if (at.round == reveals_round) FEDSTAT_RETURN_IF_ERROR(secagg_.rewind(3, at.held));
   while (true) {
     start_message(fedstat_v1_Envelope_secagg_reveal_tag);
     Result<bool> more = secagg_.next_reveal(out_.body.secagg_reveal);
     FEDSTAT_RETURN_IF_ERROR(more.status());
     if (!more.value()) break;
     FEDSTAT_RETURN_IF_ERROR(send(channel));
+  }
+  return Status();
+}
+
+Status Client::consistency_round(FrameChannel& channel, SecAggResumePoint at) {
+  // Signed sessions, after U3 (secagg_client.h): this device's signature over its view of U3 —
+  // unless the server holds it (a resume in round 3 with one held, or in round 4) — then the
+  // members' signatures the server forwards, ended by a SecAggRoster of round 4 (its bitmap: the
+  // members whose messages were forwarded). A resumed device gets U3 again first.
+  const bool own_held = at.round > 3 || (at.round == 3 && at.held > 0);
+  if (!own_held) {
+    start_message(fedstat_v1_Envelope_secagg_consistency_tag);
+    FEDSTAT_RETURN_IF_ERROR(secagg_.consistency_message(out_.body.secagg_consistency));
+    FEDSTAT_RETURN_IF_ERROR(send(channel));
+  }
+  while (true) {
+    FEDSTAT_RETURN_IF_ERROR(receive_expect(channel, fedstat_v1_Envelope_secagg_consistency_tag,
+                                           fedstat_v1_Envelope_secagg_roster_tag));
+    if (in_.which_body == fedstat_v1_Envelope_secagg_roster_tag) {
+      const fedstat_v1_SecAggRoster& roster = in_.body.secagg_roster;
+      if (roster.session != task_.secagg_session) {
+        return failed_precondition("a SecAggRoster for another session");
+      }
+      if (roster.round == 4) break;  // the forwarded signatures are all in
+      if (roster.round != 3) return failed_precondition("expected U3 or the end of round 3");
+      FEDSTAT_RETURN_IF_ERROR(secagg_.on_roster(roster));  // U3 again: the same, else refused
+      continue;
+    }
+    const Status counted = secagg_.on_consistency(in_.body.secagg_consistency);
+    // A signature that does not verify is not counted, and the round goes on (the threshold
+    // decides); a view that disagrees with this device's (kAborted: the server showed members
+    // different U3 sets) aborted the session — nothing is revealed — and ends it, as does any
+    // other refusal (a message a server following the protocol never forwards).
+    if (counted.code() == StatusCode::kPermissionDenied) continue;
+    FEDSTAT_RETURN_IF_ERROR(counted);
+  }
+  if (secagg_.stage() != secagg::SecAggStage::kUnmasking &&
+      secagg_.stage() != secagg::SecAggStage::kDone) {
+    // Fewer than threshold members' signatures verified over this device's view: it reveals
+    // nothing (the server may have shown others another U3), and the session ends.
+    secagg_.on_abort();
+    return Status(StatusCode::kAborted,
+                  "secagg: fewer consistency signatures verified than the threshold: nothing "
+                  "revealed");
   }
   return Status();
 }

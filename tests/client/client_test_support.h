@@ -177,8 +177,10 @@ struct Device {
 
   // `kinds`: a Client built with those kinds only (null: every kind, Client::init's default).
   // `report_window`: ClientConfig::report_window.
+  // `credential`: ClientConfig::credential (signed DIST rounds; null: none).
   Device(uint64_t id, size_t memory_bytes, client::ClientData& data, double budget = 10,
-         const client::TaskKinds* kinds = nullptr, uint8_t report_window = 1)
+         const client::TaskKinds* kinds = nullptr, uint8_t report_window = 1,
+         const credential::DeviceCredential* credential = nullptr)
       : entries(16),
         scratch(privacy::BudgetLedger::blob_bytes(16)),
         memory((memory_bytes + 7) / 8) {
@@ -200,6 +202,7 @@ struct Device {
     config.wall_clock_seconds = fixed_clock;
     config.round_blob_name = round_name.c_str();
     config.report_window = report_window;
+    config.credential = credential;
     const MutableByteSpan bytes(reinterpret_cast<uint8_t*>(memory.data()), memory_bytes);
     init_status = kinds == nullptr ? client.init(config, bytes, data, ledger, *random)
                                    : client.init(config, *kinds, bytes, data, ledger, *random);

@@ -12,6 +12,7 @@
 #include <thread>
 #include <utility>
 
+#include "host_server/credential/fleet_credentials.h"
 #include "host_server/rounds/messages.h"
 #include "platform/platform.h"
 #include "sdk/client/contribution.h"
@@ -63,6 +64,7 @@ class DistResumeTest : public StorageTest {
     s.admission_seconds = 30;  // below the phase time-out (60): a tick can close admission only
     s.estimate = host::testing::sum_json;
     s.definition_json = "{\"task\":" + std::to_string(task.task_id) + "}";
+    if (signed_session) s.secagg_ca_public_key = ca.public_key;
     return s;
   }
 
@@ -76,7 +78,8 @@ class DistResumeTest : public StorageTest {
     for (size_t c = 0; c < kDevices; ++c) {  // a fresh ledger and no round marker per run
       platform::remove_blob(("ledger-" + std::to_string(c + 1)).c_str()).ignore();
       platform::remove_blob(("round-" + std::to_string(c + 1)).c_str()).ignore();
-      devices.push_back(std::make_unique<Device>(c + 1, 1 << 20, *apps[c]));
+      devices.push_back(
+          std::make_unique<Device>(c + 1, 1 << 20, *apps[c], 10, nullptr, 1, credential_of(c)));
       EXPECT_TRUE(devices.back()->init_status.ok());
     }
     std::vector<std::thread> threads;
@@ -142,6 +145,24 @@ class DistResumeTest : public StorageTest {
     }
   }
 
+  // Signed sessions (issue 42): the server holds the CA's public key; each device c gets its
+  // credential (credentials[c]; none for the ids in `uncertified`).
+  void sign() {
+    uint64_t seed = 7;
+    ca = host::make_ca_key(&seed);
+    for (size_t c = 0; c < kDevices; ++c) {
+      credentials.push_back(host::issue_device_credential(ca, static_cast<uint32_t>(c + 1), &seed));
+    }
+    signed_session = true;
+  }
+  const credential::DeviceCredential* credential_of(size_t c) const {
+    return c < credentials.size() && uncertified.count(c) == 0 ? &credentials[c] : nullptr;
+  }
+
+  bool signed_session = false;
+  host::CaKey ca;
+  std::vector<credential::DeviceCredential> credentials;
+  std::set<size_t> uncertified;
   fedstat_v1_Task task;
   std::vector<uint64_t> points, expected;
   std::vector<std::unique_ptr<OwnedHistogram>> histograms;
@@ -239,6 +260,107 @@ TEST_F(DistResumeTest, AServerKilledAtAnyEventAndRestartedCompletesWithEveryone)
     const std::vector<DeviceRun> runs = run(server);
     ASSERT_EQ(server.restarts(), 1u) << "kill at " << kill_at;
     expect_everyone_summed(server, runs, "killed at event " + std::to_string(kill_at));
+  }
+}
+
+// ---- Signed sessions (issue 42): ClientConfig::credential and a server with the CA's key ----
+
+// Device 0's link is cut after its consistency signature (send 9: hello, reply, keys, 3 shares,
+// 2 chunks, then the signature) and after its first reveal, delivered or lost: it resumes in
+// the consistency round (SecAggResume 3, held 1 or 0) or in the reveals (4), and the round
+// completes with everyone. Uninterrupted first: a signed round through real Clients.
+TEST_F(DistResumeTest, SignedRoundCompletesAndResumesAroundTheConsistencyRound) {
+  sign();
+  {
+    InProcessServer server({spec()}, host::testing::kT0);
+    expect_everyone_summed(server, run(server), "signed, uninterrupted");
+    size_t signatures = 0;
+    for (const auto& e : server.store().all_events()) {
+      if (e.kind == host::EventKind::kDeviceMessage &&
+          host::decode_bytes(e.payload).which_body == fedstat_v1_Envelope_secagg_consistency_tag) {
+        ++signatures;
+      }
+    }
+    EXPECT_EQ(signatures, kDevices);
+  }
+  for (size_t cut : {size_t{9}, size_t{10}}) {
+    for (bool delivered : {true, false}) {
+      const std::string label = "signed, cut after send " + std::to_string(cut) +
+                                (delivered ? " (delivered)" : " (lost)");
+      InProcessServer server({spec()}, host::testing::kT0);
+      const std::vector<DeviceRun> runs = run(server, cut, delivered);
+      expect_everyone_summed(server, runs, label);
+      EXPECT_GE(runs[0].sessions, 1u) << label;  // it checked in again
+    }
+  }
+}
+
+// The server dies once its store holds the first consistency signature, all four, the stage's
+// close, and the first reveal (kill_at counts events), and restarts over the store: the replay
+// verifies the stored signatures again, the devices resume (SecAggResume 3 or 4), and the sum
+// holds everyone.
+TEST_F(DistResumeTest, SignedRoundServerKilledInTheConsistencyStageCompletes) {
+  sign();
+  size_t first = 0, last = 0;
+  {
+    InProcessServer uninterrupted({spec()}, host::testing::kT0);
+    expect_everyone_summed(uninterrupted, run(uninterrupted), "signed, uninterrupted");
+    const auto& events = uninterrupted.store().all_events();
+    for (size_t i = 0; i < events.size() && last == 0; ++i) {
+      if (events[i].kind != host::EventKind::kDeviceMessage) continue;
+      const pb_size_t body = host::decode_bytes(events[i].payload).which_body;
+      if (body == fedstat_v1_Envelope_secagg_consistency_tag && first == 0) first = i;
+      if (body == fedstat_v1_Envelope_secagg_reveal_tag) last = i;
+    }
+    ASSERT_GT(events.size(), first + kDevices);
+    EXPECT_EQ(events[first + kDevices].kind, host::EventKind::kTransition)
+        << "the four signatures, then the stage's close";
+  }
+  ASSERT_GT(first, 0u);
+  ASSERT_GT(last, first + kDevices);  // the signatures, the stage's close, then reveals
+  for (size_t kill_at : {first + 1, first + kDevices, first + kDevices + 1, last + 1}) {
+    InProcessServer server({spec()}, host::testing::kT0, kill_at);
+    const std::vector<DeviceRun> runs = run(server);
+    ASSERT_EQ(server.restarts(), 1u) << "kill at " << kill_at;
+    expect_everyone_summed(server, runs, "signed, killed at event " + std::to_string(kill_at));
+  }
+}
+
+// A device without a credential refuses a signed session (kFailedPrecondition, after accepting:
+// the Task does not say the session is signed) and the others complete without it; a device with
+// a credential refuses an unsigned session (kPermissionDenied) the same way.
+TEST_F(DistResumeTest, ACredentialAndTheSessionMustAgreeOrTheDeviceLeavesTheRound) {
+  sign();
+  std::vector<uint64_t> without_0(expected.size(), 0);
+  for (size_t c = 1; c < kDevices; ++c) {
+    CountingSource same(test_seed(99), c + 1);
+    const std::vector<uint64_t> x = expected_kl(task, points, histograms[c]->histogram, same);
+    for (size_t i = 0; i < x.size(); ++i) without_0[i] += x[i];
+  }
+  for (bool server_signs : {true, false}) {
+    signed_session = server_signs;
+    uncertified.clear();
+    if (server_signs) {
+      uncertified.insert(0);  // device 1 holds no credential
+    } else {
+      for (size_t c = 1; c < kDevices; ++c) uncertified.insert(c);  // only device 1 holds one
+    }
+    const std::string label = server_signs ? "signed session" : "unsigned session";
+    InProcessServer server({spec()}, host::testing::kT0);
+    const std::vector<DeviceRun> runs = run(server);
+    ASSERT_EQ(server.task_state(task.task_id), "completed") << label;
+    EXPECT_EQ(server.store().result(task.task_id).value_or(""),
+              host::testing::sum_json(without_0, kDevices - 1))
+        << label;
+    ASSERT_FALSE(runs[0].last.ok()) << label;
+    EXPECT_EQ(runs[0].last.status().code(),
+              server_signs ? StatusCode::kFailedPrecondition : StatusCode::kPermissionDenied)
+        << label << ": " << runs[0].last.status().message();
+    EXPECT_EQ(runs[0].sessions, 0u) << label << ": it does not check in again";
+    for (size_t c = 1; c < kDevices; ++c) {
+      ASSERT_TRUE(runs[c].last.ok()) << label << ", device " << c + 1;
+      EXPECT_EQ(runs[c].last.value().result, SessionResult::kCompleted) << label;
+    }
   }
 }
 

@@ -5,20 +5,31 @@
 # estimate (model_update: and in its model). Also: a device with a key the server does not hold
 # is refused at the handshake, and (trust none) a device left with the SDK's default task policy
 # declines the task (declined-policy), saying so on stderr: the fleet opts in with --accept-trust.
-#   round_test.sh SERVER SIM WORKDIR KIND TRUST CLIENTS DROPOUT [GRAPH]
+#   round_test.sh SERVER SIM WORKDIR KIND TRUST CLIENTS DROPOUT [GRAPH [SIGNED]]
 # GRAPH (trust dist): "sparse" declares the SecAgg+ graph and leaves the threshold to the task
 # plan (the (k, t) bound); default: the complete graph with threshold ⌈(2n + 2)/3⌉.
+# SIGNED (trust dist): "signed" runs signed secure aggregation (issue 42): fedstat-ca (beside
+# SERVER) makes a seeded CA and issues the fleet's credentials, the server gets ca_public_key and
+# fedstat-sim --credentials; the devices' dropouts then include the consistency stage.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 server=$1 sim=$2 work=$3 kind=$4 trust=$5 clients=$6 dropout=$7 graph=${8:-complete}
+signed=${9:-}
 scripts=$(cd "$(dirname "$0")/../../scripts" && pwd)
 rm -rf "$work" && mkdir -p "$work/data" "$work/state"
 cd "$work"
-PYTHONPATH="$scripts" python3 - "$kind" "$trust" "$clients" "$dropout" "$graph" <<'PY'
+sim_credentials=()
+if [ "$signed" = signed ]; then
+  ca=$(dirname "$server")/fedstat-ca
+  "$ca" init --out-key ca.key --out-public ca.pub --seed 5
+  "$ca" issue --ca-key ca.key --first-id 1 --count "$clients" --seed 6 --out fleet.creds
+  sim_credentials=(--credentials fleet.creds --ca-public-key ca.pub)
+fi
+PYTHONPATH="$scripts" python3 - "$kind" "$trust" "$clients" "$dropout" "$graph" "$signed" <<'PY'
 import json, os, random, sys
 import logistic_data  # scripts/logistic_data.py
 kind, trust, clients, dropout = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
-graph = sys.argv[5]
+graph, signed = sys.argv[5], sys.argv[6] == "signed"
 # Time-outs for the CI's fleets (≤ 2,000 devices); a larger measured fleet (docs/benchmarks.md:
 # 10,000) gets 0.3 s of deadline and 50 ms of admission per device.
 task = {"id": 3, "kind": kind, "trust": trust, "epsilon": 0, "delta": 0,
@@ -64,6 +75,8 @@ elif kind == "kl":
 json.dump(task, open('task.json', 'w'))
 config = {"listen": "127.0.0.1:0", "store": "server.db", "fleet_secret": os.environ["FLEET_SECRET"],
           "tasks": [task]}
+if signed:
+    config["ca_public_key"] = "ca.pub"  # the server holds the CA's public key only
 if clients + 64 > 4096:  # each device holds one connection for the round (default cap 4,096)
     config["max_connections"] = clients + 64
 json.dump(config, open('server.json', 'w'))
@@ -108,7 +121,8 @@ fi
 
 # The fleet accepts the task's trust model (a trust-none task: it opts in to none).
 "$sim" --server "$endpoint" --clients "$clients" --task task.json --data data --accept-trust "$trust" \
-  --fleet-secret "$FLEET_SECRET" --dropout "$dropout" --seed 17 --noise-seed 9 --state state --json >sim.json
+  --fleet-secret "$FLEET_SECRET" --dropout "$dropout" --seed 17 --noise-seed 9 --state state \
+  "${sim_credentials[@]}" --json >sim.json
 "$server" results 3 --config server.json --json >result.json
 kill -TERM $pid && wait $pid || true
 trap - EXIT

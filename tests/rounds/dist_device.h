@@ -22,7 +22,16 @@ namespace host {
 namespace testing {
 
 // Where a device drops: before sending keys, shares, its masked input, its reveals; or never.
-enum DropAt { kBeforeKeys = 0, kBeforeShares, kBeforeMasking, kBeforeReveals, kNever };
+// kBeforeConsistency (signed sessions): before its consistency signature — after its masked
+// input, so its input is in the sum (drop_at >= kBeforeReveals holds for it).
+enum DropAt {
+  kBeforeKeys = 0,
+  kBeforeShares,
+  kBeforeMasking,
+  kBeforeReveals,
+  kNever,
+  kBeforeConsistency
+};
 
 struct DistDevice {
   uint64_t id = 0;
@@ -49,6 +58,9 @@ struct DistDevice {
   // the graph commitment of every SecAggStart, and the rosters U3 it refused (a U3 other than
   // the first: counted here, nothing sent, when expect_u3_refusal; a failure otherwise).
   std::vector<uint32_t> roster;
+  // Signed sessions (issue 42): set_credential() was given this; what it counted.
+  bool consistency_sent = false;
+  int consistency_received = 0, consistency_ends = 0;
   std::vector<std::vector<uint8_t>> start_commitments;
   bool expect_u3_refusal = false;
   int u3_refusals = 0;
@@ -125,7 +137,10 @@ struct DistDevice {
         ASSERT_TRUE(client.on_share(e.body.secagg_share).ok());
         break;
       case fedstat_v1_Envelope_secagg_roster_tag: {
-        const Status s = client.on_roster(e.body.secagg_roster);
+        // Round 4 (signed sessions) ends the forwarded consistency signatures: the Client's, not
+        // the SecAggClient's.
+        const Status s =
+            e.body.secagg_roster.round == 4 ? Status() : client.on_roster(e.body.secagg_roster);
         if (!s.ok() && expect_u3_refusal && e.body.secagg_roster.round == 3 &&
             s.code() == StatusCode::kFailedPrecondition) {
           ++u3_refusals;
@@ -150,10 +165,27 @@ struct DistDevice {
             if (!more.value()) break;
             send(c, m);
           }
-        } else {
+        } else if (e.body.secagg_roster.round == 3 && client.signed_session()) {
+          // Signed: U3 opens the consistency round (again in the reveals' opening: sent once).
           ++u3_rosters;
+          const bool held_by_server = resume_round == 4 || (resume_round == 3 && resume_held > 0);
+          if (!consistency_sent && !held_by_server) {
+            if (drop_at == kBeforeConsistency) return drop(c);
+            m.which_body = fedstat_v1_Envelope_secagg_consistency_tag;
+            const Status made = client.consistency_message(m.body.secagg_consistency);
+            ASSERT_TRUE(made.ok()) << made.message();
+            consistency_sent = true;
+            send(c, m);
+          }
+          if (resume_round == 3) resume_round = -1;
+        } else {
+          if (e.body.secagg_roster.round == 4) {
+            ++consistency_ends;
+          } else {
+            ++u3_rosters;
+          }
           if (drop_at == kBeforeReveals) return drop(c);
-          if (resume_round == 3) {
+          if (resume_round == 3 || resume_round == 4) {
             ASSERT_TRUE(client.rewind(3, resume_held).ok());
           }
           resume_round = -1;
@@ -165,6 +197,12 @@ struct DistDevice {
             send(c, m);
           }
         }
+        break;
+      }
+      case fedstat_v1_Envelope_secagg_consistency_tag: {
+        const Status s = client.on_consistency(e.body.secagg_consistency);
+        ASSERT_TRUE(s.ok()) << "device " << id << ": " << s.message();
+        ++consistency_received;
         break;
       }
       case fedstat_v1_Envelope_round_outcome_tag:

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "host_server/credential/fleet_credentials.h"
 #include "host_server/estimate/client_emulation.h"
 #include "host_server/estimate/dist_shift.h"
 #include "host_server/estimate/host_common.h"
@@ -1026,6 +1027,200 @@ TEST(DistDataShiftRound, PublishesThePlansEstimateOfTheSurvivorsSumBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Graphs, DistRound, ::testing::Values(kComplete, kSparse), graph_name);
+
+// ---- Signed DIST rounds (issue 42: ServerConfig ca_public_key → TaskSpec::secagg_ca_public_key):
+// every device holds a credential from the fleet CA (fedstat-ca's seeded fleet,
+// host_server/credential), keys are certified and signed, and a consistency stage runs between
+// the masked input and the reveals (rounds/secagg_phase.h).
+struct SignedFleet {
+  CaKey ca;
+  std::vector<credential::DeviceCredential> credentials;  // one per device, in order
+};
+
+// Gives every device a credential of a seeded CA (set_credential takes effect at SecAggStart).
+std::unique_ptr<SignedFleet> sign_fleet(Devices& devices, uint64_t seed = 42) {
+  auto fleet = std::make_unique<SignedFleet>();
+  fleet->ca = make_ca_key(&seed);
+  fleet->credentials.reserve(devices.size());
+  for (auto& d : devices) {
+    fleet->credentials.push_back(
+        issue_device_credential(fleet->ca, static_cast<uint32_t>(d->id), &seed));
+    d->client.set_credential(&fleet->credentials.back());
+  }
+  return fleet;
+}
+
+std::vector<TaskSpec> signed_task(const Graph& g, const SignedFleet& fleet,
+                                  uint32_t min_clients = 6) {
+  std::vector<TaskSpec> specs = dist_task(g, min_clients);
+  specs[0].secagg_ca_public_key = fleet.ca.public_key;
+  return specs;
+}
+
+size_t stored_of(const FakeStore& store, pb_size_t body) {
+  size_t n = 0;
+  for (const auto& e : store.all_events()) {
+    if (e.kind == EventKind::kDeviceMessage && decode_bytes(e.payload).which_body == body) ++n;
+  }
+  return n;
+}
+
+bool is_forwarded_consistency(const fedstat_v1_Envelope& e) {
+  return e.which_body == fedstat_v1_Envelope_secagg_consistency_tag;
+}
+
+class SignedDistRound : public DistRound {};
+
+TEST_P(SignedDistRound, CompletesWithTheSumBitForBit) {
+  FakeStore store;
+  FakeOutbox out(store);
+  Devices devices = make_devices(g());
+  const auto fleet = sign_fleet(devices);
+  Coordinator c(store, out, signed_task(g(), *fleet), kT0);
+  check_in_all(c, devices, 1);
+  pump(c, out, devices);
+  ASSERT_EQ(c.task_state(1), "completed") << last_line(c.take_log());
+  EXPECT_EQ(store.result(1).value_or(""), sum_without(devices, {}));
+  ASSERT_NO_FATAL_FAILURE(check_neighbourhoods(g(), devices, store));
+  size_t starts = 0;
+  for (const Sent& s : out.log()) {
+    if (s.envelope.which_body != fedstat_v1_Envelope_secagg_start_tag) continue;
+    ++starts;
+    EXPECT_TRUE(s.envelope.body.secagg_start.signed_keys);
+  }
+  EXPECT_EQ(starts, n());
+  EXPECT_EQ(stored_of(store, fedstat_v1_Envelope_secagg_consistency_tag), n())
+      << "one consistency signature stored per member";
+  for (const auto& d : devices) {
+    EXPECT_EQ(d->errors, 0);
+    EXPECT_TRUE(d->completed) << "device " << d->id;
+    EXPECT_EQ(d->consistency_ends, 1);
+    // Every other member of its roster signed and was forwarded to it.
+    EXPECT_EQ(d->consistency_received, static_cast<int>(d->roster.size()) - 1);
+    EXPECT_EQ(d->client.consistency_count(), d->roster.size());
+  }
+}
+
+// Two members drop before signing (their masked inputs are in: their inputs are summed), one
+// before masking; the others' reveals still rebuild every secret.
+TEST_P(SignedDistRound, DropoutsInTheConsistencyStageStaySummed) {
+  FakeStore store;
+  FakeOutbox out(store);
+  Devices devices = make_devices(g(), {kBeforeConsistency, kBeforeMasking, kBeforeConsistency});
+  const auto fleet = sign_fleet(devices);
+  Coordinator c(store, out, signed_task(g(), *fleet), kT0);
+  check_in_all(c, devices, 1);
+  pump(c, out, devices);
+  ASSERT_EQ(c.task_state(1), "completed") << last_line(c.take_log());
+  EXPECT_EQ(store.result(1).value_or(""), sum_without(devices, {devices[1]->id}));
+  EXPECT_EQ(stored_of(store, fedstat_v1_Envelope_secagg_consistency_tag), n() - 3);
+  for (const auto& d : devices) {
+    if (d->drop_at != kNever) continue;
+    EXPECT_TRUE(d->completed) << "device " << d->id;
+    EXPECT_EQ(d->errors, 0);
+  }
+}
+
+// The server dies in the consistency stage, half the members not yet shown U3 (so unsigned); the
+// restarted server replays the stored signatures, the members resume (those that signed send
+// nothing again) and the round completes. Then a second restart point: after the stage closed,
+// members that signed but had not yet got the forwarded signatures resume in the reveals.
+TEST_P(SignedDistRound, ARestartInTheConsistencyStageResumesAndCompletes) {
+  FakeStore store;
+  Devices devices = make_devices(g());
+  const auto fleet = sign_fleet(devices);
+  for (size_t i = 5; i < devices.size(); ++i) devices[i]->hold_when = is_u3;
+  {
+    FakeOutbox out(store);
+    Coordinator first(store, out, signed_task(g(), *fleet), kT0);
+    check_in_all(first, devices, 1);
+    pump(first, out, devices);
+    ASSERT_EQ(first.round(1)->secagg()->stage(), SecAggPhase::Stage::kConsistency);
+    ASSERT_EQ(first.round(1)->secagg()->round_number(), 3u);
+  }
+  const size_t signed_before = stored_of(store, fedstat_v1_Envelope_secagg_consistency_tag);
+  EXPECT_EQ(signed_before, 5u);
+  FakeOutbox out(store);
+  Coordinator second(store, out, signed_task(g(), *fleet), kT0 + 2);
+  ASSERT_EQ(second.round(1)->secagg()->stage(), SecAggPhase::Stage::kConsistency);
+  for (auto& d : devices) {
+    d->held = false;
+    d->hold_when = nullptr;
+  }
+  check_in_all(second, devices, 100, /*resume=*/1);
+  pump(second, out, devices);
+  ASSERT_EQ(second.task_state(1), "completed") << last_line(second.take_log());
+  EXPECT_EQ(store.result(1).value_or(""), sum_without(devices, {}));
+  EXPECT_EQ(stored_of(store, fedstat_v1_Envelope_secagg_consistency_tag), n())
+      << "a member that had signed signed again, or one never signed";
+  for (const auto& d : devices) {
+    EXPECT_EQ(d->resumes, 1u) << "device " << d->id;
+    EXPECT_TRUE(d->completed) << "device " << d->id;
+  }
+  for (const auto& [about, k] : stored_reveal_kinds(store)) EXPECT_EQ(k.size(), 1u) << about;
+}
+
+TEST_P(SignedDistRound, ARestartAfterTheConsistencyStageResumesInTheReveals) {
+  FakeStore store;
+  Devices devices = make_devices(g());
+  const auto fleet = sign_fleet(devices);
+  for (size_t i = 5; i < devices.size(); ++i) devices[i]->hold_when = is_forwarded_consistency;
+  {
+    FakeOutbox out(store);
+    Coordinator first(store, out, signed_task(g(), *fleet), kT0);
+    check_in_all(first, devices, 1);
+    pump(first, out, devices);
+    ASSERT_EQ(first.round(1)->secagg()->stage(), SecAggPhase::Stage::kReveals);
+    ASSERT_EQ(first.round(1)->secagg()->round_number(), 4u);
+  }
+  FakeOutbox out(store);
+  Coordinator second(store, out, signed_task(g(), *fleet), kT0 + 2);
+  ASSERT_EQ(second.round(1)->secagg()->stage(), SecAggPhase::Stage::kReveals);
+  for (auto& d : devices) {
+    d->held = false;
+    d->hold_when = nullptr;
+  }
+  check_in_all(second, devices, 100, /*resume=*/1);
+  pump(second, out, devices);
+  ASSERT_EQ(second.task_state(1), "completed") << last_line(second.take_log());
+  EXPECT_EQ(store.result(1).value_or(""), sum_without(devices, {}));
+  for (size_t i = 0; i < devices.size(); ++i) {
+    EXPECT_TRUE(devices[i]->completed) << "device " << i;
+    EXPECT_EQ(devices[i]->consistency_ends, i < 5 ? 2 : 1) << "device " << i;
+  }
+  for (const auto& [about, k] : stored_reveal_kinds(store)) EXPECT_EQ(k.size(), 1u) << about;
+}
+
+// Keys certified by another CA are refused and their device excluded before U1: the round goes
+// on without it.
+TEST_P(SignedDistRound, KeysCertifiedByAnotherCaAreExcluded) {
+  FakeStore store;
+  FakeOutbox out(store);
+  Devices devices = make_devices(g());
+  const auto fleet = sign_fleet(devices);
+  uint64_t other_seed = 99;
+  const CaKey other = make_ca_key(&other_seed);
+  const credential::DeviceCredential forged =
+      issue_device_credential(other, static_cast<uint32_t>(devices[3]->id), &other_seed);
+  devices[3]->client.set_credential(&forged);
+  devices[3]->tamper = [](fedstat_v1_Envelope&) {};  // counts the server's refusal
+  Coordinator c(store, out, signed_task(g(), *fleet), kT0);
+  check_in_all(c, devices, 1);
+  pump(c, out, devices);
+  ASSERT_EQ(c.task_state(1), "completed") << last_line(c.take_log());
+  EXPECT_EQ(store.result(1).value_or(""), sum_without(devices, {devices[3]->id}));
+  EXPECT_EQ(devices[3]->refusals, 1);
+  const auto& excluded = c.round(1)->secagg()->excluded();
+  ASSERT_EQ(excluded.size(), 1u);
+  EXPECT_EQ(excluded[0].first, devices[3]->id);
+}
+
+// Signing costs ECDSA checks on every roster entry (two) and every forwarded signature: the
+// sparse graph is smaller here (16 devices, degree 4: a roster of 5, still fewer than U1; t = 3,
+// 2t > k + 1) to keep the suite's time down under ASan.
+constexpr Graph kSignedSparse{"Sparse", 16, 4, 3};
+INSTANTIATE_TEST_SUITE_P(Graphs, SignedDistRound, ::testing::Values(kComplete, kSignedSparse),
+                         graph_name);
 
 }  // namespace
 }  // namespace testing

@@ -1,0 +1,110 @@
+// The server config's ca_public_key (issue 42): fedstat-ca's ca.pub read at start, a CA private
+// key file refused (the server must never hold it), and every declared DIST task — and no other —
+// planned as a signed session (TaskSpec::secagg_ca_public_key). Paper: none.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "host_server/credential/fleet_credentials.h"
+#include "host_server/server_app.h"
+#include "host_server/server_config.h"
+#include "nlohmann/json.hpp"
+#include "tests/rounds/fake_store.h"
+#include "tests/rounds/round_messages.h"
+#include "tests/store/temp_dir.h"
+
+namespace fedstat {
+namespace host {
+namespace testing {
+namespace {
+
+using nlohmann::json;
+
+const std::string kSecret(64, 'a');
+
+json kl_task(uint32_t id, const char* trust) {
+  json task{{"id", id},
+            {"kind", "kl"},
+            {"trust", trust},
+            {"epsilon", 1.0},
+            {"delta", 1e-6},
+            {"min_clients", 8},
+            {"max_clients", 10},
+            {"deadline_seconds", 600},
+            {"seed", std::string(62, '0') + "31"},
+            {"kl", {{"reference", "reference.txt"}, {"rounds", 30}, {"lambda", 0.1}}}};
+  if (std::string(trust) == "dist") task["threshold"] = 8;
+  return task;
+}
+
+class SignedConfig : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    uint64_t seed = 3;
+    ca = make_ca_key(&seed);
+    write_ca_key(dir.file("ca.key"), ca, false);
+    write_ca_public_key(dir.file("ca.pub"), ca.public_key, false);
+    std::ofstream reference(dir.file("reference.txt"));
+    for (int i = 0; i < 20; ++i) reference << i << " " << 100 / (i + 1) << "\n";
+  }
+
+  ServerConfig read(const json& config) {
+    const std::string path = dir.file("server.json");
+    std::ofstream(path) << config.dump();
+    return read_server_config(path);
+  }
+
+  // The std::invalid_argument read_server_config throws for `config` ("" if none).
+  std::string refusal(const json& config) {
+    try {
+      read(config);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "";
+  }
+
+  fedstat::testing::TempDir dir;
+  CaKey ca;
+};
+
+TEST_F(SignedConfig, TheCaPublicKeySignsEveryDistTaskAndNoOther) {
+  const json config{{"fleet_secret", kSecret},
+                    {"ca_public_key", "ca.pub"},  // relative to the config file
+                    {"tasks", {kl_task(1, "dist"), kl_task(2, "trusted")}}};
+  const ServerConfig c = read(config);
+  ASSERT_TRUE(c.ca_public_key.has_value());
+  EXPECT_EQ(*c.ca_public_key, ca.public_key);
+  FakeStore store;
+  const std::vector<TaskSpec> specs = plan_declared_tasks(c, store, kT0);
+  ASSERT_EQ(specs.size(), 2u);
+  ASSERT_TRUE(specs[0].secagg_ca_public_key.has_value());
+  EXPECT_EQ(*specs[0].secagg_ca_public_key, ca.public_key);
+  EXPECT_FALSE(specs[1].secagg_ca_public_key.has_value()) << "a trusted task is not signed";
+
+  // Without the field, DIST runs unsigned (the default).
+  const ServerConfig plain = read({{"fleet_secret", kSecret}, {"tasks", {kl_task(1, "dist")}}});
+  EXPECT_FALSE(plain.ca_public_key.has_value());
+  EXPECT_FALSE(plan_declared_tasks(plain, store, kT0)[0].secagg_ca_public_key.has_value());
+}
+
+TEST_F(SignedConfig, TheCaPrivateKeyAMissingFileAndATaggAreRefused) {
+  const std::string key = refusal({{"fleet_secret", kSecret}, {"ca_public_key", "ca.key"}});
+  EXPECT_NE(key.find("private key"), std::string::npos) << key;
+  EXPECT_NE(key.find("ca.pub"), std::string::npos) << key;
+  const std::string missing = refusal({{"fleet_secret", kSecret}, {"ca_public_key", "none.pub"}});
+  EXPECT_NE(missing.find("ca_public_key"), std::string::npos) << missing;
+  std::ofstream(dir.file("bad.pub"))
+      << "fedstat-ca public key v1\n04" << std::string(128, '1') << "\n";
+  const std::string off_curve = refusal({{"fleet_secret", kSecret}, {"ca_public_key", "bad.pub"}});
+  EXPECT_NE(off_curve.find("ca_public_key"), std::string::npos) << off_curve;
+  const std::string tagg =
+      refusal({{"role", "tagg"}, {"collectors", {{"c1", kSecret}}}, {"ca_public_key", "ca.pub"}});
+  EXPECT_NE(tagg.find("ca_public_key"), std::string::npos) << tagg;
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace host
+}  // namespace fedstat
