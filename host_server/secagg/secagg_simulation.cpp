@@ -160,6 +160,12 @@ void check_config(const SecAggSimConfig& config) {
               "clients refuse a smaller one"
             : "the threshold must exceed half of degree + 1: the clients refuse a smaller one");
   }
+  if (config.signed_keys && config.degree == 0 &&
+      2 * uint64_t{config.threshold} <= n + (uint64_t{n} * 50000 + 999999) / 1000000) {
+    throw std::invalid_argument(
+        "a signed complete-graph session needs 2 * threshold > clients + ceil(5% of clients): the "
+        "clients refuse a smaller one (colluders could sign two U3 views)");
+  }
   if (config.degree != 0 && config.threshold > holders) {
     throw std::invalid_argument("the threshold must be at most degree + 1");
   }

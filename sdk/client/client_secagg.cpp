@@ -14,6 +14,8 @@ struct ClientSecureAggregation {
   static Status start(Client& client, Span<secagg::SecAggPeer> peers) {
     // Signed rounds (protocol 5): the credential takes effect at the session's SecAggStart.
     client.secagg_.set_credential(client.config_.credential);
+    // Signed complete graphs: 2t > n + ceil(gamma n) at the app's corrupt floor, at least.
+    client.secagg_.set_assumed_corrupt_ppm(client.config_.task_policy.min_assumed_corrupt_ppm);
     return client.secagg_.init(static_cast<uint32_t>(client.config_.device_id), peers,
                                *client.random_);
   }

@@ -32,7 +32,7 @@ endforeach()
 
 # --signed: a signed session with the consistency round, a client dropping after signing; both
 # the signed and the unsigned run are exact, and signing costs bytes.
-run_json(json --clients 7 --threshold 4 --length 130 --drop-r1 1 --drop-r3 1 --drop-consistency 1
+run_json(json --clients 8 --threshold 5 --length 130 --drop-r1 1 --drop-r3 1 --drop-consistency 1
          --signed --seed 5)
 string(JSON ok GET "${json}" ok)
 string(JSON plain_ok GET "${json}" unsigned ok)
