@@ -104,6 +104,33 @@ TEST_F(SignedConfig, TheCaPrivateKeyAMissingFileAndATaggAreRefused) {
   EXPECT_NE(tagg.find("ca_public_key"), std::string::npos) << tagg;
 }
 
+// A signed complete graph needs 2t > n + ceil(5% n) (the devices' collusion rule,
+// SecAggClient::on_start): the server refuses to plan a lower threshold rather than run a round
+// every credentialed device would refuse. n = 40: t = 21 (42 <= 42) refused, 22 planned; the same
+// 21 unsigned is planned (2t > n only).
+TEST_F(SignedConfig, ASignedCompleteGraphThresholdCoversColluders) {
+  json task = kl_task(1, "dist");
+  task["min_clients"] = 40;
+  task["max_clients"] = 40;
+  task["threshold"] = 21;
+  FakeStore store;
+  const ServerConfig low =
+      read({{"fleet_secret", kSecret}, {"ca_public_key", "ca.pub"}, {"tasks", {task}}});
+  try {
+    plan_declared_tasks(low, store, kT0);
+    ADD_FAILURE() << "a signed threshold of 21 of 40 was planned";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("too low for a signed session"), std::string::npos)
+        << e.what();
+  }
+  const ServerConfig unsigned_low = read({{"fleet_secret", kSecret}, {"tasks", {task}}});
+  EXPECT_EQ(plan_declared_tasks(unsigned_low, store, kT0).size(), 1u);
+  task["threshold"] = 22;
+  const ServerConfig enough =
+      read({{"fleet_secret", kSecret}, {"ca_public_key", "ca.pub"}, {"tasks", {task}}});
+  EXPECT_EQ(plan_declared_tasks(enough, store, kT0).size(), 1u);
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace host
