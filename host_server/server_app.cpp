@@ -129,18 +129,16 @@ TaskSpec spec_of(const TaskPlan& plan, const json& definition, Store& store,
     // A signed complete graph: the devices require 2t > n + ceil(gamma n) at the larger of the
     // declared corrupt fraction and their floor (5 % by default; SecAggClient::on_start).
     if (plan.task.secagg_degree == 0) {
-      const uint64_t n = plan.task.max_clients;
-      const uint64_t ppm = std::max<uint64_t>(plan.task.secagg_corrupt_ppm, 50000);
-      const uint64_t colluders = (ppm * n + 999999) / 1000000;
-      if (2 * uint64_t{plan.task.threshold} <= n + colluders) {
+      const uint32_t ppm =
+          std::max<uint32_t>(plan.task.secagg_corrupt_ppm, secagg::kDefaultCorruptFloorPpm);
+      if (!secagg::signed_complete_threshold_holds(plan.task.threshold, plan.task.max_clients,
+                                                   ppm)) {
         throw std::invalid_argument(
             "task " + std::to_string(plan.task.task_id) + ": threshold " +
             std::to_string(plan.task.threshold) +
-            " is too low for a signed session "
-            "(ca_public_key): devices require 2 * threshold > max_clients + ceil(corrupt "
-            "fraction (at least 5%) * max_clients) = " +
-            std::to_string(n + colluders) +
-            "; raise threshold (at most min_clients) or lower max_clients");
+            " is too low for a signed session (ca_public_key): devices require 2 * threshold > "
+            "max_clients + ceil(corrupt fraction (at least 5%) * max_clients); raise threshold "
+            "(at most min_clients) or lower max_clients");
       }
     }
     spec.secagg_ca_public_key = ca_public_key;

@@ -188,7 +188,11 @@ Status SecAggPhase::close(std::vector<uint64_t>* sum) {
       Status r = server_.close_consistency();
       if (!r.ok()) break;
       stage_ = Stage::kReveals;
-      pending_ = members_;
+      // A member shown too few signatures reveals nothing: the stage does not wait for it.
+      pending_.clear();
+      for (uint32_t m : members_) {
+        if (server_.will_reveal(m)) pending_.insert(m);
+      }
       return Status();
     }
     case Stage::kReveals: {

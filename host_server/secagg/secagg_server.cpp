@@ -208,6 +208,9 @@ Status SecAggServer::on_keys(const fedstat_v1_SecAggKeys& keys) {
   if (advertised_keys_.count(encryption_key) || advertised_keys_.count(masking_key)) {
     return already_exists("secagg: a public key was already advertised (replay?)");
   }
+  if (clients_.size() >= config_.max_clients) {
+    return resource_exhausted("secagg: the session is full (max_clients)");
+  }
   if (config_.signed_keys) {
     // Keys the fleet CA does not vouch for never reach a device (each would refuse the roster).
     const Status certified = secagg::verify_signed_keys(ByteSpan(config_.ca_public_key, 65), keys,
@@ -218,9 +221,6 @@ Status SecAggServer::on_keys(const fedstat_v1_SecAggKeys& keys) {
       exclude(keys.client_id, why);
     }
     FEDSTAT_RETURN_IF_ERROR(certified);
-  }
-  if (clients_.size() >= config_.max_clients) {
-    return resource_exhausted("secagg: the session is full (max_clients)");
   }
   advertised_keys_.insert(encryption_key);  // O(log n) per key, not a scan of every client
   advertised_keys_.insert(masking_key);
@@ -552,12 +552,16 @@ Status SecAggServer::on_consistency(uint32_t sender, const fedstat_v1_SecAggCons
       credential::verify_digest(ByteSpan(client.signing_key, 65), ByteSpan(digest, 32),
                                 ByteSpan(message.signature.bytes, 64));
   if (verified.code() == StatusCode::kPermissionDenied) {
+    // The sender's own message: its fault, and a check it could make the server repeat forever
+    // (the wrong-length case above excludes it too).
+    exclude(sender, "its consistency signature does not verify over the U3 view sent to it");
     return permission_denied(
         "secagg: the consistency signature does not verify over the U3 view sent to its signer");
   }
   FEDSTAT_RETURN_IF_ERROR(verified);
   std::memcpy(client.consistency_signature, message.signature.bytes, 64);
   client.signed_consistency = true;
+  if (config_.degree != 0) client.consistency_view = view;  // forwarded as signed
   return Status();
 }
 
@@ -573,9 +577,8 @@ std::vector<fedstat_v1_SecAggConsistency> SecAggServer::consistency_for(uint32_t
     m.session = config_.session;
     m.signer_id = signer;
     if (config_.degree != 0) {
-      const std::vector<uint32_t> view = u3_view(signer);
-      std::copy(view.begin(), view.end(), m.members);
-      m.members_count = static_cast<pb_size_t>(view.size());
+      std::copy(client.consistency_view.begin(), client.consistency_view.end(), m.members);
+      m.members_count = static_cast<pb_size_t>(client.consistency_view.size());
     }
     m.signature.size = 64;
     std::memcpy(m.signature.bytes, client.consistency_signature, 64);
@@ -597,27 +600,24 @@ Status SecAggServer::close_consistency() {
   if (!config_.signed_keys || stage_ != Stage::kConsistency) {
     return failed_precondition("secagg: not the consistency round of a signed session");
   }
-  // Which members of U3 will reveal: those shown t signatures of their roster, themselves
-  // included (an honest client counts itself whether or not its own message arrived).
-  std::map<uint32_t, bool> reveals;
+  // Which members of U3 will reveal: those shown enough signatures of their roster — t, itself
+  // included, with the complete graph; t besides itself with a sparse one (SecAggClient::
+  // on_consistency). An upper bound (a device also needs its peer's valid share), so a member
+  // marked here as silent is silent.
+  const uint32_t needed = config_.degree == 0 ? config_.threshold : config_.threshold + 1;
   for (uint32_t id : ring_) {
-    const Client& client = clients_.at(id);
+    Client& client = clients_.at(id);
     if (!client.in_u3) continue;
-    uint32_t reached = 1;
-    for (uint32_t j = 0; j < roster_size(); ++j) {
-      const uint32_t peer = roster_member(client.index, j);
-      reached += peer != id && clients_.at(peer).in_u3 && clients_.at(peer).signed_consistency;
-    }
-    reveals[id] = reached >= config_.threshold;
+    const uint32_t peers_signed = count_in_roster(
+        client.index, [](const Client& c) { return c.in_u3 && c.signed_consistency; });
+    // Itself counts once whether or not its own message arrived.
+    client.will_reveal = peers_signed - (client.signed_consistency ? 1 : 0) + 1 >= needed;
   }
   for (uint32_t id : ring_) {
     const Client& client = clients_.at(id);
     if (!client.in_u2) continue;
-    uint32_t holders = 0;
-    for (uint32_t j = 0; j < roster_size(); ++j) {
-      auto r = reveals.find(roster_member(client.index, j));
-      holders += r != reveals.end() && r->second;
-    }
+    const uint32_t holders =
+        count_in_roster(client.index, [](const Client& c) { return c.in_u3 && c.will_reveal; });
     if (holders < config_.threshold) {
       return abort("only " + std::to_string(holders) + " holders of client " + std::to_string(id) +
                    "'s secrets were shown t = " + std::to_string(config_.threshold) +
@@ -626,6 +626,12 @@ Status SecAggServer::close_consistency() {
   }
   stage_ = Stage::kUnmasking;
   return Status();
+}
+
+bool SecAggServer::will_reveal(uint32_t member) const {
+  auto it = clients_.find(member);
+  return it != clients_.end() && it->second.in_u3 &&
+         (!config_.signed_keys || it->second.will_reveal);
 }
 
 Status SecAggServer::on_reveal(uint32_t sender, const fedstat_v1_SecAggReveal& reveal) {

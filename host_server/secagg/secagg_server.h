@@ -180,7 +180,8 @@ class SecAggServer {
   // outside the consistency round or in an unsigned session; kInvalidArgument another session,
   // or members other than the U3 view the server sent `sender` (none for the complete graph);
   // kPermissionDenied a signer other than `sender`, a sender outside U3 or excluded, or a
-  // signature that does not verify under its certificate over that view (not stored);
+  // signature that does not verify under its certificate over that view (not stored, and the
+  // sender is excluded: a check it could otherwise make the server repeat without end);
   // kAlreadyExists a second message; kDataLoss a signature that is not 64 bytes (the sender is
   // excluded: its reveals go unused). kAborted after an abort.
   Status on_consistency(uint32_t sender, const fedstat_v1_SecAggConsistency& message);
@@ -190,8 +191,13 @@ class SecAggServer {
   std::vector<fedstat_v1_SecAggConsistency> consistency_for(uint32_t member) const;
   // Signed sessions: ends the consistency round and opens the reveals (on_reveal), or kAborted
   // when some member of U2 would have fewer than t revealing holders (a holder reveals when t
-  // members of its roster, itself included, signed). kFailedPrecondition outside the round.
+  // members of its roster signed: itself included with the complete graph, besides itself with
+  // a sparse one — SecAggClient::on_consistency). kFailedPrecondition outside the round.
   Status close_consistency();
+  // Whether `member` of U3 may still reveal: always in an unsigned session; in a signed one, once
+  // close_consistency() found it shown enough signatures (a member it marks silent cannot
+  // reveal, so nobody needs to wait for it).
+  bool will_reveal(uint32_t member) const;
   // Signed sessions: the ids whose consistency message was stored, ascending.
   std::vector<uint32_t> consistency_signers() const;
   Status on_reveal(uint32_t sender, const fedstat_v1_SecAggReveal& reveal);
@@ -242,6 +248,8 @@ class SecAggServer {
     uint8_t key_signature[64] = {};
     bool signed_consistency = false;
     uint8_t consistency_signature[64] = {};
+    std::vector<uint32_t> consistency_view;  // sparse: the U3 view it signed, forwarded with it
+    bool will_reveal = false;                // close_consistency(): shown enough signatures
   };
   // Signed sessions: the ids of U3 in `id`'s roster, ascending (the view it signs).
   std::vector<uint32_t> u3_view(uint32_t id) const;

@@ -161,7 +161,8 @@ void check_config(const SecAggSimConfig& config) {
             : "the threshold must exceed half of degree + 1: the clients refuse a smaller one");
   }
   if (config.signed_keys && config.degree == 0 &&
-      2 * uint64_t{config.threshold} <= n + (uint64_t{n} * 50000 + 999999) / 1000000) {
+      !secagg::signed_complete_threshold_holds(config.threshold, n,
+                                               secagg::kDefaultCorruptFloorPpm)) {
     throw std::invalid_argument(
         "a signed complete-graph session needs 2 * threshold > clients + ceil(5% of clients): the "
         "clients refuse a smaller one (colluders could sign two U3 views)");

@@ -11,6 +11,7 @@
 #include "mbedtls/ecp.h"
 #include "mbedtls/hmac_drbg.h"
 #include "mbedtls/md.h"
+#include "sdk/base/bytes.h"
 #include "sdk/base/crypto.h"
 
 namespace fedstat {
@@ -256,9 +257,8 @@ Status certificate_digest(uint32_t client_id, ByteSpan public_key, MutableByteSp
   if (public_key.size() != kPublicKeyBytes || digest.size() != kDigestBytes) {
     return invalid_argument("certificate digest: a 65-byte public key and a 32-byte digest");
   }
-  const uint8_t id[4] = {static_cast<uint8_t>(client_id), static_cast<uint8_t>(client_id >> 8),
-                         static_cast<uint8_t>(client_id >> 16),
-                         static_cast<uint8_t>(client_id >> 24)};
+  uint8_t id[4];
+  store_le32(id, client_id);
   crypto::Sha256 hasher;
   FEDSTAT_RETURN_IF_ERROR(hasher.update(
       ByteSpan(reinterpret_cast<const uint8_t*>(kCertificateTag), sizeof(kCertificateTag) - 1)));

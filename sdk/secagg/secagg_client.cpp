@@ -310,13 +310,11 @@ Status SecAggClient::on_start(const fedstat_v1_SecAggStart& start, fedstat_v1_Se
     }
     if (start.degree == 0) {
       // Against a lying server the consistency round holds only if two views cannot each gather
-      // t signatures: c colluding members sign both, so 2·t > max_clients + c (Bonawitz et al.
-      // §4; tests/adversary CollusionBound_TwoTMinusNColludersSplitTheRound), c = ⌈γ·n⌉ at the
-      // larger of the declared corrupt fraction and this device's floor.
+      // t signatures (signed_keys.h), at the larger of the declared corrupt fraction and this
+      // device's floor.
       const uint32_t ppm =
           start.corrupt_ppm > assumed_corrupt_ppm_ ? start.corrupt_ppm : assumed_corrupt_ppm_;
-      const uint64_t colluders = (uint64_t{ppm} * start.max_clients + 999999) / 1000000;
-      if (uint64_t{2} * start.threshold <= start.max_clients + colluders) {
+      if (!signed_complete_threshold_holds(start.threshold, start.max_clients, ppm)) {
         return invalid_argument(
             "secagg: a signed complete-graph session needs 2 * threshold > max_clients + "
             "ceil(corrupt fraction * max_clients) (colluders sign both of two U3 views)");

@@ -131,6 +131,7 @@
 #include "sdk/credential/device_credential.h"
 #include "sdk/secagg/graph.h"
 #include "sdk/secagg/shamir.h"
+#include "sdk/secagg/signed_keys.h"
 
 namespace fedstat {
 namespace secagg {
@@ -460,10 +461,10 @@ class SecAggClient {
   ShamirDealer self_mask_dealer_, key_dealer_;
   crypto::Sha256 roster_hash_;
   const credential::DeviceCredential* credential_ = nullptr;  // set_credential(): next sessions
-  uint32_t assumed_corrupt_ppm_ = 50000;  // set_assumed_corrupt_ppm(): signed complete sessions
-  const credential::DeviceCredential* signing_ = nullptr;  // this session's (signed sessions)
-  uint8_t start_digest_[32] = {};                          // signed: start_parameters_digest
-  uint8_t key_signature_[64] = {};                         // signed: this client's, round 0
+  uint32_t assumed_corrupt_ppm_ = kDefaultCorruptFloorPpm;    // set_assumed_corrupt_ppm()
+  const credential::DeviceCredential* signing_ = nullptr;     // this session's (signed sessions)
+  uint8_t start_digest_[32] = {};                             // signed: start_parameters_digest
+  uint8_t key_signature_[64] = {};                            // signed: this client's, round 0
   uint32_t consistency_count_ = 0;  // signed: verified agreeing signers, itself included
   bool roster_ascending_ = true;    // the roster's ids ascend by index (U3 views in one pass)
 };

@@ -48,6 +48,22 @@ constexpr size_t kSignedDigestBytes = 32;
 /// names at most 127 ids, the k + 1 of a neighbourhood.
 constexpr uint32_t kMaxSignedSparseDegree = 126;
 
+/// The corrupt fraction (parts per million) a device assumes at least when the server declares
+/// less: the default of SecAggClient::set_assumed_corrupt_ppm and of the server's planning (5 %).
+constexpr uint32_t kDefaultCorruptFloorPpm = 50000;
+
+/// Whether a signed complete-graph session of `threshold` among `max_clients` holds against
+/// c = ⌈γ·max_clients⌉ colluders (γ = corrupt_ppm / 10^6, at most 10^6): they can sign both of
+/// two U3 views, so two views must not each gather t signatures — 2·t > max_clients + c
+/// (Bonawitz et al. 2017 §4; tests/adversary CollusionBound_TwoTMinusNColludersSplitTheRound).
+/// The one rule the device (SecAggClient::on_start), the server's planning and the simulation
+/// apply.
+constexpr bool signed_complete_threshold_holds(uint32_t threshold, uint32_t max_clients,
+                                               uint32_t corrupt_ppm) {
+  return uint64_t{2} * threshold >
+         uint64_t{max_clients} + (uint64_t{corrupt_ppm} * max_clients + 999999) / 1000000;
+}
+
 /// The start digest of `start` (above) into `out` (32 bytes). A graph commitment of any size
 /// other than 32 bytes is hashed as absent (a session that carries one is refused elsewhere).
 /// @errors kInvalidArgument: `out` is not 32 bytes. kInternal: SHA-256 failed inside mbedTLS.

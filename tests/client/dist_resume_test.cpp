@@ -97,7 +97,9 @@ class DistResumeTest : public StorageTest {
           if (c == 0 && r.sessions == 0 && reboot) {
             link->process_died();
             devices[c].reset();  // what the Client held in memory is gone; its blobs are not
-            devices[c] = std::make_unique<Device>(c + 1, 1 << 20, *apps[c]);
+            // The same device after a reboot: its credential too (a signed round needs it).
+            devices[c] = std::make_unique<Device>(c + 1, 1 << 20, *apps[c], 10, nullptr, 1,
+                                                  credential_of(c));
             EXPECT_TRUE(devices[c]->init_status.ok());
             continue;
           }

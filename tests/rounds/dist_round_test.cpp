@@ -1216,10 +1216,10 @@ TEST_P(SignedDistRound, KeysCertifiedByAnotherCaAreExcluded) {
 }
 
 // Signing costs ECDSA checks on every roster entry (two) and every forwarded signature: the
-// sparse graph is smaller here (16 devices, degree 4: a roster of 5, still fewer than U1; t = 3,
-// 2t > k + 1) to keep the suite's time down under ASan.
-// k = 8, t = 5: a sparse device reveals after t neighbours besides itself sign (issue 42, rule F),
-// so a neighbourhood tolerates k − t = 3 members that never sign (DropoutsInTheConsistencyStage…).
+// sparse graph is small here (16 devices, degree 8: a roster of 9, still fewer than U1) to keep
+// the suite's time down under ASan. t = 5: a sparse device reveals after t neighbours besides
+// itself sign (issue 42, rule F), so a neighbourhood tolerates k − t = 3 members that never sign
+// (DropoutsInTheConsistencyStage…).
 constexpr Graph kSignedSparse{"Sparse", 16, 8, 5};
 INSTANTIATE_TEST_SUITE_P(Graphs, SignedDistRound, ::testing::Values(kComplete, kSignedSparse),
                          graph_name);
