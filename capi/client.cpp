@@ -4,6 +4,7 @@
 #include <new>
 
 #include "capi/channel.h"
+#include "capi/client_session.h"
 #include "capi/handle.h"
 #include "capi/objects.h"
 #include "sdk/client/client.h"
@@ -80,6 +81,7 @@ struct fedstat_client {
   char round_blob_name[fedstat::capi::kNameBytes] = {};
   fedstat::capi::AppData data;
   int32_t last_policy_refusal = FEDSTAT_POLICY_NOT_REFUSED;  // the last session's
+  uint64_t device_id = 0;  // fedstat_client_config.device_id (the TLS channel's must match)
   uint8_t send_buffer[fedstat::wire::kMaxFrameBytes] = {};
   uint8_t receive_buffer[fedstat::wire::kMaxFrameBytes] = {};
   fedstat::client::Client client;
@@ -123,11 +125,36 @@ fedstat_status create_client(void* memory, size_t memory_bytes, const fedstat_cl
     c->magic = 0;
     return code_of(status);
   }
+  c->device_id = config->device_id;
   *out = c;
   return FEDSTAT_OK;
 }
 
 }  // namespace
+
+bool client_live(const fedstat_client* client) {
+  return live(client);
+}
+
+uint64_t client_device_id(const fedstat_client* client) {
+  return client->device_id;
+}
+
+fedstat_status client_finish(fedstat_client* client, const Status& status) {
+  return finish(client, status);
+}
+
+fedstat_status run_client_session(fedstat_client* client, client::FrameChannel& frames,
+                                  fedstat_session_outcome* outcome) {
+  const Result<client::SessionOutcome> result = client->client.run_session(frames);
+  client->last_policy_refusal = result.ok() ? static_cast<int32_t>(result->policy_refusal)
+                                            : int32_t{FEDSTAT_POLICY_NOT_REFUSED};
+  if (result.ok()) {
+    outcome->result = static_cast<int32_t>(result->result);
+    outcome->task_id = result->task_id;
+  }
+  return finish(client, result.status());
+}
 }  // namespace capi
 }  // namespace fedstat
 
@@ -275,14 +302,7 @@ fedstat_status fedstat_client_run_session(fedstat_client* client, const fedstat_
   }
   CallbackChannel frames(*channel, MutableByteSpan(client->send_buffer),
                          MutableByteSpan(client->receive_buffer));
-  const Result<client::SessionOutcome> result = client->client.run_session(frames);
-  client->last_policy_refusal = result.ok() ? static_cast<int32_t>(result->policy_refusal)
-                                            : int32_t{FEDSTAT_POLICY_NOT_REFUSED};
-  if (result.ok()) {
-    outcome->result = static_cast<int32_t>(result->result);
-    outcome->task_id = result->task_id;
-  }
-  return finish(client, result.status());
+  return run_client_session(client, frames, outcome);
 }
 
 const char* fedstat_client_last_server_detail(const fedstat_client* client) {

@@ -26,12 +26,13 @@ namespace capi {
 
 static_assert(FEDSTAT_ALIGNMENT == 8, "handles and their arrays are laid out in 8-byte steps");
 
-// The magic words ("FHST", "FSKT", "FRND", "FLDG", "FCLI" read as little-endian).
+// The magic words ("FHST", "FSKT", "FRND", "FLDG", "FCLI", "FTLS" read as little-endian).
 constexpr uint32_t kHistogramMagic = 0x54534846u;
 constexpr uint32_t kSketchMagic = 0x544B5346u;
 constexpr uint32_t kRandomMagic = 0x444E5246u;
 constexpr uint32_t kLedgerMagic = 0x47444C46u;
 constexpr uint32_t kClientMagic = 0x494C4346u;
+constexpr uint32_t kTlsChannelMagic = 0x534C5446u;
 
 // Blob names as the platform takes them (platform.h kMaxBlobNameLength), with the NUL.
 constexpr size_t kNameBytes = platform::kMaxBlobNameLength + 1;

@@ -1,6 +1,7 @@
 # The installable CMake package (docs/package.md): `cmake --install <build> --prefix <p>` puts
 #   <p>/lib/libfedstat_sdk.a                 the SDK (with the nanopb runtime and generated wire code)
-#   <p>/lib/libfedstat_c.a                   the C ABI over the SDK (capi/)
+#   <p>/lib/libfedstat_c.a                   the C ABI over the SDK (capi/; hosted: with its TLS
+#                                            channel over libfedstat_sdk_tls and mbedTLS)
 #   <p>/lib/libfedstat_sdk_tls.a             the device's TLS-PSK channel (hosted builds)
 #   <p>/lib/libfedstat_mbedcrypto.a          mbedTLS built for the microcontroller (bare metal)
 #   <p>/include/fedstat/...                  the public headers (the rule is below)
@@ -150,7 +151,15 @@ configure_file("${CMAKE_CURRENT_LIST_DIR}/fedstat.pc.in" "${PROJECT_BINARY_DIR}/
 install(FILES "${PROJECT_BINARY_DIR}/package/fedstat.pc"
         DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
 # The C ABI: a C program links it with the C compiler, so the C++ runtime it needs is named.
-set(FEDSTAT_PC_C_LIBS "-lfedstat_c ${FEDSTAT_PC_LIBS} -lstdc++ -lm")
+# Hosted, the ABI's TLS channel (c/tls.h) needs libfedstat_sdk_tls and mbedTLS's TLS and X.509
+# libraries before its crypto library (static archives: each before what it calls).
+if(_package_tls)
+  set(FEDSTAT_PC_C_LIBS "-lfedstat_c -lfedstat_sdk_tls -lfedstat_sdk -lmbedtls -lmbedx509 "
+                        "-lmbedcrypto${_sanitize_libs} -lstdc++ -lm")
+  string(CONCAT FEDSTAT_PC_C_LIBS ${FEDSTAT_PC_C_LIBS})
+else()
+  set(FEDSTAT_PC_C_LIBS "-lfedstat_c ${FEDSTAT_PC_LIBS} -lstdc++ -lm")
+endif()
 configure_file("${CMAKE_CURRENT_LIST_DIR}/fedstat-c.pc.in" "${PROJECT_BINARY_DIR}/package/fedstat-c.pc"
                @ONLY)
 install(FILES "${PROJECT_BINARY_DIR}/package/fedstat-c.pc"

@@ -10,6 +10,7 @@
  *   - c/tasks.h:      KL calibration, heterogeneity rounds, fixed point, the model update
  *   - c/ledger.h:     the privacy-budget ledger
  *   - c/client.h:     the device Client and the app's channel
+ *   - c/tls.h:        the TLS-PSK channel to fedstat-server (hosted builds)
  *
  * Conventions (docs/c_abi.md): opaque handles placed in caller memory that the object's
  * fedstat_<object>_size gives (FEDSTAT_ALIGNMENT-aligned), never allocated by fedstat; every
@@ -30,5 +31,6 @@
 #include "c/random.h"
 #include "c/sketch.h"
 #include "c/tasks.h"
+#include "c/tls.h"
 
 #endif /* FEDSTAT_FEDSTAT_H_ */
