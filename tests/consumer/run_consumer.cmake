@@ -2,7 +2,7 @@
 #   cmake -DSOURCE_DIR=<fedstat> -DBUILD_DIR=<fedstat build> -DWORK_DIR=<scratch> -DVERSION=<x.y.z>
 #         -DPLATFORM=posix|baremetal -DGENERATOR=<g> [-DMAKE_PROGRAM=<p>] [-DBUILD_TYPE=<t>]
 #         [-DTOOLCHAIN_FILE=<f> | -DC_COMPILER=<cc> -DCXX_COMPILER=<c++>] [-DEMULATOR=<cmd|arg|...>]
-#         [-DPKG_CONFIG=<pkg-config>] -P run_consumer.cmake
+#         [-DPKG_CONFIG=<pkg-config>] [-DSERVER=<fedstat-server for the host>] -P run_consumer.cmake
 # 1. installs BUILD_DIR into WORK_DIR/prefix (cmake --install) and checks what is there and what
 #    must not be (internal headers);
 # 2. configures tests/consumer against that prefix alone (find_package), builds it, runs it (under
@@ -11,7 +11,9 @@
 #    It does the same for the C ABI's C99 program (main.c, fedstat::c);
 #    and it builds and runs examples/first_report (the first-integration walk-throughs' program);
 # 3. with PKG_CONFIG: compiles and runs the same programs again from `pkg-config fedstat` (C++)
-#    and `pkg-config fedstat-c` (C, linked by the C compiler) flags.
+#    and `pkg-config fedstat-c` (C, linked by the C compiler) flags;
+# 4. with SERVER (hosted): builds examples/report_to_server (find_package, and pkg-config
+#    fedstat-c) and runs it against that fedstat-server over TLS-PSK (report_to_server_test.sh).
 foreach(_v SOURCE_DIR BUILD_DIR WORK_DIR VERSION PLATFORM GENERATOR)
   if(NOT DEFINED ${_v})
     message(FATAL_ERROR "run_consumer.cmake: -D${_v}=... is required")
@@ -265,4 +267,45 @@ if(PKG_CONFIG)
               "${SOURCE_DIR}/tests/consumer/main.c" ${_flags} -o "${WORK_DIR}/consumer_c_pc")
   check_run_c("consumer_c_pc (pkg-config fedstat-c)" "${WORK_DIR}/consumer_c_pc")
   elapsed("pkg-config build ran")
+endif()
+
+# ---- 4. A device that reaches the real server (hosted builds, with -DSERVER) -----------------
+# examples/report_to_server, built from the prefix alone (find_package, and pkg-config fedstat-c
+# when there is one: -lmbedtls -lmbedx509 -lmbedcrypto must come from the .pc, nothing added),
+# checks in with fedstat-server over TLS-PSK through the C ABI and answers a task
+# (report_to_server_test.sh: a wrong key, a round of two devices, a refused connection).
+if(SERVER AND PLATFORM STREQUAL "posix")
+  set(_report_args "")
+  foreach(_a IN LISTS _args)  # the consumer's configure arguments, for the example's directories
+    if(_a STREQUAL "${SOURCE_DIR}/tests/consumer")
+      set(_a "${SOURCE_DIR}/examples/report_to_server")
+    elseif(_a STREQUAL "${WORK_DIR}/build")
+      set(_a "${WORK_DIR}/report_to_server")
+    endif()
+    list(APPEND _report_args "${_a}")
+  endforeach()
+  run("configuring examples/report_to_server" COMMAND "${CMAKE_COMMAND}" ${_report_args})
+  run("building examples/report_to_server"
+      COMMAND "${CMAKE_COMMAND}" --build "${WORK_DIR}/report_to_server")
+  set(_device_a "${WORK_DIR}/report_to_server/report_to_server")
+  set(_device_b "${_device_a}")
+  if(PKG_CONFIG)
+    run("pkg-config (C ABI, TLS)" COMMAND "${PKG_CONFIG}" --cflags --libs fedstat-c)
+    string(STRIP "${run_output}" _flags)
+    separate_arguments(_flags UNIX_COMMAND "${_flags}")
+    set(_device_b "${WORK_DIR}/report_to_server_pc")
+    run("compiling examples/report_to_server with pkg-config fedstat-c flags"
+        COMMAND "${C_COMPILER}" -std=c99 -Wall -Wextra -Werror -pedantic
+                "${SOURCE_DIR}/examples/report_to_server/report_to_server.c" ${_flags}
+                -o "${_device_b}")
+  endif()
+  elapsed("built examples/report_to_server")
+  execute_process(COMMAND bash "${SOURCE_DIR}/tests/consumer/report_to_server_test.sh" "${SERVER}"
+                          "${_device_a}" "${_device_b}" "${WORK_DIR}/report_run" ${_emulator}
+                  RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _err TIMEOUT 120)
+  message(STATUS "report_to_server against fedstat-server printed:\n${_out}${_err}")
+  if(NOT _rc EQUAL 0 OR NOT _out MATCHES "report_to_server: ok\n")
+    message(FATAL_ERROR "consumer: examples/report_to_server against ${SERVER} failed ('${_rc}')")
+  endif()
+  elapsed("ran examples/report_to_server against fedstat-server")
 endif()
