@@ -4,7 +4,11 @@
 // source are C ABI handles. The reports the server receives must equal what the SDK routines
 // compute for the same data and seed (tests/client/client_test_support.h, independent of
 // sdk/client/contribution.cpp), and the outcomes, charges and refusals must be the C++ Client's.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -16,8 +20,13 @@
 #include <vector>
 
 #include "fedstat/fedstat.h"
+#include "mbedtls/ctr_drbg.h"
+#include "mbedtls/entropy.h"
+#include "mbedtls/net_sockets.h"
+#include "mbedtls/ssl.h"
 #include "sdk/client/contribution.h"
 #include "sdk/privacy/accountants.h"
+#include "sdk/tls/tls_channel.h"
 #include "tests/client/client_test_support.h"
 #include "tests/client/in_memory_channel.h"
 
@@ -687,6 +696,259 @@ TEST_F(CabiClientTest, TheTaskPolicyDeclinesUntilTheAppOptsIn) {
   SeededStream unused(test_seed(99), 250);
   EXPECT_EQ(r.seen.report, expected_sketch(none, expected_data.histogram, unused));
   EXPECT_EQ(device.spent(), 0);
+}
+
+// ---- The TLS-PSK channel (c/tls.h) -----------------------------------------------------------
+// Against a one-connection mbedTLS PSK server on loopback, pinned to the same profile as
+// fedstat-server (tls::pin_psk_profile); the whole session with the real server is the consumer
+// test's (tests/consumer/report_to_server_test.sh).
+
+// A listening TCP socket on 127.0.0.1 (an ephemeral port) that accepts nothing by itself.
+struct Listener {
+  int fd = -1;
+  uint16_t port = 0;
+  Listener() {
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address = {};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof(address);
+    EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&address), length), 0);
+    EXPECT_EQ(listen(fd, 4), 0);
+    EXPECT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length), 0);
+    port = ntohs(address.sin_port);
+  }
+  ~Listener() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// Accepts one connection on `listener` and serves the TLS handshake with `psk`; records the
+// identity the device sent and how many application bytes arrived before the peer closed.
+struct PskServer {
+  std::vector<uint8_t> psk;
+  std::string identity_seen;
+  int handshake = 1;  // mbedtls_ssl_handshake's result (1: none yet)
+  size_t application_bytes = 0;
+
+  static int psk_callback(void* self, mbedtls_ssl_context* ssl, const unsigned char* identity,
+                          size_t length) {
+    auto* server = static_cast<PskServer*>(self);
+    server->identity_seen.assign(reinterpret_cast<const char*>(identity), length);
+    return mbedtls_ssl_set_hs_psk(ssl, server->psk.data(), server->psk.size());
+  }
+
+  void serve(const Listener& listener) {
+    const int fd = accept(listener.fd, nullptr, nullptr);
+    ASSERT_GE(fd, 0);
+    mbedtls_net_context net;
+    net.fd = fd;
+    mbedtls_entropy_context entropy;
+    mbedtls_ctr_drbg_context drbg;
+    mbedtls_ssl_config config;
+    mbedtls_ssl_context ssl;
+    mbedtls_entropy_init(&entropy);
+    mbedtls_ctr_drbg_init(&drbg);
+    mbedtls_ssl_config_init(&config);
+    mbedtls_ssl_init(&ssl);
+    EXPECT_EQ(mbedtls_ctr_drbg_seed(&drbg, mbedtls_entropy_func, &entropy, nullptr, 0), 0);
+    EXPECT_EQ(mbedtls_ssl_config_defaults(&config, MBEDTLS_SSL_IS_SERVER,
+                                          MBEDTLS_SSL_TRANSPORT_STREAM, MBEDTLS_SSL_PRESET_DEFAULT),
+              0);
+    tls::pin_psk_profile(config, drbg);
+    mbedtls_ssl_conf_psk_cb(&config, &PskServer::psk_callback, this);
+    EXPECT_EQ(mbedtls_ssl_setup(&ssl, &config), 0);
+    mbedtls_ssl_set_bio(&ssl, &net, mbedtls_net_send, mbedtls_net_recv, nullptr);
+    do {
+      handshake = mbedtls_ssl_handshake(&ssl);
+    } while (handshake == MBEDTLS_ERR_SSL_WANT_READ || handshake == MBEDTLS_ERR_SSL_WANT_WRITE);
+    if (handshake == 0) {
+      unsigned char buffer[256];
+      for (;;) {
+        const int got = mbedtls_ssl_read(&ssl, buffer, sizeof(buffer));
+        if (got <= 0) break;
+        application_bytes += static_cast<size_t>(got);
+      }
+    }
+    mbedtls_ssl_free(&ssl);
+    mbedtls_ssl_config_free(&config);
+    mbedtls_ctr_drbg_free(&drbg);
+    mbedtls_entropy_free(&entropy);
+    ::close(fd);
+  }
+};
+
+// TLS channel memory of fedstat_tls_channel_size bytes (8-byte aligned).
+struct TlsMemory {
+  std::vector<uint64_t> memory;
+  fedstat_tls_channel* channel = nullptr;
+  TlsMemory() {
+    size_t bytes = 0;
+    EXPECT_EQ(fedstat_tls_channel_size(&bytes), FEDSTAT_OK);
+    memory.resize(bytes / 8 + 1);
+    EXPECT_EQ(fedstat_tls_channel_create(memory.data(), bytes, &channel), FEDSTAT_OK);
+  }
+  ~TlsMemory() {
+    if (channel != nullptr) fedstat_tls_channel_destroy(channel);
+  }
+};
+
+std::string last_tls_error(const fedstat_tls_channel* channel) {
+  return fedstat_tls_channel_last_error(channel);
+}
+
+const std::vector<uint8_t> kKey(FEDSTAT_TLS_PSK_BYTES, 0x5a);
+
+TEST_F(CabiClientTest, TlsChannelRefusesBadArgumentsBeforeConnecting) {
+  size_t bytes = 0;
+  EXPECT_EQ(fedstat_tls_channel_size(nullptr), FEDSTAT_INVALID_ARGUMENT);
+  ASSERT_EQ(fedstat_tls_channel_size(&bytes), FEDSTAT_OK);
+  std::vector<uint64_t> memory(bytes / 8 + 2, 0);
+  fedstat_tls_channel* channel = nullptr;
+  EXPECT_EQ(fedstat_tls_channel_create(memory.data(), bytes - 1, &channel),
+            FEDSTAT_RESOURCE_EXHAUSTED);
+  EXPECT_EQ(
+      fedstat_tls_channel_create(reinterpret_cast<uint8_t*>(memory.data()) + 4, bytes, &channel),
+      FEDSTAT_INVALID_ARGUMENT);
+  EXPECT_EQ(fedstat_tls_channel_create(memory.data(), bytes, nullptr), FEDSTAT_INVALID_ARGUMENT);
+  EXPECT_EQ(channel, nullptr);
+  EXPECT_TRUE(std::all_of(memory.begin(), memory.end(), [](uint64_t w) { return w == 0; }));
+
+  TlsMemory tls;
+  const Listener listener;  // nothing may reach it: every call below is refused first
+  struct Case {
+    const char* host;
+    uint16_t port;
+    uint64_t device;
+    const uint8_t* psk;
+    size_t psk_bytes;
+    const char* message;  // a part of fedstat_tls_channel_last_error
+  };
+  const std::string long_host(256, '1');
+  const Case cases[] = {
+      {nullptr, listener.port, 1, kKey.data(), 32, "host is empty"},
+      {"", listener.port, 1, kKey.data(), 32, "host is empty"},
+      {long_host.c_str(), listener.port, 1, kKey.data(), 32, "longer than 255"},
+      {"127.0.0.1", 0, 1, kKey.data(), 32, "port 0"},
+      {"127.0.0.1", listener.port, 0, kKey.data(), 32, "device id outside 1..2^31"},
+      {"127.0.0.1", listener.port, (uint64_t{1} << 31) + 1, kKey.data(), 32, "device id"},
+      {"127.0.0.1", listener.port, 1, nullptr, 32, "must be 32 bytes"},
+      {"127.0.0.1", listener.port, 1, kKey.data(), 31, "must be 32 bytes"},
+      {"127.0.0.1", listener.port, 1, kKey.data(), 64, "must be 32 bytes"},
+      {"fedstat.example", listener.port, 1, kKey.data(), 32, "numeric IPv4/IPv6 address"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(fedstat_tls_channel_connect(tls.channel, c.host, c.port, c.device, c.psk, c.psk_bytes,
+                                          1000),
+              FEDSTAT_INVALID_ARGUMENT)
+        << c.message;
+    EXPECT_NE(last_tls_error(tls.channel).find(c.message), std::string::npos)
+        << last_tls_error(tls.channel);
+  }
+  EXPECT_EQ(
+      fedstat_tls_channel_connect(nullptr, "127.0.0.1", listener.port, 1, kKey.data(), 32, 1000),
+      FEDSTAT_INVALID_ARGUMENT);
+  int resumed = -1;
+  EXPECT_EQ(fedstat_tls_channel_resumed(tls.channel, nullptr), FEDSTAT_INVALID_ARGUMENT);
+  EXPECT_EQ(fedstat_tls_channel_resumed(tls.channel, &resumed), FEDSTAT_OK);
+  EXPECT_EQ(resumed, 0);
+  EXPECT_EQ(fedstat_tls_channel_close(nullptr), FEDSTAT_INVALID_ARGUMENT);
+  EXPECT_EQ(fedstat_tls_channel_close(tls.channel), FEDSTAT_OK);  // nothing open: nothing to do
+  EXPECT_STREQ(fedstat_tls_channel_last_error(nullptr),
+               fedstat_tls_channel_last_error(reinterpret_cast<fedstat_tls_channel*>(
+                   memory.data())));  // never created: the fixed message
+
+  // A session needs a connected channel, an outcome and a live Client.
+  CDevice device(1, 1 << 16);
+  fedstat_session_outcome outcome = {-1, 0};
+  EXPECT_EQ(fedstat_client_run_session_tls(device.client, tls.channel, &outcome),
+            FEDSTAT_FAILED_PRECONDITION);
+  EXPECT_NE(std::string(fedstat_client_last_error(device.client)).find("not connected"),
+            std::string::npos);
+  EXPECT_EQ(fedstat_client_run_session_tls(device.client, nullptr, &outcome),
+            FEDSTAT_INVALID_ARGUMENT);
+  EXPECT_EQ(fedstat_client_run_session_tls(device.client, tls.channel, nullptr),
+            FEDSTAT_INVALID_ARGUMENT);
+  EXPECT_EQ(fedstat_client_run_session_tls(nullptr, tls.channel, &outcome),
+            FEDSTAT_INVALID_ARGUMENT);
+  EXPECT_EQ(outcome.result, -1);
+
+  // Destroyed: the handle is refused from then on.
+  EXPECT_EQ(fedstat_tls_channel_destroy(tls.channel), FEDSTAT_OK);
+  EXPECT_EQ(fedstat_tls_channel_destroy(tls.channel), FEDSTAT_INVALID_ARGUMENT);
+  tls.channel = nullptr;
+}
+
+TEST_F(CabiClientTest, TlsConnectToAPortNobodyListensOnIsUnavailable) {
+  uint16_t port = 0;
+  {
+    const Listener closed;  // bound, then closed: nothing listens on the port any more
+    port = closed.port;
+  }
+  TlsMemory tls;
+  EXPECT_EQ(fedstat_tls_channel_connect(tls.channel, "127.0.0.1", port, 1, kKey.data(), 32, 5000),
+            FEDSTAT_UNAVAILABLE);
+  EXPECT_NE(last_tls_error(tls.channel).find("connection refused"), std::string::npos)
+      << last_tls_error(tls.channel);
+}
+
+TEST_F(CabiClientTest, TlsConnectToAPeerThatNeverAnswersTimesOut) {
+  const Listener silent;  // the kernel completes the TCP handshake; nobody answers the TLS one
+  TlsMemory tls;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(
+      fedstat_tls_channel_connect(tls.channel, "127.0.0.1", silent.port, 1, kKey.data(), 32, 300),
+      FEDSTAT_DEADLINE_EXCEEDED);
+  const auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_NE(last_tls_error(tls.channel).find("timed out"), std::string::npos)
+      << last_tls_error(tls.channel);
+  EXPECT_GE(waited, std::chrono::milliseconds(300));
+  EXPECT_LT(waited, std::chrono::seconds(5));  // the timeout, not the default 10 s or forever
+}
+
+TEST_F(CabiClientTest, TlsWrongKeyIsPermissionDeniedAndTheIdentityIsTheDecimalDeviceId) {
+  const Listener listener;
+  PskServer server;
+  server.psk.assign(FEDSTAT_TLS_PSK_BYTES, 0x11);  // not kKey
+  std::thread thread([&] { server.serve(listener); });
+  TlsMemory tls;
+  const fedstat_status status = fedstat_tls_channel_connect(
+      tls.channel, "localhost", listener.port, 1234567, kKey.data(), kKey.size(), 5000);
+  thread.join();
+  EXPECT_EQ(status, FEDSTAT_PERMISSION_DENIED) << last_tls_error(tls.channel);
+  EXPECT_NE(last_tls_error(tls.channel).find("pre-shared key"), std::string::npos)
+      << last_tls_error(tls.channel);
+  EXPECT_EQ(server.identity_seen, "1234567");
+  EXPECT_NE(server.handshake, 0);
+}
+
+TEST_F(CabiClientTest, TlsChannelOfAnotherDeviceIsRefusedBeforeAnythingIsSent) {
+  const Listener listener;
+  PskServer server;
+  server.psk = kKey;
+  std::thread thread([&] { server.serve(listener); });
+  TlsMemory tls;
+  ASSERT_EQ(fedstat_tls_channel_connect(tls.channel, "127.0.0.1", listener.port, 5, kKey.data(),
+                                        kKey.size(), 5000),
+            FEDSTAT_OK)
+      << last_tls_error(tls.channel);
+  // Connected: a second connect is refused and the connection stays.
+  EXPECT_EQ(fedstat_tls_channel_connect(tls.channel, "127.0.0.1", listener.port, 5, kKey.data(),
+                                        kKey.size(), 5000),
+            FEDSTAT_FAILED_PRECONDITION);
+  CDevice device(1, 1 << 16);  // device 1; the channel is device 5's
+  fedstat_session_outcome outcome = {-1, 0};
+  EXPECT_EQ(fedstat_client_run_session_tls(device.client, tls.channel, &outcome),
+            FEDSTAT_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(fedstat_client_last_error(device.client)).find("another device id"),
+            std::string::npos)
+      << fedstat_client_last_error(device.client);
+  EXPECT_EQ(outcome.result, -1);
+  EXPECT_EQ(fedstat_tls_channel_close(tls.channel), FEDSTAT_OK);
+  thread.join();
+  EXPECT_EQ(server.handshake, 0);
+  EXPECT_EQ(server.identity_seen, "5");
+  EXPECT_EQ(server.application_bytes, 0u);  // no ClientHello went out
 }
 
 }  // namespace
