@@ -4,8 +4,10 @@
  * ledger charge, resume and reboot rules this follows.
  *
  * What the app supplies:
- *   * the connection: a fedstat_channel, three C callbacks over any reliable ordered byte stream
- *     (TCP, TLS, a phone's socket API) to fedstat-server; the Client sends and receives the
+ *   * the connection: fedstat-server's TLS-PSK, through the ABI's own channel (c/tls.h:
+ *     fedstat_tls_channel_connect, then fedstat_client_run_session_tls), or a fedstat_channel,
+ *     three C callbacks over any reliable ordered byte stream the app brings (a phone's socket
+ *     API with its own TLS, a firmware's UART); the Client sends and receives the
  *     length-prefixed frames of docs/protocol.md through it;
  *   * its data, as the SDK reads it without copying: a sparse histogram (DATA_SHIFT, KL_ANSWERS),
  *     labelled examples (MODEL_UPDATE), a vector in [0,1]^d (HETEROGENEITY) — tasks of a kind
@@ -21,7 +23,7 @@
  *
  * @memory caller's, FEDSTAT_ALIGNMENT-aligned: fedstat_client_size(work_bytes) =
  *   K + work_bytes
- * where K is the handle (5,032 bytes on 64-bit hosts: the C++ Client, 3.3 KiB, and a send and a
+ * where K is the handle (5,480 bytes on 64-bit hosts: the C++ Client, 3.3 KiB, and a send and a
  * receive buffer of FEDSTAT_MAX_FRAME_BYTES each) and work_bytes the memory the Client computes
  * contributions in (sdk/client/client.h: 8*L + 8*data_words + scratch for a task of L words; a
  * task needing more is declined, FEDSTAT_SESSION_DECLINED_MEMORY; the ClientHello tells the
