@@ -6,7 +6,8 @@
 #      the emulation tests (their device fleet, fedstat-sim, built in Release first)
 #   3b. host build with Clang, libFuzzer, ASan + UBSan: every fuzz target for 20 s (label fuzz;
 #      scripts/fuzz.sh --long runs them longer)
-#   4. AArch64 build: the same unit tests under qemu-aarch64
+#   4. AArch64 build: the same unit tests under qemu-aarch64 (its consumer test's device reaches
+#      the host-asan server)
 #   5. Cortex-M4 build: the bare-metal self-test image under qemu-system-arm, and the firmware
 #      (examples/cortex_m_firmware) in a round with the host-asan server and fedstat-sim devices
 #   6. Cortex-M0 build (16 KiB of RAM): the core self-test under qemu-system-arm (micro:bit)
@@ -56,7 +57,9 @@ cmake --build --preset host-release --target fedstat-sim
 echo "==== host-release: fedstat-sim built in $(($(date +%s) - t0)) s"
 run_preset host-asan "-DFEDSTAT_EMULATION_SIM=$PWD/build/host-release/host_server/fedstat-sim"
 run_preset host-fuzz "-DFEDSTAT_FUZZ_SECONDS=20"
-run_preset aarch64
+# Its consumer test runs the AArch64 examples/report_to_server (qemu-aarch64) against the host's
+# server (the sanitized one) on loopback.
+run_preset aarch64 "-DFEDSTAT_HOST_SERVER=$PWD/build/host-asan/host_server/fedstat-server"
 # The firmware round test (issue 14) runs the host's server (the sanitized one) and fleet.
 run_preset cortex-m4 "-DFEDSTAT_HOST_SERVER=$PWD/build/host-asan/host_server/fedstat-server" \
   "-DFEDSTAT_HOST_SIM=$PWD/build/host-release/host_server/fedstat-sim"
