@@ -10,7 +10,7 @@
 #                                 (TabulatedSkellamSampler, the production Csprng) at λ = 10, 1e4,
 #                                 1e6, 10^7 per repetition
 # With --reference DIR it also runs the reference programs found in DIR, which live outside the
-# project (see the README's benchmark paragraph for how they are built):
+# project (docs/benchmarks.md, "Against the performance anchors", says how they are built):
 #   DIR/ds_countmin_stream   Apache DataSketches count_min_sketch<uint64_t> on the same stream
 #   DIR/numpy_skellam.py     numpy's poisson − poisson at λ = 10, 1e4, 1e6 (/usr/bin/python3)
 # alternately — in each round the sketch stream bench, the Skellam stream bench, then the

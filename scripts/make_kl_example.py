@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the example pair used in the README and the closing measurements of PRIEST-KLD:
+"""Writes the example pair used in docs/benchmarks.md and the closing measurements of PRIEST-KLD:
 Π = 200,000 draws from Zipf(1.1) over 2,000 items; P = 1,000,000 draws from Zipf(1.0) over the
 same items with the 50 most frequent ranks shuffled (a distribution shift). Fixed seed 7.
 

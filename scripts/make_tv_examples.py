@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Writes the data-shift example pairs used in the README and the closing measurements of the
-data-shift sketch (fedstat-tv), as '<item_id> <count>' files in OUT_DIR:
+"""Writes the data-shift example pairs used in docs/benchmarks.md and the closing measurements of
+the data-shift sketch (fedstat-tv), as '<item_id> <count>' files in OUT_DIR:
 
   zipf_p.txt / zipf_q.txt   10^6 draws each from Zipf(1.2) and Zipf(1.4) over 350,000 items
   zbig_p.txt / zbig_q.txt   the same pair with 10^8 draws each (every item occurs; seed 13)

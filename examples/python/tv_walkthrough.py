@@ -4,7 +4,7 @@
 Two populations of devices each hold word or item counts; we want the total variation distance
 D_TV(P, Q) between the populations without collecting anyone's raw counts. Every device sends a
 fixed-size sketch report; the host merges the reports and estimates D_TV from the sketches. Here
-the devices are emulated (the real SDK code, in this process) on the README's Zipf pair.
+the devices are emulated (the real SDK code, in this process) on docs/benchmarks.md's Zipf pair.
 
 usage: PYTHONPATH=build/host-release/python /usr/bin/python3 examples/python/tv_walkthrough.py [DIR]
        (DIR: where the example data are written; default a temporary directory)

@@ -54,6 +54,26 @@ pb_size_t expected_body(SecAggPhase::Stage stage) {
 
 }  // namespace
 
+const char* SecAggPhase::stage_name(Stage stage) {
+  switch (stage) {
+    case Stage::kKeys:
+      return "keys";
+    case Stage::kShares:
+      return "shares";
+    case Stage::kMasking:
+      return "masking";
+    case Stage::kConsistency:
+      return "consistency";
+    case Stage::kReveals:
+      return "reveals";
+    case Stage::kDone:
+      return "done";
+    case Stage::kAborted:
+      return "aborted";
+  }
+  return "unknown";
+}
+
 SecAggPhase::SecAggPhase(const fedstat_v1_Task& task, const std::set<uint32_t>& admitted,
                          const Seed256& graph_seed, const uint8_t* ca_public_key)
     : server_(config_of(task, graph_seed, ca_public_key)),

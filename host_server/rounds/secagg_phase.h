@@ -57,6 +57,9 @@ class SecAggPhase {
               const Seed256& graph_seed, const uint8_t* ca_public_key = nullptr);
 
   Stage stage() const { return stage_; }
+  // The stage's name in logs: "keys", "shares", "masking", "consistency", "reveals", "done",
+  // "aborted".
+  static const char* stage_name(Stage stage);
   const std::set<uint32_t>& members() const { return members_; }
   bool member_done(uint32_t member) const;
   // The current stage as SecAggResume.round (0 keys, 1 shares, 2 masking, then 3 reveals, or —

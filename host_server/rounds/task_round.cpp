@@ -160,7 +160,16 @@ void TaskRound::transition(const std::string& word, uint64_t now) {
     event.kind = EventKind::kTransition;
     event.payload = text_bytes(word + " " + std::to_string(now));
     store_.append_event(event);
-    if (links_.log) links_.log("task " + std::to_string(id()) + ": " + word);
+    if (links_.log) {
+      // A secure-aggregation stage names itself and its members (a signed session shows its
+      // consistency stage here: tests/emulation/round_test.sh checks it).
+      std::string detail;
+      if (word == kSecAggClosed && secagg_) {
+        detail = " (" + std::string(SecAggPhase::stage_name(secagg_->stage())) + ", " +
+                 std::to_string(secagg_->members().size()) + " members)";
+      }
+      links_.log("task " + std::to_string(id()) + ": " + word + detail);
+    }
   }
   apply_transition(word, now);
 }

@@ -1,8 +1,8 @@
 /// @file
 /// Choosing the data-shift sketch's parameters from a byte budget (the device memory the sketch
-/// occupies, shift_sketch_memory_bytes), by the rule measured for fedstat (see the README table;
-/// the reference findings: ~30–40% of the bytes to the heap, more rows at small budgets,
-/// k decoupled from H).
+/// occupies, shift_sketch_memory_bytes), by the rule measured for fedstat (see the tables of
+/// docs/benchmarks.md; the reference findings: ~30–40% of the bytes to the heap, more
+/// rows at small budgets, k decoupled from H).
 ///
 ///   H  = the largest heap whose 8·H + 4·P(H) bytes fit heap_fraction·B, P(H) = the power of two
 ///        ≥ 2H (the heap index this rule was measured with; kept so that H, k and the estimates
@@ -45,8 +45,8 @@ struct BudgetRule {
   double heap_fraction = 0.35;
   /// k = k_per_heap·H (≥ 1).
   uint32_t k_per_heap = 4;
-  /// The pre-aggregation buffer in the bytes the index leaves free (README: it makes a stream of
-  /// single updates several times faster); false: those bytes go to the counters.
+  /// The pre-aggregation buffer in the bytes the index leaves free (docs/benchmarks.md: it makes
+  /// a stream of single updates several times faster); false: those bytes go to the counters.
   bool buffer = true;
 };
 

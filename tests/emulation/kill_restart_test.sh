@@ -3,8 +3,13 @@
 # round completes with nothing lost. CLIENTS emulated devices (real Clients over real TLS-PSK) run
 # one task:
 #   data_shift: a data-shift report of 21 chunks each, in the clear (trust none);
-#   kl_dist:    KL answers under secure aggregation (trust dist, threshold 2/3).
-# Once the store holds KILL_AT events the server is killed — SIGKILL: no shutdown of any kind;
+#   kl_dist:    KL answers under secure aggregation (trust dist, threshold 2/3);
+#   kl_dist_signed: the same in signed sessions (issue 42: fedstat-ca beside SERVER issues the
+#               fleet's credentials, the server holds ca_public_key), with their consistency
+#               stage between the masked input and the reveals.
+# Once the store holds KILL_AT events (or, KILL_AT = T:M, once it holds T round transitions and
+# M events after the last of them: the kill then lands inside the stage the T-th opened, and the
+# test checks it did) the server is killed — SIGKILL: no shutdown of any kind;
 # SIGNAL=TERM: the graceful stop, whose closing of every connection must not count as the
 # members' departures (Coordinator::begin_shutdown) — the store must pass PRAGMA
 # integrity_check, and a new server process replays it. Devices that lost their
@@ -19,6 +24,13 @@ server=$1 sim=$2 work=$3 kind=${4:-data_shift} clients=${5:-200} kill_at=${6:-15
 stop_signal=${7:-KILL}
 rm -rf "$work" && mkdir -p "$work/data" "$work/state"
 cd "$work"
+sim_credentials=()
+if [ "$kind" = kl_dist_signed ]; then
+  ca=$(dirname "$server")/fedstat-ca
+  "$ca" init --out-key ca.key --out-public ca.pub --seed 5
+  "$ca" issue --ca-key ca.key --first-id 1 --count "$clients" --seed 6 --out fleet.creds
+  sim_credentials=(--credentials fleet.creds --ca-public-key ca.pub)
+fi
 python3 - "$kind" "$clients" <<'PY'
 import json, os, sys
 kind, clients = sys.argv[1], int(sys.argv[2])
@@ -31,14 +43,17 @@ task = {"id": 5, "kind": "data_shift", "trust": "none", "epsilon": 0, "delta": 0
         "admission_seconds": 300, "phase_timeout_seconds": 600, "seed": "00" * 31 + "35",
         "data_shift": {"rows": 5, "width": 256, "heap_capacity": 64, "k": 1024, "domain": 400,
                        "local_epsilon": 0, "reference": "reference.txt"}}
-if kind == "kl_dist":
+if kind in ("kl_dist", "kl_dist_signed"):
     del task["data_shift"]
     task.update({"kind": "kl", "trust": "dist", "epsilon": 1.0, "delta": 1e-6,
                  "threshold": (2 * clients + 2) // 3,
                  "kl": {"reference": "reference.txt", "rounds": 300, "lambda": 0.1}})
 json.dump(task, open('task.json', 'w'))
-json.dump({"listen": "127.0.0.1:0", "store": "server.db", "fleet_secret": os.environ["FLEET_SECRET"],
-           "tasks": [task]}, open('server.json', 'w'))
+config = {"listen": "127.0.0.1:0", "store": "server.db", "fleet_secret": os.environ["FLEET_SECRET"],
+          "tasks": [task]}
+if kind == "kl_dist_signed":
+    config["ca_public_key"] = "ca.pub"
+json.dump(config, open('server.json', 'w'))
 PY
 
 "$server" --config server.json --port-file port 2>server1.log &
@@ -55,7 +70,8 @@ port=$(cat port)
 # less time than a Python interpreter takes to start.
 python3 - "$kill_at" "$pid" "$stop_signal" <<'PY' &
 import os, signal, sqlite3, sys, time
-need, server, stop = int(sys.argv[1]), int(sys.argv[2]), getattr(signal, 'SIG' + sys.argv[3])
+server, stop = int(sys.argv[2]), getattr(signal, 'SIG' + sys.argv[3])
+transitions, need = map(int, sys.argv[1].split(':')) if ':' in sys.argv[1] else (None, int(sys.argv[1]))
 deadline = time.monotonic() + 300
 ready = False
 while True:
@@ -64,7 +80,13 @@ while True:
         os.kill(int(open('sim.pid').read()), 0)  # raises (the test fails) if the fleet is gone
     try:
         db = sqlite3.connect('file:server.db?mode=ro', uri=True, timeout=5)
-        n = db.execute('SELECT COUNT(*) FROM events').fetchone()[0]
+        if transitions is None:
+            n = db.execute('SELECT COUNT(*) FROM events').fetchone()[0]
+        else:  # events after the T-th transition (kind 2, EventKind::kTransition)
+            rows = db.execute('SELECT sequence FROM events WHERE kind = 2 ORDER BY sequence '
+                              'LIMIT 1 OFFSET ?', (transitions - 1,)).fetchall()
+            n = db.execute('SELECT COUNT(*) FROM events WHERE sequence > ?',
+                           (rows[0][0],)).fetchone()[0] if rows else -1
         db.close()
         if not ready:
             open('watcher_ready', 'w').close()
@@ -75,7 +97,7 @@ while True:
     except sqlite3.OperationalError:
         pass
     time.sleep(0.005)
-print('events stored before the', sys.argv[3], '>=', need)
+print('events stored before the', sys.argv[3], '>=', sys.argv[1])
 PY
 watcher=$!
 until [ -e watcher_ready ]; do
@@ -84,15 +106,19 @@ until [ -e watcher_ready ]; do
 done
 
 "$sim" --server 127.0.0.1:$port --clients "$clients" --task task.json --data data \
-  --accept-trust none,dist --fleet-secret "$FLEET_SECRET" --seed 23 --noise-seed 9 --state state --json >sim.json &
+  --accept-trust none,dist --fleet-secret "$FLEET_SECRET" --seed 23 --noise-seed 9 --state state \
+  "${sim_credentials[@]}" --json >sim.json &
 sim_pid=$!
 echo $sim_pid >sim.pid.tmp && mv sim.pid.tmp sim.pid
 
 wait $watcher
 wait $pid 2>/dev/null || true
-python3 - "$stop_signal" <<'PY'
+python3 - "$stop_signal" "$kill_at" <<'PY'
 import sqlite3, sys
 db = sqlite3.connect('server.db')
+if ':' in sys.argv[2]:  # the kill landed inside the stage the T-th transition opened
+    t = db.execute('SELECT COUNT(*) FROM events WHERE kind = 2').fetchone()[0]
+    assert t == int(sys.argv[2].split(':')[0]), f'{t} transitions at the kill: move KILL_AT'
 assert db.execute('PRAGMA integrity_check').fetchone()[0] == 'ok'
 n = db.execute('SELECT COUNT(*) FROM events').fetchone()[0]
 r = db.execute('SELECT COUNT(*) FROM results').fetchone()[0]

@@ -145,3 +145,15 @@ print('published result equals the in-process computation, bit for bit')
 PY
 grep -q '"event":"stopped"' server.log || { echo "server did not stop cleanly"; cat server.log; exit 1; }
 grep -q '"integrity":"ok"' server.log
+# A signed session runs the consistency stage between the masked input and the reveals (the
+# server logs each secure-aggregation stage it closes); an unsigned one has none.
+if [ "$trust" = dist ]; then
+  if [ "$signed" = signed ]; then
+    grep -q 'secagg_closed (consistency, ' server.log ||
+      { echo "signed: the server closed no consistency stage"; grep secagg_closed server.log; exit 1; }
+  elif grep -q 'secagg_closed (consistency, ' server.log; then
+    echo "unsigned: the server ran a consistency stage"; exit 1
+  fi
+  grep -q 'secagg_closed (masking, ' server.log ||
+    { echo "the server logged no closed masking stage"; cat server.log; exit 1; }
+fi

@@ -45,19 +45,19 @@ def _make(tmp_path_factory, script, *groups):
 
 @pytest.fixture(scope="session")
 def zipf_pair(tmp_path_factory):
-    """The README's Zipf(1.2) / Zipf(1.4) pair: 10^6 draws each over 350,000 items."""
+    """docs/benchmarks.md's Zipf(1.2) / Zipf(1.4) pair: 10^6 draws each over 350,000 items."""
     out = _make(tmp_path_factory, "make_tv_examples.py", "zipf")
     return out / "zipf_p.txt", out / "zipf_q.txt"
 
 
 @pytest.fixture(scope="session")
 def kl_example(tmp_path_factory):
-    """The README's PRIEST-KLD pair: reference pi.txt and the clients' p.txt."""
+    """docs/benchmarks.md's PRIEST-KLD pair: reference pi.txt and the clients' p.txt."""
     out = _make(tmp_path_factory, "make_kl_example.py")
     return out / "pi.txt", out / "p.txt"
 
 
 @pytest.fixture(scope="session")
 def vectors_csv(tmp_path_factory):
-    """The README's heterogeneity example: 500 Dirichlet(0.5) label distributions over 10."""
+    """docs/benchmarks.md's heterogeneity example: 500 Dirichlet(0.5) label distributions."""
     return _make(tmp_path_factory, "make_heterogeneity_example.py") / "vectors.csv"

@@ -1,5 +1,5 @@
 """examples/python/tv_walkthrough.py runs from start to end, as an analyst would run it, and its
-estimates are the README's (within 0.03 of the exact D_TV 0.224 on the Zipf pair)."""
+estimates are docs/benchmarks.md's (within 0.03 of the exact D_TV 0.224 on the Zipf pair)."""
 import os
 import re
 import subprocess

@@ -1,6 +1,6 @@
 """Dispersion, Q and I^2 through the module: fedstat-heterogeneity's JSON reproduced from Python
-on the README's example vectors (scripts/make_heterogeneity_example.py), the exact statistics
-against numpy, and refusals of bad vectors (NaN, out of [0, 1], too few clients)."""
+on docs/benchmarks.md's example vectors (scripts/make_heterogeneity_example.py), the exact
+statistics against numpy, and refusals of bad vectors (NaN, out of [0, 1], too few clients)."""
 import numpy as np
 import pytest
 

@@ -1,6 +1,6 @@
-"""PRIEST-KLD through the module: fedstat-kl's JSON reproduced from Python on the README's example
-data (scripts/make_kl_example.py), the sums round-tripped through arrays, the exact divergence
-against an independent numpy computation, and refusals."""
+"""PRIEST-KLD through the module: fedstat-kl's JSON reproduced from Python on the example data
+of docs/benchmarks.md (scripts/make_kl_example.py), the sums round-tripped through arrays, the
+exact divergence against an independent numpy computation, and refusals."""
 import numpy as np
 import pytest
 
@@ -52,7 +52,7 @@ def test_python_reproduces_fedstat_kl_json(kl_example, setup, model):
     if model["model"] == "dist":
         assert e.dist_lambda > 0  # the clients did
     # Not vacuous: this fixed-seed run lands near the exact divergence (a sanity check; the
-    # estimators' error is measured by tests/host and the README, not here).
+    # estimators' error is measured by tests/host and docs/benchmarks.md, not here).
     assert abs(e.estimate - cli["exact"]) < 1.0
 
 

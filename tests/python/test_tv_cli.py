@@ -1,12 +1,12 @@
 """fedstat-tv --json reproduced from Python on the same files, bit for bit.
 
-The inputs are the README's Zipf(1.2) / Zipf(1.4) pair (scripts/make_tv_examples.py zipf, 10^6
-draws each over 350,000 items). Python follows the CLI's steps with the module's functions: the
-same item counts, the task seed seed_from_u64(S ^ 0x7A5C0FFEE), the split of P then Q by
-SeededBits(S, 7), the SDK sketches, the merge and the estimators. Every number the CLI prints
-(the two estimates, the exact D_TV, the parameters the estimators chose, the sketch's memory and
-the largest report) must be equal as a double, not merely close: the JSON holds the shortest
-decimal that reads back as the same double.
+The inputs are docs/benchmarks.md's Zipf(1.2) / Zipf(1.4) pair (scripts/make_tv_examples.py zipf,
+10^6 draws each over 350,000 items). Python follows the CLI's steps with the module's functions:
+the same item counts, the task seed seed_from_u64(S ^ 0x7A5C0FFEE), the split of P then Q by
+SeededBits(S, 7), the SDK sketches, the merge and the estimators. Every number the CLI prints (the
+two estimates, the exact D_TV, the parameters the estimators chose, the sketch's memory and the
+largest report) must be equal as a double, not merely close: the JSON holds the shortest decimal
+that reads back as the same double.
 """
 import fedstat
 from conftest import run_tool_json
@@ -42,5 +42,5 @@ def test_python_reproduces_fedstat_tv_json(zipf_pair):
     ours = tv_from_python(p_path, q_path, budget, clients, seed)
     for key, value in ours.items():
         assert cli[key] == value, f"{key}: fedstat-tv printed {cli[key]}, Python gave {value}"
-    # Not vacuous: the estimates are the README's (within 0.03 of the exact 0.224).
+    # Not vacuous: the estimates are docs/benchmarks.md's (within 0.03 of the exact 0.224).
     assert abs(ours["topk"] - ours["exact"]) < 0.03 and abs(ours["hh"] - ours["exact"]) < 0.03

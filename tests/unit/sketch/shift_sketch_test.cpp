@@ -622,7 +622,7 @@ TEST(SketchBudget, ParametersFitTheBudget) {
     EXPECT_EQ(q.heap_capacity, p.heap_capacity);
     EXPECT_GE(q.width, p.width);
   }
-  // The shapes of the README's tables: H and w as measured, plus the buffer.
+  // The shapes of docs/benchmarks.md's tables: H and w as measured, plus the buffer.
   const ShiftSketchParams at40 = params_for_budget(40960, seed).value();
   EXPECT_EQ(at40.heap_capacity, 768u);
   EXPECT_EQ(at40.buffer_slots, 1024u);
