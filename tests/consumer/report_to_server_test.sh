@@ -75,6 +75,11 @@ for d in a b; do
     { echo "device $d: no completed task 7"; cat server.log; exit 1; }
   grep -q "^ledger: epsilon 1 of 10 spent, delta 1e-06$" $d.out
 done
+# The devices have the RoundOutcome; the server logs the round's end just after sending it.
+for _ in $(seq 300); do
+  grep -q '"task 7: completed"' server.log && break
+  sleep 0.1  # polling the log, bounded above (30 s)
+done
 grep -q '"task 7: completed"' server.log || { echo "the server did not complete task 7"; cat server.log; exit 1; }
 
 kill $pid && wait $pid || true
