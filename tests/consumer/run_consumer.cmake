@@ -44,7 +44,7 @@ set(_must
   lib/cmake/fedstat/fedstatConfig.cmake lib/cmake/fedstat/fedstatConfigVersion.cmake
   lib/cmake/fedstat/fedstatTargets.cmake lib/pkgconfig/fedstat.pc lib/libfedstat_sdk.a
   lib/libfedstat_c.a lib/pkgconfig/fedstat-c.pc include/fedstat/fedstat.h
-  include/fedstat/c/base.h include/fedstat/c/client.h
+  include/fedstat/c/base.h include/fedstat/c/client.h include/fedstat/c/tls.h
   include/fedstat/sdk/version.h include/fedstat/sdk/client/client.h
   include/fedstat/sdk/wire/envelope_codec.h include/fedstat/v1/envelope.pb.h
   include/fedstat/nanopb/pb.h include/fedstat/platform/platform.h)
