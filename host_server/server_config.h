@@ -161,6 +161,9 @@ struct ServerConfig {
 ServerConfig read_server_config(const std::string& path);
 // "host:port" → address and port (std::invalid_argument otherwise).
 void parse_listen(const std::string& listen, ServerConfig& config);
+// status_listen's "host:port" → config.status_listen: std::invalid_argument unless it parses as
+// listen does, names a loopback address, and config is a collector's (set role first).
+void parse_status_listen(const std::string& listen, ServerConfig& config);
 std::array<uint8_t, 32> parse_hex32(const std::string& hex, const std::string& field);
 
 }  // namespace host
