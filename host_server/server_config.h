@@ -1,4 +1,6 @@
-// The server's configuration file (JSON), as `fedstat-server --config FILE` reads it. Fields:
+// The server's configuration file (JSON), as `fedstat-server --config FILE` reads it; the
+// operator's reference is docs/server_config.md (docs.server_config_fields checks it lists every
+// field), a runnable one examples/server/server.json. Fields:
 //   listen        "127.0.0.1:7443" (port 0: any free port; see --port-file)
 //   store         "fedstat-server.db": the SQLite store (WAL), created when absent — with its
 //                 -wal and -shm, 0600, and its missing directories 0700, whatever the umask (it
