@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <cstring>
 
 namespace fedstat {
 namespace host {
@@ -58,6 +59,16 @@ std::vector<std::string> secrets_readable_by_others(const ServerConfig& config) 
   return out;
 }
 
+bool is_published_fleet_secret(const std::array<uint8_t, 32>& secret) {
+  static const char kExample[] = "fedstat example only, never use!";  // examples/server
+  static_assert(sizeof(kExample) == 33, "32 bytes and the terminator");
+  if (std::memcmp(secret.data(), kExample, 32) == 0) return true;
+  for (uint8_t byte : secret) {  // the demos' and emulation tests' 0x5a × 32
+    if (byte != 0x5a) return false;
+  }
+  return true;
+}
+
 std::vector<std::string> start_warnings(const ServerConfig& config) {
   std::vector<std::string> warnings = secrets_readable_by_others(config);
   for (std::string& warning : store_readable_by_others(config.store_path)) {
@@ -65,6 +76,13 @@ std::vector<std::string> start_warnings(const ServerConfig& config) {
   }
   if (auto warning = store_directory_writable_by_others(config.store_path)) {
     warnings.push_back(std::move(*warning));
+  }
+  if (config.fleet_secret && is_published_fleet_secret(*config.fleet_secret)) {
+    warnings.push_back(
+        "fleet_secret is an example secret published in the fedstat repository: anyone can derive "
+        "every device's key from it. For trying the server on loopback only; for real devices give "
+        "credentials (a per-device key file) or a fleet_secret of your own (openssl rand -hex 32) "
+        "in a config file only the server's user can read");
   }
   return warnings;
 }

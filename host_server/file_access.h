@@ -5,13 +5,15 @@
 // another user's (store/sqlite_handle.h), and refuses a credentials file another user owns
 // (net/credentials.h); these checks name, in a warning at start (and at a credentials reload), a
 // file that group or others can read — one made before, or by hand — with the command that fixes
-// it, and a store directory they can write. They change nothing: the operator may have granted a
-// group on purpose (a backup), and a warning is how the server says what that exposes. Errors: none
-// (a file that does not exist, or cannot be looked at, gets no warning). Memory: the warnings'
-// text. Paper: none.
+// it, and a store directory they can write; and a fleet_secret everyone knows (an example's). They
+// change nothing: the operator may have granted a group on purpose (a backup), and a warning is how
+// the server says what that exposes. Errors: none (a file that does not exist, or cannot be looked
+// at, gets no warning). Memory: the warnings' text. Paper: none.
 #ifndef FEDSTAT_HOST_FILE_ACCESS_H_
 #define FEDSTAT_HOST_FILE_ACCESS_H_
 
+#include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,8 +41,15 @@ std::optional<std::string> store_directory_writable_by_others(const std::string&
 // them.
 std::vector<std::string> secrets_readable_by_others(const ServerConfig& config);
 
+// The fleet secrets published in this repository, which anyone can read: examples/server/
+// server.json's (hex of "fedstat example only, never use!") and the demos' and emulation tests'
+// (0x5a × 32, scripts/fleet_demo.py, tests/emulation/common.sh). Every device key derives from
+// it (HKDF(fleet_secret, id)), so a server using one is open to whoever read the repository.
+bool is_published_fleet_secret(const std::array<uint8_t, 32>& secret);
+
 // What a server warns about when it starts (a collector and a TAgg alike): secrets_readable_by_
-// others, then store_readable_by_others and store_directory_writable_by_others of its store.
+// others, then store_readable_by_others and store_directory_writable_by_others of its store, then
+// a fleet_secret that is_published_fleet_secret ("fleet_secret is a published example ...").
 std::vector<std::string> start_warnings(const ServerConfig& config);
 
 }  // namespace host

@@ -4,7 +4,8 @@
 // aggregates, estimates and publishes each task's result (docs/protocol.md; the config file:
 // host_server/server_config.h).
 //
-//   fedstat-server --config FILE [--listen HOST:PORT] [--store PATH] [--port-file PATH]
+//   fedstat-server --config FILE [--listen HOST:PORT] [--store PATH] [--status-listen HOST:PORT]
+//                  [--port-file PATH]
 //     (a config with "role": "tagg" runs the trusted aggregator of TAGG tasks: host_server/tagg/)
 //   fedstat-server tasks --config FILE [--json]
 //   fedstat-server results TASK --config FILE [--json]
@@ -60,12 +61,16 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("fedstat-server ") + FEDSTAT_VERSION_STRING +
                                         " (wire protocol " +
                                         std::to_string(fedstat::wire::kProtocolVersion) + ")");
-  std::string config_path, listen, store_path, port_file;
-  app.add_option("--config", config_path,
-                 "the server's JSON configuration (fields: host_server/server_config.h)")
+  std::string config_path, listen, store_path, status_listen, port_file;
+  app.add_option(
+         "--config", config_path,
+         "the server's JSON configuration (one object; every field: docs/server_config.md, an "
+         "example: examples/server/server.json)")
       ->check(CLI::ExistingFile);
   app.add_option("--listen", listen, "HOST:PORT to listen on (overrides the config)");
   app.add_option("--store", store_path, "the SQLite store (overrides the config)");
+  app.add_option("--status-listen", status_listen,
+                 "HOST:PORT of the status page, a loopback address (overrides the config)");
   app.add_option("--port-file", port_file, "write the bound port here once listening");
 
   CLI::App* tasks = app.add_subcommand("tasks", "list the tasks in the store and their state");
@@ -87,6 +92,7 @@ int main(int argc, char** argv) {
     config = fedstat::host::read_server_config(config_path);
     if (!listen.empty()) fedstat::host::parse_listen(listen, config);
     if (!store_path.empty()) config.store_path = store_path;
+    if (!status_listen.empty()) fedstat::host::parse_status_listen(status_listen, config);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fedstat-server: %s\n", e.what());
     return 2;

@@ -40,6 +40,33 @@ void parse_listen(const std::string& listen, ServerConfig& config) {
   config.port = static_cast<uint16_t>(std::stoul(port));
 }
 
+void parse_status_listen(const std::string& listen, ServerConfig& config) {
+  // The status page has no authentication: a loopback address only.
+  ServerConfig where;
+  try {
+    parse_listen(listen, where);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("status_listen: ") + e.what());
+  }
+  in_addr v4{};
+  in6_addr v6{};
+  const char* address = where.address.c_str();
+  const bool loopback =
+      where.address == "localhost" ||
+      (inet_pton(AF_INET, address, &v4) == 1 && (ntohl(v4.s_addr) >> 24) == 127) ||
+      (inet_pton(AF_INET6, address, &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6));
+  if (!loopback) {
+    throw std::invalid_argument(
+        "status_listen must be a loopback address (127.0.0.1, [::1] or localhost): the status "
+        "page has no authentication, not '" +
+        listen + "'");
+  }
+  if (config.tagg_role) {
+    throw std::invalid_argument(config.config_path + ": status_listen is a collector's");
+  }
+  config.status_listen = listen;
+}
+
 namespace {
 
 // A string field's text; std::invalid_argument naming the field when it is not a JSON string (a
@@ -125,7 +152,21 @@ ServerConfig read_server_config(const std::string& path) {
   } catch (const json::exception& e) {  // a syntax error, or a number out of range (406)
     throw std::invalid_argument(path + ": not JSON: " + e.what());
   }
-  if (!file.is_object()) throw std::invalid_argument(path + ": must hold one JSON object");
+  if (file.is_array()) {
+    // examples/fleet/tasks.json is such a list: the demo scripts' tasks, not a server config.
+    throw std::invalid_argument(
+        path +
+        " holds a JSON array (a list of task declarations, as examples/fleet/tasks.json, which "
+        "scripts/demo.sh and scripts/fleet_demo.py read), not a server config. A server config "
+        "is one JSON object: {\"listen\": \"127.0.0.1:7443\", \"store\": \"server.db\", "
+        "\"fleet_secret\" or \"credentials\": ..., \"tasks\": [ ...these declarations... ]}; "
+        "start from examples/server/server.json (every field: docs/server_config.md)");
+  }
+  if (!file.is_object()) {
+    throw std::invalid_argument(path +
+                                ": must hold one JSON object, a server config (see "
+                                "examples/server/server.json and docs/server_config.md)");
+  }
   ServerConfig config;
   const size_t slash = path.rfind('/');
   config.base_dir = slash == std::string::npos ? "." : path.substr(0, slash);
@@ -299,29 +340,7 @@ ServerConfig read_server_config(const std::string& path) {
     config.exempt_loopback_peers = file["exempt_loopback_peers"].get<bool>();
   }
   if (file.contains("status_listen")) {
-    // The status page has no authentication: a loopback address only.
-    const std::string listen = text_field(file["status_listen"], "status_listen");
-    ServerConfig where;
-    try {
-      parse_listen(listen, where);
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(std::string("status_listen: ") + e.what());
-    }
-    in_addr v4{};
-    in6_addr v6{};
-    const char* address = where.address.c_str();
-    const bool loopback =
-        where.address == "localhost" ||
-        (inet_pton(AF_INET, address, &v4) == 1 && (ntohl(v4.s_addr) >> 24) == 127) ||
-        (inet_pton(AF_INET6, address, &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6));
-    if (!loopback) {
-      throw std::invalid_argument(
-          "status_listen must be a loopback address (127.0.0.1, [::1] or localhost): the status "
-          "page has no authentication, not '" +
-          listen + "'");
-    }
-    if (config.tagg_role) throw std::invalid_argument(path + ": status_listen is a collector's");
-    config.status_listen = listen;
+    parse_status_listen(text_field(file["status_listen"], "status_listen"), config);
   }
   if (file.contains("tasks")) {
     if (!file["tasks"].is_array()) throw std::invalid_argument("tasks must be an array");

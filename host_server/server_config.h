@@ -1,4 +1,6 @@
-// The server's configuration file (JSON), as `fedstat-server --config FILE` reads it. Fields:
+// The server's configuration file (JSON), as `fedstat-server --config FILE` reads it; the
+// operator's reference is docs/server_config.md (docs.server_config_fields checks it lists every
+// field), a runnable one examples/server/server.json. Fields:
 //   listen        "127.0.0.1:7443" (port 0: any free port; see --port-file)
 //   store         "fedstat-server.db": the SQLite store (WAL), created when absent — with its
 //                 -wal and -shm, 0600, and its missing directories 0700, whatever the umask (it
@@ -161,6 +163,9 @@ struct ServerConfig {
 ServerConfig read_server_config(const std::string& path);
 // "host:port" → address and port (std::invalid_argument otherwise).
 void parse_listen(const std::string& listen, ServerConfig& config);
+// status_listen's "host:port" → config.status_listen: std::invalid_argument unless it parses as
+// listen does, names a loopback address, and config is a collector's (set role first).
+void parse_status_listen(const std::string& listen, ServerConfig& config);
 std::array<uint8_t, 32> parse_hex32(const std::string& hex, const std::string& field);
 
 }  // namespace host

@@ -91,8 +91,12 @@ void TallyingStore::fold(uint32_t task_id, uint64_t client_id, EventKind kind,
       t.checked_in.insert(client_id);
       break;
     case fedstat_v1_Envelope_task_reply_tag:
-      (e.body.task_reply.accept ? t.accepted : t.declined).insert(client_id);
-      if (!e.body.task_reply.accept) {
+      if (e.body.task_reply.accept) {
+        t.accepted.insert(client_id);
+      } else if (e.body.task_reply.reason == fedstat_v1_ErrorAction_DEVICE_FAILURE) {
+        t.failed.insert(client_id);  // not the device's choice: not a decline
+      } else {
+        t.declined.insert(client_id);
         t.declined_by_reason[decline_reason_name(client::wire_enum_value(e.body.task_reply.reason))]
             .insert(client_id);
       }
@@ -273,6 +277,8 @@ ServerStatus OperatorView::snapshot(const Coordinator* coordinator, uint64_t now
       if (declaration.contains("trust") && declaration["trust"].is_string()) {
         t.trust = declaration["trust"].get<std::string>();
       }
+      if (auto v = number_field(declaration, "epsilon")) t.epsilon = *v;
+      if (auto v = number_field(declaration, "delta")) t.delta = *v;
       if (auto v = number_field(declaration, "min_clients")) t.min_clients = uint32_t(*v);
       if (auto v = number_field(declaration, "max_clients")) t.max_clients = uint32_t(*v);
     }
@@ -292,6 +298,7 @@ ServerStatus OperatorView::snapshot(const Coordinator* coordinator, uint64_t now
     t.checked_in = tally.checked_in.size();
     t.accepted = tally.accepted.size();
     t.declined = tally.declined.size();
+    t.failed = tally.failed.size();
     for (const auto& [reason, devices] : tally.declined_by_reason) {
       t.declined_by_reason[reason] = devices.size();
     }

@@ -50,6 +50,12 @@ struct TaskTally {
   // The decliners by their TaskReply.reason (decline_reason_name: "policy", "budget_exhausted",
   // ...): a fleet whose task policy refuses the task shows as "policy".
   std::map<std::string, std::set<uint64_t>> declined_by_reason;
+  // Devices that failed on their own side: a TaskReply declining with DEVICE_FAILURE (storage,
+  // ledger, entropy or the computation failed; sdk/client/client.h). Counted here, not among the
+  // declined: a decline is the device's choice (its budget, policy, memory, data), a failure is
+  // not. The wire carries no other device-side error (a device never sends SecAggAbort; one that
+  // fails after its accept just goes silent, and is a dropout).
+  std::set<uint64_t> failed;
   std::set<uint64_t> reported;               // sent a Report chunk (clear path)
   std::array<std::set<uint64_t>, 4> secagg;  // senders of keys, shares, masked input, reveals
   std::set<uint64_t> reports_refused;        // a "report_refused" note (a word out of bounds)

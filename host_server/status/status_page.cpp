@@ -285,15 +285,26 @@ std::string render_status_html(const ServerStatus& s) {
   out << "</tbody></table>\n";
 
   out << "<h2>Tasks and rounds</h2>\n<table id=\"tasks\"><thead><tr><th>task</th><th>kind</th>"
-         "<th>trust</th><th>state</th><th>stage</th><th>opened</th><th>clients (min–max)</th>"
-         "<th>checked in</th><th>accepted</th><th>declined</th><th>contributors</th>"
+         "<th>trust</th><th title=\"the privacy parameters each round's release is declared "
+         "with, what each device's ledger is charged\">ε (δ)</th><th>state</th><th>stage</th>"
+         "<th>opened</th><th>clients (min–max)</th>"
+         "<th>checked in</th><th>accepted</th><th>declined</th><th title=\"devices that failed "
+         "on their own side: storage, ledger, entropy or computation (TaskReply DEVICE_FAILURE)"
+         "\">failed</th><th>contributors</th>"
          "<th>dropouts</th><th>estimate</th></tr></thead><tbody>\n";
   for (const TaskStatus& t : s.tasks) {
     out << "<tr id=\"task-" << t.id << "\" data-task=\"" << t.id << "\" data-state=\""
         << html_escape(t.state) << "\"><td class=\"n\">" << t.id;
     if (t.follows != 0) out << "<div class=\"detail\">follows " << t.follows << "</div>";
     out << "</td><td>" << html_escape(t.kind) << "</td><td>" << html_escape(t.trust)
-        << "</td><td class=\"state state-" << state_class(t.state) << "\">" << html_escape(t.state)
+        << "</td><td class=\"n epsilon\">";
+    if (t.trust == "none") {
+      out << "–<div class=\"detail\">no privacy</div>";
+    } else {
+      out << or_dash(t.epsilon);
+      if (t.delta) out << "<div class=\"detail delta\">δ " << number(*t.delta) << "</div>";
+    }
+    out << "</td><td class=\"state state-" << state_class(t.state) << "\">" << html_escape(t.state)
         << "</td><td>" << html_escape(t.stage);
     if (t.stage.empty() && t.state != "running" && !t.transitions.empty()) {
       out << "ended " << utc(t.transitions.back().second);
@@ -334,8 +345,8 @@ std::string render_status_html(const ServerStatus& s) {
       }
       out << "<div class=\"detail\">" << html_escape(reasons) << "</div>";
     }
-    out << "</td><td class=\"n contributors\">" << or_dash(t.contributors)
-        << "</td><td class=\"n dropouts\">" << or_dash(t.dropouts);
+    out << "</td><td class=\"n failed\">" << t.failed << "</td><td class=\"n contributors\">"
+        << or_dash(t.contributors) << "</td><td class=\"n dropouts\">" << or_dash(t.dropouts);
     if (t.reports_refused > 0) {
       out << "<div class=\"detail reports-refused\">" << t.reports_refused
           << " refused: a word out of bounds</div>";
@@ -344,7 +355,7 @@ std::string render_status_html(const ServerStatus& s) {
     if (t.estimate_sd && *t.estimate_sd > 0) out << " ± " << number(*t.estimate_sd, 3);
     out << "</td></tr>\n";
   }
-  if (s.tasks.empty()) out << "<tr><td colspan=\"13\">no tasks</td></tr>";
+  if (s.tasks.empty()) out << "<tr><td colspan=\"15\">no tasks</td></tr>";
   out << "</tbody></table>\n";
 
   // One chart per series, in the order of the series' first task.
@@ -495,6 +506,13 @@ std::string render_metrics(const ServerStatus& s) {
       out << "fedstat_task_devices_declined" << with_reason << ' ' << count << '\n';
     }
   }
+  per_task("fedstat_task_devices_failed",
+           "Devices that failed on their own side (TaskReply DEVICE_FAILURE), not declines.",
+           [](const TaskStatus& t) { return std::optional<double>(t.failed); });
+  per_task("fedstat_task_epsilon", "The task's declared epsilon (absent for trust none).",
+           [](const TaskStatus& t) { return t.trust == "none" ? std::nullopt : t.epsilon; });
+  per_task("fedstat_task_delta", "The task's declared delta (absent for trust none).",
+           [](const TaskStatus& t) { return t.trust == "none" ? std::nullopt : t.delta; });
   per_task("fedstat_task_contributors", "Devices summed in the published result.",
            [](const TaskStatus& t) {
              return t.contributors ? std::optional<double>(*t.contributors) : std::nullopt;

@@ -40,9 +40,15 @@ struct TaskStatus {
   std::string detail;  // aborted: the reason stored with the transition
   std::optional<uint32_t> min_clients, max_clients;
   size_t checked_in = 0;  // devices offered the task (their ClientHello stored under it)
+  // The task's privacy parameters per round, as its declaration states them (what each device's
+  // ledger is charged for it: task_plan.h); shown as "–" for trust "none" (no privacy claimed).
+  std::optional<double> epsilon, delta;
   size_t accepted = 0, declined = 0;
   std::map<std::string, size_t> declined_by_reason;  // decline_reason_name → devices
-  std::optional<size_t> contributors;                // completed: the result's "contributors"
+  // Devices that failed on their own side (TaskReply reason DEVICE_FAILURE: storage, ledger,
+  // entropy or computation), apart from the declined (their choice: budget, policy, memory, data).
+  size_t failed = 0;
+  std::optional<size_t> contributors;  // completed: the result's "contributors"
   // Accepted devices that are not in the sum: completed, accepted − contributors; DIST while
   // secure aggregation runs, accepted − the current stage's members; aborted, accepted − the
   // senders of the last step the round reached (a report; a secure aggregation stage). Else

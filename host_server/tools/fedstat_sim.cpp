@@ -5,6 +5,9 @@
 //               [--dropout R] [--seed S] [--first-id ID] [--memory BYTES] [--noise-seed S] [--json]
 //
 // --task FILE   the task's declaration, as in the server's config (host_server/tasks/task_plan.h)
+// --task-id ID  --task FILE is then a server config (an object with "tasks", as
+//               examples/server/server.json): the declaration of task ID in it; relative file
+//               names resolve against that file's directory, as the server's do
 // --data DIR    data_shift, kl: DIR/items.txt (an item-count file) split across the N devices
 //               (seeded); model_update: DIR/examples.csv (labelled examples,
 //               host_server/estimate/labelled_examples.h), device i holding rows
@@ -172,6 +175,33 @@ void write_external_data(const std::string& dir, uint64_t id, const EmulatedClie
   if (!out.flush()) throw std::runtime_error("cannot write " + path);
 }
 
+// --task's JSON as a task declaration: the file itself (task_id 0), or with --task-id the task of
+// that id in a server config's "tasks". std::invalid_argument saying which it is not.
+json task_declaration(const json& file, const std::string& path, uint32_t task_id) {
+  const bool server_config = file.is_object() && file.contains("tasks");
+  if (task_id == 0) {
+    if (server_config) {
+      throw std::invalid_argument("--task " + path +
+                                  " is a server config (it has \"tasks\"): add --task-id ID to "
+                                  "name one of its tasks");
+    }
+    return file;
+  }
+  if (!server_config || !file["tasks"].is_array()) {
+    throw std::invalid_argument("--task-id: --task " + path +
+                                " must then be a server config (an object with a \"tasks\" "
+                                "array, as examples/server/server.json)");
+  }
+  std::string ids;
+  for (const json& task : file["tasks"]) {
+    if (!task.is_object() || !task.contains("id")) continue;
+    if (task["id"] == task_id) return task;
+    ids += (ids.empty() ? "" : ", ") + task["id"].dump();
+  }
+  throw std::invalid_argument("--task-id " + std::to_string(task_id) + ": " + path +
+                              " declares no such task (its ids: " + ids + ")");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -194,7 +224,7 @@ int main(int argc, char** argv) {
   uint32_t clients = 10, max_sessions = 600, external = 0;
   int report_window = 1;
   double dropout = 0;
-  uint64_t seed = 0, first_id = 1, noise_seed = 0;
+  uint64_t seed = 0, first_id = 1, noise_seed = 0, task_id = 0;
   size_t memory = 4u << 20;
   bool json_output = false;
   app.add_option("--server", server, "the server's HOST:PORT")->required();
@@ -205,6 +235,10 @@ int main(int argc, char** argv) {
   app.add_option("--task", task_path, "the task declaration (JSON)")
       ->required()
       ->check(CLI::ExistingFile);
+  app.add_option("--task-id", task_id,
+                 "the task of that id in --task, which is then a server config (an object with "
+                 "\"tasks\", e.g. examples/server/server.json)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 31));
   app.add_option("--data", data_dir, "directory holding items.txt (model_update: examples.csv)")
       ->required()
       ->check(CLI::ExistingDirectory);
@@ -279,6 +313,7 @@ int main(int argc, char** argv) {
     } catch (const json::exception& e) {  // a wrong task file is a usage error, as a bad field
       throw std::invalid_argument("--task " + task_path + ": not JSON: " + e.what());
     }
+    declaration = task_declaration(declaration, task_path, static_cast<uint32_t>(task_id));
     const size_t slash = task_path.rfind('/');
     const std::string base_dir = slash == std::string::npos ? "." : task_path.substr(0, slash);
     const TaskPlan plan = plan_task(declaration, base_dir, 0, noise_seed);

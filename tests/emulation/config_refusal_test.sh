@@ -6,7 +6,8 @@
 # once it listens). TAGG: a TAgg (role "tagg") with noise_seed is refused the same way; a
 # collector with a tagg task and no "tagg" endpoint is refused; a TAgg without collectors is
 # refused; a TAgg with several collectors serves only when task_collectors names each tagg task's
-# one collector (listed).
+# one collector (listed). A task list given as the config, and a non-loopback --status-listen,
+# are refused with what to do.
 #   config_refusal_test.sh SERVER WORKDIR
 set -euo pipefail
 server=$1 work=$2
@@ -70,4 +71,13 @@ sed 's/"noise_seed": 3, /"max_connections_per_address": 2000000, /' seeded.json 
 refused caps.json "max_connections_per_address must be a whole number in \[0, 1048576\]"
 sed 's/"noise_seed": 3, /"exempt_loopback_peers": 1, /' seeded.json >exempt.json
 refused exempt.json "exempt_loopback_peers must be true or false, not 1"
+# A task list (examples/fleet/tasks.json's shape) given as the config: the error says what it is
+# and where a server config starts (issue 44).
+echo '['"$task"']' >task_list.json
+refused task_list.json "holds a JSON array (a list of task declarations.*start from examples/server/server.json (every field: docs/server_config.md)"
+# --status-listen takes the config's loopback rule.
+rc=0
+timeout 20 "$server" --config plain.json --status-listen 0.0.0.0:0 --port-file port 2>sl.err || rc=$?
+[ "$rc" -eq 2 ] && grep -q "status_listen must be a loopback address" sl.err && [ ! -e port ] ||
+  { echo "--status-listen 0.0.0.0:0: rc $rc"; cat sl.err; exit 1; }
 echo "seeded central noise refused; the unseeded trusted task serves; tagg configs checked"

@@ -378,7 +378,7 @@ def run_rounds(chromium, sim_binary, server, work, port, status_port, url):
     row = dom.rows[1]
     assert row["state"] == "running" and row["classes"]["state"] == "running", row
     assert row["classes"]["accepted"] == "6" and row["classes"]["checked-in"] == "6", row
-    assert row["cells"][4].startswith("admission"), row
+    assert row["cells"][5].startswith("admission"), row  # task, kind, trust, ε, state, stage
     assert dom.points and all(not p for p in dom.points.values()), dom.points
     say("chromium, during round 1:", row["cells"])
     chromium_screenshot(chromium, work, url, os.path.join(work, "status_running.png"))

@@ -2,6 +2,7 @@
 // status_page.h): each count lands in its own row and its own metric, and not in another's.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 
 #include "host_server/rounds/messages.h"
@@ -84,6 +85,99 @@ TEST(StatusRenderTest, DeclinesAreShownByTheirReason) {
       << metrics;
   EXPECT_EQ(decline_reason_name(fedstat_v1_ErrorAction_POLICY), "policy");
   EXPECT_EQ(decline_reason_name(42), "reason_42");
+}
+
+// A device that failed on its own side (TaskReply DEVICE_FAILURE: storage, ledger, entropy or
+// its computation) is counted as failed, apart from the declines (its budget, its policy): on
+// the page's "failed" column and in fedstat_task_devices_failed, never among the declined.
+TEST(StatusRenderTest, DevicesThatFailedAreCountedApartFromDeclines) {
+  FakeStore inner;
+  inner.put_task(4, "{}");
+  TallyingStore store(inner);
+  store.load();
+  const auto decline = [](fedstat_v1_ErrorAction reason) {
+    wire::Envelope e = wire::make_envelope();
+    e.which_body = fedstat_v1_Envelope_task_reply_tag;
+    e.body.task_reply.task_id = 4;
+    e.body.task_reply.reason = reason;
+    return encode_bytes(e);
+  };
+  std::vector<NewEvent> events;
+  for (uint64_t device : {1, 2}) {
+    events.push_back({4, device, EventKind::kDeviceMessage,
+                      decline(fedstat_v1_ErrorAction_DEVICE_FAILURE), false});
+  }
+  events.push_back(
+      {4, 3, EventKind::kDeviceMessage, decline(fedstat_v1_ErrorAction_BUDGET_EXHAUSTED), false});
+  store.append_events(events);
+  const TaskTally& tally = store.tallies().at(4);
+  EXPECT_EQ(tally.failed, (std::set<uint64_t>{1, 2}));
+  EXPECT_EQ(tally.declined, (std::set<uint64_t>{3}));
+  ASSERT_EQ(tally.declined_by_reason.size(), 1u);
+  EXPECT_EQ(tally.declined_by_reason.count("budget_exhausted"), 1u);
+
+  struct NoFrames final : net::FrameHandler {
+    void on_open(net::ConnectionId, const std::string&) override {}
+    void on_frame(net::ConnectionId, const wire::Envelope&) override {}
+    void on_close(net::ConnectionId, const std::string&) override {}
+  } frames;
+  OperatorView view(inner, frames);  // folds the stored events itself
+  const ServerStatus s = view.snapshot(nullptr, 1000);
+  ASSERT_EQ(s.tasks.size(), 1u);
+  EXPECT_EQ(s.tasks[0].failed, 2u);
+  EXPECT_EQ(s.tasks[0].declined, 1u);
+  const std::string html = render_status_html(s);
+  EXPECT_NE(html.find("<td class=\"n declined\">1<div class=\"detail\">1 budget_exhausted</div>"
+                      "</td><td class=\"n failed\">2</td>"),
+            std::string::npos)
+      << html;
+  EXPECT_EQ(html.find("device_failure"), std::string::npos) << html;
+  const std::string metrics = render_metrics(s);
+  EXPECT_NE(metrics.find("\nfedstat_task_devices_failed{task=\"4\",kind=\"?\",trust=\"?\"} 2\n"),
+            std::string::npos)
+      << metrics;
+  EXPECT_EQ(metrics.find("reason=\"device_failure\""), std::string::npos) << metrics;
+}
+
+// Each task's row shows the ε and δ its declaration states (read from the stored definition, as
+// the rounds store it), /metrics has them as fedstat_task_epsilon and _delta; a trust "none" task
+// shows "no privacy" and has neither metric.
+TEST(StatusRenderTest, EachTaskShowsTheEpsilonAndDeltaItDeclares) {
+  FakeStore inner;
+  inner.put_task(1, R"({"declaration": {"id": 1, "kind": "kl", "trust": "dist",
+                                        "epsilon": 1.5, "delta": 1e-6}})");
+  inner.put_task(2, R"({"declaration": {"id": 2, "kind": "data_shift", "trust": "none",
+                                        "epsilon": 0, "delta": 0}})");
+  struct NoFrames final : net::FrameHandler {
+    void on_open(net::ConnectionId, const std::string&) override {}
+    void on_frame(net::ConnectionId, const wire::Envelope&) override {}
+    void on_close(net::ConnectionId, const std::string&) override {}
+  } frames;
+  OperatorView view(inner, frames);
+  const ServerStatus s = view.snapshot(nullptr, 1000);
+  ASSERT_EQ(s.tasks.size(), 2u);
+  EXPECT_EQ(s.tasks[0].epsilon, 1.5);
+  EXPECT_EQ(s.tasks[0].delta, 1e-6);
+  const std::string html = render_status_html(s);
+  EXPECT_NE(html.find("<th title=\"the privacy parameters"), std::string::npos) << html;
+  EXPECT_NE(html.find("<td>kl</td><td>dist</td><td class=\"n epsilon\">1.5<div class=\"detail "
+                      "delta\">δ 1e-06</div></td>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<td>data_shift</td><td>none</td><td class=\"n epsilon\">–<div "
+                      "class=\"detail\">no privacy</div></td>"),
+            std::string::npos)
+      << html;
+  const std::string metrics = render_metrics(s);
+  EXPECT_NE(metrics.find("\nfedstat_task_epsilon{task=\"1\",kind=\"kl\",trust=\"dist\"} 1.5\n"),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(
+      metrics.find(
+          "\nfedstat_task_delta{task=\"1\",kind=\"kl\",trust=\"dist\"} 9.9999999999999995e-07\n"),
+      std::string::npos)
+      << metrics;
+  EXPECT_EQ(metrics.find("fedstat_task_epsilon{task=\"2\""), std::string::npos) << metrics;
 }
 
 // A report refused for a word out of the kind's bounds (issue 39 item 7) is a server note the
