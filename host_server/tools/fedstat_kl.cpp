@@ -75,7 +75,8 @@ int main(int argc, char** argv) {
        "fedstat-kl --pi PI.txt --p P.txt --model trusted --epsilon 4 --json",
        "fedstat-kl --pi PI.txt --p P.txt --evaluate --runs 200 --noise-seed 1   measure the "
        "MSE"});
-  std::string pi_path, p_path, model_name = kl_model_name(kKlDefaultModel), calibration = "analytic";
+  std::string pi_path, p_path, model_name = kl_model_name(kKlDefaultModel),
+                               calibration = "analytic";
   uint32_t rounds = 1000, clients = 10;
   double rate = 1;
   uint64_t seed = 1;

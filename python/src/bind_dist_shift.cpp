@@ -81,8 +81,8 @@ double finite_at_least(double value, const std::string& name, double low) {
   return value;
 }
 
-DistShiftConfig make_config(IntArg buckets, IntArg bits, IntArg max_events,
-                            IntArg max_clients, IntArg shares, OptionalFloatArg noise_scale) {
+DistShiftConfig make_config(IntArg buckets, IntArg bits, IntArg max_events, IntArg max_clients,
+                            IntArg shares, OptionalFloatArg noise_scale) {
   DistShiftConfig c;
   c.buckets = to_buckets(buckets);
   c.bits = to_u32(bits, "bits", 0, UINT32_MAX);

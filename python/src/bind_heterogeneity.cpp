@@ -67,8 +67,9 @@ void bind_heterogeneity(py::module_& m) {
 
   m.def(
       "estimate_heterogeneity",
-      [](ArrayArg vectors, const std::string& mechanism, OptionalFloatArg epsilon, OptionalFloatArg delta,
-         double p, double max_weight, bool secure, OptionalIntArg noise_seed) {
+      [](ArrayArg vectors, const std::string& mechanism, OptionalFloatArg epsilon,
+         OptionalFloatArg delta, double p, double max_weight, bool secure,
+         OptionalIntArg noise_seed) {
         host::HeterogeneityOptions options;
         options.config = config(p, max_weight);
         options.mechanism = host::parse_heterogeneity_mechanism(mechanism);

@@ -28,8 +28,9 @@ using host::KlModel;
 using host::KlPlan;
 using host::KlSums;
 
-host::KlOptions kl_options(const std::string& model, double lam, double tau, OptionalFloatArg epsilon,
-                           OptionalFloatArg delta, const std::string& calibration) {
+host::KlOptions kl_options(const std::string& model, double lam, double tau,
+                           OptionalFloatArg epsilon, OptionalFloatArg delta,
+                           const std::string& calibration) {
   host::KlOptions options;
   options.model = host::parse_kl_model(model);
   options.lambda = lam;
@@ -119,8 +120,8 @@ void bind_kl(py::module_& m) {
   m.def(
       "collect_kl_sums",
       [](const KlPlan& plan, const ClientSet& clients, const std::string& model, double lam,
-         double tau, OptionalFloatArg epsilon, OptionalFloatArg delta, const std::string& calibration,
-         OptionalIntArg noise_seed, bool secure) {
+         double tau, OptionalFloatArg epsilon, OptionalFloatArg delta,
+         const std::string& calibration, OptionalIntArg noise_seed, bool secure) {
         const host::KlOptions options = kl_options(model, lam, tau, epsilon, delta, calibration);
         if (clients.clients.size() != plan.clients) {
           throw py::value_error("the plan is for " + std::to_string(plan.clients) +
@@ -130,10 +131,11 @@ void bind_kl(py::module_& m) {
         py::gil_scoped_release unlocked;
         return host::collect_kl_sums(plan, clients.clients, options, noise, secure);
       },
-      py::arg("plan"), py::arg("clients"), py::kw_only(), py::arg("model") = host::kl_model_name(host::kKlDefaultModel),
-      py::arg("lam") = 0.1, py::arg("tau") = 1e-6, py::arg("epsilon") = py::none(),
-      py::arg("delta") = py::none(), py::arg("calibration") = "analytic",
-      py::arg("noise_seed") = py::none(), py::arg("secure") = false,
+      py::arg("plan"), py::arg("clients"), py::kw_only(),
+      py::arg("model") = host::kl_model_name(host::kKlDefaultModel), py::arg("lam") = 0.1,
+      py::arg("tau") = 1e-6, py::arg("epsilon") = py::none(), py::arg("delta") = py::none(),
+      py::arg("calibration") = "analytic", py::arg("noise_seed") = py::none(),
+      py::arg("secure") = false,
       "Every client of every round answers through the SDK (dist: with its Skellam share; "
       "secure: summed by a real secure-aggregation session). The defaults are fedstat-kl's: "
       "model dist; epsilon=None is 2, delta=None 1e-6 (both refused under model 'none').");
@@ -166,10 +168,10 @@ void bind_kl(py::module_& m) {
         py::gil_scoped_release unlocked;
         return host::estimate_kl(plan, sums, options, noise.stream(0));
       },
-      py::arg("plan"), py::arg("sums"), py::kw_only(), py::arg("model") = host::kl_model_name(host::kKlDefaultModel),
-      py::arg("lam") = 0.1, py::arg("tau") = 1e-6, py::arg("epsilon") = py::none(),
-      py::arg("delta") = py::none(), py::arg("calibration") = "analytic",
-      py::arg("noise_seed") = py::none(),
+      py::arg("plan"), py::arg("sums"), py::kw_only(),
+      py::arg("model") = host::kl_model_name(host::kKlDefaultModel), py::arg("lam") = 0.1,
+      py::arg("tau") = 1e-6, py::arg("epsilon") = py::none(), py::arg("delta") = py::none(),
+      py::arg("calibration") = "analytic", py::arg("noise_seed") = py::none(),
       "D_KL(Pi || P) from the plan and the sums under model none, trusted, tagg or dist (default "
       "dist, as fedstat-kl; epsilon=None is its 2, delta=None its 1e-6; model 'none' refuses "
       "both). Give collect_kl_sums the same model, epsilon and delta. "

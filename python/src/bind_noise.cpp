@@ -178,8 +178,7 @@ void bind_noise(py::module_& m) {
           .c_str());
   m.def(
       "polya_share",
-      [](RationalArg scale, IntArg clients, IntArg size, OptionalIntArg seed,
-         IntArg stream) {
+      [](RationalArg scale, IntArg clients, IntArg size, OptionalIntArg seed, IntArg stream) {
         const auto n = static_cast<uint32_t>(to_whole_number(clients, "clients", 1, UINT32_MAX));
         Draws draws(seed, stream, size);
         return draw_spec(NoiseSpec{NoiseKind::kPolyaShare, to_rational(scale, "scale"), n},

@@ -186,8 +186,8 @@ void bind_privacy(py::module_& m) {
       "002 Algorithm 4 as printed: the L2 sensitivity per batch j (an array of `batches`).");
   m.def(
       "rsgd_ar_schedule_sensitivities",
-      [](double convexity, double smoothness, IntArg epochs, IntArg averaging_interval,
-         double eta0, double batch_size, double gradient_bound, IntArg batches) {
+      [](double convexity, double smoothness, IntArg epochs, IntArg averaging_interval, double eta0,
+         double batch_size, double gradient_bound, IntArg batches) {
         std::vector<double> out(to_whole_number(batches, "batches", 1, kMaxBatches));
         host::check(privacy::rsgd_ar_schedule_sensitivities(
                         convexity, smoothness,

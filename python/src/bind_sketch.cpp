@@ -100,8 +100,8 @@ void bind_sketch(py::module_& m) {
   py::class_<ShiftSketchParams>(m, "SketchParams",
                                 "Data-shift sketch parameters: rows R, width w, heap capacity H, "
                                 "sampling k, the 32-byte task seed, buffer slots C.")
-      .def(py::init([](IntArg rows, IntArg width, IntArg heap_capacity, IntArg k,
-                       SeedArg seed, IntArg buffer_slots) {
+      .def(py::init([](IntArg rows, IntArg width, IntArg heap_capacity, IntArg k, SeedArg seed,
+                       IntArg buffer_slots) {
              ShiftSketchParams p;
              p.rows = u32(rows, "rows", 0);
              p.width = u32(width, "width", 0);
@@ -130,8 +130,7 @@ void bind_sketch(py::module_& m) {
 
   m.def(
       "params_for_budget",
-      [](IntArg budget, SeedArg seed, double heap_fraction, IntArg k_per_heap,
-         bool buffer) {
+      [](IntArg budget, SeedArg seed, double heap_fraction, IntArg k_per_heap, bool buffer) {
         sketch::BudgetRule rule;
         rule.heap_fraction = heap_fraction;
         rule.k_per_heap = u32(k_per_heap, "k_per_heap", 0);

@@ -23,21 +23,21 @@ inline bool any_python_value(PyObject*) {
   return true;
 }
 
-#define FEDSTAT_PYTHON_TYPED_OBJECT(Name)                                       \
-  class Name : public pybind11::object {                                        \
-   public:                                                                      \
-    PYBIND11_OBJECT_DEFAULT(Name, pybind11::object, any_python_value)           \
+#define FEDSTAT_PYTHON_TYPED_OBJECT(Name)                             \
+  class Name : public pybind11::object {                              \
+   public:                                                            \
+    PYBIND11_OBJECT_DEFAULT(Name, pybind11::object, any_python_value) \
   };
 
-FEDSTAT_PYTHON_TYPED_OBJECT(IntArg)           // int (checked against the argument's range)
-FEDSTAT_PYTHON_TYPED_OBJECT(OptionalIntArg)   // int | None (a seed: None = the CSPRNG)
-FEDSTAT_PYTHON_TYPED_OBJECT(SeedArg)          // int | bytes (a task seed: an int or 32 bytes)
-FEDSTAT_PYTHON_TYPED_OBJECT(RationalArg)      // a sampler's exact parameter (conversions.h)
-FEDSTAT_PYTHON_TYPED_OBJECT(OptionalFloatArg) // float | None (epsilon, delta: None = no default)
-FEDSTAT_PYTHON_TYPED_OBJECT(ArrayArg)         // anything numpy.asarray reads
-FEDSTAT_PYTHON_TYPED_OBJECT(NamesArg)         // an iterable of str (trust models, task kinds)
-FEDSTAT_PYTHON_TYPED_OBJECT(TaskArg)          // a task declaration: a dict or JSON text
-FEDSTAT_PYTHON_TYPED_OBJECT(OptionalPathArg)  // str | os.PathLike | None
+FEDSTAT_PYTHON_TYPED_OBJECT(IntArg)                 // int (checked against the argument's range)
+FEDSTAT_PYTHON_TYPED_OBJECT(OptionalIntArg)         // int | None (a seed: None = the CSPRNG)
+FEDSTAT_PYTHON_TYPED_OBJECT(SeedArg)                // int | bytes (a task seed: an int or 32 bytes)
+FEDSTAT_PYTHON_TYPED_OBJECT(RationalArg)            // a sampler's exact parameter (conversions.h)
+FEDSTAT_PYTHON_TYPED_OBJECT(OptionalFloatArg)       // float | None (None: the CLI default)
+FEDSTAT_PYTHON_TYPED_OBJECT(ArrayArg)               // anything numpy.asarray reads
+FEDSTAT_PYTHON_TYPED_OBJECT(NamesArg)               // an iterable of str (trust models, task kinds)
+FEDSTAT_PYTHON_TYPED_OBJECT(TaskArg)                // a task declaration: a dict or JSON text
+FEDSTAT_PYTHON_TYPED_OBJECT(OptionalPathArg)        // str | os.PathLike | None
 FEDSTAT_PYTHON_TYPED_OBJECT(OptionalItemCountsArg)  // fedstat.ItemCounts | None
 FEDSTAT_PYTHON_TYPED_OBJECT(FractionResult)         // fractions.Fraction
 FEDSTAT_PYTHON_TYPED_OBJECT(OptionalStrResult)      // str | None
@@ -51,10 +51,10 @@ FEDSTAT_PYTHON_TYPED_OBJECT(OptionalArrayListResult)  // list[numpy.ndarray] | N
 namespace pybind11 {
 namespace detail {
 
-#define FEDSTAT_PYTHON_TYPE_NAME(Name, text)          \
-  template <>                                         \
-  struct handle_type_name<fedstat::python::Name> {    \
-    static constexpr auto name = const_name(text);    \
+#define FEDSTAT_PYTHON_TYPE_NAME(Name, text)       \
+  template <>                                      \
+  struct handle_type_name<fedstat::python::Name> { \
+    static constexpr auto name = const_name(text); \
   };
 
 FEDSTAT_PYTHON_TYPE_NAME(IntArg, "int")
