@@ -27,8 +27,8 @@ string(TIMESTAMP stop "%s")
 math(EXPR seconds "${stop} - ${start}")
 message(STATUS "venv and pip install: ${seconds} s")
 
-run("import fedstat" ${venv}/bin/python -c
-    "import fedstat, numpy; print(fedstat.__version__); print(fedstat.__file__)")
+# (no ';' in the program: it would split the argument into a CMake list)
+run("import fedstat" ${venv}/bin/python -c "import fedstat\nprint(fedstat.__version__)\nprint(fedstat.__file__)")
 string(REPLACE "\n" ";" lines "${out}")
 list(GET lines 0 version)
 list(GET lines 1 where)
