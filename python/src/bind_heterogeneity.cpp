@@ -82,7 +82,7 @@ void bind_heterogeneity(py::module_& m) {
           }
         } else {
           // None: HeterogeneityOptions' defaults, fedstat-heterogeneity's
-          // (tests/python/test_cli_defaults.py).
+          // (tests/python/test_module_contract.py).
           if (!epsilon.is_none()) options.epsilon = to_double(epsilon, "epsilon");
           if (!delta.is_none()) options.delta = to_double(delta, "delta");
         }

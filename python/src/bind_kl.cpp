@@ -41,7 +41,7 @@ host::KlOptions kl_options(const std::string& model, double lam, double tau,
           "model 'none' adds no noise: epsilon and delta apply to trusted, tagg and dist");
     }
   } else {
-    // None: fedstat-kl's defaults (tests/python/test_cli_defaults.py).
+    // None: fedstat-kl's defaults (tests/python/test_module_contract.py).
     options.epsilon = epsilon.is_none() ? host::kKlDefaultEpsilon : to_double(epsilon, "epsilon");
     if (!delta.is_none()) options.delta = to_double(delta, "delta");
   }

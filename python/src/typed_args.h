@@ -1,5 +1,5 @@
 // Argument and result types that name their Python type in the module's signatures (help(),
-// __doc__, inspect.signature, the fedstat.pyi stub): a binding that took a bare py::handle or
+// __doc__, IDEs reading them): a binding that took a bare py::handle or
 // py::object showed `handle` / `object` there ("skellam(lam: handle, size: handle, ...)").
 //
 // Each type here is a py::object that accepts any Python value, exactly as py::handle did: the
@@ -7,7 +7,7 @@
 // names the argument; only the signature text changes. The names are Python annotations, PEP 604
 // unions (Python >= 3.10; Debian 12 has 3.11), so a signature reads e.g.
 //   skellam(lam: int | fractions.Fraction | str | float, size: int, seed: int | None = None, ...)
-// tests/python/test_signatures.py asserts that no signature in the module shows `handle` or a
+// tests/python/test_module_contract.py asserts that no signature in the module shows `handle` or a
 // bare `object`.
 // Memory: none. Paper: none (the binding's plumbing).
 #ifndef FEDSTAT_PYTHON_SRC_TYPED_ARGS_H_
