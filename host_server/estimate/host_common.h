@@ -15,7 +15,8 @@
 namespace fedstat {
 namespace host {
 
-// An SDK status as an exception: what() is "<context>: <status message>" and code() the status
+// An SDK status as an exception: what() is "<context>: <status message>" (status_text: the
+// context once, never repeated) and code() the status
 // code, so a caller can tell a refused argument from a failure (the Python module maps the code
 // to ValueError, RuntimeError, ...). A std::runtime_error, as check() threw before.
 class StatusError : public std::runtime_error {
@@ -27,9 +28,17 @@ class StatusError : public std::runtime_error {
   StatusCode code_;
 };
 
-// Throws StatusError("<context>: <status message>") when `status` is an error.
+// "<context>: <message>", or the message alone when it already starts with "<context>:" (the
+// SDK's messages name their own subject, "sketch report: CRC mismatch (corrupted)", and a caller
+// whose context is that subject gave "sketch report: sketch report: ...").
+inline std::string status_text(const std::string& context, const std::string& message) {
+  if (message.compare(0, context.size() + 1, context + ":") == 0) return message;
+  return context + ": " + message;
+}
+
+// Throws StatusError(status_text(context, status message)) when `status` is an error.
 inline void check(const Status& status, const std::string& context) {
-  if (!status.ok()) throw StatusError(status.code(), context + ": " + status.message());
+  if (!status.ok()) throw StatusError(status.code(), status_text(context, status.message()));
 }
 
 template <typename T>

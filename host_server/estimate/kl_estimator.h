@@ -116,6 +116,11 @@ struct KlOptions {
   GaussianCalibration calibration = GaussianCalibration::kAnalytic;
 };
 void validate_kl_options(const KlOptions& options);  // throws std::invalid_argument
+// fedstat-kl's defaults, shared by the Python module's estimate_kl and collect_kl_sums (whose
+// epsilon=None is kKlDefaultEpsilon and delta=None KlOptions' delta): the private dist model at
+// epsilon 2. KlOptions{} itself starts at model none (the server's planner sets every field).
+constexpr KlModel kKlDefaultModel = KlModel::kDist;
+constexpr double kKlDefaultEpsilon = 2;
 
 // Dist: the answers' sensitivity and the Skellam mean μ each sum must carry.
 struct KlDistNoise {

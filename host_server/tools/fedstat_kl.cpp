@@ -75,12 +75,13 @@ int main(int argc, char** argv) {
        "fedstat-kl --pi PI.txt --p P.txt --model trusted --epsilon 4 --json",
        "fedstat-kl --pi PI.txt --p P.txt --evaluate --runs 200 --noise-seed 1   measure the "
        "MSE"});
-  std::string pi_path, p_path, model_name = "dist", calibration = "analytic";
+  std::string pi_path, p_path, model_name = kl_model_name(kKlDefaultModel),
+                               calibration = "analytic";
   uint32_t rounds = 1000, clients = 10;
   double rate = 1;
   uint64_t seed = 1;
   KlOptions options;
-  options.epsilon = 2;
+  options.epsilon = kKlDefaultEpsilon;
   bool json = false, secure = false;
   tools::EvaluationOptions evaluation;
   app.add_option("--pi", pi_path, "reference distribution Pi: '<item_id> <count>' lines")

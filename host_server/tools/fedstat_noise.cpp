@@ -71,7 +71,8 @@ int main(int argc, char** argv) {
   uint32_t clients = 0;
   std::string method = "tabulated";
   app.add_option("--method", method, "poisson/skellam sampler: tabulated or integer")
-      ->check(CLI::IsMember({"tabulated", "integer"}));
+      ->check(CLI::IsMember({"tabulated", "integer"}))
+      ->capture_default_str();
   app.add_option("DIST", dist, "poisson | skellam | dlaplace | dgauss | polya")
       ->required()
       ->check(CLI::IsMember({"poisson", "skellam", "dlaplace", "dgauss", "polya"}));

@@ -30,7 +30,7 @@ constexpr uint64_t kMaxClients = 100000;  // fedstat-kl's bound (fedstat-tv's is
 
 // The rules of an item-count file (item_counts.h), for arrays: ids below 2^32 and distinct,
 // counts positive, the total below 2^63, at least one item; sorted by id.
-ItemCounts from_arrays(py::handle ids, py::handle counts) {
+ItemCounts from_arrays(ArrayArg ids, ArrayArg counts) {
   const std::vector<int64_t> id = to_integers(ids, "ids", 0, UINT32_MAX);
   const std::vector<int64_t> count = to_integers(counts, "counts", 1, kMaxCount);
   if (id.size() != count.size()) {
@@ -122,7 +122,7 @@ void bind_data(py::module_& m) {
   py::class_<host::SeededBits>(m, "SeededBits",
                                "The tools' deterministic bit source: stream `stream` of the seed "
                                "seed_from_u64(seed). Each use consumes bits, as in the CLIs.")
-      .def(py::init([](py::handle seed, py::handle stream) {
+      .def(py::init([](IntArg seed, IntArg stream) {
              return std::make_unique<host::SeededBits>(to_seed(seed, "seed"),
                                                        to_seed(stream, "stream"));
            }),
@@ -130,7 +130,7 @@ void bind_data(py::module_& m) {
 
   m.def(
       "seed_from_u64",
-      [](py::handle seed) { return seed_bytes(host::seed_from_u64(to_seed(seed, "seed"))); },
+      [](IntArg seed) { return seed_bytes(host::seed_from_u64(to_seed(seed, "seed"))); },
       py::arg("seed"), "The tools' 32-byte seed of an int: bytes 0..7 little-endian, the rest 0.");
 
   py::class_<ClientSet>(m, "EmulatedClients",
@@ -158,7 +158,7 @@ void bind_data(py::module_& m) {
 
   m.def(
       "split_across_clients",
-      [](const ItemCounts& data, py::handle clients, host::SeededBits& bits) {
+      [](const ItemCounts& data, IntArg clients, host::SeededBits& bits) {
         const auto n = static_cast<uint32_t>(to_whole_number(clients, "clients", 1, kMaxClients));
         ClientSet set;
         set.clients = host::split_across_clients(data, n, bits.bits());

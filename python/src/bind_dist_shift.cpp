@@ -81,8 +81,8 @@ double finite_at_least(double value, const std::string& name, double low) {
   return value;
 }
 
-DistShiftConfig make_config(py::handle buckets, py::handle bits, py::handle max_events,
-                            py::handle max_clients, py::handle shares, py::handle noise_scale) {
+DistShiftConfig make_config(IntArg buckets, IntArg bits, IntArg max_events, IntArg max_clients,
+                            IntArg shares, OptionalFloatArg noise_scale) {
   DistShiftConfig c;
   c.buckets = to_buckets(buckets);
   c.bits = to_u32(bits, "bits", 0, UINT32_MAX);
@@ -148,7 +148,7 @@ void bind_dist_shift(py::module_& m) {
 
   m.def(
       "estimate_hashed_tv",
-      [](py::handle p, py::handle q, double noise_scale, double laplaces) {
+      [](ArrayArg p, ArrayArg q, double noise_scale, double laplaces) {
         const std::vector<int64_t> pc = to_integers(p, "p", INT64_MIN, INT64_MAX);
         const std::vector<int64_t> qc = to_integers(q, "q", INT64_MIN, INT64_MAX);
         finite_at_least(noise_scale, "noise_scale", 0);
@@ -170,7 +170,7 @@ void bind_dist_shift(py::module_& m) {
 
   m.def(
       "signed_sum",
-      [](py::handle words, py::handle bits) {
+      [](ArrayArg words, IntArg bits) {
         const auto b = static_cast<uint32_t>(to_whole_number(bits, "bits", 1, 64));
         return to_array(host::signed_sum(to_words(words, "words", b), b));
       },
@@ -180,7 +180,7 @@ void bind_dist_shift(py::module_& m) {
 
   m.def(
       "bucket_counts",
-      [](const host::ItemCounts& items, py::handle seed, py::handle buckets) {
+      [](const host::ItemCounts& items, SeedArg seed, IntArg buckets) {
         const sketch::BucketMap map(to_seed256(seed, "seed"), to_buckets(buckets));
         return to_array(host::bucket_counts(items, map));
       },
@@ -216,7 +216,7 @@ void bind_dist_shift(py::module_& m) {
 
   m.def(
       "dist_shift_noise_scale",
-      [](double epsilon, py::handle max_events) {
+      [](double epsilon, IntArg max_events) {
         return host::dist_shift_noise_scale(epsilon,
                                             to_u32(max_events, "max_events", 0, UINT32_MAX));
       },
@@ -226,8 +226,8 @@ void bind_dist_shift(py::module_& m) {
 
   m.def(
       "dist_shift_device_vector",
-      [](py::handle histogram, const DistShiftConfig& config, py::handle seed,
-         py::handle noise_seed) {
+      [](OptionalItemCountsArg histogram, const DistShiftConfig& config, SeedArg seed,
+         OptionalIntArg noise_seed) {
         const fedstat_v1_Task task = host::dist_shift_task(config, to_seed256(seed, "seed"));
         host::NoiseBits noise = noise_bits(noise_seed, "noise_seed");
         if (histogram.is_none())
@@ -249,8 +249,8 @@ void bind_dist_shift(py::module_& m) {
 
   m.def(
       "dist_shift_clients",
-      [](const ClientSet& clients, const DistShiftConfig& config, py::handle seed,
-         py::handle noise_seed) {
+      [](const ClientSet& clients, const DistShiftConfig& config, SeedArg seed,
+         OptionalIntArg noise_seed) {
         const fedstat_v1_Task task = host::dist_shift_task(config, to_seed256(seed, "seed"));
         host::NoiseBits noise = noise_bits(noise_seed, "noise_seed");
         py::list out;

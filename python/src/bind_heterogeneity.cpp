@@ -67,8 +67,9 @@ void bind_heterogeneity(py::module_& m) {
 
   m.def(
       "estimate_heterogeneity",
-      [](py::handle vectors, const std::string& mechanism, py::handle epsilon, py::handle delta,
-         double p, double max_weight, bool secure, py::handle noise_seed) {
+      [](ArrayArg vectors, const std::string& mechanism, OptionalFloatArg epsilon,
+         OptionalFloatArg delta, double p, double max_weight, bool secure,
+         OptionalIntArg noise_seed) {
         host::HeterogeneityOptions options;
         options.config = config(p, max_weight);
         options.mechanism = host::parse_heterogeneity_mechanism(mechanism);
@@ -80,10 +81,10 @@ void bind_heterogeneity(py::module_& m) {
                 "skellam");
           }
         } else {
-          if (epsilon.is_none())
-            throw py::value_error("mechanism '" + mechanism + "' needs epsilon");
-          options.epsilon = to_double(epsilon, "epsilon");
-          options.delta = delta.is_none() ? 0.1 : to_double(delta, "delta");
+          // None: HeterogeneityOptions' defaults, fedstat-heterogeneity's
+          // (tests/python/test_module_contract.py).
+          if (!epsilon.is_none()) options.epsilon = to_double(epsilon, "epsilon");
+          if (!delta.is_none()) options.delta = to_double(delta, "delta");
         }
         const host::ClientVectors x = to_rows(vectors, "vectors");
         host::NoiseBits noise = noise_bits(noise_seed, "noise_seed");
@@ -93,7 +94,9 @@ void bind_heterogeneity(py::module_& m) {
       py::arg("vectors"), py::kw_only(), py::arg("mechanism") = "agm",
       py::arg("epsilon") = py::none(), py::arg("delta") = py::none(), py::arg("p") = 2.0,
       py::arg("max_weight") = 100.0, py::arg("secure") = false, py::arg("noise_seed") = py::none(),
-      "Private dispersion, Q and I^2 of an (n, d) array of client vectors in [0, 1] (n >= 2).");
+      "Private dispersion, Q and I^2 of an (n, d) array of client vectors in [0, 1] (n >= 2). "
+      "The defaults are fedstat-heterogeneity's: epsilon=None is 0.25 and delta=None 0.1 for a "
+      "whole release (both refused under mechanism 'none').");
 
   py::class_<host::HeterogeneityExact>(m, "HeterogeneityExact",
                                        "The exact statistics (evaluation only).")
@@ -110,7 +113,7 @@ void bind_heterogeneity(py::module_& m) {
       .def_readonly("clipped", &host::HeterogeneityExact::clipped);
   m.def(
       "exact_heterogeneity",
-      [](py::handle vectors, double p, double max_weight) {
+      [](ArrayArg vectors, double p, double max_weight) {
         return host::exact_heterogeneity(to_rows(vectors, "vectors"), config(p, max_weight));
       },
       py::arg("vectors"), py::kw_only(), py::arg("p") = 2.0, py::arg("max_weight") = 100.0);

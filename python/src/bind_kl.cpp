@@ -28,8 +28,9 @@ using host::KlModel;
 using host::KlPlan;
 using host::KlSums;
 
-host::KlOptions kl_options(const std::string& model, double lam, double tau, py::handle epsilon,
-                           py::handle delta, const std::string& calibration) {
+host::KlOptions kl_options(const std::string& model, double lam, double tau,
+                           OptionalFloatArg epsilon, OptionalFloatArg delta,
+                           const std::string& calibration) {
   host::KlOptions options;
   options.model = host::parse_kl_model(model);
   options.lambda = lam;
@@ -40,9 +41,9 @@ host::KlOptions kl_options(const std::string& model, double lam, double tau, py:
           "model 'none' adds no noise: epsilon and delta apply to trusted, tagg and dist");
     }
   } else {
-    if (epsilon.is_none()) throw py::value_error("model '" + model + "' needs epsilon");
-    options.epsilon = to_double(epsilon, "epsilon");
-    options.delta = delta.is_none() ? 1e-6 : to_double(delta, "delta");
+    // None: fedstat-kl's defaults (tests/python/test_module_contract.py).
+    options.epsilon = epsilon.is_none() ? host::kKlDefaultEpsilon : to_double(epsilon, "epsilon");
+    if (!delta.is_none()) options.delta = to_double(delta, "delta");
   }
   if (calibration != "analytic" && calibration != "classical") {
     throw py::value_error("calibration must be 'analytic' or 'classical', not '" + calibration +
@@ -54,7 +55,7 @@ host::KlOptions kl_options(const std::string& model, double lam, double tau, py:
   return options;
 }
 
-KlSums sums_from_arrays(py::handle counts, py::handle totals) {
+KlSums sums_from_arrays(ArrayArg counts, ArrayArg totals) {
   KlSums sums;
   sums.counts = to_integers(counts, "counts", INT64_MIN, INT64_MAX);
   for (int64_t t : to_integers(totals, "totals", 0, INT64_MAX)) {
@@ -84,7 +85,7 @@ void bind_kl(py::module_& m) {
       .def_property_readonly("reference", [](const KlPlan& p) { return to_array(p.reference); })
       .def_property_readonly(
           "round_clients",
-          [](const KlPlan& p) -> py::object {
+          [](const KlPlan& p) -> OptionalArrayListResult {
             if (p.every_client_every_round) return py::none();
             py::list rounds;
             for (const auto& r : p.round_clients) rounds.append(to_array(r));
@@ -98,7 +99,7 @@ void bind_kl(py::module_& m) {
 
   m.def(
       "plan_kl",
-      [](const host::ItemCounts& reference, py::handle rounds, py::handle clients, double rate,
+      [](const host::ItemCounts& reference, IntArg rounds, IntArg clients, double rate,
          host::SeededBits& bits) {
         return host::plan_kl(reference,
                              static_cast<uint32_t>(to_whole_number(rounds, "rounds", 1, 1000000)),
@@ -119,8 +120,8 @@ void bind_kl(py::module_& m) {
   m.def(
       "collect_kl_sums",
       [](const KlPlan& plan, const ClientSet& clients, const std::string& model, double lam,
-         double tau, py::handle epsilon, py::handle delta, const std::string& calibration,
-         py::handle noise_seed, bool secure) {
+         double tau, OptionalFloatArg epsilon, OptionalFloatArg delta,
+         const std::string& calibration, OptionalIntArg noise_seed, bool secure) {
         const host::KlOptions options = kl_options(model, lam, tau, epsilon, delta, calibration);
         if (clients.clients.size() != plan.clients) {
           throw py::value_error("the plan is for " + std::to_string(plan.clients) +
@@ -130,12 +131,14 @@ void bind_kl(py::module_& m) {
         py::gil_scoped_release unlocked;
         return host::collect_kl_sums(plan, clients.clients, options, noise, secure);
       },
-      py::arg("plan"), py::arg("clients"), py::kw_only(), py::arg("model") = "none",
-      py::arg("lam") = 0.1, py::arg("tau") = 1e-6, py::arg("epsilon") = py::none(),
-      py::arg("delta") = py::none(), py::arg("calibration") = "analytic",
-      py::arg("noise_seed") = py::none(), py::arg("secure") = false,
+      py::arg("plan"), py::arg("clients"), py::kw_only(),
+      py::arg("model") = host::kl_model_name(host::kKlDefaultModel), py::arg("lam") = 0.1,
+      py::arg("tau") = 1e-6, py::arg("epsilon") = py::none(), py::arg("delta") = py::none(),
+      py::arg("calibration") = "analytic", py::arg("noise_seed") = py::none(),
+      py::arg("secure") = false,
       "Every client of every round answers through the SDK (dist: with its Skellam share; "
-      "secure: summed by a real secure-aggregation session).");
+      "secure: summed by a real secure-aggregation session). The defaults are fedstat-kl's: "
+      "model dist; epsilon=None is 2, delta=None 1e-6 (both refused under model 'none').");
 
   py::class_<KlEstimate>(m, "KlEstimate", "A PRIEST-KLD release and its public parameters.")
       .def_readonly("estimate", &KlEstimate::estimate)
@@ -157,19 +160,21 @@ void bind_kl(py::module_& m) {
   m.def(
       "estimate_kl",
       [](const KlPlan& plan, const KlSums& sums, const std::string& model, double lam, double tau,
-         py::handle epsilon, py::handle delta, const std::string& calibration,
-         py::handle noise_seed) {
+         OptionalFloatArg epsilon, OptionalFloatArg delta, const std::string& calibration,
+         OptionalIntArg noise_seed) {
         const host::KlOptions options = kl_options(model, lam, tau, epsilon, delta, calibration);
         check_matches(plan, sums);
         host::NoiseBits noise = noise_bits(noise_seed, "noise_seed");
         py::gil_scoped_release unlocked;
         return host::estimate_kl(plan, sums, options, noise.stream(0));
       },
-      py::arg("plan"), py::arg("sums"), py::kw_only(), py::arg("model") = "none",
-      py::arg("lam") = 0.1, py::arg("tau") = 1e-6, py::arg("epsilon") = py::none(),
-      py::arg("delta") = py::none(), py::arg("calibration") = "analytic",
-      py::arg("noise_seed") = py::none(),
-      "D_KL(Pi || P) from the plan and the sums under model none, trusted, tagg or dist. "
+      py::arg("plan"), py::arg("sums"), py::kw_only(),
+      py::arg("model") = host::kl_model_name(host::kKlDefaultModel), py::arg("lam") = 0.1,
+      py::arg("tau") = 1e-6, py::arg("epsilon") = py::none(), py::arg("delta") = py::none(),
+      py::arg("calibration") = "analytic", py::arg("noise_seed") = py::none(),
+      "D_KL(Pi || P) from the plan and the sums under model none, trusted, tagg or dist (default "
+      "dist, as fedstat-kl; epsilon=None is its 2, delta=None its 1e-6; model 'none' refuses "
+      "both). Give collect_kl_sums the same model, epsilon and delta. "
       "RuntimeError for a round whose clients hold nothing, and (model none) for a point where "
       "P has no mass.");
 

@@ -32,7 +32,7 @@ constexpr uint64_t kMaxSamples = 100000000;
 // The bits a draw uses: the CSPRNG, or stream `stream` of a seed's streams.
 class Draws {
  public:
-  Draws(py::handle seed, py::handle stream, py::handle size)
+  Draws(OptionalIntArg seed, IntArg stream, IntArg size)
       : noise_(noise_bits(seed, "seed")),
         stream_(to_seed(stream, "stream")),
         count_(static_cast<size_t>(to_whole_number(size, "size", 0, kMaxSamples))) {
@@ -69,7 +69,7 @@ py::array_t<int64_t> draw_spec(const NoiseSpec& spec, const std::string& name, D
   return to_array(out);
 }
 
-py::array_t<int64_t> skellam(py::handle lam, py::handle size, py::handle seed, py::handle stream,
+py::array_t<int64_t> skellam(RationalArg lam, IntArg size, OptionalIntArg seed, IntArg stream,
                              const std::string& method) {
   check_method(method);
   const noise::Rational lambda = to_rational(lam, "lam");
@@ -95,7 +95,7 @@ py::array_t<int64_t> skellam(py::handle lam, py::handle size, py::handle seed, p
   return to_array(out);
 }
 
-py::array_t<int64_t> poisson(py::handle lam, py::handle size, py::handle seed, py::handle stream,
+py::array_t<int64_t> poisson(RationalArg lam, IntArg size, OptionalIntArg seed, IntArg stream,
                              const std::string& method) {
   check_method(method);
   const noise::Rational lambda = to_rational(lam, "lam");
@@ -130,7 +130,7 @@ py::array_t<int64_t> poisson(py::handle lam, py::handle size, py::handle seed, p
 void bind_noise(py::module_& m) {
   m.def(
       "rational_at_least",
-      [](double x) {
+      [](double x) -> FractionResult {
         const noise::Rational r =
             host::value_or_throw(noise::rational_at_least(x), "rational_at_least");
         return py::module_::import("fractions").attr("Fraction")(r.num, r.den);
@@ -156,7 +156,7 @@ void bind_noise(py::module_& m) {
             .c_str());
   m.def(
       "discrete_laplace",
-      [](py::handle scale, py::handle size, py::handle seed, py::handle stream) {
+      [](RationalArg scale, IntArg size, OptionalIntArg seed, IntArg stream) {
         Draws draws(seed, stream, size);
         return draw_spec(NoiseSpec{NoiseKind::kDiscreteLaplace, to_rational(scale, "scale"), 1},
                          "discrete_laplace", draws);
@@ -167,7 +167,7 @@ void bind_noise(py::module_& m) {
           .c_str());
   m.def(
       "discrete_gaussian",
-      [](py::handle sigma2, py::handle size, py::handle seed, py::handle stream) {
+      [](RationalArg sigma2, IntArg size, OptionalIntArg seed, IntArg stream) {
         Draws draws(seed, stream, size);
         return draw_spec(NoiseSpec{NoiseKind::kDiscreteGaussian, to_rational(sigma2, "sigma2"), 1},
                          "discrete_gaussian", draws);
@@ -178,8 +178,7 @@ void bind_noise(py::module_& m) {
           .c_str());
   m.def(
       "polya_share",
-      [](py::handle scale, py::handle clients, py::handle size, py::handle seed,
-         py::handle stream) {
+      [](RationalArg scale, IntArg clients, IntArg size, OptionalIntArg seed, IntArg stream) {
         const auto n = static_cast<uint32_t>(to_whole_number(clients, "clients", 1, UINT32_MAX));
         Draws draws(seed, stream, size);
         return draw_spec(NoiseSpec{NoiseKind::kPolyaShare, to_rational(scale, "scale"), n},

@@ -17,6 +17,7 @@
 #include "host_server/tasks/task_plan.h"
 #include "nlohmann/json.hpp"
 #include "python/src/bindings.h"
+#include "python/src/typed_args.h"
 #include "sdk/client/contribution.h"
 #include "sdk/client/task_policy.h"
 
@@ -42,14 +43,14 @@ std::string joined_names(py::handle names, const char* type_error) {
 }
 
 // The kAccept* bits of a trust model name list.
-uint32_t accepted_bits(py::handle accept) {
+uint32_t accepted_bits(NamesArg accept) {
   const std::string list =
       joined_names(accept, "accept: trust model names (str), e.g. (\"dist\", \"none\")");
   return host::value_or_throw(client::parse_accepted_trust(list.c_str()), "accept");
 }
 
 // The kAnswer* bits of a task kind name list.
-uint32_t answered_bits(py::handle answer) {
+uint32_t answered_bits(NamesArg answer) {
   const std::string list =
       joined_names(answer, "answer: task kind names (str), e.g. (\"kl\", \"data_shift\")");
   return host::value_or_throw(client::parse_answered_kinds(list.c_str()), "answer");
@@ -75,7 +76,7 @@ py::tuple accepted_names(uint32_t bits) {
 
 // The Tasks devices receive for a task declaration (a dict or a JSON string, as fedstat-server's
 // config holds it; files relative to `base_dir`): one, or a heterogeneity task's two stages.
-std::vector<fedstat_v1_Task> device_tasks(py::handle task, py::handle base_dir) {
+std::vector<fedstat_v1_Task> device_tasks(TaskArg task, OptionalPathArg base_dir) {
   if (!py::isinstance<py::str>(task) && !py::isinstance<py::dict>(task)) {
     throw py::type_error("task: a task declaration, as a dict or as JSON text");
   }
@@ -145,8 +146,8 @@ void bind_policy(py::module_& m) {
                          "honest. The defaults are the SDK's: trusted, tagg and dist (none off), "
                          "every kind, epsilon <= 10, delta <= 1e-5, trusted/tagg tasks charged "
                          "epsilon >= 0.1, assumed_honest_shares 0 (the task's threshold).")
-      .def(py::init([](py::handle accept, double max_epsilon, double max_delta,
-                       double min_exact_epsilon, py::int_ assumed_honest_shares, py::handle answer,
+      .def(py::init([](NamesArg accept, double max_epsilon, double max_delta,
+                       double min_exact_epsilon, py::int_ assumed_honest_shares, NamesArg answer,
                        py::int_ min_assumed_dropout_ppm, py::int_ min_assumed_corrupt_ppm) {
              TaskPolicy p;
              p.accepted_trust = accepted_bits(accept);
@@ -214,7 +215,7 @@ void bind_policy(py::module_& m) {
                     "the least corrupt fraction (ppm) a sparse graph is judged at")
       .def(
           "charges",
-          [](const TaskPolicy& p, py::handle task, py::handle base_dir) {
+          [](const TaskPolicy& p, TaskArg task, OptionalPathArg base_dir) {
             py::list out;
             for (const fedstat_v1_Task& t : device_tasks(task, base_dir)) {
               const client::PolicyCharge c = device_charge(p, t);
@@ -233,7 +234,7 @@ void bind_policy(py::module_& m) {
           "or a Task the device refuses, is a ValueError.")
       .def(
           "check",
-          [](const TaskPolicy& p, py::handle task, py::handle base_dir) -> py::object {
+          [](const TaskPolicy& p, TaskArg task, OptionalPathArg base_dir) -> OptionalStrResult {
             for (const fedstat_v1_Task& t : device_tasks(task, base_dir)) {
               secagg::SecAggThreatModel floor;
               floor.dropout_ppm = p.min_assumed_dropout_ppm;

@@ -24,10 +24,10 @@ using privacy::Sensitivity;
 
 constexpr uint64_t kMaxBatches = uint64_t{1} << 24;
 
-uint32_t order(py::handle alpha) {
+uint32_t order(IntArg alpha) {
   return static_cast<uint32_t>(to_whole_number(alpha, "alpha", 0, UINT32_MAX));
 }
-uint32_t clients(py::handle n) {
+uint32_t clients(IntArg n) {
   return static_cast<uint32_t>(to_whole_number(n, "clients", 0, UINT32_MAX));
 }
 Span<const Sensitivity> view(const std::vector<Sensitivity>& s) {
@@ -47,7 +47,7 @@ void bind_privacy(py::module_& m) {
 
   m.def(
       "skellam_rdp",
-      [](py::handle alpha, double l1, double l2, double mu) {
+      [](IntArg alpha, double l1, double l2, double mu) {
         return host::value_or_throw(privacy::skellam_rdp(order(alpha), Sensitivity{l1, l2}, mu),
                                     "skellam_rdp");
       },
@@ -55,7 +55,7 @@ void bind_privacy(py::module_& m) {
       "RDP epsilon(alpha) of Sk(mu) noise (mu = total Poisson mean) for L1/L2 sensitivities.");
   m.def(
       "skellam_rdp_mixture",
-      [](py::handle alpha, py::handle sensitivities, double mu) {
+      [](IntArg alpha, ArrayArg sensitivities, double mu) {
         const auto s = to_sensitivities(sensitivities, "sensitivities");
         return host::value_or_throw(privacy::skellam_rdp_mixture(order(alpha), view(s), mu),
                                     "skellam_rdp_mixture");
@@ -65,14 +65,14 @@ void bind_privacy(py::module_& m) {
       "(l1, l2).");
   m.def(
       "rdp_to_dp",
-      [](py::handle alpha, double rdp, double delta) {
+      [](IntArg alpha, double rdp, double delta) {
         return host::value_or_throw(privacy::rdp_to_dp(order(alpha), rdp, delta), "rdp_to_dp");
       },
       py::arg("alpha"), py::arg("rdp"), py::arg("delta"),
       "(epsilon, delta) from an RDP value at one order (Canonne, Kamath & Steinke 2020).");
   m.def(
       "skellam_epsilon",
-      [](double lam, py::handle n, double l1, double l2, double delta) {
+      [](double lam, IntArg n, double l1, double l2, double delta) {
         return host::value_or_throw(
             privacy::skellam_epsilon(lam, clients(n), Sensitivity{l1, l2}, delta),
             "skellam_epsilon");
@@ -82,7 +82,7 @@ void bind_privacy(py::module_& m) {
       "Sk(clients*lam). As `fedstat-privacy skellam-epsilon`.");
   m.def(
       "skellam_epsilon_mixture",
-      [](double lam, py::handle n, py::handle sensitivities, double delta) {
+      [](double lam, IntArg n, ArrayArg sensitivities, double delta) {
         const auto s = to_sensitivities(sensitivities, "sensitivities");
         return host::value_or_throw(
             privacy::skellam_epsilon_mixture(lam, clients(n), view(s), delta),
@@ -91,7 +91,7 @@ void bind_privacy(py::module_& m) {
       py::arg("lam"), py::arg("clients"), py::arg("sensitivities"), py::arg("delta"));
   m.def(
       "skellam_epsilon_composed",
-      [](double lam, py::handle n, py::handle releases, double delta) {
+      [](double lam, IntArg n, ArrayArg releases, double delta) {
         const auto s = to_sensitivities(releases, "releases");
         return host::value_or_throw(
             privacy::skellam_epsilon_composed(lam, clients(n), view(s), delta),
@@ -102,7 +102,7 @@ void bind_privacy(py::module_& m) {
       "(m, 2) array of (l1, l2).");
   m.def(
       "skellam_lambda",
-      [](double epsilon, double delta, double l1, double l2, py::handle n) {
+      [](double epsilon, double delta, double l1, double l2, IntArg n) {
         return host::value_or_throw(
             privacy::skellam_lambda(epsilon, delta, Sensitivity{l1, l2}, clients(n)),
             "skellam_lambda");
@@ -112,7 +112,7 @@ void bind_privacy(py::module_& m) {
       "skellam-lambda`.");
   m.def(
       "skellam_lambda_mixture",
-      [](double epsilon, double delta, py::handle sensitivities, py::handle n) {
+      [](double epsilon, double delta, ArrayArg sensitivities, IntArg n) {
         const auto s = to_sensitivities(sensitivities, "sensitivities");
         return host::value_or_throw(
             privacy::skellam_lambda_mixture(epsilon, delta, view(s), clients(n)),
@@ -121,7 +121,7 @@ void bind_privacy(py::module_& m) {
       py::arg("epsilon"), py::arg("delta"), py::arg("sensitivities"), py::arg("clients"));
   m.def(
       "skellam_lambda_composed",
-      [](double epsilon, double delta, py::handle releases, py::handle n) {
+      [](double epsilon, double delta, ArrayArg releases, IntArg n) {
         const auto s = to_sensitivities(releases, "releases");
         return host::value_or_throw(
             privacy::skellam_lambda_composed(epsilon, delta, view(s), clients(n)),
@@ -154,7 +154,7 @@ void bind_privacy(py::module_& m) {
       "Delta of the Gaussian mechanism at sigma (the curve agm_sigma inverts).");
   m.def(
       "discretised_sensitivity",
-      [](double l2, double gamma, double beta, py::handle dimension) {
+      [](double l2, double gamma, double beta, IntArg dimension) {
         // The SDK function is a formula with no checks: a negative or NaN input would give an
         // understated sensitivity that later calibrations accept.
         if (!(std::isfinite(l2) && l2 >= 0 && std::isfinite(gamma) && gamma > 0 &&
@@ -171,8 +171,8 @@ void bind_privacy(py::module_& m) {
       "(l1, l2) of 002 section 4.1's discretised update.");
   m.def(
       "rsgd_ar_sensitivities",
-      [](double convexity, double smoothness, py::handle epochs, double eta0, double batch_size,
-         double gradient_bound, py::handle batches) {
+      [](double convexity, double smoothness, IntArg epochs, double eta0, double batch_size,
+         double gradient_bound, IntArg batches) {
         std::vector<double> out(to_whole_number(batches, "batches", 1, kMaxBatches));
         host::check(privacy::rsgd_ar_sensitivities(
                         convexity, smoothness,
@@ -186,8 +186,8 @@ void bind_privacy(py::module_& m) {
       "002 Algorithm 4 as printed: the L2 sensitivity per batch j (an array of `batches`).");
   m.def(
       "rsgd_ar_schedule_sensitivities",
-      [](double convexity, double smoothness, py::handle epochs, py::handle averaging_interval,
-         double eta0, double batch_size, double gradient_bound, py::handle batches) {
+      [](double convexity, double smoothness, IntArg epochs, IntArg averaging_interval, double eta0,
+         double batch_size, double gradient_bound, IntArg batches) {
         std::vector<double> out(to_whole_number(batches, "batches", 1, kMaxBatches));
         host::check(privacy::rsgd_ar_schedule_sensitivities(
                         convexity, smoothness,
@@ -210,7 +210,7 @@ void bind_privacy(py::module_& m) {
       py::arg("scale"), py::arg("l1_sensitivity"));
   m.def(
       "truncated_discrete_laplace_delta",
-      [](double scale, py::handle bound, py::handle l1_sensitivity) {
+      [](double scale, IntArg bound, IntArg l1_sensitivity) {
         return host::value_or_throw(
             privacy::truncated_discrete_laplace_delta(
                 scale, to_whole_number(bound, "bound", 0, privacy::kMaxTruncationBound),

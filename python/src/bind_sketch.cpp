@@ -73,8 +73,8 @@ py::array_t<int64_t> counters_of(const std::vector<int64_t>& counters, const Shi
   return to_array(counters, p.rows, p.width);
 }
 
-host::MergedSketch merged_from_arrays(const ShiftSketchParams& params, py::handle counters,
-                                      py::handle total, py::handle heap_items) {
+host::MergedSketch merged_from_arrays(const ShiftSketchParams& params, ArrayArg counters,
+                                      IntArg total, ArrayArg heap_items) {
   host::check(sketch::validate_params(params), "params");
   host::MergedSketch m;
   m.params = params;
@@ -100,8 +100,8 @@ void bind_sketch(py::module_& m) {
   py::class_<ShiftSketchParams>(m, "SketchParams",
                                 "Data-shift sketch parameters: rows R, width w, heap capacity H, "
                                 "sampling k, the 32-byte task seed, buffer slots C.")
-      .def(py::init([](py::handle rows, py::handle width, py::handle heap_capacity, py::handle k,
-                       py::handle seed, py::handle buffer_slots) {
+      .def(py::init([](IntArg rows, IntArg width, IntArg heap_capacity, IntArg k, SeedArg seed,
+                       IntArg buffer_slots) {
              ShiftSketchParams p;
              p.rows = u32(rows, "rows", 0);
              p.width = u32(width, "width", 0);
@@ -130,8 +130,7 @@ void bind_sketch(py::module_& m) {
 
   m.def(
       "params_for_budget",
-      [](py::handle budget, py::handle seed, double heap_fraction, py::handle k_per_heap,
-         bool buffer) {
+      [](IntArg budget, SeedArg seed, double heap_fraction, IntArg k_per_heap, bool buffer) {
         sketch::BudgetRule rule;
         rule.heap_fraction = heap_fraction;
         rule.k_per_heap = u32(k_per_heap, "k_per_heap", 0);
@@ -221,7 +220,7 @@ void bind_sketch(py::module_& m) {
   m.def(
       "sketch_clients",
       [](const ClientSet& clients, const ShiftSketchParams& params, double epsilon,
-         py::handle noise_seed) {
+         OptionalIntArg noise_seed) {
         host::NoiseBits noise = noise_bits(noise_seed, "noise_seed");
         std::vector<std::vector<uint8_t>> reports;
         {

@@ -29,9 +29,9 @@ void bind_tv(py::module_& m) {
 
   m.def(
       "estimate_tv",
-      [](const host::MergedSketch& p, const host::MergedSketch& q, py::handle max_candidates,
-         bool least_squares, double tau, py::handle rank, py::handle window, double noise_margin,
-         py::handle domain) {
+      [](const host::MergedSketch& p, const host::MergedSketch& q, IntArg max_candidates,
+         bool least_squares, double tau, IntArg rank, IntArg window, double noise_margin,
+         IntArg domain) {
         host::TvOptions options;
         options.max_candidates =
             static_cast<size_t>(to_whole_number(max_candidates, "max_candidates", 0, SIZE_MAX));

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "host_server/estimate/noise_bits.h"
+#include "python/src/typed_args.h"
 #include "sdk/base/seeded_stream.h"
 #include "sdk/noise/rational.h"
 #include "sdk/privacy/accountants.h"
