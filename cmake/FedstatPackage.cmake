@@ -77,6 +77,7 @@ set(FEDSTAT_INTERNAL_HEADERS
   sdk/secagg/session_hash.h        # the secure-aggregation session hash: SDK client + host server
   sdk/secagg/secagg_client_internal.h  # what the pieces of secagg_client*.cpp share
   sdk/client/contribution_helpers.h  # what the task kinds' .cpp files share
+  sdk/client/client_internal.h     # what the pieces of client*.cpp share
   platform/raw_storage.h           # the backends' raw file operations under blob_store.cpp
   platform/blob_format.h           # the on-storage blob frame, written only by blob_store.cpp
   platform/baremetal/fedstat_mbedtls_config.h)  # mbedTLS's build config (no public header
