@@ -78,6 +78,7 @@ set(FEDSTAT_INTERNAL_HEADERS
   sdk/secagg/secagg_client_internal.h  # what the pieces of secagg_client*.cpp share
   sdk/client/contribution_helpers.h  # what the task kinds' .cpp files share
   sdk/client/client_internal.h     # what the pieces of client*.cpp share
+  sdk/sketch/shift_sketch_internal.h  # what the pieces of shift_sketch*.cpp share
   platform/raw_storage.h           # the backends' raw file operations under blob_store.cpp
   platform/blob_format.h           # the on-storage blob frame, written only by blob_store.cpp
   platform/baremetal/fedstat_mbedtls_config.h)  # mbedTLS's build config (no public header
