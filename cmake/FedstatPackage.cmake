@@ -79,6 +79,7 @@ set(FEDSTAT_INTERNAL_HEADERS
   sdk/client/contribution_helpers.h  # what the task kinds' .cpp files share
   sdk/client/client_internal.h     # what the pieces of client*.cpp share
   sdk/sketch/shift_sketch_internal.h  # what the pieces of shift_sketch*.cpp share
+  sdk/noise/tabulated_poisson_internal.h  # what the pieces of tabulated_poisson*.cpp share
   platform/raw_storage.h           # the backends' raw file operations under blob_store.cpp
   platform/blob_format.h           # the on-storage blob frame, written only by blob_store.cpp
   platform/baremetal/fedstat_mbedtls_config.h)  # mbedTLS's build config (no public header
