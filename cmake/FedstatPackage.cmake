@@ -76,7 +76,11 @@ install(EXPORT fedstatTargets NAMESPACE fedstat:: DESTINATION "${FEDSTAT_INSTALL
 # server) include, below.
 set(FEDSTAT_INTERNAL_HEADERS
   sdk/secagg/session_hash.h        # the secure-aggregation session hash: SDK client + host server
+  sdk/secagg/secagg_client_internal.h  # what the pieces of secagg_client*.cpp share
   sdk/client/contribution_helpers.h  # what the task kinds' .cpp files share
+  sdk/client/client_internal.h     # what the pieces of client*.cpp share
+  sdk/sketch/shift_sketch_internal.h  # what the pieces of shift_sketch*.cpp share
+  sdk/noise/tabulated_poisson_internal.h  # what the pieces of tabulated_poisson*.cpp share
   platform/raw_storage.h           # the backends' raw file operations under blob_store.cpp
   platform/blob_format.h           # the on-storage blob frame, written only by blob_store.cpp
   platform/baremetal/fedstat_mbedtls_config.h)  # mbedTLS's build config (no public header

@@ -1,17 +1,18 @@
+// ShiftSketch (shift_sketch.h): its parameters and hashes, init, and the count sketch itself —
+// updates queued and drained R rows at a time, counters, the median estimate. The heap of
+// heavy hitters is in shift_sketch_heap.cpp, combining and scaling in shift_sketch_merge.cpp,
+// the report's bytes in shift_sketch_report.cpp.
 #include "sdk/sketch/shift_sketch.h"
 
 #include <string.h>
 
-#include "sdk/base/bytes.h"
-#include "sdk/base/crc32.h"
 #include "sdk/sketch/sampling_weight.h"
+#include "sdk/sketch/shift_sketch_internal.h"
 
 namespace fedstat {
 namespace sketch {
-namespace {
 
-constexpr uint8_t kMagic[4] = {'F', 'S', 'K', '1'};
-constexpr uint8_t kVersion = 2;  // 1: R + 1 SipHashes per update (other buckets and signs)
+namespace {
 
 // A hint to the cache; no effect on any value.
 inline void prefetch(const void* p) {
@@ -59,10 +60,6 @@ inline int64_t median(int64_t* v, uint32_t n) {
     v[j] = x;
   }
   return v[(n - 1) / 2];
-}
-
-float magnitude_of(int64_t v) {
-  return static_cast<float>(v < 0 ? -static_cast<double>(v) : static_cast<double>(v));
 }
 
 }  // namespace
@@ -320,260 +317,6 @@ void ShiftSketch::place_queued(const float* magnitude, size_t n) {
     count += magnitude[j] > floor ? 1 : 0;
   }
   for (size_t i = 0; i < count; ++i) place(queued_item_[above[i]], magnitude[above[i]]);
-}
-
-size_t ShiftSketch::next_slot(size_t slot) const {
-  return slot + 1 == index_slots_ ? 0 : slot + 1;
-}
-
-size_t ShiftSketch::find(uint32_t item) const {
-  size_t slot = index_home(item);
-  const uint32_t tag = index_tag(item);
-  while (index_[slot] != 0) {
-    // The tag rejects most other items without reading their heap entry.
-    if ((index_[slot] & ~position_mask_) == tag && heap_[position_of(slot)].item == item) {
-      return slot;
-    }
-    slot = next_slot(slot);
-  }
-  return kNotFound;
-}
-
-size_t ShiftSketch::slot_at(uint32_t item, size_t position) const {
-  // The entry is exactly the item's tag and position + 1; no other entry equals it (outside a sift
-  // each position is claimed once; within one, see move_entry), so no heap entry is read. An empty
-  // slot first would mean the index is already broken (the caller's memory overwritten): then
-  // kNotFound, and no write out of bounds (set_position and index_erase ignore it).
-  const uint32_t entry = index_tag(item) | static_cast<uint32_t>(position + 1);
-  size_t slot = index_home(item);
-  while (index_[slot] != entry) {
-    if (index_[slot] == 0) return kNotFound;
-    slot = next_slot(slot);
-  }
-  return slot;
-}
-
-size_t ShiftSketch::index_insert(uint32_t item, size_t position) {
-  size_t slot = index_home(item);
-  while (index_[slot] != 0) slot = next_slot(slot);
-  index_[slot] = index_tag(item) | static_cast<uint32_t>(position + 1);
-  return slot;
-}
-
-void ShiftSketch::index_erase(size_t hole) {
-  if (hole == kNotFound) return;
-  index_[hole] = 0;
-  // Backward-shift deletion keeps every remaining key reachable from its home slot.
-  const size_t n = index_slots_;
-  auto distance = [n](size_t from, size_t to) { return to >= from ? to - from : to + n - from; };
-  // An entry moves back into the hole unless its home lies cyclically in (hole, next]. Written
-  // with masks, not a branch (the compiler turned selects back into one): whether an entry moves
-  // is data and a branch on it mispredicts. The hole is empty, so writing 0 to it when nothing
-  // moves changes nothing.
-  size_t next = next_slot(hole);
-  for (uint32_t entry = index_[next]; entry != 0; entry = index_[next]) {
-    const bool moves = distance(home_of_entry(next), next) >= distance(hole, next);
-    const uint32_t moved = 0u - static_cast<uint32_t>(moves);  // all ones when it moves
-    index_[hole] = entry & moved;
-    index_[next] = entry & ~moved;
-    hole += (next - hole) & (0 - static_cast<size_t>(moves));
-    next = next_slot(next);
-  }
-}
-
-// The sifts move the entry at `position` (index slot `slot`, or kNotFound: looked up when needed)
-// to its place with one index update per entry passed: the same heap as swapping it step by step,
-// with half the index look-ups. The entry passed is found by its exact index entry (slot_at): until
-// the sift ends, only the sift's start position is claimed twice (by the moving entry's stale
-// entry and the entry moved into it), and `from`, a position further along, is not.
-void ShiftSketch::move_entry(size_t from, size_t to) {
-  const size_t slot = slot_at(heap_[from].item, from);
-  heap_[to] = heap_[from];
-  set_position(slot, to);
-}
-
-void ShiftSketch::sift_up(size_t position, size_t slot) {
-  const HeapEntry moving = heap_[position];
-  const size_t start = position;
-  bool moved = false;
-  while (position > 0) {
-    const size_t parent = (position - 1) / kHeapArity;
-    if (!(moving.magnitude < heap_[parent].magnitude)) break;
-    if (slot == kNotFound) slot = slot_at(moving.item, start);
-    move_entry(parent, position);
-    moved = true;
-    position = parent;
-  }
-  if (!moved) return;
-  heap_[position] = moving;
-  set_position(slot, position);
-}
-
-void ShiftSketch::sift_down(size_t position, size_t slot) {
-  const HeapEntry moving = heap_[position];
-  const size_t start = position;
-  bool moved = false;
-  while (true) {
-    // The first child with the smallest magnitude, if it is below the moving entry's.
-    // (No overflow: 8·H + 4·S(H) bytes fit size_t, so kHeapArity·position + 1 does.)
-    const size_t first = kHeapArity * position + 1;
-    if (first >= heap_size_) break;
-    const size_t end = heap_size_ - first > kHeapArity ? first + kHeapArity : heap_size_;
-    size_t smallest = position;
-    float least = moving.magnitude;
-    for (size_t child = first; child < end; ++child) {
-      const bool below = heap_[child].magnitude < least;
-      smallest = below ? child : smallest;
-      least = below ? heap_[child].magnitude : least;
-    }
-    if (smallest == position) break;
-    if (slot == kNotFound) slot = slot_at(moving.item, start);
-    move_entry(smallest, position);
-    moved = true;
-    position = smallest;
-  }
-  if (!moved) return;
-  heap_[position] = moving;
-  set_position(slot, position);
-}
-
-void ShiftSketch::offer(uint32_t item) {
-  place(item, magnitude_of(estimate(item)));
-}
-
-void ShiftSketch::place(uint32_t item, float magnitude) {
-  // At or below a full heap's minimum nothing changes, not even for an item the heap holds (its
-  // magnitude stays as it was: see the header). This skips the index for most updates.
-  if (heap_size_ == params_.heap_capacity && !(magnitude > heap_[0].magnitude)) return;
-  const size_t slot = find(item);
-  if (slot != kNotFound) {
-    const size_t position = position_of(slot);
-    const float old = heap_[position].magnitude;
-    heap_[position].magnitude = magnitude;
-    if (magnitude < old) {
-      sift_up(position, slot);
-    } else {
-      sift_down(position, slot);
-    }
-    return;
-  }
-  if (heap_size_ < params_.heap_capacity) {
-    heap_[heap_size_] = HeapEntry{item, magnitude};
-    const size_t at = index_insert(item, heap_size_);
-    ++heap_size_;
-    sift_up(heap_size_ - 1, at);
-    return;
-  }
-  // Here magnitude > the minimum (checked above): the new item replaces the root.
-  index_erase(slot_at(heap_[0].item, 0));
-  heap_[0] = HeapEntry{item, magnitude};
-  sift_down(0, index_insert(item, 0));
-}
-
-Status ShiftSketch::combine(const ShiftSketch& other, int64_t sign) {
-  if (!ready_ || !other.ready_) return failed_precondition("sketch: combine before init");
-  if (!same_params(params_, other.params_)) {
-    return invalid_argument("sketch: only sketches with equal parameters and seed combine");
-  }
-  flush();
-  other.settle();
-  const size_t cells = size_t{params_.rows} * params_.width;
-  for (size_t i = 0; i < cells; ++i) {
-    counters_[i] = sign > 0 ? counters_[i] + other.counters_[i] : counters_[i] - other.counters_[i];
-  }
-  const uint64_t t = static_cast<uint64_t>(other.total_);
-  total_ = static_cast<int64_t>(sign > 0 ? static_cast<uint64_t>(total_) + t
-                                         : static_cast<uint64_t>(total_) - t);
-  // Heap merge (001 §4.6): re-estimate this heap's items on the new counters, then offer the
-  // other heap's items; the H largest of the union remain.
-  for (size_t i = 0; i < heap_size_; ++i)
-    heap_[i].magnitude = magnitude_of(estimate(heap_[i].item));
-  for (size_t i = heap_parents(); i-- > 0;) sift_down(i, kNotFound);
-  for (size_t i = 0; i < other.heap_size_; ++i) offer(other.heap_[i].item);
-  return Status();
-}
-
-Status ShiftSketch::add_sketch(const ShiftSketch& other) {
-  return combine(other, 1);
-}
-Status ShiftSketch::subtract_sketch(const ShiftSketch& other) {
-  return combine(other, -1);
-}
-
-Status ShiftSketch::scale(int64_t factor) {
-  if (!ready_) return failed_precondition("sketch: scale before init");
-  flush();
-  const size_t cells = size_t{params_.rows} * params_.width;
-  for (size_t i = 0; i < cells; ++i) counters_[i] *= static_cast<uint64_t>(factor);
-  total_ = static_cast<int64_t>(static_cast<uint64_t>(total_) * static_cast<uint64_t>(factor));
-  for (size_t i = 0; i < heap_size_; ++i)
-    heap_[i].magnitude = magnitude_of(estimate(heap_[i].item));
-  for (size_t i = heap_parents(); i-- > 0;) sift_down(i, kNotFound);
-  return Status();
-}
-
-Result<size_t> ShiftSketch::serialize(MutableByteSpan out) const {
-  if (!ready_) return failed_precondition("sketch: serialize before init");
-  settle();
-  const size_t bytes = shift_sketch_report_bytes(params_, heap_size_);
-  if (out.size() < bytes) return resource_exhausted("sketch: the output buffer is too small");
-  uint8_t* p = out.data();
-  memset(p, 0, kSketchHeaderBytes);
-  memcpy(p, kMagic, 4);
-  p[4] = kVersion;
-  store_le32(p + 8, params_.rows);
-  store_le32(p + 12, params_.width);
-  store_le32(p + 16, params_.heap_capacity);
-  store_le32(p + 20, params_.k);
-  memcpy(p + 24, params_.seed.bytes, 32);
-  store_le64(p + 56, static_cast<uint64_t>(total_));
-  store_le32(p + 64, static_cast<uint32_t>(heap_size_));
-  size_t at = kSketchHeaderBytes;
-  const size_t cells = size_t{params_.rows} * params_.width;
-  for (size_t i = 0; i < cells; ++i, at += 8) store_le64(p + at, counters_[i]);
-  for (size_t i = 0; i < heap_size_; ++i, at += 4) store_le32(p + at, heap_[i].item);
-  store_le32(p + at, crc32(ByteSpan(p, at)));
-  return at + 4;
-}
-
-int64_t SketchReport::counter(size_t index) const {
-  return static_cast<int64_t>(load_le64(counters.data() + 8 * index));
-}
-uint32_t SketchReport::heap_item(size_t index) const {
-  return load_le32(heap_items.data() + 4 * index);
-}
-
-Status parse_sketch_report(ByteSpan blob, SketchReport& out) {
-  if (blob.size() < kSketchHeaderBytes + 4) return data_loss("sketch report: truncated");
-  const uint8_t* p = blob.data();
-  if (memcmp(p, kMagic, 4) != 0) return data_loss("sketch report: not a sketch (bad magic)");
-  if (p[4] != kVersion) return unimplemented("sketch report: unknown version");
-  SketchReport r;
-  r.params.rows = load_le32(p + 8);
-  r.params.width = load_le32(p + 12);
-  r.params.heap_capacity = load_le32(p + 16);
-  r.params.k = load_le32(p + 20);
-  memcpy(r.params.seed.bytes, p + 24, 32);
-  r.total = static_cast<int64_t>(load_le64(p + 56));
-  r.heap_count = load_le32(p + 64);
-  if (!validate_params(r.params).ok() || r.heap_count > r.params.heap_capacity) {
-    return data_loss("sketch report: invalid parameters");
-  }
-  // Both formulas saturate (checked_size.h): on a 32-bit device a report claiming 8·R·w ≥ 2^32
-  // bytes is refused here instead of wrapping to a small length that the blob could match.
-  const size_t expected = shift_sketch_report_bytes(r.params, r.heap_count);
-  if (expected == kSizeOverflow) {
-    return data_loss("sketch report: its R x w is larger than this machine can address");
-  }
-  if (blob.size() != expected) return data_loss("sketch report: wrong length (truncated?)");
-  if (crc32(ByteSpan(p, expected - 4)) != load_le32(p + expected - 4)) {
-    return data_loss("sketch report: CRC mismatch (corrupted)");
-  }
-  const size_t cells = size_t{r.params.rows} * r.params.width;
-  r.counters = ByteSpan(p + kSketchHeaderBytes, 8 * cells);
-  r.heap_items = ByteSpan(p + kSketchHeaderBytes + 8 * cells, 4 * r.heap_count);
-  out = r;
-  return Status();
 }
 
 }  // namespace sketch

@@ -1,6 +1,6 @@
 // The built fedstat-server as a child process for the tests and benchmarks that run it
 // (tests/bench/ingest_bench.cpp, tls_handshake_bench.cpp, tests/net/answer_after_commit_test.cpp):
-// host_server/tools/server_child.h on FEDSTAT_SERVER_BINARY (a compile definition), waited for up
+// host_server/testing/server_child.h on FEDSTAT_SERVER_BINARY (a compile definition), waited for up
 // to 60 s; and this process's own CPU time and descriptor limit. Host only. Memory: none to speak
 // of.
 #ifndef FEDSTAT_TESTS_COMMON_SERVER_PROCESS_H_
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "host_server/tools/server_child.h"
+#include "host_server/testing/server_child.h"
 
 namespace fedstat {
 namespace testing {

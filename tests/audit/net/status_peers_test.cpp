@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "host_server/tools/server_child.h"
+#include "host_server/testing/server_child.h"
 #include "tests/audit/net/audit_server.h"
 
 namespace fedstat {

@@ -156,7 +156,7 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-// Byte offsets in an encrypted share's plaintext (secagg_client.cpp): from, to, then the
+// Byte offsets in an encrypted share's plaintext (secagg_client_shares.cpp): from, to, then the
 // 36-byte share of b_u and the 36-byte share of s_u^SK.
 constexpr size_t kSelfMaskPiece0 = 8;
 constexpr size_t kMaskingKeyPiece0 = 8 + secagg::kShareBytes;

@@ -5,8 +5,8 @@
 // kStopSeconds) and reaped. Host only. Errors: std::runtime_error when it cannot start, exits
 // before listening (with its log) or does not listen in time. Memory: none to speak of. Paper:
 // none.
-#ifndef FEDSTAT_HOST_TOOLS_SERVER_CHILD_H_
-#define FEDSTAT_HOST_TOOLS_SERVER_CHILD_H_
+#ifndef FEDSTAT_HOST_TESTING_SERVER_CHILD_H_
+#define FEDSTAT_HOST_TESTING_SERVER_CHILD_H_
 
 #include <errno.h>
 #include <fcntl.h>
@@ -149,4 +149,4 @@ class ServerChild {
 }  // namespace tools
 }  // namespace fedstat
 
-#endif  // FEDSTAT_HOST_TOOLS_SERVER_CHILD_H_
+#endif  // FEDSTAT_HOST_TESTING_SERVER_CHILD_H_
