@@ -27,7 +27,7 @@ inline constexpr int kExitUsage = 2;
 // Codes beyond 0, 1 and 2, or a tool's own wording for them: {code, meaning}.
 using ExitCodes = std::vector<std::pair<int, std::string>>;
 
-// "fedstat-tv 0.1.0": what --version prints.
+// "fedstat-tv 0.2.0": what --version prints.
 std::string version_line(const std::string& tool);
 
 // Names `app` `tool` ("fedstat-tv": the usage line, --version and the messages) and adds

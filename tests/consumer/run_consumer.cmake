@@ -51,7 +51,10 @@ set(_must
 set(_must_not
   include/fedstat/sdk/secagg/session_hash.h include/fedstat/platform/raw_storage.h
   include/fedstat/platform/blob_format.h
-  include/fedstat/platform/baremetal/fedstat_mbedtls_config.h)
+  include/fedstat/platform/baremetal/fedstat_mbedtls_config.h
+  include/fedstat/sdk/secagg/secagg_client_internal.h include/fedstat/sdk/client/client_internal.h
+  include/fedstat/sdk/sketch/shift_sketch_internal.h
+  include/fedstat/sdk/noise/tabulated_poisson_internal.h)
 if(PLATFORM STREQUAL "posix")
   list(APPEND _must lib/libfedstat_sdk_tls.a lib/pkgconfig/fedstat-tls.pc
                     include/fedstat/sdk/tls/tls_channel.h

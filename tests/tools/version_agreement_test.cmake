@@ -68,8 +68,17 @@ foreach(pc ${pcs})
   endif()
 endforeach()
 
+# The release the CHANGELOG names last (its first "## [X.Y.Z]" heading below [Unreleased]) is
+# the project's version: a bump without its CHANGELOG section, or the reverse, fails here.
+file(STRINGS ${SOURCE}/CHANGELOG.md releases REGEX "^## \\[[0-9]+\\.[0-9]+\\.[0-9]+\\]")
+list(GET releases 0 newest)
+string(REGEX MATCH "[0-9]+\\.[0-9]+\\.[0-9]+" newest "${newest}")
+if(NOT newest STREQUAL VERSION)
+  fail("CHANGELOG.md's newest release is '${newest}', the project is ${VERSION}")
+endif()
+
 if(failures)
   message(FATAL_ERROR "versions disagree with the project's ${VERSION}:\n${failures}")
 endif()
-message(STATUS "${checked} tools, the C ABI, the Python module and pip, and the pkg-config files "
-               "all say ${VERSION}")
+message(STATUS "${checked} tools, the C ABI, the Python module and pip, the pkg-config files and "
+               "the CHANGELOG's newest release all say ${VERSION}")
