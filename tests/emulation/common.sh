@@ -36,3 +36,14 @@ json.dump({"listen": "127.0.0.1:0", "store": "server.db", "fleet_secret": os.env
            "tasks": [task]}, open('server.json', 'w'))
 PY
 }
+
+# issue_signed_fleet SERVER CLIENTS: in the current directory, a seeded fleet CA (ca.key, ca.pub)
+# made by fedstat-ca (beside SERVER) and credentials for devices 1..CLIENTS (fleet.creds); sets
+# sim_credentials to fedstat-sim's options for them (signed secure aggregation, issue 42).
+issue_signed_fleet() {
+  local ca
+  ca=$(dirname "$1")/fedstat-ca
+  "$ca" init --out-key ca.key --out-public ca.pub --seed 5
+  "$ca" issue --ca-key ca.key --first-id 1 --count "$2" --seed 6 --out fleet.creds
+  sim_credentials=(--credentials fleet.creds --ca-public-key ca.pub)
+}

@@ -20,10 +20,7 @@ rm -rf "$work" && mkdir -p "$work/data" "$work/state"
 cd "$work"
 sim_credentials=()
 if [ "$signed" = signed ]; then
-  ca=$(dirname "$server")/fedstat-ca
-  "$ca" init --out-key ca.key --out-public ca.pub --seed 5
-  "$ca" issue --ca-key ca.key --first-id 1 --count "$clients" --seed 6 --out fleet.creds
-  sim_credentials=(--credentials fleet.creds --ca-public-key ca.pub)
+  issue_signed_fleet "$server" "$clients"
 fi
 PYTHONPATH="$scripts" python3 - "$kind" "$trust" "$clients" "$dropout" "$graph" "$signed" <<'PY'
 import json, os, random, sys
