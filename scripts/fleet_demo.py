@@ -11,13 +11,19 @@ aggregation messages chosen at random; otherwise before their report). For every
 what the server published beside the non-private truth over the same data, and checks the
 published aggregate against the in-process computation (bit for bit, where the result names it).
 
+The devices are provisioned through the fleet CA (issue 42): fedstat-ca makes a CA from --seed and
+issues each device its credential; the server holds only the CA's public key, so every DIST task
+runs signed secure aggregation (certified keys, the consistency stage before the reveals), and the
+table's "signed" column says the server's log shows that stage for the task. --unsigned runs
+without credentials (the PSK fleet alone), as before issue 42.
+
 The data are synthetic and made here, from --seed: a Zipf law of 500 items for the fleet and a
 reference in which the 40 most frequent ranks are permuted (data_shift, kl), and labelled
 logistic examples, 64 per device, with a held-out set (model_update), and one label
 distribution per device (heterogeneity; see make_data).
 
 usage: fleet_demo.py --build DIR [--sim PATH] [--clients N] [--dropout R] [--seed S] [--work DIR]
-                     [--json]
+                     [--unsigned] [--json]
 exit codes: 0 every task published a result and every bit-for-bit check held; 1 otherwise;
 2 usage.
 """
@@ -92,11 +98,22 @@ def start(build, work, name, config):
         return server, int(f.read())
 
 
-def start_servers(build, work, tasks):
-    """The TAgg (when a task is trust tagg), then the collector the devices talk to."""
+def fedstat_ca(build, work, *args):
+    """Runs fedstat-ca (the fleet's offline CA) in WORK; exits the demo if it fails."""
+    ca = subprocess.run([os.path.join(build, "host_server", "fedstat-ca")] + list(args), cwd=work,
+                        capture_output=True, text=True)
+    if ca.returncode != 0:
+        sys.exit("fleet_demo: fedstat-ca %s failed: %s" % (args[0], ca.stderr))
+
+
+def start_servers(build, work, tasks, signed):
+    """The TAgg (when a task is trust tagg), then the collector the devices talk to; signed: the
+    collector holds the fleet CA's public key (ca.pub) and runs signed DIST sessions."""
     servers = []
     config = {"listen": "127.0.0.1:0", "store": "server.db", "fleet_secret": FLEET_SECRET,
               "tasks": tasks}
+    if signed:
+        config["ca_public_key"] = "ca.pub"  # the CA's private key stays with fedstat-ca
     tagg_tasks = [t for t in tasks if t["trust"] == "tagg"]
     if tagg_tasks:
         psk = "c0" * 32  # the demo collector's key at the TAgg: demo only
@@ -116,10 +133,16 @@ def start_servers(build, work, tasks):
     return [server] + servers, port
 
 
-def run_fleet(build, sim_path, work, task, port, clients, dropout, seed, first_id):
+def run_fleet(build, sim_path, work, task, port, clients, dropout, seed, first_id, signed):
     task_file = os.path.join(work, "task-%d.json" % task["id"])
     with open(task_file, "w") as f:
         json.dump(task, f)
+    credentials = []
+    if signed:  # this fleet's credentials, issued by the CA (seeded: the demo is reproducible)
+        creds = "fleet-%d.creds" % task["id"]
+        fedstat_ca(build, work, "issue", "--ca-key", "ca.key", "--first-id", str(first_id),
+                   "--count", str(clients), "--seed", str(seed + first_id), "--out", creds)
+        credentials = ["--credentials", creds, "--ca-public-key", "ca.pub"]
     # The devices' task policy (sdk/client/task_policy.h) takes trusted, tagg and dist tasks by
     # default; the trust-none row (a baseline without privacy) opts in to none explicitly.
     accept = ["--accept-trust", "none"] if task["trust"] == "none" else []
@@ -127,7 +150,8 @@ def run_fleet(build, sim_path, work, task, port, clients, dropout, seed, first_i
         [sim_path, "--server", "127.0.0.1:%d" % port,
          "--clients", str(clients), "--task", task_file, "--data", os.path.join(work, "data"),
          "--fleet-secret", FLEET_SECRET, "--dropout", str(dropout), "--seed", str(seed),
-         "--first-id", str(first_id), "--state", os.path.join(work, "state"), "--json"] + accept,
+         "--first-id", str(first_id), "--state", os.path.join(work, "state"), "--json"] + accept +
+        credentials,
         cwd=work, capture_output=True, text=True)
     if sim.returncode != 0:
         sys.exit("fleet_demo: fedstat-sim failed for task %d: %s" % (task["id"], sim.stderr))
@@ -145,7 +169,14 @@ def run_fleet(build, sim_path, work, task, port, clients, dropout, seed, first_i
     return json.loads(sim.stdout), result
 
 
-def row(task, sim, result):
+def consistency_logged(work, task_id):
+    """Whether the collector's log shows a closed consistency stage for TASK_ID (signed)."""
+    needle = "task %d: secagg_closed (consistency, " % task_id
+    with open(os.path.join(work, "server.log")) as f:
+        return any(needle in line for line in f)
+
+
+def row(task, sim, result, signed):
     if "stages" in sim:  # a chained task: dropouts over its stages, the last stage's recomputation
         dropped = sum(s["outcomes"].get("dropped", 0) for s in sim["stages"])
         sim = dict(sim, expected=sim["stages"][-1].get("expected", {}))
@@ -166,7 +197,8 @@ def row(task, sim, result):
             "contributors": result.get("contributors") if result else 0,
             "estimate": estimate, "exact": exact, "error": error,
             "bytes_per_device": sim["bytes_per_completed_device"], "seconds": sim["seconds"],
-            "bit_exact": bit_exact, "published": result}
+            "bit_exact": bit_exact, "published": result,
+            "signed": signed if task["trust"] == "dist" else None}
 
 
 def fmt(value, digits=4):
@@ -178,9 +210,11 @@ def fmt(value, digits=4):
 
 
 def print_table(rows):
-    header = ["task", "trust", "epsilon", "clients", "dropouts", "estimate", "exact", "error",
-              "bytes/device", "seconds"]
-    lines = [[r["task"], r["trust"], fmt(r["epsilon"], 2), fmt(r["clients"]), fmt(r["dropouts"]),
+    header = ["task", "trust", "signed", "epsilon", "clients", "dropouts", "estimate", "exact",
+              "error", "bytes/device", "seconds"]
+    yes_no = {True: "yes", False: "no", None: "-"}
+    lines = [[r["task"], r["trust"], yes_no[r["signed"]], fmt(r["epsilon"], 2),
+              fmt(r["clients"]), fmt(r["dropouts"]),
               fmt(r["estimate"]), fmt(r["exact"]), fmt(r["error"]),
               fmt(r["bytes_per_device"], 0), fmt(r["seconds"], 1)] for r in rows]
     widths = [max(len(h), *(len(l[i]) for l in lines)) for i, h in enumerate(header)]
@@ -203,6 +237,8 @@ def main():
     parser.add_argument("--dropout", type=float, default=0.05, help="dropout probability")
     parser.add_argument("--seed", type=int, default=7, help="data and device randomness")
     parser.add_argument("--work", default=None, help="scratch directory (default BUILD/fleet-demo)")
+    parser.add_argument("--unsigned", action="store_true",
+                        help="devices without credentials: DIST tasks run unsigned sessions")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON lines")
     args = parser.parse_args()
     if not 2 <= args.clients <= 1024 or not 0 <= args.dropout < 1:
@@ -216,15 +252,19 @@ def main():
     os.makedirs(os.path.join(work, "state"))
     make_data(work, args.seed, args.clients)
     tasks = load_tasks(args.clients)
-    servers, port = start_servers(build, work, tasks)
+    signed = not args.unsigned
+    if signed:  # the fleet CA: its key pair, made once, offline (here: seeded, for the demo)
+        fedstat_ca(build, work, "init", "--out-key", "ca.key", "--out-public", "ca.pub",
+                   "--seed", str(args.seed))
+    servers, port = start_servers(build, work, tasks, signed)
     rows = []
     try:
         for k, task in enumerate(tasks):
             print("fleet_demo: task %d (%s, %s): %d devices..." % (task["id"], task["kind"],
                   task["trust"], args.clients), file=sys.stderr, flush=True)
             sim, result = run_fleet(build, sim_path, work, task, port, args.clients, args.dropout,
-                                    args.seed, 1 + 1000 * (k + 1))
-            rows.append(row(task, sim, result))
+                                    args.seed, 1 + 1000 * (k + 1), signed)
+            rows.append(row(task, sim, result, consistency_logged(work, task["id"])))
     finally:
         for server in servers:
             server.send_signal(signal.SIGTERM)
@@ -235,7 +275,9 @@ def main():
             print(json.dumps(r))
     else:
         print_table(rows)
-    ok = all(r["published"] and r["bit_exact"] != "NO" for r in rows)
+    # Signed: every DIST task ran its consistency stage; unsigned: none did.
+    ok = all(r["published"] and r["bit_exact"] != "NO" and r["signed"] in (None, signed)
+             for r in rows)
     return 0 if ok else 1
 
 

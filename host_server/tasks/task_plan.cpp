@@ -28,6 +28,7 @@
 #include "sdk/noise/polya.h"
 #include "sdk/secagg/graph.h"
 #include "sdk/secagg/graph_parameters.h"
+#include "sdk/secagg/signed_keys.h"
 #include "sdk/sketch/shift_sketch.h"
 
 namespace fedstat {
@@ -376,11 +377,18 @@ void plan_graph(const json& declaration, const std::string& where, fedstat_v1_Ta
     // More than half of max_clients. A server that sends two disjoint groups of `threshold`
     // members different survivor sets (U3) could collect, from one, the self-mask shares of a
     // device and, from the other, its key's shares, and unmask its input; two disjoint groups
-    // of t cannot fit among max_clients < 2t devices. (Bonawitz et al. 2017 §4 add a
-    // consistency round against that; fedstat does not have it yet.)
+    // of t cannot fit among max_clients < 2t devices. Signed sessions (a server with
+    // ca_public_key: the consistency round of Bonawitz et al. 2017 §4) need more, 2t > max +
+    // ⌈γ·max⌉ at the devices' corrupt floor γ (secagg::signed_complete_threshold_holds): the
+    // default meets it too, so a declaration that leaves the threshold out runs signed or not.
+    uint32_t signed_least = task.max_clients / 2 + 1;  // at most ~max/40 steps (max ≤ 1024)
+    while (!secagg::signed_complete_threshold_holds(signed_least, task.max_clients,
+                                                    secagg::kDefaultCorruptFloorPpm)) {
+      ++signed_least;
+    }
     const uint32_t default_threshold = std::min<uint32_t>(
-        task.min_clients,
-        std::max<uint32_t>({2, (2 * task.min_clients + 2) / 3, task.max_clients / 2 + 1}));
+        task.min_clients, std::max<uint32_t>({2, (2 * task.min_clients + 2) / 3,
+                                              task.max_clients / 2 + 1, signed_least}));
     task.threshold = static_cast<uint32_t>(
         whole_number_or(declaration, "threshold", where, 2, task.min_clients, default_threshold));
     if (2 * task.threshold <= task.max_clients) {

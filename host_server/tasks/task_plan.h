@@ -19,8 +19,10 @@
 // DIST, the secure-aggregation graph (sdk/secagg/graph.h; docs/protocol.md, "The sparse graph"):
 //   graph            "complete": every device shares keys and secrets with every other (Bonawitz
 //                    et al. 2017): max_clients ≤ 1024, a device's roster is max_clients entries;
-//                    threshold default max(⌈2·min/3⌉, ⌊max/2⌋ + 1) within min_clients, 2 ≤
-//                    threshold ≤ min_clients and more than half of max_clients.
+//                    threshold default max(⌈2·min/3⌉, ⌊(max + ⌈0.05·max⌉)/2⌋ + 1) within
+//                    min_clients (the second term: what signed sessions need, 2t > max +
+//                    ⌈γ·max⌉ at the devices' 5 % corrupt floor), 2 ≤ threshold ≤ min_clients
+//                    and more than half of max_clients.
 //                    "sparse": SecAgg+ (Bell et al. 2020): each device shares with its k ring
 //                    neighbours only, (k, t) = secagg::choose_sparse_graph(max_clients, threat
 //                    model) (sdk/secagg/graph_parameters.h: the smallest k whose Harary graph is

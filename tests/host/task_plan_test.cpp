@@ -19,6 +19,7 @@
 #include "sdk/client/contribution.h"
 #include "sdk/quantise/quantise.h"
 #include "sdk/secagg/graph_parameters.h"
+#include "sdk/secagg/signed_keys.h"
 #include "sdk/tasks/model_update_task.h"
 
 namespace fedstat {
@@ -324,6 +325,16 @@ TEST(TaskPlan, RefusesEachBadFieldByName) {
   EXPECT_EQ(plan_task(task, "", 0).task.threshold, 7u);
   task["max_clients"] = 18;  // no threshold within min_clients can be a majority of 18
   EXPECT_NE(refusal(task).find("needs more than half of max_clients (18)"), std::string::npos);
+  // The default meets what signed sessions need (2t > max + ⌈5 %·max⌉): 200 devices, at least
+  // 150: ⌈2·150/3⌉ = 100 and ⌊200/2⌋ + 1 = 101 are too few against 10 colluders, 106 is the
+  // least that holds.
+  task["max_clients"] = 200;
+  task["min_clients"] = 150;
+  const uint32_t t = plan_task(task, "", 0).task.threshold;
+  EXPECT_EQ(t, 106u);
+  EXPECT_TRUE(secagg::signed_complete_threshold_holds(t, 200, secagg::kDefaultCorruptFloorPpm));
+  EXPECT_FALSE(
+      secagg::signed_complete_threshold_holds(t - 1, 200, secagg::kDefaultCorruptFloorPpm));
   task = shift_task(reference);
   task["phase_timout_seconds"] = 20;  // misspelt: refused, not ignored
   EXPECT_NE(refusal(task).find("task: unknown field 'phase_timout_seconds'"), std::string::npos);
