@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
 
 namespace fedstat {
 namespace host {
@@ -67,6 +68,17 @@ bool is_published_fleet_secret(const std::array<uint8_t, 32>& secret) {
     if (byte != 0x5a) return false;
   }
   return true;
+}
+
+void refuse_published_fleet_secret_off_loopback(const ServerConfig& config) {
+  if (!config.fleet_secret || !is_published_fleet_secret(*config.fleet_secret)) return;
+  if (is_loopback_address(config.address)) return;
+  throw std::invalid_argument(
+      "fleet_secret is an example secret published in the fedstat repository (anyone can derive "
+      "every device's key from it) and the server would listen on " +
+      config.address +
+      ", off loopback: refused. Give credentials (a per-device key file) or a fleet_secret of "
+      "your own (openssl rand -hex 32), or listen on 127.0.0.1 to try the example");
 }
 
 std::vector<std::string> start_warnings(const ServerConfig& config) {

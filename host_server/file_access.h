@@ -47,6 +47,15 @@ std::vector<std::string> secrets_readable_by_others(const ServerConfig& config);
 // it (HKDF(fleet_secret, id)), so a server using one is open to whoever read the repository.
 bool is_published_fleet_secret(const std::array<uint8_t, 32>& secret);
 
+// Throws std::invalid_argument when `config` listens off loopback (config.address not
+// is_loopback_address: "0.0.0.0", a LAN address, ...) with a fleet_secret that
+// is_published_fleet_secret: every device's key is then public, so anyone who can reach the port
+// can check in as any device — fill a round with devices of its own, whose inputs it knows, and
+// read the one real device's contribution off the aggregate. A warning is not enough there; on
+// loopback the published secret is still only warned about (start_warnings), for trying the
+// server and for the tests.
+void refuse_published_fleet_secret_off_loopback(const ServerConfig& config);
+
 // What a server warns about when it starts (a collector and a TAgg alike): secrets_readable_by_
 // others, then store_readable_by_others and store_directory_writable_by_others of its store, then
 // a fleet_secret that is_published_fleet_secret ("fleet_secret is a published example ...").

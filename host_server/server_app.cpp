@@ -425,6 +425,7 @@ void log_store_check(std::ostream& log, const std::string& store_path) {
 
 int serve(const ServerConfig& config, const std::string& port_file, std::ostream& log) {
   if (config.tagg_role) return serve_tagg(config, port_file, log);
+  refuse_published_fleet_secret_off_loopback(config);  // before anything is opened or bound
   asio::io_context io;
   // SIGHUP from here on is caught (main ignores it until now) and kept until the io loop runs:
   // one that comes while the store is checked reloads the credentials once the server listens.
