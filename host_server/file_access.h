@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "host_server/net/credentials.h"
 #include "host_server/server_config.h"
 
 namespace fedstat {
@@ -55,6 +56,12 @@ bool is_published_fleet_secret(const std::array<uint8_t, 32>& secret);
 // loopback the published secret is still only warned about (start_warnings), for trying the
 // server and for the tests.
 void refuse_published_fleet_secret_off_loopback(const ServerConfig& config);
+
+// The devices in a credentials file whose key derives from a published fleet secret
+// (net::derive_device_psk: examples/report_to_server/README.md shows how to compute them), in id
+// order. Such a key is as public as the secret; serve() refuses them off loopback as above and
+// warns on loopback. About 2 HKDFs per device.
+std::vector<uint64_t> devices_with_published_keys(const net::DeviceKeys& keys);
 
 // What a server warns about when it starts (a collector and a TAgg alike): secrets_readable_by_
 // others, then store_readable_by_others and store_directory_writable_by_others of its store, then

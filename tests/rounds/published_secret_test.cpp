@@ -4,13 +4,17 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 
 #include "host_server/file_access.h"
+#include "host_server/hex.h"
+#include "host_server/net/credentials.h"
 #include "host_server/server_app.h"
 #include "host_server/server_config.h"
+#include "tests/store/temp_dir.h"
 
 namespace fedstat {
 namespace host {
@@ -73,6 +77,39 @@ TEST(PublishedFleetSecret, ServeRefusesBeforeOpeningTheStore) {
     message = e.what();
   }
   EXPECT_NE(message.find("published in the fedstat repository"), std::string::npos) << message;
+}
+
+TEST(PublishedFleetSecret, KeysDerivedFromItAreFoundInACredentialsFile) {
+  std::array<uint8_t, 32> demo;
+  demo.fill(0x5a);
+  net::DeviceKeys keys;
+  keys[1] = net::derive_device_psk(example_secret(), 1);  // examples/report_to_server/README.md
+  keys[2].fill(0x17);                                     // a key of its own
+  keys[7] = net::derive_device_psk(demo, 7);
+  EXPECT_EQ(devices_with_published_keys(keys), (std::vector<uint64_t>{1, 7}));
+  keys.erase(1);
+  keys.erase(7);
+  EXPECT_TRUE(devices_with_published_keys(keys).empty());
+}
+
+TEST(PublishedFleetSecret, ServeRefusesACredentialsFileOfPublishedKeysOffLoopback) {
+  fedstat::testing::TempDir dir;
+  const net::DevicePsk key = net::derive_device_psk(example_secret(), 1);
+  std::ofstream(dir.file("devices.txt")) << "1 " << encode_hex(key.data(), key.size()) << "\n";
+  ServerConfig config;
+  config.address = "0.0.0.0";
+  config.credentials_path = dir.file("devices.txt");
+  config.store_path = dir.file("server.db");
+  std::ostringstream log;
+  std::string message;
+  try {
+    serve(config, "", log);  // without the refusal: it would serve (and this test hang)
+  } catch (const std::invalid_argument& e) {
+    message = e.what();
+  }
+  EXPECT_NE(message.find("the key of device 1 derives from a fleet secret published"),
+            std::string::npos)
+      << message;
 }
 
 }  // namespace
