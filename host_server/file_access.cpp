@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
 
 namespace fedstat {
 namespace host {
@@ -59,14 +60,51 @@ std::vector<std::string> secrets_readable_by_others(const ServerConfig& config) 
   return out;
 }
 
-bool is_published_fleet_secret(const std::array<uint8_t, 32>& secret) {
+namespace {
+
+// examples/server/server.json's (the text "fedstat example only, never use!") and the demos' and
+// emulation tests' (0x5a × 32).
+std::array<std::array<uint8_t, 32>, 2> published_fleet_secrets() {
   static const char kExample[] = "fedstat example only, never use!";  // examples/server
   static_assert(sizeof(kExample) == 33, "32 bytes and the terminator");
-  if (std::memcmp(secret.data(), kExample, 32) == 0) return true;
-  for (uint8_t byte : secret) {  // the demos' and emulation tests' 0x5a × 32
-    if (byte != 0x5a) return false;
+  std::array<std::array<uint8_t, 32>, 2> secrets{};
+  std::memcpy(secrets[0].data(), kExample, 32);
+  secrets[1].fill(0x5a);
+  return secrets;
+}
+
+}  // namespace
+
+bool is_published_fleet_secret(const std::array<uint8_t, 32>& secret) {
+  for (const auto& published : published_fleet_secrets()) {
+    if (secret == published) return true;
   }
-  return true;
+  return false;
+}
+
+std::vector<uint64_t> devices_with_published_keys(const net::DeviceKeys& keys) {
+  std::vector<uint64_t> out;
+  const auto secrets = published_fleet_secrets();
+  for (const auto& [device, key] : keys) {
+    for (const auto& secret : secrets) {
+      if (net::derive_device_psk(secret, device) == key) {
+        out.push_back(device);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+void refuse_published_fleet_secret_off_loopback(const ServerConfig& config) {
+  if (!config.fleet_secret || !is_published_fleet_secret(*config.fleet_secret)) return;
+  if (is_loopback_address(config.address)) return;
+  throw std::invalid_argument(
+      "fleet_secret is an example secret published in the fedstat repository (anyone can derive "
+      "every device's key from it) and the server would listen on " +
+      config.address +
+      ", off loopback: refused. Give credentials (a per-device key file) or a fleet_secret of "
+      "your own (openssl rand -hex 32), or listen on 127.0.0.1 to try the example");
 }
 
 std::vector<std::string> start_warnings(const ServerConfig& config) {

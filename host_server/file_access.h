@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "host_server/net/credentials.h"
 #include "host_server/server_config.h"
 
 namespace fedstat {
@@ -46,6 +47,21 @@ std::vector<std::string> secrets_readable_by_others(const ServerConfig& config);
 // (0x5a × 32, scripts/fleet_demo.py, tests/emulation/common.sh). Every device key derives from
 // it (HKDF(fleet_secret, id)), so a server using one is open to whoever read the repository.
 bool is_published_fleet_secret(const std::array<uint8_t, 32>& secret);
+
+// Throws std::invalid_argument when `config` listens off loopback (config.address not
+// is_loopback_address: "0.0.0.0", a LAN address, ...) with a fleet_secret that
+// is_published_fleet_secret: every device's key is then public, so anyone who can reach the port
+// can check in as any device — fill a round with devices of its own, whose inputs it knows, and
+// read the one real device's contribution off the aggregate. A warning is not enough there; on
+// loopback the published secret is still only warned about (start_warnings), for trying the
+// server and for the tests.
+void refuse_published_fleet_secret_off_loopback(const ServerConfig& config);
+
+// The devices in a credentials file whose key derives from a published fleet secret
+// (net::derive_device_psk: examples/report_to_server/README.md shows how to compute them), in id
+// order. Such a key is as public as the secret; serve() refuses them off loopback as above and
+// warns on loopback. About 2 HKDFs per device.
+std::vector<uint64_t> devices_with_published_keys(const net::DeviceKeys& keys);
 
 // What a server warns about when it starts (a collector and a TAgg alike): secrets_readable_by_
 // others, then store_readable_by_others and store_directory_writable_by_others of its store, then

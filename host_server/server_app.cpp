@@ -425,6 +425,7 @@ void log_store_check(std::ostream& log, const std::string& store_path) {
 
 int serve(const ServerConfig& config, const std::string& port_file, std::ostream& log) {
   if (config.tagg_role) return serve_tagg(config, port_file, log);
+  refuse_published_fleet_secret_off_loopback(config);  // before anything is opened or bound
   asio::io_context io;
   // SIGHUP from here on is caught (main ignores it until now) and kept until the io loop runs:
   // one that comes while the store is checked reloads the credentials once the server listens.
@@ -475,6 +476,22 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
     };
   } else {
     keys = held_keys(net::load_credentials(config.credentials_path));
+    const std::vector<uint64_t> published = devices_with_published_keys(*keys);
+    if (!published.empty()) {
+      const std::string which =
+          "device " + std::to_string(published.front()) +
+          (published.size() > 1 ? " and " + std::to_string(published.size() - 1) + " more"
+                                : std::string());
+      const std::string what = config.credentials_path + ": the key of " + which +
+                               " derives from a fleet secret published in the fedstat repository "
+                               "(anyone can compute it)";
+      if (!is_loopback_address(config.address)) {
+        throw std::invalid_argument(what + " and the server would listen on " + config.address +
+                                    ", off loopback: refused. Give each device a random key "
+                                    "(head -c 32 /dev/urandom | od -An -tx1)");
+      }
+      warnings.push_back(what + ": for trying the server on loopback only");
+    }
     tls.lookup_psk = [&keys](const std::string& identity) -> std::optional<net::DevicePsk> {
       const auto id = net::parse_device_identity(identity);
       if (!id) return std::nullopt;

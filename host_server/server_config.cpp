@@ -40,6 +40,14 @@ void parse_listen(const std::string& listen, ServerConfig& config) {
   config.port = static_cast<uint16_t>(std::stoul(port));
 }
 
+bool is_loopback_address(const std::string& address) {
+  in_addr v4{};
+  in6_addr v6{};
+  return address == "localhost" ||
+         (inet_pton(AF_INET, address.c_str(), &v4) == 1 && (ntohl(v4.s_addr) >> 24) == 127) ||
+         (inet_pton(AF_INET6, address.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6));
+}
+
 void parse_status_listen(const std::string& listen, ServerConfig& config) {
   // The status page has no authentication: a loopback address only.
   ServerConfig where;
@@ -48,14 +56,7 @@ void parse_status_listen(const std::string& listen, ServerConfig& config) {
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(std::string("status_listen: ") + e.what());
   }
-  in_addr v4{};
-  in6_addr v6{};
-  const char* address = where.address.c_str();
-  const bool loopback =
-      where.address == "localhost" ||
-      (inet_pton(AF_INET, address, &v4) == 1 && (ntohl(v4.s_addr) >> 24) == 127) ||
-      (inet_pton(AF_INET6, address, &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6));
-  if (!loopback) {
+  if (!is_loopback_address(where.address)) {
     throw std::invalid_argument(
         "status_listen must be a loopback address (127.0.0.1, [::1] or localhost): the status "
         "page has no authentication, not '" +

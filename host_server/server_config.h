@@ -163,6 +163,8 @@ struct ServerConfig {
 ServerConfig read_server_config(const std::string& path);
 // "host:port" → address and port (std::invalid_argument otherwise).
 void parse_listen(const std::string& listen, ServerConfig& config);
+// True for a loopback address as parse_listen leaves it: 127.x.x.x, ::1 or "localhost".
+bool is_loopback_address(const std::string& address);
 // status_listen's "host:port" → config.status_listen: std::invalid_argument unless it parses as
 // listen does, names a loopback address, and config is a collector's (set role first).
 void parse_status_listen(const std::string& listen, ServerConfig& config);

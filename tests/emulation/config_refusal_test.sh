@@ -7,7 +7,7 @@
 # collector with a tagg task and no "tagg" endpoint is refused; a TAgg without collectors is
 # refused; a TAgg with several collectors serves only when task_collectors names each tagg task's
 # one collector (listed). A task list given as the config, and a non-loopback --status-listen,
-# are refused with what to do.
+# are refused with what to do, as is a published fleet_secret off loopback.
 #   config_refusal_test.sh SERVER WORKDIR
 set -euo pipefail
 server=$1 work=$2
@@ -80,4 +80,12 @@ rc=0
 timeout 20 "$server" --config plain.json --status-listen 0.0.0.0:0 --port-file port 2>sl.err || rc=$?
 [ "$rc" -eq 2 ] && grep -q "status_listen must be a loopback address" sl.err && [ ! -e port ] ||
   { echo "--status-listen 0.0.0.0:0: rc $rc"; cat sl.err; exit 1; }
+# examples/server/server.json's published fleet_secret: only warned about on loopback, refused
+# off loopback (anyone can derive every device's key from it).
+sed 's/"fleet_secret": "[0-9a-f]*"/"fleet_secret": "66656473746174206578616d706c65206f6e6c792c206e657665722075736521"/' \
+  plain.json >published.json
+rc=0
+timeout 20 "$server" --config published.json --listen 0.0.0.0:0 --port-file port 2>pub.err || rc=$?
+[ "$rc" -eq 2 ] && grep -q "published in the fedstat repository.*off loopback: refused" pub.err &&
+  [ ! -e port ] || { echo "published fleet_secret on 0.0.0.0: rc $rc"; cat pub.err; exit 1; }
 echo "seeded central noise refused; the unseeded trusted task serves; tagg configs checked"

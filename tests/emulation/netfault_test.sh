@@ -27,6 +27,9 @@ if [ "$case" = handshake_flood ]; then
   source=$(hostname -I 2>/dev/null | tr ' ' '\n' | grep -E '^[0-9.]+$' | grep -v '^127\.' | head -1 || true)
   [ -n "$source" ] || { echo "netfault.handshake_flood: no non-loopback IPv4 address: skipped"; exit 77; }
   listen=0.0.0.0
+  # Off loopback the server refuses a published fleet secret (common.sh's 5a…5a): one of its own.
+  FLEET_SECRET=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
+  export FLEET_SECRET
 fi
 clients=24
 handshake_ms=2000 idle_ms=3000
