@@ -1,14 +1,21 @@
 // PRIEST-KLD on the host (host_server/estimate/kl_estimator.h, 000 §4): the public plan
 // (plan_kl), the per-round sums (KlSums: from collect_kl_sums over emulated clients, or from
 // arrays a server released), estimate_kl under the four trust models, and exact_kl.
-// Privacy parameters are explicit: a noised model (trusted, tagg, dist) needs `epsilon`
-// (delta defaults to fedstat-kl's 1e-6), and model "none" refuses them, as fedstat-kl does.
+// Privacy parameters: a noised model (trusted, tagg, dist) takes `epsilon` (None: fedstat-kl's 2)
+// and `delta` (None: its 1e-6); model "none" refuses them, as fedstat-kl does.
+// Sums remember how they were collected (KlSumsRecord): estimate_kl's model=None is the sums'
+// model, and an estimate that would misread them is refused — dist on sums that carry no client
+// noise would label exact sums private; trusted/tagg/none on dist sums would noise them twice;
+// dist at another epsilon, delta or lam would debias for noise the sums do not carry. Sums built
+// from arrays (a server's release) have no record: estimate_kl then needs the model named.
 // Noise: the CSPRNG, or seeded by noise_seed for measurements; with noise_seed = N, collect_kl_sums
 // and estimate_kl draw what `fedstat-kl --evaluate --noise-seed N` draws (clients' streams 1 + c,
 // the host's stream 0).
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +34,11 @@ using host::KlEstimate;
 using host::KlModel;
 using host::KlPlan;
 using host::KlSums;
+
+// host::KlSums and, when collect_kl_sums made them, the options they were collected under.
+struct KlSumsRecord : KlSums {
+  std::optional<host::KlOptions> collected;
+};
 
 host::KlOptions kl_options(const std::string& model, double lam, double tau,
                            OptionalFloatArg epsilon, OptionalFloatArg delta,
@@ -55,8 +67,8 @@ host::KlOptions kl_options(const std::string& model, double lam, double tau,
   return options;
 }
 
-KlSums sums_from_arrays(ArrayArg counts, ArrayArg totals) {
-  KlSums sums;
+KlSumsRecord sums_from_arrays(ArrayArg counts, ArrayArg totals) {
+  KlSumsRecord sums;
   sums.counts = to_integers(counts, "counts", INT64_MIN, INT64_MAX);
   for (int64_t t : to_integers(totals, "totals", 0, INT64_MAX)) {
     sums.totals.push_back(static_cast<uint64_t>(t));
@@ -72,6 +84,44 @@ void check_matches(const KlPlan& plan, const KlSums& sums) {
     throw py::value_error("the sums have " + std::to_string(sums.counts.size()) +
                           " rounds; the plan has " + std::to_string(plan.points.size()));
   }
+}
+
+// The options estimate_kl runs with: `model` (None: the sums' own) checked against how the sums
+// were collected, where that is known.
+host::KlOptions estimate_options(const KlSumsRecord& sums, const std::optional<std::string>& model,
+                                 double lam, double tau, OptionalFloatArg epsilon,
+                                 OptionalFloatArg delta, const std::string& calibration) {
+  const std::optional<host::KlOptions>& c = sums.collected;
+  if (!model && !c) {
+    throw py::value_error(
+        "these sums were built from arrays: name the model they were collected under, "
+        "estimate_kl(plan, sums, model='dist' | 'trusted' | 'tagg' | 'none')");
+  }
+  const std::string name = model ? *model : host::kl_model_name(c->model);
+  const bool dist = name == host::kl_model_name(KlModel::kDist);
+  // Dist with epsilon/delta left out: the collection's (the noise the sums carry).
+  if (dist && c && c->model == KlModel::kDist) {
+    if (epsilon.is_none()) epsilon = py::float_(c->epsilon);
+    if (delta.is_none()) delta = py::float_(c->delta);
+  }
+  host::KlOptions options = kl_options(name, lam, tau, epsilon, delta, calibration);
+  if (!c) return options;
+  const std::string collected = host::kl_model_name(c->model);
+  if (dist != (c->model == KlModel::kDist)) {
+    throw py::value_error(
+        "the sums were collected under model '" + collected + "' " +
+        (dist ? "and carry no client noise: model 'dist' would label exact sums private"
+              : "and carry the clients' noise: model '" + name + "' would add noise again") +
+        "; estimate them under '" + collected + "' (or leave model out)");
+  }
+  if (dist &&
+      (options.epsilon != c->epsilon || options.delta != c->delta || options.lambda != c->lambda)) {
+    throw py::value_error(
+        "the sums were collected under dist at epsilon " + text(py::float_(c->epsilon)) +
+        ", delta " + text(py::float_(c->delta)) + ", lam " + text(py::float_(c->lambda)) +
+        ": estimate them with the same (leave epsilon and delta out to take the sums')");
+  }
+  return options;
 }
 
 }  // namespace
@@ -110,12 +160,24 @@ void bind_kl(py::module_& m) {
       "T = rounds points from the reference and the clients of each round (each with "
       "probability `rate`). fedstat-kl --seed S uses SeededBits(S, 2**32).");
 
-  py::class_<KlSums>(m, "KlSums", "Per round: A_t (the clients' summed counts) and N_t (totals).")
+  py::class_<KlSumsRecord>(m, "KlSums",
+                           "Per round: A_t (the clients' summed counts) and N_t (totals), and the "
+                           "model they were collected under (collect_kl_sums; None when built "
+                           "from arrays).")
       .def(py::init(&sums_from_arrays), py::arg("counts"), py::arg("totals"))
-      .def_property_readonly("counts", [](const KlSums& s) { return to_array(s.counts); })
-      .def_property_readonly("totals", [](const KlSums& s) {
-        return to_array(std::vector<int64_t>(s.totals.begin(), s.totals.end()));
-      });
+      .def_property_readonly("counts", [](const KlSumsRecord& s) { return to_array(s.counts); })
+      .def_property_readonly(
+          "totals",
+          [](const KlSumsRecord& s) {
+            return to_array(std::vector<int64_t>(s.totals.begin(), s.totals.end()));
+          })
+      .def_property_readonly(
+          "model",
+          [](const KlSumsRecord& s) -> OptionalStrResult {
+            if (!s.collected) return py::none();
+            return py::str(host::kl_model_name(s.collected->model));
+          },
+          "the model collect_kl_sums used (None: built from arrays)");
 
   m.def(
       "collect_kl_sums",
@@ -128,8 +190,14 @@ void bind_kl(py::module_& m) {
                                 " clients, not " + std::to_string(clients.clients.size()));
         }
         host::NoiseBits noise = noise_bits(noise_seed, "noise_seed");
-        py::gil_scoped_release unlocked;
-        return host::collect_kl_sums(plan, clients.clients, options, noise, secure);
+        KlSumsRecord sums;
+        {
+          py::gil_scoped_release unlocked;
+          static_cast<KlSums&>(sums) =
+              host::collect_kl_sums(plan, clients.clients, options, noise, secure);
+        }
+        sums.collected = options;
+        return sums;
       },
       py::arg("plan"), py::arg("clients"), py::kw_only(),
       py::arg("model") = host::kl_model_name(host::kKlDefaultModel), py::arg("lam") = 0.1,
@@ -159,24 +227,27 @@ void bind_kl(py::module_& m) {
 
   m.def(
       "estimate_kl",
-      [](const KlPlan& plan, const KlSums& sums, const std::string& model, double lam, double tau,
-         OptionalFloatArg epsilon, OptionalFloatArg delta, const std::string& calibration,
-         OptionalIntArg noise_seed) {
-        const host::KlOptions options = kl_options(model, lam, tau, epsilon, delta, calibration);
+      [](const KlPlan& plan, const KlSumsRecord& sums, const std::optional<std::string>& model,
+         double lam, double tau, OptionalFloatArg epsilon, OptionalFloatArg delta,
+         const std::string& calibration, OptionalIntArg noise_seed) {
         check_matches(plan, sums);
+        const host::KlOptions options =
+            estimate_options(sums, model, lam, tau, epsilon, delta, calibration);
         host::NoiseBits noise = noise_bits(noise_seed, "noise_seed");
         py::gil_scoped_release unlocked;
         return host::estimate_kl(plan, sums, options, noise.stream(0));
       },
-      py::arg("plan"), py::arg("sums"), py::kw_only(),
-      py::arg("model") = host::kl_model_name(host::kKlDefaultModel), py::arg("lam") = 0.1,
-      py::arg("tau") = 1e-6, py::arg("epsilon") = py::none(), py::arg("delta") = py::none(),
-      py::arg("calibration") = "analytic", py::arg("noise_seed") = py::none(),
-      "D_KL(Pi || P) from the plan and the sums under model none, trusted, tagg or dist (default "
-      "dist, as fedstat-kl; epsilon=None is its 2, delta=None its 1e-6; model 'none' refuses "
-      "both). Give collect_kl_sums the same model, epsilon and delta. "
-      "RuntimeError for a round whose clients hold nothing, and (model none) for a point where "
-      "P has no mass.");
+      py::arg("plan"), py::arg("sums"), py::kw_only(), py::arg("model") = py::none(),
+      py::arg("lam") = 0.1, py::arg("tau") = 1e-6, py::arg("epsilon") = py::none(),
+      py::arg("delta") = py::none(), py::arg("calibration") = "analytic",
+      py::arg("noise_seed") = py::none(),
+      "D_KL(Pi || P) from the plan and the sums under model none, trusted, tagg or dist. "
+      "model=None: the model collect_kl_sums used (its default dist, as fedstat-kl); sums built "
+      "from arrays need it named. epsilon=None is fedstat-kl's 2 (dist: the sums'), delta=None "
+      "its 1e-6 (dist: the sums'); model 'none' refuses both. ValueError for a model that would "
+      "misread the sums (dist on sums without client noise, another model on dist sums, dist at "
+      "another epsilon, delta or lam); RuntimeError for a round whose clients hold nothing, and "
+      "(model none) for a point where P has no mass.");
 
   py::class_<host::KlExact>(m, "KlExact", "The exact divergence (evaluation only).")
       .def_readonly("divergence", &host::KlExact::divergence, "+inf when not covered")

@@ -108,3 +108,32 @@ def test_refusals(setup):
                             model="none")
     with pytest.raises(ValueError, match="the plan is for 5 clients, not 2"):
         fedstat.collect_kl_sums(plan, fedstat.split_across_clients(p, 2, fedstat.SeededBits(1)))
+
+
+def test_estimate_refuses_to_misread_the_sums(setup):
+    """Sums remember how collect_kl_sums made them: estimate_kl's default model is theirs, and a
+    model that would misread them is refused (issue 44's review: exact sums estimated under the
+    default 'dist' came back exact, labelled private)."""
+    _, _, emulated, plan = setup
+    exact = fedstat.collect_kl_sums(plan, emulated, model="none")
+    noised = fedstat.collect_kl_sums(plan, emulated, epsilon=1.0, noise_seed=NOISE_SEED)
+    assert (exact.model, noised.model) == ("none", "dist")
+    with pytest.raises(ValueError, match="carry no client noise"):
+        fedstat.estimate_kl(plan, exact, model="dist")
+    with pytest.raises(ValueError, match="would add noise again"):
+        fedstat.estimate_kl(plan, noised, model="trusted")
+    with pytest.raises(ValueError, match="collected under dist at epsilon 1"):
+        fedstat.estimate_kl(plan, noised, epsilon=2.0)
+    arrays = fedstat.KlSums(exact.counts, exact.totals)
+    assert arrays.model is None
+    with pytest.raises(ValueError, match="built from arrays: name the model"):
+        fedstat.estimate_kl(plan, arrays)
+    # Left out, the model, epsilon and delta are the sums': the same release as naming them.
+    a = fedstat.estimate_kl(plan, noised, noise_seed=NOISE_SEED)
+    b = fedstat.estimate_kl(plan, noised, model="dist", epsilon=1.0, delta=1e-6,
+                            noise_seed=NOISE_SEED)
+    assert a.estimate == b.estimate and a.dist_lambda == b.dist_lambda > 0
+    # Exact sums may be noised centrally (trusted) or read as they are (none).
+    assert fedstat.estimate_kl(plan, exact).estimate_sd == 0
+    assert fedstat.estimate_kl(plan, exact, model="trusted", epsilon=1.0).estimate_sd > 0
+

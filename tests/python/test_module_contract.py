@@ -92,7 +92,9 @@ def cli_defaults(tool, *command):
 
 # (CLI, its subcommand, option) -> [(function, parameter)]: every default the two sides share.
 SHARED_DEFAULTS = {
-    ("fedstat-kl", (), "model"): [("estimate_kl", "model"), ("collect_kl_sums", "model")],
+    # estimate_kl's model=None is the sums' own (collect_kl_sums': this default); see
+    # test_kl.py::test_estimate_refuses_to_misread_the_sums.
+    ("fedstat-kl", (), "model"): [("collect_kl_sums", "model")],
     ("fedstat-kl", (), "lambda"): [("estimate_kl", "lam"), ("collect_kl_sums", "lam")],
     ("fedstat-kl", (), "tau"): [("estimate_kl", "tau"), ("collect_kl_sums", "tau")],
     ("fedstat-kl", (), "calibration"): [("estimate_kl", "calibration"),
@@ -142,8 +144,10 @@ def test_kl_defaults_run_as_fedstat_kl(tmp_path):
     assert cli["model"] == "dist"
     assert (e.estimate, e.sigma, e.dist_lambda) == (cli["estimate"], cli["sigma"],
                                                     cli["dist_lambda"])
+    assert sums.model == "dist"
     # Not vacuous: another epsilon gives another release.
-    other = fedstat.estimate_kl(plan, sums, epsilon=2 * cli["epsilon"], noise_seed=5)
+    other_sums = fedstat.collect_kl_sums(plan, emulated, epsilon=2 * cli["epsilon"], noise_seed=5)
+    other = fedstat.estimate_kl(plan, other_sums, noise_seed=5)
     assert other.dist_lambda != e.dist_lambda
 
 
