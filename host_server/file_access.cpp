@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -79,7 +80,8 @@ bool is_published_fleet_secret(const std::array<uint8_t, 32>& secret) {
   for (const auto& published : published_fleet_secrets()) {
     if (secret == published) return true;
   }
-  return false;
+  // One byte 32 times (00…00, 11…11, aa…aa: the tests' and anyone's first guess) is as public.
+  return std::all_of(secret.begin(), secret.end(), [&](uint8_t b) { return b == secret[0]; });
 }
 
 std::vector<uint64_t> devices_with_published_keys(const net::DeviceKeys& keys) {

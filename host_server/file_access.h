@@ -46,6 +46,7 @@ std::vector<std::string> secrets_readable_by_others(const ServerConfig& config);
 // server.json's (hex of "fedstat example only, never use!") and the demos' and emulation tests'
 // (0x5a × 32, scripts/fleet_demo.py, tests/emulation/common.sh). Every device key derives from
 // it (HKDF(fleet_secret, id)), so a server using one is open to whoever read the repository.
+// Also any secret of one byte repeated 32 times (the tests' 11…11, aa…aa): guessed first.
 bool is_published_fleet_secret(const std::array<uint8_t, 32>& secret);
 
 // Throws std::invalid_argument when `config` listens off loopback (config.address not

@@ -51,6 +51,12 @@ TEST(PublishedFleetSecret, IsRefusedOffLoopbackAndOnlyWarnedOnLoopback) {
   config.fleet_secret->fill(0x5a);  // the demos' and emulation tests'
   config.address = "0.0.0.0";
   EXPECT_NE(refusal(config), "");
+  for (uint8_t b : {0x00, 0x11, 0xaa, 0xff}) {  // one byte repeated: guessed first
+    config.fleet_secret->fill(b);
+    EXPECT_NE(refusal(config), "") << int{b};
+  }
+  (*config.fleet_secret)[31] = 0xfe;  // not one byte repeated, not published: serves
+  EXPECT_EQ(refusal(config), "");
 }
 
 TEST(PublishedFleetSecret, AnOperatorsOwnSecretOrCredentialsServeAnywhere) {
