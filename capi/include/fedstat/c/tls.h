@@ -73,9 +73,8 @@ fedstat_status fedstat_tls_channel_create(void* memory, size_t memory_bytes,
  * A saved session from the last connect with the same host, port, id and key is offered and,
  * if the server still holds it, resumed. On any error the channel is closed again; a failed
  * handshake also drops the saved session (a refused or unreachable TCP connection, or a failed
- * set-up before the handshake, keeps it: it
- * is only ever offered again to the same host, port, id and key); the message,
- * fedstat_tls_channel_last_error, says what failed. Create a channel once: creating again over
+ * set-up before the handshake, keeps it: it is only ever offered again to the same host, port,
+ * id and key); the message, fedstat_tls_channel_last_error, says what failed. Create a channel once: creating again over
  * a live channel's memory, without fedstat_tls_channel_destroy, leaks its socket and mbedTLS
  * state.
  * @errors FEDSTAT_INVALID_ARGUMENT: `channel` is NULL or not a TLS channel; `host` NULL, empty,
