@@ -74,9 +74,9 @@ fedstat_status fedstat_tls_channel_create(void* memory, size_t memory_bytes,
  * if the server still holds it, resumed. On any error the channel is closed again; a failed
  * handshake also drops the saved session (a refused or unreachable TCP connection, or a failed
  * set-up before the handshake, keeps it: it is only ever offered again to the same host, port,
- * id and key); the message, fedstat_tls_channel_last_error, says what failed. Create a channel once: creating again over
- * a live channel's memory, without fedstat_tls_channel_destroy, leaks its socket and mbedTLS
- * state.
+ * id and key); the message, fedstat_tls_channel_last_error, says what failed. Create a channel
+ * once: creating again over a live channel's memory, without fedstat_tls_channel_destroy, leaks its
+ * socket and mbedTLS state.
  * @errors FEDSTAT_INVALID_ARGUMENT: `channel` is NULL or not a TLS channel; `host` NULL, empty,
  * longer than 255 characters, or not a numeric address or "localhost"; `port` 0; `device_id`
  * outside 1..2^31 (the Client's range); `psk` NULL or `psk_bytes` not FEDSTAT_TLS_PSK_BYTES.
