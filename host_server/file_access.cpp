@@ -98,15 +98,29 @@ std::vector<uint64_t> devices_with_published_keys(const net::DeviceKeys& keys) {
   return out;
 }
 
+std::string public_device_keys_verdict(const ServerConfig& config, const std::string& what,
+                                       const std::string& fix) {
+  if (!is_loopback_address(config.address)) {
+    throw std::invalid_argument(what + " and the server would listen on " + config.address +
+                                ", off loopback: refused. " + fix);
+  }
+  return what + ": for trying the server on loopback only; " + fix;
+}
+
+namespace {
+
+constexpr char kPublishedSecret[] =
+    "fleet_secret is an example secret published in the fedstat repository, or one byte "
+    "repeated (anyone can derive every device's key from it)";
+constexpr char kOwnSecret[] =
+    "for real devices give credentials (a per-device key file) or a fleet_secret of your own "
+    "(openssl rand -hex 32) in a config file only the server's user can read";
+
+}  // namespace
+
 void refuse_published_fleet_secret_off_loopback(const ServerConfig& config) {
   if (!config.fleet_secret || !is_published_fleet_secret(*config.fleet_secret)) return;
-  if (is_loopback_address(config.address)) return;
-  throw std::invalid_argument(
-      "fleet_secret is an example secret published in the fedstat repository (anyone can derive "
-      "every device's key from it) and the server would listen on " +
-      config.address +
-      ", off loopback: refused. Give credentials (a per-device key file) or a fleet_secret of "
-      "your own (openssl rand -hex 32), or listen on 127.0.0.1 to try the example");
+  public_device_keys_verdict(config, kPublishedSecret, kOwnSecret);  // start_warnings warns
 }
 
 std::vector<std::string> start_warnings(const ServerConfig& config) {
@@ -117,12 +131,9 @@ std::vector<std::string> start_warnings(const ServerConfig& config) {
   if (auto warning = store_directory_writable_by_others(config.store_path)) {
     warnings.push_back(std::move(*warning));
   }
-  if (config.fleet_secret && is_published_fleet_secret(*config.fleet_secret)) {
-    warnings.push_back(
-        "fleet_secret is an example secret published in the fedstat repository: anyone can derive "
-        "every device's key from it. For trying the server on loopback only; for real devices give "
-        "credentials (a per-device key file) or a fleet_secret of your own (openssl rand -hex 32) "
-        "in a config file only the server's user can read");
+  if (config.fleet_secret && is_published_fleet_secret(*config.fleet_secret) &&
+      is_loopback_address(config.address)) {  // off loopback serve() refuses it
+    warnings.push_back(public_device_keys_verdict(config, kPublishedSecret, kOwnSecret));
   }
   return warnings;
 }

@@ -58,10 +58,19 @@ bool is_published_fleet_secret(const std::array<uint8_t, 32>& secret);
 // server and for the tests.
 void refuse_published_fleet_secret_off_loopback(const ServerConfig& config);
 
+// A server whose device keys anyone can compute (`what` says which, `fix` what to do instead):
+// off loopback (config.address not is_loopback_address) throws std::invalid_argument
+// ("<what> and the server would listen on <address>, off loopback: refused. <fix>"); on loopback
+// returns the warning to log. The one rule for a published fleet_secret and for a credentials
+// file of keys derived from one.
+std::string public_device_keys_verdict(const ServerConfig& config, const std::string& what,
+                                       const std::string& fix);
+
 // The devices in a credentials file whose key derives from a published fleet secret
 // (net::derive_device_psk: examples/report_to_server/README.md shows how to compute them), in id
-// order. Such a key is as public as the secret; serve() refuses them off loopback as above and
-// warns on loopback. About 2 HKDFs per device.
+// order: serve() passes them to public_device_keys_verdict. Only the two published secrets are
+// tried (2 HKDFs per device), not every byte repeated 32 times (256 per device, minutes for a
+// large fleet's file).
 std::vector<uint64_t> devices_with_published_keys(const net::DeviceKeys& keys);
 
 // What a server warns about when it starts (a collector and a TAgg alike): secrets_readable_by_

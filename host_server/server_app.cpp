@@ -482,15 +482,12 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
           "device " + std::to_string(published.front()) +
           (published.size() > 1 ? " and " + std::to_string(published.size() - 1) + " more"
                                 : std::string());
-      const std::string what = config.credentials_path + ": the key of " + which +
-                               " derives from a fleet secret published in the fedstat repository "
-                               "(anyone can compute it)";
-      if (!is_loopback_address(config.address)) {
-        throw std::invalid_argument(what + " and the server would listen on " + config.address +
-                                    ", off loopback: refused. Give each device a random key "
-                                    "(head -c 32 /dev/urandom | od -An -tx1)");
-      }
-      warnings.push_back(what + ": for trying the server on loopback only");
+      warnings.push_back(public_device_keys_verdict(
+          config,
+          config.credentials_path + ": the key of " + which +
+              " derives from a fleet secret published in the fedstat repository (anyone can "
+              "compute it)",
+          "give each device a random key (head -c 32 /dev/urandom | od -An -tx1)"));
     }
     tls.lookup_psk = [&keys](const std::string& identity) -> std::optional<net::DevicePsk> {
       const auto id = net::parse_device_identity(identity);
