@@ -8,12 +8,14 @@
 
 #include <new>
 
+#include "sdk/base/crypto.h"
+#include "sdk/client/client.h"
 #include "sdk/tls/tls_channel.h"
 
 struct fedstat_tls_channel {
   uint32_t magic = fedstat::capi::kTlsChannelMagic;
   const char* last_error = "";
-  uint64_t device_id = 0;  // the identity of the open connection (0: none)
+  uint64_t device_id = 0;  // the identity of the last successful connect (read while connected)
   fedstat::tls::TlsPskChannel channel;
 };
 
@@ -22,13 +24,26 @@ namespace capi {
 namespace {
 
 constexpr size_t kHandle = handle_bytes<fedstat_tls_channel>();
-constexpr size_t kMaxHostLength = 255;                // as the POSIX transport takes it
-constexpr uint64_t kMaxDeviceId = uint64_t{1} << 31;  // the Client's range (client.h)
+constexpr size_t kMaxHostLength = 255;  // as the POSIX transport takes it
 constexpr size_t kEndpointBytes = 1 + kMaxHostLength + 2 + 5 + 1;  // "[host]:65535" and NUL
-constexpr size_t kIdentityBytes = 11;                              // 2^31 in decimal and NUL
+constexpr size_t kIdentityBytes = 11;  // client::kMaxDeviceId (2^31) in decimal and NUL
 
 bool live(const fedstat_tls_channel* c) {
   return valid(c, kTlsChannelMagic);
+}
+
+// `value` in decimal and a NUL at `out`, which has room for both; the digits' count.
+size_t write_decimal(uint64_t value, char* out) {
+  char digits[20];  // 2^64 − 1 has 20
+  size_t d = 0;
+  do {
+    digits[d++] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value != 0);
+  size_t n = 0;
+  while (d > 0) out[n++] = digits[--d];
+  out[n] = '\0';
+  return n;
 }
 
 // "host:port", or "[host]:port" for an IPv6 address not already bracketed, into `out`.
@@ -50,26 +65,8 @@ Status make_endpoint(const char* host, uint16_t port, char (&out)[kEndpointBytes
   for (size_t i = 0; i < length; ++i) out[n++] = host[i];
   if (bracket) out[n++] = ']';
   out[n++] = ':';
-  char digits[5];
-  size_t d = 0;
-  for (uint32_t p = port; p != 0; p /= 10) digits[d++] = static_cast<char>('0' + p % 10);
-  while (d > 0) out[n++] = digits[--d];
-  out[n] = '\0';
+  write_decimal(port, out + n);  // at most 5 digits and the NUL: kEndpointBytes counts them
   return Status();
-}
-
-// The PSK identity: the device id in decimal, into `out`; its length.
-size_t decimal(uint64_t value, char (&out)[kIdentityBytes]) {
-  char digits[kIdentityBytes];
-  size_t d = 0;
-  do {
-    digits[d++] = static_cast<char>('0' + value % 10);
-    value /= 10;
-  } while (value != 0);
-  size_t n = 0;
-  while (d > 0) out[n++] = digits[--d];
-  out[n] = '\0';
-  return n;
 }
 
 }  // namespace
@@ -100,7 +97,7 @@ fedstat_status fedstat_tls_channel_connect(fedstat_tls_channel* channel, const c
   char endpoint[kEndpointBytes];
   const Status made = make_endpoint(host, port, endpoint);
   if (!made.ok()) return finish(channel, made);
-  if (device_id == 0 || device_id > kMaxDeviceId) {
+  if (device_id == 0 || device_id > client::kMaxDeviceId) {
     return finish(channel, invalid_argument("tls connect: device id outside 1..2^31 (the Client's "
                                             "fedstat_client_config.device_id)"));
   }
@@ -108,16 +105,12 @@ fedstat_status fedstat_tls_channel_connect(fedstat_tls_channel* channel, const c
     return finish(channel, invalid_argument("tls connect: the PSK must be 32 bytes (the 64 hex "
                                             "digits of the server's credentials line, decoded)"));
   }
-  char identity[kIdentityBytes];
-  const size_t identity_length = decimal(device_id, identity);
+  char identity[kIdentityBytes];  // the PSK identity: the device id in decimal
+  const size_t identity_length = write_decimal(device_id, identity);
   const Status status = channel->channel.connect(
       endpoint, ByteSpan(reinterpret_cast<const uint8_t*>(identity), identity_length),
       ByteSpan(psk, psk_bytes), timeout_ms != 0 ? timeout_ms : FEDSTAT_TLS_DEFAULT_TIMEOUT_MS);
-  if (status.ok()) {
-    channel->device_id = device_id;
-  } else if (!channel->channel.connected()) {
-    channel->device_id = 0;  // a failed connect closed it (one already open stays open)
-  }
+  if (status.ok()) channel->device_id = device_id;
   return finish(channel, status);
 }
 
@@ -125,6 +118,7 @@ fedstat_status fedstat_client_run_session_tls(fedstat_client* client, fedstat_tl
                                               fedstat_session_outcome* outcome) {
   if (!client_live(client)) return FEDSTAT_INVALID_ARGUMENT;
   if (!live(channel) || outcome == nullptr) {
+    if (live(channel)) channel->channel.close();  // closed when this returns: tls.h
     return client_finish(client, invalid_argument("run_session_tls: no TLS channel or outcome"));
   }
   if (!channel->channel.connected()) {
@@ -133,13 +127,12 @@ fedstat_status fedstat_client_run_session_tls(fedstat_client* client, fedstat_tl
                                                      "first, once per session)"));
   }
   if (channel->device_id != client_device_id(client)) {
+    channel->channel.close();  // as after any session: tls.h
     return client_finish(client,
                          invalid_argument("run_session_tls: the TLS channel connected as another "
                                           "device id than the Client's (the server refuses it)"));
   }
-  const fedstat_status status = run_client_session(client, channel->channel, outcome);
-  channel->device_id = 0;  // the session closed the connection
-  return status;
+  return run_client_session(client, channel->channel, outcome);
 }
 
 fedstat_status fedstat_tls_channel_resumed(const fedstat_tls_channel* channel, int* resumed) {
@@ -151,16 +144,13 @@ fedstat_status fedstat_tls_channel_resumed(const fedstat_tls_channel* channel, i
 fedstat_status fedstat_tls_channel_close(fedstat_tls_channel* channel) {
   if (!live(channel)) return FEDSTAT_INVALID_ARGUMENT;
   channel->channel.close();
-  channel->device_id = 0;
   return FEDSTAT_OK;
 }
 
 fedstat_status fedstat_tls_channel_destroy(fedstat_tls_channel* channel) {
   if (!live(channel)) return FEDSTAT_INVALID_ARGUMENT;
   channel->channel.~TlsPskChannel();  // closes, wipes the saved session, frees mbedTLS's state
-  // Whatever the destructor leaves: volatile, so the wipe stays.
-  volatile unsigned char* bytes = reinterpret_cast<volatile unsigned char*>(channel);
-  for (size_t i = 0; i < sizeof(fedstat_tls_channel); ++i) bytes[i] = 0;
+  crypto::wipe(channel, sizeof(*channel));  // whatever the destructor leaves
   return FEDSTAT_OK;
 }
 

@@ -47,6 +47,14 @@ static int fail(int code, const char* step, fedstat_status status, const char* m
   return code;
 }
 
+/* One hex digit's value, or -1 (sscanf's %x would also take a sign, spaces or "0x"). */
+static int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
 /* The 32-byte key from a file holding 64 hex digits (then optional whitespace). */
 static int read_psk(const char* path, uint8_t psk[FEDSTAT_TLS_PSK_BYTES]) {
   char hex[2 * FEDSTAT_TLS_PSK_BYTES + 2];
@@ -58,9 +66,9 @@ static int read_psk(const char* path, uint8_t psk[FEDSTAT_TLS_PSK_BYTES]) {
   hex[got] = '\0';
   if (got < 2 * FEDSTAT_TLS_PSK_BYTES) return -1;
   for (i = 0; i < FEDSTAT_TLS_PSK_BYTES; ++i) {
-    unsigned value;
-    if (sscanf(hex + 2 * i, "%2x", &value) != 1) return -1;
-    psk[i] = (uint8_t)value;
+    const int high = hex_digit(hex[2 * i]), low = hex_digit(hex[2 * i + 1]);
+    if (high < 0 || low < 0) return -1;
+    psk[i] = (uint8_t)(16 * high + low);
   }
   return (got == 2 * FEDSTAT_TLS_PSK_BYTES || hex[2 * FEDSTAT_TLS_PSK_BYTES] <= ' ') ? 0 : -1;
 }
@@ -182,14 +190,14 @@ int main(int argc, char** argv) {
   if (st != FEDSTAT_OK) {
     fprintf(stderr, "report_to_server: connecting to %s port %lu failed: %s: %s\n", argv[1], port,
             fedstat_status_name(st), fedstat_tls_channel_last_error(tls));
-    fedstat_tls_channel_destroy(tls);
+    (void)fedstat_tls_channel_destroy(tls); /* a live channel: cannot fail */
     return 4;
   }
-  fedstat_tls_channel_resumed(tls, &resumed);
+  if (fedstat_tls_channel_resumed(tls, &resumed) != FEDSTAT_OK) resumed = 0;
   printf("connected to %s port %lu as device %llu (TLS 1.2 PSK, %s)\n", argv[1], port,
          (unsigned long long)device_id, resumed ? "resumed session" : "full handshake");
   st = fedstat_client_run_session_tls(client, tls, &outcome);
-  fedstat_tls_channel_destroy(tls);
+  (void)fedstat_tls_channel_destroy(tls); /* a live channel: cannot fail */
   if (st != FEDSTAT_OK) {
     const char* detail = fedstat_client_last_server_detail(client);
     fprintf(stderr, "report_to_server: session failed: %s: %s%s%s\n", fedstat_status_name(st),

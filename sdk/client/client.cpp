@@ -73,7 +73,7 @@ Status Client::set_task_policy(const TaskPolicy& policy) {
 
 Status Client::init(const ClientConfig& config, const TaskKinds& kinds, MutableByteSpan memory,
                     ClientData& data, privacy::BudgetLedger& ledger, RandomSource& random) {
-  if (config.device_id == 0 || config.device_id > 0x80000000u) {
+  if (config.device_id == 0 || config.device_id > kMaxDeviceId) {
     return invalid_argument("ClientConfig.device_id must be in [1, 2^31]");
   }
   if (config.wall_clock_seconds == nullptr) {

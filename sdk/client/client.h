@@ -155,6 +155,10 @@ namespace client {
 constexpr uint8_t kMaxReportWindow = 16;
 
 /// The Client's settings (copied by init()).
+/// The largest device id (ClientConfig::device_id lies in [1, kMaxDeviceId]): also the
+/// secure-aggregation client id, and that has 31 bits.
+constexpr uint64_t kMaxDeviceId = uint64_t{1} << 31;
+
 struct ClientConfig {
   uint64_t device_id = 0;               ///< [1, 2^31]: also the secure-aggregation client id
   uint32_t receive_timeout_ms = 30000;  ///< per received message

@@ -948,7 +948,7 @@ TEST_F(CabiClientTest, TlsChannelOfAnotherDeviceIsRefusedBeforeAnythingIsSent) {
   thread.join();
   EXPECT_EQ(server.handshake, 0);
   EXPECT_EQ(server.identity_seen, "5");
-  EXPECT_EQ(server.application_bytes, 0u);  // no ClientHello went out
+  EXPECT_EQ(server.application_bytes, 0u);  // no fedstat frame went out
 }
 
 }  // namespace
