@@ -158,9 +158,8 @@ install(FILES "${PROJECT_BINARY_DIR}/package/fedstat.pc"
 # Hosted, the ABI's TLS channel (c/tls.h) needs libfedstat_sdk_tls and mbedTLS's TLS and X.509
 # libraries before its crypto library (static archives: each before what it calls).
 if(_package_tls)
-  set(FEDSTAT_PC_C_LIBS "-lfedstat_c -lfedstat_sdk_tls -lfedstat_sdk -lmbedtls -lmbedx509 "
-                        "-lmbedcrypto${_sanitize_libs} -lstdc++ -lm")
-  string(CONCAT FEDSTAT_PC_C_LIBS ${FEDSTAT_PC_C_LIBS})
+  string(CONCAT FEDSTAT_PC_C_LIBS "-lfedstat_c -lfedstat_sdk_tls -lfedstat_sdk -lmbedtls "
+                                  "-lmbedx509 -lmbedcrypto${_sanitize_libs} -lstdc++ -lm")
 else()
   set(FEDSTAT_PC_C_LIBS "-lfedstat_c ${FEDSTAT_PC_LIBS} -lstdc++ -lm")
 endif()

@@ -70,10 +70,12 @@ for d in a b; do
   cat $d.out
   rc=rc_$d
   [ "${!rc}" -eq 0 ] || { echo "device $d exited ${!rc}"; cat server.log; exit 1; }
-  grep -q "^connected to 127.0.0.1 port $port as device [12] (TLS 1.2 PSK, full handshake)$" $d.out
+  grep -q "^connected to 127.0.0.1 port $port as device [12] (TLS 1.2 PSK, full handshake)$" $d.out ||
+    { echo "device $d: no 'connected ... full handshake' line"; exit 1; }
   grep -q "^server: task 7 completed: every report chunk acknowledged, the round published$" $d.out ||
     { echo "device $d: no completed task 7"; cat server.log; exit 1; }
-  grep -q "^ledger: epsilon 1 of 10 spent, delta 1e-06$" $d.out
+  grep -q "^ledger: epsilon 1 of 10 spent, delta 1e-06$" $d.out ||
+    { echo "device $d: its ledger was not charged epsilon 1"; exit 1; }
 done
 # The devices have the RoundOutcome; the server logs the round's end just after sending it.
 for _ in $(seq 300); do

@@ -205,6 +205,21 @@ endif()
 check_run_c("fedstat_consumer_c" ${_emulator} "${_exe_c}")
 elapsed("ran fedstat_consumer_c")
 
+# example_configure_args(NAME OUT): the consumer's configure arguments (_args) for
+# examples/NAME, built in WORK_DIR/NAME.
+function(example_configure_args name out)
+  set(_result "")
+  foreach(_a IN LISTS _args)
+    if(_a STREQUAL "${SOURCE_DIR}/tests/consumer")
+      set(_a "${SOURCE_DIR}/examples/${name}")
+    elseif(_a STREQUAL "${WORK_DIR}/build")
+      set(_a "${WORK_DIR}/${name}")
+    endif()
+    list(APPEND _result "${_a}")
+  endforeach()
+  set(${out} "${_result}" PARENT_SCOPE)
+endfunction()
+
 # ---- 2b. The first-integration example (docs/first_integration/), as its walk-throughs build it
 # The app (hosted) or firmware image (bare metal, with the QEMU board's start-up code and linker
 # script) prints the same report CRC on every architecture, and the app writes the bytes it says.
@@ -215,15 +230,7 @@ if(NOT TOOLCHAIN_FILE MATCHES "cortex-m0")
     message(FATAL_ERROR "consumer: kFirstReportCrc not found in golden_vectors.h")
   endif()
   string(TOLOWER "${CMAKE_MATCH_1}" _first_crc)
-  set(_first_args "")
-  foreach(_a IN LISTS _args)  # the consumer's configure arguments, for the example's directories
-    if(_a STREQUAL "${SOURCE_DIR}/tests/consumer")
-      set(_a "${SOURCE_DIR}/examples/first_report")
-    elseif(_a STREQUAL "${WORK_DIR}/build")
-      set(_a "${WORK_DIR}/first_report")
-    endif()
-    list(APPEND _first_args "${_a}")
-  endforeach()
+  example_configure_args(first_report _first_args)
   if(PLATFORM STREQUAL "baremetal")
     list(APPEND _first_args "-DBOARD_DIR=${SOURCE_DIR}/tests/cross")
   endif()
@@ -278,15 +285,7 @@ endif()
 # checks in with fedstat-server over TLS-PSK through the C ABI and answers a task
 # (report_to_server_test.sh: a wrong key, a round of two devices, a refused connection).
 if(SERVER AND PLATFORM STREQUAL "posix")
-  set(_report_args "")
-  foreach(_a IN LISTS _args)  # the consumer's configure arguments, for the example's directories
-    if(_a STREQUAL "${SOURCE_DIR}/tests/consumer")
-      set(_a "${SOURCE_DIR}/examples/report_to_server")
-    elseif(_a STREQUAL "${WORK_DIR}/build")
-      set(_a "${WORK_DIR}/report_to_server")
-    endif()
-    list(APPEND _report_args "${_a}")
-  endforeach()
+  example_configure_args(report_to_server _report_args)
   run("configuring examples/report_to_server" COMMAND "${CMAKE_COMMAND}" ${_report_args})
   run("building examples/report_to_server"
       COMMAND "${CMAKE_COMMAND}" --build "${WORK_DIR}/report_to_server")
