@@ -4,10 +4,11 @@
 // Privacy parameters: a noised model (trusted, tagg, dist) takes `epsilon` (None: fedstat-kl's 2)
 // and `delta` (None: its 1e-6); model "none" refuses them, as fedstat-kl does.
 // Sums remember how they were collected (KlSumsRecord): estimate_kl's model=None is the sums'
-// model, and an estimate that would misread them is refused — dist on sums that carry no client
-// noise would label exact sums private; trusted/tagg/none on dist sums would noise them twice;
-// dist at another epsilon, delta or lam would debias for noise the sums do not carry. Sums built
-// from arrays (a server's release) have no record: estimate_kl then needs the model named.
+// model (and, for the model they were collected under, its epsilon and delta), and an estimate
+// that would misread them is refused — dist on sums that carry no client noise would label exact
+// sums private; trusted/tagg/none on dist sums would noise them twice; dist at another epsilon or
+// delta would state a privacy the sums' noise does not give. Sums built from arrays (a server's
+// release) have no record: estimate_kl then needs the model named.
 // Noise: the CSPRNG, or seeded by noise_seed for measurements; with noise_seed = N, collect_kl_sums
 // and estimate_kl draw what `fedstat-kl --evaluate --noise-seed N` draws (clients' streams 1 + c,
 // the host's stream 0).
@@ -99,8 +100,9 @@ host::KlOptions estimate_options(const KlSumsRecord& sums, const std::optional<s
   }
   const std::string name = model ? *model : host::kl_model_name(c->model);
   const bool dist = name == host::kl_model_name(KlModel::kDist);
-  // Dist with epsilon/delta left out: the collection's (the noise the sums carry).
-  if (dist && c && c->model == KlModel::kDist) {
+  // The model they were collected under, epsilon/delta left out: the collection's (dist: the
+  // noise the sums carry; trusted, tagg: what the user declared when collecting).
+  if (c && c->model != KlModel::kNone && name == host::kl_model_name(c->model)) {
     if (epsilon.is_none()) epsilon = py::float_(c->epsilon);
     if (delta.is_none()) delta = py::float_(c->delta);
   }
@@ -114,11 +116,10 @@ host::KlOptions estimate_options(const KlSumsRecord& sums, const std::optional<s
               : "and carry the clients' noise: model '" + name + "' would add noise again") +
         "; estimate them under '" + collected + "' (or leave model out)");
   }
-  if (dist &&
-      (options.epsilon != c->epsilon || options.delta != c->delta || options.lambda != c->lambda)) {
+  if (dist && (options.epsilon != c->epsilon || options.delta != c->delta)) {
     throw py::value_error(
         "the sums were collected under dist at epsilon " + text(py::float_(c->epsilon)) +
-        ", delta " + text(py::float_(c->delta)) + ", lam " + text(py::float_(c->lambda)) +
+        ", delta " + text(py::float_(c->delta)) +
         ": estimate them with the same (leave epsilon and delta out to take the sums')");
   }
   return options;
@@ -243,10 +244,11 @@ void bind_kl(py::module_& m) {
       py::arg("noise_seed") = py::none(),
       "D_KL(Pi || P) from the plan and the sums under model none, trusted, tagg or dist. "
       "model=None: the model collect_kl_sums used (its default dist, as fedstat-kl); sums built "
-      "from arrays need it named. epsilon=None is fedstat-kl's 2 (dist: the sums'), delta=None "
-      "its 1e-6 (dist: the sums'); model 'none' refuses both. ValueError for a model that would "
+      "from arrays need it named. epsilon=None is fedstat-kl's 2 and delta=None its 1e-6, or the "
+      "sums' own under the model they were collected with; model 'none' refuses both. ValueError "
+      "for a model that would "
       "misread the sums (dist on sums without client noise, another model on dist sums, dist at "
-      "another epsilon, delta or lam); RuntimeError for a round whose clients hold nothing, and "
+      "another epsilon or delta); RuntimeError for a round whose clients hold nothing, and "
       "(model none) for a point where P has no mass.");
 
   py::class_<host::KlExact>(m, "KlExact", "The exact divergence (evaluation only).")

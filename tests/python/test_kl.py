@@ -134,6 +134,12 @@ def test_estimate_refuses_to_misread_the_sums(setup):
                             noise_seed=NOISE_SEED)
     assert a.estimate == b.estimate and a.dist_lambda == b.dist_lambda > 0
     # Exact sums may be noised centrally (trusted) or read as they are (none).
-    assert fedstat.estimate_kl(plan, exact).estimate_sd == 0
+    plain = fedstat.estimate_kl(plan, exact)
+    assert plain.estimate_sd == 0 and plain.dist_lambda == 0  # read as none, not as dist
     assert fedstat.estimate_kl(plan, exact, model="trusted", epsilon=1.0).estimate_sd > 0
+    # Collected as trusted at epsilon 0.5: the estimate takes that epsilon, not the default 2.
+    trusted = fedstat.collect_kl_sums(plan, emulated, model="trusted", epsilon=0.5)
+    assert (fedstat.estimate_kl(plan, trusted).sigma ==
+            fedstat.estimate_kl(plan, trusted, model="trusted", epsilon=0.5).sigma !=
+            fedstat.estimate_kl(plan, trusted, model="trusted", epsilon=2.0).sigma)
 
