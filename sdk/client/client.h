@@ -154,11 +154,11 @@ namespace client {
 /// The most Report chunks ClientConfig::report_window lets be in flight.
 constexpr uint8_t kMaxReportWindow = 16;
 
-/// The Client's settings (copied by init()).
 /// The largest device id (ClientConfig::device_id lies in [1, kMaxDeviceId]): also the
 /// secure-aggregation client id, and that has 31 bits.
 constexpr uint64_t kMaxDeviceId = uint64_t{1} << 31;
 
+/// The Client's settings (copied by init()).
 struct ClientConfig {
   uint64_t device_id = 0;               ///< [1, 2^31]: also the secure-aggregation client id
   uint32_t receive_timeout_ms = 30000;  ///< per received message
