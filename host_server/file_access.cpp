@@ -107,6 +107,23 @@ std::string public_device_keys_verdict(const ServerConfig& config, const std::st
   return what + ": for trying the server on loopback only; " + fix;
 }
 
+std::optional<std::string> published_credentials_verdict(const ServerConfig& config,
+                                                         const std::string& path,
+                                                         const net::DeviceKeys& keys) {
+  const std::vector<uint64_t> published = devices_with_published_keys(keys);
+  if (published.empty()) return std::nullopt;
+  const std::string which =
+      "device " + std::to_string(published.front()) +
+      (published.size() > 1 ? " and " + std::to_string(published.size() - 1) + " more"
+                            : std::string());
+  return public_device_keys_verdict(
+      config,
+      path + ": the key of " + which +
+          " derives from a fleet secret published in the fedstat repository (anyone can "
+          "compute it)",
+      "give each device a random key (head -c 32 /dev/urandom | od -An -tx1)");
+}
+
 namespace {
 
 constexpr char kPublishedSecret[] =

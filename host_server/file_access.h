@@ -73,6 +73,15 @@ std::string public_device_keys_verdict(const ServerConfig& config, const std::st
 // large fleet's file).
 std::vector<uint64_t> devices_with_published_keys(const net::DeviceKeys& keys);
 
+// A credentials file's verdict (read from `path`, at start and on each SIGHUP reload): nullopt
+// when no key derives from a published fleet secret (devices_with_published_keys); otherwise
+// public_device_keys_verdict's — throws std::invalid_argument off loopback (the start fails; a
+// reload is refused and the credentials in force are kept), returns the warning naming the first
+// such device on loopback.
+std::optional<std::string> published_credentials_verdict(const ServerConfig& config,
+                                                         const std::string& path,
+                                                         const net::DeviceKeys& keys);
+
 // What a server warns about when it starts (a collector and a TAgg alike): secrets_readable_by_
 // others, then store_readable_by_others and store_directory_writable_by_others of its store, then
 // a fleet_secret that is_published_fleet_secret ("fleet_secret is a published example ...").

@@ -328,13 +328,16 @@ constexpr size_t kLoggedIds = 100;
 // is gone or changed is revoked (its sessions forgotten, its connections closed). A file that
 // does not load (net::load_credentials: not a regular file, too large, another user's, not ending
 // with a newline — a write in progress —, a line that does not parse) or that lists no device (a
-// file being rewritten in place) changes nothing. Logged either way, the ids removed and changed
+// file being rewritten in place), or that holds a key derived from a published fleet secret while
+// the server listens off loopback (published_credentials_verdict, as at start), changes nothing.
+// Logged either way, the ids removed and changed
 // named. Runs on the io thread: the file is at most net::kMaxCredentialsBytes.
 void reload_credentials(const ServerConfig& config,
                         std::shared_ptr<const net::DeviceKeys>& in_force, net::TlsServer& server,
                         std::ostream& log) {
   net::DeviceKeys fresh;
   std::string refusal;
+  std::optional<std::string> published;
   try {
     fresh = net::load_credentials(config.credentials_path);
     if (fresh.empty()) {
@@ -342,6 +345,9 @@ void reload_credentials(const ServerConfig& config,
           "the file lists no device (being rewritten in place?): a reload never revokes "
           "every device; replace the file atomically (write a temporary file, then rename "
           "it), and stop the server to serve no device";
+    } else {
+      // Off loopback a key anyone can compute is refused as at start (throws); on loopback warned.
+      published = published_credentials_verdict(config, config.credentials_path, fresh);
     }
   } catch (const std::exception& e) {
     refusal = e.what();
@@ -379,6 +385,7 @@ void reload_credentials(const ServerConfig& config,
                  {"changed", changed},
                  {"changed_ids", changed_ids},
                  {"connections_closed", closed}});
+  if (published) log_line(log, {{"event", "warning"}, {"detail", *published}});
   for (const std::string& warning : secrets_readable_by_others(config)) {
     log_line(log, {{"event", "warning"}, {"detail", warning}});
   }
@@ -476,18 +483,8 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
     };
   } else {
     keys = held_keys(net::load_credentials(config.credentials_path));
-    const std::vector<uint64_t> published = devices_with_published_keys(*keys);
-    if (!published.empty()) {
-      const std::string which =
-          "device " + std::to_string(published.front()) +
-          (published.size() > 1 ? " and " + std::to_string(published.size() - 1) + " more"
-                                : std::string());
-      warnings.push_back(public_device_keys_verdict(
-          config,
-          config.credentials_path + ": the key of " + which +
-              " derives from a fleet secret published in the fedstat repository (anyone can "
-              "compute it)",
-          "give each device a random key (head -c 32 /dev/urandom | od -An -tx1)"));
+    if (auto warning = published_credentials_verdict(config, config.credentials_path, *keys)) {
+      warnings.push_back(std::move(*warning));
     }
     tls.lookup_psk = [&keys](const std::string& identity) -> std::optional<net::DevicePsk> {
       const auto id = net::parse_device_identity(identity);

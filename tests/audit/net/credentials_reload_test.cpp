@@ -139,6 +139,40 @@ TEST(CredentialsReload, AFileBeingRewrittenIsNotTaken) {
       << "the reload does not name the device it removed: " << file_text(files.log());
 }
 
+// Issue 44's rule on a reload: a server listening off loopback refuses, at start, a credentials
+// file holding a key derived from a published fleet secret (anyone could check in as that
+// device). A SIGHUP reload that brings in such a key is refused the same way, the credentials in
+// force kept: the published key does not connect, the device that was served still is.
+TEST(CredentialsReload, OffLoopbackAKeyDerivedFromAPublishedSecretIsRefused) {
+  ServerDir files;
+  net::DevicePsk own{};
+  for (size_t i = 0; i < own.size(); ++i) own[i] = static_cast<uint8_t>(37 * i + 11);
+  const std::string own_line = "1 " + host::encode_hex(own.data(), own.size()) + "\n";
+  write_credentials(files, own_line);
+  files.write_config(
+      {{"credentials", (files.dir / "devices.txt").string()}, {"listen", "0.0.0.0:0"}});
+  testing::ServerProcess server(files.config(), files.port_file(), files.log());
+
+  write_credentials(files, own_line + line_for(files, 2));  // device 2's key is published
+  ASSERT_EQ(kill(server.pid(), SIGHUP), 0);
+  ASSERT_TRUE(poll_until([&] { return events(files, "credentials_not_reloaded") == 1; }, 10s))
+      << "the reload was not refused: " << file_text(files.log());
+  EXPECT_EQ(events(files, "credentials_reloaded"), 0u) << file_text(files.log());
+  const std::string log = file_text(files.log());
+  EXPECT_NE(log.find("the key of device 2 derives from a fleet secret published"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("off loopback: refused"), std::string::npos) << log;
+  tls::TlsPskChannel two;
+  EXPECT_EQ(connect_device(two, server.port(), 2, files.key(2)).code(),
+            StatusCode::kPermissionDenied);
+  tls::TlsPskChannel one;
+  EXPECT_TRUE(connect_device(one, server.port(), 1, own).ok());
+  one.close();
+  server.stop();
+  EXPECT_TRUE(server.exited_cleanly()) << file_text(files.log());
+}
+
 // Review L6: the reload reads on the io thread. A FIFO at the credentials path (it would block
 // the open until a writer came) and a file larger than the bound are refused at once, and the
 // server goes on serving.
