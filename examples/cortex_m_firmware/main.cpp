@@ -3,7 +3,8 @@
 // It counts its simulated sensor's events into a histogram, then checks in with fedstat-server
 // through the SDK's Client over TLS 1.2 (ECDHE-PSK, its own credential) on UART0, answers the
 // task it is offered (a data-shift sketch report, a KL answer, secure aggregation when the task
-// is Dist) and keeps checking in until a task's round ends. It prints what happened and its
+// is Dist; signed secure aggregation when provisioned with a fleet-CA credential, issue 42) and
+// keeps checking in until a task's round ends. It prints what happened and its
 // footprint (sections, stack high-water mark by stack painting) over semihosting and exits 0
 // when its round completed.
 //
@@ -25,6 +26,7 @@
 #include "sdk/base/csprng.h"
 #include "sdk/base/seeded_stream.h"
 #include "sdk/client/client.h"
+#include "sdk/credential/device_credential.h"
 #include "sdk/privacy/budget_ledger.h"
 #include "sdk/tls/tls_channel.h"
 
@@ -241,7 +243,9 @@ int run() {
                   "build (fedstat_m4_firmware_seeded) takes one");
   }
 #endif
-  if (random == &csprng) {
+  // The Csprng also blinds the credential's check below (not the seeded stream: that check must
+  // not shift the stream the host reproduces).
+  if (random == &csprng || device.has_credential) {
     status =
         csprng.init(ByteSpan(reinterpret_cast<const uint8_t*>(ledger_name), strlen(ledger_name)));
     if (!status.ok()) return fail("entropy", status);
@@ -269,6 +273,22 @@ int run() {
   config.task_policy.answered_kinds = fedstat::client::kAnswerDataShift |
                                       fedstat::client::kAnswerKlAnswers |
                                       fedstat::client::kAnswerModelUpdate;
+  // Its credential (device.txt), checked once before it is used: the certificate under the CA
+  // key and the private key against it. With one the device joins signed DIST rounds only
+  // (ClientConfig::credential); `device` outlives the Client's rounds (take_part below).
+#if FEDSTAT_FIRMWARE_CORE || FEDSTAT_FIRMWARE_TRAINER
+  if (device.has_credential) {
+    printf("firmware: no secure aggregation in this image: its credential is not used\n");
+  }
+#else
+  if (device.has_credential) {
+    status = fedstat::credential::check_credential(device.credential, csprng);
+    if (!status.ok()) return fail("credential", status);
+    config.credential = &device.credential;
+    printf("firmware: device %lu: credential checked (signed DIST rounds only)\n",
+           static_cast<unsigned long>(device.id));
+  }
+#endif
   SensorData data(counted ? &histogram : nullptr, examples);
   const MutableByteSpan client_memory(g_client_memory, sizeof(g_client_memory));
 #if FEDSTAT_FIRMWARE_CORE || FEDSTAT_FIRMWARE_TRAINER
