@@ -14,6 +14,7 @@
 #include <cctype>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -170,8 +171,11 @@ class CabiSignedRound : public StorageTest {
     fedstat_status status = FEDSTAT_INTERNAL;
     fedstat_session_outcome outcome = {-1, 0};
   };
+  // `cut_after` (0: never): the C Client's first link is cut after that many messages, and
+  // `on_lost` runs before it checks in again (the Client then holds a pending round).
   CRun run(InProcessServer& server, CDevice& c_device, bool others_certified,
-           std::vector<Result<client::SessionOutcome>>& others) {
+           std::vector<Result<client::SessionOutcome>>& others, size_t cut_after = 0,
+           const std::function<void()>& on_lost = nullptr) {
     std::vector<std::unique_ptr<Device>> devices;
     for (size_t c = 1; c < kDevices; ++c) {
       devices.push_back(std::make_unique<Device>(c + 1, 1 << 20, *apps[c], 10, nullptr, 1,
@@ -184,8 +188,13 @@ class CabiSignedRound : public StorageTest {
     threads.emplace_back([&] {
       for (int session = 0; session < 12; ++session) {
         Bridge bridge{server.connect(1), {}, {}};
+        if (session == 0) bridge.link->cut_after_sends = cut_after;
         const fedstat_channel channel = bridge.channel();
         mine.status = fedstat_client_run_session(c_device.client, &channel, &mine.outcome);
+        if (mine.status == FEDSTAT_UNAVAILABLE && session == 0 && cut_after != 0) {
+          if (on_lost) on_lost();
+          continue;  // check in again: the Client resumes its round
+        }
         if (mine.status != FEDSTAT_OK || mine.outcome.result != FEDSTAT_SESSION_NO_TASK) break;
       }
     });
@@ -247,6 +256,43 @@ TEST_F(CabiSignedRound, ACredentialedCClientCompletesASignedRoundBitForBit) {
   EXPECT_EQ(server.store().result(task.task_id).value_or(""),
             host::testing::sum_json(expected_sum(true), kDevices));
   EXPECT_EQ(stored_consistency_signatures(server), kDevices) << "the session was signed";
+}
+
+// A round cut by a lost link is pending: the credential it started with cannot be replaced or
+// removed until it ends (FEDSTAT_FAILED_PRECONDITION, the credential kept), the resumed round
+// completes bit for bit, and then the credential can be changed again. The cut comes after the
+// C Client's keys, shares and masked input (hello, reply, keys, 3 shares, 2 chunks: send 8).
+TEST_F(CabiSignedRound, APendingRoundKeepsItsCredentialUntilItEnds) {
+  CDevice device(1, 1 << 20);
+  CHistogram data(1);
+  ASSERT_EQ(fedstat_client_set_histogram(device.client, data.histogram), FEDSTAT_OK);
+  const CredentialText good = text_of(credentials[0]);
+  ASSERT_EQ(set(device, good), FEDSTAT_OK);
+  fedstat_status replaced = FEDSTAT_INTERNAL, removed = FEDSTAT_INTERNAL;
+  uint32_t pending = 0;
+  int held = -1;
+  InProcessServer server({spec(true)}, host::testing::kT0);
+  std::vector<Result<client::SessionOutcome>> others;
+  const CRun mine = run(server, device, true, others, 8, [&] {
+    fedstat_client_state state;
+    EXPECT_EQ(fedstat_client_get_state(device.client, &state), FEDSTAT_OK);
+    pending = state.pending_report_task;
+    replaced = set(device, good);
+    removed = fedstat_client_set_credential(device.client, nullptr, nullptr, nullptr, nullptr);
+    held = has_credential(device);
+  });
+  EXPECT_EQ(pending, task.task_id);
+  EXPECT_EQ(replaced, FEDSTAT_FAILED_PRECONDITION);
+  EXPECT_EQ(removed, FEDSTAT_FAILED_PRECONDITION);
+  EXPECT_EQ(held, 1);
+  ASSERT_EQ(mine.status, FEDSTAT_OK) << fedstat_client_last_error(device.client);
+  EXPECT_EQ(mine.outcome.result, FEDSTAT_SESSION_COMPLETED);
+  ASSERT_EQ(server.task_state(task.task_id), "completed");
+  EXPECT_EQ(server.store().result(task.task_id).value_or(""),
+            host::testing::sum_json(expected_sum(true), kDevices));
+  EXPECT_EQ(fedstat_client_set_credential(device.client, nullptr, nullptr, nullptr, nullptr),
+            FEDSTAT_OK);
+  EXPECT_EQ(has_credential(device), 0);
 }
 
 // The credential and the session must agree: a C Client without one leaves a signed session
