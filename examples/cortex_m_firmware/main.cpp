@@ -4,9 +4,9 @@
 // through the SDK's Client over TLS 1.2 (ECDHE-PSK, its own credential) on UART0, answers the
 // task it is offered (a data-shift sketch report, a KL answer, secure aggregation when the task
 // is Dist; signed secure aggregation when provisioned with a fleet-CA credential, issue 42) and
-// keeps checking in until a task's round ends. It prints what happened and its
-// footprint (sections, stack high-water mark by stack painting) over semihosting and exits 0
-// when its round completed.
+// keeps checking in until a task's round ends. It prints what happened and its footprint
+// (sections, stack high-water mark by stack painting, board time and how much of it was waiting)
+// over semihosting and exits 0 when its round completed.
 //
 // Built with FEDSTAT_FIRMWARE_CORE=1 (the core images), the Client computes data-shift and KL
 // tasks only, without secure aggregation (sdk/client/task_kinds.h): the trainer, secure
@@ -85,9 +85,11 @@ class SensorData final : public fedstat::client::ClientData {
 };
 
 void wait_millis(uint32_t millis) {
+  const uint32_t started = firmware::board_ticks();
   const uint64_t until = fedstat::platform::monotonic_micros() + uint64_t{millis} * 1000;
   while (fedstat::platform::monotonic_micros() < until) {
   }
+  firmware::add_waiting_since(started);
 }
 
 const char* result_name(fedstat::client::SessionResult r) {
@@ -316,6 +318,7 @@ int run() {
 
 int main() {
   firmware::paint_stack();
+  firmware::start_board_timer();
   const int rc = run();
   firmware::print_footprint();
   return rc;

@@ -213,7 +213,7 @@ def refuses_wrong_signing_key(args):
     assert run.returncode != 0 and 'firmware: credential: permission_denied' in run.stdout, \
         (run.returncode, run.stdout)
     print('a firmware whose signing key is not its certificate\'s refuses it:',
-          run.stdout.splitlines()[-2] if len(run.stdout.splitlines()) > 1 else run.stdout)
+          next(line for line in run.stdout.splitlines() if 'firmware: credential:' in line))
 
 
 def refuses_seed(args):
