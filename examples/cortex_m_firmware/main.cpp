@@ -187,7 +187,7 @@ int run() {
 
   const fedstat::Result<firmware::Provisioning> provisioned = firmware::read_provisioning();
   if (!provisioned.ok()) return fail("provisioning", provisioned.status());
-  const firmware::Provisioning device = provisioned.value();
+  const firmware::Provisioning& device = provisioned.value();  // no copy: it holds the keys
 
   // Its data: sensor events, training examples, or both (a missing file: none of that kind).
   fedstat::histogram::SparseHistogram histogram;
