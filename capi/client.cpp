@@ -7,6 +7,7 @@
 #include "capi/client_session.h"
 #include "capi/handle.h"
 #include "capi/objects.h"
+#include "sdk/base/crypto.h"
 #include "sdk/client/client.h"
 
 namespace fedstat {
@@ -82,6 +83,9 @@ struct fedstat_client {
   fedstat::capi::AppData data;
   int32_t last_policy_refusal = FEDSTAT_POLICY_NOT_REFUSED;  // the last session's
   uint64_t device_id = 0;  // fedstat_client_config.device_id (the TLS channel's must match)
+  // fedstat_client_set_credential's, checked (the Client points at it while has_credential).
+  fedstat::credential::DeviceCredential credential;
+  bool has_credential = false;
   uint8_t send_buffer[fedstat::wire::kMaxFrameBytes] = {};
   uint8_t receive_buffer[fedstat::wire::kMaxFrameBytes] = {};
   fedstat::client::Client client;
@@ -142,6 +146,26 @@ uint64_t client_device_id(const fedstat_client* client) {
 
 fedstat_status client_finish(fedstat_client* client, const Status& status) {
   return finish(client, status);
+}
+
+fedstat_status client_set_credential(fedstat_client* client,
+                                     const credential::DeviceCredential* credential) {
+  // Refused while a round is pending, before the held credential is touched: it may still be
+  // read by the round's resume.
+  const Status status = client->client.set_credential(nullptr);
+  if (!status.ok()) return finish(client, status);
+  crypto::wipe(client->credential.private_key, sizeof(client->credential.private_key));
+  client->has_credential = credential != nullptr;
+  if (credential != nullptr) {
+    client->credential = *credential;
+    return finish(client, client->client.set_credential(&client->credential));
+  }
+  client->credential = fedstat::credential::DeviceCredential();
+  return FEDSTAT_OK;
+}
+
+bool client_has_credential(const fedstat_client* client) {
+  return client->has_credential;
 }
 
 fedstat_status run_client_session(fedstat_client* client, client::FrameChannel& frames,

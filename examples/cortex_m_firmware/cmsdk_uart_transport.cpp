@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "examples/cortex_m_firmware/stack_paint.h"
 #include "platform/platform.h"
 
 namespace firmware {
@@ -49,6 +50,7 @@ Result<Connection> connect(const char* endpoint, uint32_t /*timeout_ms*/) {
   }
   // The previous session's connection is closed by the server; wait for the new one and drop
   // whatever the old one left behind.
+  const uint32_t started = board_ticks();
   const uint64_t until = fedstat::platform::monotonic_micros() + uint64_t{kReconnectMillis} * 1000;
   uint8_t discard[16];
   uint32_t polls = 0;
@@ -56,6 +58,7 @@ Result<Connection> connect(const char* endpoint, uint32_t /*timeout_ms*/) {
     drain_into(MutableByteSpan(discard, sizeof(discard)));
     if (++polls % kPollsPerClockRead == 0 && fedstat::platform::monotonic_micros() >= until) break;
   }
+  add_waiting_since(started);
   Connection c;
   c.handle = kUartHandle;
   return c;
@@ -65,11 +68,13 @@ Status send(Connection connection, ByteSpan bytes) {
   if (connection.handle != kUartHandle) {
     return fedstat::unavailable("UART transport: not a UART connection");
   }
+  const uint32_t started = board_ticks();
   for (size_t i = 0; i < bytes.size(); ++i) {
     while ((uart0().state & kTxFull) != 0) {
     }
     uart0().data = bytes[i];
   }
+  add_waiting_since(started);
   return Status();
 }
 
@@ -77,12 +82,17 @@ Result<size_t> receive(Connection connection, MutableByteSpan out, uint32_t time
   if (connection.handle != kUartHandle) {
     return fedstat::unavailable("UART transport: not a UART connection");
   }
+  const uint32_t started = board_ticks();
   const uint64_t deadline = fedstat::platform::monotonic_micros() + uint64_t{timeout_ms} * 1000;
   uint32_t polls = 0;
   for (;;) {
     const size_t n = drain_into(out);
-    if (n > 0) return n;
+    if (n > 0) {
+      add_waiting_since(started);
+      return n;
+    }
     if (++polls % kPollsPerClockRead == 0 && fedstat::platform::monotonic_micros() >= deadline) {
+      add_waiting_since(started);
       return fedstat::deadline_exceeded("UART transport: nothing received in time");
     }
   }

@@ -3,9 +3,10 @@
 // It counts its simulated sensor's events into a histogram, then checks in with fedstat-server
 // through the SDK's Client over TLS 1.2 (ECDHE-PSK, its own credential) on UART0, answers the
 // task it is offered (a data-shift sketch report, a KL answer, secure aggregation when the task
-// is Dist) and keeps checking in until a task's round ends. It prints what happened and its
-// footprint (sections, stack high-water mark by stack painting) over semihosting and exits 0
-// when its round completed.
+// is Dist; signed secure aggregation when provisioned with a fleet-CA credential, issue 42) and
+// keeps checking in until a task's round ends. It prints what happened and its footprint
+// (sections, stack high-water mark by stack painting, board time and how much of it was waiting)
+// over semihosting and exits 0 when its round completed.
 //
 // Built with FEDSTAT_FIRMWARE_CORE=1 (the core images), the Client computes data-shift and KL
 // tasks only, without secure aggregation (sdk/client/task_kinds.h): the trainer, secure
@@ -25,6 +26,7 @@
 #include "sdk/base/csprng.h"
 #include "sdk/base/seeded_stream.h"
 #include "sdk/client/client.h"
+#include "sdk/credential/device_credential.h"
 #include "sdk/privacy/budget_ledger.h"
 #include "sdk/tls/tls_channel.h"
 
@@ -83,9 +85,11 @@ class SensorData final : public fedstat::client::ClientData {
 };
 
 void wait_millis(uint32_t millis) {
+  const uint32_t started = firmware::board_ticks();
   const uint64_t until = fedstat::platform::monotonic_micros() + uint64_t{millis} * 1000;
   while (fedstat::platform::monotonic_micros() < until) {
   }
+  firmware::add_waiting_since(started);
 }
 
 const char* result_name(fedstat::client::SessionResult r) {
@@ -183,7 +187,7 @@ int run() {
 
   const fedstat::Result<firmware::Provisioning> provisioned = firmware::read_provisioning();
   if (!provisioned.ok()) return fail("provisioning", provisioned.status());
-  const firmware::Provisioning device = provisioned.value();
+  const firmware::Provisioning& device = provisioned.value();  // no copy: it holds the keys
 
   // Its data: sensor events, training examples, or both (a missing file: none of that kind).
   fedstat::histogram::SparseHistogram histogram;
@@ -241,7 +245,9 @@ int run() {
                   "build (fedstat_m4_firmware_seeded) takes one");
   }
 #endif
-  if (random == &csprng) {
+  // The Csprng also blinds the credential's check below (not the seeded stream: that check must
+  // not shift the stream the host reproduces).
+  if (random == &csprng || device.has_credential) {
     status =
         csprng.init(ByteSpan(reinterpret_cast<const uint8_t*>(ledger_name), strlen(ledger_name)));
     if (!status.ok()) return fail("entropy", status);
@@ -269,6 +275,22 @@ int run() {
   config.task_policy.answered_kinds = fedstat::client::kAnswerDataShift |
                                       fedstat::client::kAnswerKlAnswers |
                                       fedstat::client::kAnswerModelUpdate;
+  // Its credential (device.txt), checked once before it is used: the certificate under the CA
+  // key and the private key against it. With one the device joins signed DIST rounds only
+  // (ClientConfig::credential); `device` outlives the Client's rounds (take_part below).
+#if FEDSTAT_FIRMWARE_CORE || FEDSTAT_FIRMWARE_TRAINER
+  if (device.has_credential) {
+    printf("firmware: no secure aggregation in this image: its credential is not used\n");
+  }
+#else
+  if (device.has_credential) {
+    status = fedstat::credential::check_credential(device.credential, csprng);
+    if (!status.ok()) return fail("credential", status);
+    config.credential = &device.credential;
+    printf("firmware: device %lu: credential checked (signed DIST rounds only)\n",
+           static_cast<unsigned long>(device.id));
+  }
+#endif
   SensorData data(counted ? &histogram : nullptr, examples);
   const MutableByteSpan client_memory(g_client_memory, sizeof(g_client_memory));
 #if FEDSTAT_FIRMWARE_CORE || FEDSTAT_FIRMWARE_TRAINER
@@ -296,6 +318,7 @@ int run() {
 
 int main() {
   firmware::paint_stack();
+  firmware::start_board_timer();
   const int rc = run();
   firmware::print_footprint();
   return rc;

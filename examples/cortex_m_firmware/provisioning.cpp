@@ -111,13 +111,27 @@ int hex_value(char c) {
   return -1;
 }
 
+// Exactly 2·`bytes` hex digits of `text` into `out`; false otherwise (`out` then partly written).
+bool parse_hex(const char* text, uint8_t* out, size_t bytes) {
+  if (strlen(text) != 2 * bytes) return false;
+  for (size_t i = 0; i < bytes; ++i) {
+    const int high = hex_value(text[2 * i]), low = hex_value(text[2 * i + 1]);
+    if (high < 0 || low < 0) return false;
+    out[i] = static_cast<uint8_t>(high * 16 + low);
+  }
+  return true;
+}
+
 }  // namespace
 
 Result<Provisioning> read_provisioning() {
   TokenReader reader("device.txt");
   Provisioning p;
-  bool have_id = false, have_psk = false;
-  char key[16], value[80];
+  bool have_id = false, have_psk = false, have_key = false, have_certificate = false,
+       have_ca = false;
+  uint64_t certificate_id = 0;
+  // A value: at most 130 hex digits (a P-256 public key) and its NUL.
+  char key[16], value[132];
   const fedstat::crypto::ScopedWipe wipe_value(value, sizeof(value));  // the key, in hex
   while (reader.next(key, sizeof(key))) {
     if (!reader.next(value, sizeof(value))) {
@@ -131,15 +145,35 @@ Result<Provisioning> read_provisioning() {
         return fedstat::invalid_argument("device.txt: seed must be a decimal");
       }
     } else if (strcmp(key, "psk") == 0) {
-      if (strlen(value) != 2 * sizeof(p.psk)) {
+      if (!parse_hex(value, p.psk, sizeof(p.psk))) {
         return fedstat::invalid_argument("device.txt: psk must be 64 hex digits");
       }
-      for (size_t i = 0; i < sizeof(p.psk); ++i) {
-        const int high = hex_value(value[2 * i]), low = hex_value(value[2 * i + 1]);
-        if (high < 0 || low < 0) return fedstat::invalid_argument("device.txt: psk is not hex");
-        p.psk[i] = static_cast<uint8_t>(high * 16 + low);
-      }
       have_psk = true;
+    } else if (strcmp(key, "signing_key") == 0) {
+      have_key = parse_hex(value, p.credential.private_key, sizeof(p.credential.private_key));
+      if (!have_key)
+        return fedstat::invalid_argument("device.txt: signing_key must be 64 hex digits");
+    } else if (strcmp(key, "certificate") == 0) {
+      // "<id> <public key> <CA signature>", as fedstat-ca sign prints it.
+      fedstat::credential::DeviceCertificate& c = p.credential.certificate;
+      have_certificate = parse_decimal(value, certificate_id) && certificate_id >= 1 &&
+                         certificate_id <= (uint64_t{1} << 31) &&
+                         reader.next(value, sizeof(value)) &&
+                         parse_hex(value, c.public_key, sizeof(c.public_key)) &&
+                         reader.next(value, sizeof(value)) &&
+                         parse_hex(value, c.ca_signature, sizeof(c.ca_signature));
+      if (!have_certificate) {
+        return reader.error().ok()
+                   ? fedstat::invalid_argument(
+                         "device.txt: certificate must be <id 1..2^31> <130 hex public key> <128 "
+                         "hex CA signature>")
+                   : reader.error();
+      }
+      c.client_id = static_cast<uint32_t>(certificate_id);
+    } else if (strcmp(key, "ca_public_key") == 0) {
+      have_ca = parse_hex(value, p.credential.ca_public_key, sizeof(p.credential.ca_public_key));
+      if (!have_ca)
+        return fedstat::invalid_argument("device.txt: ca_public_key must be 130 hex digits");
     } else if (strcmp(key, "sessions") == 0) {
       uint64_t sessions = 0;
       if (!parse_decimal(value, sessions) || sessions < 1 || sessions > 1000) {
@@ -154,12 +188,22 @@ Result<Provisioning> read_provisioning() {
       }
       p.accepted_trust = bits.value();
     } else {
-      return fedstat::invalid_argument("device.txt: unknown key (id, psk, sessions, trust, seed)");
+      return fedstat::invalid_argument(
+          "device.txt: unknown key (id, psk, sessions, trust, seed, signing_key, certificate, "
+          "ca_public_key)");
     }
   }
   if (!reader.error().ok()) return reader.error();
   if (!have_id || !have_psk)
     return fedstat::invalid_argument("device.txt: id and psk are required");
+  p.has_credential = have_key || have_certificate || have_ca;
+  if (p.has_credential && !(have_key && have_certificate && have_ca)) {
+    return fedstat::invalid_argument(
+        "device.txt: a credential needs signing_key, certificate and ca_public_key, all three");
+  }
+  if (p.has_credential && certificate_id != p.id) {
+    return fedstat::invalid_argument("device.txt: the certificate is for another device id");
+  }
   return p;
 }
 

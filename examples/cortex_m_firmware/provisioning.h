@@ -8,13 +8,19 @@
 ///                              trusted, tagg, dist, none, all>" (default trusted,tagg,dist; a
 ///                              trust-none task needs none: sdk/client/task_policy.h);
 ///                              the test build also takes "seed <decimal>" (reproducible
-///                              randomness: main.cpp)
+///                              randomness: main.cpp). A device that joins signed DIST rounds
+///                              (issue 42) also has its credential from the fleet CA, all three
+///                              lines or none: "signing_key <64 hex: its P-256 private key>",
+///                              "certificate <id> <130 hex public key> <128 hex CA signature>"
+///                              (the line `fedstat-ca sign` prints; the id must be the device's)
+///                              and "ca_public_key <130 hex: the CA's public key, ca.pub>"
 ///   device-<id>-items.txt      "capacity <histogram slots>", then "<item> <count>" lines: the
 ///                              simulated sensor's events, replayed one event at a time
 ///   device-<id>-examples.txt   "dimension <d>", then per training example "<label> <d features>",
 ///                              each feature an IEEE-754 single's bits in 8 hex digits (exact)
 ///
-/// @memory a 128-byte read buffer on the stack while reading.
+/// @memory a 128-byte read buffer and a 132-byte token on the stack while reading; the credential
+/// (sizeof(DeviceCredential) = 236 bytes) in the Provisioning.
 /// @paper none (application).
 #ifndef FEDSTAT_EXAMPLES_CORTEX_M_FIRMWARE_PROVISIONING_H_
 #define FEDSTAT_EXAMPLES_CORTEX_M_FIRMWARE_PROVISIONING_H_
@@ -25,6 +31,7 @@
 #include "sdk/base/span.h"
 #include "sdk/base/status.h"
 #include "sdk/client/task_policy.h"
+#include "sdk/credential/device_credential.h"
 #include "sdk/histogram/sparse_histogram.h"
 #include "sdk/tasks/logistic_trainer.h"
 
@@ -39,10 +46,17 @@ struct Provisioning {
   uint32_t max_sessions = 120;
   /// The trust models the device answers ("trust LIST"; kAccept* bits, task_policy.h).
   uint32_t accepted_trust = fedstat::client::kAcceptPrivate;
+  /// Whether device.txt holds a credential (signing_key, certificate, ca_public_key): the device
+  /// then joins signed DIST rounds only (ClientConfig::credential). Read, not yet checked: the
+  /// firmware checks it (credential::check_credential) before its first check-in.
+  bool has_credential = false;
+  fedstat::credential::DeviceCredential credential;  ///< when has_credential
 };
 
 /// Reads device.txt.
-/// @errors kNotFound: no device.txt. kInvalidArgument: a missing or malformed line (named).
+/// @errors kNotFound: no device.txt. kInvalidArgument: a missing or malformed line (named; in a
+/// build without status messages, the code only), a credential line without the other two, or a
+/// certificate for another id.
 fedstat::Result<Provisioning> read_provisioning();
 
 /// Counts the device's sensor events from device-<id>-items.txt into `histogram`, initialised

@@ -20,6 +20,18 @@ uintptr_t address(const uint32_t& symbol) {
   return reinterpret_cast<uintptr_t>(&symbol);
 }
 
+// CMSDK APB timer 0 of the MPS2-AN386: a 32-bit down-counter at the 25 MHz peripheral clock.
+struct CmsdkTimer {
+  volatile uint32_t control;  // bit 0: enable
+  volatile uint32_t value;
+  volatile uint32_t reload;
+  volatile uint32_t interrupts;
+};
+CmsdkTimer& timer0() {
+  return *reinterpret_cast<CmsdkTimer*>(0x40000000u);
+}
+uint32_t g_waiting_ticks = 0;
+
 }  // namespace
 
 void paint_stack() {
@@ -30,7 +42,23 @@ void paint_stack() {
   }
 }
 
+void start_board_timer() {
+  timer0().control = 0;
+  timer0().reload = 0xFFFFFFFFu;
+  timer0().value = 0xFFFFFFFFu;
+  timer0().control = 1;
+}
+
+uint32_t board_ticks() {
+  return 0xFFFFFFFFu - timer0().value;
+}
+
+void add_waiting_since(uint32_t since) {
+  g_waiting_ticks += board_ticks() - since;
+}
+
 void print_footprint() {
+  const uint32_t ticks = board_ticks();
   uintptr_t p = address(__StackLimit);
   while (p < address(__StackTop) && *reinterpret_cast<volatile uint32_t*>(p) == kPaint) p += 4;
   const unsigned long stack_used = static_cast<unsigned long>(address(__StackTop) - p);
@@ -48,6 +76,8 @@ void print_footprint() {
       flash + data, data, bss, stack_used, stack_size,
       static_cast<unsigned long>(fedstat::crypto::mbedtls_pool_high_water()),
       static_cast<unsigned long>(fedstat::crypto::kMbedtlsPoolBytes));
+  printf("footprint: board timer %lu ticks, %lu waiting\n", static_cast<unsigned long>(ticks),
+         static_cast<unsigned long>(g_waiting_ticks));
 }
 
 }  // namespace firmware

@@ -2,7 +2,7 @@
  * (<fedstat/fedstat.h>; no TLS or socket code of its own): the next step after first_report
  * (examples/report_to_server/README.md).
  *
- *   report_to_server HOST PORT DEVICE_ID PSK_FILE [STORAGE_DIR]
+ *   report_to_server [--credential FILE] HOST PORT DEVICE_ID PSK_FILE [STORAGE_DIR]
  *
  * It counts its events in a histogram (a fixed pseudo-random stream per device), loads its
  * privacy ledger, connects to the server over TLS 1.2 with its pre-shared key (PSK_FILE: the 64
@@ -10,10 +10,15 @@
  * the server offers (a data-shift or KL task: it holds a histogram) and prints what the server
  * acknowledged: the task's outcome and what the ledger was charged. The ledger and the Client's
  * round marker are kept in STORAGE_DIR (default: $FEDSTAT_STORAGE_DIR, else ".").
+ * With --credential, the device takes part in signed DIST rounds (c/credential.h): FILE holds its
+ * credential from fedstat-ca in three lines — its private key (64 hex digits), its certificate
+ * line ("ID PUBLIC_KEY CA_SIGNATURE", as fedstat-ca sign prints it) and the CA's public key (130
+ * hex digits, ca.pub's second line).
  *
- * Exit status: 0 the session ended with an outcome (completed, declined, no task), 2 usage or an
- * unreadable PSK file, 3 local state (ledger, round marker, memory), 4 could not connect (the
- * message says why: refused, wrong key, timeout), 5 the session failed.
+ * Exit status: 0 the session ended with an outcome (completed, declined, no task), 2 usage, an
+ * unreadable PSK file or a credential file that is unreadable or refused (the message says why), 3
+ * local state (ledger, round marker, memory), 4 could not connect (the message says why: refused,
+ * wrong key, timeout), 5 the session failed.
  *
  * Memory: static buffers only (about 300 KiB, most of it the Client's work memory); mbedTLS
  * allocates its record buffers while connected (c/tls.h).
@@ -73,6 +78,22 @@ static int read_psk(const char* path, uint8_t psk[FEDSTAT_TLS_PSK_BYTES]) {
   return (got == 2 * FEDSTAT_TLS_PSK_BYTES || hex[2 * FEDSTAT_TLS_PSK_BYTES] <= ' ') ? 0 : -1;
 }
 
+/* The three lines of a credential file (each NUL-terminated, its newline removed); -1 if the file
+ * cannot be read or has not three lines that fit. */
+static int read_credential(const char* path, char lines[3][320]) {
+  int n = 0;
+  FILE* f = fopen(path, "rb");
+  if (f == NULL) return -1;
+  while (n < 3 && fgets(lines[n], 320, f) != NULL) {
+    const size_t length = strlen(lines[n]);
+    if (length == 0 || lines[n][length - 1] != '\n') break; /* too long, or no newline */
+    lines[n][length - 1] = '\0';
+    ++n;
+  }
+  fclose(f);
+  return n == 3 ? 0 : -1;
+}
+
 static const char* outcome_text(int32_t result) {
   switch (result) {
     case FEDSTAT_SESSION_NO_TASK:
@@ -111,6 +132,8 @@ int main(int argc, char** argv) {
   fedstat_task_policy policy;
   fedstat_session_outcome outcome;
   uint8_t psk[FEDSTAT_TLS_PSK_BYTES];
+  static char credential[3][320]; /* key, certificate, CA key (--credential) */
+  const char* credential_path = NULL;
   char* end = NULL;
   unsigned long port;
   uint64_t device_id;
@@ -119,8 +142,15 @@ int main(int argc, char** argv) {
   int resumed = 0;
   fedstat_status st;
 
+  if (argc > 2 && strcmp(argv[1], "--credential") == 0) {
+    credential_path = argv[2];
+    argv += 2;
+    argc -= 2;
+  }
   if (argc < 5 || argc > 6) {
-    fprintf(stderr, "usage: report_to_server HOST PORT DEVICE_ID PSK_FILE [STORAGE_DIR]\n");
+    fprintf(stderr,
+            "usage: report_to_server [--credential FILE] HOST PORT DEVICE_ID PSK_FILE "
+            "[STORAGE_DIR]\n");
     return 2;
   }
   port = strtoul(argv[2], &end, 10);
@@ -135,6 +165,13 @@ int main(int argc, char** argv) {
   }
   if (read_psk(argv[4], psk) != 0) {
     fprintf(stderr, "report_to_server: %s must hold the device's key, 64 hex digits\n", argv[4]);
+    return 2;
+  }
+  if (credential_path != NULL && read_credential(credential_path, credential) != 0) {
+    fprintf(stderr,
+            "report_to_server: %s must hold three lines: the private key, the certificate line "
+            "and the CA's public key\n",
+            credential_path);
     return 2;
   }
   if (argc == 6 && (st = fedstat_set_storage_directory(argv[5])) != FEDSTAT_OK) {
@@ -179,8 +216,18 @@ int main(int argc, char** argv) {
   st = fedstat_client_set_task_policy(client, &policy);
   if (st == FEDSTAT_OK) st = fedstat_client_set_histogram(client, histogram);
   if (st != FEDSTAT_OK) return fail(3, "Client setup", st, fedstat_client_last_error(client));
-  printf("fedstat %s: device %llu counted %u events\n", fedstat_version(),
-         (unsigned long long)device_id, (unsigned)EVENTS);
+  /* Its credential, checked (the certificate for this id under the CA, the key the certificate's):
+   * it then joins signed DIST rounds only. */
+  if (credential_path != NULL) {
+    st = fedstat_client_set_credential(client, credential[0], credential[1], credential[2], random);
+    memset(credential[0], 0, sizeof credential[0]);
+    if (st != FEDSTAT_OK) {
+      return fail(2, "the credential", st, fedstat_client_last_error(client));
+    }
+  }
+  printf("fedstat %s: device %llu counted %u events%s\n", fedstat_version(),
+         (unsigned long long)device_id, (unsigned)EVENTS,
+         credential_path != NULL ? " (credential checked: signed DIST rounds only)" : "");
 
   /* 3. Check in: TLS-PSK to the server, then one session over it. */
   st = fedstat_tls_channel_create(tls_memory, sizeof tls_memory, &tls);

@@ -71,6 +71,16 @@ Status Client::set_task_policy(const TaskPolicy& policy) {
   return Status();
 }
 
+Status Client::set_credential(const credential::DeviceCredential* credential) {
+  if (pending_report_task() != 0) {
+    return failed_precondition(
+        "set_credential: a round is pending (the next session resumes it with the credential it "
+        "started with): change the credential after it ends");
+  }
+  config_.credential = credential;
+  return Status();
+}
+
 Status Client::init(const ClientConfig& config, const TaskKinds& kinds, MutableByteSpan memory,
                     ClientData& data, privacy::BudgetLedger& ledger, RandomSource& random) {
   if (config.device_id == 0 || config.device_id > kMaxDeviceId) {

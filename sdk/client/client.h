@@ -191,7 +191,8 @@ struct ClientConfig {
   /// been charged by then — the Task does not say whether its session is signed — and sends
   /// nothing more: the server counts it a dropout). Without a credential a signed session ends
   /// with kFailedPrecondition ("no device credential"). Trusted, TAGG and NONE tasks do not use
-  /// it. (The C ABI and the Python binding do not set it yet.)
+  /// it. Client::set_credential changes it between rounds (the C ABI's
+  /// fedstat_client_set_credential; the Python binding does not set it yet).
   const credential::DeviceCredential* credential = nullptr;
 };
 
@@ -265,6 +266,12 @@ class Client {
   /// already accepted is resumed under the policy it was accepted with).
   /// @errors kInvalidArgument: validate_task_policy refuses `policy` (the policy is unchanged).
   Status set_task_policy(const TaskPolicy& policy);
+  /// Sets ClientConfig::credential (nullptr: none) for the rounds started from the next session
+  /// on; not copied, not checked (the app checks it once: credential::check_credential). A round
+  /// under way keeps the credential it started with, so this is refused while one is pending.
+  /// @errors kFailedPrecondition: a round is pending (pending_report_task() != 0: the next
+  /// session resumes it); the credential is unchanged.
+  Status set_credential(const credential::DeviceCredential* credential);
 
   /// A Client that takes part in nothing until init().
   Client() = default;

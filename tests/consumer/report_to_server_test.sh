@@ -9,7 +9,8 @@
 # Checked: a wrong key is refused at the handshake (exit 4, permission_denied, named as a key
 # problem); both devices complete the round at once (exit 0, "server: task 7 completed", the
 # ledger charged ε = 1) and the server logs it completed; a port nobody listens on is refused
-# (exit 4, unavailable).
+# (exit 4, unavailable); with credentials from fedstat-ca (beside SERVER), both complete a signed
+# DIST round of a second server (task 8), and a credential with another device's key is refused.
 set -euo pipefail
 server=$1 device_a=$2 device_b=$3 work=$4
 shift 4
@@ -33,16 +34,21 @@ echo "$key_b" >psk-2.hex
 printf 'c3%.0s' $(seq 32) >wrong.hex
 chmod 600 devices.txt server.json
 
-"$server" --config server.json --port-file port 2>server.log &
-pid=$!
-trap 'kill $pid 2>/dev/null || true' EXIT
-for _ in $(seq 600); do  # until the server has written ./port (atomically, once it listens)
-  [ -s port ] && break
-  kill -0 $pid 2>/dev/null || { echo "the server exited before listening"; cat server.log; exit 1; }
-  sleep 0.1  # polling the file, bounded above (60 s)
-done
-[ -s port ] || { echo "the server did not listen within 60 s"; cat server.log; exit 1; }
-port=$(cat port)
+# start_server CONFIG LOG: the server in the background (pid), once it listens (port).
+start_server() {
+  rm -f port
+  "$server" --config "$1" --port-file port 2>"$2" &
+  pid=$!
+  trap 'kill $pid 2>/dev/null || true' EXIT
+  for _ in $(seq 600); do  # until the server has written ./port (atomically, once it listens)
+    [ -s port ] && break
+    kill -0 $pid 2>/dev/null || { echo "the server exited before listening"; cat "$2"; exit 1; }
+    sleep 0.1  # polling the file, bounded above (60 s)
+  done
+  [ -s port ] || { echo "the server did not listen within 60 s"; cat "$2"; exit 1; }
+  port=$(cat port)
+}
+start_server server.json server.log
 
 # expect_exit CODE OUT CMD...: runs CMD (stdout and stderr into OUT), fails unless it exits CODE.
 expect_exit() {
@@ -89,4 +95,55 @@ trap - EXIT
 # Nobody listens there any more: refused, and said so.
 expect_exit 4 refused.out "${emulator[@]}" "$device_a" 127.0.0.1 "$port" 1 psk-1.hex c
 grep -q "failed: unavailable: transport: connection refused" refused.out || { cat refused.out; exit 1; }
+
+# A signed DIST round (issue 42; c/credential.h): fedstat-ca beside SERVER issues both devices'
+# credentials, the server holds only the CA's public key, and each device is given its own
+# (--credential: its key, its certificate line, the CA's key). A credential whose key is not its
+# certificate's is refused before connecting (exit 2, permission_denied); both devices complete
+# the round, and the server closes its consistency stage (the round was signed).
+ca=$(dirname "$server")/fedstat-ca
+"$ca" init --out-key ca.key --out-public ca.pub --seed 5 >/dev/null
+"$ca" issue --ca-key ca.key --first-id 1 --count 2 --seed 6 --out fleet.creds >/dev/null
+awk -v ca="$(sed -n 2p ca.pub)" 'NR > 1 && NF == 4 {
+  printf "%s\n%s %s %s\n%s\n", $2, $1, $3, $4, ca > ("credential-" $1 ".txt") }' fleet.creds
+{ sed -n 1p credential-2.txt; sed -n 2,3p credential-1.txt; } >credential-wrong.txt
+expect_exit 2 wrong-credential.out "${emulator[@]}" "$device_a" --credential credential-wrong.txt \
+  127.0.0.1 1 1 psk-1.hex c
+grep -q "the credential failed: permission_denied" wrong-credential.out ||
+  { cat wrong-credential.out; exit 1; }
+echo "wrong signing key: $(grep -o 'permission_denied.*' wrong-credential.out)"
+cat >signed.json <<'EOF'
+{"listen": "127.0.0.1:0", "store": "signed.db", "credentials": "devices.txt", "ca_public_key": "ca.pub",
+ "tasks": [{"id": 8, "kind": "kl", "trust": "dist", "epsilon": 1, "delta": 1e-6,
+            "min_clients": 2, "max_clients": 2, "deadline_seconds": 120,
+            "admission_seconds": 60, "phase_timeout_seconds": 60,
+            "seed": "0000000000000000000000000000000000000000000000000000000000000008",
+            "kl": {"reference": "reference.txt", "rounds": 300, "lambda": 0.1}}]}
+EOF
+chmod 600 signed.json
+start_server signed.json signed.log
+"${emulator[@]}" "$device_a" --credential credential-1.txt 127.0.0.1 "$port" 1 psk-1.hex a \
+  >signed-a.out 2>&1 &
+pid_a=$!
+"${emulator[@]}" "$device_b" --credential credential-2.txt 127.0.0.1 "$port" 2 psk-2.hex b \
+  >signed-b.out 2>&1 &
+pid_b=$!
+rc_a=0 rc_b=0
+wait $pid_a || rc_a=$?
+wait $pid_b || rc_b=$?
+for d in a b; do
+  cat signed-$d.out
+  rc=rc_$d
+  [ "${!rc}" -eq 0 ] || { echo "signed: device $d exited ${!rc}"; cat signed.log; exit 1; }
+  grep -q "^server: task 8 completed: every report chunk acknowledged, the round published$" \
+    signed-$d.out || { echo "signed: device $d did not complete task 8"; cat signed.log; exit 1; }
+done
+for _ in $(seq 300); do
+  grep -q '"task 8: completed"' signed.log && break
+  sleep 0.1  # polling the log, bounded above (30 s)
+done
+grep -q 'secagg_closed (consistency, 2 members)' signed.log ||
+  { echo "signed: the server closed no consistency stage"; cat signed.log; exit 1; }
+kill $pid && wait $pid || true
+trap - EXIT
 echo "report_to_server: ok"

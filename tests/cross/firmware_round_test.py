@@ -18,12 +18,18 @@ Checks:
   * the application image (--production-firmware, not the test build the round runs) refuses a
     device.txt with a seed: a seeded stream would make its noise and keys public;
   * a firmware image with a key the server does not hold is refused at the TLS handshake, twice
-    (two provisioned check-ins), and the server logs the refusals.
+    (two provisioned check-ins), and the server logs the refusals;
+  * with --signed (trust dist, issue 42): fedstat-ca (beside --server) issues the fleet's
+    credentials, the server holds only ca.pub, each firmware image is provisioned with its
+    credential (device.txt: signing_key, certificate, ca_public_key) and fedstat-sim's devices
+    with theirs; the round must be signed (the server closed a consistency stage), and a firmware
+    image whose signing key is not its certificate's refuses it before it connects.
 
   firmware_round_test.py --server S --sim SIM --firmware ELF --emulator 'qemu|-M|...|-kernel'
                          --work DIR --kind data_shift|kl|model_update --trust none|dist
                          [--production-firmware ELF] [--core-firmware ELF]
                          [--firmware-devices 2] [--host-devices 2] [--graph complete|sparse]
+                         [--signed]
 """
 import argparse
 import hashlib
@@ -59,7 +65,7 @@ def device_psk(device_id):
     return hmac.new(prk, info + b'\x01', hashlib.sha256).digest()
 
 
-def declare(kind, trust, clients, graph=None):
+def declare(kind, trust, clients, graph=None, signed=False):
     """The task, its data (a Zipf law over 120 items shifted by 15 ids; model_update: logistic
     examples, 64 per device, as tests/emulation/round_test.sh; split across the devices by
     fedstat-sim) and the server's configuration, in the working directory."""
@@ -101,9 +107,32 @@ def declare(kind, trust, clients, graph=None):
         task['graph'] = graph  # trust dist: its (k, t) from the bound at max_clients
     with open('task.json', 'w') as f:
         json.dump(task, f)
+    config = {'listen': '127.0.0.1:0', 'store': 'server.db', 'fleet_secret': FLEET_SECRET.hex(),
+              'tasks': [task]}
+    if signed:
+        config['ca_public_key'] = 'ca.pub'  # the server checks signed keys; it cannot mint any
     with open('server.json', 'w') as f:
-        json.dump({'listen': '127.0.0.1:0', 'store': 'server.db',
-                   'fleet_secret': FLEET_SECRET.hex(), 'tasks': [task]}, f)
+        json.dump(config, f)
+
+
+def issue_credentials(args, clients):
+    """A seeded fleet CA (ca.key, ca.pub) and credentials for devices 1..clients (fleet.creds),
+    by fedstat-ca beside the server, as tests/emulation/common.sh's issue_signed_fleet; returns
+    device.txt's credential lines per device id (fleet_credentials.h's formats)."""
+    ca = os.path.join(os.path.dirname(args.server), 'fedstat-ca')
+    subprocess.run([ca, 'init', '--out-key', 'ca.key', '--out-public', 'ca.pub', '--seed', '5'],
+                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([ca, 'issue', '--ca-key', 'ca.key', '--first-id', '1', '--count', str(clients),
+                    '--seed', '6', '--out', 'fleet.creds'], check=True, stdout=subprocess.DEVNULL)
+    ca_public = open('ca.pub').read().split('\n')[1].strip()
+    lines = {}
+    for line in open('fleet.creds').read().split('\n')[1:]:
+        if line.strip() and not line.startswith('#'):
+            device_id, private_key, public_key, signature = line.split()
+            lines[int(device_id)] = (f'signing_key {private_key}\n'
+                                     f'certificate {device_id} {public_key} {signature}\n'
+                                     f'ca_public_key {ca_public}')
+    return lines
 
 
 def sim_command(args, endpoint, external):
@@ -116,7 +145,8 @@ def sim_command(args, endpoint, external):
             '--seed', str(DEVICE_SEED), '--noise-seed', '9', '--state', 'state',
             '--max-sessions', '20000', '--json',
             # the task's trust model, opted in to (trust none: the SDK's default declines it)
-            '--accept-trust', args.trust]
+            '--accept-trust', args.trust] + (
+                ['--credentials', 'fleet.creds', '--ca-public-key', 'ca.pub'] if args.signed else [])
 
 
 def provision(home, device_id, psk_hex, extra, data_of=None):
@@ -148,8 +178,10 @@ def start_firmware(args, device_id, port):
     its sensor events, its ledger and round marker). With --core-firmware, the last device runs
     the core image (data-shift and KL kinds only, linked without the others)."""
     # "trust": the task's trust model, opted in to as the host devices are (--accept-trust).
-    home = provision(f'firmware-{device_id}', device_id, device_psk(device_id).hex(),
-                     f'seed {DEVICE_SEED}\ntrust {args.trust}')
+    extra = f'seed {DEVICE_SEED}\ntrust {args.trust}'
+    if args.signed:
+        extra += '\n' + args.credentials[device_id]
+    home = provision(f'firmware-{device_id}', device_id, device_psk(device_id).hex(), extra)
     core = args.core_firmware and device_id == args.firmware_devices
     command = qemu_command(args, port, args.core_firmware if core else None)
     out = open(os.path.join(home, 'out.txt'), 'w')
@@ -166,6 +198,22 @@ def run_with_wrong_key(args, port):
     refusals = run.stdout.count('connect: permission_denied')
     assert run.returncode != 0 and refusals == 2, (run.returncode, run.stdout)
     return f'exit {run.returncode}, {refusals} handshakes refused'
+
+
+def refuses_wrong_signing_key(args):
+    """A firmware image provisioned with device 1's certificate but device 2's signing key must
+    refuse its credential (check_credential: kPermissionDenied) before it connects: port 1 has
+    no server, so a device that went on would fail differently."""
+    lines = args.credentials[1].split('\n')
+    lines[0] = args.credentials[2].split('\n')[0]
+    home = provision('wrong-signing-key', 1, device_psk(1).hex(),
+                     f'seed {DEVICE_SEED}\nsessions 1\n' + '\n'.join(lines), data_of=1)
+    run = subprocess.run(qemu_command(args, 1), cwd=home, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode != 0 and 'firmware: credential: permission_denied' in run.stdout, \
+        (run.returncode, run.stdout)
+    print('a firmware whose signing key is not its certificate\'s refuses it:',
+          next(line for line in run.stdout.splitlines() if 'firmware: credential:' in line))
 
 
 def refuses_seed(args):
@@ -218,7 +266,10 @@ def main():
     parser.add_argument('--host-devices', type=int, default=2)
     parser.add_argument('--graph', choices=('complete', 'sparse'),
                         help='the DIST task\'s secure-aggregation graph (default: the task plan\'s)')
+    parser.add_argument('--signed', action='store_true',
+                        help='signed secure aggregation: every device holds a fleet-CA credential')
     args = parser.parse_args()
+    assert not args.signed or args.trust == 'dist', '--signed needs --trust dist'
     for name in ('server', 'sim', 'firmware'):
         setattr(args, name, os.path.abspath(getattr(args, name)))
     for name in ('production_firmware', 'core_firmware'):
@@ -229,7 +280,9 @@ def main():
     os.makedirs(os.path.join(args.work, 'external'))
     os.chdir(args.work)
     clients = args.firmware_devices + args.host_devices
-    declare(args.kind, args.trust, clients, args.graph)
+    declare(args.kind, args.trust, clients, args.graph, args.signed)
+    if args.signed:
+        args.credentials = issue_credentials(args, clients)
 
     # Every device external first: fedstat-sim only writes each device's share of the data and
     # exits (no device of its own runs), so the images can be provisioned before the round.
@@ -273,6 +326,14 @@ def main():
     assert refused >= 2, f'the server logged {refused} refusals for the wrong-key firmware'
     if args.production_firmware:
         refuses_seed(args)
+    if args.signed:
+        # A signed session runs the consistency stage between the masked input and the reveals
+        # (tests/emulation/round_test.sh checks the same): without it the round was not signed.
+        log = open('server.log').read()
+        assert 'secagg_closed (consistency, ' in log, 'signed: the server closed no consistency stage'
+        print('signed: the server closed the consistency stage:',
+              re.search(r'secagg_closed \(consistency, [^)]*\)', log).group(0))
+        refuses_wrong_signing_key(args)
     failed = False
     for i, code in enumerate(codes):
         text = open(f'firmware-{i + 1}/out.txt').read()
@@ -281,6 +342,8 @@ def main():
               f'\n{text}')
         if core:
             assert 'task kinds data_shift kl, no secure aggregation' in text, 'not the core image'
+        if args.signed:
+            assert 'credential checked (signed DIST rounds only)' in text, 'no credential'
         if code != 0 or f'task {TASK_ID} completed' not in text:
             failed = True
         m = re.search(r'stack high-water (\d+) of (\d+)', text)
@@ -305,7 +368,8 @@ def main():
             assert digest == device['contribution_sha256'], \
                 f'device {device["id"]}: the M4 report differs from the x86-64 one'
             print(f'device {device["id"]}: the M4 report ({len(words)} words) equals x86-64\'s')
-    print(f'firmware round ({args.kind}, {args.trust}): {args.firmware_devices} Cortex-M4 + '
+    print(f'firmware round ({args.kind}, {args.trust}{", signed" if args.signed else ""}): '
+          f'{args.firmware_devices} Cortex-M4 + '
           f'{args.host_devices} host devices, result equal to the in-process computation; '
           f'the round took {firmware_seconds:.1f} s (firmware start to last exit)')
 

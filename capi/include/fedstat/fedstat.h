@@ -10,6 +10,7 @@
  *   - c/tasks.h:      KL calibration, heterogeneity rounds, fixed point, the model update
  *   - c/ledger.h:     the privacy-budget ledger
  *   - c/client.h:     the device Client and the app's channel
+ *   - c/credential.h: the device credential for signed DIST rounds (fedstat-ca's)
  *   - c/tls.h:        the TLS-PSK channel to fedstat-server (hosted builds)
  *
  * Conventions (docs/c_abi.md): opaque handles placed in caller memory that the object's
@@ -26,6 +27,7 @@
 
 #include "c/base.h"
 #include "c/client.h"
+#include "c/credential.h"
 #include "c/histogram.h"
 #include "c/ledger.h"
 #include "c/random.h"

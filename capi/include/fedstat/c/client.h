@@ -23,8 +23,9 @@
  *
  * @memory caller's, FEDSTAT_ALIGNMENT-aligned: fedstat_client_size(work_bytes) =
  *   K + work_bytes
- * where K is the handle (5,480 bytes on 64-bit hosts: the C++ Client, 3.3 KiB, and a send and a
- * receive buffer of FEDSTAT_MAX_FRAME_BYTES each) and work_bytes the memory the Client computes
+ * where K is the handle (5,720 bytes on 64-bit hosts: the C++ Client, 3.3 KiB, a send and a
+ * receive buffer of FEDSTAT_MAX_FRAME_BYTES each, and room for the device credential of
+ * c/credential.h, 236 bytes) and work_bytes the memory the Client computes
  * contributions in (sdk/client/client.h: 8*L + 8*data_words + scratch for a task of L words; a
  * task needing more is declined, FEDSTAT_SESSION_DECLINED_MEMORY; the ClientHello tells the
  * server work_bytes).
