@@ -3,7 +3,9 @@
 
 #include <arpa/inet.h>
 
+#include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <vector>
 
 #include "host_server/estimate/host_common.h"
@@ -268,6 +270,69 @@ std::optional<uint32_t> device_id_of_common_name(const std::string& common_name)
   }
   if (id == 0 || id > kMaxCertificateId) return std::nullopt;
   return static_cast<uint32_t>(id);
+}
+
+std::string device_certificates_path(const std::string& fleet_credentials_path) {
+  static constexpr char kCreds[] = ".creds";
+  const size_t n = sizeof(kCreds) - 1;
+  if (fleet_credentials_path.size() > n &&
+      fleet_credentials_path.compare(fleet_credentials_path.size() - n, n, kCreds) == 0) {
+    return fleet_credentials_path.substr(0, fleet_credentials_path.size() - n) + ".crt";
+  }
+  return fleet_credentials_path + ".crt";
+}
+
+std::string device_certificates_text(const CaKey& ca,
+                                     const std::vector<credential::DeviceCredential>& fleet) {
+  std::string out;
+  for (const credential::DeviceCredential& device : fleet) {
+    CaPublicKey key{};
+    std::memcpy(key.data(), device.certificate.public_key, key.size());
+    out += kDeviceCommonNamePrefix + std::to_string(device.certificate.client_id) + "\n";
+    out += device_certificate_pem(ca, device.certificate.client_id, key);
+  }
+  return out;
+}
+
+std::map<uint32_t, std::string> read_device_certificates(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) fail(path + ": cannot open: " + std::strerror(errno));
+  std::map<uint32_t, std::string> out;
+  std::string line, block;
+  std::optional<uint32_t> id;
+  bool inside = false;
+  size_t number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const std::string where = path + ":" + std::to_string(number);
+    if (inside) {
+      block += line + "\n";
+      if (line == "-----END CERTIFICATE-----") {
+        inside = false;
+        if (!out.emplace(*id, block).second)
+          fail(where + ": device " + std::to_string(*id) + " appears twice");
+        id.reset();
+      }
+      continue;
+    }
+    if (line.empty()) continue;
+    if (line == "-----BEGIN CERTIFICATE-----") {
+      if (!id) fail(where + ": a certificate without its \"fedstat-device <id>\" line before it");
+      inside = true;
+      block = line + "\n";
+      continue;
+    }
+    id = device_id_of_common_name(line);
+    if (!id) {
+      fail(where +
+           ": expected \"fedstat-device <id>\" or a PEM certificate (a file written by "
+           "fedstat-ca issue)");
+    }
+  }
+  if (inside) fail(path + ": the last certificate is not closed (a truncated file?)");
+  if (out.empty()) fail(path + ": no certificate");
+  return out;
 }
 
 }  // namespace host

@@ -20,8 +20,10 @@
 #define FEDSTAT_HOST_CREDENTIAL_X509_CERTIFICATES_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "host_server/credential/fleet_credentials.h"
 
@@ -56,6 +58,16 @@ std::string device_certificate_pem(const CaKey& ca, uint32_t client_id,
 // The id in a device certificate's common name ("fedstat-device <id>", id in [1, 2^31] written
 // without leading zeros), or nullopt for anything else.
 std::optional<uint32_t> device_id_of_common_name(const std::string& common_name);
+
+// The X.509 counterpart of a fleet credentials file (what `fedstat-ca issue --out F` writes next
+// to F: device_certificates_path(F)): for each device, a line "fedstat-device <id>" and its PEM
+// certificate (PEM readers skip the text between blocks).
+std::string device_certificates_path(const std::string& fleet_credentials_path);
+std::string device_certificates_text(const CaKey& ca,
+                                     const std::vector<credential::DeviceCredential>& fleet);
+// Reads such a file: id → PEM text. Throws FleetCredentialError naming the file and line for a
+// missing or malformed "fedstat-device <id>" line, an id repeated, or a block not closed.
+std::map<uint32_t, std::string> read_device_certificates(const std::string& path);
 
 }  // namespace host
 }  // namespace fedstat
