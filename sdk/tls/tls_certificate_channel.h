@@ -26,14 +26,14 @@
 /// Memory: sizeof(TlsCertificateChannel) = sizeof(TlsFrameStream) (about 3 KiB: mbedTLS's ssl,
 /// config and ctr_drbg contexts and two wire::kMaxFrameBytes frame buffers) + 2 ×
 /// sizeof(mbedtls_x509_crt) + sizeof(mbedtls_pk_context) + the server name (kMaxServerNameBytes
-/// + 1) — 3,928 bytes on x86-64 with Debian's mbedTLS 2.28.3; our code allocates nothing. mbedTLS
+/// + 1) — 4,576 bytes on x86-64 with Debian's mbedTLS 2.28.3; our code allocates nothing. mbedTLS
 /// allocates (calloc, freed by close()): the parsed CA and device certificates (their DER plus
 /// about 0.6 KiB of structure each), the device key (an ecp_keypair, ~0.3 KiB), the server's
 /// certificate during the handshake, and what TlsPskChannel's header lists (2 × 16717 bytes of
 /// record buffers with Debian's mbedTLS, the handshake state, the transform).
 ///
 /// Errors: listed with connect, send and receive. Threads: one thread at a time.
-/// @memory sizeof(TlsCertificateChannel), about 4 KiB (see above), plus mbedTLS's allocations
+/// @memory sizeof(TlsCertificateChannel), about 4.5 KiB (see above), plus mbedTLS's allocations
 /// while connected.
 /// @paper Bonawitz et al. 2017 §4 (the PKI of the actively secure variant); transport otherwise.
 #ifndef FEDSTAT_SDK_TLS_TLS_CERTIFICATE_CHANNEL_H_

@@ -13,7 +13,7 @@
 ///
 /// Memory: sizeof(TlsPskChannel) (its TlsFrameStream — mbedTLS's ssl, config and ctr_drbg contexts
 /// plus one receive and one send buffer of wire::kMaxFrameBytes each, sdk/tls/tls_frame_stream.h,
-/// shared with TlsCertificateChannel —, and the saved session below; 3280 bytes on
+/// shared with TlsCertificateChannel —, and the saved session below; 3288 bytes on
 /// x86-64 with Debian's mbedTLS 2.28.3: ssl 736 + config 416 + ctr_drbg 392 + 2 × 738 + session
 /// 160 + its owner's digest 32 + its age 8) — our code allocates nothing.
 /// While connected, mbedTLS itself allocates on POSIX (calloc): its record buffers,

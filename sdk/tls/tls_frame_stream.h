@@ -6,7 +6,7 @@
 /// own authentication (a pre-shared key, or certificates) between prepare() and handshake().
 ///
 /// Memory: sizeof(TlsFrameStream): mbedTLS's ssl, config and ctr_drbg contexts plus one receive
-/// and one send buffer of wire::kMaxFrameBytes each (3080 bytes on x86-64 with Debian's mbedTLS
+/// and one send buffer of wire::kMaxFrameBytes each (3064 bytes on x86-64 with Debian's mbedTLS
 /// 2.28.3) — it allocates nothing. mbedTLS's own allocations while connected are listed in
 /// tls_channel.h.
 ///
@@ -59,9 +59,10 @@ class TlsFrameStream {
   /// is true from now on). The channel maps a failure to a status (handshake_common_status and
   /// its own cases) and closes.
   int handshake();
-  /// The statuses every channel gives a failed handshake the same way: out of memory
-  /// (kResourceExhausted), time-out (kDeadlineExceeded), the peer gone (kUnavailable); anything
-  /// else kUnavailable with `otherwise`.
+  /// The status every channel gives a failed handshake the same way (it maps `mbedtls_error`,
+  /// it does not fail itself).
+  /// @errors kResourceExhausted: mbedTLS ran out of memory. kDeadlineExceeded: the deadline
+  /// passed. kUnavailable: the peer is gone, or anything else (with `otherwise`).
   Status handshake_common_status(int mbedtls_error, const char* otherwise) const;
   /// The fatal alert the server sent (0 when none was received).
   uint8_t received_alert() const;
