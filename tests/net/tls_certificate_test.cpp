@@ -227,18 +227,6 @@ TEST_F(TlsCertificateTest, CertificateFromAnotherCaIsRefused) {
   EXPECT_TRUE(handler_.opened().empty());
 }
 
-TEST_F(TlsCertificateTest, ServerCertificateAsClientCertificateIsRefused) {
-  start();
-  // Signed by the right CA, but for serverAuth and not a device's name: refused.
-  const host::ServerCertificate other = fleet_.server("device.example");
-  tls::TlsCertificateChannel channel;
-  credential::DeviceCredential device = fleet_.device(17);
-  const Status status = connect(channel, device, &other.certificate_pem);
-  // The channel first sees that its key is not that certificate's.
-  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(std::string(status.message()).find("wrong key"), std::string::npos);
-}
-
 TEST_F(TlsCertificateTest, DeviceRefusesAnotherDevicesCertificateWithItsKey) {
   start();
   const credential::DeviceCredential a = fleet_.device(17);
@@ -251,15 +239,12 @@ TEST_F(TlsCertificateTest, DeviceRefusesAnotherDevicesCertificateWithItsKey) {
   EXPECT_TRUE(handler_.opened().empty());
 }
 
-// The server's side of the same attack, from a client that skips the device's key check: the
-// CertificateVerify made with B's key does not verify under A's certificate.
-TEST_F(TlsCertificateTest, ServerRefusesAnotherDevicesCertificateWithItsKey) {
-  start();
-  const credential::DeviceCredential a = fleet_.device(17);
-  const credential::DeviceCredential b = fleet_.device(18);
-  const std::string a_certificate = fleet_.certificate_of(a);
+// A TLS client written straight on mbedTLS that presents `certificate_pem` with `key` (no check
+// that they match, unlike TlsCertificateChannel): for what a device's channel would never send.
+// Returns mbedtls_ssl_handshake's code.
+int raw_certificate_handshake(uint16_t port, const std::string& ca_pem,
+                              const std::string& certificate_pem, mbedtls_pk_context& key) {
   mbedtls_x509_crt ca, own;
-  mbedtls_pk_context key;
   mbedtls_net_context net;
   mbedtls_entropy_context entropy;
   mbedtls_ctr_drbg_context drbg;
@@ -267,48 +252,89 @@ TEST_F(TlsCertificateTest, ServerRefusesAnotherDevicesCertificateWithItsKey) {
   mbedtls_ssl_context ssl;
   mbedtls_x509_crt_init(&ca);
   mbedtls_x509_crt_init(&own);
-  mbedtls_pk_init(&key);
   mbedtls_net_init(&net);
   mbedtls_entropy_init(&entropy);
   mbedtls_ctr_drbg_init(&drbg);
   mbedtls_ssl_config_init(&config);
   mbedtls_ssl_init(&ssl);
-  ASSERT_EQ(0, mbedtls_ctr_drbg_seed(&drbg, mbedtls_entropy_func, &entropy, nullptr, 0));
-  ASSERT_EQ(0, mbedtls_x509_crt_parse(&ca, text_span(fleet_.ca_pem).data(),
-                                      text_span(fleet_.ca_pem).size()));
-  ASSERT_EQ(0, mbedtls_x509_crt_parse(&own, text_span(a_certificate).data(),
-                                      text_span(a_certificate).size()));
-  ASSERT_EQ(0, mbedtls_pk_setup(&key, mbedtls_pk_info_from_type(MBEDTLS_PK_ECKEY)));
-  mbedtls_ecp_keypair* ec = mbedtls_pk_ec(key);
-  ASSERT_EQ(0, mbedtls_ecp_group_load(&ec->grp, MBEDTLS_ECP_DP_SECP256R1));
-  ASSERT_EQ(0, mbedtls_mpi_read_binary(&ec->d, b.private_key, sizeof(b.private_key)));
-  ASSERT_EQ(0, mbedtls_ecp_point_read_binary(&ec->grp, &ec->Q, b.certificate.public_key, 65));
-  ASSERT_EQ(0, mbedtls_net_connect(&net, "127.0.0.1", std::to_string(server_->port()).c_str(),
-                                   MBEDTLS_NET_PROTO_TCP));
-  ASSERT_EQ(
-      0, mbedtls_ssl_config_defaults(&config, MBEDTLS_SSL_IS_CLIENT, MBEDTLS_SSL_TRANSPORT_STREAM,
-                                     MBEDTLS_SSL_PRESET_DEFAULT));
-  mbedtls_ssl_conf_ciphersuites(&config, tls::kTlsCertificateCiphersuites);
-  mbedtls_ssl_conf_rng(&config, mbedtls_ctr_drbg_random, &drbg);
-  mbedtls_ssl_conf_authmode(&config, MBEDTLS_SSL_VERIFY_REQUIRED);
-  mbedtls_ssl_conf_ca_chain(&config, &ca, nullptr);
-  ASSERT_EQ(0, mbedtls_ssl_conf_own_cert(&config, &own, &key));
-  ASSERT_EQ(0, mbedtls_ssl_setup(&ssl, &config));
-  ASSERT_EQ(0, mbedtls_ssl_set_hostname(&ssl, kServerName));
-  mbedtls_ssl_set_bio(&ssl, &net, mbedtls_net_send, mbedtls_net_recv, nullptr);
-  const int rc = mbedtls_ssl_handshake(&ssl);
-  EXPECT_NE(rc, 0);
-  const auto closed = handler_.closed_after(1);
-  EXPECT_EQ(closed.size(), 1u);
-  EXPECT_TRUE(handler_.opened().empty());
+  int rc = mbedtls_ctr_drbg_seed(&drbg, mbedtls_entropy_func, &entropy, nullptr, 0);
+  if (rc == 0) rc = mbedtls_x509_crt_parse(&ca, text_span(ca_pem).data(), text_span(ca_pem).size());
+  if (rc == 0) {
+    rc = mbedtls_x509_crt_parse(&own, text_span(certificate_pem).data(),
+                                text_span(certificate_pem).size());
+  }
+  if (rc == 0) {
+    rc =
+        mbedtls_net_connect(&net, "127.0.0.1", std::to_string(port).c_str(), MBEDTLS_NET_PROTO_TCP);
+  }
+  if (rc == 0) {
+    rc = mbedtls_ssl_config_defaults(&config, MBEDTLS_SSL_IS_CLIENT, MBEDTLS_SSL_TRANSPORT_STREAM,
+                                     MBEDTLS_SSL_PRESET_DEFAULT);
+  }
+  if (rc == 0) {
+    mbedtls_ssl_conf_ciphersuites(&config, tls::kTlsCertificateCiphersuites);
+    mbedtls_ssl_conf_rng(&config, mbedtls_ctr_drbg_random, &drbg);
+    mbedtls_ssl_conf_authmode(&config, MBEDTLS_SSL_VERIFY_REQUIRED);
+    mbedtls_ssl_conf_ca_chain(&config, &ca, nullptr);
+    rc = mbedtls_ssl_conf_own_cert(&config, &own, &key);
+  }
+  if (rc == 0) rc = mbedtls_ssl_setup(&ssl, &config);
+  if (rc == 0) rc = mbedtls_ssl_set_hostname(&ssl, kServerName);
+  if (rc == 0) {
+    mbedtls_ssl_set_bio(&ssl, &net, mbedtls_net_send, mbedtls_net_recv, nullptr);
+    rc = mbedtls_ssl_handshake(&ssl);
+  }
   mbedtls_ssl_free(&ssl);
   mbedtls_ssl_config_free(&config);
   mbedtls_ctr_drbg_free(&drbg);
   mbedtls_entropy_free(&entropy);
   mbedtls_net_free(&net);
-  mbedtls_pk_free(&key);
   mbedtls_x509_crt_free(&own);
   mbedtls_x509_crt_free(&ca);
+  return rc;
+}
+
+// The server's side of the same attack, from a client that skips the device's key check: the
+// CertificateVerify made with B's key does not verify under A's certificate.
+TEST_F(TlsCertificateTest, ServerRefusesAnotherDevicesCertificateWithItsKey) {
+  start();
+  const credential::DeviceCredential a = fleet_.device(17);
+  const credential::DeviceCredential b = fleet_.device(18);
+  mbedtls_pk_context key;
+  mbedtls_pk_init(&key);
+  ASSERT_EQ(0, mbedtls_pk_setup(&key, mbedtls_pk_info_from_type(MBEDTLS_PK_ECKEY)));
+  mbedtls_ecp_keypair* ec = mbedtls_pk_ec(key);
+  ASSERT_EQ(0, mbedtls_ecp_group_load(&ec->grp, MBEDTLS_ECP_DP_SECP256R1));
+  ASSERT_EQ(0, mbedtls_mpi_read_binary(&ec->d, b.private_key, sizeof(b.private_key)));
+  ASSERT_EQ(0, mbedtls_ecp_point_read_binary(&ec->grp, &ec->Q, b.certificate.public_key, 65));
+  EXPECT_NE(
+      0, raw_certificate_handshake(server_->port(), fleet_.ca_pem, fleet_.certificate_of(a), key));
+  mbedtls_pk_free(&key);
+  const auto closed = handler_.closed_after(1);
+  EXPECT_EQ(closed.size(), 1u);
+  EXPECT_TRUE(handler_.opened().empty());
+}
+
+// A certificate of the right CA that is not a device's (a server certificate: serverAuth, no
+// "fedstat-device <id>" name), presented with its own key: refused.
+TEST_F(TlsCertificateTest, ServerRefusesACertificateThatIsNotADevices) {
+  start();
+  const host::ServerCertificate not_a_device =
+      host::make_server_certificate(fleet_.ca, "device.example", nullptr);
+  mbedtls_pk_context key;
+  mbedtls_pk_init(&key);
+  ASSERT_EQ(0,
+            mbedtls_pk_parse_key(
+                &key, reinterpret_cast<const unsigned char*>(not_a_device.private_key_pem.c_str()),
+                not_a_device.private_key_pem.size() + 1, nullptr, 0));
+  EXPECT_NE(0, raw_certificate_handshake(server_->port(), fleet_.ca_pem,
+                                         not_a_device.certificate_pem, key));
+  mbedtls_pk_free(&key);
+  const auto closed = handler_.closed_after(1);
+  ASSERT_EQ(closed.size(), 1u);
+  EXPECT_NE(closed.begin()->second.find("not a device certificate"), std::string::npos)
+      << closed.begin()->second;
+  EXPECT_TRUE(handler_.opened().empty());
 }
 
 TEST_F(TlsCertificateTest, DeviceRefusesAnUntrustedServer) {
