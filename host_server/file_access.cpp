@@ -51,6 +51,12 @@ std::vector<std::string> secrets_readable_by_others(const ServerConfig& config) 
                                         "the credentials file (every device's key)")) {
     out.push_back(*warning);
   }
+  if (!config.tls_private_key_path.empty()) {
+    if (auto warning = readable_by_others(config.tls_private_key_path,
+                                          "the TLS private key file (tls_private_key)")) {
+      out.push_back(*warning);
+    }
+  }
   if (config.fleet_secret || config.tagg || !config.collectors.empty()) {
     if (auto warning = readable_by_others(config.config_path,
                                           "the config file (it holds fleet_secret, a tagg psk or "

@@ -19,6 +19,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "host_server/net/tls_server.h"
@@ -33,6 +34,13 @@ namespace host {
 // Refused-handshake lines logged a minute, at most (a burst of this many, then one a second).
 inline constexpr uint32_t kRefusedLinesPerMinute = 60;
 
+template <typename Handler, typename = void>
+struct HasOnCertificate : std::false_type {};
+template <typename Handler>
+struct HasOnCertificate<Handler, std::void_t<decltype(std::declval<Handler&>().on_certificate(
+                                     net::ConnectionId{}, std::array<uint8_t, 65>{}))>>
+    : std::true_type {};
+
 template <typename Handler>
 class NetBridge final : public net::FrameHandler, public Outbox {
  public:
@@ -41,6 +49,12 @@ class NetBridge final : public net::FrameHandler, public Outbox {
     server_ = server;
     handler_ = handler;
     log_ = log;
+  }
+  // A handler with on_certificate (the rounds) gets a certificate device's key.
+  void on_authenticated(net::ConnectionId id, const net::PeerAuthentication& how) override {
+    if constexpr (HasOnCertificate<Handler>::value) {
+      if (how.certificate_key) handler_->on_certificate(id, *how.certificate_key);
+    }
   }
   void on_open(net::ConnectionId id, const std::string& identity) override {
     handler_->on_open(id, identity);

@@ -64,6 +64,14 @@ net::TlsServerConfig listener_config(const ServerConfig& config) {
   tls.max_connections_per_identity = config.max_connections_per_identity;
   tls.max_connections_per_address = config.max_connections_per_address;
   tls.exempt_loopback = config.exempt_loopback_peers;
+  if (!config.tls_certificate_pem.empty()) {
+    tls.certificates = net::TlsCertificates{config.tls_certificate_pem, config.tls_private_key_pem,
+                                            config.tls_client_ca_pem};
+  }
+  tls.device_authentication =
+      config.device_authentication == "certificate" ? net::DeviceAuthentication::kCertificate
+      : config.device_authentication == "either"    ? net::DeviceAuthentication::kEither
+                                                    : net::DeviceAuthentication::kPsk;
   if (config.handshakes_per_address_per_minute != 0) {
     auto limit = std::make_shared<PeerHandshakeLimit>(config.handshakes_per_address_per_minute,
                                                       nullptr, config.exempt_loopback_peers);
@@ -481,7 +489,7 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
       if (!id) return std::nullopt;
       return net::derive_device_psk(secret, *id);
     };
-  } else {
+  } else if (!config.credentials_path.empty()) {
     keys = held_keys(net::load_credentials(config.credentials_path));
     if (auto warning = published_credentials_verdict(config, config.credentials_path, *keys)) {
       warnings.push_back(std::move(*warning));
@@ -541,6 +549,11 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
       if (error || stopping) return;
       if (keys) {
         reload_credentials(config, keys, server, log);
+      } else if (!config.fleet_secret) {
+        log_line(log, {{"event", "credentials_not_reloaded"},
+                       {"detail",
+                        "device_authentication \"certificate\" without credentials: "
+                        "no device keys to reload"}});
       } else {
         log_line(log, {{"event", "credentials_not_reloaded"},
                        {"detail", "the device keys come from fleet_secret: nothing to reload"}});
@@ -566,6 +579,7 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
                  {"port", server.port()},        {"store", config.store_path},
                  {"tasks", config.tasks.size()}, {"descriptors", descriptors}};
   if (keys) listening["credentials"] = config.credentials_path + " (SIGHUP reloads it)";
+  listening["device_authentication"] = config.device_authentication;
   log_line(log, std::move(listening));
   if (!port_file.empty()) write_port_file(port_file, server.port());
   io.run();

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <fstream>
 #include <initializer_list>
+#include <sstream>
 #include <stdexcept>
 
 #include "host_server/credential/fleet_credentials.h"
@@ -203,7 +204,11 @@ ServerConfig read_server_config(const std::string& path) {
                          "collectors",
                          "task_collectors",
                          "status_listen",
-                         "ca_public_key"},
+                         "ca_public_key",
+                         "tls_certificate",
+                         "tls_private_key",
+                         "tls_client_ca",
+                         "device_authentication"},
                         path);
   if (file.contains("listen")) parse_listen(text_field(file["listen"], "listen"), config);
   if (file.contains("store")) {
@@ -236,6 +241,56 @@ ServerConfig read_server_config(const std::string& path) {
       throw std::invalid_argument(std::string("ca_public_key: ") + e.what());
     }
   }
+  {
+    const char* const names[3] = {"tls_certificate", "tls_private_key", "tls_client_ca"};
+    std::string* const contents[3] = {&config.tls_certificate_pem, &config.tls_private_key_pem,
+                                      &config.tls_client_ca_pem};
+    int given = 0;
+    for (int i = 0; i < 3; ++i) {
+      if (!file.contains(names[i])) continue;
+      ++given;
+      const std::string where = resolve(config.base_dir, text_field(file[names[i]], names[i]));
+      std::ifstream in(where, std::ios::binary);
+      if (!in) {
+        throw std::invalid_argument(std::string(names[i]) + ": cannot open " + where);
+      }
+      std::ostringstream text;
+      text << in.rdbuf();
+      *contents[i] = text.str();
+      if (contents[i]->empty() || contents[i]->size() > (1u << 20)) {
+        throw std::invalid_argument(std::string(names[i]) + ": " + where +
+                                    " is empty or over 1 MiB (give a PEM file from fedstat-ca)");
+      }
+      if (i == 1) config.tls_private_key_path = where;
+      if (i == 1 && contents[i]->find("fedstat-ca private key") != std::string::npos) {
+        throw std::invalid_argument(
+            "tls_private_key: " + where +
+            " is the CA's private key; give the server key fedstat-ca server-cert wrote, and "
+            "keep ca.key offline");
+      }
+    }
+    if (given != 0 && given != 3) {
+      throw std::invalid_argument(
+          path + ": give all three of tls_certificate, tls_private_key and tls_client_ca, or none");
+    }
+    const bool certificates = given == 3;
+    config.device_authentication = certificates ? "either" : "psk";
+    if (file.contains("device_authentication")) {
+      const std::string mode = text_field(file["device_authentication"], "device_authentication");
+      if (mode != "psk" && mode != "certificate" && mode != "either") {
+        throw std::invalid_argument(
+            "device_authentication must be \"psk\", \"certificate\" or "
+            "\"either\", not \"" +
+            mode + "\"");
+      }
+      if (mode != "psk" && !certificates) {
+        throw std::invalid_argument("device_authentication \"" + mode +
+                                    "\" needs tls_certificate, tls_private_key and tls_client_ca "
+                                    "(fedstat-ca server-cert and init write them)");
+      }
+      config.device_authentication = mode;
+    }
+  }
   if (file.contains("role")) {
     const json& role = file["role"];
     if (role != "collector" && role != "tagg") {
@@ -243,6 +298,11 @@ ServerConfig read_server_config(const std::string& path) {
                                   role.dump());
     }
     config.tagg_role = role == "tagg";
+  }
+  if (config.tagg_role && !config.tls_certificate_pem.empty()) {
+    throw std::invalid_argument(path +
+                                ": tls_certificate, tls_private_key and tls_client_ca are a "
+                                "collector's (devices reach it)");
   }
   if (config.tagg_role && config.ca_public_key) {
     throw std::invalid_argument(path + ": ca_public_key is a collector's (devices reach it)");
@@ -286,8 +346,14 @@ ServerConfig read_server_config(const std::string& path) {
       config.task_collectors[static_cast<uint32_t>(task)] = name;
     }
   } else {
-    if (config.credentials_path.empty() == !config.fleet_secret.has_value()) {
-      throw std::invalid_argument(path + ": give exactly one of credentials and fleet_secret");
+    if (config.device_authentication == "certificate") {
+      if (!config.credentials_path.empty() && config.fleet_secret) {
+        throw std::invalid_argument(path + ": give at most one of credentials and fleet_secret");
+      }
+    } else if (config.credentials_path.empty() == !config.fleet_secret.has_value()) {
+      throw std::invalid_argument(path +
+                                  ": give exactly one of credentials and fleet_secret (or "
+                                  "device_authentication \"certificate\" with certificates)");
     }
     if (file.contains("collectors") || file.contains("task_collectors")) {
       throw std::invalid_argument(path +

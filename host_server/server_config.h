@@ -37,6 +37,19 @@
 //                 at most 126 then. Do not add or remove it while a DIST round runs: after the
 //                 restart the replay refuses the stored messages of the other kind of session
 //                 (the round aborts, fail closed) or the devices refuse it (they drop out)
+//   tls_certificate, tls_private_key, tls_client_ca (collector) absent (default): devices
+//                 authenticate with PSKs only. "server.crt", "server.key", "ca.crt": the paths of
+//                 the server's X.509 certificate and private key (fedstat-ca server-cert) and of
+//                 the fleet CA certificate that issued the devices' (fedstat-ca init / ca-cert),
+//                 all three or none, read at start (not on SIGHUP). Devices may then connect with
+//                 mutual TLS (sdk/tls/tls_certificate_channel.h; net/tls_server.h, "Certificates"):
+//                 their identity is the id in their certificate, and a certificate device's
+//                 SecAggKeys certificate must carry its TLS certificate's key. The key file is
+//                 warned about like credentials when group or others can read it
+//   device_authentication "either" when certificates are given, else "psk": "psk" (the PSK
+//                 suite only), "certificate" (mutual TLS only: the PSK suite is not offered, and
+//                 credentials / fleet_secret may be left out — the server then holds no device
+//                 secret), "either" (both on the same port)
 //   noise_seed    refused (it is no longer read): a collector draws each round's central-noise
 //                 seed from its CSPRNG and stores it (rounds/task_round.h), a TAgg noises from
 //                 its CSPRNG; a seed from the config would be known to whoever reads the file
@@ -144,6 +157,11 @@ struct ServerConfig {
   // The fleet CA's public key (SEC1 uncompressed), from the ca_public_key file: DIST tasks run
   // signed sessions.
   std::optional<std::array<uint8_t, 65>> ca_public_key;
+  // Mutual TLS: the PEM (or DER) contents of tls_certificate, tls_private_key, tls_client_ca,
+  // all three or none; tls_private_key_path for the file-mode warning.
+  std::string tls_certificate_pem, tls_private_key_pem, tls_client_ca_pem;
+  std::string tls_private_key_path;
+  std::string device_authentication = "psk";  // "psk", "certificate" or "either" (resolved)
   uint32_t handshake_timeout_ms = 10000;
   uint32_t idle_timeout_ms = 60000;
   size_t max_connections = 4096;

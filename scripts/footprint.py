@@ -16,7 +16,8 @@ to the object it came from, and each object to one feature group:
                and a crypto object goes to the smaller of the groups that use it; and the DIST
                data-shift task (its builder and hashed histogram), which the Client
                reaches only through secure aggregation (sdk/client/task_kinds.h)
-  tls          mbedTLS's TLS client (ssl_*, ChaCha20-Poly1305, ECDH) and the device TLS channel
+  tls          mbedTLS's TLS client (ssl_*, ChaCha20-Poly1305, ECDH) and the device TLS channels
+               (tls_channel, and the framing they share, tls_frame_stream)
   application  the firmware's own code and semihosting (not in any feature set)
 The C runtime's members (libc, libm, libgcc, libstdc++) belong to the smallest group that uses
 them: the link map's cross-reference table (-Wl,--cref) names who references each member, and a
@@ -47,7 +48,8 @@ import re
 import sys
 
 GROUPS = [
-    ('tls', ('ssl_', 'chacha20', 'poly1305', 'chachapoly', 'ecdh.c', 'tls_channel')),
+    ('tls', ('ssl_', 'chacha20', 'poly1305', 'chachapoly', 'ecdh.c', 'tls_channel',
+             'tls_frame_stream', 'tls_certificate_channel')),
     ('secagg', ('secagg', 'shamir', 'mask.cpp', 'crypto_exchange', 'bignum', 'constant_time',
                 'contribution_data_shift_dist', 'hashed_histogram',
                 'sha256.c', 'ecp.c',

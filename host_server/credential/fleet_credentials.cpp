@@ -183,6 +183,11 @@ void write_file(const std::string& path, const std::string& text, mode_t mode, b
 
 }  // namespace
 
+void write_credential_file(const std::string& path, const std::string& text, unsigned mode,
+                           bool overwrite) {
+  write_file(path, text, static_cast<mode_t>(mode), overwrite);
+}
+
 CaKey make_ca_key(const uint64_t* seed) {
   CaKey ca;
   draw_key_pair(seed, 0, ca.private_key.data(), ca.public_key.data(), "the CA");

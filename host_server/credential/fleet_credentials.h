@@ -86,6 +86,12 @@ CaPublicKey read_ca_public_key(const std::string& path);
 void write_ca_key(const std::string& path, const CaKey& ca, bool overwrite);
 void write_ca_public_key(const std::string& path, const CaPublicKey& key, bool overwrite);
 
+// Writes `text` to `path` with `mode` (0600 for secrets), refusing to replace an existing file
+// unless `overwrite`; fsynced. Throws FleetCredentialError naming the file (exists, cannot create,
+// write failed). The other writers here (and x509_certificates.h's) go through it.
+void write_credential_file(const std::string& path, const std::string& text, unsigned mode,
+                           bool overwrite);
+
 // One fleet-file line / one certificate line for `credential` / `certificate`.
 std::string fleet_credential_line(const credential::DeviceCredential& credential);
 std::string certificate_line(const credential::DeviceCertificate& certificate);

@@ -13,8 +13,11 @@
 #include <stdexcept>
 #include <vector>
 
+#include "host_server/credential/x509_certificates.h"
 #include "mbedtls/error.h"
+#include "mbedtls/oid.h"
 #include "sdk/base/crypto.h"
+#include "sdk/tls/tls_certificate_channel.h"
 #include "sdk/tls/tls_channel.h"
 
 namespace fedstat {
@@ -35,7 +38,47 @@ std::string mbedtls_text(int rc) {
   return text;
 }
 
+// The suites each DeviceAuthentication offers (zero-terminated; the device channels pin one each).
+const int kCertificateSuites[] = {MBEDTLS_TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, 0};
+const int kEitherSuites[] = {MBEDTLS_TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+                             MBEDTLS_TLS_ECDHE_PSK_WITH_CHACHA20_POLY1305_SHA256, 0};
+
+// Why a device's certificate was refused, from mbedTLS's verification flags.
+std::string certificate_refusal(uint32_t flags) {
+  if ((flags & MBEDTLS_X509_BADCERT_NOT_TRUSTED) != 0) {
+    return "device certificate not issued by the client CA (tls_client_ca)";
+  }
+  if ((flags & MBEDTLS_X509_BADCERT_OTHER) != 0) {
+    return "not a device certificate (subject CN must be \"fedstat-device <id>\", a P-256 key)";
+  }
+  if ((flags & (MBEDTLS_X509_BADCERT_EXT_KEY_USAGE | MBEDTLS_X509_BADCERT_KEY_USAGE)) != 0) {
+    return "device certificate not for clientAuth";
+  }
+  if ((flags & (MBEDTLS_X509_BADCERT_EXPIRED | MBEDTLS_X509_BADCERT_FUTURE)) != 0) {
+    return "device certificate expired or not yet valid";
+  }
+  return "device certificate refused (verification flags " + std::to_string(flags) + ")";
+}
+
+// mbedtls_x509_crt_parse of PEM text (with its NUL) or DER.
+int parse_certificates(mbedtls_x509_crt& out, const std::string& text) {
+  return mbedtls_x509_crt_parse(&out, reinterpret_cast<const unsigned char*>(text.c_str()),
+                                text.size() + 1);
+}
+
 }  // namespace
+
+const char* authentication_method_name(AuthenticationMethod method) {
+  switch (method) {
+    case AuthenticationMethod::kPsk:
+      return "psk";
+    case AuthenticationMethod::kPskResumed:
+      return "psk-resumed";
+    case AuthenticationMethod::kCertificate:
+      return "certificate";
+  }
+  return "unknown";
+}
 
 struct TlsServer::Connection {
   enum class State { kHandshake, kOpen, kClosing, kClosed };
@@ -63,6 +106,10 @@ struct TlsServer::Connection {
   std::optional<asio::ip::address> peer;              // the peer's address, when known
   std::optional<PeerAddress> counted_address;         // counted in per_address_ (until released)
   bool counted_identity = false;                      // counted in per_identity_ (until released)
+  // A certificate handshake: the device id from its certificate's CN and its public key, set by
+  // verify_callback (the handshake fails if the chain does not verify).
+  std::optional<std::string> certificate_identity;
+  std::optional<std::array<uint8_t, 65>> certificate_key;
   bool unknown_identity = false;    // the PSK callback found no key: a decoy key stands in
   bool checked_in = false;          // await_check_in: the handler took its first message
   bool charged = false;             // admit_peer was asked for this connection's full handshake
@@ -88,8 +135,52 @@ TlsServer::TlsServer(asio::io_context& io, TlsServerConfig config, FrameHandler&
   mbedtls_entropy_init(&entropy_);
   mbedtls_ctr_drbg_init(&drbg_);
   mbedtls_ssl_config_init(&ssl_config_);
+  mbedtls_x509_crt_init(&own_certificate_);
+  mbedtls_pk_init(&own_key_);
+  mbedtls_x509_crt_init(&client_ca_);
   static constexpr char kPersonalisation[] = "fedstat tls server";
-  if (!config_.lookup_psk) throw std::invalid_argument("TlsServer: lookup_psk is empty");
+  const bool psk = config_.device_authentication != DeviceAuthentication::kCertificate;
+  const bool certificates = config_.device_authentication != DeviceAuthentication::kPsk;
+  auto free_all = [this] {
+    mbedtls_x509_crt_free(&client_ca_);
+    mbedtls_pk_free(&own_key_);
+    mbedtls_x509_crt_free(&own_certificate_);
+    mbedtls_ssl_config_free(&ssl_config_);
+    mbedtls_ctr_drbg_free(&drbg_);
+    mbedtls_entropy_free(&entropy_);
+  };
+  if (psk && !config_.lookup_psk) {
+    free_all();
+    throw std::invalid_argument("TlsServer: lookup_psk is empty");
+  }
+  if (certificates) {
+    if (!config_.certificates) {
+      free_all();
+      throw std::invalid_argument(
+          "TlsServer: device_authentication takes certificates, but no server certificate, key "
+          "and client CA are given");
+    }
+    std::string problem;
+    if (parse_certificates(own_certificate_, config_.certificates->certificate_pem) != 0) {
+      problem = "the server certificate (tls_certificate) is not a PEM or DER X.509 certificate";
+    } else if (mbedtls_pk_parse_key(&own_key_,
+                                    reinterpret_cast<const unsigned char*>(
+                                        config_.certificates->private_key_pem.c_str()),
+                                    config_.certificates->private_key_pem.size() + 1, nullptr,
+                                    0) != 0) {
+      problem = "the server key (tls_private_key) is not a PEM or DER private key";
+    } else if (mbedtls_pk_check_pair(&own_certificate_.pk, &own_key_) != 0) {
+      problem = "the server key (tls_private_key) is not the server certificate's key";
+    } else if (!mbedtls_pk_can_do(&own_key_, MBEDTLS_PK_ECDSA)) {
+      problem = "the server key must be an ECDSA P-256 key (fedstat-ca server-cert)";
+    } else if (parse_certificates(client_ca_, config_.certificates->client_ca_pem) != 0) {
+      problem = "the client CA (tls_client_ca) is not a PEM or DER X.509 certificate";
+    }
+    if (!problem.empty()) {
+      free_all();
+      throw std::invalid_argument("TlsServer: " + problem);
+    }
+  }
   int rc = mbedtls_ctr_drbg_seed(&drbg_, mbedtls_entropy_func, &entropy_,
                                  reinterpret_cast<const unsigned char*>(kPersonalisation),
                                  sizeof(kPersonalisation) - 1);
@@ -97,15 +188,24 @@ TlsServer::TlsServer(asio::io_context& io, TlsServerConfig config, FrameHandler&
     rc = mbedtls_ssl_config_defaults(&ssl_config_, MBEDTLS_SSL_IS_SERVER,
                                      MBEDTLS_SSL_TRANSPORT_STREAM, MBEDTLS_SSL_PRESET_DEFAULT);
   }
+  if (rc == 0 && certificates) {
+    rc = mbedtls_ssl_conf_own_cert(&ssl_config_, &own_certificate_, &own_key_);
+  }
   if (rc != 0) {
-    mbedtls_ssl_config_free(&ssl_config_);
-    mbedtls_ctr_drbg_free(&drbg_);
-    mbedtls_entropy_free(&entropy_);
+    free_all();
     throw std::runtime_error("TlsServer: mbedTLS setup failed: " + mbedtls_text(rc));
   }
   tls::pin_psk_profile(ssl_config_, drbg_);
-  mbedtls_ssl_conf_psk_cb(&ssl_config_, &TlsServer::psk_callback, this);
-  if (sessions_.enabled()) {
+  if (certificates) {
+    mbedtls_ssl_conf_ciphersuites(&ssl_config_, psk ? kEitherSuites : kCertificateSuites);
+    mbedtls_ssl_conf_ca_chain(&ssl_config_, &client_ca_, nullptr);
+    // Required for the certificate suite; the PSK suite asks for no certificate whatever this
+    // says (mbedTLS sends a CertificateRequest only for suites that use certificates).
+    mbedtls_ssl_conf_authmode(&ssl_config_, MBEDTLS_SSL_VERIFY_REQUIRED);
+    mbedtls_ssl_conf_verify(&ssl_config_, &TlsServer::verify_callback, this);
+  }
+  if (psk) mbedtls_ssl_conf_psk_cb(&ssl_config_, &TlsServer::psk_callback, this);
+  if (psk && sessions_.enabled()) {  // PSK sessions only: see "Certificates" in the header
     mbedtls_ssl_conf_session_cache(&ssl_config_, this, &TlsServer::get_session_callback,
                                    &TlsServer::set_session_callback);
   }
@@ -122,6 +222,9 @@ TlsServer::~TlsServer() {
   for (auto& entry : lingering_) all.push_back(entry.second);
   for (auto& connection : all) finish(connection);  // no callbacks from a destructor
   mbedtls_ssl_config_free(&ssl_config_);
+  mbedtls_x509_crt_free(&client_ca_);
+  mbedtls_pk_free(&own_key_);
+  mbedtls_x509_crt_free(&own_certificate_);
   mbedtls_ctr_drbg_free(&drbg_);
   mbedtls_entropy_free(&entropy_);
 }
@@ -177,6 +280,41 @@ int TlsServer::psk_callback(void* server, mbedtls_ssl_context* ssl, const unsign
   return rc;
 }
 
+// mbedTLS's f_vrfy for a device certificate chain, once per certificate (the device's at depth 0,
+// after mbedTLS's own checks set `flags`): the device's must name a device id and carry a P-256
+// key; the identity and key are kept for on_open.
+int TlsServer::verify_callback(void* server, mbedtls_x509_crt* certificate, int depth,
+                               uint32_t* flags) {
+  auto* self = static_cast<TlsServer*>(server);
+  if (depth != 0 || self->handshaking_ == nullptr) return 0;
+  Connection& c = *self->handshaking_;
+  c.certificate_identity.reset();
+  c.certificate_key.reset();
+  std::optional<uint32_t> id;
+  for (const mbedtls_x509_name* name = &certificate->subject; name != nullptr; name = name->next) {
+    if (MBEDTLS_OID_CMP(MBEDTLS_OID_AT_CN, &name->oid) == 0) {
+      id = host::device_id_of_common_name(
+          std::string(reinterpret_cast<const char*>(name->val.p), name->val.len));
+      break;
+    }
+  }
+  std::array<uint8_t, 65> key{};
+  size_t key_length = 0;
+  const bool p256 = mbedtls_pk_can_do(&certificate->pk, MBEDTLS_PK_ECKEY) &&
+                    mbedtls_pk_ec(certificate->pk)->grp.id == MBEDTLS_ECP_DP_SECP256R1 &&
+                    mbedtls_ecp_point_write_binary(
+                        &mbedtls_pk_ec(certificate->pk)->grp, &mbedtls_pk_ec(certificate->pk)->Q,
+                        MBEDTLS_ECP_PF_UNCOMPRESSED, &key_length, key.data(), key.size()) == 0 &&
+                    key_length == key.size();
+  if (!id || !p256) {
+    *flags |= MBEDTLS_X509_BADCERT_OTHER;  // mbedTLS answers access_denied
+    return 0;
+  }
+  c.certificate_identity = std::to_string(*id);
+  c.certificate_key = key;
+  return 0;
+}
+
 // mbedTLS's f_get_cache: the client offered session->id. 0 (and the session loaded) resumes it.
 int TlsServer::get_session_callback(void* server, mbedtls_ssl_session* session) {
   auto* self = static_cast<TlsServer*>(server);
@@ -208,6 +346,7 @@ TlsServerStats TlsServer::stats() const {
   TlsServerStats stats;
   stats.full_handshakes = full_handshakes_;
   stats.resumed_handshakes = resumed_handshakes_;
+  stats.certificate_handshakes = certificate_handshakes_;
   stats.cached_sessions = sessions_.size();
   stats.refused_peers = refused_peers_;
   stats.refused_full = refused_full_;
@@ -453,17 +592,32 @@ void TlsServer::advance_handshake(const ConnectionPtr& connection) {
   if (rc != 0) {
     // The alert (sent) is a wrong key's either way; the log says which it was. The socket is
     // closed as soon as the alert is written: no wait for the peer's end of stream.
-    drop(
-        connection,
-        "TLS handshake failed: " +
-            (connection->unknown_identity ? std::string("unknown PSK identity") : mbedtls_text(rc)),
-        Ending::kAfterFlush);
+    std::string why = mbedtls_text(rc);
+    Ending ending = Ending::kAfterFlush;
+    if (connection->unknown_identity) {
+      why = "unknown PSK identity";
+    } else if (rc == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED) {
+      why = certificate_refusal(mbedtls_ssl_get_verify_result(&ssl));
+      // Refused at the device's Certificate, with the rest of its flight still arriving: a
+      // close now would reset the connection and the device would never read why. Linger
+      // (bounded by kClosingMs) so it reads the alert.
+      ending = Ending::kLinger;
+    }
+    drop(connection, "TLS handshake failed: " + why, ending);
     return;
   }
-  if (full) {
+  PeerAuthentication authentication;
+  if (connection->certificate_identity && connection->certificate_key) {
+    connection->identity = *connection->certificate_identity;
+    authentication.method = AuthenticationMethod::kCertificate;
+    authentication.certificate_key = connection->certificate_key;
+    ++full_handshakes_;
+    ++certificate_handshakes_;
+  } else if (full) {
     ++full_handshakes_;
   } else if (!connection->resumed_identity.empty()) {
     connection->identity = connection->resumed_identity;
+    authentication.method = AuthenticationMethod::kPskResumed;
     ++resumed_handshakes_;
   } else {
     drop(connection, "TLS handshake ended without an identity", Ending::kNow);
@@ -478,6 +632,8 @@ void TlsServer::advance_handshake(const ConnectionPtr& connection) {
     connection->deadline = Clock::now() + std::chrono::milliseconds(config_.idle_timeout_ms);
     arm_timer(connection);  // the idle deadline may come before the handshake's
   }  // else its deadline stays the handshake's: accept + handshake_timeout_ms
+  handler_.on_authenticated(connection->id, authentication);
+  if (connection->state != Connection::State::kOpen) return;  // the handler closed it
   handler_.on_open(connection->id, connection->identity);
   read_frames(connection);  // application data may have come with the client's Finished
 }

@@ -1,5 +1,6 @@
 // TlsServer: the server's listener — TCP via standalone Asio (one io_context, async I/O only),
-// TLS 1.2 with pre-shared keys from mbedTLS over per-connection memory buffers, carrying
+// TLS 1.2 with pre-shared keys (and, when configured, X.509 certificates: below) from mbedTLS over
+// per-connection memory buffers, carrying
 // length-delimited Envelope frames (sdk/wire/envelope_codec.h) to a FrameHandler.
 //
 // Security: TLS 1.2 exactly and the device's pinned suite (sdk/tls/tls_channel.h:
@@ -10,6 +11,20 @@
 // a random key (RFC 4279 §2), so no network observer learns which identities it knows; its
 // on_close reason (and so the server's log) says which it was ("TLS handshake failed: unknown PSK
 // identity").
+// Certificates (issue 42, mutual TLS): with TlsServerConfig::certificates and
+// device_authentication kCertificate or kEither, the server also offers (kCertificate: only)
+// TLS-ECDHE-ECDSA-WITH-CHACHA20-POLY1305-SHA256 (the device's TlsCertificateChannel,
+// sdk/tls/tls_certificate_channel.h) on the same port, presents its certificate and requires the
+// device's (MBEDTLS_SSL_VERIFY_REQUIRED): it must chain to client_ca_pem, allow clientAuth and be
+// a device certificate, subject CN "fedstat-device <id>" (fedstat-ca issue/sign); the identity is
+// that id, written as a PSK identity is (decimal), so per-identity caps, revoke() and the rounds
+// treat both kinds alike. A refused certificate fails the handshake with mbedTLS's alert
+// (unknown_ca, access_denied for a certificate that is not a device's, unsupported_certificate),
+// and on_close says why ("TLS handshake failed: device certificate ..."). on_authenticated tells
+// the handler how the device authenticated and, for a certificate, its public key (the rounds
+// tie it to the device's SecAggKeys certificate). Certificate sessions are not cached: every
+// certificate connection is a full handshake (resumption would restore a session whose
+// certificate the cache cannot re-check; devices that need cheap reconnects use PSK).
 //
 // Threads: every FrameHandler call happens on the io_context's thread, and every TlsServer method
 // must be called on that thread too (asio::post to it from elsewhere). Nothing is locked.
@@ -60,27 +75,29 @@
 // lasts (it ends as time-outs close connections).
 // Closing: a connection dropped with output still unsent lets it out before its socket closes,
 // with its TLS context already freed. After a failed handshake the alert is written and the socket
-// closed at once (no wait for the peer); after close() or a malformed frame, its last frames are
-// written, its half of the stream ended, and the peer's end awaited. Either way at most
-// min(handshake_timeout_ms, kClosingMs), and counted in the caps meanwhile (see Slots).
-// A connection is closed when: its handshake fails or takes longer than handshake_timeout_ms; it
-// sends nothing for idle_timeout_ms; it sends a malformed or oversized frame (the reason is
-// decode_frame's message); its unsent output exceeds max_pending_output_bytes (a slow reader never
-// holds up others); it closes; close(id), revoke() or stop() is called. keep_open(id, ms) moves the
-// idle deadline of an open connection to at least ms from now: the rounds call it for a device that
-// is waiting on the server (for the next phase or its outcome), however long idle_timeout_ms is.
-// close() and stop() also call on_close. send() and close() on an unknown or closed id do nothing
-// (the peer may just have gone).
+// closed at once (no wait for the peer) — except a refused device certificate, which lingers as
+// below so the device, still sending its flight, reads the alert instead of a reset; after close()
+// or a malformed frame, its last frames are written, its half of the stream ended, and the peer's
+// end awaited. Either way at most min(handshake_timeout_ms, kClosingMs), and counted in the caps
+// meanwhile (see Slots). A connection is closed when: its handshake fails or takes longer than
+// handshake_timeout_ms; it sends nothing for idle_timeout_ms; it sends a malformed or oversized
+// frame (the reason is decode_frame's message); its unsent output exceeds max_pending_output_bytes
+// (a slow reader never holds up others); it closes; close(id), revoke() or stop() is called.
+// keep_open(id, ms) moves the idle deadline of an open connection to at least ms from now: the
+// rounds call it for a device that is waiting on the server (for the next phase or its outcome),
+// however long idle_timeout_ms is. close() and stop() also call on_close. send() and close() on an
+// unknown or closed id do nothing (the peer may just have gone).
 //
 // Memory per connection (at most max_connections, closing ones included): a Connection (the
 // mbedTLS ssl context plus ~16.7 KiB in and out record buffers that mbedTLS allocates — freed once
 // it is closing —, a receive chunk of 4 KiB, a plaintext frame buffer of wire::kMaxFrameBytes)
 // plus its pending output, at most max_pending_output_bytes; and the session cache,
-// sessions.max_entries × about 420 bytes; per address with a connection (capped) and per open
-// identity, a map node (about 100 bytes each), and per connection not checked in or closing a set
-// node or two (about 40 bytes each).
-// Destroy a TlsServer only after its io_context has stopped running handlers that may refer to it
-// (stop(), then let run() return). Paper: none (transport for all tasks).
+// sessions.max_entries × about 420 bytes; with certificates, the parsed server certificate, key
+// and client CA once (a few KiB) and, during a certificate handshake, the device's certificate; per
+// address with a connection (capped) and per open identity, a map node (about 100 bytes each), and
+// per connection not checked in or closing a set node or two (about 40 bytes each). Destroy a
+// TlsServer only after its io_context has stopped running handlers that may refer to it (stop(),
+// then let run() return). Paper: none (transport for all tasks).
 #ifndef FEDSTAT_HOST_SERVER_NET_TLS_SERVER_H_
 #define FEDSTAT_HOST_SERVER_NET_TLS_SERVER_H_
 
@@ -100,7 +117,9 @@
 #include "host_server/net/tls_session_cache.h"
 #include "mbedtls/ctr_drbg.h"
 #include "mbedtls/entropy.h"
+#include "mbedtls/pk.h"
 #include "mbedtls/ssl.h"
+#include "mbedtls/x509_crt.h"
 #include "sdk/wire/envelope_codec.h"
 
 namespace fedstat {
@@ -108,17 +127,49 @@ namespace net {
 
 using ConnectionId = uint64_t;
 
+// How a device proved its identity (issue 42): a pre-shared key in a full handshake, a resumed
+// PSK session, or an X.509 certificate from the client CA (mutual TLS).
+enum class AuthenticationMethod { kPsk, kPskResumed, kCertificate };
+// "psk", "psk-resumed", "certificate" (logs, the status page).
+const char* authentication_method_name(AuthenticationMethod method);
+
+struct PeerAuthentication {
+  AuthenticationMethod method = AuthenticationMethod::kPsk;
+  // kCertificate: the certificate's P-256 public key (SEC1 uncompressed), which the rounds
+  // compare with the key of the compact certificate in the device's SecAggKeys.
+  std::optional<std::array<uint8_t, 65>> certificate_key;
+};
+
 class FrameHandler {
  public:
   virtual ~FrameHandler() = default;
+  // How the connection's device authenticated: called once, just before on_open.
+  virtual void on_authenticated(ConnectionId, const PeerAuthentication&) {}
   virtual void on_open(ConnectionId, const std::string& identity) = 0;  // after a handshake
   virtual void on_frame(ConnectionId, const wire::Envelope&) = 0;
   virtual void on_close(ConnectionId, const std::string& reason) = 0;
 };
 
+// Which devices' credentials the listener takes (TlsServerConfig::device_authentication).
+enum class DeviceAuthentication {
+  kPsk,          // TLS-ECDHE-PSK only (no certificates configured)
+  kCertificate,  // mutual TLS only: the PSK suite is not offered
+  kEither,       // both suites on the same port
+};
+
+// The server's certificate and key, and the CA that issues device certificates (PEM text).
+struct TlsCertificates {
+  std::string certificate_pem;  // the server's certificate (fedstat-ca server-cert)
+  std::string private_key_pem;  // its private key
+  std::string client_ca_pem;    // the fleet CA certificate (fedstat-ca init: ca.crt)
+};
+
 struct TlsServerConfig {
   std::string address = "127.0.0.1";
   uint16_t port = 0;  // 0: an ephemeral port, see TlsServer::port()
+  // kPsk and kEither need lookup_psk; kCertificate and kEither need certificates.
+  DeviceAuthentication device_authentication = DeviceAuthentication::kPsk;
+  std::optional<TlsCertificates> certificates;
   // The 32-byte PSK of a PSK identity (a decimal device id), or nullopt to refuse it.
   std::function<std::optional<std::array<uint8_t, 32>>(const std::string& identity)> lookup_psk;
   uint32_t handshake_timeout_ms = 10000;
@@ -148,8 +199,9 @@ struct TlsServerConfig {
 
 // Handshakes completed since start, and the sessions held for resumption.
 struct TlsServerStats {
-  uint64_t full_handshakes = 0;
-  uint64_t resumed_handshakes = 0;
+  uint64_t full_handshakes = 0;         // PSK and certificate
+  uint64_t resumed_handshakes = 0;      // PSK sessions resumed
+  uint64_t certificate_handshakes = 0;  // of full_handshakes: mutual TLS with certificates
   size_t cached_sessions = 0;
   uint64_t refused_peers = 0;  // connections dropped before their handshake: admit_peer refused
   uint64_t refused_full = 0;   // closed at accept: max_connections held, every one checked in
@@ -168,7 +220,9 @@ class TlsServer {
   // A closing connection's socket is closed after at most min(handshake_timeout_ms, this).
   static constexpr uint32_t kClosingMs = 1000;
 
-  // Throws std::runtime_error if mbedTLS cannot be set up or lookup_psk is empty.
+  // Throws std::invalid_argument if lookup_psk is empty where device_authentication needs it,
+  // or certificates are missing or do not parse (the message says which, and that the key is
+  // not the certificate's); std::runtime_error if mbedTLS cannot be set up.
   TlsServer(asio::io_context& io, TlsServerConfig config, FrameHandler& handler);
   ~TlsServer();
   TlsServer(const TlsServer&) = delete;
@@ -205,6 +259,8 @@ class TlsServer {
   static int bio_receive(void* connection, unsigned char* out, size_t length);
   static int psk_callback(void* server, mbedtls_ssl_context* ssl, const unsigned char* identity,
                           size_t identity_length);
+  static int verify_callback(void* server, mbedtls_x509_crt* certificate, int depth,
+                             uint32_t* flags);
   static int get_session_callback(void* server, mbedtls_ssl_session* session);
   static int set_session_callback(void* server, const mbedtls_ssl_session* session);
 
@@ -250,6 +306,9 @@ class TlsServer {
   mbedtls_entropy_context entropy_;
   mbedtls_ctr_drbg_context drbg_;
   mbedtls_ssl_config ssl_config_;
+  mbedtls_x509_crt own_certificate_;
+  mbedtls_pk_context own_key_;
+  mbedtls_x509_crt client_ca_;
   uint16_t port_ = 0;
   bool stopped_ = false;
   ConnectionId next_id_ = 1;
@@ -257,6 +316,7 @@ class TlsServer {
   TlsSessionCache sessions_;
   uint64_t full_handshakes_ = 0;
   uint64_t resumed_handshakes_ = 0;
+  uint64_t certificate_handshakes_ = 0;
   uint64_t refused_peers_ = 0;
   uint64_t refused_full_ = 0, refused_per_address_ = 0, replaced_per_identity_ = 0;
   uint64_t evicted_full_ = 0, evicted_per_address_ = 0;

@@ -1,5 +1,6 @@
 #include "host_server/rounds/coordinator.h"
 
+#include <algorithm>
 #include <iterator>
 #include <stdexcept>
 
@@ -156,9 +157,19 @@ const TaskRound* Coordinator::round(uint32_t task_id) const {
   return it == rounds_.end() ? nullptr : it->second.get();
 }
 
+void Coordinator::on_certificate(ConnectionId connection, const std::array<uint8_t, 65>& key) {
+  certified_[connection] = key;
+}
+
 void Coordinator::on_open(ConnectionId connection, const std::string& identity) {
   // 0 (no device) when the identity names none; such a connection is refused at its hello.
-  connections_[connection] = Connection{parse_device_identity(identity).value_or(0), 0};
+  Connection c{parse_device_identity(identity).value_or(0), 0, std::nullopt};
+  const auto certified = certified_.find(connection);
+  if (certified != certified_.end()) {
+    c.certificate_key = certified->second;
+    certified_.erase(certified);
+  }
+  connections_[connection] = c;
 }
 
 void Coordinator::refuse(ConnectionId connection, const Refusal& refusal) {
@@ -208,6 +219,20 @@ void Coordinator::on_frame(ConnectionId connection, const fedstat_v1_Envelope& e
                                      ", this connection is for task " + std::to_string(c.task)));
     }
     return;
+  }
+  if (e.which_body == fedstat_v1_Envelope_secagg_keys_tag && c.certificate_key &&
+      e.body.secagg_keys.has_certificate) {
+    const auto& key = e.body.secagg_keys.certificate.public_key;
+    if (key.size != c.certificate_key->size() ||
+        !std::equal(c.certificate_key->begin(), c.certificate_key->end(), key.bytes)) {
+      Refusal r = refused(StatusCode::kPermissionDenied,
+                          "SecAggKeys: its certificate's key is not the key of this connection's "
+                          "TLS certificate (a device's compact and X.509 certificates must be for "
+                          "one key pair: fedstat-ca issue/sign writes both)");
+      r.close = true;
+      refuse(connection, r);
+      return;
+    }
   }
   auto refusal = rounds_.at(c.task)->on_message(c.client, e, now_);
   if (refusal) refuse(connection, *refusal);
@@ -340,6 +365,7 @@ void Coordinator::bind(uint32_t task, uint64_t client, ConnectionId connection) 
 }
 
 void Coordinator::on_close(ConnectionId connection, const std::string& reason) {
+  certified_.erase(connection);  // closed before it opened
   auto it = connections_.find(connection);
   if (it == connections_.end()) return;
   const Connection c = it->second;

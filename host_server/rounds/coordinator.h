@@ -38,10 +38,12 @@
 #ifndef FEDSTAT_HOST_ROUNDS_COORDINATOR_H_
 #define FEDSTAT_HOST_ROUNDS_COORDINATOR_H_
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -74,6 +76,12 @@ class Coordinator {
   Coordinator(Store& store, Outbox& outbox, std::vector<TaskSpec> tasks, uint64_t now,
               uint32_t check_ins_per_minute = kDefaultCheckInsPerMinute);
 
+  // Called before on_open for a device that authenticated with an X.509 certificate (mutual
+  // TLS, net/tls_server.h): its certificate's P-256 key (SEC1 uncompressed). That device's
+  // SecAggKeys must then carry a compact certificate for the same key: one whose key differs
+  // is refused (kPermissionDenied, the connection closed), so the TLS peer and the
+  // secure-aggregation identity are one key pair.
+  void on_certificate(ConnectionId connection, const std::array<uint8_t, 65>& key);
   void on_open(ConnectionId connection, const std::string& identity);
   void on_frame(ConnectionId connection, const fedstat_v1_Envelope& envelope);
   void on_close(ConnectionId connection, const std::string& reason);
@@ -94,9 +102,12 @@ class Coordinator {
 
  private:
   struct Connection {
-    uint64_t client = 0;  // 0: the identity was not a device id
-    uint32_t task = 0;    // 0: no hello accepted yet
+    uint64_t client = 0;                                     // 0: the identity was not a device id
+    uint32_t task = 0;                                       // 0: no hello accepted yet
+    std::optional<std::array<uint8_t, 65>> certificate_key;  // mutual TLS: see on_certificate
   };
+  // on_certificate's keys for connections not yet open.
+  std::map<ConnectionId, std::array<uint8_t, 65>> certified_;
   void on_hello(ConnectionId connection, Connection& c, const fedstat_v1_Envelope& e);
   void refuse(ConnectionId connection, const Refusal& refusal);
   // A device bound to an unfinished round waits on the server between its messages: its

@@ -113,7 +113,17 @@ namespace {
 
 // One task: check-ins until one ends with a task outcome (or max_sessions found none), with a
 // Client of its own drawing from the task's stream.
-DeviceTaskReport run_one_task(const DeviceSetup& setup, tls::TlsPskChannel& channel, uint32_t index,
+// The device's channel: PSK (resumable, kept by the caller across calls) or certificates.
+struct DeviceChannels {
+  tls::TlsPskChannel* psk = nullptr;
+  tls::TlsCertificateChannel* certificate = nullptr;
+};
+
+ByteSpan pem_span(const std::string& pem) {  // with its NUL, as mbedTLS wants
+  return ByteSpan(reinterpret_cast<const uint8_t*>(pem.c_str()), pem.size() + 1);
+}
+
+DeviceTaskReport run_one_task(const DeviceSetup& setup, DeviceChannels channels, uint32_t index,
                               privacy::BudgetLedger& ledger, Span<uint64_t> memory,
                               EmulatedData& app_data, const std::string& round_blob,
                               DeviceReport& report) {
@@ -152,10 +162,24 @@ DeviceTaskReport run_one_task(const DeviceSetup& setup, tls::TlsPskChannel& chan
   const std::string identity = std::to_string(setup.id);
   for (uint32_t session = 0; session < setup.max_sessions; ++session) {
     ++report.sessions;
-    const Status connected = channel.connect(
-        setup.endpoint.c_str(),
-        ByteSpan(reinterpret_cast<const uint8_t*>(identity.data()), identity.size()),
-        ByteSpan(setup.psk.data(), setup.psk.size()), 10000);
+    Status connected;
+    client::FrameChannel* link = nullptr;
+    bool resumed = false;
+    if (channels.certificate != nullptr) {
+      connected = channels.certificate->connect(
+          setup.endpoint.c_str(), setup.tls_server_name.c_str(), pem_span(*setup.tls_ca),
+          pem_span(*setup.tls_certificate),
+          ByteSpan(setup.tls_key->private_key, sizeof(setup.tls_key->private_key)), 10000);
+      link = channels.certificate;
+    } else {
+      connected = channels.psk->connect(
+          setup.endpoint.c_str(),
+          ByteSpan(reinterpret_cast<const uint8_t*>(identity.data()), identity.size()),
+          ByteSpan(setup.psk.data(), setup.psk.size()), 10000);
+      resumed = channels.psk->resumed();
+      link = channels.psk;
+    }
+    client::FrameChannel& channel = *link;
     if (!connected.ok()) {
       task.outcome = "error";
       task.detail = "could not connect to " + setup.endpoint + ": " + connected.message();
@@ -167,7 +191,7 @@ DeviceTaskReport run_one_task(const DeviceSetup& setup, tls::TlsPskChannel& chan
       std::this_thread::sleep_for(std::chrono::milliseconds(retry_millis));
       continue;
     }
-    if (channel.resumed()) ++report.resumed;
+    if (resumed) ++report.resumed;
     DroppingChannel dropping(channel, drop_before);
     const uint32_t resuming = client.pending_report_task();
     const Result<client::SessionOutcome> outcome = client.run_session(dropping);
@@ -241,11 +265,23 @@ DeviceReport run_emulated_device(const DeviceSetup& setup, EmulatedClient& data)
   EmulatedData app_data(data);
   // Heap, not the device thread's small stack (~3 KiB).
   std::unique_ptr<tls::TlsPskChannel> own_channel;
-  if (setup.channel == nullptr) own_channel = std::make_unique<tls::TlsPskChannel>();
-  tls::TlsPskChannel& channel = setup.channel != nullptr ? *setup.channel : *own_channel;
+  std::unique_ptr<tls::TlsCertificateChannel> certificate_channel;
+  DeviceChannels channels;
+  if (setup.tls_certificate != nullptr) {
+    if (setup.tls_ca == nullptr || setup.tls_key == nullptr || setup.tls_server_name.empty()) {
+      throw std::runtime_error("device " + std::to_string(setup.id) +
+                               ": a certificate needs the CA certificate, the key and the "
+                               "server name");
+    }
+    certificate_channel = std::make_unique<tls::TlsCertificateChannel>();
+    channels.certificate = certificate_channel.get();
+  } else {
+    if (setup.channel == nullptr) own_channel = std::make_unique<tls::TlsPskChannel>();
+    channels.psk = setup.channel != nullptr ? setup.channel : own_channel.get();
+  }
   for (uint32_t index = 0; index < std::max<uint32_t>(1, setup.tasks); ++index) {
     const DeviceTaskReport task =
-        run_one_task(setup, channel, index, ledger, memory, app_data, round_blob, report);
+        run_one_task(setup, channels, index, ledger, memory, app_data, round_blob, report);
     report.tasks.push_back(task);
     report.task_id = task.task_id;
     report.outcome = task.outcome;

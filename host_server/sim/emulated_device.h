@@ -1,12 +1,12 @@
 // An emulated device for fedstat-sim and the emulation tests: a real `Client` (sdk/client) with
 // its own histogram, examples or heterogeneity vector (EmulatedClient, the app's ClientData),
 // privacy ledger (platform storage, blob "ledger-<id>") and random source, talking to a real
-// fedstat-server over real TLS-PSK (sdk/tls) on loopback. It takes part in `tasks` tasks one after
-// the other (the stages of a chained task), a fresh Client per task over the same ledger. It may
-// drop out of a task's round on purpose: just before it would send its first message of a chosen
-// kind (its keys, its shares, its masked input, its consistency signature, its reveals, or its
-// report), it closes the
-// connection — and then checks in for its next task, if any.
+// fedstat-server over real TLS-PSK (sdk/tls) on loopback, or mutual TLS with certificates. It takes
+// part in `tasks` tasks one after the other (the stages of a chained task), a fresh Client per task
+// over the same ledger. It may drop out of a task's round on purpose: just before it would send its
+// first message of a chosen kind (its keys, its shares, its masked input, its consistency
+// signature, its reveals, or its report), it closes the connection — and then checks in for its
+// next task, if any.
 //
 // Randomness: with a seed, device `id` draws everything (noise, secure-aggregation keys) for its
 // k-th task from SeededStream(seed, id + k·2^32), so its contribution can be recomputed in-process
@@ -29,6 +29,7 @@
 #include "sdk/client/client_data.h"
 #include "sdk/client/task_policy.h"
 #include "sdk/credential/device_credential.h"
+#include "sdk/tls/tls_certificate_channel.h"
 #include "sdk/tls/tls_channel.h"
 
 namespace fedstat {
@@ -85,6 +86,14 @@ struct DeviceSetup {
   // The device's credential (ClientConfig::credential; fedstat-sim --credentials): it then takes
   // part in signed DIST sessions only. Null: none. Kept alive by the caller.
   const credential::DeviceCredential* credential = nullptr;
+  // Mutual TLS (fedstat-sim --tls-certificates): the device connects with its X.509 certificate
+  // (PEM, from fedstat-ca issue's fleet.crt) and the private key of `tls_key` (its credential:
+  // the certificate is for that key), checking the server's certificate against `tls_ca` (ca.crt)
+  // and `tls_server_name`. Null: the PSK channel with `psk`. Kept alive by the caller.
+  const std::string* tls_certificate = nullptr;
+  const std::string* tls_ca = nullptr;
+  const credential::DeviceCredential* tls_key = nullptr;
+  std::string tls_server_name;
 };
 
 struct DeviceTaskReport {

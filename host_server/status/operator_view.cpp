@@ -123,6 +123,15 @@ void TallyingStore::fold(uint32_t task_id, uint64_t client_id, EventKind kind,
   }
 }
 
+void ConnectionCounter::on_authenticated(net::ConnectionId id, const net::PeerAuthentication& how) {
+  if (how.method == net::AuthenticationMethod::kCertificate) {
+    ++by_certificate_;
+  } else {
+    ++by_psk_;
+  }
+  inner_.on_authenticated(id, how);
+}
+
 void ConnectionCounter::on_open(net::ConnectionId id, const std::string& identity) {
   open_.insert(id);
   ++opened_;
@@ -240,6 +249,8 @@ ServerStatus OperatorView::snapshot(const Coordinator* coordinator, uint64_t now
   s.connections_open = counter_.open();
   s.connections_total = counter_.opened();
   s.handshake_failures = counter_.never_opened();
+  s.psk_connections = counter_.by_psk();
+  s.certificate_connections = counter_.by_certificate();
   if (tls_stats_) {
     const net::TlsServerStats tls = tls_stats_();
     s.resumed_handshakes = tls.resumed_handshakes;

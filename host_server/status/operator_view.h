@@ -107,6 +107,7 @@ class TallyingStore final : public Store {
 class ConnectionCounter final : public net::FrameHandler {
  public:
   explicit ConnectionCounter(net::FrameHandler& inner) : inner_(inner) {}
+  void on_authenticated(net::ConnectionId id, const net::PeerAuthentication& how) override;
   void on_open(net::ConnectionId id, const std::string& identity) override;
   void on_frame(net::ConnectionId id, const wire::Envelope& message) override;
   void on_close(net::ConnectionId id, const std::string& reason) override;
@@ -116,11 +117,15 @@ class ConnectionCounter final : public net::FrameHandler {
   uint64_t never_opened() const { return never_opened_; }
   uint64_t check_ins() const { return check_ins_; }
   uint64_t frames() const { return frames_; }
+  // Completed handshakes by how the device authenticated (net::AuthenticationMethod).
+  uint64_t by_psk() const { return by_psk_; }
+  uint64_t by_certificate() const { return by_certificate_; }
 
  private:
   net::FrameHandler& inner_;
   std::unordered_set<net::ConnectionId> open_;
   uint64_t opened_ = 0, never_opened_ = 0, check_ins_ = 0, frames_ = 0;
+  uint64_t by_psk_ = 0, by_certificate_ = 0;  // PSK: full or resumed
 };
 
 class OperatorView {

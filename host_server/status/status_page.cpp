@@ -265,6 +265,8 @@ std::string render_status_html(const ServerStatus& s) {
   row("refused handshakes since start", "handshake-failures", std::to_string(s.handshake_failures));
   row("resumed TLS handshakes since start", "resumed-handshakes",
       std::to_string(s.resumed_handshakes));
+  row("devices authenticated since start (pre-shared key, certificate)", "device-authentication",
+      std::to_string(s.psk_connections) + ", " + std::to_string(s.certificate_connections));
   row("connections refused by the per-address limit", "refused-peers",
       std::to_string(s.refused_peers));
   row("connections refused at accept (max_connections, per address)", "refused-at-accept",
@@ -423,6 +425,14 @@ std::string render_metrics(const ServerStatus& s) {
          "Completed handshakes that resumed a TLS session (no key exchange), since the process "
          "started.",
          s.resumed_handshakes);
+  scalar("fedstat_connections_psk_total", "counter",
+         "Completed handshakes in which the device authenticated with its pre-shared key (full "
+         "or resumed), since the process started.",
+         s.psk_connections);
+  scalar("fedstat_connections_certificate_total", "counter",
+         "Completed handshakes in which the device authenticated with an X.509 certificate "
+         "(mutual TLS), since the process started.",
+         s.certificate_connections);
   scalar("fedstat_connections_rate_limited_total", "counter",
          "Connections dropped before the server's key pair because their address (an IPv6 /64) "
          "made more "

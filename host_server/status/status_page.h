@@ -74,24 +74,26 @@ struct TaskStatus {
 struct ServerStatus {
   std::string version;
   uint64_t now_unix_seconds = 0, started_unix_seconds = 0;
-  size_t connections_open = 0;          // TLS connections past the handshake, not closed
-  uint64_t connections_total = 0;       // ... since this process started
-  uint64_t handshake_failures = 0;      // connections closed in or for their handshake
-  uint64_t resumed_handshakes = 0;      // of the completed ones, resumed TLS sessions
-  uint64_t refused_peers = 0;           // connections dropped by the per-address handshake limit
-  size_t tls_sessions_held = 0;         // sessions the listener holds for resumption
-  uint64_t refused_full = 0;            // closed at accept: max_connections held, all checked in
-  uint64_t refused_per_address = 0;     // likewise for max_connections_per_address
-  uint64_t evicted_full = 0;            // not checked in, closed for a newcomer (max_connections)
-  uint64_t evicted_per_address = 0;     // likewise at max_connections_per_address
-  uint64_t replaced_per_identity = 0;   // closed for a newer one: max_connections_per_identity
-  uint64_t not_checked_in = 0;          // closed: no ClientHello within handshake_timeout_ms
-  uint64_t revoked = 0;                 // closed: their credential was removed (SIGHUP reload)
-  uint64_t checkins_total = 0;          // ClientHello frames received (refused ones too)
-  uint64_t frames_received = 0;         // every frame from a device
-  uint64_t device_messages_stored = 0;  // accepted device messages in the store (all time)
-  uint64_t reports_stored = 0;          // of which contributions: Report and SecAggMaskedChunk
-  std::vector<TaskStatus> tasks;        // ascending id
+  size_t connections_open = 0;           // TLS connections past the handshake, not closed
+  uint64_t connections_total = 0;        // ... since this process started
+  uint64_t handshake_failures = 0;       // connections closed in or for their handshake
+  uint64_t resumed_handshakes = 0;       // of the completed ones, resumed TLS sessions
+  uint64_t psk_connections = 0;          // of the completed ones, devices that used their PSK
+  uint64_t certificate_connections = 0;  // ... and devices with an X.509 certificate (mTLS)
+  uint64_t refused_peers = 0;            // connections dropped by the per-address handshake limit
+  size_t tls_sessions_held = 0;          // sessions the listener holds for resumption
+  uint64_t refused_full = 0;             // closed at accept: max_connections held, all checked in
+  uint64_t refused_per_address = 0;      // likewise for max_connections_per_address
+  uint64_t evicted_full = 0;             // not checked in, closed for a newcomer (max_connections)
+  uint64_t evicted_per_address = 0;      // likewise at max_connections_per_address
+  uint64_t replaced_per_identity = 0;    // closed for a newer one: max_connections_per_identity
+  uint64_t not_checked_in = 0;           // closed: no ClientHello within handshake_timeout_ms
+  uint64_t revoked = 0;                  // closed: their credential was removed (SIGHUP reload)
+  uint64_t checkins_total = 0;           // ClientHello frames received (refused ones too)
+  uint64_t frames_received = 0;          // every frame from a device
+  uint64_t device_messages_stored = 0;   // accepted device messages in the store (all time)
+  uint64_t reports_stored = 0;           // of which contributions: Report and SecAggMaskedChunk
+  std::vector<TaskStatus> tasks;         // ascending id
 };
 
 // A TaskReply.reason (ErrorAction, as the wire's number) as the status page and /metrics name

@@ -23,6 +23,14 @@
 //               from it (ClientConfig::credential) and joins signed DIST sessions only — the
 //               server needs ca_public_key. Every device id must be in the file
 // --ca-public-key FILE  the fleet CA's ca.pub, against which --credentials is checked
+// --tls-certificates FILE  (with --credentials, --tls-ca) mutual TLS: each device connects with
+//               its X.509 certificate from FILE (fedstat-ca issue's fleet.crt, beside the
+//               fleet.creds given as --credentials: the certificates are for those keys) instead
+//               of its PSK; the server needs tls_certificate/tls_private_key/tls_client_ca and
+//               device_authentication "certificate" or "either". --fleet-secret may then be left
+//               out
+// --tls-ca FILE the fleet CA certificate (ca.crt) the devices check the server's against
+// --tls-server-name NAME  the name the server's certificate must carry; default: --server's host
 // --accept-trust LIST  the trust models the devices' Clients accept (ClientConfig::task_policy,
 //               sdk/client/task_policy.h), comma-separated: trusted, tagg, dist, none, all; default
 //               trusted,tagg,dist (the SDK's). A trust-"none" task needs "none" here, else every
@@ -63,9 +71,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <sstream>
 
 #include "CLI/CLI.hpp"
 #include "host_server/credential/fleet_credentials.h"
+#include "host_server/credential/x509_certificates.h"
 #include "host_server/estimate/client_emulation.h"
 #include "host_server/estimate/heterogeneity.h"
 #include "host_server/estimate/host_common.h"
@@ -218,6 +228,7 @@ int main(int argc, char** argv) {
         "on stderr (and \"shortfall\" in the JSON; \"outcomes\" and \"devices\" say more)"},
        {2, "the command line or the task file was wrong"}});
   std::string server, task_path, data_dir, secret_hex, state_dir, credentials_path, ca_path;
+  std::string tls_certificates_path, tls_ca_path, tls_server_name;
   std::string external_dir = ".";
   std::string accept_trust = "trusted,tagg,dist";
   std::string answer_kinds = "all";
@@ -242,8 +253,9 @@ int main(int argc, char** argv) {
   app.add_option("--data", data_dir, "directory holding items.txt (model_update: examples.csv)")
       ->required()
       ->check(CLI::ExistingDirectory);
-  app.add_option("--fleet-secret", secret_hex, "64 hex digits: device keys are HKDF(secret, id)")
-      ->required();
+  app.add_option("--fleet-secret", secret_hex,
+                 "64 hex digits: device keys are HKDF(secret, id) (required unless "
+                 "--tls-certificates)");
   app.add_option("--dropout", dropout, "probability a device drops out")
       ->check(CLI::Range(0.0, 1.0));
   app.add_option("--seed", seed, "device randomness seed (0: CSPRNG, no in-process check)");
@@ -281,11 +293,54 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   app.add_option("--ca-public-key", ca_path, "the fleet CA's ca.pub (with --credentials)")
       ->check(CLI::ExistingFile);
+  app.add_option("--tls-certificates", tls_certificates_path,
+                 "mutual TLS: the devices' X.509 certificates (fedstat-ca issue's fleet.crt, for "
+                 "--credentials' keys)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-ca", tls_ca_path,
+                 "with --tls-certificates: the fleet CA certificate (ca.crt) the server's must "
+                 "chain to")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-server-name", tls_server_name,
+                 "with --tls-certificates: the name in the server's certificate (default: "
+                 "--server's host)");
   app.add_flag("--json", json_output, "print one JSON object");
   if (auto code = fedstat::tools::parse_command_line(app, argc, argv)) return *code;
   try {
     const auto start = std::chrono::steady_clock::now();
-    const auto secret = parse_hex32(secret_hex, "--fleet-secret");
+    const bool certificates = !tls_certificates_path.empty();
+    if (certificates && (tls_ca_path.empty() || credentials_path.empty())) {
+      throw std::invalid_argument(
+          "--tls-certificates needs --tls-ca (ca.crt) and --credentials (the devices' keys: the "
+          "fleet.creds the certificates were issued with)");
+    }
+    if (!certificates && (!tls_ca_path.empty() || !tls_server_name.empty())) {
+      throw std::invalid_argument("--tls-ca and --tls-server-name go with --tls-certificates");
+    }
+    if (!certificates && secret_hex.empty()) {
+      throw std::invalid_argument("--fleet-secret is required (unless --tls-certificates)");
+    }
+    const auto secret =
+        secret_hex.empty() ? std::array<uint8_t, 32>{} : parse_hex32(secret_hex, "--fleet-secret");
+    std::map<uint32_t, std::string> x509;
+    std::string tls_ca;
+    if (certificates) {
+      try {
+        x509 = read_device_certificates(tls_certificates_path);
+      } catch (const FleetCredentialError& e) {
+        throw std::invalid_argument(std::string("--tls-certificates: ") + e.what());
+      }
+      std::ifstream ca_file(tls_ca_path);
+      std::ostringstream ca_text;
+      ca_text << ca_file.rdbuf();
+      tls_ca = ca_text.str();
+      if (tls_server_name.empty()) {
+        tls_server_name = server.substr(0, server.rfind(':'));
+        if (tls_server_name.size() > 2 && tls_server_name.front() == '[') {
+          tls_server_name = tls_server_name.substr(1, tls_server_name.size() - 2);
+        }
+      }
+    }
     const Result<uint32_t> accepted_trust = client::parse_accepted_trust(accept_trust.c_str());
     if (!accepted_trust.ok()) {
       throw std::invalid_argument(std::string("--accept-trust: ") +
@@ -343,6 +398,10 @@ int main(int argc, char** argv) {
               "--credentials " + credentials_path + " holds no device " + std::to_string(id) +
               " (fedstat-ca issue --first-id/--count must cover the fleet)");
         }
+        if (certificates && x509.count(static_cast<uint32_t>(id)) == 0) {
+          throw std::invalid_argument("--tls-certificates " + tls_certificates_path +
+                                      " holds no device " + std::to_string(id));
+        }
       }
     }
     const bool signed_dist = dist && !credentials.empty();
@@ -392,6 +451,12 @@ int main(int argc, char** argv) {
       s.accepted_trust = accepted_trust.value();
       s.answered_kinds = answered_kinds.value();
       if (signed_dist && i >= external) s.credential = &credentials.at(s.id);
+      if (certificates && i >= external) {
+        s.tls_certificate = &x509.at(static_cast<uint32_t>(s.id));
+        s.tls_ca = &tls_ca;
+        s.tls_key = &credentials.at(s.id);
+        s.tls_server_name = tls_server_name;
+      }
       // A device waits for the server longer than any of the task's phases may last.
       s.receive_timeout_ms = static_cast<uint32_t>(std::min<uint64_t>(
           UINT32_MAX, 1000 * std::max<uint64_t>(120, uint64_t{plan.phase_timeout_seconds} + 60)));

@@ -11,8 +11,9 @@
 /// or CCM); ChaCha20 is also fast on microcontrollers without AES hardware. The server
 /// (host_server/net/tls_server.h) pins the same list.
 ///
-/// Memory: sizeof(TlsPskChannel) (mbedTLS's ssl, config and ctr_drbg contexts plus one receive and
-/// one send buffer of wire::kMaxFrameBytes each, and the saved session below; 3280 bytes on
+/// Memory: sizeof(TlsPskChannel) (its TlsFrameStream — mbedTLS's ssl, config and ctr_drbg contexts
+/// plus one receive and one send buffer of wire::kMaxFrameBytes each, sdk/tls/tls_frame_stream.h,
+/// shared with TlsCertificateChannel —, and the saved session below; 3288 bytes on
 /// x86-64 with Debian's mbedTLS 2.28.3: ssl 736 + config 416 + ctr_drbg 392 + 2 × 738 + session
 /// 160 + its owner's digest 32 + its age 8) — our code allocates nothing.
 /// While connected, mbedTLS itself allocates on POSIX (calloc): its record buffers,
@@ -55,6 +56,7 @@
 #include "sdk/base/span.h"
 #include "sdk/base/status.h"
 #include "sdk/client/frame_channel.h"
+#include "sdk/tls/tls_frame_stream.h"
 #include "sdk/wire/envelope_codec.h"
 
 namespace fedstat {
@@ -65,10 +67,11 @@ extern const int kTlsPskCiphersuites[];
 /// The pinned key-exchange groups (X25519 first), MBEDTLS_ECP_DP_NONE-terminated.
 extern const mbedtls_ecp_group_id kTlsPskCurves[];
 
-/// Pins what both ends of a fedstat connection agree on, on a config already given
+/// Pins what both ends of a fedstat PSK connection agree on, on a config already given
 /// mbedtls_ssl_config_defaults: TLS 1.2 exactly, kTlsPskCiphersuites, kTlsPskCurves, and `drbg`
-/// as its random source. The device (TlsPskChannel), the server (host_server/net/tls_server.h)
-/// and the tools and benchmarks that speak to it call this one function.
+/// as its random source (pin_tls12_profile, sdk/tls/tls_frame_stream.h, and the PSK suite). The
+/// device (TlsPskChannel), the server (host_server/net/tls_server.h) and the tools and benchmarks
+/// that speak to it call this one function.
 void pin_psk_profile(mbedtls_ssl_config& config, mbedtls_ctr_drbg_context& drbg);
 
 /// A FrameChannel over TLS 1.2 with a pre-shared key (see the file description). One thread at
@@ -112,7 +115,7 @@ class TlsPskChannel final : public client::FrameChannel {
   void close() override;
 
   /// True between a successful connect() and close().
-  bool connected() const { return connected_; }
+  bool connected() const { return stream_.connected(); }
   /// True when the last successful connect() resumed the channel's saved session (an
   /// abbreviated handshake, no key exchange) rather than making a new one.
   bool resumed() const { return resumed_; }
@@ -127,27 +130,12 @@ class TlsPskChannel final : public client::FrameChannel {
   void set_max_session_age_seconds(uint64_t seconds);
 
  private:
-  static int bio_send(void* self, const unsigned char* bytes, size_t length);
-  static int bio_receive_timeout(void* self, unsigned char* out, size_t length, uint32_t unused);
-  static int drbg_entropy(void* self, unsigned char* out, size_t length);
-  Status setup(ByteSpan identity, ByteSpan psk);
+  Status setup(ByteSpan identity, ByteSpan psk, uint32_t timeout_ms);
   static Status owner_digest(const char* endpoint, ByteSpan identity, ByteSpan psk,
                              Span<uint8_t> digest_out);
   Status handshake_status(int mbedtls_error) const;
-  Status io_status(int mbedtls_error, const char* otherwise) const;
-  void set_deadline(uint32_t timeout_ms);
 
-  mbedtls_ssl_context ssl_;
-  mbedtls_ssl_config config_;
-  mbedtls_ctr_drbg_context drbg_;
-  platform::Connection connection_;
-  bool connected_ = false;
-  bool transport_open_ = false;
-  Status broken_;             // a malformed frame was received: the stream is unusable
-  uint64_t deadline_us_ = 0;  // for bio_receive_timeout; platform::monotonic_micros() time
-  size_t received_bytes_ = 0;
-  uint8_t received_[wire::kMaxFrameBytes];
-  uint8_t sending_[wire::kMaxFrameBytes];
+  TlsFrameStream stream_;  // mbedTLS's contexts, the transport and the frame buffers
   // The last full handshake's session, kept across close() for the next connect() to resume
   // when its endpoint, identity and key hash to session_owner_.
   mbedtls_ssl_session session_;

@@ -47,3 +47,13 @@ issue_signed_fleet() {
   "$ca" issue --ca-key ca.key --first-id 1 --count "$2" --seed 6 --out fleet.creds
   sim_credentials=(--credentials fleet.creds --ca-public-key ca.pub)
 }
+
+# issue_mtls_fleet SERVER: after issue_signed_fleet, the server's certificate for 127.0.0.1
+# (server.crt, server.key) under the same CA; adds to sim_credentials the devices' X.509
+# certificates (fleet.crt, written by issue) and the CA certificate (ca.crt, written by init):
+# every device connects with mutual TLS (issue 42 item 1).
+issue_mtls_fleet() {
+  "$(dirname "$1")/fedstat-ca" server-cert --ca-key ca.key --name 127.0.0.1 \
+    --out-certificate server.crt --out-key server.key --seed 5
+  sim_credentials+=(--tls-certificates fleet.crt --tls-ca ca.crt --tls-server-name 127.0.0.1)
+}

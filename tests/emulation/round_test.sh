@@ -5,28 +5,33 @@
 # estimate (model_update: and in its model). Also: a device with a key the server does not hold
 # is refused at the handshake, and (trust none) a device left with the SDK's default task policy
 # declines the task (declined-policy), saying so on stderr: the fleet opts in with --accept-trust.
-#   round_test.sh SERVER SIM WORKDIR KIND TRUST CLIENTS DROPOUT [GRAPH [SIGNED]]
+#   round_test.sh SERVER SIM WORKDIR KIND TRUST CLIENTS DROPOUT [GRAPH [SIGNED [MTLS]]]
 # GRAPH (trust dist): "sparse" declares the SecAgg+ graph and leaves the threshold to the task
 # plan (the (k, t) bound); default: the complete graph with threshold ⌈(2n + 2)/3⌉.
 # SIGNED (trust dist): "signed" runs signed secure aggregation (issue 42): fedstat-ca (beside
 # SERVER) makes a seeded CA and issues the fleet's credentials, the server gets ca_public_key and
 # fedstat-sim --credentials; the devices' dropouts then include the consistency stage.
+# MTLS (with SIGNED): "mtls": every device connects with mutual TLS (issue 42 item 1): fedstat-ca
+# also writes the server's certificate, the server takes certificates only
+# (device_authentication "certificate") and holds no fleet_secret, and the refused device is one
+# whose certificate another CA issued.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 server=$1 sim=$2 work=$3 kind=$4 trust=$5 clients=$6 dropout=$7 graph=${8:-complete}
-signed=${9:-}
+signed=${9:-} mtls=${10:-}
 scripts=$(cd "$(dirname "$0")/../../scripts" && pwd)
 rm -rf "$work" && mkdir -p "$work/data" "$work/state"
 cd "$work"
 sim_credentials=()
 if [ "$signed" = signed ]; then
   issue_signed_fleet "$server" "$clients"
+  if [ "$mtls" = mtls ]; then issue_mtls_fleet "$server"; fi
 fi
-PYTHONPATH="$scripts" python3 - "$kind" "$trust" "$clients" "$dropout" "$graph" "$signed" <<'PY'
+PYTHONPATH="$scripts" python3 - "$kind" "$trust" "$clients" "$dropout" "$graph" "$signed" "$mtls" <<'PY'
 import json, os, random, sys
 import logistic_data  # scripts/logistic_data.py
 kind, trust, clients, dropout = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
-graph, signed = sys.argv[5], sys.argv[6] == "signed"
+graph, signed, mtls = sys.argv[5], sys.argv[6] == "signed", sys.argv[7] == "mtls"
 # Time-outs for the CI's fleets (≤ 2,000 devices); a larger measured fleet (docs/benchmarks.md:
 # 10,000) gets 0.3 s of deadline and 50 ms of admission per device.
 task = {"id": 3, "kind": kind, "trust": trust, "epsilon": 0, "delta": 0,
@@ -74,6 +79,11 @@ config = {"listen": "127.0.0.1:0", "store": "server.db", "fleet_secret": os.envi
           "tasks": [task]}
 if signed:
     config["ca_public_key"] = "ca.pub"  # the server holds the CA's public key only
+if mtls:
+    # Certificates only: the PSK suite is not offered, and the server holds no device secret.
+    del config["fleet_secret"]
+    config.update({"tls_certificate": "server.crt", "tls_private_key": "server.key",
+                   "tls_client_ca": "ca.crt", "device_authentication": "certificate"})
 if clients + 64 > 4096:  # each device holds one connection for the round (default cap 4,096)
     config["max_connections"] = clients + 64
 json.dump(config, open('server.json', 'w'))
@@ -84,18 +94,33 @@ trap 'kill $pid 2>/dev/null || true' EXIT
 wait_for_port $pid server.log
 endpoint=127.0.0.1:$(cat port)
 
-# A device whose key the server does not hold: refused at the TLS handshake, before any task data
-# (fedstat-sim exits 1: its one device did not complete, the reason on stderr).
-wrong=$(printf '77%.0s' $(seq 32))
+if [ "$mtls" = mtls ]; then
+  # A device whose certificate another CA issued: refused at the TLS handshake.
+  grep -q '"device_authentication":"certificate"' server.log ||
+    { echo "the server does not take certificates only"; cat server.log; exit 1; }
+  ca_tool=$(dirname "$server")/fedstat-ca
+  mkdir -p stranger
+  "$ca_tool" init --out-key stranger/ca.key --out-public stranger/ca.pub --seed 8 >/dev/null
+  "$ca_tool" issue --ca-key stranger/ca.key --first-id 900 --count 1 --seed 9 \
+    --out stranger/fleet.creds >/dev/null
+  refused_options=(--credentials stranger/fleet.creds --ca-public-key stranger/ca.pub
+                   --tls-certificates stranger/fleet.crt --tls-ca ca.crt)
+  refused_reason="refused this device's certificate"
+else
+  # A device whose key the server does not hold: refused at the TLS handshake, before any task
+  # data (fedstat-sim exits 1: its one device did not complete, the reason on stderr).
+  refused_options=(--fleet-secret "$(printf '77%.0s' $(seq 32))")
+  refused_reason="refused the pre-shared key"
+fi
 rc=0
 "$sim" --server "$endpoint" --clients 1 --first-id 900 --task task.json --data data \
-  --fleet-secret "$wrong" --state state --json >refused.json 2>refused.err || rc=$?
-[ $rc -eq 1 ] && grep -q '1 of 1 devices failed: .*refused the pre-shared key' refused.err ||
+  "${refused_options[@]}" --state state --json >refused.json 2>refused.err || rc=$?
+[ $rc -eq 1 ] && grep -q "1 of 1 devices failed: .*$refused_reason" refused.err ||
   { echo "the refused device: fedstat-sim exit $rc (want 1)"; cat refused.err; exit 1; }
-python3 - <<'PY'
-import json
+REFUSED_REASON="$refused_reason" python3 - <<'PY'
+import json, os
 d = json.load(open('refused.json'))['devices'][0]
-assert d['outcome'] == 'error' and 'refused the pre-shared key' in d['detail'], d
+assert d['outcome'] == 'error' and os.environ['REFUSED_REASON'] in d['detail'], d
 print('unauthenticated device refused:', d['detail'])
 PY
 
@@ -117,8 +142,10 @@ PY
 fi
 
 # The fleet accepts the task's trust model (a trust-none task: it opts in to none).
+fleet_secret=(--fleet-secret "$FLEET_SECRET")
+if [ "$mtls" = mtls ]; then fleet_secret=(); fi  # certificates only: no device holds a PSK
 "$sim" --server "$endpoint" --clients "$clients" --task task.json --data data --accept-trust "$trust" \
-  --fleet-secret "$FLEET_SECRET" --dropout "$dropout" --seed 17 --noise-seed 9 --state state \
+  "${fleet_secret[@]}" --dropout "$dropout" --seed 17 --noise-seed 9 --state state \
   "${sim_credentials[@]}" --json >sim.json
 "$server" results 3 --config server.json --json >result.json
 kill -TERM $pid && wait $pid || true

@@ -1215,6 +1215,45 @@ TEST_P(SignedDistRound, KeysCertifiedByAnotherCaAreExcluded) {
   EXPECT_EQ(excluded[0].first, devices[3]->id);
 }
 
+// Mutual TLS (issue 42 item 1): a device that connected with an X.509 certificate
+// (Coordinator::on_certificate, from the listener) must sign its keys with the same key pair.
+// Device 3's TLS certificate carries device 4's key: its SecAggKeys is refused and its connection
+// closed; every other device's TLS key is its own, and the round completes without device 3.
+TEST_P(SignedDistRound, KeysWhoseCertificateIsNotTheTlsCertificatesKeyAreRefused) {
+  if (g().degree != 0) GTEST_SKIP() << "the check is the Coordinator's, before any graph";
+  FakeStore store;
+  FakeOutbox out(store);
+  Devices devices = make_devices(g());
+  const auto fleet = sign_fleet(devices);
+  devices[3]->tamper = [](fedstat_v1_Envelope&) {};  // counts the server's refusal
+  Coordinator c(store, out, signed_task(g(), *fleet), kT0);
+  ConnectionId conn = 1;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    auto& d = devices[i];
+    d->conn = conn++;
+    std::array<uint8_t, 65> tls_key{};
+    const size_t owner = i == 3 ? 4 : i;
+    std::copy(std::begin(fleet->credentials[owner].certificate.public_key),
+              std::end(fleet->credentials[owner].certificate.public_key), tls_key.begin());
+    c.on_certificate(d->conn, tls_key);
+    c.on_open(d->conn, std::to_string(d->id));
+    c.on_frame(d->conn, hello(d->id, 0));
+  }
+  pump(c, out, devices);
+  EXPECT_EQ(devices[3]->refusals, 1);
+  ASSERT_TRUE(out.closed(devices[3]->conn)) << "the refusal closes the connection";
+  devices[3]->gone = true;
+  c.on_close(devices[3]->conn, "closed by the server");  // a dropout: the key round closes
+  pump(c, out, devices);
+  ASSERT_EQ(c.task_state(1), "completed") << last_line(c.take_log());
+  EXPECT_EQ(store.result(1).value_or(""), sum_without(devices, {devices[3]->id}));
+  for (size_t i = 0; i < devices.size(); ++i) {
+    if (i != 3) {
+      EXPECT_EQ(devices[i]->refusals, 0) << "device " << devices[i]->id;
+    }
+  }
+}
+
 // Signing costs ECDSA checks on every roster entry (two) and every forwarded signature: the
 // sparse graph is small here (16 devices, degree 8: a roster of 9, still fewer than U1) to keep
 // the suite's time down under ASan. t = 5: a sparse device reveals after t neighbours besides

@@ -131,6 +131,45 @@ TEST_F(SignedConfig, ASignedCompleteGraphThresholdCoversColluders) {
   EXPECT_EQ(plan_declared_tasks(enough, store, kT0).size(), 1u);
 }
 
+// Mutual TLS (issue 42 item 1): tls_certificate, tls_private_key, tls_client_ca all three or
+// none; device_authentication defaults to "either" with them and "psk" without; "certificate"
+// needs no device secret; the CA's key file is refused as the server's TLS key.
+TEST_F(SignedConfig, TlsCertificatesAndDeviceAuthentication) {
+  std::ofstream(dir.file("server.crt")) << "-----BEGIN CERTIFICATE-----\n";
+  std::ofstream(dir.file("server.key")) << "-----BEGIN EC PRIVATE KEY-----\n";
+  std::ofstream(dir.file("ca.crt")) << "-----BEGIN CERTIFICATE-----\n";
+  const json tls{{"tls_certificate", "server.crt"},
+                 {"tls_private_key", "server.key"},
+                 {"tls_client_ca", "ca.crt"}};
+  json config{{"fleet_secret", kSecret}};
+  EXPECT_EQ(read(config).device_authentication, "psk");
+  config.update(tls);
+  const ServerConfig either = read(config);
+  EXPECT_EQ(either.device_authentication, "either");
+  EXPECT_EQ(either.tls_certificate_pem, "-----BEGIN CERTIFICATE-----\n");
+  EXPECT_EQ(either.tls_private_key_path, dir.file("server.key"));
+  config["device_authentication"] = "psk";
+  EXPECT_EQ(read(config).device_authentication, "psk");
+  config["device_authentication"] = "mtls";
+  EXPECT_NE(refusal(config).find("device_authentication must be"), std::string::npos);
+  json certificate_only = tls;
+  certificate_only["device_authentication"] = "certificate";  // no fleet_secret, no credentials
+  EXPECT_EQ(read(certificate_only).device_authentication, "certificate");
+  json two = {
+      {"fleet_secret", kSecret}, {"tls_certificate", "server.crt"}, {"tls_client_ca", "ca.crt"}};
+  EXPECT_NE(refusal(two).find("all three of tls_certificate"), std::string::npos);
+  json needs = {{"fleet_secret", kSecret}, {"device_authentication", "either"}};
+  EXPECT_NE(refusal(needs).find("needs tls_certificate"), std::string::npos);
+  json psk_without_secret = tls;
+  psk_without_secret["device_authentication"] = "either";
+  EXPECT_NE(refusal(psk_without_secret).find("exactly one of credentials and fleet_secret"),
+            std::string::npos);
+  json ca_key = config;
+  ca_key["device_authentication"] = "either";
+  ca_key["tls_private_key"] = "ca.key";
+  EXPECT_NE(refusal(ca_key).find("is the CA's private key"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace host
