@@ -2,7 +2,8 @@
  * (<fedstat/fedstat.h>; no TLS or socket code of its own): the next step after first_report
  * (examples/report_to_server/README.md).
  *
- *   report_to_server [--credential FILE] HOST PORT DEVICE_ID PSK_FILE [STORAGE_DIR]
+ *   report_to_server [--credential FILE] [--certificate FILE --ca-certificate FILE
+ *                    --server-name NAME] HOST PORT DEVICE_ID PSK_FILE [STORAGE_DIR]
  *
  * It counts its events in a histogram (a fixed pseudo-random stream per device), loads its
  * privacy ledger, connects to the server over TLS 1.2 with its pre-shared key (PSK_FILE: the 64
@@ -14,11 +15,17 @@
  * credential from fedstat-ca in three lines — its private key (64 hex digits), its certificate
  * line ("ID PUBLIC_KEY CA_SIGNATURE", as fedstat-ca sign prints it) and the CA's public key (130
  * hex digits, ca.pub's second line).
+ * With --certificate (and --credential, whose private key it proves), it connects with mutual TLS
+ * instead of the PSK (c/tls.h fedstat_tls_channel_connect_certificate; PSK_FILE is not read and
+ * may be "-"): FILE is its X.509 certificate (PEM, `fedstat-ca sign --out-certificate`),
+ * --ca-certificate the fleet CA's (ca.crt) and --server-name the name in the server's certificate
+ * (`fedstat-ca server-cert --name`).
  *
  * Exit status: 0 the session ended with an outcome (completed, declined, no task), 2 usage, an
- * unreadable PSK file or a credential file that is unreadable or refused (the message says why), 3
+ * unreadable PSK file, certificate file, or a credential file that is unreadable or refused (the
+ * message says why), 3
  * local state (ledger, round marker, memory), 4 could not connect (the message says why: refused,
- * wrong key, timeout), 5 the session failed.
+ * wrong key, untrusted server, server name mismatch, timeout), 5 the session failed.
  *
  * Memory: static buffers only (about 300 KiB, most of it the Client's work memory); mbedTLS
  * allocates its record buffers while connected (c/tls.h).
@@ -78,6 +85,18 @@ static int read_psk(const char* path, uint8_t psk[FEDSTAT_TLS_PSK_BYTES]) {
   return (got == 2 * FEDSTAT_TLS_PSK_BYTES || hex[2 * FEDSTAT_TLS_PSK_BYTES] <= ' ') ? 0 : -1;
 }
 
+/* A whole text file, NUL-terminated, into `out` (`size` bytes); -1 if unreadable or too long. */
+static int read_text(const char* path, char* out, size_t size) {
+  size_t got;
+  FILE* f = fopen(path, "rb");
+  if (f == NULL) return -1;
+  got = fread(out, 1, size - 1, f);
+  fclose(f);
+  if (got == 0 || got == size - 1) return -1;
+  out[got] = '\0';
+  return 0;
+}
+
 /* The three lines of a credential file (each NUL-terminated, its newline removed); -1 if the file
  * cannot be read or has not three lines that fit. */
 static int read_credential(const char* path, char lines[3][320]) {
@@ -134,6 +153,10 @@ int main(int argc, char** argv) {
   uint8_t psk[FEDSTAT_TLS_PSK_BYTES];
   static char credential[3][320]; /* key, certificate, CA key (--credential) */
   const char* credential_path = NULL;
+  const char* certificate_path = NULL;
+  const char* ca_certificate_path = NULL;
+  const char* server_name = NULL;
+  static char certificate_pem[4096], ca_certificate_pem[4096];
   char* end = NULL;
   unsigned long port;
   uint64_t device_id;
@@ -142,15 +165,28 @@ int main(int argc, char** argv) {
   int resumed = 0;
   fedstat_status st;
 
-  if (argc > 2 && strcmp(argv[1], "--credential") == 0) {
-    credential_path = argv[2];
+  while (argc > 2 && strncmp(argv[1], "--", 2) == 0) {
+    if (strcmp(argv[1], "--credential") == 0) {
+      credential_path = argv[2];
+    } else if (strcmp(argv[1], "--certificate") == 0) {
+      certificate_path = argv[2];
+    } else if (strcmp(argv[1], "--ca-certificate") == 0) {
+      ca_certificate_path = argv[2];
+    } else if (strcmp(argv[1], "--server-name") == 0) {
+      server_name = argv[2];
+    } else {
+      break;
+    }
     argv += 2;
     argc -= 2;
   }
-  if (argc < 5 || argc > 6) {
+  if (argc < 5 || argc > 6 || (certificate_path != NULL) != (ca_certificate_path != NULL) ||
+      (certificate_path != NULL) != (server_name != NULL) ||
+      (certificate_path != NULL && credential_path == NULL)) {
     fprintf(stderr,
-            "usage: report_to_server [--credential FILE] HOST PORT DEVICE_ID PSK_FILE "
-            "[STORAGE_DIR]\n");
+            "usage: report_to_server [--credential FILE] [--certificate FILE --ca-certificate FILE "
+            "--server-name NAME] HOST PORT DEVICE_ID PSK_FILE [STORAGE_DIR]\n"
+            "  (--certificate needs the other two and --credential; PSK_FILE is then unused)\n");
     return 2;
   }
   port = strtoul(argv[2], &end, 10);
@@ -163,7 +199,15 @@ int main(int argc, char** argv) {
     fprintf(stderr, "report_to_server: DEVICE_ID must be a positive decimal number\n");
     return 2;
   }
-  if (read_psk(argv[4], psk) != 0) {
+  if (certificate_path != NULL) {
+    if (read_text(certificate_path, certificate_pem, sizeof certificate_pem) != 0 ||
+        read_text(ca_certificate_path, ca_certificate_pem, sizeof ca_certificate_pem) != 0) {
+      fprintf(stderr, "report_to_server: %s and %s must be PEM certificates (under 4 KiB)\n",
+              certificate_path, ca_certificate_path);
+      return 2;
+    }
+    memset(psk, 0, sizeof psk); /* not used */
+  } else if (read_psk(argv[4], psk) != 0) {
     fprintf(stderr, "report_to_server: %s must hold the device's key, 64 hex digits\n", argv[4]);
     return 2;
   }
@@ -220,7 +264,9 @@ int main(int argc, char** argv) {
    * it then joins signed DIST rounds only. */
   if (credential_path != NULL) {
     st = fedstat_client_set_credential(client, credential[0], credential[1], credential[2], random);
-    memset(credential[0], 0, sizeof credential[0]);
+    if (certificate_path == NULL || st != FEDSTAT_OK) {
+      memset(credential[0], 0, sizeof credential[0]); /* else after the TLS connect, below */
+    }
     if (st != FEDSTAT_OK) {
       return fail(2, "the credential", st, fedstat_client_last_error(client));
     }
@@ -229,10 +275,17 @@ int main(int argc, char** argv) {
          (unsigned long long)device_id, (unsigned)EVENTS,
          credential_path != NULL ? " (credential checked: signed DIST rounds only)" : "");
 
-  /* 3. Check in: TLS-PSK to the server, then one session over it. */
+  /* 3. Check in: TLS (PSK, or mutual TLS with certificates) to the server, then one session. */
   st = fedstat_tls_channel_create(tls_memory, sizeof tls_memory, &tls);
   if (st != FEDSTAT_OK) return fail(3, "TLS channel", st, "memory (fedstat_tls_channel_size)");
-  st = fedstat_tls_channel_connect(tls, argv[1], (uint16_t)port, device_id, psk, sizeof psk, 0);
+  if (certificate_path != NULL) {
+    st = fedstat_tls_channel_connect_certificate(tls, argv[1], (uint16_t)port, server_name,
+                                                 ca_certificate_pem, 0, certificate_pem, 0,
+                                                 credential[0], 0);
+    memset(credential[0], 0, sizeof credential[0]);
+  } else {
+    st = fedstat_tls_channel_connect(tls, argv[1], (uint16_t)port, device_id, psk, sizeof psk, 0);
+  }
   memset(psk, 0, sizeof psk);
   if (st != FEDSTAT_OK) {
     fprintf(stderr, "report_to_server: connecting to %s port %lu failed: %s: %s\n", argv[1], port,
@@ -241,8 +294,9 @@ int main(int argc, char** argv) {
     return 4;
   }
   if (fedstat_tls_channel_resumed(tls, &resumed) != FEDSTAT_OK) resumed = 0;
-  printf("connected to %s port %lu as device %llu (TLS 1.2 PSK, %s)\n", argv[1], port,
-         (unsigned long long)device_id, resumed ? "resumed session" : "full handshake");
+  printf("connected to %s port %lu as device %llu (TLS 1.2 %s, %s)\n", argv[1], port,
+         (unsigned long long)device_id, certificate_path != NULL ? "certificate" : "PSK",
+         resumed ? "resumed session" : "full handshake");
   st = fedstat_client_run_session_tls(client, tls, &outcome);
   (void)fedstat_tls_channel_destroy(tls); /* a live channel: cannot fail */
   if (st != FEDSTAT_OK) {

@@ -1,4 +1,5 @@
-// A device of the C ABI for the Client tests (client_test.cpp, signed_round_test.cpp): its
+// A device of the C ABI for the Client tests (client_test.cpp, signed_round_test.cpp,
+// tls_certificate_test.cpp), and their scripted one-session server (serve): its
 // ledger, random source (the seeded stream of test_seed(99), stream = id: the stream the expected
 // values use) and Client in vectors of u64 (8-byte aligned), and a C ABI sparse histogram with
 // OwnedHistogram(salt)'s adds. Memory: host test code. Paper: none.
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "fedstat/fedstat.h"
+#include "sdk/client/frame_channel.h"
 #include "tests/client/client_test_support.h"
 
 namespace fedstat {
@@ -83,6 +85,45 @@ struct CHistogram {
     }
   }
 };
+
+// The scripted server of client_test.cpp and tls_certificate_test.cpp, over any frame channel.
+// What it saw: Hello → Task (+ TaskData) → TaskReply → Reports, each acked →
+// RoundOutcome{completed}.
+struct Seen {
+  bool hello = false;
+  bool accepted = false;
+  std::vector<uint64_t> report;
+};
+
+inline Seen serve(client::FrameChannel& server, const fedstat_v1_Task& task,
+                  const std::vector<uint64_t>& data) {
+  Seen seen;
+  wire::Envelope in;
+  if (!server.receive(in, 20000).ok()) return seen;
+  seen.hello = in.which_body == fedstat_v1_Envelope_client_hello_tag;
+  send_task(server, task, data);
+  if (!server.receive(in, 20000).ok() || in.which_body != fedstat_v1_Envelope_task_reply_tag) {
+    return seen;
+  }
+  seen.accepted = in.body.task_reply.accept;
+  if (!seen.accepted) return seen;
+  while (seen.report.size() < task.vector_length) {
+    if (!server.receive(in, 20000).ok() || in.which_body != fedstat_v1_Envelope_report_tag) {
+      return seen;
+    }
+    seen.report.insert(seen.report.end(), in.body.report.words,
+                       in.body.report.words + in.body.report.words_count);
+    wire::Envelope ack = envelope_of(fedstat_v1_Envelope_ack_tag);
+    ack.body.ack.task_id = task.task_id;
+    ack.body.ack.offset = static_cast<uint32_t>(seen.report.size());
+    if (!server.send(ack).ok()) return seen;
+  }
+  wire::Envelope outcome = envelope_of(fedstat_v1_Envelope_round_outcome_tag);
+  outcome.body.round_outcome.task_id = task.task_id;
+  outcome.body.round_outcome.completed = true;
+  server.send(outcome).ignore();
+  return seen;
+}
 
 }  // namespace client_test
 }  // namespace fedstat

@@ -96,44 +96,6 @@ struct Link {
   }
 };
 
-// What the scripted server saw: Hello → Task (+ TaskData) → TaskReply → Reports, each acked →
-// RoundOutcome{completed}.
-struct Seen {
-  bool hello = false;
-  bool accepted = false;
-  std::vector<uint64_t> report;
-};
-
-Seen serve(InMemoryChannel& server, const fedstat_v1_Task& task,
-           const std::vector<uint64_t>& data) {
-  Seen seen;
-  wire::Envelope in;
-  if (!server.receive(in, 20000).ok()) return seen;
-  seen.hello = in.which_body == fedstat_v1_Envelope_client_hello_tag;
-  send_task(server, task, data);
-  if (!server.receive(in, 20000).ok() || in.which_body != fedstat_v1_Envelope_task_reply_tag) {
-    return seen;
-  }
-  seen.accepted = in.body.task_reply.accept;
-  if (!seen.accepted) return seen;
-  while (seen.report.size() < task.vector_length) {
-    if (!server.receive(in, 20000).ok() || in.which_body != fedstat_v1_Envelope_report_tag) {
-      return seen;
-    }
-    seen.report.insert(seen.report.end(), in.body.report.words,
-                       in.body.report.words + in.body.report.words_count);
-    wire::Envelope ack = envelope_of(fedstat_v1_Envelope_ack_tag);
-    ack.body.ack.task_id = task.task_id;
-    ack.body.ack.offset = static_cast<uint32_t>(seen.report.size());
-    if (!server.send(ack).ok()) return seen;
-  }
-  wire::Envelope outcome = envelope_of(fedstat_v1_Envelope_round_outcome_tag);
-  outcome.body.round_outcome.task_id = task.task_id;
-  outcome.body.round_outcome.completed = true;
-  server.send(outcome).ignore();
-  return seen;
-}
-
 struct SessionRun {
   fedstat_status status = FEDSTAT_INTERNAL;
   fedstat_session_outcome outcome = {-1, 0};

@@ -10,7 +10,9 @@
 # problem); both devices complete the round at once (exit 0, "server: task 7 completed", the
 # ledger charged ε = 1) and the server logs it completed; a port nobody listens on is refused
 # (exit 4, unavailable); with credentials from fedstat-ca (beside SERVER), both complete a signed
-# DIST round of a second server (task 8), and a credential with another device's key is refused.
+# DIST round of a second server (task 8) that takes devices by mutual TLS only (X.509 certificates
+# from fedstat-ca, device_authentication "certificate", no device secrets), a credential with
+# another device's key is refused, and so is a server whose certificate names another server.
 set -euo pipefail
 server=$1 device_a=$2 device_b=$3 work=$4
 shift 4
@@ -100,10 +102,17 @@ grep -q "failed: unavailable: transport: connection refused" refused.out || { ca
 # credentials, the server holds only the CA's public key, and each device is given its own
 # (--credential: its key, its certificate line, the CA's key). A credential whose key is not its
 # certificate's is refused before connecting (exit 2, permission_denied); both devices complete
-# the round, and the server closes its consistency stage (the round was signed).
+# the round, and the server closes its consistency stage (the round was signed). The server
+# takes devices by their X.509 certificates only (c/tls.h fedstat_tls_channel_connect_certificate:
+# --certificate, from fleet.crt, and ca.crt); a device expecting another server name is refused.
 ca=$(dirname "$server")/fedstat-ca
-"$ca" init --out-key ca.key --out-public ca.pub --seed 5 >/dev/null
+"$ca" init --out-key ca.key --out-public ca.pub --seed 5 >/dev/null  # and ca.crt
 "$ca" issue --ca-key ca.key --first-id 1 --count 2 --seed 6 --out fleet.creds >/dev/null
+"$ca" server-cert --ca-key ca.key --name 127.0.0.1 --out-certificate server.crt \
+  --out-key server.key --seed 9 >/dev/null
+# fleet.crt: a "fedstat-device <id>" line before each device's PEM certificate.
+awk '/^fedstat-device /{id = $2; next} id {print > ("device-" id ".crt")}' fleet.crt
+[ -s device-1.crt ] && [ -s device-2.crt ] || { echo "fleet.crt: no device certificates"; exit 1; }
 awk -v ca="$(sed -n 2p ca.pub)" 'NR > 1 && NF == 4 {
   printf "%s\n%s %s %s\n%s\n", $2, $1, $3, $4, ca > ("credential-" $1 ".txt") }' fleet.creds
 { sed -n 1p credential-2.txt; sed -n 2,3p credential-1.txt; } >credential-wrong.txt
@@ -113,7 +122,9 @@ grep -q "the credential failed: permission_denied" wrong-credential.out ||
   { cat wrong-credential.out; exit 1; }
 echo "wrong signing key: $(grep -o 'permission_denied.*' wrong-credential.out)"
 cat >signed.json <<'EOF'
-{"listen": "127.0.0.1:0", "store": "signed.db", "credentials": "devices.txt", "ca_public_key": "ca.pub",
+{"listen": "127.0.0.1:0", "store": "signed.db", "ca_public_key": "ca.pub",
+ "tls_certificate": "server.crt", "tls_private_key": "server.key", "tls_client_ca": "ca.crt",
+ "device_authentication": "certificate",
  "tasks": [{"id": 8, "kind": "kl", "trust": "dist", "epsilon": 1, "delta": 1e-6,
             "min_clients": 2, "max_clients": 2, "deadline_seconds": 120,
             "admission_seconds": 60, "phase_timeout_seconds": 60,
@@ -122,11 +133,19 @@ cat >signed.json <<'EOF'
 EOF
 chmod 600 signed.json
 start_server signed.json signed.log
-"${emulator[@]}" "$device_a" --credential credential-1.txt 127.0.0.1 "$port" 1 psk-1.hex a \
-  >signed-a.out 2>&1 &
+expect_exit 4 wrong-name.out "${emulator[@]}" "$device_a" --credential credential-1.txt \
+  --certificate device-1.crt --ca-certificate ca.crt --server-name fedstat.example.org \
+  127.0.0.1 "$port" 1 - c
+grep -q "failed: permission_denied: TLS: server name mismatch" wrong-name.out ||
+  { cat wrong-name.out; exit 1; }
+echo "wrong server name: $(grep -o 'permission_denied.*' wrong-name.out)"
+mtls() {  # the device's options for mutual TLS: mtls ID
+  echo --credential credential-$1.txt --certificate device-$1.crt --ca-certificate ca.crt \
+    --server-name 127.0.0.1
+}
+"${emulator[@]}" "$device_a" $(mtls 1) 127.0.0.1 "$port" 1 - a >signed-a.out 2>&1 &
 pid_a=$!
-"${emulator[@]}" "$device_b" --credential credential-2.txt 127.0.0.1 "$port" 2 psk-2.hex b \
-  >signed-b.out 2>&1 &
+"${emulator[@]}" "$device_b" $(mtls 2) 127.0.0.1 "$port" 2 - b >signed-b.out 2>&1 &
 pid_b=$!
 rc_a=0 rc_b=0
 wait $pid_a || rc_a=$?
@@ -135,6 +154,8 @@ for d in a b; do
   cat signed-$d.out
   rc=rc_$d
   [ "${!rc}" -eq 0 ] || { echo "signed: device $d exited ${!rc}"; cat signed.log; exit 1; }
+  grep -q "^connected to 127.0.0.1 port $port as device [12] (TLS 1.2 certificate, full handshake)$" \
+    signed-$d.out || { echo "signed: device $d did not connect with its certificate"; exit 1; }
   grep -q "^server: task 8 completed: every report chunk acknowledged, the round published$" \
     signed-$d.out || { echo "signed: device $d did not complete task 8"; cat signed.log; exit 1; }
 done

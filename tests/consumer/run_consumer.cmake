@@ -13,7 +13,8 @@
 # 3. with PKG_CONFIG: compiles and runs the same programs again from `pkg-config fedstat` (C++)
 #    and `pkg-config fedstat-c` (C, linked by the C compiler) flags;
 # 4. with SERVER (hosted): builds examples/report_to_server (find_package, and pkg-config
-#    fedstat-c) and runs it against that fedstat-server over TLS-PSK (report_to_server_test.sh).
+#    fedstat-c) and runs it against that fedstat-server over TLS-PSK, and with certificates
+#    (mutual TLS) in a signed round (report_to_server_test.sh).
 foreach(_v SOURCE_DIR BUILD_DIR WORK_DIR VERSION PLATFORM GENERATOR)
   if(NOT DEFINED ${_v})
     message(FATAL_ERROR "run_consumer.cmake: -D${_v}=... is required")
@@ -283,7 +284,8 @@ endif()
 # examples/report_to_server, built from the prefix alone (find_package, and pkg-config fedstat-c
 # when there is one: -lmbedtls -lmbedx509 -lmbedcrypto must come from the .pc, nothing added),
 # checks in with fedstat-server over TLS-PSK through the C ABI and answers a task
-# (report_to_server_test.sh: a wrong key, a round of two devices, a refused connection).
+# (report_to_server_test.sh: a wrong key, a round of two devices, a refused connection, and a
+# signed round over mutual TLS with fedstat-ca's certificates).
 if(SERVER AND PLATFORM STREQUAL "posix")
   example_configure_args(report_to_server _report_args)
   run("configuring examples/report_to_server" COMMAND "${CMAKE_COMMAND}" ${_report_args})
