@@ -173,8 +173,28 @@ TlsServer::TlsServer(asio::io_context& io, TlsServerConfig config, FrameHandler&
       problem = "the server key (tls_private_key) is not the server certificate's key";
     } else if (!mbedtls_pk_can_do(&own_key_, MBEDTLS_PK_ECDSA)) {
       problem = "the server key must be an ECDSA P-256 key (fedstat-ca server-cert)";
+    } else if (own_certificate_.ca_istrue != 0) {
+      // ca.crt with the CA's private key (a converted ca.key): the server would hold the key that
+      // mints device certificates.
+      problem =
+          "the server certificate (tls_certificate) is a CA certificate: give the certificate and "
+          "key fedstat-ca server-cert wrote, and keep the CA's key offline";
+    } else if (mbedtls_x509_crt_check_extended_key_usage(
+                   &own_certificate_, MBEDTLS_OID_SERVER_AUTH,
+                   MBEDTLS_OID_SIZE(MBEDTLS_OID_SERVER_AUTH)) != 0) {
+      problem =
+          "the server certificate (tls_certificate) is not for serverAuth (a device "
+          "certificate?): give the one fedstat-ca server-cert wrote";
     } else if (parse_certificates(client_ca_, config_.certificates->client_ca_pem) != 0) {
       problem = "the client CA (tls_client_ca) is not a PEM or DER X.509 certificate";
+    } else {
+      for (const mbedtls_x509_crt* ca = &client_ca_; ca != nullptr; ca = ca->next) {
+        if (mbedtls_pk_check_pair(&ca->pk, &own_key_) == 0) {
+          problem =
+              "the server key (tls_private_key) is the client CA's private key: give the key "
+              "fedstat-ca server-cert wrote, and keep the CA's key offline";
+        }
+      }
     }
     if (!problem.empty()) {
       free_all();

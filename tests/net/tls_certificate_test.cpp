@@ -638,8 +638,7 @@ class RawServer {
 // and key. Even where the name would match (the device expects "fedstat-device 5": the name is
 // not what protects here), the device refuses: a device certificate is for clientAuth
 // (extendedKeyUsage), not serverAuth.
-// DISABLED_ until the fix: the refusal happens, but says "not a P-256 ECDSA certificate".
-TEST(TlsCertificateAttack, DISABLED_DeviceRefusesADeviceCertificateAsTheServers) {
+TEST(TlsCertificateAttack, DeviceRefusesADeviceCertificateAsTheServers) {
   const Fleet fleet(7);
   const credential::DeviceCredential impostor = fleet.device(5);
   const std::string key = private_key_pem(impostor.private_key, impostor.certificate.public_key);
@@ -664,8 +663,7 @@ TEST(TlsCertificateAttack, DISABLED_DeviceRefusesADeviceCertificateAsTheServers)
 // check on tls_private_key does not recognise), the server started, holding the key that mints
 // device certificates; given a device's certificate and key, it started as that device. Both
 // must be refused at start.
-// DISABLED_ until the fix: TlsServer starts with either (no check of its own certificate).
-TEST_F(TlsCertificateTest, DISABLED_AttackServerRefusesACaOrDeviceCertificateAsItsOwn) {
+TEST_F(TlsCertificateTest, AttackServerRefusesACaOrDeviceCertificateAsItsOwn) {
   TlsServerConfig as_ca = config_;
   as_ca.certificates->certificate_pem = fleet_.ca_pem;
   as_ca.certificates->private_key_pem =
