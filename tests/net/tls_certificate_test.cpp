@@ -725,6 +725,20 @@ TEST_F(TlsCertificateTest, DISABLED_AttackRevokedDeviceReconnectsWithItsCertific
   EXPECT_EQ(handler_.opened().size(), 1u);
 }
 
+// The certificate's CN is parsed strictly: no padding, sign, embedded NUL, other case, or id that
+// wraps at 2^32 (mbedTLS hands the callback the CN's bytes with their length, NULs included).
+TEST(TlsCertificateAttack, CommonNameEdgeCasesNameNoDevice) {
+  using std::string_literals::operator""s;
+  for (const std::string& name :
+       {"fedstat-device 1 "s, " fedstat-device 1"s, "fedstat-device  1"s, "fedstat-device +1"s,
+        "fedstat-device -1"s, "fedstat-device 1\0"s, "fedstat-device 1\0002"s,
+        "fedstat-device 007"s, "Fedstat-device 1"s, "fedstat-device 4294967297"s,
+        "fedstat-device 9999999999"s, "fedstat-device 18446744073709551617"s,
+        "fedstat-device 0x10"s, "fedstat-device"s}) {
+    EXPECT_FALSE(host::device_id_of_common_name(name)) << name;
+  }
+}
+
 }  // namespace
 }  // namespace net
 }  // namespace fedstat
