@@ -38,6 +38,9 @@ std::string mbedtls_text(int rc) {
   return text;
 }
 
+// The most certificates a device's chain may hold: its own and the fleet CA's.
+constexpr size_t kMaxDeviceChain = 2;
+
 // The suites each DeviceAuthentication offers (zero-terminated; the device channels pin one each).
 const int kCertificateSuites[] = {MBEDTLS_TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, 0};
 const int kEitherSuites[] = {MBEDTLS_TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
@@ -626,6 +629,23 @@ void TlsServer::advance_handshake(const ConnectionPtr& connection) {
     drop(connection, "TLS handshake failed: " + why, ending);
     return;
   }
+#if defined(MBEDTLS_SSL_KEEP_PEER_CERTIFICATE)
+  if (connection->certificate_identity) {
+    // The chain is kept with the connection for its life: a device sends its certificate (and at
+    // most the CA's), not a chain of unrelated ones mbedTLS would parse, ignore and keep.
+    size_t certificates = 0;
+    for (const mbedtls_x509_crt* c = mbedtls_ssl_get_peer_cert(&ssl); c != nullptr; c = c->next) {
+      ++certificates;
+    }
+    if (certificates > kMaxDeviceChain) {
+      drop(connection,
+           "TLS handshake refused: the device sent " + std::to_string(certificates) +
+               " certificates (a device sends its own and at most the CA's)",
+           Ending::kNow);
+      return;
+    }
+  }
+#endif
   PeerAuthentication authentication;
   if (connection->certificate_identity && connection->certificate_key) {
     connection->identity = *connection->certificate_identity;

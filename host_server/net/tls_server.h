@@ -22,11 +22,12 @@
 // once, since nothing revokes certificates yet; a PSK device is kept out by lookup_psk). A refused
 // certificate fails the handshake with mbedTLS's alert (unknown_ca, access_denied for a certificate
 // that is not a device's, unsupported_certificate), and on_close says why ("TLS handshake failed:
-// device certificate ..."). on_authenticated tells the handler how the device authenticated and,
-// for a certificate, its public key (the rounds tie it to the device's SecAggKeys certificate).
-// Certificate sessions are not cached: every certificate connection is a full handshake (resumption
-// would restore a session whose certificate the cache cannot re-check; devices that need cheap
-// reconnects use PSK).
+// device certificate ..."); a verified device that sent more than its certificate and the CA's is
+// closed at once (the parsed peer chain stays with the connection). on_authenticated tells the
+// handler how the device authenticated and, for a certificate, its public key (the rounds tie it to
+// the device's SecAggKeys certificate). Certificate sessions are not cached: every certificate
+// connection is a full handshake (resumption would restore a session whose certificate the cache
+// cannot re-check; devices that need cheap reconnects use PSK).
 //
 // Threads: every FrameHandler call happens on the io_context's thread, and every TlsServer method
 // must be called on that thread too (asio::post to it from elsewhere). Nothing is locked.

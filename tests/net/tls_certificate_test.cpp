@@ -739,6 +739,33 @@ TEST(TlsCertificateAttack, CommonNameEdgeCasesNameNoDevice) {
   }
 }
 
+// A device with a valid certificate appends 30 unrelated certificates (another fleet's devices')
+// to its own: mbedTLS verifies the leaf against the CA and ignores the rest, and kept the whole
+// parsed chain (~13 KB of DER and its structures) with the connection for its life
+// (MBEDTLS_SSL_KEEP_PEER_CERTIFICATE), every device doubling the server's memory per connection.
+// A device sends its certificate (and at most the CA's): longer chains are refused.
+TEST_F(TlsCertificateTest, AttackDeviceWithAJunkChainIsRefused) {
+  start();
+  const credential::DeviceCredential device = fleet_.device(17);
+  std::string chain = fleet_.certificate_of(device);
+  for (uint32_t i = 0; i < 30; ++i) {
+    chain += other_fleet_.certificate_of(other_fleet_.device(200 + i));
+  }
+  mbedtls_pk_context key;
+  load_device_key(key, device);
+  raw_certificate_handshake(server_->port(), fleet_.ca_pem, chain, key);  // its own verdict
+  const auto closed = handler_.closed_after(1);
+  ASSERT_EQ(closed.size(), 1u);
+  EXPECT_NE(closed.begin()->second.find("31 certificates"), std::string::npos)
+      << closed.begin()->second;
+  EXPECT_TRUE(handler_.opened().empty());
+  // Its certificate with the CA's after it (what some TLS stacks send) is taken.
+  EXPECT_EQ(0, raw_certificate_handshake(server_->port(), fleet_.ca_pem,
+                                         fleet_.certificate_of(device) + fleet_.ca_pem, key));
+  mbedtls_pk_free(&key);
+  EXPECT_EQ(handler_.opened().size(), 1u);
+}
+
 }  // namespace
 }  // namespace net
 }  // namespace fedstat
