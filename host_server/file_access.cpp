@@ -158,6 +158,17 @@ std::vector<std::string> start_warnings(const ServerConfig& config) {
       is_loopback_address(config.address)) {  // off loopback serve() refuses it
     warnings.push_back(public_device_keys_verdict(config, kPublishedSecret, kOwnSecret));
   }
+  if (config.device_authentication == "certificate" &&
+      (config.fleet_secret || !config.credentials_path.empty())) {
+    // The listener offers no PSK suite: the device secrets are held for nothing, and whoever
+    // reads them can still act as any device towards a PSK server of the same fleet.
+    warnings.push_back(
+        std::string("device_authentication \"certificate\" with ") +
+        (config.fleet_secret ? "fleet_secret" : "credentials") +
+        ": the server holds device secrets it never uses (devices authenticate with certificates "
+        "only; removing a device from credentials does not keep its certificate out); leave it "
+        "out so the server holds no device secret");
+  }
   return warnings;
 }
 

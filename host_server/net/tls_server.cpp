@@ -38,6 +38,9 @@ std::string mbedtls_text(int rc) {
   return text;
 }
 
+// The most certificates a device's chain may hold: its own and the fleet CA's.
+constexpr size_t kMaxDeviceChain = 2;
+
 // The suites each DeviceAuthentication offers (zero-terminated; the device channels pin one each).
 const int kCertificateSuites[] = {MBEDTLS_TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, 0};
 const int kEitherSuites[] = {MBEDTLS_TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
@@ -173,8 +176,28 @@ TlsServer::TlsServer(asio::io_context& io, TlsServerConfig config, FrameHandler&
       problem = "the server key (tls_private_key) is not the server certificate's key";
     } else if (!mbedtls_pk_can_do(&own_key_, MBEDTLS_PK_ECDSA)) {
       problem = "the server key must be an ECDSA P-256 key (fedstat-ca server-cert)";
+    } else if (own_certificate_.ca_istrue != 0) {
+      // ca.crt with the CA's private key (a converted ca.key): the server would hold the key that
+      // mints device certificates.
+      problem =
+          "the server certificate (tls_certificate) is a CA certificate: give the certificate and "
+          "key fedstat-ca server-cert wrote, and keep the CA's key offline";
+    } else if (mbedtls_x509_crt_check_extended_key_usage(
+                   &own_certificate_, MBEDTLS_OID_SERVER_AUTH,
+                   MBEDTLS_OID_SIZE(MBEDTLS_OID_SERVER_AUTH)) != 0) {
+      problem =
+          "the server certificate (tls_certificate) is not for serverAuth (a device "
+          "certificate?): give the one fedstat-ca server-cert wrote";
     } else if (parse_certificates(client_ca_, config_.certificates->client_ca_pem) != 0) {
       problem = "the client CA (tls_client_ca) is not a PEM or DER X.509 certificate";
+    } else {
+      for (const mbedtls_x509_crt* ca = &client_ca_; ca != nullptr; ca = ca->next) {
+        if (mbedtls_pk_check_pair(&ca->pk, &own_key_) == 0) {
+          problem =
+              "the server key (tls_private_key) is the client CA's private key: give the key "
+              "fedstat-ca server-cert wrote, and keep the CA's key offline";
+        }
+      }
     }
     if (!problem.empty()) {
       free_all();
@@ -606,6 +629,23 @@ void TlsServer::advance_handshake(const ConnectionPtr& connection) {
     drop(connection, "TLS handshake failed: " + why, ending);
     return;
   }
+#if defined(MBEDTLS_SSL_KEEP_PEER_CERTIFICATE)
+  if (connection->certificate_identity) {
+    // The chain is kept with the connection for its life: a device sends its certificate (and at
+    // most the CA's), not a chain of unrelated ones mbedTLS would parse, ignore and keep.
+    size_t certificates = 0;
+    for (const mbedtls_x509_crt* c = mbedtls_ssl_get_peer_cert(&ssl); c != nullptr; c = c->next) {
+      ++certificates;
+    }
+    if (certificates > kMaxDeviceChain) {
+      drop(connection,
+           "TLS handshake refused: the device sent " + std::to_string(certificates) +
+               " certificates (a device sends its own and at most the CA's)",
+           Ending::kNow);
+      return;
+    }
+  }
+#endif
   PeerAuthentication authentication;
   if (connection->certificate_identity && connection->certificate_key) {
     connection->identity = *connection->certificate_identity;

@@ -18,13 +18,16 @@
 // device's (MBEDTLS_SSL_VERIFY_REQUIRED): it must chain to client_ca_pem, allow clientAuth and be
 // a device certificate, subject CN "fedstat-device <id>" (fedstat-ca issue/sign); the identity is
 // that id, written as a PSK identity is (decimal), so per-identity caps, revoke() and the rounds
-// treat both kinds alike. A refused certificate fails the handshake with mbedTLS's alert
-// (unknown_ca, access_denied for a certificate that is not a device's, unsupported_certificate),
-// and on_close says why ("TLS handshake failed: device certificate ..."). on_authenticated tells
-// the handler how the device authenticated and, for a certificate, its public key (the rounds
-// tie it to the device's SecAggKeys certificate). Certificate sessions are not cached: every
-// certificate connection is a full handshake (resumption would restore a session whose
-// certificate the cache cannot re-check; devices that need cheap reconnects use PSK).
+// treat both kinds alike (but revoke() only closes: a certificate device may connect again at
+// once, since nothing revokes certificates yet; a PSK device is kept out by lookup_psk). A refused
+// certificate fails the handshake with mbedTLS's alert (unknown_ca, access_denied for a certificate
+// that is not a device's, unsupported_certificate), and on_close says why ("TLS handshake failed:
+// device certificate ..."); a verified device that sent more than its certificate and the CA's is
+// closed at once (the parsed peer chain stays with the connection). on_authenticated tells the
+// handler how the device authenticated and, for a certificate, its public key (the rounds tie it to
+// the device's SecAggKeys certificate). Certificate sessions are not cached: every certificate
+// connection is a full handshake (resumption would restore a session whose certificate the cache
+// cannot re-check; devices that need cheap reconnects use PSK).
 //
 // Threads: every FrameHandler call happens on the io_context's thread, and every TlsServer method
 // must be called on that thread too (asio::post to it from elsewhere). Nothing is locked.

@@ -124,6 +124,14 @@ Status TlsCertificateChannel::handshake_status(int mbedtls_error) const {
     }
     return permission_denied("TLS: the server's certificate did not verify");
   }
+  if (mbedtls_error == MBEDTLS_ERR_SSL_BAD_HS_CERTIFICATE &&
+      (mbedtls_ssl_get_verify_result(&stream_.ssl()) &
+       (MBEDTLS_X509_BADCERT_EXT_KEY_USAGE | MBEDTLS_X509_BADCERT_KEY_USAGE)) != 0) {
+    // mbedTLS reports a certificate for another use (a device's clientAuth certificate: another
+    // device playing the server) as a bad certificate, with these flags.
+    return permission_denied(
+        "TLS: the server's certificate is not for serverAuth (a device certificate?)");
+  }
   if (mbedtls_error == MBEDTLS_ERR_SSL_BAD_HS_CERTIFICATE ||
       mbedtls_error == MBEDTLS_ERR_SSL_PK_TYPE_MISMATCH) {
     return permission_denied(

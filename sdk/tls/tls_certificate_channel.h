@@ -52,6 +52,14 @@
 #include "mbedtls/pk.h"
 #include "mbedtls/x509_crt.h"
 
+#if !defined(MBEDTLS_X509_CHECK_KEY_USAGE) || !defined(MBEDTLS_X509_CHECK_EXTENDED_KEY_USAGE)
+// Without them mbedTLS skips the (extended) key usage checks: a device would take another device's
+// clientAuth certificate as the server's wherever the names match, and the server a serverAuth one
+// as a device's.
+#error \
+    "TlsCertificateChannel needs MBEDTLS_X509_CHECK_KEY_USAGE and MBEDTLS_X509_CHECK_EXTENDED_KEY_USAGE"
+#endif
+
 /// Defined where TlsCertificateChannel is built (mbedTLS with X.509 and ECDHE-ECDSA).
 #define FEDSTAT_TLS_CERTIFICATES 1
 

@@ -70,6 +70,29 @@ TEST(PublishedFleetSecret, AnOperatorsOwnSecretOrCredentialsServeAnywhere) {
   EXPECT_EQ(refusal(config), "");
 }
 
+// Mutual TLS (issue 42): with device_authentication "certificate" the listener takes no PSK, so a
+// fleet_secret or credentials file is a device secret held for nothing; the server says so.
+TEST(PublishedFleetSecret, CertificateModeWarnsOfDeviceSecretsItNeverUses) {
+  auto warned = [](const ServerConfig& config) {
+    for (const std::string& warning : start_warnings(config)) {
+      if (warning.find("holds device secrets it never uses") != std::string::npos) return true;
+    }
+    return false;
+  };
+  ServerConfig config;
+  config.device_authentication = "certificate";
+  EXPECT_FALSE(warned(config));
+  config.fleet_secret = example_secret();
+  (*config.fleet_secret)[0] ^= 1;
+  EXPECT_TRUE(warned(config));
+  config.device_authentication = "either";  // PSK devices use it there
+  EXPECT_FALSE(warned(config));
+  config.device_authentication = "certificate";
+  config.fleet_secret.reset();
+  config.credentials_path = "devices.txt";
+  EXPECT_TRUE(warned(config));
+}
+
 TEST(PublishedFleetSecret, ServeRefusesBeforeOpeningTheStore) {
   ServerConfig config;
   config.address = "0.0.0.0";
