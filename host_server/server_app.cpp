@@ -399,6 +399,45 @@ void reload_credentials(const ServerConfig& config,
   }
 }
 
+// Re-reads tls_revoked_devices (SIGHUP): the new list takes over — a listed device's certificate
+// fails its next handshake — and the connections of every id newly listed are closed. A file that
+// does not load (net::load_revoked_devices) changes nothing. Logged either way. Runs on the io
+// thread.
+void reload_revoked_certificates(const ServerConfig& config,
+                                 std::shared_ptr<const std::set<uint64_t>>& in_force,
+                                 net::TlsServer& server, std::ostream& log) {
+  std::set<uint64_t> fresh;
+  try {
+    fresh = net::load_revoked_devices(config.tls_revoked_devices_path);
+  } catch (const std::exception& e) {
+    log_line(log, {{"event", "revocations_not_reloaded"},
+                   {"path", config.tls_revoked_devices_path},
+                   {"detail", e.what()},
+                   {"revoked", in_force->size()},
+                   {"kept", "the revocations in force"}});
+    return;
+  }
+  std::set<std::string> newly;
+  json newly_ids = json::array();
+  for (uint64_t id : fresh) {
+    if (in_force->count(id) != 0) continue;
+    newly.insert(std::to_string(id));
+    if (newly_ids.size() < kLoggedIds) newly_ids.push_back(id);
+  }
+  const size_t reinstated = static_cast<size_t>(std::count_if(
+      in_force->begin(), in_force->end(), [&fresh](uint64_t id) { return fresh.count(id) == 0; }));
+  const size_t revoked = fresh.size();
+  in_force = std::make_shared<const std::set<uint64_t>>(std::move(fresh));
+  const size_t closed = server.revoke(newly);
+  log_line(log, {{"event", "revocations_reloaded"},
+                 {"path", config.tls_revoked_devices_path},
+                 {"revoked", revoked},
+                 {"newly_revoked", newly.size()},
+                 {"newly_revoked_ids", newly_ids},
+                 {"reinstated", reinstated},
+                 {"connections_closed", closed}});
+}
+
 }  // namespace
 
 // (server_app.h) A DIST round's rosters must outlive a power loss, not only kill -9. Were the
@@ -503,6 +542,17 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
     };
   }
 
+  // The revoked device certificates (tls_revoked_devices; replaced by a reload on SIGHUP, read on
+  // the io thread only).
+  std::shared_ptr<const std::set<uint64_t>> revoked_certificates;
+  if (!config.tls_revoked_devices_path.empty()) {
+    revoked_certificates = std::make_shared<const std::set<uint64_t>>(
+        net::load_revoked_devices(config.tls_revoked_devices_path));
+    tls.certificate_revoked = [&revoked_certificates](uint64_t id) {
+      return revoked_certificates->count(id) != 0;
+    };
+  }
+
   NetBridge<Coordinator> bridge;
   GatedOutbox gated(bridge, store);
   gate = &gated;
@@ -543,13 +593,17 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
     });
   };
   schedule();
-  // SIGHUP: the credentials file is read again (a fleet secret has nothing to reload).
+  // SIGHUP: tls_revoked_devices and the credentials file are read again (a fleet secret has
+  // nothing to reload).
   std::function<void()> await_reload = [&]() {
     reloads.async_wait([&](const asio::error_code& error, int /*signal*/) {
       if (error || stopping) return;
+      if (revoked_certificates) {
+        reload_revoked_certificates(config, revoked_certificates, server, log);
+      }
       if (keys) {
         reload_credentials(config, keys, server, log);
-      } else if (!config.fleet_secret) {
+      } else if (!config.fleet_secret && !revoked_certificates) {
         log_line(log, {{"event", "credentials_not_reloaded"},
                        {"detail",
                         "device_authentication \"certificate\" without credentials: "

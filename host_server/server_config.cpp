@@ -208,7 +208,8 @@ ServerConfig read_server_config(const std::string& path) {
                          "tls_certificate",
                          "tls_private_key",
                          "tls_client_ca",
-                         "device_authentication"},
+                         "device_authentication",
+                         "tls_revoked_devices"},
                         path);
   if (file.contains("listen")) parse_listen(text_field(file["listen"], "listen"), config);
   if (file.contains("store")) {
@@ -289,6 +290,16 @@ ServerConfig read_server_config(const std::string& path) {
                                     "(fedstat-ca server-cert and init write them)");
       }
       config.device_authentication = mode;
+    }
+    if (file.contains("tls_revoked_devices")) {
+      if (!certificates) {
+        throw std::invalid_argument(
+            "tls_revoked_devices lists revoked device certificates: it needs tls_certificate, "
+            "tls_private_key and tls_client_ca (a PSK device is revoked by removing it from "
+            "credentials)");
+      }
+      config.tls_revoked_devices_path =
+          resolve(config.base_dir, text_field(file["tls_revoked_devices"], "tls_revoked_devices"));
     }
   }
   if (file.contains("role")) {

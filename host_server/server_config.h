@@ -50,6 +50,11 @@
 //                 suite only), "certificate" (mutual TLS only: the PSK suite is not offered, and
 //                 credentials / fleet_secret may be left out — the server then holds no device
 //                 secret), "either" (both on the same port)
+//   tls_revoked_devices absent: the path of a file of revoked device ids, one a line
+//                 (net::load_revoked_devices), read at start and again on SIGHUP: a listed
+//                 device's certificate fails the handshake, and its open connections are closed
+//                 at the reload. Needs the tls_* fields. (A PSK device is revoked by removing it
+//                 from credentials; in "either" mode revoke both)
 //   noise_seed    refused (it is no longer read): a collector draws each round's central-noise
 //                 seed from its CSPRNG and stores it (rounds/task_round.h), a TAgg noises from
 //                 its CSPRNG; a seed from the config would be known to whoever reads the file
@@ -162,6 +167,9 @@ struct ServerConfig {
   std::string tls_certificate_pem, tls_private_key_pem, tls_client_ca_pem;
   std::string tls_private_key_path;
   std::string device_authentication = "psk";  // "psk", "certificate" or "either" (resolved)
+  // tls_revoked_devices: a file of revoked device ids (net::load_revoked_devices), read at start
+  // and on SIGHUP; empty: no certificate is revoked.
+  std::string tls_revoked_devices_path;
   uint32_t handshake_timeout_ms = 10000;
   uint32_t idle_timeout_ms = 60000;
   size_t max_connections = 4096;

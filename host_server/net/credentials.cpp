@@ -52,8 +52,12 @@ DeviceKeys parse_credentials(std::istream& in) {
   return keys;
 }
 
-DeviceKeys load_credentials(const std::string& path) {
-  const std::string named = "credentials file \"" + path + "\"";
+namespace {
+
+// The whole of the file at `path` (`named` in messages), refused as load_credentials says: not a
+// regular file, larger than kMaxCredentialsBytes, another user's, or not ending with a newline.
+// Wipes what it read when it throws.
+std::string read_guarded_file(const std::string& path, const std::string& named) {
   // O_NONBLOCK: a FIFO must not hold the open (the reload runs on the io thread); it is refused.
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw CredentialsError(named + " cannot be opened: " + std::strerror(errno));
@@ -103,9 +107,49 @@ DeviceKeys load_credentials(const std::string& path) {
     throw;
   }
   close(fd);
+  return text;
+}
+
+}  // namespace
+
+DeviceKeys load_credentials(const std::string& path) {
+  std::string text = read_guarded_file(path, "credentials file \"" + path + "\"");
   std::istringstream in(text);
   mbedtls_platform_zeroize(&text[0], text.size());  // (the stream's copy is not wiped)
   return parse_credentials(in);
+}
+
+std::set<uint64_t> parse_revoked_devices(std::istream& in) {
+  std::set<uint64_t> ids;
+  std::string text;
+  size_t line = 0;
+  while (std::getline(in, text)) {
+    ++line;
+    const size_t hash = text.find('#');
+    if (hash != std::string::npos) text.erase(hash);
+    std::istringstream fields(text);
+    std::string id_text, extra;
+    if (!(fields >> id_text)) continue;  // blank or comment-only line
+    const std::string where = "revoked devices line " + std::to_string(line) + ": ";
+    if (fields >> extra)
+      throw CredentialsError(where + "unexpected second field \"" + extra + "\"");
+    const std::optional<uint64_t> id = parse_device_identity(id_text);
+    if (!id) {
+      throw CredentialsError(where + "device id \"" + id_text +
+                             "\" is not a decimal number 1..2^64-2 without sign or leading zeros");
+    }
+    ids.insert(*id);  // listed twice: still revoked
+  }
+  if (in.bad()) {
+    throw CredentialsError("revoked devices: read error after line " + std::to_string(line));
+  }
+  return ids;
+}
+
+std::set<uint64_t> load_revoked_devices(const std::string& path) {
+  const std::string text = read_guarded_file(path, "revoked devices file \"" + path + "\"");
+  std::istringstream in(text);
+  return parse_revoked_devices(in);
 }
 
 DevicePsk derive_device_psk(const std::array<uint8_t, 32>& fleet_secret, uint64_t device_id) {

@@ -26,6 +26,7 @@
 #include <istream>
 #include <map>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -48,6 +49,15 @@ inline constexpr uint64_t kMaxCredentialsBytes = uint64_t{64} << 20;
 
 DeviceKeys parse_credentials(std::istream& in);
 DeviceKeys load_credentials(const std::string& path);
+
+// The revoked devices file (the server's tls_revoked_devices): one decimal device id a line, '#'
+// starts a comment, an id listed twice is revoked once. Memory: one set entry per id. Errors:
+// CredentialsError naming the line ("revoked devices line 2: ...": an id that is not canonical, a
+// second field) or the file, refused as load_credentials refuses a credentials file (not a
+// regular file, too large, another user's, not ending with a newline). Nothing is returned on
+// error.
+std::set<uint64_t> parse_revoked_devices(std::istream& in);
+std::set<uint64_t> load_revoked_devices(const std::string& path);
 
 // The canonical decimal form of a device id: digits only, no sign, no leading zero, 1..2^64-2
 // (2^64-1 is reserved as "no device").

@@ -48,6 +48,9 @@ const int kEitherSuites[] = {MBEDTLS_TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA2
 
 // Why a device's certificate was refused, from mbedTLS's verification flags.
 std::string certificate_refusal(uint32_t flags) {
+  if ((flags & MBEDTLS_X509_BADCERT_REVOKED) != 0) {
+    return "device certificate revoked (tls_revoked_devices lists its id)";
+  }
   if ((flags & MBEDTLS_X509_BADCERT_NOT_TRUSTED) != 0) {
     return "device certificate not issued by the client CA (tls_client_ca)";
   }
@@ -331,6 +334,10 @@ int TlsServer::verify_callback(void* server, mbedtls_x509_crt* certificate, int 
                     key_length == key.size();
   if (!id || !p256) {
     *flags |= MBEDTLS_X509_BADCERT_OTHER;  // mbedTLS answers access_denied
+    return 0;
+  }
+  if (self->config_.certificate_revoked && self->config_.certificate_revoked(*id)) {
+    *flags |= MBEDTLS_X509_BADCERT_REVOKED;  // mbedTLS answers certificate_revoked
     return 0;
   }
   c.certificate_identity = std::to_string(*id);

@@ -18,8 +18,8 @@
 // device's (MBEDTLS_SSL_VERIFY_REQUIRED): it must chain to client_ca_pem, allow clientAuth and be
 // a device certificate, subject CN "fedstat-device <id>" (fedstat-ca issue/sign); the identity is
 // that id, written as a PSK identity is (decimal), so per-identity caps, revoke() and the rounds
-// treat both kinds alike (but revoke() only closes: a certificate device may connect again at
-// once, since nothing revokes certificates yet; a PSK device is kept out by lookup_psk). A refused
+// treat both kinds alike (revoke() closes; what keeps a revoked device out is lookup_psk for a PSK
+// device and certificate_revoked for a certificate device, checked at every handshake). A refused
 // certificate fails the handshake with mbedTLS's alert (unknown_ca, access_denied for a certificate
 // that is not a device's, unsupported_certificate), and on_close says why ("TLS handshake failed:
 // device certificate ..."); a verified device that sent more than its certificate and the CA's is
@@ -175,6 +175,10 @@ struct TlsServerConfig {
   std::optional<TlsCertificates> certificates;
   // The 32-byte PSK of a PSK identity (a decimal device id), or nullopt to refuse it.
   std::function<std::optional<std::array<uint8_t, 32>>(const std::string& identity)> lookup_psk;
+  // Whether a certificate device's id is revoked (the server's tls_revoked_devices); absent: none
+  // is. Asked at every certificate handshake, after the chain verified: a revoked device's
+  // certificate fails it ("device certificate revoked").
+  std::function<bool(uint64_t device_id)> certificate_revoked;
   uint32_t handshake_timeout_ms = 10000;
   uint32_t idle_timeout_ms = 60000;
   size_t max_connections = 4096;

@@ -139,13 +139,16 @@ Status TlsCertificateChannel::handshake_status(int mbedtls_error) const {
   }
   if (mbedtls_error == MBEDTLS_ERR_SSL_FATAL_ALERT_MESSAGE) {
     switch (stream_.received_alert()) {
+      case MBEDTLS_SSL_ALERT_MSG_CERT_REVOKED:
+        return permission_denied(
+            "TLS: the server revoked this device's certificate (its operator listed the device "
+            "in tls_revoked_devices)");
       case MBEDTLS_SSL_ALERT_MSG_BAD_CERT:
       case MBEDTLS_SSL_ALERT_MSG_UNSUPPORTED_CERT:
       case MBEDTLS_SSL_ALERT_MSG_CERT_UNKNOWN:
       case MBEDTLS_SSL_ALERT_MSG_UNKNOWN_CA:
       case MBEDTLS_SSL_ALERT_MSG_ACCESS_DENIED:
       case MBEDTLS_SSL_ALERT_MSG_CERT_EXPIRED:
-      case MBEDTLS_SSL_ALERT_MSG_CERT_REVOKED:
       case MBEDTLS_SSL_ALERT_MSG_DECRYPT_ERROR:
         return permission_denied(
             "TLS: the server refused this device's certificate (issued by another CA, not a "

@@ -83,7 +83,9 @@ if mtls:
     # Certificates only: the PSK suite is not offered, and the server holds no device secret.
     del config["fleet_secret"]
     config.update({"tls_certificate": "server.crt", "tls_private_key": "server.key",
-                   "tls_client_ca": "ca.crt", "device_authentication": "certificate"})
+                   "tls_client_ca": "ca.crt", "device_authentication": "certificate",
+                   "tls_revoked_devices": "revoked.txt"})
+    open('revoked.txt', 'w').write("# no device revoked yet\n")
 if clients + 64 > 4096:  # each device holds one connection for the round (default cap 4,096)
     config["max_connections"] = clients + 64
 json.dump(config, open('server.json', 'w'))
@@ -148,6 +150,21 @@ if [ "$mtls" = mtls ]; then fleet_secret=(); fi  # certificates only: no device 
   "${fleet_secret[@]}" --dropout "$dropout" --seed 17 --noise-seed 9 --state state \
   "${sim_credentials[@]}" --json >sim.json
 "$server" results 3 --config server.json --json >result.json
+if [ "$mtls" = mtls ]; then
+  # Revocation: device 1 listed in tls_revoked_devices (replaced atomically), SIGHUP: the reload
+  # is logged and device 1's certificate then fails its handshake.
+  printf '1  # revoked by the test\n' >revoked.tmp && mv revoked.tmp revoked.txt
+  kill -HUP $pid
+  for _ in $(seq 100); do grep -q '"event":"revocations_reloaded"' server.log && break; sleep 0.1; done
+  grep -q '"event":"revocations_reloaded".*"newly_revoked_ids":\[1\]' server.log ||
+    { echo "the revocation was not reloaded"; cat server.log; exit 1; }
+  rc=0
+  "$sim" --server "$endpoint" --clients 1 --first-id 1 --task task.json --data data \
+    "${sim_credentials[@]}" --state state --json >revoked.json 2>revoked.err || rc=$?
+  [ $rc -eq 1 ] && grep -q "revoked this device's certificate" revoked.err ||
+    { echo "the revoked device: fedstat-sim exit $rc (want 1)"; cat revoked.err; exit 1; }
+  echo "revoked device refused: $(grep -o "revoked this device's certificate[^)]*)" revoked.err | head -1)"
+fi
 kill -TERM $pid && wait $pid || true
 trap - EXIT
 python3 - <<'PY'

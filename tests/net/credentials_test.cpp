@@ -5,6 +5,8 @@
 
 #include <set>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 namespace fedstat {
 namespace net {
@@ -65,6 +67,33 @@ TEST(Credentials, MissingFileIsNamed) {
     FAIL() << "no error";
   } catch (const CredentialsError& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/fedstat-credentials"), std::string::npos);
+  }
+}
+
+// tls_revoked_devices' file: ids with comments and blank lines; every error names its line.
+TEST(RevokedDevices, ParsesIdsAndNamesTheLineOfAnError) {
+  std::istringstream good("# revoked after the 2026-12 leak\n17\n\n21  # lost phone\n17\n");
+  EXPECT_EQ(parse_revoked_devices(good), (std::set<uint64_t>{17, 21}));
+  for (const auto& [text, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"17\n017\n", "revoked devices line 2: device id \"017\""},
+           {"0\n", "revoked devices line 1: device id"},
+           {"18446744073709551615\n", "revoked devices line 1: device id"},
+           {"\n17 21\n", "revoked devices line 2: unexpected second field \"21\""}}) {
+    std::istringstream in(text);
+    try {
+      parse_revoked_devices(in);
+      ADD_FAILURE() << "no error for " << text;
+    } catch (const CredentialsError& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  }
+  try {
+    load_revoked_devices("/nonexistent/fedstat-revoked");
+    ADD_FAILURE() << "no error";
+  } catch (const CredentialsError& e) {
+    EXPECT_NE(std::string(e.what()).find("revoked devices file \"/nonexistent/fedstat-revoked\""),
+              std::string::npos)
+        << e.what();
   }
 }
 

@@ -690,14 +690,15 @@ TEST_F(TlsCertificateTest, AttackServerRefusesACaOrDeviceCertificateAsItsOwn) {
   }
 }
 
-// "either" mode: the operator revokes device 17 the documented way (removes it from the
-// credentials file: SIGHUP reloads it and revoke()s the removed identities, which "treats both
-// kinds alike", tls_server.h). Its open certificate connection ends, but nothing keeps its
-// certificate out: it connects again at once, as device 17, and stays in the rounds.
-// DISABLED_: fails today (the second certificate connection opens). Proposed fix in
-// /work/notes/attack-mtls.md (F3): revoke() also refuses the identities' certificate handshakes
-// (verify_callback sets MBEDTLS_X509_BADCERT_REVOKED) until a reload lists them again.
-TEST_F(TlsCertificateTest, DISABLED_AttackRevokedDeviceReconnectsWithItsCertificate) {
+// "either" mode: the operator revokes device 17 — removes it from the credentials file and lists
+// it in tls_revoked_devices; the SIGHUP reload gives the listener the new PSK keys and revoked set
+// (lookup_psk, certificate_revoked) and revoke()s the identity. Its open certificate connection
+// ends, and neither its PSK nor its certificate connects again. (Before certificate_revoked the
+// certificate connected again at once, as device 17, and stayed in the rounds: the attack review's
+// F3.) Device 21 with its certificate is served as before.
+TEST_F(TlsCertificateTest, AttackRevokedDeviceReconnectsWithItsCertificate) {
+  auto revoked_ids = std::make_shared<std::set<uint64_t>>();
+  config_.certificate_revoked = [revoked_ids](uint64_t id) { return revoked_ids->count(id) != 0; };
   auto listed = std::make_shared<std::set<uint64_t>>(std::set<uint64_t>{17, 21});
   config_.lookup_psk = [listed](const std::string& identity) -> std::optional<DevicePsk> {
     const std::optional<uint64_t> id = parse_device_identity(identity);
@@ -711,7 +712,8 @@ TEST_F(TlsCertificateTest, DISABLED_AttackRevokedDeviceReconnectsWithItsCertific
   ASSERT_TRUE(exchange(first, 17).ok());
   std::promise<size_t> revoked;
   asio::post(io_, [&] {
-    listed->erase(17);  // the reload's new key set, then its revoke() of the removed ids
+    listed->erase(17);  // the reload's new key set and revoked list, then its revoke()
+    revoked_ids->insert(17);
     revoked.set_value(server_->revoke({"17"}));
   });
   EXPECT_EQ(revoked.get_future().get(), 1u);
@@ -722,7 +724,11 @@ TEST_F(TlsCertificateTest, DISABLED_AttackRevokedDeviceReconnectsWithItsCertific
   const Status status = connect(second, device);
   EXPECT_FALSE(status.ok() && exchange(second, 17).ok())
       << "a revoked device connected again with its certificate";
+  EXPECT_NE(std::string(status.message()).find("revoked"), std::string::npos) << status.message();
   EXPECT_EQ(handler_.opened().size(), 1u);
+  tls::TlsCertificateChannel other;
+  ASSERT_TRUE(connect(other, fleet_.device(21)).ok());
+  EXPECT_TRUE(exchange(other, 21).ok());
 }
 
 // The certificate's CN is parsed strictly: no padding, sign, embedded NUL, other case, or id that

@@ -168,6 +168,14 @@ TEST_F(SignedConfig, TlsCertificatesAndDeviceAuthentication) {
   ca_key["device_authentication"] = "either";
   ca_key["tls_private_key"] = "ca.key";
   EXPECT_NE(refusal(ca_key).find("is the CA's private key"), std::string::npos);
+  // tls_revoked_devices: a path resolved against the config's directory, with certificates only.
+  json revoked = certificate_only;
+  revoked["tls_revoked_devices"] = "revoked.txt";
+  EXPECT_EQ(read(revoked).tls_revoked_devices_path, dir.file("revoked.txt"));
+  json revoked_without_certificates = {{"fleet_secret", kSecret},
+                                       {"tls_revoked_devices", "revoked.txt"}};
+  EXPECT_NE(refusal(revoked_without_certificates).find("tls_revoked_devices lists revoked device"),
+            std::string::npos);
 }
 
 }  // namespace
