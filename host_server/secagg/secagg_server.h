@@ -176,6 +176,13 @@ class SecAggServer {
   // Ends round 2: U3, the clients whose whole masked vector arrived (as close_sharing's U2).
   // Signed sessions: the consistency round comes next (on_consistency), not the reveals.
   Result<fedstat_v1_SecAggRoster> close_masking();
+  // Signed sparse sessions (protocol 6, rule D8), round 2: a message with round = 2 is `sender`'s
+  // U2 view, taken after its whole masked input and before close_masking: its members must be the
+  // U2 ids of its roster (kInvalidArgument), its signature must verify over the U2 view digest
+  // (kPermissionDenied and the sender excluded; kDataLoss and excluded when not 64 bytes);
+  // kAlreadyExists a second one; kFailedPrecondition outside round 2, before the last word, or in
+  // another kind of session. Stored; a member without one is not in U3 (its neighbours would
+  // withhold its self-mask shares). consistency_for() forwards them.
   // Signed sessions, after U3: `sender`'s consistency message. Errors: kFailedPrecondition
   // outside the consistency round or in an unsigned session; kInvalidArgument another session,
   // or members other than the U3 view the server sent `sender` (none for the complete graph);
@@ -187,7 +194,7 @@ class SecAggServer {
   Status on_consistency(uint32_t sender, const fedstat_v1_SecAggConsistency& message);
   // Signed sessions: the stored consistency messages of the members of `member`'s U3 view other
   // than itself, ascending id (what the server forwards to it). Empty before U3 or for a client
-  // outside U3.
+  // outside U3. Signed sparse sessions (D8): preceded by those members' U2 views (round = 2).
   std::vector<fedstat_v1_SecAggConsistency> consistency_for(uint32_t member) const;
   // Signed sessions: ends the consistency round and opens the reveals (on_reveal), or kAborted
   // when some member of U2 would have fewer than t revealing holders (a holder reveals when t
@@ -249,10 +256,18 @@ class SecAggServer {
     bool signed_consistency = false;
     uint8_t consistency_signature[64] = {};
     std::vector<uint32_t> consistency_view;  // sparse: the U3 view it signed, forwarded with it
-    bool will_reveal = false;                // close_consistency(): shown enough signatures
+    // Signed sparse sessions (rule D8): its signed U2 view, stored with its masked input.
+    bool signed_u2 = false;
+    uint8_t u2_signature[64] = {};
+    std::vector<uint32_t> u2_view_signed;
+    bool will_reveal = false;  // close_consistency(): shown enough signatures
   };
   // Signed sessions: the ids of U3 in `id`'s roster, ascending (the view it signs).
   std::vector<uint32_t> u3_view(uint32_t id) const;
+  // Signed sparse sessions (D8): the ids of U2 in `id`'s roster, ascending (its U2 view).
+  std::vector<uint32_t> u2_view(uint32_t id) const;
+  bool signs_u2_views() const { return config_.signed_keys && config_.degree != 0; }
+  Status on_masked_view(uint32_t sender, const fedstat_v1_SecAggConsistency& message);
   Status abort(const std::string& reason);
   Status refuse_and_exclude(uint32_t id, const std::string& reason);
   // A roster bitmap of `size` bits (none beyond 1024: the field's room), bit i set when

@@ -1061,6 +1061,124 @@ TEST(Signed, CollusionBound_TwoTMinusNColludersSplitTheRound) {
   }
 }
 
+// Rule D8 (docs/secagg_many_worlds.md §5–6): with corrupt neighbours the many-worlds attack still
+// works under rule F from 2t − k − 1 of them — here k = 6, t = 4: one. The construction is the
+// ILP's (scripts/secagg_many_worlds.py ilp --k 6 --t 4 --rule F --show; optimal, re-checked by
+// its simulator): the colluder sits next to the victim; the victim is shown U2 = {−2, 0, +1, +2}
+// (it masks with those alone) and every device the U3 below (the members it sees dropped,
+// positions relative to the victim); the server forwards only agreeing signatures, and the
+// colluder signs every recipient's own view. Revealers −4, −3, −1, +3, +4, +5 each count t
+// neighbours besides themselves; −3, −1 and +3 reveal b_v (the victim is alive in their U3), the
+// colluder holds a fourth share; −4, −3, −1 reveal s_{−2} and +3, +4, +5 s_{+2}, the colluder
+// a fourth of each, and s_{+1} is the colluder's own: every mask on the victim's input.
+// Under D8 −3, −1 and +3 are not in the victim's signed U2 view, so they withhold b_v (an empty
+// share): one share of b_v, nothing unmasked.
+struct ColluderWorlds {
+  uint32_t victim = 0, colluder = 0;
+  std::vector<uint32_t> ring;
+  size_t v_index = 0;
+  uint32_t at(int rel) const {
+    const long n = static_cast<long>(ring.size());
+    return ring[static_cast<size_t>(((static_cast<long>(v_index) + rel) % n + n) % n)];
+  }
+  std::set<uint32_t> dropped_by(uint32_t id) const {
+    static const std::map<int, std::vector<int>> kDrops = {
+        {-9, {-8, -7}}, {-8, {-7, -6, -5}}, {-7, {-6, -5, -4}}, {-6, {-8}},  {-5, {-2}},
+        {-4, {-2}},     {-3, {-2}},         {-2, {-1, 0, 1}},   {-1, {-2}},  {0, {-3, -1, 3}},
+        {2, {4, 5}},    {3, {2}},           {4, {2, 7}},        {5, {2, 7}}, {6, {7, 9}},
+        {7, {4, 5, 6}}, {8, {7}},           {9, {7, 8}}};
+    for (const auto& [rel, drops] : kDrops) {
+      if (at(rel) != id) continue;
+      std::set<uint32_t> out;
+      for (int d : drops) out.insert(at(d));
+      return out;
+    }
+    return {};
+  }
+};
+
+RoundConfig colluder_worlds_config() {
+  RoundConfig config = sparse_config(Mode::kSigned, range(1, 21));
+  config.max_clients = 24;
+  return config;
+}
+
+ColluderWorlds colluder_worlds(uint32_t victim) {
+  const MaliciousServer probe(colluder_worlds_config());  // the ring does not depend on colluders
+  ColluderWorlds w;
+  w.victim = victim;
+  w.ring = probe.ring_of(probe.all_ids());
+  w.v_index = static_cast<size_t>(std::find(w.ring.begin(), w.ring.end(), victim) - w.ring.begin());
+  w.colluder = w.at(1);
+  return w;
+}
+
+// The colluder's consistency signature over `recipient`'s own view around it (the members of
+// the recipient's U3 that both rosters hold): it agrees, so the recipient counts it.
+fedstat_v1_SecAggConsistency sparse_forged_by(const MaliciousServer& server, uint32_t colluder,
+                                              uint32_t recipient) {
+  const Device& r = server.device(recipient);
+  const Device& c = server.device(colluder);
+  std::vector<uint32_t> view;
+  for (uint32_t id : r.u3) {  // ascending
+    if (std::find(c.roster.begin(), c.roster.end(), id) != c.roster.end()) view.push_back(id);
+  }
+  fedstat_v1_SecAggConsistency m = fedstat_v1_SecAggConsistency_init_zero;
+  m.session = server.config().session;
+  m.signer_id = colluder;
+  std::copy(view.begin(), view.end(), m.members);
+  m.members_count = static_cast<pb_size_t>(view.size());
+  uint8_t digest[32];
+  EXPECT_TRUE(secagg::consistency_digest(
+                  r.client.session_hash(), colluder, ByteSpan(c.keys.encryption_key.bytes, 32),
+                  ByteSpan(c.keys.masking_key.bytes, 32),
+                  Span<const uint32_t>(view.data(), view.size()), MutableByteSpan(digest, 32))
+                  .ok());
+  m.signature.size = 64;
+  EXPECT_TRUE(credential::sign_digest(ByteSpan(c.credential.private_key, 32), ByteSpan(digest, 32),
+                                      MutableByteSpan(m.signature.bytes, 64))
+                  .ok());
+  return m;
+}
+
+TEST(Signed, A_ManyWorldsSparseWithTwoTMinusKMinusOneColludersUnmaskNobody) {
+  const ColluderWorlds w = colluder_worlds(1);
+  RoundConfig config = colluder_worlds_config();
+  config.colluders = {w.colluder};
+  MaliciousServer server(config);
+  server.u2_view = [w](uint32_t recipient, const std::set<uint32_t>& u2) {
+    return recipient == w.victim ? std::set<uint32_t>{w.at(-2), w.at(0), w.at(1), w.at(2)} : u2;
+  };
+  server.u3_view = [w](uint32_t recipient, const std::set<uint32_t>& u3) {
+    std::set<uint32_t> view = u3;
+    for (uint32_t id : w.dropped_by(recipient)) view.erase(id);
+    return view;
+  };
+  forward_only_agreeing(server);
+  const auto agreeing = server.forward_consistency;
+  server.forward_consistency = [&server, agreeing, w](
+                                   uint32_t recipient,
+                                   const std::map<uint32_t, fedstat_v1_SecAggConsistency>& all,
+                                   const std::vector<fedstat_v1_SecAggConsistency>& honest) {
+    std::vector<fedstat_v1_SecAggConsistency> out;
+    for (const auto& m : agreeing(recipient, all, honest)) {
+      if (m.signer_id != w.colluder) out.push_back(m);
+    }
+    if (recipient != w.colluder && server.device(recipient).u3.count(w.colluder)) {
+      out.push_back(sparse_forged_by(server, w.colluder, recipient));
+    }
+    return out;
+  };
+  server.run_all();
+  const auto recovered = server.recover_input(w.victim);
+  EXPECT_FALSE(recovered.has_value())
+      << "b/s shares of the victim: " << counts(server, w.victim) << "; the server unmasked device "
+      << w.victim
+      << (recovered && *recovered == server.device(w.victim).input ? "'s input exactly" : "");
+  EXPECT_LT(server.knowledge_of(w.victim).b_shares.size(), 4u) << counts(server, w.victim);
+  expect_nothing_unmasked(server);
+}
+
 }  // namespace
 }  // namespace adversary
 }  // namespace fedstat
