@@ -104,13 +104,20 @@
 /// not verify (not counted). On the sparse graph each member lists its view; a verified view that
 /// disagrees with this client's about any member both rosters hold (within degree/2 ring
 /// positions of the signer) is proof of a split and aborts the session, revealing nothing.
+/// Signed sparse sessions also run rule D8 (protocol 6; docs/secagg_many_worlds.md): after its
+/// masked input the client signs its U2 view (masked_view_message: the ids of U2 in its roster);
+/// the server forwards its neighbours' U2 views before their consistency messages, and the client
+/// reveals its share of b_v only when v's verified U2 view names it — else an empty share. A
+/// server that shows the neighbourhood several worlds then needs 2t − k corrupt neighbours of a
+/// victim (more than the t1 graph_parameters.h bounds), not 2t − k − 1.
 /// Without a credential the client refuses signed sessions; unsigned sessions are as above.
 ///
 /// @memory sizeof(SecAggClient) (832 bytes on a 64-bit host; 32 of them the commitment, 104 the
 /// sparse graph's commitment, seed and ring check, 128 the signed session's: start digest, key
 /// signature, credential pointers and count) + secagg_client_memory_bytes(
 /// neighbourhood_size(max_clients, degree)) of caller storage (sizeof(SecAggPeer) = 208 bytes
-/// per roster entry, 64 of them a signed session's peer signing key: max_clients entries for the
+/// per roster entry, 64 of them a signed session's peer signing key, 1 D8's mark, in what was
+/// padding: max_clients entries for the
 /// complete graph, k + 1 for the sparse one); the signature checks use ≈ 300 bytes of stack (a
 /// SHA-256 context, a digest, a 65-byte key) and mbedTLS's pool for the curve arithmetic;
 /// mask() works in place on the caller's vector; X25519/HKDF/GCM use mbedTLS's pool on
