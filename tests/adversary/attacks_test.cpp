@@ -9,7 +9,8 @@
 //               the harness can carry each attack out (a signed test that "fails to attack"
 //               means something only because the same hooks succeed here) and what an unsigned
 //               session still gives away; /work/notes/adv-before.md.
-//   Signed.*    protocol 5 (credentials, signed keys, the consistency round): no honest device
+//   Signed.*    protocol 5 (credentials, signed keys, the consistency round; sparse sessions also
+//               rule D8, protocol 6): no honest device
 //               reveals both kinds of secret about any peer (never t shares of b_v and t of s_v^SK
 //               in the server's hands, honest reveals and shares dealt to invented identities
 //               counted), the server can unmask no honest device's input from what it holds
@@ -21,7 +22,7 @@
 //               with the fix.
 // Complete graph: n = 10, t = 6 (2t > max_clients = 10, so a plain U3 split needs 2t − n = 2
 // identities the server controls). Sparse: 12 (or 20) devices, degree 6, t = 4 (2t > k + 1 = 7).
-// About 30 s of CPU under ASan in all (ECDSA dominates).
+// About 35 s of CPU under ASan in all (ECDSA dominates).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -1177,6 +1178,49 @@ TEST(Signed, A_ManyWorldsSparseWithTwoTMinusKMinusOneColludersUnmaskNobody) {
       << (recovered && *recovered == server.device(w.victim).input ? "'s input exactly" : "");
   EXPECT_LT(server.knowledge_of(w.victim).b_shares.size(), 4u) << counts(server, w.victim);
   expect_nothing_unmasked(server);
+}
+
+// The bound's limit, as the model predicts (scripts/secagg_many_worlds.py construct, "plain
+// split"): with 2t − k = 2 colluders next to the victim (k = 6, t = 4) D8 + F do not help — the
+// two honest devices at the far ends of its roster see it dropped and reveal s_v, the others see
+// it alive and reveal b_v, the colluders give both, and each side counts t agreeing signers. No
+// lie about U2 is needed. graph_parameters.cpp's 2t > t1 + k is what keeps a victim from having
+// that many corrupt neighbours (Pr < 2^−40 at the picks it makes).
+TEST(Signed, CollusionBound_TwoTMinusKColludersSplitASparseRound) {
+  ColluderWorlds w = colluder_worlds(1);
+  RoundConfig config = colluder_worlds_config();
+  config.colluders = {w.at(-1), w.at(1)};
+  MaliciousServer server(config);
+  const std::set<uint32_t> s_side = {w.at(-3), w.at(3)};
+  server.u3_view = [w, s_side](uint32_t recipient, const std::set<uint32_t>& u3) {
+    std::set<uint32_t> view = u3;
+    if (s_side.count(recipient)) view.erase(w.victim);
+    return view;
+  };
+  forward_only_agreeing(server);
+  const auto agreeing = server.forward_consistency;
+  server.forward_consistency = [&server, agreeing](
+                                   uint32_t recipient,
+                                   const std::map<uint32_t, fedstat_v1_SecAggConsistency>& all,
+                                   const std::vector<fedstat_v1_SecAggConsistency>& honest) {
+    const auto& colluders = server.config().colluders;
+    std::vector<fedstat_v1_SecAggConsistency> out;
+    for (const auto& m : agreeing(recipient, all, honest)) {
+      if (std::find(colluders.begin(), colluders.end(), m.signer_id) == colluders.end()) {
+        out.push_back(m);
+      }
+    }
+    for (uint32_t c : colluders) {
+      if (c != recipient && server.device(recipient).u3.count(c)) {
+        out.push_back(sparse_forged_by(server, c, recipient));
+      }
+    }
+    return out;
+  };
+  server.run_all();
+  const auto recovered = server.recover_input(w.victim);
+  ASSERT_TRUE(recovered.has_value()) << counts(server, w.victim);
+  EXPECT_EQ(*recovered, server.device(w.victim).input);
 }
 
 }  // namespace

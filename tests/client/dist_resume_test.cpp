@@ -302,8 +302,9 @@ TEST_F(DistResumeTest, SignedRoundCompletesAndResumesAroundTheConsistencyRound) 
 // 2 chunks) or after its U2 view (send 8), delivered or lost: it resumes in round 2
 // told held = the words (it sends its U2 view) or the words + 1 (it sends nothing more of round
 // 2), and the round completes with everyone, each U2 view stored once. Mutant: a Client that
-// re-sends a held U2 view is refused (kAlreadyExists), one that skips a missing one is left out
-// of U3.
+// takes held = the words for its U2 view held never sends it and is left out of U3 (the round
+// aborts). (A resume in round 2 with the view held needs the stage still open: the rounds test
+// SignedDistRound.ARestartInTheMaskingStageKeepsEachU2ViewOnce.)
 TEST_F(DistResumeTest, SignedSparseRoundResumesAroundTheU2View) {
   sign();
   task.secagg_degree = 2;
