@@ -464,13 +464,18 @@ Status SecAggServer::on_chunk(uint32_t sender, const fedstat_v1_SecAggMaskedChun
   }
   client.partial.insert(client.partial.end(), chunk.words, chunk.words + chunk.words_count);
   client.received_words += chunk.words_count;
-  if (client.received_words == config_.vector_length) {
-    // Whole: into the running sum, and the copy goes (memory O(L) per client mid-vector only).
-    if (sum_.empty()) sum_.assign(config_.vector_length, 0);
-    for (size_t i = 0; i < sum_.size(); ++i) sum_[i] = (sum_[i] + client.partial[i]) & limit;
-    std::vector<uint64_t>().swap(client.partial);
-  }
+  // Whole: into the running sum — in a signed sparse session only once its U2 view is stored
+  // too (on_masked_view), since a member without one is left out of U3.
+  if (client.received_words == config_.vector_length && !signs_u2_views()) add_to_sum(client);
   return Status();
+}
+
+void SecAggServer::add_to_sum(Client& client) {
+  // The copy goes once summed (memory O(L) per client mid-vector only).
+  const uint64_t limit = config_.bits == 64 ? ~uint64_t{0} : (uint64_t{1} << config_.bits) - 1;
+  if (sum_.empty()) sum_.assign(config_.vector_length, 0);
+  for (size_t i = 0; i < sum_.size(); ++i) sum_[i] = (sum_[i] + client.partial[i]) & limit;
+  std::vector<uint64_t>().swap(client.partial);
 }
 
 Result<fedstat_v1_SecAggRoster> SecAggServer::close_masking() {
@@ -481,6 +486,7 @@ Result<fedstat_v1_SecAggRoster> SecAggServer::close_masking() {
     (void)id;
     // A whole vector is in the running sum already: its sender is in U3 (a member excluded
     // after its last word, by a replayed note, stays — as one excluded while revealing does).
+    // In a signed sparse session a vector enters the sum with its U2 view.
     // Signed sparse sessions (rule D8): and whose signed U2 view arrived, without which no
     // neighbour reveals its self-mask share.
     client.in_u3 = client.in_u2 && client.received_words == config_.vector_length &&
@@ -575,6 +581,7 @@ Status SecAggServer::on_masked_view(uint32_t sender, const fedstat_v1_SecAggCons
   std::memcpy(client.u2_signature, message.signature.bytes, 64);
   client.signed_u2 = true;
   client.u2_view_signed = view;
+  add_to_sum(client);  // its whole vector, held until now
   return Status();
 }
 

@@ -56,8 +56,8 @@
 // dropped member's masks with its U3 neighbours only.
 // Memory: O(n·r · 100 bytes) for the routed and the revealed shares, r the roster's entries (n
 // for the complete graph, k + 1 for the sparse one); O(L) words for the running sum of the
-// masked vectors (a vector is added when its last chunk arrives; only vectors still arriving are
-// held, O(L) each); finish() adds ShareDecoder's O(n) per check degree it uses. Sparse at
+// masked vectors (a vector is added when its last chunk arrives — in a signed sparse session
+// when its U2 view does; only vectors still arriving are held, O(L) each); finish() adds ShareDecoder's O(n) per check degree it uses. Sparse at
 // n = 10^4, k = 74: about 10^6 shares, no n² table.
 // Cost of finish() at n = 1024, t = 513, Release (tests/bench/secagg_bench.cpp): 0.13 s honest,
 // 0.13 s with 10 colluders giving every secret its own holder set by empty reveals, 0.20 s with
@@ -268,6 +268,8 @@ class SecAggServer {
   std::vector<uint32_t> u2_view(uint32_t id) const;
   bool signs_u2_views() const { return config_.signed_keys && config_.degree != 0; }
   Status on_masked_view(uint32_t sender, const fedstat_v1_SecAggConsistency& message);
+  // Adds `client`'s whole masked vector to the running sum and frees its copy.
+  void add_to_sum(Client& client);
   Status abort(const std::string& reason);
   Status refuse_and_exclude(uint32_t id, const std::string& reason);
   // A roster bitmap of `size` bits (none beyond 1024: the field's room), bit i set when

@@ -166,9 +166,12 @@ class Session {
       ASSERT_EQ(d->client.stage(), SecAggStage::kUnmasking);
     }
   }
-  // The reveals, and the server's sum (checked against the inputs' sum).
-  void reveal_and_check_sum() {
+  // The reveals, and the server's sum (checked against the inputs' sum of `summed`, default all;
+  // devices outside it reveal nothing).
+  void reveal_and_check_sum(const std::set<uint32_t>& summed = {}) {
+    auto in_sum = [&](const Device& d) { return summed.empty() || summed.count(d.client.id()); };
     for (auto& d : devices_) {
+      if (!in_sum(*d)) continue;
       fedstat_v1_SecAggReveal reveal;
       while (true) {
         auto more = d->client.next_reveal(reveal);
@@ -182,6 +185,7 @@ class Session {
     ASSERT_TRUE(sum.ok()) << server_->abort_reason();
     std::vector<uint64_t> expected(Device::kLength, 0);
     for (auto& d : devices_) {
+      if (!in_sum(*d)) continue;
       for (uint32_t k = 0; k < Device::kLength; ++k) {
         expected[k] = (expected[k] + d->input[k]) & 0xffffffffu;
       }
@@ -804,11 +808,12 @@ TEST(SecAggSigned, D8_SelfMaskShareOnlyWhenTheSignedU2ViewNamesTheDevice) {
 // The server's side of D8: a U2 view only after the whole masked input (kFailedPrecondition),
 // from its signer (kPermissionDenied), over the U2 the server sent it (kInvalidArgument), once
 // (kAlreadyExists); a signature that does not verify excludes its sender (kPermissionDenied); a
-// member whose U2 view never came is not in U3. The others' views are forwarded, before the
-// consistency signatures. Mutants: without the U3 rule device 3 is in U3; without the signature
-// check device 1 is.
+// member whose U2 view never came is not in U3, and its whole masked vector stays out of the sum
+// (the round completes exactly over U3). The others' views are forwarded, before the consistency
+// signatures. Mutants: without the U3 rule device 3 is in U3; without the signature check device
+// 1 is; summing a vector before its U2 view breaks the sum.
 TEST(SecAggSigned, D8_ServerRefusesUnverifiableU2ViewsAndLeavesOutMembersWithout) {
-  Session s(9, 3, 4);
+  Session s(12, 4, 6);  // a roster of 7: two members out still leave t = 4 signers besides
   s.advertise();
   s.share();
   for (uint32_t id = 1; id <= s.size(); ++id) {
@@ -838,7 +843,8 @@ TEST(SecAggSigned, D8_ServerRefusesUnverifiableU2ViewsAndLeavesOutMembersWithout
   }
   ASSERT_TRUE(s.server().close_masking().ok()) << s.server().abort_reason();
   const std::vector<uint32_t> u3 = s.server().u3();
-  EXPECT_EQ(std::set<uint32_t>(u3.begin(), u3.end()), std::set<uint32_t>({2, 4, 5, 6, 7, 8, 9}));
+  EXPECT_EQ(std::set<uint32_t>(u3.begin(), u3.end()),
+            std::set<uint32_t>({2, 4, 5, 6, 7, 8, 9, 10, 11, 12}));
   for (uint32_t id : u3) {
     const auto forwarded = s.server().consistency_for(id);
     for (const auto& m : forwarded) {
@@ -847,6 +853,25 @@ TEST(SecAggSigned, D8_ServerRefusesUnverifiableU2ViewsAndLeavesOutMembersWithout
       EXPECT_NE(std::find(u3.begin(), u3.end(), m.signer_id), u3.end());
     }
   }
+  // The round goes on without devices 1 and 3 (dropped: their masking keys are revealed), and the
+  // sum is exactly U3's — their whole masked vectors never entered it.
+  for (uint32_t id : {1u, 3u}) {
+    EXPECT_EQ(s.device(id).client.on_roster(s.server().u3_for(id)).code(), StatusCode::kAborted);
+  }
+  for (uint32_t id : u3) {
+    ASSERT_TRUE(s.device(id).client.on_roster(s.server().u3_for(id)).ok()) << id;
+    fedstat_v1_SecAggConsistency m;
+    ASSERT_TRUE(s.device(id).client.consistency_message(m).ok());
+    ASSERT_TRUE(s.server().on_consistency(id, m).ok()) << id;
+  }
+  ASSERT_TRUE(s.server().close_consistency().ok()) << s.server().abort_reason();
+  for (uint32_t id : u3) {
+    for (const auto& m : s.server().consistency_for(id)) {
+      ASSERT_TRUE(s.device(id).client.on_consistency(m).ok()) << id;
+    }
+    ASSERT_EQ(s.device(id).client.stage(), SecAggStage::kUnmasking) << id;
+  }
+  s.reveal_and_check_sum(std::set<uint32_t>(u3.begin(), u3.end()));
 }
 
 }  // namespace
