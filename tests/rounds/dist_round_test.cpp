@@ -332,7 +332,7 @@ TEST_P(DistRound, ADeviceOlderThanProtocolVersion3IsNotOfferedADistTask) {
   EXPECT_TRUE(out.empty(1)) << "no Task for it";
   EXPECT_EQ(store.event_count(), events) << "nothing stored for it";
   c.on_open(2, "302");
-  c.on_frame(2, hello(302));  // wire::kProtocolVersion (5)
+  c.on_frame(2, hello(302));  // wire::kProtocolVersion (6)
   ASSERT_FALSE(out.empty(2));
   EXPECT_EQ(out.pop(2).which_body, fedstat_v1_Envelope_task_tag);
 }
@@ -363,7 +363,7 @@ TEST(DistRound, ASparseTaskIsOfferedFromProtocolVersion4AndTheCompleteOneStillFr
         << answer.body.server_error.detail;
     EXPECT_EQ(store.event_count(), events) << "nothing stored for it";
     only_sparse.on_open(2, "302");
-    only_sparse.on_frame(2, hello(302));  // wire::kProtocolVersion (5)
+    only_sparse.on_frame(2, hello(302));  // wire::kProtocolVersion (6)
     ASSERT_FALSE(out.empty(2));
     const fedstat_v1_Envelope task = out.pop(2);
     ASSERT_EQ(task.which_body, fedstat_v1_Envelope_task_tag);
