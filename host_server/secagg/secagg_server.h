@@ -57,12 +57,12 @@
 // Memory: O(n·r · 100 bytes) for the routed and the revealed shares, r the roster's entries (n
 // for the complete graph, k + 1 for the sparse one); O(L) words for the running sum of the
 // masked vectors (a vector is added when its last chunk arrives — in a signed sparse session
-// when its U2 view does; only vectors still arriving are held, O(L) each); finish() adds ShareDecoder's O(n) per check degree it uses. Sparse at
-// n = 10^4, k = 74: about 10^6 shares, no n² table.
-// Cost of finish() at n = 1024, t = 513, Release (tests/bench/secagg_bench.cpp): 0.13 s honest,
-// 0.13 s with 10 colluders giving every secret its own holder set by empty reveals, 0.20 s with
-// one holder wrong in every reveal — all without dropouts. Each client dropped after sharing (in
-// U2, not U3) adds |U3| X25519 multiplications (its pairwise masks, recomputed; ≈ 0.52 ms each
+// when its U2 view does; only vectors still arriving are held, O(L) each); finish() adds
+// ShareDecoder's O(n) per check degree it uses. Sparse at n = 10^4, k = 74: about 10^6 shares, no
+// n² table. Cost of finish() at n = 1024, t = 513, Release (tests/bench/secagg_bench.cpp): 0.13 s
+// honest, 0.13 s with 10 colluders giving every secret its own holder set by empty reveals, 0.20 s
+// with one holder wrong in every reveal — all without dropouts. Each client dropped after sharing
+// (in U2, not U3) adds |U3| X25519 multiplications (its pairwise masks, recomputed; ≈ 0.52 ms each
 // here; the sparse graph: |U3 ∩ its neighbourhood| ≤ k): 60 s with 10 % dropped
 // (BM_FinishAtThousand/3), and at worst, n − t dropped,
 // (n − t)·t ≈ 262,000 of them, about 3 minutes — on the caller's thread (fedstat-server's io
