@@ -82,6 +82,10 @@
 // close_consistency opens the reveals — aborting first when some secret of U2 could not get t
 // revealing holders (a holder reveals once t members of its roster, itself included, signed).
 // Members that do not sign are not forwarded; they stay in U3 (their inputs are in the sum).
+// Signed sparse sessions also run rule D8 (protocol 6; docs/secagg_many_worlds.md §7): each
+// member's U2 view, signed after its masked input (on_consistency with round 2), is verified and
+// stored with it — a member without one is not in U3 — and forwarded by consistency_for; a device
+// reveals b_v only when v's U2 view names it.
 // Memory: a signed session adds 193 bytes per client (certificate key and signatures) and 64
 // per consistency signature; views are rebuilt per call (O(k) each), not stored.
 // Paper: Bonawitz et al. 2017 §4, Figure 4.
