@@ -387,6 +387,38 @@ TEST(DistRound, ASparseTaskIsOfferedFromProtocolVersion4AndTheCompleteOneStillFr
   EXPECT_EQ(offered.body.task.secagg_degree, 0u);
 }
 
+// A signed sparse DIST task is offered to protocol-6 devices only (rule D8: a version-5 device
+// would send no U2 view and be left out of U3 after charging its ledger): a version-5 device gets
+// RETRY_LATER naming version 6, nothing stored; a version-6 device is offered it. Mutant: without
+// the check the version-5 device is offered the task.
+TEST(DistRound, ASignedSparseTaskIsOfferedFromProtocolVersion6) {
+  FakeStore store;
+  FakeOutbox out(store);
+  TaskSpec sparse = make_spec(2, fedstat_v1_TrustModel_DIST, kLength, kBits, 11, 100, 11);
+  sparse.task.secagg_degree = 16;
+  sparse.task.secagg_dropout_ppm = sparse.task.secagg_corrupt_ppm = 50000;
+  uint64_t seed = 7;
+  sparse.secagg_ca_public_key = make_ca_key(&seed).public_key;
+  Coordinator c(store, out, {sparse}, kT0);
+  const size_t events = store.event_count();
+  c.on_open(1, "301");
+  fedstat_v1_Envelope v5 = hello(301);
+  v5.protocol_version = 5;
+  c.on_frame(1, v5);
+  ASSERT_FALSE(out.empty(1));
+  const fedstat_v1_Envelope answer = out.pop(1);
+  ASSERT_EQ(answer.which_body, fedstat_v1_Envelope_server_error_tag);
+  EXPECT_EQ(answer.body.server_error.action, fedstat_v1_ErrorAction_RETRY_LATER);
+  EXPECT_NE(std::string(answer.body.server_error.detail).find("protocol version 6"),
+            std::string::npos)
+      << answer.body.server_error.detail;
+  EXPECT_EQ(store.event_count(), events) << "nothing stored for it";
+  c.on_open(2, "302");
+  c.on_frame(2, hello(302));  // wire::kProtocolVersion (6)
+  ASSERT_FALSE(out.empty(2));
+  EXPECT_EQ(out.pop(2).which_body, fedstat_v1_Envelope_task_tag);
+}
+
 // The Coordinator's check of a DIST task: the complete graph up to 1024 devices, the sparse one
 // beyond (to secagg::kMaxSparseClients) with the device's shape rules.
 TEST(DistRound, TheCoordinatorTakesSparseTasksAbove1024AndRefusesMalformedGraphs) {
