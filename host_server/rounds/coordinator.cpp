@@ -77,6 +77,7 @@ void Coordinator::add_task(TaskSpec spec, const std::string& state, uint64_t now
   if (spec.follow_up) follow_ups_[id] = spec.follow_up;
   if (spec.task.trust == fedstat_v1_TrustModel_DIST && spec.task.secagg_degree != 0) {
     sparse_tasks_.insert(id);
+    if (spec.secagg_ca_public_key) signed_sparse_tasks_.insert(id);
   }
   RoundLinks links;
   links.send = [this, id](uint64_t client, const fedstat_v1_Envelope& e) {
@@ -333,6 +334,13 @@ void Coordinator::on_hello(ConnectionId connection, Connection& c, const fedstat
         last = retry_later(StatusCode::kFailedPrecondition,
                            "a sparse secure-aggregation graph needs protocol version 4: update "
                            "the SDK");
+        continue;
+      }
+      if (signed_sparse_tasks_.count(entry.second->id()) != 0 &&
+          e.protocol_version < kMinSignedSparseProtocolVersion) {
+        last = retry_later(StatusCode::kFailedPrecondition,
+                           "a signed sparse secure-aggregation round needs protocol version 6 "
+                           "(rule D8): update the SDK");
         continue;
       }
       auto refusal = entry.second->can_offer(c.client);

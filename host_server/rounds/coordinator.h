@@ -70,6 +70,10 @@ constexpr uint32_t kMinDistProtocolVersion = 3;
 // ignore the degree and run the complete graph's rounds). Complete-graph DIST tasks are still
 // offered from version 3.
 constexpr uint32_t kMinSparseProtocolVersion = 4;
+// The oldest a device may speak to be offered a signed sparse DIST task (a CA key and
+// Task.secagg_degree ≠ 0): 6, which signs its U2 view after its masked input (rule D8; a
+// version-5 device would not, and the server would leave it out of U3 after charging its ledger).
+constexpr uint32_t kMinSignedSparseProtocolVersion = 6;
 
 class Coordinator {
  public:
@@ -138,6 +142,7 @@ class Coordinator {
   std::map<uint32_t, std::function<TaskSpec(const std::string&, uint64_t)>> follow_ups_;
   // The DIST tasks of a sparse graph (Task.secagg_degree ≠ 0): offered from protocol version 4.
   std::set<uint32_t> sparse_tasks_;
+  std::set<uint32_t> signed_sparse_tasks_;  // also signed: protocol 6 (D8)
   std::map<ConnectionId, Connection> connections_;
   std::map<std::pair<uint32_t, uint64_t>, ConnectionId> bound_;  // (task, client) → connection
   CheckInLimit check_ins_;

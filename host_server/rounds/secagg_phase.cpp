@@ -78,6 +78,7 @@ SecAggPhase::SecAggPhase(const fedstat_v1_Task& task, const std::set<uint32_t>& 
                          const Seed256& graph_seed, const uint8_t* ca_public_key)
     : server_(config_of(task, graph_seed, ca_public_key)),
       signed_(ca_public_key != nullptr),
+      signs_u2_(ca_public_key != nullptr && task.secagg_degree != 0),
       vector_length_(task.vector_length),
       members_(admitted),
       pending_(admitted) {}
@@ -89,7 +90,7 @@ uint32_t SecAggPhase::required(uint32_t member) const {
     case Stage::kShares:
       return server_.roster_size() - 1;
     case Stage::kMasking:
-      return vector_length_;
+      return vector_length_ + (signs_u2_ ? 1 : 0);  // D8: the U2 view after the words
     case Stage::kConsistency:
       return 1;
     case Stage::kReveals: {
@@ -121,7 +122,9 @@ bool SecAggPhase::all_done(const std::set<uint32_t>& dropped) const {
 }
 
 Status SecAggPhase::on_message(uint32_t sender, const fedstat_v1_Envelope& e) {
-  if (e.which_body != expected_body(stage_)) {
+  const bool u2_view = signs_u2_ && stage_ == Stage::kMasking &&
+                       e.which_body == fedstat_v1_Envelope_secagg_consistency_tag;
+  if (e.which_body != expected_body(stage_) && !u2_view) {
     return Status(StatusCode::kFailedPrecondition, "secagg: message for another round");
   }
   if (members_.count(sender) == 0) {
@@ -140,6 +143,13 @@ Status SecAggPhase::on_message(uint32_t sender, const fedstat_v1_Envelope& e) {
       s = server_.on_share(sender, e.body.secagg_share);
       break;
     case Stage::kMasking:
+      if (u2_view) {  // D8: counted as one message after the words (held_from: words + 1)
+        if (e.body.secagg_consistency.round != 2) {
+          return Status(StatusCode::kFailedPrecondition, "secagg: message for another round");
+        }
+        s = server_.on_consistency(sender, e.body.secagg_consistency);
+        break;
+      }
       s = server_.on_chunk(sender, e.body.secagg_masked_chunk);
       count = e.body.secagg_masked_chunk.words_count;
       break;
@@ -281,7 +291,7 @@ std::vector<fedstat_v1_Envelope> SecAggPhase::opening_for(uint32_t member) const
         e.which_body = fedstat_v1_Envelope_secagg_consistency_tag;
         e.body.secagg_consistency = m;
         out.push_back(e);
-        forwarded.insert(m.signer_id);
+        if (m.round == 0) forwarded.insert(m.signer_id);  // U2 views (D8) are not signers
       }
       const auto roster = server_.roster_for(member);
       for (size_t i = 0; i < roster.size() && i / 8 < end.members.size; ++i) {

@@ -18,6 +18,10 @@
 // bitmap over its roster of those signers). SecAggResume.round numbers the stages 0 keys,
 // 1 shares, 2 masking, 3 consistency, 4 reveals (unsigned: 3 reveals). A member that does not sign
 // stays in U3 and is awaited in the reveals.
+// Signed sparse sessions (protocol 6, rule D8): in kMasking each member sends, after its last
+// chunk, its U2 view (a SecAggConsistency of round 2, SecAggServer::on_consistency), counted as one
+// message more (held_from: the words + 1 once stored); the reveals' opening forwards the U2 views
+// of the others of each member's U3 view before their consistency signatures (consistency_for).
 // Errors (on_message, nothing changes): a body for another stage (kFailedPrecondition), a sender
 // outside the stage's members or keys naming another client (kPermissionDenied), and every
 // SecAggServer check (secagg_server.h). close() aborts below the threshold (kAborted).
@@ -100,6 +104,7 @@ class SecAggPhase {
 
   SecAggServer server_;
   bool signed_ = false;
+  bool signs_u2_ = false;  // signed sparse (protocol 6, D8): a U2 view ends each masked input
   uint32_t vector_length_;
   Stage stage_ = Stage::kKeys;
   std::set<uint32_t> members_;

@@ -464,13 +464,18 @@ Status SecAggServer::on_chunk(uint32_t sender, const fedstat_v1_SecAggMaskedChun
   }
   client.partial.insert(client.partial.end(), chunk.words, chunk.words + chunk.words_count);
   client.received_words += chunk.words_count;
-  if (client.received_words == config_.vector_length) {
-    // Whole: into the running sum, and the copy goes (memory O(L) per client mid-vector only).
-    if (sum_.empty()) sum_.assign(config_.vector_length, 0);
-    for (size_t i = 0; i < sum_.size(); ++i) sum_[i] = (sum_[i] + client.partial[i]) & limit;
-    std::vector<uint64_t>().swap(client.partial);
-  }
+  // Whole: into the running sum — in a signed sparse session only once its U2 view is stored
+  // too (on_masked_view), since a member without one is left out of U3.
+  if (client.received_words == config_.vector_length && !signs_u2_views()) add_to_sum(client);
   return Status();
+}
+
+void SecAggServer::add_to_sum(Client& client) {
+  // The copy goes once summed (memory O(L) per client mid-vector only).
+  const uint64_t limit = config_.bits == 64 ? ~uint64_t{0} : (uint64_t{1} << config_.bits) - 1;
+  if (sum_.empty()) sum_.assign(config_.vector_length, 0);
+  for (size_t i = 0; i < sum_.size(); ++i) sum_[i] = (sum_[i] + client.partial[i]) & limit;
+  std::vector<uint64_t>().swap(client.partial);
 }
 
 Result<fedstat_v1_SecAggRoster> SecAggServer::close_masking() {
@@ -481,7 +486,11 @@ Result<fedstat_v1_SecAggRoster> SecAggServer::close_masking() {
     (void)id;
     // A whole vector is in the running sum already: its sender is in U3 (a member excluded
     // after its last word, by a replayed note, stays — as one excluded while revealing does).
-    client.in_u3 = client.in_u2 && client.received_words == config_.vector_length;
+    // In a signed sparse session a vector enters the sum with its U2 view.
+    // Signed sparse sessions (rule D8): and whose signed U2 view arrived, without which no
+    // neighbour reveals its self-mask share.
+    client.in_u3 = client.in_u2 && client.received_words == config_.vector_length &&
+                   (!signs_u2_views() || client.signed_u2);
     u3 += client.in_u3 ? 1 : 0;
   }
   if (u3 < config_.threshold) return abort("fewer than t clients sent their masked input");
@@ -514,8 +523,74 @@ std::vector<uint32_t> SecAggServer::u3_view(uint32_t id) const {
   return view;
 }
 
+std::vector<uint32_t> SecAggServer::u2_view(uint32_t id) const {
+  std::vector<uint32_t> view;
+  auto it = clients_.find(id);
+  if (it == clients_.end() || ring_.empty()) return view;
+  for (uint32_t j = 0; j < roster_size(); ++j) {
+    const uint32_t member = roster_member(it->second.index, j);
+    if (clients_.at(member).in_u2) view.push_back(member);
+  }
+  std::sort(view.begin(), view.end());
+  return view;
+}
+
+Status SecAggServer::on_masked_view(uint32_t sender, const fedstat_v1_SecAggConsistency& message) {
+  if (!signs_u2_views() || stage_ != Stage::kMasking) {
+    return failed_precondition("secagg: a U2 view belongs to a signed sparse session's round 2");
+  }
+  if (message.signer_id != sender) {
+    return permission_denied("secagg: a U2 view must come from its signer");
+  }
+  auto it = clients_.find(sender);
+  if (it == clients_.end() || !it->second.in_u2) {
+    return permission_denied("secagg: only members of U2 sign a U2 view");
+  }
+  if (is_excluded(sender)) return permission_denied("secagg: the sender was excluded");
+  Client& client = it->second;
+  if (client.signed_u2) return already_exists("secagg: that member's U2 view was already received");
+  if (client.received_words != config_.vector_length) {
+    return failed_precondition("secagg: the U2 view follows the whole masked input");
+  }
+  if (message.signature.size != 64) {
+    return refuse_and_exclude(
+        sender,
+        "a U2 view signature of " + std::to_string(message.signature.size) + " bytes, not 64");
+  }
+  const std::vector<uint32_t> view = u2_view(sender);
+  if (!std::equal(view.begin(), view.end(), message.members,
+                  message.members + message.members_count) ||
+      view.size() != message.members_count) {
+    return invalid_argument("secagg: the U2 view's members are not the U2 sent to its signer");
+  }
+  uint8_t digest[32];
+  FEDSTAT_RETURN_IF_ERROR(secagg::consistency_digest(
+      ByteSpan(session_hash_, 32), sender, ByteSpan(client.encryption_key, 32),
+      ByteSpan(client.masking_key, 32), Span<const uint32_t>(view.data(), view.size()),
+      MutableByteSpan(digest, sizeof(digest)), secagg::ViewRound::kU2));
+  const Status verified =
+      credential::verify_digest(ByteSpan(client.signing_key, 65), ByteSpan(digest, 32),
+                                ByteSpan(message.signature.bytes, 64));
+  if (verified.code() == StatusCode::kPermissionDenied) {
+    // Its own message over the view the server sent it: its fault (as a consistency signature's).
+    exclude(sender, "its U2 view signature does not verify over the U2 sent to it");
+    return permission_denied(
+        "secagg: the U2 view signature does not verify over the U2 sent to its signer");
+  }
+  FEDSTAT_RETURN_IF_ERROR(verified);
+  std::memcpy(client.u2_signature, message.signature.bytes, 64);
+  client.signed_u2 = true;
+  client.u2_view_signed = view;
+  add_to_sum(client);  // its whole vector, held until now
+  return Status();
+}
+
 Status SecAggServer::on_consistency(uint32_t sender, const fedstat_v1_SecAggConsistency& message) {
   FEDSTAT_RETURN_IF_ERROR(check_session(message.session));
+  if (message.round == 2) return on_masked_view(sender, message);
+  if (message.round != 0) {
+    return invalid_argument("secagg: a consistency message of a round other than 2 (U2) or U3");
+  }
   if (!config_.signed_keys || stage_ != Stage::kConsistency) {
     return failed_precondition("secagg: not the consistency round of a signed session");
   }
@@ -570,7 +645,23 @@ std::vector<fedstat_v1_SecAggConsistency> SecAggServer::consistency_for(uint32_t
   if (!config_.signed_keys) return out;
   auto it = clients_.find(member);
   if (it == clients_.end() || !it->second.in_u3) return out;
-  for (uint32_t signer : u3_view(member)) {
+  const std::vector<uint32_t> view = u3_view(member);
+  if (signs_u2_views()) {  // D8: first the U2 views of the others of its U3 view
+    for (uint32_t signer : view) {
+      const Client& client = clients_.at(signer);
+      if (signer == member || !client.signed_u2) continue;
+      fedstat_v1_SecAggConsistency m = fedstat_v1_SecAggConsistency_init_zero;
+      m.session = config_.session;
+      m.signer_id = signer;
+      m.round = 2;
+      std::copy(client.u2_view_signed.begin(), client.u2_view_signed.end(), m.members);
+      m.members_count = static_cast<pb_size_t>(client.u2_view_signed.size());
+      m.signature.size = 64;
+      std::memcpy(m.signature.bytes, client.u2_signature, 64);
+      out.push_back(m);
+    }
+  }
+  for (uint32_t signer : view) {
     const Client& client = clients_.at(signer);
     if (signer == member || !client.signed_consistency) continue;
     fedstat_v1_SecAggConsistency m = fedstat_v1_SecAggConsistency_init_zero;

@@ -56,13 +56,13 @@
 // dropped member's masks with its U3 neighbours only.
 // Memory: O(n·r · 100 bytes) for the routed and the revealed shares, r the roster's entries (n
 // for the complete graph, k + 1 for the sparse one); O(L) words for the running sum of the
-// masked vectors (a vector is added when its last chunk arrives; only vectors still arriving are
-// held, O(L) each); finish() adds ShareDecoder's O(n) per check degree it uses. Sparse at
-// n = 10^4, k = 74: about 10^6 shares, no n² table.
-// Cost of finish() at n = 1024, t = 513, Release (tests/bench/secagg_bench.cpp): 0.13 s honest,
-// 0.13 s with 10 colluders giving every secret its own holder set by empty reveals, 0.20 s with
-// one holder wrong in every reveal — all without dropouts. Each client dropped after sharing (in
-// U2, not U3) adds |U3| X25519 multiplications (its pairwise masks, recomputed; ≈ 0.52 ms each
+// masked vectors (a vector is added when its last chunk arrives — in a signed sparse session
+// when its U2 view does; only vectors still arriving are held, O(L) each); finish() adds
+// ShareDecoder's O(n) per check degree it uses. Sparse at n = 10^4, k = 74: about 10^6 shares, no
+// n² table. Cost of finish() at n = 1024, t = 513, Release (tests/bench/secagg_bench.cpp): 0.13 s
+// honest, 0.13 s with 10 colluders giving every secret its own holder set by empty reveals, 0.20 s
+// with one holder wrong in every reveal — all without dropouts. Each client dropped after sharing
+// (in U2, not U3) adds |U3| X25519 multiplications (its pairwise masks, recomputed; ≈ 0.52 ms each
 // here; the sparse graph: |U3 ∩ its neighbourhood| ≤ k): 60 s with 10 % dropped
 // (BM_FinishAtThousand/3), and at worst, n − t dropped,
 // (n − t)·t ≈ 262,000 of them, about 3 minutes — on the caller's thread (fedstat-server's io
@@ -82,6 +82,10 @@
 // close_consistency opens the reveals — aborting first when some secret of U2 could not get t
 // revealing holders (a holder reveals once t members of its roster, itself included, signed).
 // Members that do not sign are not forwarded; they stay in U3 (their inputs are in the sum).
+// Signed sparse sessions also run rule D8 (protocol 6; docs/secagg_many_worlds.md §7): each
+// member's U2 view, signed after its masked input (on_consistency with round 2), is verified and
+// stored with it — a member without one is not in U3 — and forwarded by consistency_for; a device
+// reveals b_v only when v's U2 view names it.
 // Memory: a signed session adds 193 bytes per client (certificate key and signatures) and 64
 // per consistency signature; views are rebuilt per call (O(k) each), not stored.
 // Paper: Bonawitz et al. 2017 §4, Figure 4.
@@ -176,6 +180,13 @@ class SecAggServer {
   // Ends round 2: U3, the clients whose whole masked vector arrived (as close_sharing's U2).
   // Signed sessions: the consistency round comes next (on_consistency), not the reveals.
   Result<fedstat_v1_SecAggRoster> close_masking();
+  // Signed sparse sessions (protocol 6, rule D8), round 2: a message with round = 2 is `sender`'s
+  // U2 view, taken after its whole masked input and before close_masking: its members must be the
+  // U2 ids of its roster (kInvalidArgument), its signature must verify over the U2 view digest
+  // (kPermissionDenied and the sender excluded; kDataLoss and excluded when not 64 bytes);
+  // kAlreadyExists a second one; kFailedPrecondition outside round 2, before the last word, or in
+  // another kind of session. Stored; a member without one is not in U3 (its neighbours would
+  // withhold its self-mask shares). consistency_for() forwards them.
   // Signed sessions, after U3: `sender`'s consistency message. Errors: kFailedPrecondition
   // outside the consistency round or in an unsigned session; kInvalidArgument another session,
   // or members other than the U3 view the server sent `sender` (none for the complete graph);
@@ -187,7 +198,7 @@ class SecAggServer {
   Status on_consistency(uint32_t sender, const fedstat_v1_SecAggConsistency& message);
   // Signed sessions: the stored consistency messages of the members of `member`'s U3 view other
   // than itself, ascending id (what the server forwards to it). Empty before U3 or for a client
-  // outside U3.
+  // outside U3. Signed sparse sessions (D8): preceded by those members' U2 views (round = 2).
   std::vector<fedstat_v1_SecAggConsistency> consistency_for(uint32_t member) const;
   // Signed sessions: ends the consistency round and opens the reveals (on_reveal), or kAborted
   // when some member of U2 would have fewer than t revealing holders (a holder reveals when t
@@ -249,10 +260,20 @@ class SecAggServer {
     bool signed_consistency = false;
     uint8_t consistency_signature[64] = {};
     std::vector<uint32_t> consistency_view;  // sparse: the U3 view it signed, forwarded with it
-    bool will_reveal = false;                // close_consistency(): shown enough signatures
+    // Signed sparse sessions (rule D8): its signed U2 view, stored with its masked input.
+    bool signed_u2 = false;
+    uint8_t u2_signature[64] = {};
+    std::vector<uint32_t> u2_view_signed;
+    bool will_reveal = false;  // close_consistency(): shown enough signatures
   };
   // Signed sessions: the ids of U3 in `id`'s roster, ascending (the view it signs).
   std::vector<uint32_t> u3_view(uint32_t id) const;
+  // Signed sparse sessions (D8): the ids of U2 in `id`'s roster, ascending (its U2 view).
+  std::vector<uint32_t> u2_view(uint32_t id) const;
+  bool signs_u2_views() const { return config_.signed_keys && config_.degree != 0; }
+  Status on_masked_view(uint32_t sender, const fedstat_v1_SecAggConsistency& message);
+  // Adds `client`'s whole masked vector to the running sum and frees its copy.
+  void add_to_sum(Client& client);
   Status abort(const std::string& reason);
   Status refuse_and_exclude(uint32_t id, const std::string& reason);
   // A roster bitmap of `size` bits (none beyond 1024: the field's room), bit i set when

@@ -418,8 +418,19 @@ SecAggSimResult run_secagg_simulation(const SecAggSimConfig& config) {
           return c.client.next_chunk(Span<const uint64_t>(masked.data(), masked.size()),
                                      e.body.secagg_masked_chunk);
         });
+        if (config.signed_keys && config.degree != 0) {
+          // Rule D8 (protocol 6): the signed U2 view follows the masked input.
+          wire::Envelope view = envelope_of(fedstat_v1_Envelope_secagg_consistency_tag);
+          t0 = Clock::now();
+          check(c.client.masked_view_message(view.body.secagg_consistency), "U2 view");
+          c.seconds[2] += since(t0);
+          send(c, view, 2);
+        }
       },
       [&](SimClient& c, const fedstat_v1_Envelope& e) {
+        if (e.which_body == fedstat_v1_Envelope_secagg_consistency_tag) {
+          return server.on_consistency(c.id, e.body.secagg_consistency);
+        }
         return server.on_chunk(c.id, e.body.secagg_masked_chunk);
       },
       2);

@@ -120,12 +120,24 @@ Status Client::secagg_rounds(FrameChannel& channel, Span<uint64_t> contribution,
       memcpy(marker_.u2, in_.body.secagg_roster.members.bytes, in_.body.secagg_roster.members.size);
       FEDSTAT_RETURN_IF_ERROR(secagg_.mask(contribution));
     }
-    if (at.round == 2) FEDSTAT_RETURN_IF_ERROR(secagg_.rewind(2, at.held));
+    // Signed sparse sessions (protocol 6, rule D8): the U2 view follows the last chunk, and the
+    // server counts it as one more message of round 2 (held = the words + 1 once it is stored).
+    const bool signs_u2 = secagg_.signed_session() && task_.secagg_degree != 0;
+    const uint32_t words = static_cast<uint32_t>(contribution.size());
+    const bool u2_view_held = signs_u2 && at.round == 2 && at.held > words;
+    if (at.round == 2) {
+      FEDSTAT_RETURN_IF_ERROR(secagg_.rewind(2, u2_view_held ? words : at.held));
+    }
     while (true) {
       start_message(fedstat_v1_Envelope_secagg_masked_chunk_tag);
       Result<bool> more = secagg_.next_chunk(contribution, out_.body.secagg_masked_chunk);
       FEDSTAT_RETURN_IF_ERROR(more.status());
       if (!more.value()) break;
+      FEDSTAT_RETURN_IF_ERROR(send(channel));
+    }
+    if (signs_u2 && !u2_view_held) {
+      start_message(fedstat_v1_Envelope_secagg_consistency_tag);
+      FEDSTAT_RETURN_IF_ERROR(secagg_.masked_view_message(out_.body.secagg_consistency));
       FEDSTAT_RETURN_IF_ERROR(send(channel));
     }
   }

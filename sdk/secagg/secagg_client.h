@@ -104,13 +104,20 @@
 /// not verify (not counted). On the sparse graph each member lists its view; a verified view that
 /// disagrees with this client's about any member both rosters hold (within degree/2 ring
 /// positions of the signer) is proof of a split and aborts the session, revealing nothing.
+/// Signed sparse sessions also run rule D8 (protocol 6; docs/secagg_many_worlds.md): after its
+/// masked input the client signs its U2 view (masked_view_message: the ids of U2 in its roster);
+/// the server forwards its neighbours' U2 views before their consistency messages, and the client
+/// reveals its share of b_v only when v's verified U2 view names it — else an empty share. A
+/// server that shows the neighbourhood several worlds then needs 2t − k corrupt neighbours of a
+/// victim (more than the t1 graph_parameters.h bounds), not 2t − k − 1.
 /// Without a credential the client refuses signed sessions; unsigned sessions are as above.
 ///
 /// @memory sizeof(SecAggClient) (832 bytes on a 64-bit host; 32 of them the commitment, 104 the
 /// sparse graph's commitment, seed and ring check, 128 the signed session's: start digest, key
 /// signature, credential pointers and count) + secagg_client_memory_bytes(
 /// neighbourhood_size(max_clients, degree)) of caller storage (sizeof(SecAggPeer) = 208 bytes
-/// per roster entry, 64 of them a signed session's peer signing key: max_clients entries for the
+/// per roster entry, 64 of them a signed session's peer signing key, 1 D8's mark, in what was
+/// padding: max_clients entries for the
 /// complete graph, k + 1 for the sparse one); the signature checks use ≈ 300 bytes of stack (a
 /// SHA-256 context, a digest, a 65-byte key) and mbedTLS's pool for the curve arithmetic;
 /// mask() works in place on the caller's vector; X25519/HKDF/GCM use mbedTLS's pool on
@@ -148,6 +155,9 @@ struct SecAggPeer {
   /// prefix), checked against its consistency signature; zero otherwise.
   uint8_t signing_key[64] = {};
   uint8_t flags = 0;  ///< the client's bookkeeping (shares held, in U2/U3, what was revealed)
+  /// Signed sparse sessions (rule D8): 1 once v's signed U2 view verified and named this client
+  /// — only then is v's self-mask share revealed. In the struct's padding: no memory added.
+  uint8_t u2_names_me = 0;
 };
 
 /// Bytes of caller storage for a roster of up to `max_clients` entries (the `peers` span of
@@ -320,7 +330,23 @@ class SecAggClient {
   /// credential::sign_digest()'s errors (kResourceExhausted when mbedTLS's pool is full,
   /// kInternal). kInternal: SHA-256 failed.
   Status consistency_message(fedstat_v1_SecAggConsistency& out);
-  /// Signed sessions, after U3: a peer's consistency message, forwarded by the server. A valid
+  /// Signed sparse sessions (protocol 6, rule D8), from kMasked on: this client's U2 view, sent
+  /// after its last masked chunk — round 2, `members` the ids of U2 in its roster (itself
+  /// included, ascending), its signature over consistency_digest(…, ViewRound::kU2) with its round
+  /// keys. Deterministic: the same bytes again on every call (a resume).
+  /// @errors kFailedPrecondition: not a signed sparse session, or before the input is masked (or
+  /// aborted). credential::sign_digest()'s errors (kResourceExhausted, kInternal). kInternal:
+  /// SHA-256 failed.
+  Status masked_view_message(fedstat_v1_SecAggConsistency& out);
+  /// Signed sessions, after U3: a peer's consistency message, forwarded by the server.
+  /// With round 2 (signed sparse sessions, rule D8) it is the peer's U2 view instead: accepted in
+  /// kConsistency only, from a member of this client's U3 (kInvalidArgument otherwise, or on a
+  /// complete graph, or from itself, or members not strictly ascending, or a signature not 64
+  /// bytes); a verified view that names this client marks the peer, and next_reveal() gives its
+  /// self-mask share only for marked peers (an empty share otherwise). kPermissionDenied, nothing
+  /// marked: a signature that does not verify (another view, session, round keys or signer), a
+  /// view that does not name this client, or a view arriving after the reveals began (one
+  /// already marked is OK). A round other than 0 and 2: kInvalidArgument. A valid
   /// one from a member of this client's U3 whose view agrees with this client's, and from which
   /// this client holds a valid share, is counted once; when the count reaches the threshold —
   /// this client included for the complete graph, besides it for a sparse graph — the stage
@@ -364,8 +390,9 @@ class SecAggClient {
   Result<bool> next_chunk(Span<const uint32_t> masked, fedstat_v1_SecAggMaskedChunk& out);
   /// Round 3: the next reveal: this client's own share of b_u first, then for each peer of U2
   /// its share of b_v (v in U3) or of s_v^SK (v dropped), never both — an empty share for a peer
-  /// whose share to this client was bad (nothing held, nothing revealed). True with `out`
-  /// filled; false once all were made (stage kDone).
+  /// whose share to this client was bad (nothing held, nothing revealed), and in a signed sparse
+  /// session (rule D8) for a peer of U3 whose verified U2 view did not name this client. True with
+  /// `out` filled; false once all were made (stage kDone).
   /// @errors kFailedPrecondition: not in the unmasking round (before U3, before threshold
   /// consistency signatures in a signed session, or aborted).
   /// kPermissionDenied: the reveal would give both shares of one peer. kInternal: Shamir
@@ -428,9 +455,11 @@ class SecAggClient {
   // Signed sessions: checks a new roster entry's certificate and key signature and keeps the
   // certificate key in `peer` (on failure: kPermissionDenied, and the caller aborts).
   Status check_signed_entry(const fedstat_v1_SecAggKeys& keys, SecAggPeer& peer) const;
-  // The ids of U3 in this client's roster (itself included), ascending, to `visit`.
+  // The ids of U3 (or U2) in this client's roster (itself included), ascending, to `visit`.
   template <typename Visit>
-  Status for_each_u3_ascending(Visit&& visit) const;
+  Status for_each_ascending(uint8_t flag, Visit&& visit) const;  // flag kInU3 or kInU2
+  // D8: a neighbour's U2 view (on_consistency with round 2).
+  Status on_masked_view(const fedstat_v1_SecAggConsistency& message);
   uint32_t u3_in_roster() const;
   // The consistency digest of this client's own U3 view as signed by `signer`.
   Status own_view_digest(uint32_t signer, MutableByteSpan out) const;

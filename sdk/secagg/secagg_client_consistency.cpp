@@ -13,8 +13,8 @@ namespace fedstat {
 namespace secagg {
 
 template <typename Visit>
-Status SecAggClient::for_each_u3_ascending(Visit&& visit) const {
-  auto in_u3 = [&](size_t i) { return i == self_index_ || (peers_[i].flags & kInU3) != 0; };
+Status SecAggClient::for_each_ascending(uint8_t flag, Visit&& visit) const {
+  auto in_u3 = [&](size_t i) { return i == self_index_ || (peers_[i].flags & flag) != 0; };
   if (roster_ascending_) {  // what an honest server sends for the complete graph: one pass
     for (size_t i = 0; i < count_; ++i) {
       if (in_u3(i)) FEDSTAT_RETURN_IF_ERROR(visit(peers_[i].id));
@@ -52,7 +52,7 @@ Status SecAggClient::own_view_digest(uint32_t signer, MutableByteSpan out) const
   FEDSTAT_RETURN_IF_ERROR(digest.begin(ByteSpan(session_hash_, 32), signer,
                                        ByteSpan(keys.encryption_key, 32),
                                        ByteSpan(keys.masking_key, 32), u3_in_roster()));
-  FEDSTAT_RETURN_IF_ERROR(for_each_u3_ascending([&](uint32_t id) { return digest.add(id); }));
+  FEDSTAT_RETURN_IF_ERROR(for_each_ascending(kInU3, [&](uint32_t id) { return digest.add(id); }));
   return digest.finish(out);
 }
 
@@ -75,7 +75,7 @@ Status SecAggClient::consistency_message(fedstat_v1_SecAggConsistency& out) {
     // Sparse: a neighbour cannot rebuild this view (its roster differs), so it is listed.
     constexpr size_t kRoom = sizeof(out.members) / sizeof(out.members[0]);
     pb_size_t listed = 0;
-    FEDSTAT_RETURN_IF_ERROR(for_each_u3_ascending([&](uint32_t id) {
+    FEDSTAT_RETURN_IF_ERROR(for_each_ascending(kInU3, [&](uint32_t id) {
       if (listed >= kRoom)
         return internal_error("secagg: a U3 view larger than a consistency message");
       out.members[listed++] = id;
@@ -92,6 +92,98 @@ Status SecAggClient::consistency_message(fedstat_v1_SecAggConsistency& out) {
                               ByteSpan(digest, sizeof(digest)),
                               MutableByteSpan(out.signature.bytes, credential::kSignatureBytes)));
   out.signature.size = credential::kSignatureBytes;
+  return Status();
+}
+
+Status SecAggClient::masked_view_message(fedstat_v1_SecAggConsistency& out) {
+  if (signing_ == nullptr || degree_ == 0) {
+    return failed_precondition("secagg: U2 views belong to signed sparse sessions (rule D8)");
+  }
+  if (stage_ != SecAggStage::kMasked && stage_ != SecAggStage::kConsistency &&
+      stage_ != SecAggStage::kUnmasking && stage_ != SecAggStage::kDone) {
+    return failed_precondition("secagg: the U2 view is signed once the input is masked");
+  }
+  out = fedstat_v1_SecAggConsistency_init_zero;
+  out.session = session_;
+  out.signer_id = id_;
+  out.round = 2;
+  constexpr size_t kRoom = sizeof(out.members) / sizeof(out.members[0]);
+  pb_size_t listed = 0;
+  FEDSTAT_RETURN_IF_ERROR(for_each_ascending(kInU2, [&](uint32_t id) {
+    if (listed >= kRoom) return internal_error("secagg: a U2 view larger than a message");
+    out.members[listed++] = id;
+    return Status();
+  }));
+  out.members_count = listed;
+  uint8_t digest[kSignedDigestBytes];
+  FEDSTAT_RETURN_IF_ERROR(
+      consistency_digest(ByteSpan(session_hash_, 32), id_, ByteSpan(encryption_public_, 32),
+                         ByteSpan(masking_public_, 32), Span<const uint32_t>(out.members, listed),
+                         MutableByteSpan(digest, sizeof(digest)), ViewRound::kU2));
+  FEDSTAT_RETURN_IF_ERROR(
+      credential::sign_digest(ByteSpan(signing_->private_key, credential::kPrivateKeyBytes),
+                              ByteSpan(digest, sizeof(digest)),
+                              MutableByteSpan(out.signature.bytes, credential::kSignatureBytes)));
+  out.signature.size = credential::kSignatureBytes;
+  return Status();
+}
+
+Status SecAggClient::on_masked_view(const fedstat_v1_SecAggConsistency& message) {
+  if (degree_ == 0) {
+    return invalid_argument(
+        "secagg: U2 views belong to sparse graphs (a complete graph's consistency signatures "
+        "cover the exact view)");
+  }
+  if (message.signer_id == id_) {
+    return invalid_argument("secagg: a U2 view signed by this client itself");
+  }
+  FEDSTAT_ASSIGN_OR_RETURN(const size_t index, index_of(message.signer_id));
+  SecAggPeer& peer = peers_[index];
+  if (!(peer.flags & kInU3)) {
+    return invalid_argument("secagg: a U2 view from a signer outside this U3");
+  }
+  if (peer.u2_names_me) return Status();  // verified already (a resume)
+  if (stage_ != SecAggStage::kConsistency) {
+    // The reveals began (or ended): what they give must not change (rewind gives the same bytes).
+    return permission_denied(
+        "secagg: a U2 view after the reveals began; its signer's self-mask share stays withheld");
+  }
+  if (message.signature.size != credential::kSignatureBytes) {
+    return invalid_argument("secagg: a U2 view's signature is 64 bytes");
+  }
+  bool named = false;
+  for (pb_size_t m = 0; m < message.members_count; ++m) {
+    if (message.members[m] == 0 || (m > 0 && message.members[m] <= message.members[m - 1])) {
+      return invalid_argument("secagg: a U2 view's members are not strictly ascending client ids");
+    }
+    named = named || message.members[m] == id_;
+  }
+  uint8_t digest[kSignedDigestBytes];
+  FEDSTAT_RETURN_IF_ERROR(consistency_digest(
+      ByteSpan(session_hash_, 32), message.signer_id, ByteSpan(peer.encryption_key, 32),
+      ByteSpan(peer.masking_key, 32), Span<const uint32_t>(message.members, message.members_count),
+      MutableByteSpan(digest, sizeof(digest)), ViewRound::kU2));
+  uint8_t key[credential::kPublicKeyBytes];
+  key[0] = 0x04;  // SEC1 uncompressed
+  memcpy(key + 1, peer.signing_key, sizeof(peer.signing_key));
+  const Status verified =
+      credential::verify_digest(ByteSpan(key, sizeof(key)), ByteSpan(digest, sizeof(digest)),
+                                ByteSpan(message.signature.bytes, credential::kSignatureBytes));
+  if (verified.code() == StatusCode::kPermissionDenied ||
+      verified.code() == StatusCode::kInvalidArgument) {
+    return permission_denied(
+        "secagg: a U2 view's signature does not verify (another view, session, round keys or "
+        "signer); its signer's self-mask share stays withheld");
+  }
+  FEDSTAT_RETURN_IF_ERROR(verified);
+  if (!named) {
+    // D8: the signer did not mask with this client, so this client's share of its self-mask
+    // seed is not needed for its input — and giving it could complete a split view's unmasking.
+    return permission_denied(
+        "secagg: a U2 view that does not name this client; its signer's self-mask share stays "
+        "withheld");
+  }
+  peer.u2_names_me = 1;
   return Status();
 }
 
@@ -139,6 +231,10 @@ Status SecAggClient::on_consistency(const fedstat_v1_SecAggConsistency& message)
   }
   if (message.session != session_) {
     return invalid_argument("secagg: consistency message for another session");
+  }
+  if (message.round == 2) return on_masked_view(message);  // D8: a neighbour's U2 view
+  if (message.round != 0) {
+    return invalid_argument("secagg: a consistency message of a round other than 2 (U2) or U3");
   }
   if (message.signer_id == id_) {
     return invalid_argument("secagg: a consistency message signed by this client itself");

@@ -48,6 +48,15 @@ Result<bool> SecAggClient::next_reveal(fedstat_v1_SecAggReveal& out) {
     ++cursor_;
     return true;
   }
+  if (survived && degree_ != 0 && signing_ != nullptr && !peer.u2_names_me) {
+    // Rule D8 (signed sparse sessions): the share of b_v goes out only when v's verified U2 view
+    // named this client (on_consistency, round 2). Without it a server showing v's neighbours
+    // two worlds could gather t shares of b_v from members v never masked with, and the masking
+    // key shares from the others (docs/secagg_many_worlds.md). An empty share: nothing revealed.
+    out.share.size = 0;
+    ++cursor_;
+    return true;
+  }
   if (peer.flags & (survived ? kRevealedKey : kRevealedSelf)) {
     return permission_denied("secagg: refusing to reveal both shares of one peer");
   }

@@ -11,6 +11,7 @@ namespace {
 constexpr char kStartTag[] = "fedstat secagg start v1";
 constexpr char kKeysTag[] = "fedstat secagg keys v1";
 constexpr char kConsistencyTag[] = "fedstat secagg consistency v1";
+constexpr char kMaskedViewTag[] = "fedstat secagg u2 v1";
 
 ByteSpan tag_bytes(const char* tag, size_t size_with_nul) {
   return ByteSpan(reinterpret_cast<const uint8_t*>(tag), size_with_nul - 1);
@@ -73,7 +74,7 @@ Status keys_digest(uint64_t session, uint32_t client_id, ByteSpan encryption_key
 }
 
 Status ConsistencyDigest::begin(ByteSpan session_hash, uint32_t signer_id, ByteSpan encryption_key,
-                                ByteSpan masking_key, uint32_t count) {
+                                ByteSpan masking_key, uint32_t count, ViewRound round) {
   if (session_hash.size() != 32) return invalid_argument("secagg: a session hash is 32 bytes");
   if (encryption_key.size() != 32 || masking_key.size() != 32) {
     return invalid_argument("secagg: a signer's round keys are 32 bytes each");
@@ -81,7 +82,9 @@ Status ConsistencyDigest::begin(ByteSpan session_hash, uint32_t signer_id, ByteS
   FEDSTAT_RETURN_IF_ERROR(hash_.reset());
   expected_ = count;
   added_ = 0;
-  FEDSTAT_RETURN_IF_ERROR(hash_.update(tag_bytes(kConsistencyTag, sizeof(kConsistencyTag))));
+  FEDSTAT_RETURN_IF_ERROR(hash_.update(round == ViewRound::kU2
+                                           ? tag_bytes(kMaskedViewTag, sizeof(kMaskedViewTag))
+                                           : tag_bytes(kConsistencyTag, sizeof(kConsistencyTag))));
   FEDSTAT_RETURN_IF_ERROR(hash_.update(session_hash));
   FEDSTAT_RETURN_IF_ERROR(update_le32(hash_, signer_id));
   FEDSTAT_RETURN_IF_ERROR(hash_.update(encryption_key));
@@ -105,11 +108,11 @@ Status ConsistencyDigest::finish(MutableByteSpan out) {
 
 Status consistency_digest(ByteSpan session_hash, uint32_t signer_id, ByteSpan encryption_key,
                           ByteSpan masking_key, Span<const uint32_t> ids_ascending,
-                          MutableByteSpan out) {
+                          MutableByteSpan out, ViewRound round) {
   if (out.size() != kSignedDigestBytes) return invalid_argument("secagg: a digest is 32 bytes");
   ConsistencyDigest digest;
   FEDSTAT_RETURN_IF_ERROR(digest.begin(session_hash, signer_id, encryption_key, masking_key,
-                                       static_cast<uint32_t>(ids_ascending.size())));
+                                       static_cast<uint32_t>(ids_ascending.size()), round));
   for (size_t i = 0; i < ids_ascending.size(); ++i) {
     FEDSTAT_RETURN_IF_ERROR(digest.add(ids_ascending[i]));
   }

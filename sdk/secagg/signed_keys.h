@@ -13,6 +13,8 @@
 ///     consistency    = SHA-256("fedstat secagg consistency v1" ‖ session hash (32) ‖
 ///                      LE32 signer_id ‖ signer's c_pk (32) ‖ signer's s_pk (32) ‖ LE32 count ‖
 ///                      LE32 ids of U3, ascending)
+///     U2 view (D8)   = the consistency digest's fields under the tag "fedstat secagg u2 v1", with
+///                      the ids of U2 in the signer's roster (itself included), ascending
 ///
 /// The keys digest binds a device's X25519 keys and self-mask commitment to its id, the session
 /// and the parameters it was started with: a signature cannot be replayed into another session,
@@ -23,6 +25,11 @@
 /// session hash covers no keys (graph.h), and a server that reuses a session id with the same
 /// parameters could otherwise replay a neighbour's signature of an earlier round over the same
 /// view (tests/adversary, C_ReplayIntoARoundReusingTheSessionId_SparseConsistency).
+/// The U2 view (rule D8, signed sparse sessions, protocol 6; docs/secagg_many_worlds.md §5): a
+/// device signs, with its masked input, the members of its roster it masked with; a neighbour
+/// reveals its share of the device's self-mask seed only when that signed view names it. Bound
+/// like the consistency digest (session hash, signer, its round keys), under its own tag, so a U2
+/// view and a U3 view never stand for each other.
 ///
 /// @memory none beyond the stack (one SHA-256 context, ≈ 120 bytes); ConsistencyDigest holds one
 /// SHA-256 context.
@@ -76,24 +83,29 @@ Status keys_digest(uint64_t session, uint32_t client_id, ByteSpan encryption_key
                    ByteSpan masking_key, ByteSpan commitment, ByteSpan start_digest,
                    MutableByteSpan out);
 
-/// The consistency digest (above) into `out` of `ids_ascending` (strictly ascending, not checked
-/// here) signed by `signer_id`, whose round keys are `encryption_key` and `masking_key` (32 bytes
-/// each), in the session whose hash is `session_hash` (32 bytes).
+/// Which view a digest covers: the U3 view of the consistency round, or (rule D8) the U2 view a
+/// device signs with its masked input (SecAggConsistency.round 2).
+enum class ViewRound : uint8_t { kU3, kU2 };
+
+/// The consistency digest (above; the U2 view digest with `round` kU2) into `out` of
+/// `ids_ascending` (strictly ascending, not checked here) signed by `signer_id`, whose round keys
+/// are `encryption_key` and `masking_key` (32 bytes each), in the session whose hash is
+/// `session_hash` (32 bytes).
 /// @errors kInvalidArgument: `session_hash`, a key or `out` not 32 bytes. kInternal: SHA-256
 /// failed.
 Status consistency_digest(ByteSpan session_hash, uint32_t signer_id, ByteSpan encryption_key,
                           ByteSpan masking_key, Span<const uint32_t> ids_ascending,
-                          MutableByteSpan out);
+                          MutableByteSpan out, ViewRound round = ViewRound::kU3);
 
 /// The consistency digest fed one id at a time (ascending), for views too large to list at once
 /// (a complete graph's U3 of up to 1,024 ids): begin(), add() × count, finish().
 class ConsistencyDigest {
  public:
   /// Starts the digest of `count` ids signed by `signer_id`, whose round keys are
-  /// `encryption_key` and `masking_key`.
+  /// `encryption_key` and `masking_key` (the U2 view's digest with `round` kU2).
   /// @errors kInvalidArgument: `session_hash` or a key not 32 bytes. kInternal: SHA-256 failed.
   Status begin(ByteSpan session_hash, uint32_t signer_id, ByteSpan encryption_key,
-               ByteSpan masking_key, uint32_t count);
+               ByteSpan masking_key, uint32_t count, ViewRound round = ViewRound::kU3);
   /// The next id (ascending).
   /// @errors kInternal: SHA-256 failed.
   Status add(uint32_t id);

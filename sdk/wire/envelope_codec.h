@@ -43,8 +43,11 @@ using Envelope = fedstat_v1_Envelope;
 /// SecAggPeerKeys.graph_seed), which a server offers only to version-4 devices
 /// (docs/protocol.md, "Versions"); 5: signed secure aggregation (issue 42) — device certificates
 /// and key signatures in SecAggKeys, SecAggStart.signed_keys, the consistency round
-/// (SecAggConsistency; sdk/secagg/signed_keys.h).
-constexpr uint32_t kProtocolVersion = 5;
+/// (SecAggConsistency; sdk/secagg/signed_keys.h); 6: rule D8 in signed sparse sessions — each
+/// device signs its U2 view after its masked input (SecAggConsistency.round = 2), forwarded to its
+/// neighbours, which reveal its self-mask share only when that view names them; a server offers
+/// signed sparse tasks only to version-6 devices.
+constexpr uint32_t kProtocolVersion = 6;
 /// Largest encoded Envelope (nanopb computes it from the .options limits).
 constexpr size_t kMaxEnvelopeBytes = fedstat_v1_Envelope_size;
 /// Bytes of the minimal varint that encodes n (7 bits per byte).

@@ -9,7 +9,8 @@
 //               the harness can carry each attack out (a signed test that "fails to attack"
 //               means something only because the same hooks succeed here) and what an unsigned
 //               session still gives away; /work/notes/adv-before.md.
-//   Signed.*    protocol 5 (credentials, signed keys, the consistency round): no honest device
+//   Signed.*    protocol 5 (credentials, signed keys, the consistency round; sparse sessions also
+//               rule D8, protocol 6): no honest device
 //               reveals both kinds of secret about any peer (never t shares of b_v and t of s_v^SK
 //               in the server's hands, honest reveals and shares dealt to invented identities
 //               counted), the server can unmask no honest device's input from what it holds
@@ -21,7 +22,7 @@
 //               with the fix.
 // Complete graph: n = 10, t = 6 (2t > max_clients = 10, so a plain U3 split needs 2t − n = 2
 // identities the server controls). Sparse: 12 (or 20) devices, degree 6, t = 4 (2t > k + 1 = 7).
-// About 30 s of CPU under ASan in all (ECDSA dominates).
+// About 35 s of CPU under ASan in all (ECDSA dominates).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -1059,6 +1060,167 @@ TEST(Signed, CollusionBound_TwoTMinusNColludersSplitTheRound) {
       EXPECT_EQ(*recovered, server.device(1).input);
     }
   }
+}
+
+// Rule D8 (docs/secagg_many_worlds.md §5–6): with corrupt neighbours the many-worlds attack still
+// works under rule F from 2t − k − 1 of them — here k = 6, t = 4: one. The construction is the
+// ILP's (scripts/secagg_many_worlds.py ilp --k 6 --t 4 --rule F --show; optimal, re-checked by
+// its simulator): the colluder sits next to the victim; the victim is shown U2 = {−2, 0, +1, +2}
+// (it masks with those alone) and every device the U3 below (the members it sees dropped,
+// positions relative to the victim); the server forwards only agreeing signatures, and the
+// colluder signs every recipient's own view. Revealers −4, −3, −1, +3, +4, +5 each count t
+// neighbours besides themselves; −3, −1 and +3 reveal b_v (the victim is alive in their U3), the
+// colluder holds a fourth share; −4, −3, −1 reveal s_{−2} and +3, +4, +5 s_{+2}, the colluder
+// a fourth of each, and s_{+1} is the colluder's own: every mask on the victim's input.
+// Under D8 −3, −1 and +3 are not in the victim's signed U2 view, so they withhold b_v (an empty
+// share): one share of b_v, nothing unmasked.
+struct ColluderWorlds {
+  uint32_t victim = 0, colluder = 0;
+  std::vector<uint32_t> ring;
+  size_t v_index = 0;
+  uint32_t at(int rel) const {
+    const long n = static_cast<long>(ring.size());
+    return ring[static_cast<size_t>(((static_cast<long>(v_index) + rel) % n + n) % n)];
+  }
+  std::set<uint32_t> dropped_by(uint32_t id) const {
+    static const std::map<int, std::vector<int>> kDrops = {
+        {-9, {-8, -7}}, {-8, {-7, -6, -5}}, {-7, {-6, -5, -4}}, {-6, {-8}},  {-5, {-2}},
+        {-4, {-2}},     {-3, {-2}},         {-2, {-1, 0, 1}},   {-1, {-2}},  {0, {-3, -1, 3}},
+        {2, {4, 5}},    {3, {2}},           {4, {2, 7}},        {5, {2, 7}}, {6, {7, 9}},
+        {7, {4, 5, 6}}, {8, {7}},           {9, {7, 8}}};
+    for (const auto& [rel, drops] : kDrops) {
+      if (at(rel) != id) continue;
+      std::set<uint32_t> out;
+      for (int d : drops) out.insert(at(d));
+      return out;
+    }
+    return {};
+  }
+};
+
+RoundConfig colluder_worlds_config() {
+  RoundConfig config = sparse_config(Mode::kSigned, range(1, 21));
+  config.max_clients = 24;
+  return config;
+}
+
+ColluderWorlds colluder_worlds(uint32_t victim) {
+  const MaliciousServer probe(colluder_worlds_config());  // the ring does not depend on colluders
+  ColluderWorlds w;
+  w.victim = victim;
+  w.ring = probe.ring_of(probe.all_ids());
+  w.v_index = static_cast<size_t>(std::find(w.ring.begin(), w.ring.end(), victim) - w.ring.begin());
+  w.colluder = w.at(1);
+  return w;
+}
+
+// The colluder's consistency signature over `recipient`'s own view around it (the members of
+// the recipient's U3 that both rosters hold): it agrees, so the recipient counts it.
+fedstat_v1_SecAggConsistency sparse_forged_by(const MaliciousServer& server, uint32_t colluder,
+                                              uint32_t recipient) {
+  const Device& r = server.device(recipient);
+  const Device& c = server.device(colluder);
+  std::vector<uint32_t> view;
+  for (uint32_t id : r.u3) {  // ascending
+    if (std::find(c.roster.begin(), c.roster.end(), id) != c.roster.end()) view.push_back(id);
+  }
+  fedstat_v1_SecAggConsistency m = fedstat_v1_SecAggConsistency_init_zero;
+  m.session = server.config().session;
+  m.signer_id = colluder;
+  std::copy(view.begin(), view.end(), m.members);
+  m.members_count = static_cast<pb_size_t>(view.size());
+  uint8_t digest[32];
+  EXPECT_TRUE(secagg::consistency_digest(
+                  r.client.session_hash(), colluder, ByteSpan(c.keys.encryption_key.bytes, 32),
+                  ByteSpan(c.keys.masking_key.bytes, 32),
+                  Span<const uint32_t>(view.data(), view.size()), MutableByteSpan(digest, 32))
+                  .ok());
+  m.signature.size = 64;
+  EXPECT_TRUE(credential::sign_digest(ByteSpan(c.credential.private_key, 32), ByteSpan(digest, 32),
+                                      MutableByteSpan(m.signature.bytes, 64))
+                  .ok());
+  return m;
+}
+
+TEST(Signed, A_ManyWorldsSparseWithTwoTMinusKMinusOneColludersUnmaskNobody) {
+  const ColluderWorlds w = colluder_worlds(1);
+  RoundConfig config = colluder_worlds_config();
+  config.colluders = {w.colluder};
+  MaliciousServer server(config);
+  server.u2_view = [w](uint32_t recipient, const std::set<uint32_t>& u2) {
+    return recipient == w.victim ? std::set<uint32_t>{w.at(-2), w.at(0), w.at(1), w.at(2)} : u2;
+  };
+  server.u3_view = [w](uint32_t recipient, const std::set<uint32_t>& u3) {
+    std::set<uint32_t> view = u3;
+    for (uint32_t id : w.dropped_by(recipient)) view.erase(id);
+    return view;
+  };
+  forward_only_agreeing(server);
+  const auto agreeing = server.forward_consistency;
+  server.forward_consistency = [&server, agreeing, w](
+                                   uint32_t recipient,
+                                   const std::map<uint32_t, fedstat_v1_SecAggConsistency>& all,
+                                   const std::vector<fedstat_v1_SecAggConsistency>& honest) {
+    std::vector<fedstat_v1_SecAggConsistency> out;
+    for (const auto& m : agreeing(recipient, all, honest)) {
+      if (m.signer_id != w.colluder) out.push_back(m);
+    }
+    if (recipient != w.colluder && server.device(recipient).u3.count(w.colluder)) {
+      out.push_back(sparse_forged_by(server, w.colluder, recipient));
+    }
+    return out;
+  };
+  server.run_all();
+  const auto recovered = server.recover_input(w.victim);
+  EXPECT_FALSE(recovered.has_value())
+      << "b/s shares of the victim: " << counts(server, w.victim) << "; the server unmasked device "
+      << w.victim
+      << (recovered && *recovered == server.device(w.victim).input ? "'s input exactly" : "");
+  EXPECT_LT(server.knowledge_of(w.victim).b_shares.size(), 4u) << counts(server, w.victim);
+  expect_nothing_unmasked(server);
+}
+
+// The bound's limit, as the model predicts (scripts/secagg_many_worlds.py construct, "plain
+// split"): with 2t − k = 2 colluders next to the victim (k = 6, t = 4) D8 + F do not help — the
+// two honest devices at the far ends of its roster see it dropped and reveal s_v, the others see
+// it alive and reveal b_v, the colluders give both, and each side counts t agreeing signers. No
+// lie about U2 is needed. graph_parameters.cpp's 2t > t1 + k is what keeps a victim from having
+// that many corrupt neighbours (Pr < 2^−40 at the picks it makes).
+TEST(Signed, CollusionBound_TwoTMinusKColludersSplitASparseRound) {
+  ColluderWorlds w = colluder_worlds(1);
+  RoundConfig config = colluder_worlds_config();
+  config.colluders = {w.at(-1), w.at(1)};
+  MaliciousServer server(config);
+  const std::set<uint32_t> s_side = {w.at(-3), w.at(3)};
+  server.u3_view = [w, s_side](uint32_t recipient, const std::set<uint32_t>& u3) {
+    std::set<uint32_t> view = u3;
+    if (s_side.count(recipient)) view.erase(w.victim);
+    return view;
+  };
+  forward_only_agreeing(server);
+  const auto agreeing = server.forward_consistency;
+  server.forward_consistency = [&server, agreeing](
+                                   uint32_t recipient,
+                                   const std::map<uint32_t, fedstat_v1_SecAggConsistency>& all,
+                                   const std::vector<fedstat_v1_SecAggConsistency>& honest) {
+    const auto& colluders = server.config().colluders;
+    std::vector<fedstat_v1_SecAggConsistency> out;
+    for (const auto& m : agreeing(recipient, all, honest)) {
+      if (std::find(colluders.begin(), colluders.end(), m.signer_id) == colluders.end()) {
+        out.push_back(m);
+      }
+    }
+    for (uint32_t c : colluders) {
+      if (c != recipient && server.device(recipient).u3.count(c)) {
+        out.push_back(sparse_forged_by(server, c, recipient));
+      }
+    }
+    return out;
+  };
+  server.run_all();
+  const auto recovered = server.recover_input(w.victim);
+  ASSERT_TRUE(recovered.has_value()) << counts(server, w.victim);
+  EXPECT_EQ(*recovered, server.device(w.victim).input);
 }
 
 }  // namespace

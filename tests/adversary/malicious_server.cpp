@@ -277,6 +277,14 @@ void MaliciousServer::mask_and_send() {
       for (pb_size_t k = 0; k < chunk.words_count; ++k) sent[chunk.offset + k] = chunk.words[k];
     }
     d->masked = sent;  // what the server received
+    if (d->refused() || config_.mode != Mode::kSigned || config_.degree == 0) continue;
+    s = d->client.masked_view_message(d->masked_view);  // D8: the signed U2 view
+    if (!s.ok()) {
+      refuse(*d, s, "masked_view_message");
+      continue;
+    }
+    d->has_masked_view = true;
+    masked_views_[id] = d->masked_view;
   }
 }
 
@@ -313,6 +321,17 @@ void MaliciousServer::consistency() {
   }
   for (auto& [id, d] : devices_) {
     if (d->refused() || d->client.stage() != SecAggStage::kConsistency) continue;
+    if (config_.degree != 0) {  // D8: the U2 views first
+      std::vector<fedstat_v1_SecAggConsistency> honest_views;
+      for (uint32_t signer : d->u3) {
+        auto it = masked_views_.find(signer);
+        if (signer != id && it != masked_views_.end()) honest_views.push_back(it->second);
+      }
+      const std::vector<fedstat_v1_SecAggConsistency> views =
+          forward_masked_views ? forward_masked_views(id, masked_views_, honest_views)
+                               : honest_views;
+      for (const auto& m : views) d->masked_view_statuses.push_back(d->client.on_consistency(m));
+    }
     std::vector<fedstat_v1_SecAggConsistency> honest_forward;
     for (uint32_t signer : d->u3) {
       auto it = consistency_.find(signer);
@@ -361,6 +380,21 @@ Knowledge MaliciousServer::knowledge_of(uint32_t v) const {
       if (std::memcmp(d->client.session_hash().data(), victim.client.session_hash().data(), 32)) {
         continue;
       }
+      for (const auto& p : d->peers) {
+        if (p.id != v) continue;
+        secagg::ShamirShare b, s;
+        b.x = s.x = id;
+        std::memcpy(b.y, p.self_mask_share, sizeof(b.y));
+        std::memcpy(s.y, p.key_share, sizeof(s.y));
+        k.b_shares[id] = b;
+        k.s_shares[id] = s;
+      }
+      continue;
+    }
+    if (victim.server_held() && id != v &&
+        !std::memcmp(d->client.session_hash().data(), victim.client.session_hash().data(), 32)) {
+      // v is the server's own (a Sybil or a colluder): its secrets are the server's too. They
+      // are read here as the shares v dealt, from each holder's roster storage.
       for (const auto& p : d->peers) {
         if (p.id != v) continue;
         secagg::ShamirShare b, s;

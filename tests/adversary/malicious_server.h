@@ -16,7 +16,8 @@
 // Modes: kUnsigned runs today's protocol (an unsigned session: no credential, no signatures, no
 // consistency round, as protocol 4); kSigned gives every honest device a credential from a test CA
 // and sets SecAggStart.signed_keys (protocol 5, sdk/credential/device_credential.h and
-// sdk/secagg/signed_keys.h).
+// sdk/secagg/signed_keys.h); a signed sparse session also runs rule D8 (protocol 6: each device's
+// U2 view signed after its masked input, forwarded before the consistency messages).
 // Deterministic: every device's randomness is a SeededStream keyed by its id, the session and
 // RoundConfig::round. Only the SDK's public API is used on the devices; the host's ShareDecoder
 // rebuilds a completed round's sum.
@@ -72,6 +73,11 @@ struct Device {
   bool has_consistency = false;
   fedstat_v1_SecAggConsistency consistency = fedstat_v1_SecAggConsistency_init_zero;
   std::vector<Status> consistency_statuses;  // on_consistency's answers, in order
+  // Signed sparse sessions (rule D8): its U2 view, signed after its masked input, and
+  // on_consistency's answers to the U2 views forwarded to it, in order.
+  bool has_masked_view = false;
+  fedstat_v1_SecAggConsistency masked_view = fedstat_v1_SecAggConsistency_init_zero;
+  std::vector<Status> masked_view_statuses;
 };
 
 struct RoundConfig {
@@ -123,6 +129,14 @@ class MaliciousServer {
       uint32_t recipient, const std::map<uint32_t, fedstat_v1_SecAggConsistency>& all,
       const std::vector<fedstat_v1_SecAggConsistency>& honest)>
       forward_consistency;
+
+  // Signed sparse sessions (D8): the U2 views forwarded to `recipient` before the consistency
+  // messages (default: those of the other members of its U3, ascending id; `all` holds every U2
+  // view the server received, by signer).
+  std::function<std::vector<fedstat_v1_SecAggConsistency>(
+      uint32_t recipient, const std::map<uint32_t, fedstat_v1_SecAggConsistency>& all,
+      const std::vector<fedstat_v1_SecAggConsistency>& honest)>
+      forward_masked_views;
 
   // ---- The round, step by step (each honest device that refuses stops there; see Device).
   void advertise();      // round 0
@@ -192,6 +206,7 @@ class MaliciousServer {
   std::map<uint32_t, std::vector<fedstat_v1_SecAggShare>> inbox_;  // by recipient
   std::map<uint32_t, std::set<uint32_t>> server_read_;  // Sybil or colluder → dealers it read
   std::map<uint32_t, fedstat_v1_SecAggConsistency> consistency_;
+  std::map<uint32_t, fedstat_v1_SecAggConsistency> masked_views_;  // D8: U2 views, by signer
   uint8_t ca_private_[credential::kPrivateKeyBytes] = {};
   uint8_t ca_public_[credential::kPublicKeyBytes] = {};
 };

@@ -297,6 +297,55 @@ TEST_F(DistResumeTest, SignedRoundCompletesAndResumesAroundTheConsistencyRound) 
   }
 }
 
+// Rule D8 through real Clients (signed sparse, protocol 6): degree 2 (rosters of 3 of the 4),
+// t = 2. Device 0's link is cut after its last masked chunk (send 7: hello, reply, keys, 2 shares,
+// 2 chunks) or after its U2 view (send 8), delivered or lost: it resumes in round 2
+// told held = the words (it sends its U2 view) or the words + 1 (it sends nothing more of round
+// 2), and the round completes with everyone, each U2 view stored once. Mutant: a Client that
+// takes held = the words for its U2 view held never sends it and is left out of U3 (the round
+// aborts). (A resume in round 2 with the view held needs the stage still open: the rounds test
+// SignedDistRound.ARestartInTheMaskingStageKeepsEachU2ViewOnce.)
+TEST_F(DistResumeTest, SignedSparseRoundResumesAroundTheU2View) {
+  sign();
+  task.secagg_degree = 2;
+  task.threshold = task.min_clients = 2;  // condition 3 of the bound at k = 2
+  ASSERT_TRUE(client::device_spend(task).ok()) << client::device_spend(task).status().message();
+  std::fill(expected.begin(), expected.end(), 0);  // the noise shares follow the threshold
+  for (size_t c = 0; c < kDevices; ++c) {
+    CountingSource same(test_seed(99), c + 1);
+    const std::vector<uint64_t> x = expected_kl(task, points, histograms[c]->histogram, same);
+    for (size_t i = 0; i < x.size(); ++i) expected[i] += x[i];
+  }
+  auto stored_u2_views = [](InProcessServer& server) {
+    size_t views = 0;
+    for (const auto& e : server.store().all_events()) {
+      if (e.kind != host::EventKind::kDeviceMessage) continue;
+      const fedstat_v1_Envelope env = host::decode_bytes(e.payload);
+      views += env.which_body == fedstat_v1_Envelope_secagg_consistency_tag &&
+                       env.body.secagg_consistency.round == 2
+                   ? 1
+                   : 0;
+    }
+    return views;
+  };
+  {
+    InProcessServer server({spec()}, host::testing::kT0);
+    expect_everyone_summed(server, run(server), "signed sparse, uninterrupted");
+    EXPECT_EQ(stored_u2_views(server), kDevices);
+  }
+  for (size_t cut : {size_t{7}, size_t{8}}) {
+    for (bool delivered : {true, false}) {
+      const std::string label = "signed sparse, cut after send " + std::to_string(cut) +
+                                (delivered ? " (delivered)" : " (lost)");
+      InProcessServer server({spec()}, host::testing::kT0);
+      const std::vector<DeviceRun> runs = run(server, cut, delivered);
+      expect_everyone_summed(server, runs, label);
+      EXPECT_GE(runs[0].sessions, 1u) << label;
+      EXPECT_EQ(stored_u2_views(server), kDevices) << label;
+    }
+  }
+}
+
 // The server dies once its store holds the first consistency signature, all four, the stage's
 // close, and the first reveal (kill_at counts events), and restarts over the store: the replay
 // verifies the stored signatures again, the devices resume (SecAggResume 3 or 4), and the sum

@@ -611,7 +611,7 @@ void check_wire() {
   strcpy(hello.body.client_hello.sdk_version, "0.1.0");
   uint8_t buffer[wire::kMaxFrameBytes];
   auto size = wire::encode_envelope(hello, MutableByteSpan(buffer));
-  const uint8_t expected[] = {0x08, 0x05, 0x12, 0x09, 0x08, 0x2a, 0x12,
+  const uint8_t expected[] = {0x08, 0x06, 0x12, 0x09, 0x08, 0x2a, 0x12,
                               0x05, 0x30, 0x2e, 0x31, 0x2e, 0x30};
   check(size.ok() && size.value() == sizeof(expected) &&
             memcmp(buffer, expected, sizeof(expected)) == 0,

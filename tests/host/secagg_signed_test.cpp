@@ -59,6 +59,7 @@ struct Device {
   secagg::SecAggClient client;
   credential::DeviceCredential credential;
   std::vector<uint64_t> input;
+  std::vector<uint64_t> masked;
   fedstat_v1_SecAggKeys keys = fedstat_v1_SecAggKeys_init_zero;
 };
 
@@ -119,17 +120,29 @@ class Session {
       ASSERT_TRUE(d->client.on_roster(server_->u2_for(d->client.id())).ok());
     }
   }
+  // Round 2 for one device: it masks its input (if not yet) and sends every chunk.
+  void send_masked(Device& d) {
+    if (d.client.stage() == SecAggStage::kReadyToMask) {
+      d.masked = d.input;
+      ASSERT_TRUE(d.client.mask(Span<uint64_t>(d.masked.data(), d.masked.size())).ok());
+    }
+    fedstat_v1_SecAggMaskedChunk chunk;
+    while (true) {
+      auto more =
+          d.client.next_chunk(Span<const uint64_t>(d.masked.data(), d.masked.size()), chunk);
+      ASSERT_TRUE(more.ok());
+      if (!more.value()) break;
+      ASSERT_TRUE(server_->on_chunk(d.client.id(), chunk).ok());
+    }
+  }
   // Round 2 and U3: every device masks and sends; every device is told its U3.
   void mask() {
     for (auto& d : devices_) {
-      std::vector<uint64_t> masked = d->input;
-      ASSERT_TRUE(d->client.mask(Span<uint64_t>(masked.data(), masked.size())).ok());
-      fedstat_v1_SecAggMaskedChunk chunk;
-      while (true) {
-        auto more = d->client.next_chunk(Span<const uint64_t>(masked.data(), masked.size()), chunk);
-        ASSERT_TRUE(more.ok());
-        if (!more.value()) break;
-        ASSERT_TRUE(server_->on_chunk(d->client.id(), chunk).ok());
+      send_masked(*d);
+      if (config_.degree != 0) {  // D8: the signed U2 view after the masked input
+        fedstat_v1_SecAggConsistency view;
+        ASSERT_TRUE(d->client.masked_view_message(view).ok());
+        ASSERT_TRUE(server_->on_consistency(d->client.id(), view).ok()) << d->client.id();
       }
     }
     ASSERT_TRUE(server_->close_masking().ok());
@@ -153,9 +166,12 @@ class Session {
       ASSERT_EQ(d->client.stage(), SecAggStage::kUnmasking);
     }
   }
-  // The reveals, and the server's sum (checked against the inputs' sum).
-  void reveal_and_check_sum() {
+  // The reveals, and the server's sum (checked against the inputs' sum of `summed`, default all;
+  // devices outside it reveal nothing).
+  void reveal_and_check_sum(const std::set<uint32_t>& summed = {}) {
+    auto in_sum = [&](const Device& d) { return summed.empty() || summed.count(d.client.id()); };
     for (auto& d : devices_) {
+      if (!in_sum(*d)) continue;
       fedstat_v1_SecAggReveal reveal;
       while (true) {
         auto more = d->client.next_reveal(reveal);
@@ -169,6 +185,7 @@ class Session {
     ASSERT_TRUE(sum.ok()) << server_->abort_reason();
     std::vector<uint64_t> expected(Device::kLength, 0);
     for (auto& d : devices_) {
+      if (!in_sum(*d)) continue;
       for (uint32_t k = 0; k < Device::kLength; ++k) {
         expected[k] = (expected[k] + d->input[k]) & 0xffffffffu;
       }
@@ -654,6 +671,207 @@ TEST(SecAggSigned, NextRevealBeforeThresholdSignaturesIsRefused) {
   // secret can get t revealing holders.
   EXPECT_EQ(s.server().on_reveal(1, reveal).code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(s.server().close_consistency().code(), StatusCode::kAborted);
+}
+
+// ---- Rule D8 (signed sparse sessions, protocol 6): a device reveals its share of b_v only when
+// v's signed U2 view names it. docs/secagg_many_worlds.md; tests/adversary for the attack.
+
+// `signer`'s signature over the digest of `members` as a view of `round`, with the round keys
+// `encryption_key` and `masking_key`, in the session whose hash is `hash`.
+fedstat_v1_SecAggConsistency view_signed_by(const Device& signer, ByteSpan hash,
+                                            const std::vector<uint32_t>& members,
+                                            ByteSpan encryption_key, ByteSpan masking_key,
+                                            secagg::ViewRound round = secagg::ViewRound::kU2) {
+  fedstat_v1_SecAggConsistency m = fedstat_v1_SecAggConsistency_init_zero;
+  m.session = 77;
+  m.signer_id = signer.client.id();
+  m.round = 2;
+  std::copy(members.begin(), members.end(), m.members);
+  m.members_count = static_cast<pb_size_t>(members.size());
+  uint8_t digest[32];
+  EXPECT_TRUE(secagg::consistency_digest(hash, m.signer_id, encryption_key, masking_key,
+                                         Span<const uint32_t>(members.data(), members.size()),
+                                         MutableByteSpan(digest, 32), round)
+                  .ok());
+  m.signature.size = 64;
+  EXPECT_TRUE(credential::sign_digest(ByteSpan(signer.credential.private_key, 32),
+                                      ByteSpan(digest, 32), MutableByteSpan(m.signature.bytes, 64))
+                  .ok());
+  return m;
+}
+
+ByteSpan encryption_key_of(const Device& d) {
+  return ByteSpan(d.keys.encryption_key.bytes, 32);
+}
+ByteSpan masking_key_of(const Device& d) {
+  return ByteSpan(d.keys.masking_key.bytes, 32);
+}
+
+// Device 1 (sparse, 9 devices, k = 4, t = 3) is forwarded everything but one neighbour v's U2
+// view, and instead: v's own signature over a view that leaves device 1 out (verified, withheld),
+// v's genuine signature with an id added to the members, v's signature over its view with
+// another round's keys (a replay into a round reusing the session id), over another session's
+// hash, and v's consistency (U3) signature passed off as its U2 view — each kPermissionDenied,
+// nothing marked. Device 1 then reveals an empty share of b_v (and non-empty ones of every other
+// neighbour's b); v's genuine view after the reveals began changes nothing. The round completes
+// exactly from the other holders. Mutant: without D8's reveal rule device 1 gives b_v's share.
+TEST(SecAggSigned, D8_SelfMaskShareOnlyWhenTheSignedU2ViewNamesTheDevice) {
+  Session s(9, 3, 4);
+  s.advertise();
+  s.share();
+  s.mask();
+  for (uint32_t id = 1; id <= s.size(); ++id) {
+    fedstat_v1_SecAggConsistency m;
+    ASSERT_TRUE(s.device(id).client.consistency_message(m).ok());
+    ASSERT_TRUE(s.server().on_consistency(id, m).ok());
+  }
+  ASSERT_TRUE(s.server().close_consistency().ok());
+  Device& u = s.device(1);
+  const std::vector<fedstat_v1_SecAggConsistency> forwarded = s.server().consistency_for(1);
+  const auto first_view =
+      std::find_if(forwarded.begin(), forwarded.end(), [](const auto& m) { return m.round == 2; });
+  ASSERT_NE(first_view, forwarded.end());
+  EXPECT_EQ(
+      std::count_if(forwarded.begin(), forwarded.end(), [](const auto& m) { return m.round == 2; }),
+      4);  // the other 4 members of its roster
+  const fedstat_v1_SecAggConsistency genuine = *first_view;
+  const uint32_t v = genuine.signer_id;
+  const Device& signer = s.device(v);
+  const std::vector<uint32_t> members(genuine.members, genuine.members + genuine.members_count);
+  ASSERT_NE(std::find(members.begin(), members.end(), 1u), members.end());
+  std::vector<uint32_t> without_u = members;
+  without_u.erase(std::find(without_u.begin(), without_u.end(), 1u));
+  const ByteSpan hash = u.client.session_hash();
+
+  EXPECT_EQ(u.client
+                .on_consistency(view_signed_by(signer, hash, without_u, encryption_key_of(signer),
+                                               masking_key_of(signer)))
+                .code(),
+            StatusCode::kPermissionDenied);  // verified, but it does not name device 1
+  std::vector<uint32_t> naming_u = members;  // one id more: still ascending, still naming it
+  naming_u.push_back(0xfffffff0u);
+  fedstat_v1_SecAggConsistency forged = genuine;  // the members edited, the signature kept
+  std::copy(naming_u.begin(), naming_u.end(), forged.members);
+  forged.members_count = static_cast<pb_size_t>(naming_u.size());
+  EXPECT_EQ(u.client.on_consistency(forged).code(), StatusCode::kPermissionDenied);
+  const Device& other = s.device(v == 2 ? 3 : 2);  // other round keys: a replay
+  EXPECT_EQ(u.client
+                .on_consistency(view_signed_by(signer, hash, members, encryption_key_of(other),
+                                               masking_key_of(other)))
+                .code(),
+            StatusCode::kPermissionDenied);
+  uint8_t other_session[32];
+  std::memcpy(other_session, hash.data(), 32);
+  other_session[0] ^= 1;
+  EXPECT_EQ(u.client
+                .on_consistency(view_signed_by(signer, ByteSpan(other_session, 32), members,
+                                               encryption_key_of(signer), masking_key_of(signer)))
+                .code(),
+            StatusCode::kPermissionDenied);
+  EXPECT_EQ(u.client
+                .on_consistency(view_signed_by(signer, hash, members, encryption_key_of(signer),
+                                               masking_key_of(signer), secagg::ViewRound::kU3))
+                .code(),
+            StatusCode::kPermissionDenied);  // its U3 signature is not a U2 view
+  fedstat_v1_SecAggConsistency odd = genuine;
+  odd.round = 7;
+  EXPECT_EQ(u.client.on_consistency(odd).code(), StatusCode::kInvalidArgument);
+
+  for (const auto& m : forwarded) {
+    if (m.round == 2 && m.signer_id == v) continue;
+    ASSERT_TRUE(u.client.on_consistency(m).ok()) << m.signer_id;
+  }
+  ASSERT_EQ(u.client.stage(), SecAggStage::kUnmasking);
+  EXPECT_EQ(u.client.on_consistency(genuine).code(), StatusCode::kPermissionDenied);  // too late
+  std::map<uint32_t, fedstat_v1_SecAggReveal> about;
+  while (true) {
+    fedstat_v1_SecAggReveal reveal;
+    auto more = u.client.next_reveal(reveal);
+    ASSERT_TRUE(more.ok());
+    if (!more.value()) break;
+    about[reveal.about_id] = reveal;
+    ASSERT_TRUE(s.server().on_reveal(1, reveal).ok());
+  }
+  ASSERT_EQ(about.size(), 5u);  // itself and its 4 neighbours
+  for (const auto& [id, reveal] : about) {
+    EXPECT_TRUE(reveal.self_mask) << id;  // every one survived
+    EXPECT_EQ(reveal.share.size, id == v ? 0u : secagg::kShareBytes) << id;
+  }
+  for (uint32_t id = 2; id <= s.size(); ++id) {
+    for (const auto& m : s.server().consistency_for(id)) {
+      ASSERT_TRUE(s.device(id).client.on_consistency(m).ok()) << id;
+    }
+  }
+  s.reveal_and_check_sum();
+}
+
+// The server's side of D8: a U2 view only after the whole masked input (kFailedPrecondition),
+// from its signer (kPermissionDenied), over the U2 the server sent it (kInvalidArgument), once
+// (kAlreadyExists); a signature that does not verify excludes its sender (kPermissionDenied); a
+// member whose U2 view never came is not in U3, and its whole masked vector stays out of the sum
+// (the round completes exactly over U3). The others' views are forwarded, before the consistency
+// signatures. Mutants: without the U3 rule device 3 is in U3; without the signature check device
+// 1 is; summing a vector before its U2 view breaks the sum.
+TEST(SecAggSigned, D8_ServerRefusesUnverifiableU2ViewsAndLeavesOutMembersWithout) {
+  Session s(12, 4, 6);  // a roster of 7: two members out still leave t = 4 signers besides
+  s.advertise();
+  s.share();
+  for (uint32_t id = 1; id <= s.size(); ++id) {
+    Device& d = s.device(id);
+    d.masked = d.input;
+    ASSERT_TRUE(d.client.mask(Span<uint64_t>(d.masked.data(), d.masked.size())).ok());
+    fedstat_v1_SecAggConsistency view;
+    ASSERT_TRUE(d.client.masked_view_message(view).ok());
+    EXPECT_EQ(s.server().on_consistency(id, view).code(), StatusCode::kFailedPrecondition);
+    s.send_masked(d);
+    if (id == 1) {
+      EXPECT_EQ(s.server().on_consistency(2, view).code(), StatusCode::kPermissionDenied);
+      fedstat_v1_SecAggConsistency fewer = view;
+      --fewer.members_count;
+      EXPECT_EQ(s.server().on_consistency(1, fewer).code(), StatusCode::kInvalidArgument);
+      EXPECT_FALSE(s.server().is_excluded(1));
+      view.signature.bytes[10] ^= 1;
+      EXPECT_EQ(s.server().on_consistency(1, view).code(), StatusCode::kPermissionDenied);
+      EXPECT_TRUE(s.server().is_excluded(1));
+      continue;
+    }
+    if (id == 3) continue;  // masked input whole, no U2 view
+    ASSERT_TRUE(s.server().on_consistency(id, view).ok()) << id;
+    if (id == 4) {
+      EXPECT_EQ(s.server().on_consistency(id, view).code(), StatusCode::kAlreadyExists);
+    }
+  }
+  ASSERT_TRUE(s.server().close_masking().ok()) << s.server().abort_reason();
+  const std::vector<uint32_t> u3 = s.server().u3();
+  EXPECT_EQ(std::set<uint32_t>(u3.begin(), u3.end()),
+            std::set<uint32_t>({2, 4, 5, 6, 7, 8, 9, 10, 11, 12}));
+  for (uint32_t id : u3) {
+    const auto forwarded = s.server().consistency_for(id);
+    for (const auto& m : forwarded) {
+      EXPECT_EQ(m.round, 2u);  // no consistency signature yet: U2 views only
+      EXPECT_NE(m.signer_id, id);
+      EXPECT_NE(std::find(u3.begin(), u3.end(), m.signer_id), u3.end());
+    }
+  }
+  // The round goes on without devices 1 and 3 (dropped: their masking keys are revealed), and the
+  // sum is exactly U3's — their whole masked vectors never entered it.
+  for (uint32_t id : {1u, 3u}) {
+    EXPECT_EQ(s.device(id).client.on_roster(s.server().u3_for(id)).code(), StatusCode::kAborted);
+  }
+  for (uint32_t id : u3) {
+    ASSERT_TRUE(s.device(id).client.on_roster(s.server().u3_for(id)).ok()) << id;
+    fedstat_v1_SecAggConsistency m;
+    ASSERT_TRUE(s.device(id).client.consistency_message(m).ok());
+    ASSERT_TRUE(s.server().on_consistency(id, m).ok()) << id;
+  }
+  ASSERT_TRUE(s.server().close_consistency().ok()) << s.server().abort_reason();
+  for (uint32_t id : u3) {
+    for (const auto& m : s.server().consistency_for(id)) {
+      ASSERT_TRUE(s.device(id).client.on_consistency(m).ok()) << id;
+    }
+    ASSERT_EQ(s.device(id).client.stage(), SecAggStage::kUnmasking) << id;
+  }
+  s.reveal_and_check_sum(std::set<uint32_t>(u3.begin(), u3.end()));
 }
 
 }  // namespace

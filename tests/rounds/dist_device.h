@@ -61,6 +61,8 @@ struct DistDevice {
   // Signed sessions (issue 42): set_credential() was given this; what it counted.
   bool consistency_sent = false;
   int consistency_received = 0, consistency_ends = 0;
+  int u2_views_received = 0;    // signed sparse (D8): neighbours' U2 views forwarded to it
+  bool sparse_session = false;  // SecAggStart.degree != 0
   std::vector<std::vector<uint8_t>> start_commitments;
   bool expect_u3_refusal = false;
   int u3_refusals = 0;
@@ -106,6 +108,7 @@ struct DistDevice {
         break;
       case fedstat_v1_Envelope_secagg_start_tag:
         if (drop_at == kBeforeKeys) return drop(c);
+        sparse_session = e.body.secagg_start.degree != 0;
         start_commitments.emplace_back(
             e.body.secagg_start.graph_commitment.bytes,
             e.body.secagg_start.graph_commitment.bytes + e.body.secagg_start.graph_commitment.size);
@@ -153,8 +156,15 @@ struct DistDevice {
             masked = input;
             ASSERT_TRUE(client.mask(Span<uint64_t>(masked.data(), masked.size())).ok());
           }
+          // Signed sparse (protocol 6, D8): the U2 view follows the words; held = words + 1 once
+          // the server stores it.
+          const bool signs_u2 = client.signed_session() && sparse_session;
+          const bool u2_view_held =
+              signs_u2 && resume_round == 2 && resume_held > static_cast<uint32_t>(masked.size());
           if (resume_round == 2) {
-            ASSERT_TRUE(client.rewind(2, resume_held).ok());
+            ASSERT_TRUE(
+                client.rewind(2, u2_view_held ? static_cast<uint32_t>(masked.size()) : resume_held)
+                    .ok());
           }
           resume_round = -1;
           m.which_body = fedstat_v1_Envelope_secagg_masked_chunk_tag;
@@ -163,6 +173,12 @@ struct DistDevice {
                                           m.body.secagg_masked_chunk);
             ASSERT_TRUE(more.ok());
             if (!more.value()) break;
+            send(c, m);
+          }
+          if (signs_u2 && !u2_view_held) {
+            m.which_body = fedstat_v1_Envelope_secagg_consistency_tag;
+            const Status made = client.masked_view_message(m.body.secagg_consistency);
+            ASSERT_TRUE(made.ok()) << made.message();
             send(c, m);
           }
         } else if (e.body.secagg_roster.round == 3 && client.signed_session()) {
@@ -202,7 +218,7 @@ struct DistDevice {
       case fedstat_v1_Envelope_secagg_consistency_tag: {
         const Status s = client.on_consistency(e.body.secagg_consistency);
         ASSERT_TRUE(s.ok()) << "device " << id << ": " << s.message();
-        ++consistency_received;
+        ++(e.body.secagg_consistency.round == 2 ? u2_views_received : consistency_received);
         break;
       }
       case fedstat_v1_Envelope_round_outcome_tag:

@@ -332,7 +332,7 @@ TEST_P(DistRound, ADeviceOlderThanProtocolVersion3IsNotOfferedADistTask) {
   EXPECT_TRUE(out.empty(1)) << "no Task for it";
   EXPECT_EQ(store.event_count(), events) << "nothing stored for it";
   c.on_open(2, "302");
-  c.on_frame(2, hello(302));  // wire::kProtocolVersion (5)
+  c.on_frame(2, hello(302));  // wire::kProtocolVersion (6)
   ASSERT_FALSE(out.empty(2));
   EXPECT_EQ(out.pop(2).which_body, fedstat_v1_Envelope_task_tag);
 }
@@ -363,7 +363,7 @@ TEST(DistRound, ASparseTaskIsOfferedFromProtocolVersion4AndTheCompleteOneStillFr
         << answer.body.server_error.detail;
     EXPECT_EQ(store.event_count(), events) << "nothing stored for it";
     only_sparse.on_open(2, "302");
-    only_sparse.on_frame(2, hello(302));  // wire::kProtocolVersion (5)
+    only_sparse.on_frame(2, hello(302));  // wire::kProtocolVersion (6)
     ASSERT_FALSE(out.empty(2));
     const fedstat_v1_Envelope task = out.pop(2);
     ASSERT_EQ(task.which_body, fedstat_v1_Envelope_task_tag);
@@ -385,6 +385,38 @@ TEST(DistRound, ASparseTaskIsOfferedFromProtocolVersion4AndTheCompleteOneStillFr
   ASSERT_EQ(offered.which_body, fedstat_v1_Envelope_task_tag);
   EXPECT_EQ(offered.body.task.task_id, 3u) << "the complete-graph task";
   EXPECT_EQ(offered.body.task.secagg_degree, 0u);
+}
+
+// A signed sparse DIST task is offered to protocol-6 devices only (rule D8: a version-5 device
+// would send no U2 view and be left out of U3 after charging its ledger): a version-5 device gets
+// RETRY_LATER naming version 6, nothing stored; a version-6 device is offered it. Mutant: without
+// the check the version-5 device is offered the task.
+TEST(DistRound, ASignedSparseTaskIsOfferedFromProtocolVersion6) {
+  FakeStore store;
+  FakeOutbox out(store);
+  TaskSpec sparse = make_spec(2, fedstat_v1_TrustModel_DIST, kLength, kBits, 11, 100, 11);
+  sparse.task.secagg_degree = 16;
+  sparse.task.secagg_dropout_ppm = sparse.task.secagg_corrupt_ppm = 50000;
+  uint64_t seed = 7;
+  sparse.secagg_ca_public_key = make_ca_key(&seed).public_key;
+  Coordinator c(store, out, {sparse}, kT0);
+  const size_t events = store.event_count();
+  c.on_open(1, "301");
+  fedstat_v1_Envelope v5 = hello(301);
+  v5.protocol_version = 5;
+  c.on_frame(1, v5);
+  ASSERT_FALSE(out.empty(1));
+  const fedstat_v1_Envelope answer = out.pop(1);
+  ASSERT_EQ(answer.which_body, fedstat_v1_Envelope_server_error_tag);
+  EXPECT_EQ(answer.body.server_error.action, fedstat_v1_ErrorAction_RETRY_LATER);
+  EXPECT_NE(std::string(answer.body.server_error.detail).find("protocol version 6"),
+            std::string::npos)
+      << answer.body.server_error.detail;
+  EXPECT_EQ(store.event_count(), events) << "nothing stored for it";
+  c.on_open(2, "302");
+  c.on_frame(2, hello(302));  // wire::kProtocolVersion (6)
+  ASSERT_FALSE(out.empty(2));
+  EXPECT_EQ(out.pop(2).which_body, fedstat_v1_Envelope_task_tag);
 }
 
 // The Coordinator's check of a DIST task: the complete graph up to 1024 devices, the sparse one
@@ -1057,10 +1089,17 @@ std::vector<TaskSpec> signed_task(const Graph& g, const SignedFleet& fleet,
   return specs;
 }
 
-size_t stored_of(const FakeStore& store, pb_size_t body) {
+// Stored SecAggConsistency messages of `round` (0: consistency signatures; 2: signed sparse
+// sessions' U2 views, rule D8).
+size_t stored_views(const FakeStore& store, uint32_t round) {
   size_t n = 0;
   for (const auto& e : store.all_events()) {
-    if (e.kind == EventKind::kDeviceMessage && decode_bytes(e.payload).which_body == body) ++n;
+    if (e.kind != EventKind::kDeviceMessage) continue;
+    const fedstat_v1_Envelope env = decode_bytes(e.payload);
+    if (env.which_body == fedstat_v1_Envelope_secagg_consistency_tag &&
+        env.body.secagg_consistency.round == round) {
+      ++n;
+    }
   }
   return n;
 }
@@ -1089,14 +1128,16 @@ TEST_P(SignedDistRound, CompletesWithTheSumBitForBit) {
     EXPECT_TRUE(s.envelope.body.secagg_start.signed_keys);
   }
   EXPECT_EQ(starts, n());
-  EXPECT_EQ(stored_of(store, fedstat_v1_Envelope_secagg_consistency_tag), n())
-      << "one consistency signature stored per member";
+  EXPECT_EQ(stored_views(store, 0), n()) << "one consistency signature stored per member";
+  const bool sparse = g().degree != 0;  // rule D8: one U2 view per member, forwarded to each
+  EXPECT_EQ(stored_views(store, 2), sparse ? n() : 0u);
   for (const auto& d : devices) {
     EXPECT_EQ(d->errors, 0);
     EXPECT_TRUE(d->completed) << "device " << d->id;
     EXPECT_EQ(d->consistency_ends, 1);
     // Every other member of its roster signed and was forwarded to it.
     EXPECT_EQ(d->consistency_received, static_cast<int>(d->roster.size()) - 1);
+    EXPECT_EQ(d->u2_views_received, sparse ? static_cast<int>(d->roster.size()) - 1 : 0);
     EXPECT_EQ(d->client.consistency_count(), d->roster.size());
   }
 }
@@ -1113,7 +1154,8 @@ TEST_P(SignedDistRound, DropoutsInTheConsistencyStageStaySummed) {
   pump(c, out, devices);
   ASSERT_EQ(c.task_state(1), "completed") << last_line(c.take_log());
   EXPECT_EQ(store.result(1).value_or(""), sum_without(devices, {devices[1]->id}));
-  EXPECT_EQ(stored_of(store, fedstat_v1_Envelope_secagg_consistency_tag), n() - 3);
+  EXPECT_EQ(stored_views(store, 0), n() - 3);
+  EXPECT_EQ(stored_views(store, 2), g().degree != 0 ? n() - 1 : 0u);  // all but the one unmasked
   for (const auto& d : devices) {
     if (d->drop_at != kNever) continue;
     EXPECT_TRUE(d->completed) << "device " << d->id;
@@ -1138,7 +1180,7 @@ TEST_P(SignedDistRound, ARestartInTheConsistencyStageResumesAndCompletes) {
     ASSERT_EQ(first.round(1)->secagg()->stage(), SecAggPhase::Stage::kConsistency);
     ASSERT_EQ(first.round(1)->secagg()->round_number(), 3u);
   }
-  const size_t signed_before = stored_of(store, fedstat_v1_Envelope_secagg_consistency_tag);
+  const size_t signed_before = stored_views(store, 0);
   EXPECT_EQ(signed_before, 5u);
   FakeOutbox out(store);
   Coordinator second(store, out, signed_task(g(), *fleet), kT0 + 2);
@@ -1151,8 +1193,9 @@ TEST_P(SignedDistRound, ARestartInTheConsistencyStageResumesAndCompletes) {
   pump(second, out, devices);
   ASSERT_EQ(second.task_state(1), "completed") << last_line(second.take_log());
   EXPECT_EQ(store.result(1).value_or(""), sum_without(devices, {}));
-  EXPECT_EQ(stored_of(store, fedstat_v1_Envelope_secagg_consistency_tag), n())
+  EXPECT_EQ(stored_views(store, 0), n())
       << "a member that had signed signed again, or one never signed";
+  EXPECT_EQ(stored_views(store, 2), g().degree != 0 ? n() : 0u) << "a U2 view stored twice";
   for (const auto& d : devices) {
     EXPECT_EQ(d->resumes, 1u) << "device " << d->id;
     EXPECT_TRUE(d->completed) << "device " << d->id;
@@ -1189,6 +1232,56 @@ TEST_P(SignedDistRound, ARestartAfterTheConsistencyStageResumesInTheReveals) {
     EXPECT_EQ(devices[i]->consistency_ends, i < 5 ? 2 : 1) << "device " << i;
   }
   for (const auto& [about, k] : stored_reveal_kinds(store)) EXPECT_EQ(k.size(), 1u) << about;
+}
+
+// Rule D8 across a restart in the masking stage (signed sparse: a U2 view ends each masked
+// input, SecAggResume.held = the words + 1 once it is stored): devices 0–4 sent everything, the
+// others hold at masking; the store lost device 0's U2 view (its words are in). After the
+// restart device 0 is told held = the words and sends its U2 view alone, devices 1–4 (held =
+// words + 1) send nothing, the rest send all; every U2 view is stored once and the round
+// completes bit for bit. Mutant: a device that re-sends a held U2 view is refused
+// (kAlreadyExists: an error on the device); one that skips a missing one leaves device 0 out of
+// U3 (the sum then lacks its input).
+TEST_P(SignedDistRound, ARestartInTheMaskingStageKeepsEachU2ViewOnce) {
+  if (g().degree == 0) GTEST_SKIP() << "U2 views belong to signed sparse sessions";
+  FakeStore first_store;
+  Devices devices = make_devices(g());
+  const auto fleet = sign_fleet(devices);
+  for (size_t i = 5; i < devices.size(); ++i) devices[i]->hold_at_masking = true;
+  {
+    FakeOutbox out(first_store);
+    Coordinator first(first_store, out, signed_task(g(), *fleet), kT0);
+    check_in_all(first, devices, 1);
+    pump(first, out, devices);
+    ASSERT_EQ(first.round(1)->secagg()->stage(), SecAggPhase::Stage::kMasking);
+  }
+  ASSERT_EQ(stored_views(first_store, 2), 5u);
+  size_t lost = 0;
+  FakeStore store;
+  copy_store(first_store, store, first_store.event_count(), [&](const StoredEvent& e) {
+    if (e.kind != EventKind::kDeviceMessage || e.client_id != devices[0]->id) return false;
+    const fedstat_v1_Envelope env = decode_bytes(e.payload);
+    const bool view = env.which_body == fedstat_v1_Envelope_secagg_consistency_tag;
+    lost += view ? 1 : 0;
+    return view;
+  });
+  ASSERT_EQ(lost, 1u);
+  FakeOutbox out(store);
+  Coordinator second(store, out, signed_task(g(), *fleet), kT0 + 2);
+  ASSERT_EQ(second.round(1)->secagg()->stage(), SecAggPhase::Stage::kMasking);
+  EXPECT_EQ(second.round(1)->secagg()->held_from(static_cast<uint32_t>(devices[0]->id)), kLength);
+  EXPECT_EQ(second.round(1)->secagg()->held_from(static_cast<uint32_t>(devices[1]->id)),
+            kLength + 1);
+  for (auto& d : devices) d->held = d->hold_at_masking = false;
+  check_in_all(second, devices, 100, /*resume=*/1);
+  pump(second, out, devices);
+  ASSERT_EQ(second.task_state(1), "completed") << last_line(second.take_log());
+  EXPECT_EQ(store.result(1).value_or(""), sum_without(devices, {}));
+  EXPECT_EQ(stored_views(store, 2), n());
+  for (const auto& d : devices) {
+    EXPECT_EQ(d->errors, 0) << "device " << d->id;
+    EXPECT_TRUE(d->completed) << "device " << d->id;
+  }
 }
 
 // Keys certified by another CA are refused and their device excluded before U1: the round goes

@@ -19,13 +19,13 @@ Envelope hello(uint64_t client_id, const char* version) {
   return e;
 }
 
-// Envelope{protocol_version: 5 (kProtocolVersion), client_hello: {client_id: 42, sdk_version:
+// Envelope{protocol_version: 6 (kProtocolVersion), client_hello: {client_id: 42, sdk_version:
 // "0.1.0"}} as the protobuf encoding rules give it, byte by byte:
-//   08 05                 field 1 (varint) = 5
+//   08 06                 field 1 (varint) = 6
 //   12 09                 field 2 (length-delimited), 9 bytes:
 //     08 2a               field 1 (varint) = 42
 //     12 05 30 2e 31 2e 30  field 2 (string) = "0.1.0"
-const std::vector<uint8_t> kHelloBytes = {0x08, 0x05, 0x12, 0x09, 0x08, 0x2a, 0x12,
+const std::vector<uint8_t> kHelloBytes = {0x08, 0x06, 0x12, 0x09, 0x08, 0x2a, 0x12,
                                           0x05, 0x30, 0x2e, 0x31, 0x2e, 0x30};
 
 TEST(EnvelopeCodecTest, EncodesTheProtobufBytes) {
