@@ -1237,10 +1237,13 @@ TEST(Signed, CollusionBound_TwoTMinusKColludersSplitASparseRound) {
 // and reveal s_v, those at ±2 and the victim see it alive and reveal b_v (the victim's signed U2
 // view names ±2); each counts t agreeing signers besides itself (the colluders sign every
 // recipient's own view). b_v: v, ±2, two colluders; s_v: ±3, two colluders — unmasked.
-// The probabilities in docs/protocol.md ("0.006 at n = 100, 2^−44 at n = 1,000" and D8's 2^−48)
-// assume the neighbourhood is random; against this server they need only 2t − k corrupt devices
-// in the round. DISABLED: it fails (the victim's input is recovered exactly) until the ring
-// positions depend on the U1 the server fixes (see /work/notes/attack-d8.md, finding 1).
+// The round holds 2 corrupt devices = ⌈5 % · max_clients 24⌉, within the assumption under which
+// the complete graph is safe (2t > n + ⌈γn⌉). The probabilities in docs/protocol.md ("0.006 at n =
+// 100, 2^−44 at n = 1,000" and D8's 2^−48) assume the neighbourhood is random; against this server
+// they need only 2t − k corrupt devices in the round. DISABLED: it fails (the victim's input is
+// recovered exactly) until a signed sparse device requires 2t − k > ⌈γ·max_clients⌉ (then this
+// (k, t, max_clients) is refused at the start) or the ring positions become unpredictable to the
+// server when it fixes U1 (/work/notes/attack-d8.md, finding 1).
 TEST(Signed, DISABLED_A_U1ChosenToSurroundTheVictim) {
   RoundConfig config = colluder_worlds_config();
   const MaliciousServer probe(config);
