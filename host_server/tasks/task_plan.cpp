@@ -409,13 +409,13 @@ void plan_graph(const json& declaration, const std::string& where, fedstat_v1_Ta
   if (!chosen.ok() && signed_sessions) {
     // The server fixes U1 knowing every ring position, so it can make every colluder of the
     // round one device's neighbour: devices require 2t > k + ceil(gamma * max_clients)
-    // (secagg::signed_sparse_threshold_holds), which no k <= 126 meets above ~1,500 devices.
+    // (secagg::signed_sparse_threshold_holds), which no k <= 126 meets above 1,420 devices at 5 %.
     refuse(where + ".graph",
            std::string("is \"sparse\" in a signed session (ca_public_key), but no signed sparse "
                        "graph fits max_clients ") +
                std::to_string(task.max_clients) + ": " + chosen.status().message() +
                " (devices require 2 * threshold > degree + ceil(corrupt fraction * max_clients), "
-               "degree <= 126: at 5% corrupt that allows about 1,500 devices; declare \"graph\": "
+               "degree <= 126: at 5% corrupt that allows at most 1,420 devices; declare \"graph\": "
                "\"complete\" (max_clients <= 1024) or lower max_clients)");
   }
   if (!chosen.ok()) {

@@ -90,7 +90,7 @@ constexpr bool signed_sparse_threshold_holds(uint32_t threshold, uint32_t degree
 /// signed_sparse_threshold_holds at γ = max(model.corrupt_ppm, kDefaultCorruptFloorPpm), with the
 /// smallest such threshold. What the server's planning (host_server/tasks/task_plan.cpp) and
 /// fedstat-secagg-sim --signed use; O(k²) work for the k returned (k ≤ 126: microseconds).
-/// At 5 % corrupt: n = 100 → (16, 11), 500 → (60, 43), 1,000 → (98, 75); none above ~1,500
+/// At 5 % corrupt: n = 100 → (16, 11), 500 → (60, 43), 1,000 → (98, 75); none above 1,420
 /// (signed_keys_test SignedSparseGraph.*).
 /// @errors kInvalidArgument: max_clients < 2. kOutOfRange: the model fails check_threat_model.
 /// kNotFound: no degree ≤ 126 passes both (a round this large needs the complete graph if ≤ 1024
