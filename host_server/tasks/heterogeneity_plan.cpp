@@ -162,8 +162,8 @@ void plan_heterogeneity(const json& declaration, const std::string& base_dir, ui
   const bool signed_sessions = plan.signed_sessions;
   plan.next_stage = [declaration, base_dir, noise_seed, signed_sessions](const std::string& result,
                                                                          uint64_t opened) {
-    return plan_heterogeneity_stage2(declaration, base_dir, noise_seed, json::parse(result),
-                                     opened, signed_sessions);
+    return plan_heterogeneity_stage2(declaration, base_dir, noise_seed, json::parse(result), opened,
+                                     signed_sessions);
   };
 }
 

@@ -362,8 +362,7 @@ void plan_graph(const json& declaration, const std::string& where, fedstat_v1_Ta
   // The sparse graph's (k, t), searched only where the graph may be sparse.
   const Result<secagg::SecAggGraph> chosen =
       graph == "complete" ? Result<secagg::SecAggGraph>(not_found("the complete graph declared"))
-                      : signed_sessions
-                          ? secagg::choose_signed_sparse_graph(task.max_clients, model)
+      : signed_sessions   ? secagg::choose_signed_sparse_graph(task.max_clients, model)
                           : secagg::choose_sparse_graph(task.max_clients, model);
   if (graph.empty()) {
     // The default (task_plan.h says why): sparse when it cuts a device's roster at least
@@ -451,11 +450,14 @@ void plan_graph(const json& declaration, const std::string& where, fedstat_v1_Ta
     if (signed_sessions && !secagg::signed_sparse_threshold_holds(
                                task.threshold, task.secagg_degree, task.max_clients, ppm)) {
       refuse(where + ".threshold",
-             "is " + std::to_string(task.threshold) + ", too low for a signed sparse session "
-             "(ca_public_key) at degree " + std::to_string(task.secagg_degree) +
+             "is " + std::to_string(task.threshold) +
+                 ", too low for a signed sparse session "
+                 "(ca_public_key) at degree " +
+                 std::to_string(task.secagg_degree) +
                  ": devices require 2 * threshold > degree + ceil(corrupt fraction * "
                  "max_clients), since the server can place every colluder next to one device; "
-                 "leave threshold out (" + std::to_string(chosen.value().threshold) +
+                 "leave threshold out (" +
+                 std::to_string(chosen.value().threshold) +
                  " is chosen), declare \"graph\": \"complete\", or lower max_clients");
     }
   }

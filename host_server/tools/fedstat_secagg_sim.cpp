@@ -127,8 +127,8 @@ int main(int argc, char** argv) {
                      "fedstat-secagg-sim: no %ssparse graph meets the bound for %u clients at "
                      "dropout rate %g and corrupt fraction %g (%s); use --graph complete or give "
                      "--degree and --threshold\n",
-                     config.signed_keys ? "signed " : "",
-                     config.clients, dropout_rate, corrupt_fraction, chosen.status().message());
+                     config.signed_keys ? "signed " : "", config.clients, dropout_rate,
+                     corrupt_fraction, chosen.status().message());
         return 2;
       }
       if (config.degree == 0) config.degree = chosen.value().degree;

@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <set>
 #include <map>
+#include <set>
 #include <string>
 
 #include "host_server/estimate/client_emulation.h"

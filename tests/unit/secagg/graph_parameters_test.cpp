@@ -315,7 +315,6 @@ TEST(GraphParameters, TheHeadersTableIsWhatTheCodeGives) {
   }
 }
 
-
 // The signed sparse rule (signed_keys.h): 2t > k + ⌈γ·max_clients⌉, integer ppm arithmetic, the
 // ceiling exact at a multiple of 10^6 and one above it.
 TEST(SignedSparseGraph, ThresholdRuleAtTheBoundary) {
