@@ -125,10 +125,10 @@ int main(int argc, char** argv) {
       if (!chosen.ok()) {
         std::fprintf(stderr,
                      "fedstat-secagg-sim: no %ssparse graph meets the bound for %u clients at "
-                     "dropout rate %g and corrupt fraction %g (%s); use --graph complete or give "
-                     "--degree and --threshold\n",
+                     "dropout rate %g and corrupt fraction %g (%s); use --graph complete or %s\n",
                      config.signed_keys ? "signed " : "", config.clients, dropout_rate,
-                     corrupt_fraction, chosen.status().message());
+                     corrupt_fraction, chosen.status().message(),
+                     config.signed_keys ? "fewer --clients" : "give --degree and --threshold");
         return 2;
       }
       if (config.degree == 0) config.degree = chosen.value().degree;
