@@ -149,6 +149,22 @@ TaskSpec spec_of(const TaskPlan& plan, const json& definition, Store& store,
             "(at most min_clients) or lower max_clients");
       }
     }
+    // A signed sparse graph: the devices require 2t > k + ceil(gamma max_clients) (plan_task
+    // chose such (k, t) for a signed server; this holds a plan made otherwise to the rule).
+    if (plan.task.secagg_degree != 0) {
+      const uint32_t ppm =
+          std::max<uint32_t>(plan.task.secagg_corrupt_ppm, secagg::kDefaultCorruptFloorPpm);
+      if (!secagg::signed_sparse_threshold_holds(plan.task.threshold, plan.task.secagg_degree,
+                                                 plan.task.max_clients, ppm)) {
+        throw std::invalid_argument(
+            "task " + std::to_string(plan.task.task_id) + ": threshold " +
+            std::to_string(plan.task.threshold) + " at degree " +
+            std::to_string(plan.task.secagg_degree) +
+            " is too low for a signed sparse session (ca_public_key): devices require 2 * "
+            "threshold > degree + ceil(corrupt fraction (at least 5%) * max_clients); plan the "
+            "task with signed_sessions, use the complete graph or lower max_clients");
+      }
+    }
     spec.secagg_ca_public_key = ca_public_key;
   }
   spec.task = plan.task;
@@ -226,7 +242,8 @@ std::vector<TaskSpec> plan_declared_tasks(const ServerConfig& config, Store& sto
       }
     }
     // Its central noise comes from the round's stored CSPRNG seed (spec_of), never the plan's.
-    TaskPlan plan = plan_task(declaration, config.base_dir, opened);
+    TaskPlan plan = plan_task(declaration, config.base_dir, opened, /*noise_seed=*/0,
+                              /*signed_sessions=*/config.ca_public_key.has_value());
     declared.insert(plan.task.task_id);
     if (plan.next_stage) {
       const uint32_t next = plan.next_task_id;

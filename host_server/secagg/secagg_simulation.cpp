@@ -167,6 +167,14 @@ void check_config(const SecAggSimConfig& config) {
         "a signed complete-graph session needs 2 * threshold > clients + ceil(5% of clients): the "
         "clients refuse a smaller one (colluders could sign two U3 views)");
   }
+  if (config.signed_keys && config.degree != 0 &&
+      !secagg::signed_sparse_threshold_holds(config.threshold, config.degree, n,
+                                             secagg::kDefaultCorruptFloorPpm)) {
+    throw std::invalid_argument(
+        "a signed sparse session needs 2 * threshold > degree + ceil(5% of clients): the clients "
+        "refuse a smaller one (the server can place every colluder next to one client); "
+        "secagg::choose_signed_sparse_graph gives the smallest passing degree and threshold");
+  }
   if (config.degree != 0 && config.threshold > holders) {
     throw std::invalid_argument("the threshold must be at most degree + 1");
   }

@@ -159,18 +159,20 @@ void plan_heterogeneity(const json& declaration, const std::string& base_dir, ui
     return exact_heterogeneity(read_client_vectors(data_dir + "/vectors.csv"), p.config).i2;
   };
   plan.next_task_id = p.stage2_id;
-  plan.next_stage = [declaration, base_dir, noise_seed](const std::string& result,
-                                                        uint64_t opened) {
-    return plan_heterogeneity_stage2(declaration, base_dir, noise_seed, json::parse(result),
-                                     opened);
+  const bool signed_sessions = plan.signed_sessions;
+  plan.next_stage = [declaration, base_dir, noise_seed, signed_sessions](const std::string& result,
+                                                                         uint64_t opened) {
+    return plan_heterogeneity_stage2(declaration, base_dir, noise_seed, json::parse(result), opened,
+                                     signed_sessions);
   };
 }
 
 TaskPlan plan_heterogeneity_stage2(const json& declaration, const std::string& base_dir,
                                    uint64_t noise_seed, const json& stage1_result,
-                                   uint64_t opened_unix_seconds) {
+                                   uint64_t opened_unix_seconds, bool signed_sessions) {
   // The common fields as stage 1 has them, at stage 2's opening time.
-  TaskPlan plan = plan_task(declaration, base_dir, opened_unix_seconds, noise_seed);
+  TaskPlan plan =
+      plan_task(declaration, base_dir, opened_unix_seconds, noise_seed, signed_sessions);
   const Parameters p = parameters_of(declaration, plan.task);
   const uint32_t stage1_id = plan.task.task_id;
   const size_t d = p.dimension;

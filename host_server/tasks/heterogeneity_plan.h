@@ -58,10 +58,10 @@ void plan_heterogeneity(const nlohmann::json& declaration, const std::string& ba
                         uint64_t noise_seed, TaskPlan& plan);
 
 // Stage 2, from the declaration and stage 1's published result (its JSON), opening at
-// `opened_unix_seconds`.
+// `opened_unix_seconds`; `signed_sessions` as stage 1 was planned (plan_task).
 TaskPlan plan_heterogeneity_stage2(const nlohmann::json& declaration, const std::string& base_dir,
                                    uint64_t noise_seed, const nlohmann::json& stage1_result,
-                                   uint64_t opened_unix_seconds);
+                                   uint64_t opened_unix_seconds, bool signed_sessions = false);
 
 // Stage 2's Task as devices receive it, from the declaration alone (plan_heterogeneity_stage2's
 // task; only its TaskData, the means, needs stage 1's result): what a device checks and is

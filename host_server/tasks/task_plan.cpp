@@ -334,7 +334,10 @@ uint32_t threat_rate_ppm(const json& declaration, const char* name, const std::s
 
 // "threshold", "graph", "dropout_rate", "corrupt_fraction" of a DIST task: the secure-aggregation
 // graph and its threshold (task_plan.h), into Task.threshold and secagg_*.
-void plan_graph(const json& declaration, const std::string& where, fedstat_v1_Task& task) {
+// `signed_sessions`: the server signs its sessions (ServerConfig::ca_public_key), so a sparse
+// graph must also meet the devices' signed rule (secagg::choose_signed_sparse_graph).
+void plan_graph(const json& declaration, const std::string& where, fedstat_v1_Task& task,
+                bool signed_sessions) {
   const client::TaskPolicy device_defaults;
   secagg::SecAggThreatModel model;
   model.dropout_ppm =
@@ -359,6 +362,7 @@ void plan_graph(const json& declaration, const std::string& where, fedstat_v1_Ta
   // The sparse graph's (k, t), searched only where the graph may be sparse.
   const Result<secagg::SecAggGraph> chosen =
       graph == "complete" ? Result<secagg::SecAggGraph>(not_found("the complete graph declared"))
+      : signed_sessions   ? secagg::choose_signed_sparse_graph(task.max_clients, model)
                           : secagg::choose_sparse_graph(task.max_clients, model);
   if (graph.empty()) {
     // The default (task_plan.h says why): sparse when it cuts a device's roster at least
@@ -401,6 +405,18 @@ void plan_graph(const json& declaration, const std::string& where, fedstat_v1_Ta
     }
     return;  // secagg_degree and the rates stay 0: the Task a protocol-3 device knows
   }
+  if (!chosen.ok() && signed_sessions) {
+    // The server fixes U1 knowing every ring position, so it can make every colluder of the
+    // round one device's neighbour: devices require 2t > k + ceil(gamma * max_clients)
+    // (secagg::signed_sparse_threshold_holds), which no k <= 126 meets above 1,420 devices at 5 %.
+    refuse(where + ".graph",
+           std::string("is \"sparse\" in a signed session (ca_public_key), but no signed sparse "
+                       "graph fits max_clients ") +
+               std::to_string(task.max_clients) + ": " + chosen.status().message() +
+               " (devices require 2 * threshold > degree + ceil(corrupt fraction * max_clients), "
+               "degree <= 126: at 5% corrupt that allows at most 1,420 devices; declare \"graph\": "
+               "\"complete\" (max_clients <= 1024) or lower max_clients)");
+  }
   if (!chosen.ok()) {
     refuse(where + ".graph", std::string("is \"sparse\", but no sparse graph fits max_clients ") +
                                  std::to_string(task.max_clients) + ": " +
@@ -429,6 +445,20 @@ void plan_graph(const json& declaration, const std::string& where, fedstat_v1_Ta
                                        ", which the sparse graph's bound refuses for max_clients " +
                                        std::to_string(task.max_clients) + ": " + bound.message() +
                                        passing + " (or leave threshold out: it is chosen)");
+    }
+    const uint32_t ppm = std::max<uint32_t>(model.corrupt_ppm, secagg::kDefaultCorruptFloorPpm);
+    if (signed_sessions && !secagg::signed_sparse_threshold_holds(
+                               task.threshold, task.secagg_degree, task.max_clients, ppm)) {
+      refuse(where + ".threshold",
+             "is " + std::to_string(task.threshold) +
+                 ", too low for a signed sparse session "
+                 "(ca_public_key) at degree " +
+                 std::to_string(task.secagg_degree) +
+                 ": devices require 2 * threshold > degree + ceil(corrupt fraction * "
+                 "max_clients), since the server can place every colluder next to one device; "
+                 "leave threshold out (" +
+                 std::to_string(chosen.value().threshold) +
+                 " is chosen), declare \"graph\": \"complete\", or lower max_clients");
     }
   }
   // Secure aggregation releases no sum of fewer than `threshold` members: min_clients below it
@@ -477,13 +507,14 @@ uint32_t default_dist_threshold(uint32_t clients) {
   if (clients < 2) return 1;
   fedstat_v1_Task task = fedstat_v1_Task_init_zero;
   task.min_clients = task.max_clients = clients;
-  plan_graph(json::object(), "task", task);
+  plan_graph(json::object(), "task", task, /*signed_sessions=*/false);
   return task.threshold;
 }
 
 TaskPlan plan_task(const json& declaration, const std::string& base_dir,
-                   uint64_t opened_unix_seconds, uint64_t noise_seed) {
+                   uint64_t opened_unix_seconds, uint64_t noise_seed, bool signed_sessions) {
   TaskPlan plan;
+  plan.signed_sessions = signed_sessions;
   fedstat_v1_Task& task = plan.task;
   const std::string where = "task";
   // A misspelt field (say "phase_timout_seconds") would otherwise leave its default in force;
@@ -527,7 +558,7 @@ TaskPlan plan_task(const json& declaration, const std::string& base_dir,
   task.max_clients = static_cast<uint32_t>(
       whole_number(declaration, "max_clients", where, task.min_clients, most_clients));
   if (dist) {
-    plan_graph(declaration, where, task);
+    plan_graph(declaration, where, task, signed_sessions);
   } else {
     for (const char* field : {"graph", "dropout_rate", "corrupt_fraction"}) {
       if (declaration.contains(field)) {

@@ -28,7 +28,10 @@
 //                    model) (sdk/secagg/graph_parameters.h: the smallest k whose Harary graph is
 //                    private except with probability 2^−40 and completes except with 2^−30); a
 //                    declared threshold must pass secagg::check_sparse_graph at that k (refused
-//                    with the passing range otherwise) and be ≤ min_clients. A device's roster
+//                    with the passing range otherwise) and be ≤ min_clients. A signed server
+//                    (ca_public_key) plans secagg::choose_signed_sparse_graph instead, which
+//                    also meets the devices' 2t > k + ⌈γ·max_clients⌉ (plan_task below): n =
+//                    500 (60, 43), 1,000 (98, 75), none above 1,420. A device's roster
 //                    is k + 1 entries whatever max_clients; it is charged δ + 2^−40.
 //                    Default: "sparse" when k + 1 ≤ max_clients / 8, and always above 1024; else
 //                    "complete". At the default rates that is max_clients ≥ 392 (k = 48, t = 33;
@@ -136,6 +139,8 @@ struct TaskPlan {
   // A chained kind (heterogeneity_plan.h): the task that follows this one, planned from this
   // task's published result alone (so a restarted server plans the same), opening then.
   uint32_t next_task_id = 0;
+  // Planned for signed sessions (plan_task's signed_sessions): next_stage plans the same way.
+  bool signed_sessions = false;
   std::function<TaskPlan(const std::string& result_json, uint64_t opened_unix_seconds)> next_stage;
 };
 
@@ -158,8 +163,15 @@ TaskEstimator with_plan_noise(NoisedEstimator estimate, uint64_t noise_seed);
 // fedstat-tv's DIST emulation splits its noise by, as a real round would.
 uint32_t default_dist_threshold(uint32_t clients);
 
+// `signed_sessions`: the server signs DIST sessions (ServerConfig::ca_public_key; fedstat-sim
+// with --credentials): a sparse graph's (k, t) is then secagg::choose_signed_sparse_graph's, which
+// also meets the devices' rule 2t > k + ⌈γ·max_clients⌉ (sdk/secagg/signed_keys.h: the server
+// fixes U1 knowing every ring position, so it can make every colluder one device's neighbour); a
+// declared threshold that fails it, or a max_clients no degree ≤ 126 fits (above 1,420 at 5 %),
+// is refused (std::invalid_argument naming the field and the rule).
 TaskPlan plan_task(const nlohmann::json& declaration, const std::string& base_dir,
-                   uint64_t opened_unix_seconds, uint64_t noise_seed = 0);
+                   uint64_t opened_unix_seconds, uint64_t noise_seed = 0,
+                   bool signed_sessions = false);
 
 }  // namespace host
 }  // namespace fedstat

@@ -11,7 +11,9 @@
 // --graph: complete (every client shares with every other; N ≤ 1024; T required) or sparse
 // (SecAgg+: each client shares with its K ring neighbours, sdk/secagg/graph.h; K and T chosen by
 // sdk/secagg/graph_parameters.h for N, the dropout rate D and the corrupt fraction G, both 0.05 by
-// default — or given). The default: sparse above 1024 clients, complete otherwise.
+// default — or given; with --signed the smallest (K, T) that also meets the devices' signed rule
+// 2T > K + ⌈G·N⌉, secagg::choose_signed_sparse_graph). The default: sparse above 1024 clients,
+// complete otherwise.
 // Bounds (host_server/secagg/secagg_simulation.h), refused with a message and a non-zero exit
 // status, so that no request does unbounded work: 2 ≤ N ≤ 1024 (complete) or ≤ 100,000 (sparse),
 // 2 ≤ T ≤ N, 1 ≤ L ≤ 2^20 = 1048576, N·(roster entries) ≤ 2^27 shares; droppers A + B + C ≤ N.
@@ -41,6 +43,7 @@
 #include "host_server/tools/cli_conventions.h"
 #include "nlohmann/json.hpp"
 #include "sdk/secagg/graph_parameters.h"
+#include "sdk/secagg/signed_keys.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"fedstat-secagg-sim: a secure-aggregation session with dropouts"};
@@ -113,14 +116,19 @@ int main(int argc, char** argv) {
     fedstat::secagg::SecAggThreatModel model;
     model.dropout_ppm = static_cast<uint32_t>(std::lround(dropout_rate * 1e6));
     model.corrupt_ppm = static_cast<uint32_t>(std::lround(corrupt_fraction * 1e6));
-    const auto chosen = fedstat::secagg::choose_sparse_graph(config.clients, model);
+    // Signed: the devices' rule 2t > k + ceil(gamma n) too (sdk/secagg/signed_keys.h), as the
+    // server plans a signed sparse task.
+    const auto chosen = config.signed_keys
+                            ? fedstat::secagg::choose_signed_sparse_graph(config.clients, model)
+                            : fedstat::secagg::choose_sparse_graph(config.clients, model);
     if (config.degree == 0 || config.threshold == 0) {
       if (!chosen.ok()) {
         std::fprintf(stderr,
-                     "fedstat-secagg-sim: no sparse graph meets the bound for %u clients at "
-                     "dropout rate %g and corrupt fraction %g (%s); use --graph complete or give "
-                     "--degree and --threshold\n",
-                     config.clients, dropout_rate, corrupt_fraction, chosen.status().message());
+                     "fedstat-secagg-sim: no %ssparse graph meets the bound for %u clients at "
+                     "dropout rate %g and corrupt fraction %g (%s); use --graph complete or %s\n",
+                     config.signed_keys ? "signed " : "", config.clients, dropout_rate,
+                     corrupt_fraction, chosen.status().message(),
+                     config.signed_keys ? "fewer --clients" : "give --degree and --threshold");
         return 2;
       }
       if (config.degree == 0) config.degree = chosen.value().degree;

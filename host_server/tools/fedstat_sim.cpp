@@ -371,7 +371,9 @@ int main(int argc, char** argv) {
     declaration = task_declaration(declaration, task_path, static_cast<uint32_t>(task_id));
     const size_t slash = task_path.rfind('/');
     const std::string base_dir = slash == std::string::npos ? "." : task_path.substr(0, slash);
-    const TaskPlan plan = plan_task(declaration, base_dir, 0, noise_seed);
+    // Devices with credentials join signed sessions only: plan as a signed server does.
+    const TaskPlan plan = plan_task(declaration, base_dir, 0, noise_seed,
+                                    /*signed_sessions=*/!credentials_path.empty());
     const bool dist = plan.task.trust == fedstat_v1_TrustModel_DIST;
     if (external > clients) throw std::invalid_argument("--external exceeds --clients");
     if (external > 0 && plan.task.kind == fedstat_v1_TaskKind_HETEROGENEITY) {

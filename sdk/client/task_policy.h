@@ -66,6 +66,13 @@
 ///     shares, whose sum a fleet then pays for in accuracy).
 ///   * k in between: the app trusts k shares, e.g. its own and those of k − 1 devices it believes
 ///     independent of the server.
+///   * t − c, against a lying server with credentials (signed sessions): the devices' rules keep
+///     the sum masked with up to c = ⌈γ·max_clients⌉ colluders (γ = min_assumed_corrupt_ppm or
+///     the task's larger declared fraction), but such a server can keep U3 at exactly t members
+///     of which c are its colluders, which add no noise — the released sum then carries t − c
+///     honest shares. The default charge does not count them out (not built); an app that assumes
+///     a lying server sets this to t − c for the tasks it accepts (docs/protocol.md, "Privacy
+///     accounting's assumptions"; e.g. signed sparse, max_clients 1,000, t 75: 25).
 /// The trade-off: a smaller h protects the device against a dishonest server and colluders, at
 /// the price of declining (or paying far more for) the DIST tasks an honest server calibrates for
 /// threshold shares. Nothing on the device can tell which kind of server it talks to, so this is

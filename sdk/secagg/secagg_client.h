@@ -238,10 +238,12 @@ class SecAggClient {
   /// signed sessions. The credential is not checked here: credential::check_credential() is the
   /// caller's, once, when the device is provisioned.
   void set_credential(const credential::DeviceCredential* credential) { credential_ = credential; }
-  /// Signed complete-graph sessions: the corrupt fraction (parts per million) this device assumes
-  /// at least, whatever the start declares (the Client passes its TaskPolicy's
-  /// min_assumed_corrupt_ppm; default 5 %). on_start() then requires 2·t > max_clients +
-  /// ⌈γ·max_clients⌉ with γ the larger of the two: c colluding members can sign two U3 views.
+  /// Signed sessions: the corrupt fraction (parts per million) this device assumes at least,
+  /// whatever the start declares (the Client passes its TaskPolicy's min_assumed_corrupt_ppm;
+  /// default 5 %). on_start() then requires, with γ the larger of the two, 2·t > max_clients +
+  /// ⌈γ·max_clients⌉ in a complete graph (c colluding members can sign two U3 views) and
+  /// 2·t > degree + ⌈γ·max_clients⌉ in a sparse one (the server can place all c next to one
+  /// device; signed_keys.h).
   void set_assumed_corrupt_ppm(uint32_t ppm) { assumed_corrupt_ppm_ = ppm; }
 
   /// Round 0: draws this session's key pairs, self-mask seed and polynomial seeds, and fills `out`
@@ -262,8 +264,10 @@ class SecAggClient {
   /// start is not signed (SecAggStart.signed_keys false: it joins signed sessions only).
   /// kFailedPrecondition: a signed start and no device credential (set_credential()).
   /// kInvalidArgument: a signed sparse session of degree above kMaxSignedSparseDegree (126), a
-  /// signed complete-graph session with 2·t ≤ max_clients + ⌈γ·max_clients⌉
-  /// (set_assumed_corrupt_ppm()), or a credential for another client id.
+  /// signed complete-graph session with 2·t ≤ max_clients + ⌈γ·max_clients⌉, a signed sparse
+  /// session with 2·t ≤ degree + ⌈γ·max_clients⌉ (signed_sparse_threshold_holds: the server can
+  /// make every colluder one device's neighbour; γ per set_assumed_corrupt_ppm()), or a
+  /// credential for another client id.
   /// credential::sign_digest()'s errors. The stage stays kIdle.
   Status on_start(const fedstat_v1_SecAggStart& start, fedstat_v1_SecAggKeys& out);
   /// Round 1: one roster entry (index order, each once); the last one completes U1, fixes the

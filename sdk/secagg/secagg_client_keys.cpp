@@ -179,12 +179,20 @@ Status SecAggClient::on_start(const fedstat_v1_SecAggStart& start, fedstat_v1_Se
     if (credential_->certificate.client_id != id_) {
       return invalid_argument("secagg: the device credential is for another client id");
     }
+    const uint32_t ppm =
+        start.corrupt_ppm > assumed_corrupt_ppm_ ? start.corrupt_ppm : assumed_corrupt_ppm_;
+    if (start.degree != 0 &&
+        !signed_sparse_threshold_holds(start.threshold, start.degree, start.max_clients, ppm)) {
+      // The server picks who neighbours whom (U1 after the seed): every colluder of the round may
+      // be the victim's neighbour, and 2t − k of them split a sparse round (signed_keys.h).
+      return invalid_argument(
+          "secagg: a signed sparse session needs 2 * threshold > degree + ceil(corrupt fraction * "
+          "max_clients) (the server can place every colluder next to one device)");
+    }
     if (start.degree == 0) {
       // Against a lying server the consistency round holds only if two views cannot each gather
       // t signatures (signed_keys.h), at the larger of the declared corrupt fraction and this
       // device's floor.
-      const uint32_t ppm =
-          start.corrupt_ppm > assumed_corrupt_ppm_ ? start.corrupt_ppm : assumed_corrupt_ppm_;
       if (!signed_complete_threshold_holds(start.threshold, start.max_clients, ppm)) {
         return invalid_argument(
             "secagg: a signed complete-graph session needs 2 * threshold > max_clients + "

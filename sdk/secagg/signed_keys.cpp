@@ -203,5 +203,36 @@ Status verify_signed_keys(ByteSpan ca_public_key, const fedstat_v1_SecAggKeys& k
       "start parameters)");
 }
 
+Result<SecAggGraph> choose_signed_sparse_graph(uint32_t max_clients,
+                                               const SecAggThreatModel& model) {
+  if (max_clients < 2) return invalid_argument("secagg graph: max_clients < 2");
+  FEDSTAT_RETURN_IF_ERROR(check_threat_model(model));
+  const uint32_t ppm =
+      model.corrupt_ppm > kDefaultCorruptFloorPpm ? model.corrupt_ppm : kDefaultCorruptFloorPpm;
+  const uint64_t corrupt = (uint64_t{ppm} * max_clients + 999999) / 1000000;
+  for (uint32_t degree = 2; degree <= kMaxSignedSparseDegree && uint64_t{degree} + 1 < max_clients;
+       degree += 2) {
+    const Result<SecAggThresholdRange> range = sparse_threshold_range(max_clients, degree, model);
+    if (!range.ok()) continue;
+    // The least t with 2t > k + c, and at least the bound's least.
+    uint64_t threshold = (uint64_t{degree} + corrupt) / 2 + 1;
+    if (threshold < range.value().min_threshold) threshold = range.value().min_threshold;
+    if (threshold > range.value().max_threshold || threshold > uint64_t{degree} + 1) continue;
+    const uint32_t t = static_cast<uint32_t>(threshold);
+    if (!check_sparse_graph(max_clients, degree, t, model).ok() ||
+        !signed_sparse_threshold_holds(t, degree, max_clients, ppm)) {
+      continue;
+    }
+    SecAggGraph graph;
+    graph.degree = degree;
+    graph.threshold = t;
+    return graph;
+  }
+  return not_found(
+      "secagg graph: no signed sparse graph of degree <= 126 meets both the bound and 2 * "
+      "threshold > degree + ceil(corrupt fraction * max_clients) at this max_clients: use the "
+      "complete graph (max_clients <= 1024), fewer max_clients, or an unsigned session");
+}
+
 }  // namespace secagg
 }  // namespace fedstat

@@ -45,6 +45,7 @@
 #include "sdk/base/span.h"
 #include "sdk/base/status.h"
 #include "sdk/credential/device_credential.h"
+#include "sdk/secagg/graph_parameters.h"
 
 namespace fedstat {
 namespace secagg {
@@ -70,6 +71,32 @@ constexpr bool signed_complete_threshold_holds(uint32_t threshold, uint32_t max_
   return uint64_t{2} * threshold >
          uint64_t{max_clients} + (uint64_t{corrupt_ppm} * max_clients + 999999) / 1000000;
 }
+
+/// Whether a signed sparse session of degree `degree` and `threshold` among `max_clients` holds
+/// against c = ⌈γ·max_clients⌉ colluders wherever they sit: the server fixes U1 knowing every ring
+/// position (it chose the seed), so it can make all of them one victim's neighbours, and under
+/// rules D8 + F splitting a sparse round needs 2t − k corrupt neighbours of the victim
+/// (docs/secagg_many_worlds.md §4; tests/adversary A_U1ChosenToSurroundTheVictim) — so
+/// 2·t > degree + c.
+constexpr bool signed_sparse_threshold_holds(uint32_t threshold, uint32_t degree,
+                                             uint32_t max_clients, uint32_t corrupt_ppm) {
+  return uint64_t{2} * threshold >
+         uint64_t{degree} + (uint64_t{corrupt_ppm} * max_clients + 999999) / 1000000;
+}
+
+/// The (degree, threshold) a signed sparse session of `max_clients` devices gets: the smallest
+/// even degree k ≤ kMaxSignedSparseDegree (k < max_clients − 1) with a threshold that passes both
+/// check_sparse_graph (graph_parameters.h: the σ/η bound under `model`) and
+/// signed_sparse_threshold_holds at γ = max(model.corrupt_ppm, kDefaultCorruptFloorPpm), with the
+/// smallest such threshold. What the server's planning (host_server/tasks/task_plan.cpp) and
+/// fedstat-secagg-sim --signed use; O(k²) work for the k returned (k ≤ 126: microseconds).
+/// At 5 % corrupt: n = 100 → (16, 11), 500 → (60, 43), 1,000 → (98, 75); none above 1,420
+/// (signed_keys_test SignedSparseGraph.*).
+/// @errors kInvalidArgument: max_clients < 2. kOutOfRange: the model fails check_threat_model.
+/// kNotFound: no degree ≤ 126 passes both (a round this large needs the complete graph if ≤ 1024
+/// devices, fewer max_clients, or an unsigned session).
+Result<SecAggGraph> choose_signed_sparse_graph(uint32_t max_clients,
+                                               const SecAggThreatModel& model);
 
 /// The start digest of `start` (above) into `out` (32 bytes). A graph commitment of any size
 /// other than 32 bytes is hashed as absent (a session that carries one is refused elsewhere).

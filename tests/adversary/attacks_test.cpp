@@ -1098,9 +1098,13 @@ struct ColluderWorlds {
   }
 };
 
-RoundConfig colluder_worlds_config() {
+// 21 devices, k = 6, t = 4, max_clients 24. The devices assume 4 % corrupt here: ⌈4 % · 24⌉ = 1
+// colluder, and 2t = 8 > k + 1, so they accept the start (signed_sparse_threshold_holds); at the
+// SDK's default 5 % they assume ⌈1.2⌉ = 2 and refuse it (A_U1ChosenToSurroundTheVictim).
+RoundConfig colluder_worlds_config(uint32_t assumed_corrupt_ppm = 40000) {
   RoundConfig config = sparse_config(Mode::kSigned, range(1, 21));
   config.max_clients = 24;
+  config.assumed_corrupt_ppm = assumed_corrupt_ppm;
   return config;
 }
 
@@ -1185,7 +1189,10 @@ TEST(Signed, A_ManyWorldsSparseWithTwoTMinusKMinusOneColludersUnmaskNobody) {
 // two honest devices at the far ends of its roster see it dropped and reveal s_v, the others see
 // it alive and reveal b_v, the colluders give both, and each side counts t agreeing signers. No
 // lie about U2 is needed. graph_parameters.cpp's 2t > t1 + k is what keeps a victim from having
-// that many corrupt neighbours (Pr < 2^−40 at the picks it makes).
+// that many corrupt neighbours (Pr < 2^−40 at the picks it makes) when the neighbourhood is
+// random; against a server that picks U1 (A_U1ChosenToSurroundTheVictim) only the devices' rule
+// 2t > k + ⌈γ·max_clients⌉ does: here the devices assume ⌈4 % · 24⌉ = 1 colluder, so they
+// accept the start, and the 2 colluders are one more than assumed.
 TEST(Signed, CollusionBound_TwoTMinusKColludersSplitASparseRound) {
   ColluderWorlds w = colluder_worlds(1);
   RoundConfig config = colluder_worlds_config();
@@ -1219,8 +1226,108 @@ TEST(Signed, CollusionBound_TwoTMinusKColludersSplitASparseRound) {
   };
   server.run_all();
   const auto recovered = server.recover_input(w.victim);
-  ASSERT_TRUE(recovered.has_value()) << counts(server, w.victim);
+  ASSERT_TRUE(recovered.has_value())
+      << counts(server, w.victim) << "; the victim refused at "
+      << server.device(w.victim).refused_at << ": " << server.device(w.victim).refusal.message();
   EXPECT_EQ(*recovered, server.device(w.victim).input);
+}
+
+// Found attacking D8 (attack-d8 review): the server picks U1 — which devices that advertised keys
+// go on — after it knows every ring position (it chose the graph seed and committed to it in
+// SecAggStart), and a device checks only that its roster is a contiguous run of the ring over U1,
+// not who is missing from it. So "c corrupt neighbours of the victim" is the server's choice,
+// not a hypergeometric draw: here the two colluders sit 4 positions from the victim on the ring
+// of all 20 advertisers, outside its neighbourhood (k/2 = 3) — the victim has no corrupt
+// neighbour. The server leaves the 6 honest devices between them out of U1 (to everyone they
+// look like devices that dropped before U1); on the ring over the 14 left the colluders are the
+// victim's ±1. Then the plain split with 2t − k = 2 colluders, which D8 + F allow
+// (docs/secagg_many_worlds.md §1; CollusionBound_TwoTMinusKColludersSplitASparseRound, with
+// colluders that already were neighbours): the devices at ±3 of the U1 ring see the victim dropped
+// and reveal s_v, those at ±2 and the victim see it alive and reveal b_v (the victim's signed U2
+// view names ±2); each counts t agreeing signers besides itself (the colluders sign every
+// recipient's own view). b_v: v, ±2, two colluders; s_v: ±3, two colluders — unmasked.
+// The round holds 2 corrupt devices = ⌈5 % · max_clients 24⌉, within the assumption under which
+// the complete graph is safe (2t > n + ⌈γn⌉). The probabilities in docs/protocol.md ("0.006 at n =
+// 100, 2^−44 at n = 1,000" and D8's 2^−48) assume the neighbourhood is random; against this server
+// they need only 2t − k corrupt devices in the round. Before the devices' rule it failed (the
+// victim's input recovered exactly, 5 b / 4 s shares); a signed sparse device now requires
+// 2t > k + ⌈γ·max_clients⌉ (secagg::signed_sparse_threshold_holds: 8 > 6 + 2 fails), so every
+// device refuses this start. The ring positions unpredictable to the server when it fixes U1
+// would be the fix that keeps small thresholds (docs/secagg_many_worlds.md §6, not built).
+TEST(Signed, A_U1ChosenToSurroundTheVictim) {
+  RoundConfig config = colluder_worlds_config(secagg::kDefaultCorruptFloorPpm);
+  const MaliciousServer probe(config);
+  const std::vector<uint32_t> full = probe.ring_of(probe.all_ids());
+  const uint32_t victim = 1;
+  const long n = static_cast<long>(full.size());
+  const long vi = static_cast<long>(std::find(full.begin(), full.end(), victim) - full.begin());
+  auto full_at = [&](long rel) { return full[static_cast<size_t>(((vi + rel) % n + n) % n)]; };
+  config.colluders = {full_at(-4), full_at(4)};
+  std::set<uint32_t> left_out;
+  for (long rel : {-3L, -2L, -1L, 1L, 2L, 3L}) left_out.insert(full_at(rel));
+  // Not neighbours of the victim on the ring of every device that advertised keys.
+  const std::vector<uint32_t> honest_nbhd = probe.neighbourhood(victim, probe.all_ids());
+  for (uint32_t c : config.colluders) {
+    ASSERT_EQ(std::find(honest_nbhd.begin(), honest_nbhd.end(), c), honest_nbhd.end());
+  }
+  MaliciousServer server(config);
+  server.advertise();
+  std::vector<uint32_t> u1;
+  for (uint32_t id : server.u1()) {
+    if (!left_out.count(id)) u1.push_back(id);
+  }
+  if (std::find(u1.begin(), u1.end(), victim) == u1.end()) {
+    // The devices refused the session at its start (the fix: signed_sparse_threshold_holds):
+    // every one of them, so nothing was shared and nothing can be unmasked.
+    EXPECT_TRUE(server.u1().empty()) << server.u1().size() << " devices accepted the start";
+    expect_nothing_unmasked(server);
+    return;
+  }
+  server.set_u1(u1);
+  const std::vector<uint32_t> ring = server.ring_of(u1);
+  const long m = static_cast<long>(ring.size());
+  const long ui = static_cast<long>(std::find(ring.begin(), ring.end(), victim) - ring.begin());
+  auto at = [&](long rel) { return ring[static_cast<size_t>(((ui + rel) % m + m) % m)]; };
+  ASSERT_EQ(std::set<uint32_t>({at(-1), at(1)}),
+            std::set<uint32_t>(config.colluders.begin(), config.colluders.end()));
+  const std::set<uint32_t> sees_victim_dropped = {at(-3), at(3)};
+  server.u3_view = [&](uint32_t recipient, const std::set<uint32_t>& u3) {
+    std::set<uint32_t> view = u3;
+    if (sees_victim_dropped.count(recipient)) view.erase(victim);
+    return view;
+  };
+  forward_only_agreeing(server);
+  const auto agreeing = server.forward_consistency;
+  const std::vector<uint32_t> colluders = config.colluders;
+  server.forward_consistency = [&server, agreeing, colluders](
+                                   uint32_t recipient,
+                                   const std::map<uint32_t, fedstat_v1_SecAggConsistency>& all,
+                                   const std::vector<fedstat_v1_SecAggConsistency>& honest) {
+    std::vector<fedstat_v1_SecAggConsistency> out;
+    for (const auto& msg : agreeing(recipient, all, honest)) {
+      if (std::find(colluders.begin(), colluders.end(), msg.signer_id) == colluders.end()) {
+        out.push_back(msg);
+      }
+    }
+    for (uint32_t c : colluders) {
+      if (recipient != c && server.device(recipient).u3.count(c)) {
+        out.push_back(sparse_forged_by(server, c, recipient));
+      }
+    }
+    return out;
+  };
+  server.send_rosters();
+  server.share();
+  server.mask_and_send();
+  server.send_u3();
+  server.consistency();
+  server.reveal();
+  const auto recovered = server.recover_input(victim);
+  EXPECT_FALSE(recovered.has_value())
+      << "b/s shares of the victim: " << counts(server, victim) << "; the server unmasked device "
+      << victim
+      << (recovered && *recovered == server.device(victim).input ? "'s input exactly" : "");
+  expect_nothing_unmasked(server);
 }
 
 }  // namespace

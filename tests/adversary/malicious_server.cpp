@@ -63,6 +63,8 @@ MaliciousServer::MaliciousServer(const RoundConfig& config) : config_(config) {
     }
     devices_[id] = std::move(d);
   }
+  for (auto& entry : devices_)
+    entry.second->client.set_assumed_corrupt_ppm(config.assumed_corrupt_ppm);
   for (uint32_t id : config.colluders) devices_.at(id)->colluding = true;
   for (uint32_t id : config.sybils) {
     auto d = std::make_unique<Device>(id, true, room, stream_key);

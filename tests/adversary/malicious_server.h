@@ -92,6 +92,9 @@ struct RoundConfig {
   uint32_t threshold = 6;
   uint32_t max_clients = 10;
   uint32_t degree = 0;  // 0 complete; even k sparse
+  // Signed: the corrupt fraction each device assumes at least (SecAggClient::
+  // set_assumed_corrupt_ppm; TaskPolicy::min_assumed_corrupt_ppm), default the SDK's 5 %.
+  uint32_t assumed_corrupt_ppm = 50000;
   uint32_t length = 8;
   uint32_t bits = 32;
   uint8_t graph_seed[32] = {7, 7, 7};

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
 
@@ -443,6 +444,78 @@ TEST(TaskPlan, DistChoosesTheGraphAndTheDeviceAcceptsIt) {
   task = shift_task(reference);
   task["max_clients"] = 2000;
   EXPECT_NE(refusal(task).find("task.max_clients must lie in [9, 1024]"), std::string::npos);
+}
+
+// A signed server (ca_public_key) plans a sparse graph that also meets the devices' rule
+// 2t > k + ⌈γ·max_clients⌉ (sdk/secagg/signed_keys.h: the server picks U1 knowing every ring
+// position, so every colluder of the round can be one device's neighbour): the smallest such k,
+// checked against a brute-force search over every smaller (k, t) and against the table the
+// attack review computed independently (/work/notes/attack-d8.md: (16, 11), (60, 43), (98, 75)
+// at 5 % / 5 %); none above the signed degree cap 126 (1,420 devices at 5 %).
+TEST(TaskPlan, SignedSparseGraphMeetsTheDevicesRule) {
+  const std::string reference = write_counts("plan_reference_signed.txt", 10, 100, 0);
+  auto dist = [&](uint32_t min_clients, uint32_t max_clients) {
+    json task = base_task("kl", "dist");
+    task["kl"] = {{"reference", reference}, {"rounds", 20}, {"lambda", 0.1}};
+    task["min_clients"] = min_clients;
+    task["max_clients"] = max_clients;
+    task["graph"] = "sparse";
+    return task;
+  };
+  auto signed_refusal = [&](const json& task) {
+    try {
+      plan_task(task, "", 0, 0, /*signed_sessions=*/true);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const secagg::SecAggThreatModel defaults;
+  const uint32_t floor_ppm = secagg::kDefaultCorruptFloorPpm;
+  const std::map<uint32_t, std::pair<uint32_t, uint32_t>> expected = {
+      {100, {16, 11}}, {500, {60, 43}}, {1000, {98, 75}}};
+  for (const auto& [n, kt] : expected) {
+    const fedstat_v1_Task t = plan_task(dist(n / 2, n), "", 0, 0, true).task;
+    EXPECT_EQ(t.secagg_degree, kt.first) << n;
+    EXPECT_EQ(t.threshold, kt.second) << n;
+    EXPECT_TRUE(secagg::check_sparse_graph(n, t.secagg_degree, t.threshold, defaults).ok()) << n;
+    EXPECT_TRUE(secagg::signed_sparse_threshold_holds(t.threshold, t.secagg_degree, n, floor_ppm));
+    EXPECT_FALSE(
+        secagg::signed_sparse_threshold_holds(t.threshold - 1, t.secagg_degree, n, floor_ppm) &&
+        secagg::check_sparse_graph(n, t.secagg_degree, t.threshold - 1, defaults).ok())
+        << n;
+    for (uint32_t k = 2; k < t.secagg_degree; k += 2) {  // no smaller degree passes both
+      for (uint32_t th = 2; th <= k + 1; ++th) {
+        ASSERT_FALSE(secagg::check_sparse_graph(n, k, th, defaults).ok() &&
+                     secagg::signed_sparse_threshold_holds(th, k, n, floor_ppm))
+            << n << ": (" << k << ", " << th << ")";
+      }
+    }
+    // Unsigned planning is unchanged: the bound's own choice.
+    const secagg::SecAggGraph plain = secagg::choose_sparse_graph(n, defaults).value();
+    EXPECT_EQ(plan_task(dist(n / 2, n), "", 0).task.secagg_degree, plain.degree) << n;
+  }
+  // 1,000 by default (no "graph"): still sparse for a signed server.
+  json task = dist(500, 1000);
+  task.erase("graph");
+  EXPECT_EQ(plan_task(task, "", 0, 0, true).task.secagg_degree, 98u);
+  // A declared threshold the bound takes but the devices' rule does not: refused, naming it.
+  task["threshold"] = 74;
+  EXPECT_NE(signed_refusal(task).find("too low for a signed sparse session"), std::string::npos)
+      << signed_refusal(task);
+  EXPECT_NE(signed_refusal(task).find("2 * threshold > degree + ceil(corrupt fraction"),
+            std::string::npos);
+  task["threshold"] = 75;
+  EXPECT_EQ(signed_refusal(task), "accepted");
+  // Above the cap: no signed sparse graph with k <= 126; the complete graph is refused above 1024.
+  EXPECT_FALSE(secagg::choose_signed_sparse_graph(2000, defaults).ok());
+  task = dist(1000, 2000);
+  EXPECT_NE(signed_refusal(task).find("no signed sparse graph fits max_clients 2000"),
+            std::string::npos)
+      << signed_refusal(task);
+  EXPECT_NE(signed_refusal(task).find("at most 1,420 devices"), std::string::npos);
+  EXPECT_EQ(plan_task(task, "", 0).task.secagg_degree,
+            secagg::choose_sparse_graph(2000, defaults).value().degree);  // unsigned: as before
 }
 
 TEST(TaskPlan, ReconnectGraceDefaultsToThirtySecondsWithinThePhase) {

@@ -178,6 +178,47 @@ TEST_F(SignedConfig, TlsCertificatesAndDeviceAuthentication) {
             std::string::npos);
 }
 
+// A signed sparse graph: the server plans (k, t) that also meet the devices' rule 2t > k +
+// ceil(5% max_clients) (the server picks U1 knowing the ring,
+// secagg::signed_sparse_threshold_holds) — at 1,000 devices (98, 75) where an unsigned server plans
+// (62, 43) —, refuses a declared threshold below it, and a max_clients no degree <= 126 fits, at
+// config load.
+TEST_F(SignedConfig, ASignedSparseGraphMeetsTheDevicesRule) {
+  json task = kl_task(1, "dist");
+  task.erase("threshold");
+  task["min_clients"] = 500;
+  task["max_clients"] = 1000;
+  FakeStore store;
+  auto plan = [&](const json& t, bool with_ca) {
+    json config{{"fleet_secret", kSecret}, {"tasks", {t}}};
+    if (with_ca) config["ca_public_key"] = "ca.pub";
+    return plan_declared_tasks(read(config), store, kT0).at(0).task;
+  };
+  auto refusal_of = [&](const json& t) {
+    try {
+      plan(t, true);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("planned");
+  };
+  const fedstat_v1_Task signed_task = plan(task, true);
+  EXPECT_EQ(signed_task.secagg_degree, 98u);
+  EXPECT_EQ(signed_task.threshold, 75u);
+  const fedstat_v1_Task unsigned_task = plan(task, false);
+  EXPECT_EQ(unsigned_task.secagg_degree, 62u);
+  EXPECT_EQ(unsigned_task.threshold, 43u);
+  task["threshold"] = 74;
+  EXPECT_NE(refusal_of(task).find("too low for a signed sparse session"), std::string::npos)
+      << refusal_of(task);
+  task.erase("threshold");
+  task["min_clients"] = 1000;
+  task["max_clients"] = 2000;
+  EXPECT_NE(refusal_of(task).find("no signed sparse graph fits max_clients 2000"),
+            std::string::npos)
+      << refusal_of(task);
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace host

@@ -62,13 +62,18 @@ endif()
 # Documented bounds: each request above them is refused at once with a message naming the bound
 # (a 2^32 - 1 word vector once ran unbounded; the timeout makes such a run fail, not hang): the
 # length, 1024 clients for the complete graph, 100,000 for the sparse one (the default above
-# 1024), the threshold's range, and an odd sparse degree (named, with the even ones around it).
+# 1024), the threshold's range, an odd sparse degree (named, with the even ones around it), and
+# a signed sparse graph the devices would refuse.
 foreach(case "--clients;4;--threshold;2;--length;4294967295;1048576"
              "--clients;4;--threshold;2;--length;1048577;1048576"
              "--graph;complete;--clients;1025;--threshold;700;--length;1;at most 1024 clients"
              "--clients;100001;--length;1;100000"
              "--clients;4;--threshold;4294967295;--length;1;100000"
-             "--graph;sparse;--clients;1000;--degree;61;--length;1;61 is odd.*60 or 62")
+             "--graph;sparse;--clients;1000;--degree;61;--length;1;61 is odd.*60 or 62"
+             # --signed sparse: the devices' rule 2t > k + ceil(5% N) (signed_keys.h): the
+             # unsigned pick (62, 43) at 1,000 is refused, and no degree <= 126 fits 2,000.
+             "--signed;--graph;sparse;--clients;1000;--degree;62;--threshold;43;--length;1;2 \\* threshold > degree \\+ ceil"
+             "--signed;--graph;sparse;--clients;2000;--length;1;no signed sparse graph")
   list(POP_BACK case bound)
   execute_process(COMMAND ${TOOL} ${case} RESULT_VARIABLE rc OUTPUT_VARIABLE out
                   ERROR_VARIABLE err TIMEOUT 60)

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "sdk/secagg/signed_keys.h"
+
 namespace fedstat {
 namespace secagg {
 namespace {
@@ -313,6 +315,62 @@ TEST(GraphParameters, TheHeadersTableIsWhatTheCodeGives) {
   }
 }
 
+// The signed sparse rule (signed_keys.h): 2t > k + ⌈γ·max_clients⌉, integer ppm arithmetic, the
+// ceiling exact at a multiple of 10^6 and one above it.
+TEST(SignedSparseGraph, ThresholdRuleAtTheBoundary) {
+  // k = 62, 1,000 devices at 5 %: c = 50, so 2t > 112: t = 57 fails, 57 + 1 holds.
+  EXPECT_FALSE(signed_sparse_threshold_holds(56, 62, 1000, 50000));
+  EXPECT_TRUE(signed_sparse_threshold_holds(57, 62, 1000, 50000));
+  EXPECT_FALSE(signed_sparse_threshold_holds(43, 62, 1000, 50000));  // the unsigned choice
+  // c rounds up: 5 % of 1,001 is 50.05 -> 51, so 2t > 113: t = 57 holds, 56 does not.
+  EXPECT_TRUE(signed_sparse_threshold_holds(57, 62, 1001, 50000));
+  EXPECT_FALSE(signed_sparse_threshold_holds(56, 62, 1001, 50000));
+  // 24 devices: 5 % -> c = 2 (8 > 8 fails), 4 % -> c = 1 (8 > 7 holds); no colluders: 2t > k.
+  EXPECT_FALSE(signed_sparse_threshold_holds(4, 6, 24, 50000));
+  EXPECT_TRUE(signed_sparse_threshold_holds(4, 6, 24, 40000));
+  EXPECT_TRUE(signed_sparse_threshold_holds(4, 6, 24, 0));
+  EXPECT_FALSE(signed_sparse_threshold_holds(3, 6, 24, 0));
+  // No overflow at the largest values.
+  EXPECT_FALSE(signed_sparse_threshold_holds(UINT32_MAX / 2, UINT32_MAX, UINT32_MAX, 1000000));
+  EXPECT_TRUE(signed_sparse_threshold_holds(UINT32_MAX, 2, 1000, 1000000));
+}
+
+// choose_signed_sparse_graph: the least degree whose some threshold passes both the bound and the
+// rule (checked by brute force below it), its least such threshold, and nothing above the cap.
+TEST(SignedSparseGraph, ChosenGraphPassesBothAndIsMinimal) {
+  const SecAggThreatModel model;  // 5 % / 5 %, σ 40, η 30
+  for (uint32_t n : {60u, 100u, 200u, 500u, 1000u, 1400u}) {
+    const Result<SecAggGraph> chosen = choose_signed_sparse_graph(n, model);
+    ASSERT_TRUE(chosen.ok()) << n << ": " << chosen.status().message();
+    const SecAggGraph g = chosen.value();
+    EXPECT_LE(g.degree, kMaxSignedSparseDegree);
+    EXPECT_TRUE(check_sparse_graph(n, g.degree, g.threshold, model).ok()) << n;
+    EXPECT_TRUE(signed_sparse_threshold_holds(g.threshold, g.degree, n, model.corrupt_ppm)) << n;
+    EXPECT_FALSE(check_sparse_graph(n, g.degree, g.threshold - 1, model).ok() &&
+                 signed_sparse_threshold_holds(g.threshold - 1, g.degree, n, model.corrupt_ppm))
+        << n;
+    for (uint32_t k = 2; k < g.degree; k += 2) {
+      for (uint32_t t = 2; t <= k + 1; ++t) {
+        ASSERT_FALSE(check_sparse_graph(n, k, t, model).ok() &&
+                     signed_sparse_threshold_holds(t, k, n, model.corrupt_ppm))
+            << n << ": (" << k << ", " << t << ")";
+      }
+    }
+  }
+  // Above ~1,400 devices at 5 %: no degree <= 126 (the largest, n = 1,420: (126, 99)).
+  const SecAggGraph largest = choose_signed_sparse_graph(1420, model).value();
+  EXPECT_EQ(largest.degree, kMaxSignedSparseDegree);
+  EXPECT_EQ(choose_signed_sparse_graph(1421, model).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(choose_signed_sparse_graph(2000, model).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(choose_signed_sparse_graph(100000, model).status().code(), StatusCode::kNotFound);
+  // A declared corrupt fraction below the device floor is judged at the floor (5 %).
+  SecAggThreatModel low = model;
+  low.corrupt_ppm = 10000;
+  const SecAggGraph at_low = choose_signed_sparse_graph(1000, low).value();
+  EXPECT_TRUE(signed_sparse_threshold_holds(at_low.threshold, at_low.degree, 1000,
+                                            kDefaultCorruptFloorPpm));
+  EXPECT_EQ(choose_signed_sparse_graph(1, model).status().code(), StatusCode::kInvalidArgument);
+}
 }  // namespace
 }  // namespace secagg
 }  // namespace fedstat
