@@ -32,6 +32,7 @@
 #include "host_server/net/tls_server.h"
 #include "tests/cabi/c_device.h"
 #include "tests/client/client_test_support.h"
+#include "tests/net/tls_test_support.h"
 
 namespace fedstat {
 namespace client_test {
@@ -40,26 +41,7 @@ namespace {
 constexpr char kServerName[] = "127.0.0.1";
 constexpr uint32_t kTimeoutMs = 10000;
 
-// One fleet CA (seeded), as fedstat-ca init/issue/server-cert write it.
-struct Fleet {
-  explicit Fleet(uint64_t seed) : seed_(seed), ca(host::make_ca_key(&seed)) {
-    ca_pem = host::ca_certificate_pem(ca);
-  }
-  credential::DeviceCredential device(uint32_t id) const {
-    return host::issue_device_credential(ca, id, &seed_);
-  }
-  std::string certificate_of(const credential::DeviceCredential& device) const {
-    host::CaPublicKey key{};
-    std::memcpy(key.data(), device.certificate.public_key, key.size());
-    return host::device_certificate_pem(ca, device.certificate.client_id, key);
-  }
-  host::ServerCertificate server(const std::string& name) const {
-    return host::make_server_certificate(ca, name, &seed_);
-  }
-  uint64_t seed_;
-  host::CaKey ca;
-  std::string ca_pem;
-};
+using tls_test::Fleet;
 
 // The 64 hex digits fedstat_client_set_credential takes (and the channel).
 std::string key_hex(const credential::DeviceCredential& device) {
