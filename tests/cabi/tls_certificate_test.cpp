@@ -244,6 +244,14 @@ TEST_F(CabiTlsCertificateTest, OneChannelSwitchesBetweenCertificateAndPsk) {
             (std::vector<net::AuthenticationMethod>{net::AuthenticationMethod::kPsk,
                                                     net::AuthenticationMethod::kCertificate,
                                                     net::AuthenticationMethod::kPsk}));
+  // With no certificate connect between, the same server resumes: the 0 above is the wipe.
+  ASSERT_EQ(fedstat_tls_channel_connect(channel_, "127.0.0.1", port_, 21, psk.data(), psk.size(),
+                                        kTimeoutMs),
+            FEDSTAT_OK)
+      << error();
+  EXPECT_EQ(fedstat_tls_channel_resumed(channel_, &resumed), FEDSTAT_OK);
+  EXPECT_EQ(resumed, 1);
+  EXPECT_EQ(fedstat_tls_channel_close(channel_), FEDSTAT_OK);
 }
 
 TEST_F(CabiTlsCertificateTest, UntrustedServerIsPermissionDenied) {
@@ -289,14 +297,18 @@ TEST_F(CabiTlsCertificateTest, DeviceRefusalsHaveTheirOwnStatusAndMessage) {
                                                     fleet_.ca_pem.c_str(), 0, own.c_str(), 0,
                                                     hex.c_str(), kTimeoutMs),
             FEDSTAT_INVALID_ARGUMENT);
+  EXPECT_NE(error().find("server name is empty"), std::string::npos) << error();
   EXPECT_EQ(
       fedstat_tls_channel_connect_certificate(channel_, "127.0.0.1", port_, kServerName, nullptr, 0,
                                               own.c_str(), 0, hex.c_str(), kTimeoutMs),
       FEDSTAT_INVALID_ARGUMENT);
+  EXPECT_NE(error().find("CA certificate or the device certificate is NULL"), std::string::npos)
+      << error();
   EXPECT_EQ(fedstat_tls_channel_connect_certificate(channel_, "127.0.0.1", port_, kServerName,
                                                     fleet_.ca_pem.c_str(), 0, own.c_str(), 0,
                                                     nullptr, kTimeoutMs),
             FEDSTAT_INVALID_ARGUMENT);
+  EXPECT_NE(error().find("private key is NULL"), std::string::npos) << error();
   // PEM whose length leaves out the NUL.
   EXPECT_EQ(fedstat_tls_channel_connect_certificate(channel_, "127.0.0.1", port_, kServerName,
                                                     fleet_.ca_pem.c_str(), fleet_.ca_pem.size(),
