@@ -6,6 +6,7 @@
 
 #include "capi/client_session.h"
 #include "capi/handle.h"
+#include "capi/hex.h"
 #include "capi/objects.h"
 #include "sdk/base/crypto.h"
 #include "sdk/credential/device_credential.h"
@@ -18,35 +19,6 @@ using credential::DeviceCredential;
 
 constexpr char kCaPublicMagic[] = "fedstat-ca public key v1";  // ca.pub's first line
 constexpr char kHexDigits[] = "0123456789abcdef";
-
-bool space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-const char* skip_space(const char* p) {
-  while (space(*p)) ++p;
-  return p;
-}
-
-// A field of exactly 2·size hex digits at *p, ending at whitespace or the string's end, into
-// `out`; advances *p past it. False otherwise (`out` then partly written).
-bool take_hex(const char*& p, uint8_t* out, size_t size) {
-  for (size_t i = 0; i < size; ++i) {
-    const int high = hex_value(p[2 * i]);
-    const int low = high < 0 ? -1 : hex_value(p[2 * i + 1]);
-    if (low < 0) return false;
-    out[i] = static_cast<uint8_t>(high * 16 + low);
-  }
-  p += 2 * size;
-  return *p == '\0' || space(*p);
-}
 
 // A client id in [1, 2^31] at *p (decimal digits only), ending at a space or tab.
 bool take_id(const char*& p, uint32_t& out) {
@@ -88,7 +60,7 @@ Status parse_credential(const char* private_key_hex, const char* certificate,
   }
   p = skip_space(ca_public_key_hex);
   const size_t magic = sizeof(kCaPublicMagic) - 1;
-  if (strncmp(p, kCaPublicMagic, magic) == 0 && space(p[magic])) p = skip_space(p + magic);
+  if (strncmp(p, kCaPublicMagic, magic) == 0 && hex_space(p[magic])) p = skip_space(p + magic);
   if (!take_hex(p, out.ca_public_key, sizeof(out.ca_public_key)) || *skip_space(p) != '\0') {
     return invalid_argument(
         "set_credential: the CA public key must be 130 hex digits (ca.pub's second line) or "

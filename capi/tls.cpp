@@ -5,6 +5,7 @@
 // (FEDSTAT_TLS_CERTIFICATES, sdk/tls/tls_certificate_channel.h).
 #include "capi/client_session.h"
 #include "capi/handle.h"
+#include "capi/hex.h"
 
 #if FEDSTAT_CAPI_TLS
 
@@ -135,33 +136,12 @@ Status make_endpoint(const char* host, uint16_t port, char (&out)[kEndpointBytes
 }
 
 #if defined(FEDSTAT_TLS_CERTIFICATES)
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-bool space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
 // The 32-byte key from exactly 64 hex digits, whitespace around them allowed (c/credential.h's
 // form); false, with `out` wiped, for anything else.
 bool decode_private_key(const char* hex,
                         uint8_t (&out)[tls::TlsCertificateChannel::kPrivateKeyBytes]) {
-  while (space(*hex)) ++hex;
-  bool ok = true;
-  for (size_t i = 0; ok && i < sizeof(out); ++i) {
-    const int high = hex_value(hex[2 * i]);
-    const int low = high < 0 ? -1 : hex_value(hex[2 * i + 1]);
-    ok = high >= 0 && low >= 0;
-    if (ok) out[i] = static_cast<uint8_t>(16 * high + low);
-  }
-  if (ok) {
-    hex += 2 * sizeof(out);
-    while (space(*hex)) ++hex;
-    ok = *hex == '\0';
-  }
+  const char* p = skip_space(hex);
+  const bool ok = take_hex(p, out, sizeof(out)) && *skip_space(p) == '\0';
   if (!ok) crypto::wipe(out, sizeof(out));
   return ok;
 }

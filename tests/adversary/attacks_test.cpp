@@ -1146,6 +1146,30 @@ fedstat_v1_SecAggConsistency sparse_forged_by(const MaliciousServer& server, uin
   return m;
 }
 
+// forward_only_agreeing, with the colluders' own signatures swapped for ones each forges over the
+// recipient's view (sparse_forged_by): the colluders sign every view they are shown.
+void forward_with_forged_agreement(MaliciousServer& server, std::vector<uint32_t> colluders) {
+  forward_only_agreeing(server);
+  const auto agreeing = server.forward_consistency;
+  server.forward_consistency = [&server, agreeing, colluders](
+                                   uint32_t recipient,
+                                   const std::map<uint32_t, fedstat_v1_SecAggConsistency>& all,
+                                   const std::vector<fedstat_v1_SecAggConsistency>& honest) {
+    std::vector<fedstat_v1_SecAggConsistency> out;
+    for (const auto& m : agreeing(recipient, all, honest)) {
+      if (std::find(colluders.begin(), colluders.end(), m.signer_id) == colluders.end()) {
+        out.push_back(m);
+      }
+    }
+    for (uint32_t c : colluders) {
+      if (c != recipient && server.device(recipient).u3.count(c)) {
+        out.push_back(sparse_forged_by(server, c, recipient));
+      }
+    }
+    return out;
+  };
+}
+
 TEST(Signed, A_ManyWorldsSparseWithTwoTMinusKMinusOneColludersUnmaskNobody) {
   const ColluderWorlds w = colluder_worlds(1);
   RoundConfig config = colluder_worlds_config();
@@ -1159,21 +1183,7 @@ TEST(Signed, A_ManyWorldsSparseWithTwoTMinusKMinusOneColludersUnmaskNobody) {
     for (uint32_t id : w.dropped_by(recipient)) view.erase(id);
     return view;
   };
-  forward_only_agreeing(server);
-  const auto agreeing = server.forward_consistency;
-  server.forward_consistency = [&server, agreeing, w](
-                                   uint32_t recipient,
-                                   const std::map<uint32_t, fedstat_v1_SecAggConsistency>& all,
-                                   const std::vector<fedstat_v1_SecAggConsistency>& honest) {
-    std::vector<fedstat_v1_SecAggConsistency> out;
-    for (const auto& m : agreeing(recipient, all, honest)) {
-      if (m.signer_id != w.colluder) out.push_back(m);
-    }
-    if (recipient != w.colluder && server.device(recipient).u3.count(w.colluder)) {
-      out.push_back(sparse_forged_by(server, w.colluder, recipient));
-    }
-    return out;
-  };
+  forward_with_forged_agreement(server, {w.colluder});
   server.run_all();
   const auto recovered = server.recover_input(w.victim);
   EXPECT_FALSE(recovered.has_value())
@@ -1204,26 +1214,7 @@ TEST(Signed, CollusionBound_TwoTMinusKColludersSplitASparseRound) {
     if (s_side.count(recipient)) view.erase(w.victim);
     return view;
   };
-  forward_only_agreeing(server);
-  const auto agreeing = server.forward_consistency;
-  server.forward_consistency = [&server, agreeing](
-                                   uint32_t recipient,
-                                   const std::map<uint32_t, fedstat_v1_SecAggConsistency>& all,
-                                   const std::vector<fedstat_v1_SecAggConsistency>& honest) {
-    const auto& colluders = server.config().colluders;
-    std::vector<fedstat_v1_SecAggConsistency> out;
-    for (const auto& m : agreeing(recipient, all, honest)) {
-      if (std::find(colluders.begin(), colluders.end(), m.signer_id) == colluders.end()) {
-        out.push_back(m);
-      }
-    }
-    for (uint32_t c : colluders) {
-      if (c != recipient && server.device(recipient).u3.count(c)) {
-        out.push_back(sparse_forged_by(server, c, recipient));
-      }
-    }
-    return out;
-  };
+  forward_with_forged_agreement(server, server.config().colluders);
   server.run_all();
   const auto recovered = server.recover_input(w.victim);
   ASSERT_TRUE(recovered.has_value())
@@ -1296,26 +1287,7 @@ TEST(Signed, A_U1ChosenToSurroundTheVictim) {
     if (sees_victim_dropped.count(recipient)) view.erase(victim);
     return view;
   };
-  forward_only_agreeing(server);
-  const auto agreeing = server.forward_consistency;
-  const std::vector<uint32_t> colluders = config.colluders;
-  server.forward_consistency = [&server, agreeing, colluders](
-                                   uint32_t recipient,
-                                   const std::map<uint32_t, fedstat_v1_SecAggConsistency>& all,
-                                   const std::vector<fedstat_v1_SecAggConsistency>& honest) {
-    std::vector<fedstat_v1_SecAggConsistency> out;
-    for (const auto& msg : agreeing(recipient, all, honest)) {
-      if (std::find(colluders.begin(), colluders.end(), msg.signer_id) == colluders.end()) {
-        out.push_back(msg);
-      }
-    }
-    for (uint32_t c : colluders) {
-      if (recipient != c && server.device(recipient).u3.count(c)) {
-        out.push_back(sparse_forged_by(server, c, recipient));
-      }
-    }
-    return out;
-  };
+  forward_with_forged_agreement(server, config.colluders);
   server.send_rosters();
   server.share();
   server.mask_and_send();

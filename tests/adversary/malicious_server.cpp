@@ -28,6 +28,19 @@ uint64_t word_mask(uint32_t bits) {
 constexpr uint64_t kServerStream = uint64_t{1} << 62;
 constexpr uint64_t kSybilStreams = uint64_t{1} << 63;
 
+// The messages in `by_signer` of the members of `u3` other than `self`, in `u3`'s order: what
+// an honest server forwards to `self`.
+std::vector<fedstat_v1_SecAggConsistency> signed_by_others(
+    const std::set<uint32_t>& u3, uint32_t self,
+    const std::map<uint32_t, fedstat_v1_SecAggConsistency>& by_signer) {
+  std::vector<fedstat_v1_SecAggConsistency> out;
+  for (uint32_t signer : u3) {
+    auto it = by_signer.find(signer);
+    if (signer != self && it != by_signer.end()) out.push_back(it->second);
+  }
+  return out;
+}
+
 }  // namespace
 
 Device::Device(uint32_t device_id, bool is_sybil, uint32_t roster_room, uint64_t stream_key)
@@ -324,21 +337,15 @@ void MaliciousServer::consistency() {
   for (auto& [id, d] : devices_) {
     if (d->refused() || d->client.stage() != SecAggStage::kConsistency) continue;
     if (config_.degree != 0) {  // D8: the U2 views first
-      std::vector<fedstat_v1_SecAggConsistency> honest_views;
-      for (uint32_t signer : d->u3) {
-        auto it = masked_views_.find(signer);
-        if (signer != id && it != masked_views_.end()) honest_views.push_back(it->second);
-      }
+      const std::vector<fedstat_v1_SecAggConsistency> honest_views =
+          signed_by_others(d->u3, id, masked_views_);
       const std::vector<fedstat_v1_SecAggConsistency> views =
           forward_masked_views ? forward_masked_views(id, masked_views_, honest_views)
                                : honest_views;
       for (const auto& m : views) d->masked_view_statuses.push_back(d->client.on_consistency(m));
     }
-    std::vector<fedstat_v1_SecAggConsistency> honest_forward;
-    for (uint32_t signer : d->u3) {
-      auto it = consistency_.find(signer);
-      if (signer != id && it != consistency_.end()) honest_forward.push_back(it->second);
-    }
+    const std::vector<fedstat_v1_SecAggConsistency> honest_forward =
+        signed_by_others(d->u3, id, consistency_);
     const std::vector<fedstat_v1_SecAggConsistency> forward =
         forward_consistency ? forward_consistency(id, consistency_, honest_forward)
                             : honest_forward;

@@ -32,6 +32,7 @@
 #include "host_server/net/tls_server.h"
 #include "tests/cabi/c_device.h"
 #include "tests/client/client_test_support.h"
+#include "tests/net/tls_test_support.h"
 
 namespace fedstat {
 namespace client_test {
@@ -40,26 +41,7 @@ namespace {
 constexpr char kServerName[] = "127.0.0.1";
 constexpr uint32_t kTimeoutMs = 10000;
 
-// One fleet CA (seeded), as fedstat-ca init/issue/server-cert write it.
-struct Fleet {
-  explicit Fleet(uint64_t seed) : seed_(seed), ca(host::make_ca_key(&seed)) {
-    ca_pem = host::ca_certificate_pem(ca);
-  }
-  credential::DeviceCredential device(uint32_t id) const {
-    return host::issue_device_credential(ca, id, &seed_);
-  }
-  std::string certificate_of(const credential::DeviceCredential& device) const {
-    host::CaPublicKey key{};
-    std::memcpy(key.data(), device.certificate.public_key, key.size());
-    return host::device_certificate_pem(ca, device.certificate.client_id, key);
-  }
-  host::ServerCertificate server(const std::string& name) const {
-    return host::make_server_certificate(ca, name, &seed_);
-  }
-  uint64_t seed_;
-  host::CaKey ca;
-  std::string ca_pem;
-};
+using tls_test::Fleet;
 
 // The 64 hex digits fedstat_client_set_credential takes (and the channel).
 std::string key_hex(const credential::DeviceCredential& device) {
@@ -262,6 +244,14 @@ TEST_F(CabiTlsCertificateTest, OneChannelSwitchesBetweenCertificateAndPsk) {
             (std::vector<net::AuthenticationMethod>{net::AuthenticationMethod::kPsk,
                                                     net::AuthenticationMethod::kCertificate,
                                                     net::AuthenticationMethod::kPsk}));
+  // With no certificate connect between, the same server resumes: the 0 above is the wipe.
+  ASSERT_EQ(fedstat_tls_channel_connect(channel_, "127.0.0.1", port_, 21, psk.data(), psk.size(),
+                                        kTimeoutMs),
+            FEDSTAT_OK)
+      << error();
+  EXPECT_EQ(fedstat_tls_channel_resumed(channel_, &resumed), FEDSTAT_OK);
+  EXPECT_EQ(resumed, 1);
+  EXPECT_EQ(fedstat_tls_channel_close(channel_), FEDSTAT_OK);
 }
 
 TEST_F(CabiTlsCertificateTest, UntrustedServerIsPermissionDenied) {
@@ -307,14 +297,18 @@ TEST_F(CabiTlsCertificateTest, DeviceRefusalsHaveTheirOwnStatusAndMessage) {
                                                     fleet_.ca_pem.c_str(), 0, own.c_str(), 0,
                                                     hex.c_str(), kTimeoutMs),
             FEDSTAT_INVALID_ARGUMENT);
+  EXPECT_NE(error().find("server name is empty"), std::string::npos) << error();
   EXPECT_EQ(
       fedstat_tls_channel_connect_certificate(channel_, "127.0.0.1", port_, kServerName, nullptr, 0,
                                               own.c_str(), 0, hex.c_str(), kTimeoutMs),
       FEDSTAT_INVALID_ARGUMENT);
+  EXPECT_NE(error().find("CA certificate or the device certificate is NULL"), std::string::npos)
+      << error();
   EXPECT_EQ(fedstat_tls_channel_connect_certificate(channel_, "127.0.0.1", port_, kServerName,
                                                     fleet_.ca_pem.c_str(), 0, own.c_str(), 0,
                                                     nullptr, kTimeoutMs),
             FEDSTAT_INVALID_ARGUMENT);
+  EXPECT_NE(error().find("private key is NULL"), std::string::npos) << error();
   // PEM whose length leaves out the NUL.
   EXPECT_EQ(fedstat_tls_channel_connect_certificate(channel_, "127.0.0.1", port_, kServerName,
                                                     fleet_.ca_pem.c_str(), fleet_.ca_pem.size(),

@@ -30,6 +30,7 @@
 #include "mbedtls/x509_crt.h"
 #include "sdk/tls/tls_certificate_channel.h"
 #include "sdk/tls/tls_channel.h"
+#include "tests/net/tls_test_support.h"
 
 namespace fedstat {
 namespace net {
@@ -45,38 +46,12 @@ std::array<uint8_t, 32> fleet_secret() {
   return secret;
 }
 
-wire::Envelope hello(uint64_t client_id) {
-  wire::Envelope envelope = wire::make_envelope();
-  envelope.which_body = fedstat_v1_Envelope_client_hello_tag;
-  envelope.body.client_hello.client_id = client_id;
-  envelope.body.client_hello.word_bits = 64;
-  return envelope;
-}
-
 ByteSpan text_span(const std::string& pem) {  // PEM with its NUL, as mbedTLS wants
   return ByteSpan(reinterpret_cast<const uint8_t*>(pem.c_str()), pem.size() + 1);
 }
 
-// One fleet CA (seeded), its certificate, devices and server certificates.
-struct Fleet {
-  explicit Fleet(uint64_t seed) : seed_(seed), ca(host::make_ca_key(&seed)) {
-    ca_pem = host::ca_certificate_pem(ca);
-  }
-  credential::DeviceCredential device(uint32_t id) const {
-    return host::issue_device_credential(ca, id, &seed_);
-  }
-  std::string certificate_of(const credential::DeviceCredential& device) const {
-    host::CaPublicKey key{};
-    std::memcpy(key.data(), device.certificate.public_key, key.size());
-    return host::device_certificate_pem(ca, device.certificate.client_id, key);
-  }
-  host::ServerCertificate server(const std::string& name) const {
-    return host::make_server_certificate(ca, name, &seed_);
-  }
-  uint64_t seed_;
-  host::CaKey ca;
-  std::string ca_pem;
-};
+using tls_test::Fleet;
+using tls_test::hello;
 
 // Records how each connection authenticated, opens and closes; echoes frames.
 class RecordingHandler : public FrameHandler {

@@ -29,6 +29,7 @@
 #include "mbedtls/entropy.h"
 #include "mbedtls/net_sockets.h"
 #include "sdk/tls/tls_channel.h"
+#include "tests/net/tls_test_support.h"
 
 namespace fedstat {
 namespace net {
@@ -44,13 +45,7 @@ std::array<uint8_t, 32> fleet_secret() {
   return secret;
 }
 
-wire::Envelope hello(uint64_t client_id) {
-  wire::Envelope envelope = wire::make_envelope();
-  envelope.which_body = fedstat_v1_Envelope_client_hello_tag;
-  envelope.body.client_hello.client_id = client_id;
-  envelope.body.client_hello.word_bits = 64;
-  return envelope;
-}
+using tls_test::hello;
 
 // Records every callback; echoes every frame back to its sender.
 class EchoHandler : public FrameHandler {
