@@ -11,6 +11,37 @@
 
 namespace fedstat {
 namespace secagg {
+namespace {
+
+// Whether a signed view lists strictly ascending client ids (none zero), as a signer writes it.
+bool strictly_ascending_ids(const fedstat_v1_SecAggConsistency& message) {
+  for (pb_size_t m = 0; m < message.members_count; ++m) {
+    if (message.members[m] == 0 || (m > 0 && message.members[m] <= message.members[m - 1])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Verifies `message`'s signature (64 bytes, checked by the caller) over `digest` with a peer's
+// signing key (its SEC1 point without the 0x04 prefix). A signature that does not verify is
+// kPermissionDenied with `refusal`; a failure inside mbedTLS passes through.
+Status verify_peer_signature(const uint8_t (&signing_key)[64], const uint8_t (&digest)[32],
+                             const fedstat_v1_SecAggConsistency& message, const char* refusal) {
+  uint8_t key[credential::kPublicKeyBytes];
+  key[0] = 0x04;  // SEC1 uncompressed
+  memcpy(key + 1, signing_key, sizeof(signing_key));
+  const Status verified =
+      credential::verify_digest(ByteSpan(key, sizeof(key)), ByteSpan(digest, sizeof(digest)),
+                                ByteSpan(message.signature.bytes, credential::kSignatureBytes));
+  if (verified.code() == StatusCode::kPermissionDenied ||
+      verified.code() == StatusCode::kInvalidArgument) {
+    return permission_denied(refusal);
+  }
+  return verified;
+}
+
+}  // namespace
 
 template <typename Visit>
 Status SecAggClient::for_each_ascending(uint8_t flag, Visit&& visit) const {
@@ -151,31 +182,20 @@ Status SecAggClient::on_masked_view(const fedstat_v1_SecAggConsistency& message)
   if (message.signature.size != credential::kSignatureBytes) {
     return invalid_argument("secagg: a U2 view's signature is 64 bytes");
   }
-  bool named = false;
-  for (pb_size_t m = 0; m < message.members_count; ++m) {
-    if (message.members[m] == 0 || (m > 0 && message.members[m] <= message.members[m - 1])) {
-      return invalid_argument("secagg: a U2 view's members are not strictly ascending client ids");
-    }
-    named = named || message.members[m] == id_;
+  if (!strictly_ascending_ids(message)) {
+    return invalid_argument("secagg: a U2 view's members are not strictly ascending client ids");
   }
+  bool named = false;
+  for (pb_size_t m = 0; m < message.members_count; ++m) named = named || message.members[m] == id_;
   uint8_t digest[kSignedDigestBytes];
   FEDSTAT_RETURN_IF_ERROR(consistency_digest(
       ByteSpan(session_hash_, 32), message.signer_id, ByteSpan(peer.encryption_key, 32),
       ByteSpan(peer.masking_key, 32), Span<const uint32_t>(message.members, message.members_count),
       MutableByteSpan(digest, sizeof(digest)), ViewRound::kU2));
-  uint8_t key[credential::kPublicKeyBytes];
-  key[0] = 0x04;  // SEC1 uncompressed
-  memcpy(key + 1, peer.signing_key, sizeof(peer.signing_key));
-  const Status verified =
-      credential::verify_digest(ByteSpan(key, sizeof(key)), ByteSpan(digest, sizeof(digest)),
-                                ByteSpan(message.signature.bytes, credential::kSignatureBytes));
-  if (verified.code() == StatusCode::kPermissionDenied ||
-      verified.code() == StatusCode::kInvalidArgument) {
-    return permission_denied(
-        "secagg: a U2 view's signature does not verify (another view, session, round keys or "
-        "signer); its signer's self-mask share stays withheld");
-  }
-  FEDSTAT_RETURN_IF_ERROR(verified);
+  FEDSTAT_RETURN_IF_ERROR(verify_peer_signature(
+      peer.signing_key, digest, message,
+      "secagg: a U2 view's signature does not verify (another view, session, round keys or "
+      "signer); its signer's self-mask share stays withheld"));
   if (!named) {
     // D8: the signer did not mask with this client, so this client's share of its self-mask
     // seed is not needed for its input — and giving it could complete a split view's unmasking.
@@ -264,11 +284,9 @@ Status SecAggClient::on_consistency(const fedstat_v1_SecAggConsistency& message)
     FEDSTAT_RETURN_IF_ERROR(
         own_view_digest(message.signer_id, MutableByteSpan(digest, sizeof(digest))));
   } else {
-    for (pb_size_t m = 0; m < message.members_count; ++m) {
-      if (message.members[m] == 0 || (m > 0 && message.members[m] <= message.members[m - 1])) {
-        return invalid_argument(
-            "secagg: a consistency message's members are not strictly ascending client ids");
-      }
+    if (!strictly_ascending_ids(message)) {
+      return invalid_argument(
+          "secagg: a consistency message's members are not strictly ascending client ids");
     }
     FEDSTAT_RETURN_IF_ERROR(
         consistency_digest(ByteSpan(session_hash_, 32), message.signer_id,
@@ -276,19 +294,10 @@ Status SecAggClient::on_consistency(const fedstat_v1_SecAggConsistency& message)
                            Span<const uint32_t>(message.members, message.members_count),
                            MutableByteSpan(digest, sizeof(digest))));
   }
-  uint8_t key[credential::kPublicKeyBytes];
-  key[0] = 0x04;  // SEC1 uncompressed
-  memcpy(key + 1, peer.signing_key, sizeof(peer.signing_key));
-  const Status verified =
-      credential::verify_digest(ByteSpan(key, sizeof(key)), ByteSpan(digest, sizeof(digest)),
-                                ByteSpan(message.signature.bytes, credential::kSignatureBytes));
-  if (verified.code() == StatusCode::kPermissionDenied ||
-      verified.code() == StatusCode::kInvalidArgument) {
-    return permission_denied(
-        "secagg: a consistency signature does not verify (another U3, session or signer); not "
-        "counted");
-  }
-  FEDSTAT_RETURN_IF_ERROR(verified);
+  FEDSTAT_RETURN_IF_ERROR(verify_peer_signature(
+      peer.signing_key, digest, message,
+      "secagg: a consistency signature does not verify (another U3, session or signer); not "
+      "counted"));
   if (degree_ != 0 && !views_agree(message, index)) {
     // The signer saw another U3 around the members both hold shares of: the server split the
     // views. Revealing now could give it both kinds of share about one of them.

@@ -209,7 +209,7 @@ Result<SecAggGraph> choose_signed_sparse_graph(uint32_t max_clients,
   FEDSTAT_RETURN_IF_ERROR(check_threat_model(model));
   const uint32_t ppm =
       model.corrupt_ppm > kDefaultCorruptFloorPpm ? model.corrupt_ppm : kDefaultCorruptFloorPpm;
-  const uint64_t corrupt = (uint64_t{ppm} * max_clients + 999999) / 1000000;
+  const uint64_t corrupt = assumed_corrupt_devices(max_clients, ppm);
   for (uint32_t degree = 2; degree <= kMaxSignedSparseDegree && uint64_t{degree} + 1 < max_clients;
        degree += 2) {
     const Result<SecAggThresholdRange> range = sparse_threshold_range(max_clients, degree, model);

@@ -60,6 +60,12 @@ constexpr uint32_t kMaxSignedSparseDegree = 126;
 /// less: the default of SecAggClient::set_assumed_corrupt_ppm and of the server's planning (5 %).
 constexpr uint32_t kDefaultCorruptFloorPpm = 50000;
 
+/// ⌈corrupt_ppm · max_clients / 10^6⌉: the corrupt devices a round of `max_clients` is assumed to
+/// hold at `corrupt_ppm` (the signed rules below). No overflow for any uint32_t arguments.
+constexpr uint64_t assumed_corrupt_devices(uint32_t max_clients, uint32_t corrupt_ppm) {
+  return (uint64_t{corrupt_ppm} * max_clients + 999999) / 1000000;
+}
+
 /// Whether a signed complete-graph session of `threshold` among `max_clients` holds against
 /// c = ⌈γ·max_clients⌉ colluders (γ = corrupt_ppm / 10^6, at most 10^6): they can sign both of
 /// two U3 views, so two views must not each gather t signatures — 2·t > max_clients + c
@@ -69,7 +75,7 @@ constexpr uint32_t kDefaultCorruptFloorPpm = 50000;
 constexpr bool signed_complete_threshold_holds(uint32_t threshold, uint32_t max_clients,
                                                uint32_t corrupt_ppm) {
   return uint64_t{2} * threshold >
-         uint64_t{max_clients} + (uint64_t{corrupt_ppm} * max_clients + 999999) / 1000000;
+         uint64_t{max_clients} + assumed_corrupt_devices(max_clients, corrupt_ppm);
 }
 
 /// Whether a signed sparse session of degree `degree` and `threshold` among `max_clients` holds
@@ -81,7 +87,7 @@ constexpr bool signed_complete_threshold_holds(uint32_t threshold, uint32_t max_
 constexpr bool signed_sparse_threshold_holds(uint32_t threshold, uint32_t degree,
                                              uint32_t max_clients, uint32_t corrupt_ppm) {
   return uint64_t{2} * threshold >
-         uint64_t{degree} + (uint64_t{corrupt_ppm} * max_clients + 999999) / 1000000;
+         uint64_t{degree} + assumed_corrupt_devices(max_clients, corrupt_ppm);
 }
 
 /// The (degree, threshold) a signed sparse session of `max_clients` devices gets: the smallest
