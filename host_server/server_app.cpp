@@ -134,11 +134,12 @@ TaskSpec spec_of(const TaskPlan& plan, const json& definition, Store& store,
           std::to_string(plan.task.secagg_degree) +
           " is above 126, the most a signed session (ca_public_key) allows");
     }
-    // A signed complete graph: the devices require 2t > n + ceil(gamma n) at the larger of the
-    // declared corrupt fraction and their floor (5 % by default; SecAggClient::on_start).
+    // The devices' rule, at the larger of the declared corrupt fraction and their floor (5 % by
+    // default; SecAggClient::on_start).
+    const uint32_t ppm =
+        std::max<uint32_t>(plan.task.secagg_corrupt_ppm, secagg::kDefaultCorruptFloorPpm);
     if (plan.task.secagg_degree == 0) {
-      const uint32_t ppm =
-          std::max<uint32_t>(plan.task.secagg_corrupt_ppm, secagg::kDefaultCorruptFloorPpm);
+      // A signed complete graph: 2t > n + ceil(gamma n).
       if (!secagg::signed_complete_threshold_holds(plan.task.threshold, plan.task.max_clients,
                                                    ppm)) {
         throw std::invalid_argument(
@@ -148,22 +149,17 @@ TaskSpec spec_of(const TaskPlan& plan, const json& definition, Store& store,
             "max_clients + ceil(corrupt fraction (at least 5%) * max_clients); raise threshold "
             "(at most min_clients) or lower max_clients");
       }
-    }
-    // A signed sparse graph: the devices require 2t > k + ceil(gamma max_clients) (plan_task
-    // chose such (k, t) for a signed server; this holds a plan made otherwise to the rule).
-    if (plan.task.secagg_degree != 0) {
-      const uint32_t ppm =
-          std::max<uint32_t>(plan.task.secagg_corrupt_ppm, secagg::kDefaultCorruptFloorPpm);
-      if (!secagg::signed_sparse_threshold_holds(plan.task.threshold, plan.task.secagg_degree,
-                                                 plan.task.max_clients, ppm)) {
-        throw std::invalid_argument(
-            "task " + std::to_string(plan.task.task_id) + ": threshold " +
-            std::to_string(plan.task.threshold) + " at degree " +
-            std::to_string(plan.task.secagg_degree) +
-            " is too low for a signed sparse session (ca_public_key): devices require 2 * "
-            "threshold > degree + ceil(corrupt fraction (at least 5%) * max_clients); plan the "
-            "task with signed_sessions, use the complete graph or lower max_clients");
-      }
+    } else if (!secagg::signed_sparse_threshold_holds(plan.task.threshold, plan.task.secagg_degree,
+                                                      plan.task.max_clients, ppm)) {
+      // A signed sparse graph: 2t > k + ceil(gamma max_clients) (plan_task chose such (k, t) for
+      // a signed server; this holds a plan made otherwise to the rule).
+      throw std::invalid_argument(
+          "task " + std::to_string(plan.task.task_id) + ": threshold " +
+          std::to_string(plan.task.threshold) + " at degree " +
+          std::to_string(plan.task.secagg_degree) +
+          " is too low for a signed sparse session (ca_public_key): devices require 2 * "
+          "threshold > degree + ceil(corrupt fraction (at least 5%) * max_clients); plan the "
+          "task with signed_sessions, use the complete graph or lower max_clients");
     }
     spec.secagg_ca_public_key = ca_public_key;
   }

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <vector>
 
+#include "host_server/device_identity.h"
 #include "host_server/estimate/host_common.h"
 #include "mbedtls/ctr_drbg.h"
 #include "mbedtls/ecp.h"
@@ -258,18 +259,11 @@ std::string device_certificate_pem(const CaKey& ca, uint32_t client_id,
 
 std::optional<uint32_t> device_id_of_common_name(const std::string& common_name) {
   const size_t prefix = std::strlen(kDeviceCommonNamePrefix);
-  if (common_name.size() <= prefix || common_name.size() > prefix + 10 ||
-      common_name.compare(0, prefix, kDeviceCommonNamePrefix) != 0 || common_name[prefix] == '0') {
-    return std::nullopt;
-  }
-  uint64_t id = 0;
-  for (size_t i = prefix; i < common_name.size(); ++i) {
-    const char c = common_name[i];
-    if (c < '0' || c > '9') return std::nullopt;
-    id = id * 10 + static_cast<uint64_t>(c - '0');
-  }
-  if (id == 0 || id > kMaxCertificateId) return std::nullopt;
-  return static_cast<uint32_t>(id);
+  if (common_name.compare(0, prefix, kDeviceCommonNamePrefix) != 0) return std::nullopt;
+  // The canonical decimal form (no sign, no leading zero), and within the certificate ids.
+  const std::optional<uint64_t> id = parse_device_identity(common_name.substr(prefix));
+  if (!id || *id > kMaxCertificateId) return std::nullopt;
+  return static_cast<uint32_t>(*id);
 }
 
 std::string device_certificates_path(const std::string& fleet_credentials_path) {

@@ -11,8 +11,8 @@
 //   Device certificate: subject "CN=fedstat-device <id>,O=fedstat", extendedKeyUsage
 //     clientAuth, keyUsage digitalSignature, serial = id, for the device's compact-credential
 //     public key (so the server ties the TLS peer to the secure-aggregation identity).
-//   Validity: 2024-01-01 to 2099-12-31 for all (devices often have no calendar clock, and
-//     fedstat has no revocation yet: a CA that must withdraw a device makes a new fleet).
+//   Validity: 2024-01-01 to 2099-12-31 for all (devices often have no calendar clock; a device
+//     is withdrawn by listing its id in the server's tls_revoked_devices).
 //
 // Errors: FleetCredentialError naming what failed. Memory: the returned strings (< 1 KiB each).
 // Paper: none (transport).

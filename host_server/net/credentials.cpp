@@ -19,36 +19,55 @@ namespace fedstat {
 namespace net {
 namespace {
 
-[[noreturn]] void fail(size_t line, const std::string& what) {
-  throw CredentialsError("credentials line " + std::to_string(line) + ": " + what);
+// The line loop of the credentials and revoked devices files: cuts each line at '#', skips a line
+// with no field left, and calls on_line(fail, id, fields) with its first field parsed as a device
+// id and the rest of the line in `fields`. fail(what) throws "<label> line N: what"; an id that is
+// not canonical and a read error throw too.
+template <typename OnLine>
+void for_each_device_line(std::istream& in, const std::string& label, OnLine on_line) {
+  std::string text;
+  size_t line = 0;
+  const auto fail = [&](const std::string& what) {
+    throw CredentialsError(label + " line " + std::to_string(line) + ": " + what);
+  };
+  while (std::getline(in, text)) {
+    ++line;
+    const size_t hash = text.find('#');
+    if (hash != std::string::npos) text.erase(hash);
+    std::istringstream fields(text);
+    std::string id_text;
+    if (!(fields >> id_text)) continue;  // blank or comment-only line
+    on_line(fail, id_text, fields);
+  }
+  if (in.bad()) throw CredentialsError(label + ": read error after line " + std::to_string(line));
+}
+
+// `id_text` as a device id, or fail(...) saying it is not canonical.
+template <typename Fail>
+uint64_t device_id_or_fail(const Fail& fail, const std::string& id_text) {
+  const std::optional<uint64_t> id = parse_device_identity(id_text);
+  if (!id) {
+    fail("device id \"" + id_text +
+         "\" is not a decimal number 1..2^64-2 without sign or leading zeros");
+  }
+  return *id;
 }
 
 }  // namespace
 
 DeviceKeys parse_credentials(std::istream& in) {
   DeviceKeys keys;
-  std::string text;
-  size_t line = 0;
-  while (std::getline(in, text)) {
-    ++line;
-    const size_t hash = text.find('#');
-    if (hash != std::string::npos) text.erase(hash);
-    std::istringstream fields(text);
-    std::string id_text, key_text, extra;
-    if (!(fields >> id_text)) continue;  // blank or comment-only line
-    if (!(fields >> key_text)) fail(line, "expected \"<device id> <64 hex chars>\", got one field");
-    if (fields >> extra) fail(line, "unexpected third field \"" + extra + "\"");
-    const std::optional<uint64_t> id = parse_device_identity(id_text);
-    if (!id) {
-      fail(line, "device id \"" + id_text +
-                     "\" is not a decimal number 1..2^64-2 without sign or leading zeros");
-    }
-    const std::optional<DevicePsk> key = host::decode_hex32(key_text);
-    if (!key) fail(line, "key for device " + id_text + " is not exactly 64 hex digits");
-    if (!keys.emplace(*id, *key).second) fail(line, "device " + id_text + " is listed twice");
-  }
-  if (in.bad())
-    throw CredentialsError("credentials: read error after line " + std::to_string(line));
+  for_each_device_line(
+      in, "credentials",
+      [&](const auto& fail, const std::string& id_text, std::istringstream& fields) {
+        std::string key_text, extra;
+        if (!(fields >> key_text)) fail("expected \"<device id> <64 hex chars>\", got one field");
+        if (fields >> extra) fail("unexpected third field \"" + extra + "\"");
+        const uint64_t id = device_id_or_fail(fail, id_text);
+        const std::optional<DevicePsk> key = host::decode_hex32(key_text);
+        if (!key) fail("key for device " + id_text + " is not exactly 64 hex digits");
+        if (!keys.emplace(id, *key).second) fail("device " + id_text + " is listed twice");
+      });
   return keys;
 }
 
@@ -121,28 +140,13 @@ DeviceKeys load_credentials(const std::string& path) {
 
 std::set<uint64_t> parse_revoked_devices(std::istream& in) {
   std::set<uint64_t> ids;
-  std::string text;
-  size_t line = 0;
-  while (std::getline(in, text)) {
-    ++line;
-    const size_t hash = text.find('#');
-    if (hash != std::string::npos) text.erase(hash);
-    std::istringstream fields(text);
-    std::string id_text, extra;
-    if (!(fields >> id_text)) continue;  // blank or comment-only line
-    const std::string where = "revoked devices line " + std::to_string(line) + ": ";
-    if (fields >> extra)
-      throw CredentialsError(where + "unexpected second field \"" + extra + "\"");
-    const std::optional<uint64_t> id = parse_device_identity(id_text);
-    if (!id) {
-      throw CredentialsError(where + "device id \"" + id_text +
-                             "\" is not a decimal number 1..2^64-2 without sign or leading zeros");
-    }
-    ids.insert(*id);  // listed twice: still revoked
-  }
-  if (in.bad()) {
-    throw CredentialsError("revoked devices: read error after line " + std::to_string(line));
-  }
+  for_each_device_line(
+      in, "revoked devices",
+      [&](const auto& fail, const std::string& id_text, std::istringstream& fields) {
+        std::string extra;
+        if (fields >> extra) fail("unexpected second field \"" + extra + "\"");
+        ids.insert(device_id_or_fail(fail, id_text));  // listed twice: still revoked
+      });
   return ids;
 }
 

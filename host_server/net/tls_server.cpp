@@ -74,18 +74,6 @@ int parse_certificates(mbedtls_x509_crt& out, const std::string& text) {
 
 }  // namespace
 
-const char* authentication_method_name(AuthenticationMethod method) {
-  switch (method) {
-    case AuthenticationMethod::kPsk:
-      return "psk";
-    case AuthenticationMethod::kPskResumed:
-      return "psk-resumed";
-    case AuthenticationMethod::kCertificate:
-      return "certificate";
-  }
-  return "unknown";
-}
-
 struct TlsServer::Connection {
   enum class State { kHandshake, kOpen, kClosing, kClosed };
 

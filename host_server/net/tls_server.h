@@ -133,8 +133,6 @@ using ConnectionId = uint64_t;
 // How a device proved its identity (issue 42): a pre-shared key in a full handshake, a resumed
 // PSK session, or an X.509 certificate from the client CA (mutual TLS).
 enum class AuthenticationMethod { kPsk, kPskResumed, kCertificate };
-// "psk", "psk-resumed", "certificate" (logs, the status page).
-const char* authentication_method_name(AuthenticationMethod method);
 
 struct PeerAuthentication {
   AuthenticationMethod method = AuthenticationMethod::kPsk;

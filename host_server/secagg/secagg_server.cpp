@@ -486,8 +486,8 @@ Result<fedstat_v1_SecAggRoster> SecAggServer::close_masking() {
     (void)id;
     // A whole vector is in the running sum already: its sender is in U3 (a member excluded
     // after its last word, by a replayed note, stays — as one excluded while revealing does).
-    // In a signed sparse session a vector enters the sum with its U2 view.
-    // Signed sparse sessions (rule D8): and whose signed U2 view arrived, without which no
+    // Signed sparse sessions (rule D8): and whose signed U2 view arrived (its vector enters the sum
+    // with it), without which no
     // neighbour reveals its self-mask share.
     client.in_u3 = client.in_u2 && client.received_words == config_.vector_length &&
                    (!signs_u2_views() || client.signed_u2);
@@ -511,25 +511,13 @@ Result<fedstat_v1_SecAggRoster> SecAggServer::close_masking() {
   return roster(3, [](const Client& c) { return c.in_u3; });
 }
 
-std::vector<uint32_t> SecAggServer::u3_view(uint32_t id) const {
+std::vector<uint32_t> SecAggServer::roster_view(uint32_t id, bool Client::*in_set) const {
   std::vector<uint32_t> view;
   auto it = clients_.find(id);
   if (it == clients_.end() || ring_.empty()) return view;
   for (uint32_t j = 0; j < roster_size(); ++j) {
     const uint32_t member = roster_member(it->second.index, j);
-    if (clients_.at(member).in_u3) view.push_back(member);
-  }
-  std::sort(view.begin(), view.end());
-  return view;
-}
-
-std::vector<uint32_t> SecAggServer::u2_view(uint32_t id) const {
-  std::vector<uint32_t> view;
-  auto it = clients_.find(id);
-  if (it == clients_.end() || ring_.empty()) return view;
-  for (uint32_t j = 0; j < roster_size(); ++j) {
-    const uint32_t member = roster_member(it->second.index, j);
-    if (clients_.at(member).in_u2) view.push_back(member);
+    if (clients_.at(member).*in_set) view.push_back(member);
   }
   std::sort(view.begin(), view.end());
   return view;
@@ -645,35 +633,31 @@ std::vector<fedstat_v1_SecAggConsistency> SecAggServer::consistency_for(uint32_t
   if (!config_.signed_keys) return out;
   auto it = clients_.find(member);
   if (it == clients_.end() || !it->second.in_u3) return out;
+  const auto forward = [&](uint32_t signer, uint32_t round, const std::vector<uint32_t>& members,
+                           const uint8_t* signature) {
+    fedstat_v1_SecAggConsistency m = fedstat_v1_SecAggConsistency_init_zero;
+    m.session = config_.session;
+    m.signer_id = signer;
+    m.round = round;
+    std::copy(members.begin(), members.end(), m.members);
+    m.members_count = static_cast<pb_size_t>(members.size());
+    m.signature.size = 64;
+    std::memcpy(m.signature.bytes, signature, 64);
+    out.push_back(m);
+  };
   const std::vector<uint32_t> view = u3_view(member);
   if (signs_u2_views()) {  // D8: first the U2 views of the others of its U3 view
     for (uint32_t signer : view) {
       const Client& client = clients_.at(signer);
       if (signer == member || !client.signed_u2) continue;
-      fedstat_v1_SecAggConsistency m = fedstat_v1_SecAggConsistency_init_zero;
-      m.session = config_.session;
-      m.signer_id = signer;
-      m.round = 2;
-      std::copy(client.u2_view_signed.begin(), client.u2_view_signed.end(), m.members);
-      m.members_count = static_cast<pb_size_t>(client.u2_view_signed.size());
-      m.signature.size = 64;
-      std::memcpy(m.signature.bytes, client.u2_signature, 64);
-      out.push_back(m);
+      forward(signer, 2, client.u2_view_signed, client.u2_signature);
     }
   }
   for (uint32_t signer : view) {
     const Client& client = clients_.at(signer);
     if (signer == member || !client.signed_consistency) continue;
-    fedstat_v1_SecAggConsistency m = fedstat_v1_SecAggConsistency_init_zero;
-    m.session = config_.session;
-    m.signer_id = signer;
-    if (config_.degree != 0) {
-      std::copy(client.consistency_view.begin(), client.consistency_view.end(), m.members);
-      m.members_count = static_cast<pb_size_t>(client.consistency_view.size());
-    }
-    m.signature.size = 64;
-    std::memcpy(m.signature.bytes, client.consistency_signature, 64);
-    out.push_back(m);
+    // (consistency_view is empty unless sparse: a complete graph's message names no members)
+    forward(signer, 0, client.consistency_view, client.consistency_signature);
   }
   return out;
 }

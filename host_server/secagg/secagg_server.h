@@ -266,10 +266,12 @@ class SecAggServer {
     std::vector<uint32_t> u2_view_signed;
     bool will_reveal = false;  // close_consistency(): shown enough signatures
   };
+  // The ids of `id`'s roster whose flag `in_set` is set, ascending.
+  std::vector<uint32_t> roster_view(uint32_t id, bool Client::*in_set) const;
   // Signed sessions: the ids of U3 in `id`'s roster, ascending (the view it signs).
-  std::vector<uint32_t> u3_view(uint32_t id) const;
+  std::vector<uint32_t> u3_view(uint32_t id) const { return roster_view(id, &Client::in_u3); }
   // Signed sparse sessions (D8): the ids of U2 in `id`'s roster, ascending (its U2 view).
-  std::vector<uint32_t> u2_view(uint32_t id) const;
+  std::vector<uint32_t> u2_view(uint32_t id) const { return roster_view(id, &Client::in_u2); }
   bool signs_u2_views() const { return config_.signed_keys && config_.degree != 0; }
   Status on_masked_view(uint32_t sender, const fedstat_v1_SecAggConsistency& message);
   // Adds `client`'s whole masked vector to the running sum and frees its copy.
