@@ -3,7 +3,8 @@
 # (/usr/lib/postgresql/<newest>/bin, or $FEDSTAT_POSTGRES_BIN). PostgreSQL refuses to run as root:
 # as root the cluster belongs to the package's `postgres` user (runuser), otherwise to the caller.
 # It listens on a Unix socket in DIR only (listen_addresses ''), superuser `fedstat`, trust auth.
-#   postgres_cluster.sh start DIR [PORT]   make DIR (0700), initdb DIR/data, start; DIR/port
+#   postgres_cluster.sh start DIR [PORT]   make DIR (0700), initdb DIR/data, start, an empty
+#                                          database "fedstat"; DIR/port
 #   postgres_cluster.sh halt DIR           pg_ctl stop -m immediate (a crash), keeping the data
 #   postgres_cluster.sh resume DIR         start the halted cluster again (crash recovery)
 #   postgres_cluster.sh stop DIR           stop it (immediate) and remove DIR, whatever its state
@@ -34,6 +35,7 @@ case $command in
       >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; exit 1; }
     echo "$port" >"$dir/port"
     pg_start || { cat "$dir/server.log" >&2; exit 1; }
+    "$bin/createdb" -h "$dir" -p "$port" -U fedstat fedstat
     ;;
   halt) pg_halt ;;
   resume) pg_start || { cat "$dir/server.log" >&2; exit 1; } ;;
