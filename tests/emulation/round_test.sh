@@ -15,11 +15,10 @@
 # also writes the server's certificate, the server takes certificates only
 # (device_authentication "certificate") and holds no fleet_secret, and the refused device is one
 # whose certificate another CA issued.
-# FEDSTAT_ROUND_STORE=postgresql (environment): the server's store is PostgreSQL — a throw-away
-# cluster (tests/store/postgres_cluster.sh, stopped and removed however the test ends) and
-# "store": "postgresql://fedstat:<password>@/fedstat?host=…" (trust auth ignores the password,
-# which the server's log must never show); the result must still be the in-process one, bit for
-# bit, and so the SQLite run's.
+# FEDSTAT_ROUND_STORE=postgresql (environment): the server's store is PostgreSQL (common.sh,
+# use_round_store: a throw-away cluster, stopped and removed however the test ends; the URI's
+# password never logged); the result must still be the in-process one, bit for bit, and so the
+# SQLite run's.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 server=$1 sim=$2 work=$3 kind=$4 trust=$5 clients=$6 dropout=$7 graph=${8:-complete}
@@ -27,17 +26,7 @@ signed=${9:-} mtls=${10:-}
 scripts=$(cd "$(dirname "$0")/../../scripts" && pwd)
 rm -rf "$work" && mkdir -p "$work/data" "$work/state"
 cd "$work"
-STORE_SPEC=server.db
-pg_dir=""
-stop_postgres() { if [ -n "$pg_dir" ]; then bash "$pg_script" stop "$pg_dir"; pg_dir=""; fi; }
-if [ "${FEDSTAT_ROUND_STORE:-sqlite}" = postgresql ]; then
-  pg_script=$scripts/../tests/store/postgres_cluster.sh
-  pg_dir=$(mktemp -d /tmp/fedstat-pg-round-XXXXXX)
-  trap stop_postgres EXIT
-  bash "$pg_script" start "$pg_dir"
-  STORE_SPEC="postgresql://fedstat:hunter2-not-logged@/fedstat?host=$pg_dir&port=$(cat "$pg_dir/port")"
-fi
-export STORE_SPEC
+use_round_store
 sim_credentials=()
 if [ "$signed" = signed ]; then
   issue_signed_fleet "$server" "$clients"
@@ -108,7 +97,7 @@ json.dump(config, open('server.json', 'w'))
 PY
 "$server" --config server.json --port-file port 2>server.log &
 pid=$!
-trap 'kill $pid 2>/dev/null || true; stop_postgres' EXIT
+trap 'kill $pid 2>/dev/null || true; stop_round_store' EXIT
 wait_for_port $pid server.log
 endpoint=127.0.0.1:$(cat port)
 
@@ -182,7 +171,7 @@ if [ "$mtls" = mtls ]; then
   echo "revoked device refused: $(grep -o "revoked this device's certificate[^)]*)" revoked.err | head -1)"
 fi
 kill -TERM $pid && wait $pid || true
-trap stop_postgres EXIT
+trap stop_round_store EXIT
 python3 - <<'PY'
 import json
 sim, result = json.load(open('sim.json')), json.load(open('result.json'))
@@ -214,9 +203,4 @@ if [ "$trust" = dist ]; then
   grep -q 'secagg_closed (masking, ' server.log ||
     { echo "the server logged no closed masking stage"; cat server.log; exit 1; }
 fi
-if [ -n "$pg_dir" ]; then
-  grep -q '"store":"postgresql://fedstat:\*\*\*@/fedstat' server.log ||
-    { echo "the server did not log its PostgreSQL store (password redacted)"; cat server.log; exit 1; }
-  if grep -q hunter2 server.log result.json; then echo "the store's password was logged"; exit 1; fi
-  echo "served from PostgreSQL; the password never logged"
-fi
+check_store_password_not_logged server.log result.json

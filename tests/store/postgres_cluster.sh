@@ -8,6 +8,7 @@
 #   postgres_cluster.sh halt DIR           pg_ctl stop -m immediate (a crash), keeping the data
 #   postgres_cluster.sh resume DIR         start the halted cluster again (crash recovery)
 #   postgres_cluster.sh stop DIR           stop it (immediate) and remove DIR, whatever its state
+#   postgres_cluster.sh psql DIR SQL       run SQL in database "fedstat": rows, '|' between columns
 set -euo pipefail
 command=${1:?start, halt, resume or stop} dir=${2:?DIR}
 bin=${FEDSTAT_POSTGRES_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)}
@@ -43,5 +44,7 @@ case $command in
     pg_halt
     rm -rf "$dir"
     ;;
+  psql) "$bin/psql" -h "$dir" -p "$(cat "$dir/port")" -U fedstat -d fedstat -X -q -t -A \
+          -v ON_ERROR_STOP=1 -c "${3:?SQL}" ;;
   *) echo "postgres_cluster.sh: unknown command $command" >&2; exit 2 ;;
 esac
