@@ -85,27 +85,84 @@ PgResult PostgresConnection::exec(const std::string& sql, const std::string& ope
   return check(PQexec(conn_, sql.c_str()), operation, commit);
 }
 
-PgResult PostgresConnection::run(const std::string& name, const std::vector<PgParam>& params,
-                                 const std::string& operation, bool result_binary) {
+namespace {
+
+// libpq's view of a parameter list: pointers into `params`, which must outlive it.
+struct EncodedParams {
+  explicit EncodedParams(const std::vector<PgParam>& params) {
+    static const char kEmpty = 0;  // a zero-length bytea still needs a non-null pointer
+    for (const PgParam& param : params) {
+      if (param.binary) {
+        values.push_back(param.length == 0 ? &kEmpty : reinterpret_cast<const char*>(param.data));
+        lengths.push_back(param.length);
+        formats.push_back(1);
+      } else {
+        values.push_back(param.text_value.c_str());
+        lengths.push_back(0);
+        formats.push_back(0);
+      }
+    }
+  }
+  int count() const { return static_cast<int>(values.size()); }
   std::vector<const char*> values;
   std::vector<int> lengths;
   std::vector<int> formats;
-  for (const PgParam& param : params) {
-    if (param.binary) {
-      // A zero-length bytea still needs a non-null pointer (null is SQL NULL).
-      static const char kEmpty = 0;
-      values.push_back(param.length == 0 ? &kEmpty : reinterpret_cast<const char*>(param.data));
-      lengths.push_back(param.length);
-      formats.push_back(1);
-    } else {
-      values.push_back(param.text_value.c_str());
-      lengths.push_back(0);
-      formats.push_back(0);
+};
+
+}  // namespace
+
+PgResult PostgresConnection::run(const std::string& name, const std::vector<PgParam>& params,
+                                 const std::string& operation, bool result_binary) {
+  const EncodedParams encoded(params);
+  return check(
+      PQexecPrepared(conn_, name.c_str(), encoded.count(), encoded.values.data(),
+                     encoded.lengths.data(), encoded.formats.data(), result_binary ? 1 : 0),
+      operation, false);
+}
+
+std::vector<PgResult> PostgresConnection::run_pipelined(
+    const std::string& name, const std::vector<std::vector<PgParam>>& executions,
+    const std::string& operation) {
+  const auto lost_now = [&](const std::string& what) {
+    // The connection is in no state to go on: the caller reconnects (postgres_store.h).
+    return PostgresConnectionLost("fedstat store " + label_ + ": " + operation + ": " + what +
+                                      ": " + one_line(PQerrorMessage(conn_)),
+                                  false);
+  };
+  if (PQenterPipelineMode(conn_) != 1) throw lost_now("cannot enter pipeline mode");
+  for (const std::vector<PgParam>& params : executions) {
+    const EncodedParams encoded(params);
+    if (PQsendQueryPrepared(conn_, name.c_str(), encoded.count(), encoded.values.data(),
+                            encoded.lengths.data(), encoded.formats.data(), 0) != 1) {
+      throw lost_now("sending a pipelined statement failed");
     }
   }
-  return check(PQexecPrepared(conn_, name.c_str(), static_cast<int>(params.size()), values.data(),
-                              lengths.data(), formats.data(), result_binary ? 1 : 0),
-               operation, false);
+  if (PQpipelineSync(conn_) != 1) throw lost_now("sending the pipeline's sync failed");
+  // Each execution's result is followed by a null; then the sync's PGRES_PIPELINE_SYNC. After an
+  // error the rest are PGRES_PIPELINE_ABORTED.
+  std::vector<PgResult> out;
+  PgResult first_error;
+  int nulls_in_a_row = 0;
+  for (;;) {
+    PGresult* raw = PQgetResult(conn_);
+    if (raw == nullptr) {
+      if (lost() || ++nulls_in_a_row > 1) throw lost_now("the pipeline's results stopped");
+      continue;
+    }
+    nulls_in_a_row = 0;
+    PgResult result(raw);
+    const ExecStatusType status = PQresultStatus(raw);
+    if (status == PGRES_PIPELINE_SYNC) break;
+    if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK) {
+      out.push_back(std::move(result));
+    } else if (!first_error) {
+      first_error = std::move(result);
+    }
+  }
+  if (PQexitPipelineMode(conn_) != 1) throw lost_now("cannot leave pipeline mode");
+  if (first_error) check(first_error.release(), operation, false);  // throws
+  if (out.size() != executions.size()) refuse(operation, "a pipelined statement gave no result");
+  return out;
 }
 
 void PostgresConnection::rollback_quietly() {

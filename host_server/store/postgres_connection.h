@@ -70,6 +70,12 @@ class PostgresConnection {
   // Runs the prepared statement `name`; result_binary: every column in binary.
   PgResult run(const std::string& name, const std::vector<PgParam>& params,
                const std::string& operation, bool result_binary = false);
+  // Runs the prepared statement `name` once per parameter list in one pipeline (libpq pipeline
+  // mode: every execution sent, then every result read: one round trip however many); the
+  // results in order. Throws as run() does for the first execution that fails.
+  std::vector<PgResult> run_pipelined(const std::string& name,
+                                      const std::vector<std::vector<PgParam>>& executions,
+                                      const std::string& operation);
   // Rolls back an open transaction, ignoring errors (a lost connection has none open).
   void rollback_quietly();
 

@@ -124,15 +124,17 @@ class PostgresStore final : public Store {
       for (const NewEvent& event : events) {
         if (known.insert(event.task_id).second) require_task("append_events", event.task_id);
       }
-      uint64_t last = 0;
+      // One round trip for the batch's inserts (pipeline mode), not one per event.
+      std::vector<std::vector<PgParam>> rows;
+      rows.reserve(events.size());
       for (const NewEvent& event : events) {
-        const PgResult inserted = connection_.run(
-            "insert_event",
-            {PgParam::int64(event.task_id), PgParam::int64(to_column(event.client_id)),
-             PgParam::int64(static_cast<int64_t>(event.kind)), PgParam::bytes(event.payload)},
-            "append_events");
-        last = std::stoull(text_at(inserted, 0, 0));
+        rows.push_back({PgParam::int64(event.task_id), PgParam::int64(to_column(event.client_id)),
+                        PgParam::int64(static_cast<int64_t>(event.kind)),
+                        PgParam::bytes(event.payload)});
       }
+      const std::vector<PgResult> inserted =
+          connection_.run_pipelined("insert_event", rows, "append_events");
+      const uint64_t last = std::stoull(text_at(inserted.back(), 0, 0));
       transaction.commit();
       return last;
     });

@@ -179,6 +179,31 @@ TEST(PostgresStoreRestart, KeepsEveryCommittedEventAndReconnects) {
   EXPECT_EQ(store->integrity_check(), "ok");
 }
 
+// A batch's inserts go in one pipeline: one failing in the middle (here a trigger refuses client
+// 666) fails the call naming the operation and PostgreSQL's message, appends nothing of the
+// batch, and leaves the connection ready for the next call.
+TEST_F(PostgresStoreTest, AnInsertFailingInsideTheBatchAppendsNothingAndTheStoreGoesOn) {
+  std::unique_ptr<Store> store = open_postgres_store(conninfo_);
+  store->put_task(1, "t");
+  cluster_.execute(database_,
+                   "CREATE FUNCTION refuse_666() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                   "IF NEW.client_id = 666 THEN RAISE EXCEPTION 'client 666 refused'; END IF; "
+                   "RETURN NEW; END $$; CREATE TRIGGER refuse_666 BEFORE INSERT ON events "
+                   "FOR EACH ROW EXECUTE FUNCTION refuse_666()");
+  try {
+    store->append_events({message(1, 1, 1), message(1, 666, 2), message(1, 3, 3)});
+    FAIL() << "the batch was appended";
+  } catch (const std::runtime_error& error) {
+    const std::string what = error.what();
+    EXPECT_NE(what.find("append_events"), std::string::npos) << what;
+    EXPECT_NE(what.find("client 666 refused"), std::string::npos) << what;
+  }
+  EXPECT_TRUE(store->events(1).empty());
+  const uint64_t sequence = store->append_events({message(1, 4, 4), message(1, 5, 5)});
+  ASSERT_EQ(store->events(1).size(), 2u);
+  EXPECT_EQ(store->events(1)[1].sequence, sequence);
+}
+
 TEST_F(PostgresStoreTest, ReopeningKeepsEverything) {
   uint64_t last = 0;
   {
