@@ -204,6 +204,20 @@ TEST_F(PostgresStoreTest, AnInsertFailingInsideTheBatchAppendsNothingAndTheStore
   EXPECT_EQ(store->events(1)[1].sequence, sequence);
 }
 
+// Several nodes starting at once on an empty database: one creates the schema, the others wait
+// on the schema lock and find it (none fails on a table another just made).
+TEST_F(PostgresStoreTest, ServersOpeningAnEmptyDatabaseAtOnceAllOpenIt) {
+  std::vector<std::future<std::unique_ptr<Store> > > opening;
+  for (int i = 0; i < 4; ++i) {
+    opening.push_back(
+        std::async(std::launch::async, [&] { return open_postgres_store(conninfo_); }));
+  }
+  std::vector<std::unique_ptr<Store> > stores;
+  for (auto& store : opening) stores.push_back(store.get());  // rethrows a failed open
+  stores[0]->put_task(1, "t");
+  for (auto& store : stores) EXPECT_EQ(store->tasks().size(), 1u);
+}
+
 TEST_F(PostgresStoreTest, ReopeningKeepsEverything) {
   uint64_t last = 0;
   {
