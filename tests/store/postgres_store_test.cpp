@@ -218,6 +218,37 @@ TEST_F(PostgresStoreTest, ServersOpeningAnEmptyDatabaseAtOnceAllOpenIt) {
   for (auto& store : stores) EXPECT_EQ(store->tasks().size(), 1u);
 }
 
+// The connection dies during COMMIT (a deferred trigger makes the server end its own session at
+// commit time, once: a sequence is not rolled back). The client cannot know whether the commit
+// happened: append_events throws and does not run again (its events could be stored twice),
+// while put_result, whose second run changes nothing, reconnects and runs again.
+TEST_F(PostgresStoreTest, ALostCommitFailsAnAppendButIsRetriedForAResult) {
+  std::unique_ptr<Store> store = open_postgres_store(conninfo_);
+  store->put_task(1, "t");
+  cluster_.execute(database_,
+                   "CREATE SEQUENCE once; CREATE FUNCTION die_at_commit() RETURNS trigger "
+                   "LANGUAGE plpgsql AS $$ BEGIN IF nextval('once') = 1 THEN "
+                   "PERFORM pg_terminate_backend(pg_backend_pid()); PERFORM pg_sleep(5); END IF; "
+                   "RETURN NULL; END $$; "
+                   "CREATE CONSTRAINT TRIGGER die_at_commit AFTER INSERT ON events "
+                   "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION die_at_commit(); "
+                   "CREATE CONSTRAINT TRIGGER die_at_commit AFTER INSERT ON results "
+                   "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION die_at_commit()");
+  try {
+    store->append_event(message(1, 13, 1));
+    FAIL() << "an append whose COMMIT got no answer returned";
+  } catch (const std::runtime_error& error) {
+    EXPECT_NE(std::string(error.what()).find("whether it committed is unknown"), std::string::npos)
+        << error.what();
+  }
+  EXPECT_TRUE(store->events(1).empty());  // it did not commit, and was not run again
+  cluster_.execute(database_, "SELECT setval('once', 1, false)");  // the next commit dies again
+  store->put_result(1, "{\"r\":1}");  // lost at COMMIT, reconnected, run again
+  EXPECT_EQ(store->result(1), std::optional<std::string>("{\"r\":1}"));
+  EXPECT_GT(store->append_event(message(1, 14, 2)), 0u);
+  EXPECT_EQ(store->events(1).size(), 1u);
+}
+
 TEST_F(PostgresStoreTest, ReopeningKeepsEverything) {
   uint64_t last = 0;
   {
