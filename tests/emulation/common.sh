@@ -8,13 +8,16 @@ export FLEET_SECRET=$(printf '5a%.0s' $(seq 32))
 # with FEDSTAT_ROUND_STORE=postgresql a throw-away PostgreSQL cluster (tests/store/
 # postgres_cluster.sh, in PG_DIR) and "postgresql://fedstat:<password>@/fedstat?host=PG_DIR&…"
 # (trust auth ignores the password; the server's log must never show it). stop_round_store
-# stops and removes the cluster: call it from the script's EXIT trap (use_round_store sets one).
+# stops and removes the cluster: call it from the script's EXIT trap (use_round_store sets one);
+# a script killed outright (a ctest time-out) leaves ./postgres_cluster_dir for its ctest
+# FIXTURES_CLEANUP (tests/emulation/CMakeLists.txt, fedstat_postgres_cleanup).
 # store_query SQL: one query's rows (psql -tA, '|' between columns), PostgreSQL only.
 use_round_store() {
   STORE_SPEC=server.db PG_DIR=""
   if [ "${FEDSTAT_ROUND_STORE:-sqlite}" = postgresql ]; then
     PG_DIR=$(mktemp -d /tmp/fedstat-pg-round-XXXXXX)
     trap stop_round_store EXIT
+    echo "$PG_DIR" >postgres_cluster_dir  # for the ctest cleanup, should this script be killed
     bash "$PG_SCRIPT" start "$PG_DIR"
     STORE_SPEC="postgresql://fedstat:hunter2-not-logged@/fedstat?host=$PG_DIR&port=$(cat "$PG_DIR/port")"
   fi

@@ -8,9 +8,15 @@
 #   postgres_cluster.sh halt DIR           pg_ctl stop -m immediate (a crash), keeping the data
 #   postgres_cluster.sh resume DIR         start the halted cluster again (crash recovery)
 #   postgres_cluster.sh stop DIR           stop it (immediate) and remove DIR, whatever its state
+#   postgres_cluster.sh stop-named FILE    stop the cluster whose DIR FILE names (none: nothing)
 #   postgres_cluster.sh psql DIR SQL       run SQL in database "fedstat": rows, '|' between columns
 set -euo pipefail
-command=${1:?start, halt, resume or stop} dir=${2:?DIR}
+command=${1:?start, halt, resume, stop, stop-named or psql} dir=${2:?DIR}
+if [ "$command" = stop-named ]; then
+  [ -f "$dir" ] || exit 0
+  command=stop dir=$(cat "$2")
+  [ -n "$dir" ] || exit 0
+fi
 bin=${FEDSTAT_POSTGRES_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)}
 [ -x "$bin/pg_ctl" ] || { echo "postgres_cluster.sh: no PostgreSQL binaries (apt-get install postgresql-15)" >&2; exit 1; }
 as_owner() {
