@@ -8,6 +8,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "host_server/store/store_spec.h"
+
 namespace fedstat {
 namespace host {
 
@@ -148,11 +150,13 @@ void refuse_published_fleet_secret_off_loopback(const ServerConfig& config) {
 
 std::vector<std::string> start_warnings(const ServerConfig& config) {
   std::vector<std::string> warnings = secrets_readable_by_others(config);
-  for (std::string& warning : store_readable_by_others(config.store_path)) {
-    warnings.push_back(std::move(warning));
-  }
-  if (auto warning = store_directory_writable_by_others(config.store_path)) {
-    warnings.push_back(std::move(*warning));
+  if (parse_store_spec(config.store_path).backend == StoreBackend::kSqlite) {  // a file
+    for (std::string& warning : store_readable_by_others(config.store_path)) {
+      warnings.push_back(std::move(warning));
+    }
+    if (auto warning = store_directory_writable_by_others(config.store_path)) {
+      warnings.push_back(std::move(*warning));
+    }
   }
   if (config.fleet_secret && is_published_fleet_secret(*config.fleet_secret) &&
       is_loopback_address(config.address)) {  // off loopback serve() refuses it

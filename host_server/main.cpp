@@ -4,8 +4,8 @@
 // aggregates, estimates and publishes each task's result (docs/protocol.md; the config file:
 // host_server/server_config.h).
 //
-//   fedstat-server --config FILE [--listen HOST:PORT] [--store PATH] [--status-listen HOST:PORT]
-//                  [--port-file PATH]
+//   fedstat-server --config FILE [--listen HOST:PORT] [--store PATH|URI]
+//                  [--status-listen HOST:PORT] [--port-file PATH]
 //     (a config with "role": "tagg" runs the trusted aggregator of TAGG tasks: host_server/tagg/)
 //   fedstat-server tasks --config FILE [--json]
 //   fedstat-server results TASK --config FILE [--json]
@@ -25,7 +25,7 @@
 #include "CLI/CLI.hpp"
 #include "host_server/rounds/task_round.h"
 #include "host_server/server_app.h"
-#include "host_server/store/sqlite_store.h"
+#include "host_server/store/store_factory.h"
 #include "host_server/tools/cli_conventions.h"
 #include "nlohmann/json.hpp"
 #include "sdk/version.h"
@@ -68,7 +68,9 @@ int main(int argc, char** argv) {
          "example: examples/server/server.json)")
       ->check(CLI::ExistingFile);
   app.add_option("--listen", listen, "HOST:PORT to listen on (overrides the config)");
-  app.add_option("--store", store_path, "the SQLite store (overrides the config)");
+  app.add_option(
+      "--store", store_path,
+      "the store: a SQLite path, sqlite:PATH or postgresql://... (overrides the config)");
   app.add_option("--status-listen", status_listen,
                  "HOST:PORT of the status page, a loopback address (overrides the config)");
   app.add_option("--port-file", port_file, "write the bound port here once listening");
@@ -91,7 +93,7 @@ int main(int argc, char** argv) {
     if (config_path.empty()) throw std::invalid_argument("--config FILE is required");
     config = fedstat::host::read_server_config(config_path);
     if (!listen.empty()) fedstat::host::parse_listen(listen, config);
-    if (!store_path.empty()) config.store_path = store_path;
+    if (!store_path.empty()) config.store_path = fedstat::host::resolve_store("", store_path);
     if (!status_listen.empty()) fedstat::host::parse_status_listen(status_listen, config);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fedstat-server: %s\n", e.what());
@@ -99,7 +101,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (tasks->parsed() || results->parsed()) {
-      auto store = fedstat::host::open_sqlite_store(config.store_path);
+      auto store = fedstat::host::open_store(config.store_path);
       if (tasks->parsed()) {
         json listing = json::array();
         for (const auto& task : store->tasks()) {

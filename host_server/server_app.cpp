@@ -27,7 +27,7 @@
 #include "host_server/rounds/coordinator.h"
 #include "host_server/rounds/gated_outbox.h"
 #include "host_server/status/operator_view.h"
-#include "host_server/store/sqlite_store.h"
+#include "host_server/store/store_factory.h"
 #include "host_server/store/write_behind_store.h"
 #include "host_server/tagg/tagg_app.h"
 #include "host_server/tagg/tagg_forwarder.h"
@@ -476,6 +476,12 @@ SqliteStoreOptions collector_store_options(const ServerConfig& config) {
 }
 
 void log_store_check(std::ostream& log, const std::string& store_path) {
+  if (parse_store_spec(store_path).backend == StoreBackend::kPostgresql) {
+    log_line(log, {{"event", "opening_store"},
+                   {"store", redacted_store_spec(store_path)},
+                   {"detail", "connecting to PostgreSQL and checking the fedstat schema"}});
+    return;
+  }
   uint64_t bytes = 0;
   for (const char* suffix : {"", "-wal"}) {
     struct stat s {};
@@ -498,8 +504,7 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
   // one that comes while the store is checked reloads the credentials once the server listens.
   asio::signal_set reloads(io, SIGHUP);
   log_store_check(log, config.store_path);
-  std::unique_ptr<Store> sqlite =
-      open_sqlite_store(config.store_path, collector_store_options(config));
+  std::unique_ptr<Store> backend = open_store(config.store_path, collector_store_options(config));
   std::vector<std::string> warnings = start_warnings(config);
   // The rounds' writes of device messages commit on the store's writer thread while the io
   // thread answers the next message; every answer waits in `gate` until the writes before it
@@ -508,7 +513,7 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
   // Posted handlers run only inside io.run(), by when `gate` is set.
   GatedOutbox* gate = nullptr;
   std::atomic<bool> release_posted{false};
-  WriteBehindStore store(*sqlite, [&io, &gate, &release_posted, &store] {
+  WriteBehindStore store(*backend, [&io, &gate, &release_posted, &store] {
     if (release_posted.exchange(true)) return;
     asio::post(io, [&gate, &release_posted, &store] {
       release_posted = false;
@@ -643,7 +648,7 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
   });
   // Listening, and every signal it answers set up: now the port file says so.
   json listening{{"event", "listening"},         {"address", config.address},
-                 {"port", server.port()},        {"store", config.store_path},
+                 {"port", server.port()},        {"store", redacted_store_spec(config.store_path)},
                  {"tasks", config.tasks.size()}, {"descriptors", descriptors}};
   if (keys) listening["credentials"] = config.credentials_path + " (SIGHUP reloads it)";
   listening["device_authentication"] = config.device_authentication;

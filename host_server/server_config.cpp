@@ -11,6 +11,8 @@
 
 #include "host_server/credential/fleet_credentials.h"
 #include "host_server/hex.h"
+#include "host_server/store/store_factory.h"
+#include "host_server/store/store_spec.h"
 
 namespace fedstat {
 namespace host {
@@ -84,6 +86,20 @@ std::string resolve(const std::string& base_dir, const std::string& path) {
   if (path.empty() || path[0] == '/' || base_dir.empty()) return path;
   return base_dir + "/" + path;
 }
+
+}  // namespace
+
+std::string resolve_store(const std::string& base_dir, const std::string& spec) {
+  const StoreSpec parsed = parse_store_spec(spec);
+  if (parsed.backend == StoreBackend::kSqlite) return resolve(base_dir, parsed.location);
+  if (!postgresql_store_available()) {
+    throw std::invalid_argument("store \"" + redacted_store_spec(spec) +
+                                "\": this fedstat-server was built without PostgreSQL (libpq-dev)");
+  }
+  return parsed.location;
+}
+
+namespace {
 
 uint64_t whole(const json& value, const std::string& field, uint64_t low, uint64_t high) {
   const bool ok =
@@ -213,7 +229,7 @@ ServerConfig read_server_config(const std::string& path) {
                         path);
   if (file.contains("listen")) parse_listen(text_field(file["listen"], "listen"), config);
   if (file.contains("store")) {
-    config.store_path = resolve(config.base_dir, text_field(file["store"], "store"));
+    config.store_path = resolve_store(config.base_dir, text_field(file["store"], "store"));
   }
   if (file.contains("credentials")) {
     config.credentials_path =

@@ -2,15 +2,17 @@
 // operator's reference is docs/server_config.md (docs.server_config_fields checks it lists every
 // field), a runnable one examples/server/server.json. Fields:
 //   listen        "127.0.0.1:7443" (port 0: any free port; see --port-file)
-//   store         "fedstat-server.db": the SQLite store (WAL), created when absent — with its
-//                 -wal and -shm, 0600, and its missing directories 0700, whatever the umask (it
-//                 holds every trusted and tagg device's exact words); an existing store that group
-//                 or others can read is named in a warning at start, not changed, and so is a
-//                 directory they can write. Refused: a symbolic link at its path, a store (or a
-//                 -wal, -shm, -journal beside it) that is not a regular file of the server's user
-//                 with one link (store/sqlite_handle.h). Checked (PRAGMA quick_check, linear in
-//                 its size, after a "checking_store" log line) at start: a damaged store is
-//                 refused, the server exits 1
+//   store         "fedstat-server.db" (or "sqlite:PATH"): the SQLite store (WAL), created when
+//                 absent — with its -wal and -shm, 0600, and its missing directories 0700,
+//                 whatever the umask (it holds every trusted and tagg device's exact words); an
+//                 existing store that group or others can read is named in a warning at start, not
+//                 changed, and so is a directory they can write. Refused: a symbolic link at its
+//                 path, a store (or a -wal, -shm, -journal beside it) that is not a regular file of
+//                 the server's user with one link (store/sqlite_handle.h). Checked (PRAGMA
+//                 quick_check, linear in its size, after a "checking_store" log line) at start: a
+//                 damaged store is refused, the server exits 1. Or "postgresql://user@host:port/db"
+//                 (libpq URI, "postgres://" too): the PostgreSQL store (store/postgres_store.h),
+//                 its schema created when absent; logs print the URI with its password redacted
 //   credentials   "devices.txt": per-device PSKs, "<device id> <64 hex digits>" lines, each ending
 //                 with a newline; read at start and again on SIGHUP (a collector): a device removed
 //                 from it can start no new session (a held TLS session does not resume) and its
@@ -189,6 +191,10 @@ struct ServerConfig {
 ServerConfig read_server_config(const std::string& path);
 // "host:port" → address and port (std::invalid_argument otherwise).
 void parse_listen(const std::string& listen, ServerConfig& config);
+// The "store" field (or --store) → config.store_path: a SQLite path ("sqlite:" removed, relative
+// to base_dir) or a postgresql:// URI as given. std::invalid_argument for a spec that does not
+// parse (store/store_spec.h) or a postgresql:// store in a build without libpq.
+std::string resolve_store(const std::string& base_dir, const std::string& spec);
 // True for a loopback address as parse_listen leaves it: 127.x.x.x, ::1 or "localhost".
 bool is_loopback_address(const std::string& address);
 // status_listen's "host:port" → config.status_listen: std::invalid_argument unless it parses as

@@ -17,7 +17,7 @@ host_packages=(cmake make g++ dpkg-dev libgtest-dev libbenchmark-dev libmbedtls-
   libnanopb-dev protobuf-compiler python3-protobuf libcli11-dev nlohmann-json3-dev libeigen3-dev clang-format python3-sklearn
   libasio-dev libsqlite3-dev rustc pybind11-dev python3-dev python3-numpy python3-pytest
   python3-scipy python3-venv python3-setuptools python3-wheel python3-build doxygen clang
-  libclang-rt-14-dev chromium)
+  libclang-rt-14-dev chromium postgresql-15 libpq-dev)
 cross_packages=(gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib
   qemu-system-arm g++-aarch64-linux-gnu qemu-user libgtest-dev:arm64 libmbedtls-dev:arm64)
 packages=("${host_packages[@]}")

@@ -11,7 +11,7 @@
 #include "host_server/net/tls_server.h"
 #include "host_server/net_bridge.h"
 #include "host_server/server_app.h"
-#include "host_server/store/sqlite_store.h"
+#include "host_server/store/store_factory.h"
 #include "host_server/tagg/tagg_intake.h"
 #include "host_server/tagg/tagg_service.h"
 
@@ -74,7 +74,7 @@ int serve_tagg(const ServerConfig& config, const std::string& port_file, std::os
   SqliteStoreOptions durable;
   durable.durability = Durability::kSurvivesPowerLoss;
   log_store_check(log, config.store_path);
-  std::unique_ptr<Store> store = open_sqlite_store(config.store_path, durable);
+  std::unique_ptr<Store> store = open_store(config.store_path, durable);
   std::vector<std::string> warnings = start_warnings(config);  // collectors' keys, the store
   for (const std::string& warning : warnings) {
     log_line(log, {{"event", "warning"}, {"detail", warning}});
@@ -102,7 +102,7 @@ int serve_tagg(const ServerConfig& config, const std::string& port_file, std::os
                  {"role", "tagg"},
                  {"address", config.address},
                  {"port", server.port()},
-                 {"store", config.store_path},
+                 {"store", redacted_store_spec(config.store_path)},
                  {"collectors", config.collectors.size()},
                  {"tasks", config.tasks.size()}});
   if (!port_file.empty()) write_port_file(port_file, server.port());

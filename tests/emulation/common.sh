@@ -4,6 +4,41 @@
 # The emulation fleets' HKDF secret; the scripts' Python writes it into the server configs.
 export FLEET_SECRET=$(printf '5a%.0s' $(seq 32))
 
+# use_round_store: the server's store for this test in STORE_SPEC (exported): "server.db", or
+# with FEDSTAT_ROUND_STORE=postgresql a throw-away PostgreSQL cluster (tests/store/
+# postgres_cluster.sh, in PG_DIR) and "postgresql://fedstat:<password>@/fedstat?host=PG_DIR&…"
+# (trust auth ignores the password; the server's log must never show it). stop_round_store
+# stops and removes the cluster: call it from the script's EXIT trap (use_round_store sets one);
+# a script killed outright (a ctest time-out) leaves ./postgres_cluster_dir for its ctest
+# FIXTURES_CLEANUP (tests/emulation/CMakeLists.txt, fedstat_postgres_cleanup).
+# store_query SQL: one query's rows (psql -tA, '|' between columns), PostgreSQL only.
+use_round_store() {
+  STORE_SPEC=server.db PG_DIR=""
+  if [ "${FEDSTAT_ROUND_STORE:-sqlite}" = postgresql ]; then
+    PG_DIR=$(mktemp -d /tmp/fedstat-pg-round-XXXXXX)
+    trap stop_round_store EXIT
+    echo "$PG_DIR" >postgres_cluster_dir  # for the ctest cleanup, should this script be killed
+    bash "$PG_SCRIPT" start "$PG_DIR"
+    STORE_SPEC="postgresql://fedstat:hunter2-not-logged@/fedstat?host=$PG_DIR&port=$(cat "$PG_DIR/port")"
+  fi
+  export STORE_SPEC PG_DIR
+}
+stop_round_store() {
+  if [ -n "${PG_DIR:-}" ]; then bash "$PG_SCRIPT" stop "$PG_DIR"; PG_DIR=""; fi
+}
+store_query() { bash "$PG_SCRIPT" psql "$PG_DIR" "$1"; }
+PG_SCRIPT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../store" && pwd)/postgres_cluster.sh
+export PG_SCRIPT
+# check_store_password_not_logged LOG...: with a PostgreSQL store, the logs name it with its
+# password redacted and never show the password.
+check_store_password_not_logged() {
+  [ -n "${PG_DIR:-}" ] || return 0
+  grep -q '"store":"postgresql://fedstat:\*\*\*@/fedstat' "$1" ||
+    { echo "the server did not log its PostgreSQL store (password redacted)"; cat "$1"; exit 1; }
+  if grep -q hunter2 "$@"; then echo "the store's password was logged"; exit 1; fi
+  echo "served from PostgreSQL; the password never logged"
+}
+
 # wait_for_port PID LOG: until the server PID has written ./port (atomically, once it listens);
 # fails — printing LOG — if it exits first or does not listen within 60 s.
 wait_for_port() {

@@ -88,4 +88,31 @@ rc=0
 timeout 20 "$server" --config published.json --listen 0.0.0.0:0 --port-file port 2>pub.err || rc=$?
 [ "$rc" -eq 2 ] && grep -q "published in the fedstat repository.*off loopback: refused" pub.err &&
   [ ! -e port ] || { echo "published fleet_secret on 0.0.0.0: rc $rc"; cat pub.err; exit 1; }
-echo "seeded central noise refused; the unseeded trusted task serves; tagg configs checked"
+# The store field (issue 43): another scheme is refused by name, without its password; "sqlite:"
+# resolves against the config's directory (the server makes the file there); a postgresql://
+# store with no server behind it fails at start (exit 1), never logging its password.
+sed 's/"store": "a.db"/"store": "mysql:\/\/root:hunter2@h\/db"/' plain.json >mysql.json
+refused mysql.json 'store "mysql://root:\*\*\*@h/db": unknown scheme mysql'
+if grep -q hunter2 refused.err; then echo "the store's password was printed"; cat refused.err; exit 1; fi
+mkdir -p sub && sed 's/"store": "a.db"/"store": "sqlite:state\/s.db"/' plain.json >sub/sqlite.json
+cp reference.txt sub/
+"$server" --config sub/sqlite.json --port-file port 2>sqlite.err &
+pid=$!
+wait_for_port $pid sqlite.err
+kill -TERM $pid
+wait $pid
+[ -f sub/state/s.db ] || { echo "sqlite:state/s.db was not made beside the config"; exit 1; }
+rm -f port
+sed 's/"store": "a.db"/"store": "postgresql:\/\/u:hunter2@\/db?host=\/nonexistent"/' plain.json >pg.json
+rc=0
+timeout 20 "$server" --config pg.json --port-file port 2>pg.err || rc=$?
+if grep -q "built without PostgreSQL" pg.err; then
+  [ "$rc" -eq 2 ] || { echo "no libpq: expected exit 2, got $rc"; cat pg.err; exit 1; }
+else
+  [ "$rc" -eq 1 ] && grep -q "cannot connect" pg.err ||
+    { echo "postgresql:// without a server: expected exit 1, got $rc"; cat pg.err; exit 1; }
+fi
+if grep -q hunter2 pg.err; then echo "the store's password was printed"; cat pg.err; exit 1; fi
+[ ! -e port ]
+echo "seeded central noise refused; the unseeded trusted task serves; tagg configs checked;" \
+  "store specs checked"

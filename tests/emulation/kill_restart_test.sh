@@ -17,6 +17,8 @@
 # its report from the words the server acknowledged, or its secure-aggregation round from the
 # messages the server holds (SecAggResume). The published result must equal the in-process
 # computation over all CLIENTS devices, bit for bit (sum_sha256), and every device completes.
+# FEDSTAT_ROUND_STORE=postgresql: the store is a throw-away PostgreSQL (common.sh,
+# use_round_store), read by the watcher with psql; the restarted server replays from it.
 #   kill_restart_test.sh SERVER SIM WORKDIR [KIND [CLIENTS [KILL_AT [SIGNAL]]]]
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
@@ -24,6 +26,7 @@ server=$1 sim=$2 work=$3 kind=${4:-data_shift} clients=${5:-200} kill_at=${6:-15
 stop_signal=${7:-KILL}
 rm -rf "$work" && mkdir -p "$work/data" "$work/state"
 cd "$work"
+use_round_store
 sim_credentials=()
 if [ "$kind" = kl_dist_signed ]; then
   issue_signed_fleet "$server" "$clients"
@@ -46,8 +49,8 @@ if kind in ("kl_dist", "kl_dist_signed"):
                  "threshold": (2 * clients + 2) // 3,
                  "kl": {"reference": "reference.txt", "rounds": 300, "lambda": 0.1}})
 json.dump(task, open('task.json', 'w'))
-config = {"listen": "127.0.0.1:0", "store": "server.db", "fleet_secret": os.environ["FLEET_SECRET"],
-          "tasks": [task]}
+config = {"listen": "127.0.0.1:0", "store": os.environ["STORE_SPEC"],
+          "fleet_secret": os.environ["FLEET_SECRET"], "tasks": [task]}
 if kind == "kl_dist_signed":
     config["ca_public_key"] = "ca.pub"
 json.dump(config, open('server.json', 'w'))
@@ -56,7 +59,7 @@ PY
 "$server" --config server.json --port-file port 2>server1.log &
 pid=$!
 sim_pid= watcher=
-trap 'kill -9 $pid $sim_pid $watcher 2>/dev/null || true' EXIT
+trap 'kill -9 $pid $sim_pid $watcher 2>/dev/null || true; stop_round_store' EXIT
 wait_for_port $pid server1.log
 port=$(cat port)
 
@@ -66,7 +69,18 @@ port=$(cat port)
 # reader. It starts before the fleet and says when it reads the store: a round can finish in
 # less time than a Python interpreter takes to start.
 python3 - "$kill_at" "$pid" "$stop_signal" <<'PY' &
-import os, signal, sqlite3, sys, time
+import os, signal, sqlite3, subprocess, sys, time
+pg = os.environ.get('PG_DIR')
+def query(sql):  # the store's rows, from a separate reader (SQLite read-only, or psql)
+    if pg:
+        out = subprocess.run(['bash', os.environ['PG_SCRIPT'], 'psql', pg, sql], check=True,
+                             capture_output=True, text=True).stdout
+        return [tuple(int(v) for v in line.split('|')) for line in out.splitlines() if line]
+    db = sqlite3.connect('file:server.db?mode=ro', uri=True, timeout=5)
+    try:
+        return db.execute(sql).fetchall()
+    finally:
+        db.close()
 server, stop = int(sys.argv[2]), getattr(signal, 'SIG' + sys.argv[3])
 transitions, need = map(int, sys.argv[1].split(':')) if ':' in sys.argv[1] else (None, int(sys.argv[1]))
 deadline = time.monotonic() + 300
@@ -76,23 +90,21 @@ while True:
     if os.path.exists('sim.pid'):
         os.kill(int(open('sim.pid').read()), 0)  # raises (the test fails) if the fleet is gone
     try:
-        db = sqlite3.connect('file:server.db?mode=ro', uri=True, timeout=5)
         if transitions is None:
-            n = db.execute('SELECT COUNT(*) FROM events').fetchone()[0]
+            n = query('SELECT COUNT(*) FROM events')[0][0]
         else:  # events after the T-th transition (kind 2, EventKind::kTransition)
-            rows = db.execute('SELECT sequence FROM events WHERE kind = 2 ORDER BY sequence '
-                              'LIMIT 1 OFFSET ?', (transitions - 1,)).fetchall()
-            n = db.execute('SELECT COUNT(*) FROM events WHERE sequence > ?',
-                           (rows[0][0],)).fetchone()[0] if rows else -1
-        db.close()
+            rows = query('SELECT sequence FROM events WHERE kind = 2 ORDER BY sequence '
+                         f'LIMIT 1 OFFSET {transitions - 1}')
+            n = query(f'SELECT COUNT(*) FROM events WHERE sequence > {rows[0][0]}')[0][0] \
+                if rows else -1
         if not ready:
             open('watcher_ready', 'w').close()
             ready = True
         if n >= need:
             os.kill(server, stop)
             break
-    except sqlite3.OperationalError:
-        pass
+    except (sqlite3.OperationalError, subprocess.CalledProcessError):
+        pass  # the store is not made yet
     time.sleep(0.005)
 print('events stored before the', sys.argv[3], '>=', sys.argv[1])
 PY
@@ -111,18 +123,26 @@ echo $sim_pid >sim.pid.tmp && mv sim.pid.tmp sim.pid
 wait $watcher
 wait $pid 2>/dev/null || true
 python3 - "$stop_signal" "$kill_at" <<'PY'
-import sqlite3, sys
-db = sqlite3.connect('server.db')
+import os, sqlite3, subprocess, sys
+pg = os.environ.get('PG_DIR')
+def query(sql):
+    if pg:
+        out = subprocess.run(['bash', os.environ['PG_SCRIPT'], 'psql', pg, sql], check=True,
+                             capture_output=True, text=True).stdout
+        return [tuple(line.split('|')) for line in out.splitlines() if line]
+    return sqlite3.connect('server.db').execute(sql).fetchall()
 if ':' in sys.argv[2]:  # the kill landed inside the stage the T-th transition opened
-    t = db.execute('SELECT COUNT(*) FROM events WHERE kind = 2').fetchone()[0]
+    t = int(query('SELECT COUNT(*) FROM events WHERE kind = 2')[0][0])
     assert t == int(sys.argv[2].split(':')[0]), f'{t} transitions at the kill: move KILL_AT'
-assert db.execute('PRAGMA integrity_check').fetchone()[0] == 'ok'
-n = db.execute('SELECT COUNT(*) FROM events').fetchone()[0]
-r = db.execute('SELECT COUNT(*) FROM results').fetchone()[0]
+if not pg:  # PostgreSQL: the restarted server's integrity check at its stop (below)
+    assert query('PRAGMA integrity_check')[0][0] == 'ok'
+n = int(query('SELECT COUNT(*) FROM events')[0][0])
+r = int(query('SELECT COUNT(*) FROM results')[0][0])
 assert r == 0, 'the round finished before the kill: raise KILL_AT'
-states = [row[0] for row in db.execute('SELECT state FROM tasks')]
+states = [row[0] for row in query('SELECT state FROM tasks')]
 assert 'aborted' not in states, f'the stop aborted the round: {states}'
-print('after SIG' + sys.argv[1] + ': integrity ok,', n, 'events, round not finished, not aborted')
+integrity = 'checked at the restarted server\'s stop' if pg else 'integrity ok'
+print('after SIG' + sys.argv[1] + ':', integrity + ',', n, 'events, round not finished, not aborted')
 open('events_at_kill', 'w').write(str(n))
 PY
 
@@ -133,7 +153,7 @@ wait_for_port $pid server2.log
 wait $sim_pid
 "$server" results 5 --config server.json --json >result.json
 kill -TERM $pid && wait $pid || true
-trap - EXIT
+trap stop_round_store EXIT
 python3 - "$clients" <<'PY'
 import json, sys
 clients = int(sys.argv[1])
@@ -149,3 +169,4 @@ print('killed and restarted mid-round: the published result equals the uninterru
 PY
 grep -q '"event":"stopped"' server2.log
 grep -q '"integrity":"ok"' server2.log
+check_store_password_not_logged server1.log server2.log result.json

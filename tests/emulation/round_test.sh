@@ -15,6 +15,10 @@
 # also writes the server's certificate, the server takes certificates only
 # (device_authentication "certificate") and holds no fleet_secret, and the refused device is one
 # whose certificate another CA issued.
+# FEDSTAT_ROUND_STORE=postgresql (environment): the server's store is PostgreSQL (common.sh,
+# use_round_store: a throw-away cluster, stopped and removed however the test ends; the URI's
+# password never logged); the result must still be the in-process one, bit for bit, and so the
+# SQLite run's.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 server=$1 sim=$2 work=$3 kind=$4 trust=$5 clients=$6 dropout=$7 graph=${8:-complete}
@@ -22,6 +26,7 @@ signed=${9:-} mtls=${10:-}
 scripts=$(cd "$(dirname "$0")/../../scripts" && pwd)
 rm -rf "$work" && mkdir -p "$work/data" "$work/state"
 cd "$work"
+use_round_store
 sim_credentials=()
 if [ "$signed" = signed ]; then
   issue_signed_fleet "$server" "$clients"
@@ -75,8 +80,8 @@ elif kind == "kl":
         task["dropout_rate"] = max(0.05, dropout)
     task["kl"] = {"reference": "reference.txt", "rounds": 300, "lambda": 0.1}
 json.dump(task, open('task.json', 'w'))
-config = {"listen": "127.0.0.1:0", "store": "server.db", "fleet_secret": os.environ["FLEET_SECRET"],
-          "tasks": [task]}
+config = {"listen": "127.0.0.1:0", "store": os.environ["STORE_SPEC"],
+          "fleet_secret": os.environ["FLEET_SECRET"], "tasks": [task]}
 if signed:
     config["ca_public_key"] = "ca.pub"  # the server holds the CA's public key only
 if mtls:
@@ -92,7 +97,7 @@ json.dump(config, open('server.json', 'w'))
 PY
 "$server" --config server.json --port-file port 2>server.log &
 pid=$!
-trap 'kill $pid 2>/dev/null || true' EXIT
+trap 'kill $pid 2>/dev/null || true; stop_round_store' EXIT
 wait_for_port $pid server.log
 endpoint=127.0.0.1:$(cat port)
 
@@ -166,7 +171,7 @@ if [ "$mtls" = mtls ]; then
   echo "revoked device refused: $(grep -o "revoked this device's certificate[^)]*)" revoked.err | head -1)"
 fi
 kill -TERM $pid && wait $pid || true
-trap - EXIT
+trap stop_round_store EXIT
 python3 - <<'PY'
 import json
 sim, result = json.load(open('sim.json')), json.load(open('result.json'))
@@ -198,3 +203,4 @@ if [ "$trust" = dist ]; then
   grep -q 'secagg_closed (masking, ' server.log ||
     { echo "the server logged no closed masking stage"; cat server.log; exit 1; }
 fi
+check_store_password_not_logged server.log result.json

@@ -1,4 +1,5 @@
-// The Store contract (store.h), run against every backend: SQLite and in memory.
+// The Store contract (store.h), run against every backend: SQLite, in memory and PostgreSQL (a
+// fresh database of the test cluster per test; skipped only in a build without libpq).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -12,6 +13,11 @@
 #include "host_server/store/sqlite_store.h"
 #include "host_server/store/store.h"
 #include "tests/store/temp_dir.h"
+
+#ifdef FEDSTAT_WITH_POSTGRESQL
+#include "host_server/store/postgres_store.h"
+#include "tests/store/postgres_cluster.h"
+#endif
 
 namespace fedstat {
 namespace host {
@@ -29,14 +35,30 @@ struct MemoryBackend {
   static std::unique_ptr<Store> open(const testing::TempDir&) { return make_memory_store(); }
 };
 
+// Null in a build without libpq: the test is skipped, saying so.
+struct PostgresBackend {
+  static std::unique_ptr<Store> open(const testing::TempDir&) {
+#ifdef FEDSTAT_WITH_POSTGRESQL
+    testing::PostgresCluster& cluster = testing::shared_postgres_cluster();
+    return open_postgres_store(cluster.conninfo(cluster.create_database()));
+#else
+    return nullptr;
+#endif
+  }
+};
+
 template <typename Backend>
 class StoreConformance : public ::testing::Test {
  protected:
+  void SetUp() override {
+    store_ = Backend::open(dir_);
+    if (store_ == nullptr) GTEST_SKIP() << "this build has no libpq: PostgreSQL store not built";
+  }
   testing::TempDir dir_;
-  std::unique_ptr<Store> store_ = Backend::open(dir_);
+  std::unique_ptr<Store> store_;
 };
 
-using Backends = ::testing::Types<SqliteBackend, MemoryBackend>;
+using Backends = ::testing::Types<SqliteBackend, MemoryBackend, PostgresBackend>;
 TYPED_TEST_SUITE(StoreConformance, Backends);
 
 NewEvent event(uint32_t task_id, uint64_t client_id, EventKind kind, std::vector<uint8_t> payload) {

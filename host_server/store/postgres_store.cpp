@@ -1,0 +1,276 @@
+#include "host_server/store/postgres_store.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <set>
+#include <stdexcept>
+#include <utility>
+
+#include "host_server/store/event_checks.h"
+#include "host_server/store/postgres_connection.h"
+#include "host_server/store/postgres_schema.h"
+#include "host_server/store/store_spec.h"
+
+namespace fedstat {
+namespace host {
+namespace {
+
+// bigint columns are signed 64-bit: a client id is stored as the same 64 bits.
+int64_t to_column(uint64_t value) {
+  int64_t out;
+  std::memcpy(&out, &value, sizeof out);
+  return out;
+}
+
+uint64_t big_endian(const char* bytes, int length) {
+  uint64_t out = 0;
+  for (int i = 0; i < length; ++i) out = (out << 8) | static_cast<uint8_t>(bytes[i]);
+  return out;
+}
+
+std::string text_at(const PgResult& result, int row, int column) {
+  return std::string(PQgetvalue(result.get(), row, column),
+                     static_cast<size_t>(PQgetlength(result.get(), row, column)));
+}
+
+class PostgresStore final : public Store {
+ public:
+  PostgresStore(const std::string& conninfo, const PostgresStoreOptions& options)
+      : connection_(conninfo, redacted_store_spec(conninfo)), options_(options) {
+    connection_.add_setup("SET synchronous_commit = on");
+    connection_.add_setup("SET client_min_messages = warning");
+    connection_.add_setup("SET default_transaction_isolation = 'read committed'");
+    const PgResult sync = connection_.exec("SHOW synchronous_commit", "open");
+    if (PQntuples(sync.get()) != 1 || text_at(sync, 0, 0) != "on") {
+      connection_.refuse("open", "synchronous_commit is not on");
+    }
+    create_or_check_postgres_schema(connection_);
+    connection_.add_prepared("task_definition",
+                             "SELECT definition FROM tasks WHERE task_id = $1::bigint");
+    connection_.add_prepared("task_exists", "SELECT 1 FROM tasks WHERE task_id = $1::bigint");
+    connection_.add_prepared(
+        "insert_task",
+        "INSERT INTO tasks(task_id, definition, state) VALUES ($1::bigint, $2::text, $3::text) "
+        "ON CONFLICT (task_id) DO NOTHING");
+    connection_.add_prepared("all_tasks",
+                             "SELECT task_id, definition, state FROM tasks ORDER BY task_id");
+    connection_.add_prepared("update_state",
+                             "UPDATE tasks SET state = $1::text WHERE task_id = $2::bigint");
+    connection_.add_prepared(
+        "append_lock", "SELECT pg_advisory_xact_lock(" + std::to_string(kPostgresAppendLock) + ")");
+    connection_.add_prepared(
+        "insert_event",
+        "INSERT INTO events(task_id, client_id, kind, payload) "
+        "VALUES ($1::bigint, $2::bigint, $3::integer, $4::bytea) RETURNING sequence");
+    connection_.add_prepared("task_events",
+                             "SELECT sequence, client_id, kind, payload FROM events "
+                             "WHERE task_id = $1::bigint ORDER BY sequence");
+    connection_.add_prepared("task_result", "SELECT json FROM results WHERE task_id = $1::bigint");
+    connection_.add_prepared("insert_result",
+                             "INSERT INTO results(task_id, json) VALUES ($1::bigint, $2::text) "
+                             "ON CONFLICT (task_id) DO NOTHING");
+  }
+
+  void put_task(uint32_t task_id, const std::string& definition) override {
+    call("put_task", Retry::kIdempotent, [&] {
+      PostgresTransaction transaction(connection_, "put_task");
+      connection_.run(
+          "insert_task",
+          {PgParam::int64(task_id), PgParam::text(definition), PgParam::text(kDeclaredTaskState)},
+          "put_task");
+      const PgResult stored =
+          connection_.run("task_definition", {PgParam::int64(task_id)}, "put_task");
+      if (PQntuples(stored.get()) != 1 || text_at(stored, 0, 0) != definition) {
+        throw std::invalid_argument("put_task: task " + std::to_string(task_id) +
+                                    " is already declared with another definition");
+      }
+      transaction.commit();
+    });
+  }
+
+  std::vector<StoredTask> tasks() override {
+    return call("tasks", Retry::kIdempotent, [&] {
+      const PgResult rows = connection_.run("all_tasks", {}, "tasks");
+      std::vector<StoredTask> out;
+      for (int row = 0; row < PQntuples(rows.get()); ++row) {
+        StoredTask task;
+        task.task_id = task_id_text(text_at(rows, row, 0), "tasks");
+        task.definition = text_at(rows, row, 1);
+        task.state = text_at(rows, row, 2);
+        out.push_back(std::move(task));
+      }
+      return out;
+    });
+  }
+
+  void set_task_state(uint32_t task_id, const std::string& state) override {
+    call("set_task_state", Retry::kIdempotent, [&] {
+      const PgResult updated = connection_.run(
+          "update_state", {PgParam::text(state), PgParam::int64(task_id)}, "set_task_state");
+      if (std::string(PQcmdTuples(updated.get())) == "0") {
+        throw_unknown_task("set_task_state", task_id);
+      }
+    });
+  }
+
+  uint64_t append_events(const std::vector<NewEvent>& events) override {
+    check_event_batch(events);
+    return call("append_events", Retry::kOnlyUncommitted, [&] {
+      PostgresTransaction transaction(connection_, "append_events");
+      // Serialises appends across connections until this one commits (postgres_store.h).
+      if (options_.serialise_appends) connection_.run("append_lock", {}, "append_events");
+      std::set<uint32_t> known;
+      for (const NewEvent& event : events) {
+        if (known.insert(event.task_id).second) require_task("append_events", event.task_id);
+      }
+      // One round trip for the batch's inserts (pipeline mode), not one per event.
+      std::vector<std::vector<PgParam>> rows;
+      rows.reserve(events.size());
+      for (const NewEvent& event : events) {
+        rows.push_back({PgParam::int64(event.task_id), PgParam::int64(to_column(event.client_id)),
+                        PgParam::int64(static_cast<int64_t>(event.kind)),
+                        PgParam::bytes(event.payload)});
+      }
+      const std::vector<PgResult> inserted =
+          connection_.run_pipelined("insert_event", rows, "append_events");
+      const uint64_t last = std::stoull(text_at(inserted.back(), 0, 0));
+      transaction.commit();
+      return last;
+    });
+  }
+
+  std::vector<StoredEvent> events(uint32_t task_id) override {
+    return call("events", Retry::kIdempotent, [&] {
+      PostgresTransaction transaction(connection_, "events");
+      require_task("events", task_id);
+      const PgResult rows = connection_.run("task_events", {PgParam::int64(task_id)}, "events",
+                                            /*result_binary=*/true);
+      std::vector<StoredEvent> out;
+      out.reserve(static_cast<size_t>(PQntuples(rows.get())));
+      for (int row = 0; row < PQntuples(rows.get()); ++row) {
+        StoredEvent event;
+        event.sequence = integer_at(rows, row, 0, 8);
+        event.task_id = task_id;
+        event.client_id = integer_at(rows, row, 1, 8);
+        const auto kind = static_cast<int32_t>(static_cast<uint32_t>(integer_at(rows, row, 2, 4)));
+        if (!is_event_kind(kind)) {
+          connection_.refuse("events", "corrupted store: event " + std::to_string(event.sequence) +
+                                           " has kind " + std::to_string(kind) +
+                                           ", not an EventKind");
+        }
+        event.kind = static_cast<EventKind>(kind);
+        const auto* payload = reinterpret_cast<const uint8_t*>(PQgetvalue(rows.get(), row, 3));
+        event.payload.assign(payload, payload + PQgetlength(rows.get(), row, 3));
+        out.push_back(std::move(event));
+      }
+      transaction.commit();
+      return out;
+    });
+  }
+
+  void put_result(uint32_t task_id, const std::string& result_json) override {
+    call("put_result", Retry::kIdempotent, [&] {
+      PostgresTransaction transaction(connection_, "put_result");
+      require_task("put_result", task_id);
+      // Whoever inserts first publishes; every other caller compares with what it published.
+      connection_.run("insert_result", {PgParam::int64(task_id), PgParam::text(result_json)},
+                      "put_result");
+      const PgResult stored =
+          connection_.run("task_result", {PgParam::int64(task_id)}, "put_result");
+      if (PQntuples(stored.get()) != 1 || text_at(stored, 0, 0) != result_json) {
+        throw std::logic_error("put_result: task " + std::to_string(task_id) +
+                               " already has another published result");
+      }
+      transaction.commit();
+    });
+  }
+
+  std::optional<std::string> result(uint32_t task_id) override {
+    return call("result", Retry::kIdempotent, [&] {
+      PostgresTransaction transaction(connection_, "result");
+      require_task("result", task_id);
+      const PgResult stored = connection_.run("task_result", {PgParam::int64(task_id)}, "result");
+      std::optional<std::string> out;
+      if (PQntuples(stored.get()) == 1) out = text_at(stored, 0, 0);
+      transaction.commit();
+      return out;
+    });
+  }
+
+  std::string integrity_check() override {
+    return call("integrity_check", Retry::kIdempotent,
+                [&] { return check_postgres_schema_integrity(connection_); });
+  }
+
+ private:
+  enum class Retry {
+    kIdempotent,       // running it again after a lost COMMIT changes nothing
+    kOnlyUncommitted,  // run again only when the lost transaction certainly did not commit
+  };
+
+  // Runs `body`, reconnecting once when the connection is (or goes) away (postgres_store.h).
+  template <typename Body>
+  auto call(const std::string& operation, Retry retry, Body&& body) -> decltype(body()) {
+    bool reconnected = false;
+    if (connection_.lost()) {
+      connection_.reconnect(operation);
+      reconnected = true;
+    }
+    try {
+      return body();
+    } catch (const PostgresConnectionLost& lost) {
+      if (reconnected) throw;
+      if (lost.commit_unknown() && retry == Retry::kOnlyUncommitted) {
+        throw std::runtime_error(std::string(lost.what()) +
+                                 " (during COMMIT: whether it committed is unknown)");
+      }
+      connection_.reconnect(operation);
+    }
+    return body();
+  }
+
+  void require_task(const std::string& operation, uint32_t task_id) {
+    const PgResult found = connection_.run("task_exists", {PgParam::int64(task_id)}, operation);
+    if (PQntuples(found.get()) == 0) throw_unknown_task(operation, task_id);
+  }
+
+  [[noreturn]] static void throw_unknown_task(const std::string& operation, uint32_t task_id) {
+    throw std::invalid_argument(operation + ": unknown task " + std::to_string(task_id));
+  }
+
+  uint32_t task_id_text(const std::string& text, const std::string& operation) {
+    size_t used = 0;
+    long long value = -1;
+    try {
+      value = std::stoll(text, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != text.size() || value < 0 || value > std::numeric_limits<uint32_t>::max()) {
+      connection_.refuse(operation,
+                         "corrupted store: task id " + text + " is not a 32-bit unsigned integer");
+    }
+    return static_cast<uint32_t>(value);
+  }
+
+  uint64_t integer_at(const PgResult& rows, int row, int column, int bytes) {
+    if (PQgetlength(rows.get(), row, column) != bytes) {
+      connection_.refuse("events", "unexpected binary width of column " + std::to_string(column));
+    }
+    return big_endian(PQgetvalue(rows.get(), row, column), bytes);
+  }
+
+  PostgresConnection connection_;
+  PostgresStoreOptions options_;
+};
+
+}  // namespace
+
+std::unique_ptr<Store> open_postgres_store(const std::string& conninfo,
+                                           const PostgresStoreOptions& options) {
+  return std::make_unique<PostgresStore>(conninfo, options);
+}
+
+}  // namespace host
+}  // namespace fedstat

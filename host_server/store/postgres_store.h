@@ -1,0 +1,74 @@
+// The server's Store on PostgreSQL 15 (libpq, the C API): one connection, prepared statements,
+// payloads as bytea sent and read in binary. Built only with libpq (FEDSTAT_WITH_POSTGRESQL; the
+// store factory refuses a postgresql:// store otherwise, store/store_factory.h).
+//
+// Schema (postgres_schema.cpp): created in the connection's current schema (search_path) when it
+// holds no table; otherwise checked like the SQLite store's: a schema holding other tables but no
+// fedstat_schema (another program's database), one written by a newer schema version, or one
+// missing a fedstat table is refused and never modified. Creators racing on an empty database
+// serialise on an advisory lock.
+//
+// Durability: every transaction commits with synchronous_commit = on (set for the session and
+// checked at open), so a call returns — and the server acknowledges — only once PostgreSQL has
+// flushed its commit record: every trust model gets what SQLite's kSurvivesPowerLoss gives.
+//
+// Sequence in commit order. An identity column alone is not enough once several connections
+// (several server nodes) append: transaction A may take 6, B take 7 and commit first, and a reader
+// would see 7 before 6 exists — a replay reading "everything after 7" would miss 6 forever. So
+// every append_events transaction first takes a transaction-scoped advisory lock
+// (pg_advisory_xact_lock(kPostgresAppendLock)), released only when it commits or rolls back, and
+// then numbers its events: appends are serialised, and whatever holds a higher sequence committed
+// after every lower one. Reads never wait for it. Cost: appends from all nodes are one queue (one
+// commit at a time; group commit batches are what keeps it cheap).
+//
+// put_result: INSERT … ON CONFLICT DO NOTHING, then the stored one is compared: the same result
+// again does nothing, another throws std::logic_error — also when two connections race.
+//
+// integrity_check() is "ok" when: the schema version row says this build's version, the tables and
+// the events' foreign key are present and validated, no event has a kind outside EventKind and
+// no task id lies outside 32 bits (a read of the events table: linear in its size); otherwise the
+// lines name each finding.
+//
+// A lost connection (PostgreSQL restarted, a network cut): each call reconnects once and runs
+// again when its transaction certainly did not commit (the connection was lost before COMMIT was
+// sent) or when running it again changes nothing (put_task, set_task_state, put_result and the
+// reads are idempotent); an append_events whose COMMIT got no answer throws — whether it committed
+// is unknown, and appending again could store its events twice. A failed reconnect throws.
+//
+// Errors: std::runtime_error "fedstat store <conninfo, password redacted>: <operation>:
+// <PostgreSQL's message>" (and the std::invalid_argument / std::logic_error store.h names).
+// One thread at a time (store.h). Memory: libpq's connection buffers plus the largest result read
+// (events(task) holds the task's events twice while converting). Paper: none.
+#ifndef FEDSTAT_HOST_STORE_POSTGRES_STORE_H_
+#define FEDSTAT_HOST_STORE_POSTGRES_STORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "host_server/store/store.h"
+
+namespace fedstat {
+namespace host {
+
+// The schema version this build writes and reads.
+inline constexpr int kPostgresStoreSchemaVersion = 1;
+// The advisory lock keys (pg_advisory_xact_lock): appends, and schema creation. "fdst" + 1, 2.
+inline constexpr int64_t kPostgresAppendLock = 0x6664737400000001;
+inline constexpr int64_t kPostgresSchemaLock = 0x6664737400000002;
+
+struct PostgresStoreOptions {
+  // Test-only switch: false leaves out the append lock (the ordering test shows what breaks).
+  bool serialise_appends = true;
+};
+
+// Connects with `conninfo` (a libpq URI "postgresql://…" or key=value string) and opens the store.
+// Throws std::runtime_error when the connection fails, synchronous_commit cannot be on, or the
+// schema is refused (see above).
+std::unique_ptr<Store> open_postgres_store(const std::string& conninfo,
+                                           const PostgresStoreOptions& options = {});
+
+}  // namespace host
+}  // namespace fedstat
+
+#endif  // FEDSTAT_HOST_STORE_POSTGRES_STORE_H_

@@ -1,0 +1,32 @@
+#include "host_server/store/store_factory.h"
+
+#include <stdexcept>
+
+#ifdef FEDSTAT_WITH_POSTGRESQL
+#include "host_server/store/postgres_store.h"
+#endif
+
+namespace fedstat {
+namespace host {
+
+bool postgresql_store_available() {
+#ifdef FEDSTAT_WITH_POSTGRESQL
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::unique_ptr<Store> open_store(const std::string& spec, const SqliteStoreOptions& sqlite) {
+  const StoreSpec parsed = parse_store_spec(spec);
+  if (parsed.backend == StoreBackend::kSqlite) return open_sqlite_store(parsed.location, sqlite);
+#ifdef FEDSTAT_WITH_POSTGRESQL
+  return open_postgres_store(parsed.location);
+#else
+  throw std::invalid_argument("store \"" + redacted_store_spec(spec) +
+                              "\": this fedstat-server was built without PostgreSQL (libpq-dev)");
+#endif
+}
+
+}  // namespace host
+}  // namespace fedstat

@@ -1,0 +1,27 @@
+// Opens the store a spec names (store/store_spec.h): SQLite at a path (with `sqlite` options) or
+// PostgreSQL at a libpq URI (store/postgres_store.h; every commit synchronous there, so the
+// SQLite durability options do not apply). Errors: what the backend throws; std::invalid_argument
+// for a spec that does not parse, or a postgresql:// store in a build without libpq ("this
+// fedstat-server was built without PostgreSQL (libpq-dev)"). Memory: the backend's. Paper: none.
+#ifndef FEDSTAT_HOST_STORE_STORE_FACTORY_H_
+#define FEDSTAT_HOST_STORE_STORE_FACTORY_H_
+
+#include <memory>
+#include <string>
+
+#include "host_server/store/sqlite_store.h"
+#include "host_server/store/store.h"
+#include "host_server/store/store_spec.h"
+
+namespace fedstat {
+namespace host {
+
+// True when this build can open a postgresql:// store.
+bool postgresql_store_available();
+
+std::unique_ptr<Store> open_store(const std::string& spec, const SqliteStoreOptions& sqlite = {});
+
+}  // namespace host
+}  // namespace fedstat
+
+#endif  // FEDSTAT_HOST_STORE_STORE_FACTORY_H_
