@@ -4,7 +4,8 @@
 // at most one write, and one timer whose deadline moves (the handler re-arms until the current
 // deadline has really passed). mbedTLS never touches the socket: bio_receive hands it the bytes the
 // last read brought (WANT_READ when they are used up), bio_send appends to the connection's
-// output, which flush() writes asynchronously.
+// output, which flush() writes asynchronously — once per io turn (send() posts it), so the
+// messages of one flight leave in one write.
 #include "host_server/net/tls_server.h"
 
 #include <algorithm>
@@ -114,6 +115,7 @@ struct TlsServer::Connection {
   std::vector<uint8_t> outbox;   // ciphertext from mbedTLS, not yet handed to a write
   std::vector<uint8_t> writing;  // ciphertext of the write in flight
   bool write_in_flight = false;
+  bool flush_posted = false;  // a flush() is posted: the messages sent meanwhile go out together
   std::array<uint8_t, wire::kMaxFrameBytes> plain;  // plaintext of incomplete frames
   size_t plain_bytes = 0;
 };
@@ -726,7 +728,15 @@ void TlsServer::send(ConnectionId id, const wire::Envelope& message) {
          Ending::kNow);
     return;
   }
-  flush(connection);
+  // One write for every message this io turn sends the connection (Task and TaskData, a commit
+  // group's answers): the flush runs once the current handler is done. A post from the io
+  // thread costs no system call; each loopback send costs the receiver's TCP path.
+  if (connection->flush_posted) return;
+  connection->flush_posted = true;
+  asio::post(io_, [this, connection] {
+    connection->flush_posted = false;
+    if (connection->state == Connection::State::kOpen) flush(connection);
+  });
 }
 
 void TlsServer::flush(const ConnectionPtr& connection) {
