@@ -115,7 +115,8 @@ struct TlsServer::Connection {
   std::vector<uint8_t> outbox;   // ciphertext from mbedTLS, not yet handed to a write
   std::vector<uint8_t> writing;  // ciphertext of the write in flight
   bool write_in_flight = false;
-  bool flush_posted = false;  // a flush() is posted: the messages sent meanwhile go out together
+  bool flush_posted = false;   // a flush() is posted: the messages sent meanwhile go out together
+  bool flush_at_once = false;  // the handshake's last flight is unsent: the next send() flushes
   std::array<uint8_t, wire::kMaxFrameBytes> plain;  // plaintext of incomplete frames
   size_t plain_bytes = 0;
 };
@@ -669,6 +670,9 @@ void TlsServer::advance_handshake(const ConnectionPtr& connection) {
     connection->deadline = Clock::now() + std::chrono::milliseconds(config_.idle_timeout_ms);
     arm_timer(connection);  // the idle deadline may come before the handshake's
   }  // else its deadline stays the handshake's: accept + handshake_timeout_ms
+  // The handshake's last flight leaves with the first message the handler sends, at once (not at
+  // the end of the turn: a drop(kNow) meanwhile would discard it), or at the end of this read.
+  connection->flush_at_once = !connection->outbox.empty();  // a resumption's went out before
   handler_.on_authenticated(connection->id, authentication);
   if (connection->state != Connection::State::kOpen) return;  // the handler closed it
   handler_.on_open(connection->id, connection->identity);
@@ -731,6 +735,10 @@ void TlsServer::send(ConnectionId id, const wire::Envelope& message) {
   // One write for every message this io turn sends the connection (Task and TaskData, a commit
   // group's answers): the flush runs once the current handler is done. A post from the io
   // thread costs no system call; each loopback send costs the receiver's TCP path.
+  if (connection->flush_at_once) {
+    flush(connection);
+    return;
+  }
   if (connection->flush_posted) return;
   connection->flush_posted = true;
   asio::post(io_, [this, connection] {
@@ -741,6 +749,7 @@ void TlsServer::send(ConnectionId id, const wire::Envelope& message) {
 
 void TlsServer::flush(const ConnectionPtr& connection) {
   if (connection->write_in_flight || connection->outbox.empty()) return;
+  connection->flush_at_once = false;
   connection->writing.swap(connection->outbox);
   connection->write_in_flight = true;
   asio::async_write(
