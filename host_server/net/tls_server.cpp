@@ -1,11 +1,11 @@
 // TlsServer: Asio sockets + mbedTLS over per-connection memory buffers. See tls_server.h.
 //
-// Each connection has exactly one socket read outstanding from admission until it is finished,
-// at most one write, and one timer whose deadline moves (the handler re-arms until the current
-// deadline has really passed). mbedTLS never touches the socket: bio_receive hands it the bytes the
-// last read brought (WANT_READ when they are used up), bio_send appends to the connection's
-// output, which flush() writes asynchronously — once per io turn (send() posts it), so the
-// messages of one flight leave in one write.
+// Each connection has exactly one wait for readability outstanding from admission until it is
+// finished, at most one write, and one timer whose deadline moves (the handler re-arms until the
+// current deadline has really passed). mbedTLS never touches the socket: bio_receive hands it the
+// bytes the last reads brought (WANT_READ when they are used up), bio_send appends to the
+// connection's output, which flush() writes asynchronously — once per io turn (send() posts it), so
+// the messages of one flight leave in one write.
 #include "host_server/net/tls_server.h"
 
 #include <algorithm>
@@ -458,6 +458,7 @@ void TlsServer::admit(asio::ip::tcp::socket socket) {
     }
   }
   socket.set_option(asio::ip::tcp::no_delay(true), ignored);
+  socket.non_blocking(true, ignored);  // read_some returns would_block (on_readable)
   auto connection = std::make_shared<Connection>(io_, std::move(socket), next_id_);
   if (!no_address) connection->peer = peer.address();
   if (mbedtls_ssl_setup(&connection->ssl, &ssl_config_) != 0) {
@@ -530,24 +531,58 @@ void TlsServer::arm_timer(const ConnectionPtr& connection) {
   });
 }
 
+// Reads on readiness: once the socket is readable, what it holds is taken in chunks until a read
+// comes back short (the socket is then empty; epoll, edge-triggered under Asio, reports the next
+// bytes as they come), then the wait is armed again. An async_read_some would try a recv at once
+// each time it is started — one that fails with EAGAIN after every flight the peer sent.
 void TlsServer::read(const ConnectionPtr& connection) {
-  connection->socket.async_read_some(
-      asio::buffer(connection->chunk),
-      [this, connection](const asio::error_code& error, size_t bytes) {
-        if (connection->state == Connection::State::kClosed) return;
-        if (error) {
-          if (connection->state == Connection::State::kClosing) {
-            finish(connection);
-          } else {
-            drop(connection,
-                 error == asio::error::eof ? "peer closed the connection"
-                                           : "socket read failed: " + error.message(),
-                 Ending::kNow);
-          }
-          return;
-        }
-        on_read(connection, bytes);
+  connection->socket.async_wait(asio::ip::tcp::socket::wait_read,
+                                [this, connection](const asio::error_code& error) {
+                                  if (connection->state == Connection::State::kClosed) return;
+                                  if (error) {
+                                    end_of_reads(connection, error);
+                                    return;
+                                  }
+                                  on_readable(connection);
+                                });
+}
+
+void TlsServer::on_readable(const ConnectionPtr& connection) {
+  // A peer that keeps its socket full is read 64 KiB a turn: the rest is taken in a later turn
+  // (posted — the socket may hold it without another edge), other connections' turns between.
+  constexpr int kChunksPerTurn = 16;
+  for (int chunks = 0;; ++chunks) {
+    if (chunks == kChunksPerTurn) {
+      flush(connection);
+      asio::post(io_, [this, connection] {
+        if (connection->state != Connection::State::kClosed) on_readable(connection);
       });
+      return;
+    }
+    asio::error_code error;
+    const size_t bytes = connection->socket.read_some(asio::buffer(connection->chunk), error);
+    if (error == asio::error::would_block || error == asio::error::try_again) break;
+    if (error) {
+      end_of_reads(connection, error);
+      return;
+    }
+    on_read(connection, bytes);
+    if (connection->state == Connection::State::kClosed) return;
+    if (bytes < connection->chunk.size()) break;  // the socket held no more
+  }
+  flush(connection);
+  read(connection);
+}
+
+void TlsServer::end_of_reads(const ConnectionPtr& connection, const asio::error_code& error) {
+  if (connection->state == Connection::State::kClosing) {
+    finish(connection);
+  } else {
+    drop(connection,
+         error == asio::error::eof ? "peer closed the connection"
+                                   : "socket read failed: " + error.message(),
+         Ending::kNow);
+  }
 }
 
 void TlsServer::on_read(const ConnectionPtr& connection, size_t bytes) {
@@ -566,9 +601,6 @@ void TlsServer::on_read(const ConnectionPtr& connection, size_t bytes) {
       read_frames(connection);
     }
   }  // kClosing: bytes after our last word are discarded until the peer's end of stream
-  if (connection->state == Connection::State::kClosed) return;
-  flush(connection);
-  read(connection);
 }
 
 bool TlsServer::admit_full_handshake(const ConnectionPtr& connection) {

@@ -273,6 +273,9 @@ class TlsServer {
   void purge_sessions();
   void admit(asio::ip::tcp::socket socket);
   void read(const ConnectionPtr& connection);
+  // The socket is readable: takes what it holds, then waits again.
+  void on_readable(const ConnectionPtr& connection);
+  void end_of_reads(const ConnectionPtr& connection, const asio::error_code& error);
   void on_read(const ConnectionPtr& connection, size_t bytes);
   // Asks admit_peer for a full handshake's key pair: true to go on; false when the connection
   // was dropped.
