@@ -404,27 +404,28 @@ void TlsServer::purge_sessions() {
 }
 
 void TlsServer::accept() {
-  acceptor_.async_accept([this](const asio::error_code& error, asio::ip::tcp::socket socket) {
-    if (stopped_ || error == asio::error::operation_aborted) return;
-    if (!error || error == asio::error::connection_aborted) {  // (the peer left the backlog)
-      if (!error) admit(std::move(socket));
-      accept();
-      return;
-    }
-    // Out of descriptors (EMFILE, ENFILE) or memory: the connection stays in the listen backlog
-    // and an accept at once would fail again, and again — a busy loop on the io thread for as
-    // long as the shortage lasts. Try again after kAcceptRetryMs instead.
-    accept_retry_.expires_after(std::chrono::milliseconds(kAcceptRetryMs));
-    accept_retry_.async_wait([this](const asio::error_code& waited) {
-      if (!waited && !stopped_) accept();
-    });
-  });
+  // The peer's address comes with the accept (no getpeername a connection).
+  acceptor_.async_accept(
+      accepted_peer_, [this](const asio::error_code& error, asio::ip::tcp::socket socket) {
+        if (stopped_ || error == asio::error::operation_aborted) return;
+        if (!error || error == asio::error::connection_aborted) {  // (the peer left the backlog)
+          if (!error) admit(std::move(socket), accepted_peer_);
+          accept();
+          return;
+        }
+        // Out of descriptors (EMFILE, ENFILE) or memory: the connection stays in the listen backlog
+        // and an accept at once would fail again, and again — a busy loop on the io thread for as
+        // long as the shortage lasts. Try again after kAcceptRetryMs instead.
+        accept_retry_.expires_after(std::chrono::milliseconds(kAcceptRetryMs));
+        accept_retry_.async_wait([this](const asio::error_code& waited) {
+          if (!waited && !stopped_) accept();
+        });
+      });
 }
 
-void TlsServer::admit(asio::ip::tcp::socket socket) {
+void TlsServer::admit(asio::ip::tcp::socket socket, const asio::ip::tcp::endpoint& peer) {
   asio::error_code ignored;
-  asio::error_code no_address;
-  const asio::ip::tcp::endpoint peer = socket.remote_endpoint(no_address);
+  const bool no_address = peer.address().is_unspecified();  // accept gave no address
   std::optional<PeerAddress> counted;  // the address this connection counts against, if capped
   if (!no_address && config_.max_connections_per_address != 0) {
     const PeerAddress address = peer_address(peer.address());
