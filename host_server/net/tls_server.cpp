@@ -1,10 +1,11 @@
 // TlsServer: Asio sockets + mbedTLS over per-connection memory buffers. See tls_server.h.
 //
-// Each connection has exactly one socket read outstanding from admission until it is finished,
-// at most one write, and one timer whose deadline moves (the handler re-arms until the current
-// deadline has really passed). mbedTLS never touches the socket: bio_receive hands it the bytes the
-// last read brought (WANT_READ when they are used up), bio_send appends to the connection's
-// output, which flush() writes asynchronously.
+// Each connection has exactly one wait for readability outstanding from admission until it is
+// finished, at most one write, and one timer whose deadline moves (the handler re-arms until the
+// current deadline has really passed). mbedTLS never touches the socket: bio_receive hands it the
+// bytes the last reads brought (WANT_READ when they are used up), bio_send appends to the
+// connection's output, which flush() writes asynchronously — once per io turn (send() posts it), so
+// the messages of one flight leave in one write.
 #include "host_server/net/tls_server.h"
 
 #include <algorithm>
@@ -114,6 +115,8 @@ struct TlsServer::Connection {
   std::vector<uint8_t> outbox;   // ciphertext from mbedTLS, not yet handed to a write
   std::vector<uint8_t> writing;  // ciphertext of the write in flight
   bool write_in_flight = false;
+  bool flush_posted = false;   // a flush() is posted: the messages sent meanwhile go out together
+  bool flush_at_once = false;  // the handshake's last flight is unsent: the next send() flushes
   std::array<uint8_t, wire::kMaxFrameBytes> plain;  // plaintext of incomplete frames
   size_t plain_bytes = 0;
 };
@@ -401,27 +404,28 @@ void TlsServer::purge_sessions() {
 }
 
 void TlsServer::accept() {
-  acceptor_.async_accept([this](const asio::error_code& error, asio::ip::tcp::socket socket) {
-    if (stopped_ || error == asio::error::operation_aborted) return;
-    if (!error || error == asio::error::connection_aborted) {  // (the peer left the backlog)
-      if (!error) admit(std::move(socket));
-      accept();
-      return;
-    }
-    // Out of descriptors (EMFILE, ENFILE) or memory: the connection stays in the listen backlog
-    // and an accept at once would fail again, and again — a busy loop on the io thread for as
-    // long as the shortage lasts. Try again after kAcceptRetryMs instead.
-    accept_retry_.expires_after(std::chrono::milliseconds(kAcceptRetryMs));
-    accept_retry_.async_wait([this](const asio::error_code& waited) {
-      if (!waited && !stopped_) accept();
-    });
-  });
+  // The peer's address comes with the accept (no getpeername a connection).
+  acceptor_.async_accept(
+      accepted_peer_, [this](const asio::error_code& error, asio::ip::tcp::socket socket) {
+        if (stopped_ || error == asio::error::operation_aborted) return;
+        if (!error || error == asio::error::connection_aborted) {  // (the peer left the backlog)
+          if (!error) admit(std::move(socket), accepted_peer_);
+          accept();
+          return;
+        }
+        // Out of descriptors (EMFILE, ENFILE) or memory: the connection stays in the listen backlog
+        // and an accept at once would fail again, and again — a busy loop on the io thread for as
+        // long as the shortage lasts. Try again after kAcceptRetryMs instead.
+        accept_retry_.expires_after(std::chrono::milliseconds(kAcceptRetryMs));
+        accept_retry_.async_wait([this](const asio::error_code& waited) {
+          if (!waited && !stopped_) accept();
+        });
+      });
 }
 
-void TlsServer::admit(asio::ip::tcp::socket socket) {
+void TlsServer::admit(asio::ip::tcp::socket socket, const asio::ip::tcp::endpoint& peer) {
   asio::error_code ignored;
-  asio::error_code no_address;
-  const asio::ip::tcp::endpoint peer = socket.remote_endpoint(no_address);
+  const bool no_address = peer.address().is_unspecified();  // accept gave no address
   std::optional<PeerAddress> counted;  // the address this connection counts against, if capped
   if (!no_address && config_.max_connections_per_address != 0) {
     const PeerAddress address = peer_address(peer.address());
@@ -455,6 +459,7 @@ void TlsServer::admit(asio::ip::tcp::socket socket) {
     }
   }
   socket.set_option(asio::ip::tcp::no_delay(true), ignored);
+  socket.non_blocking(true, ignored);  // read_some returns would_block (on_readable)
   auto connection = std::make_shared<Connection>(io_, std::move(socket), next_id_);
   if (!no_address) connection->peer = peer.address();
   if (mbedtls_ssl_setup(&connection->ssl, &ssl_config_) != 0) {
@@ -527,24 +532,58 @@ void TlsServer::arm_timer(const ConnectionPtr& connection) {
   });
 }
 
+// Reads on readiness: once the socket is readable, what it holds is taken in chunks until a read
+// comes back short (the socket is then empty; epoll, edge-triggered under Asio, reports the next
+// bytes as they come), then the wait is armed again. An async_read_some would try a recv at once
+// each time it is started — one that fails with EAGAIN after every flight the peer sent.
 void TlsServer::read(const ConnectionPtr& connection) {
-  connection->socket.async_read_some(
-      asio::buffer(connection->chunk),
-      [this, connection](const asio::error_code& error, size_t bytes) {
-        if (connection->state == Connection::State::kClosed) return;
-        if (error) {
-          if (connection->state == Connection::State::kClosing) {
-            finish(connection);
-          } else {
-            drop(connection,
-                 error == asio::error::eof ? "peer closed the connection"
-                                           : "socket read failed: " + error.message(),
-                 Ending::kNow);
-          }
-          return;
-        }
-        on_read(connection, bytes);
+  connection->socket.async_wait(asio::ip::tcp::socket::wait_read,
+                                [this, connection](const asio::error_code& error) {
+                                  if (connection->state == Connection::State::kClosed) return;
+                                  if (error) {
+                                    end_of_reads(connection, error);
+                                    return;
+                                  }
+                                  on_readable(connection);
+                                });
+}
+
+void TlsServer::on_readable(const ConnectionPtr& connection) {
+  // A peer that keeps its socket full is read 64 KiB a turn: the rest is taken in a later turn
+  // (posted — the socket may hold it without another edge), other connections' turns between.
+  constexpr int kChunksPerTurn = 16;
+  for (int chunks = 0;; ++chunks) {
+    if (chunks == kChunksPerTurn) {
+      flush(connection);
+      asio::post(io_, [this, connection] {
+        if (connection->state != Connection::State::kClosed) on_readable(connection);
       });
+      return;
+    }
+    asio::error_code error;
+    const size_t bytes = connection->socket.read_some(asio::buffer(connection->chunk), error);
+    if (error == asio::error::would_block || error == asio::error::try_again) break;
+    if (error) {
+      end_of_reads(connection, error);
+      return;
+    }
+    on_read(connection, bytes);
+    if (connection->state == Connection::State::kClosed) return;
+    if (bytes < connection->chunk.size()) break;  // the socket held no more
+  }
+  flush(connection);
+  read(connection);
+}
+
+void TlsServer::end_of_reads(const ConnectionPtr& connection, const asio::error_code& error) {
+  if (connection->state == Connection::State::kClosing) {
+    finish(connection);
+  } else {
+    drop(connection,
+         error == asio::error::eof ? "peer closed the connection"
+                                   : "socket read failed: " + error.message(),
+         Ending::kNow);
+  }
 }
 
 void TlsServer::on_read(const ConnectionPtr& connection, size_t bytes) {
@@ -563,9 +602,6 @@ void TlsServer::on_read(const ConnectionPtr& connection, size_t bytes) {
       read_frames(connection);
     }
   }  // kClosing: bytes after our last word are discarded until the peer's end of stream
-  if (connection->state == Connection::State::kClosed) return;
-  flush(connection);
-  read(connection);
 }
 
 bool TlsServer::admit_full_handshake(const ConnectionPtr& connection) {
@@ -667,6 +703,9 @@ void TlsServer::advance_handshake(const ConnectionPtr& connection) {
     connection->deadline = Clock::now() + std::chrono::milliseconds(config_.idle_timeout_ms);
     arm_timer(connection);  // the idle deadline may come before the handshake's
   }  // else its deadline stays the handshake's: accept + handshake_timeout_ms
+  // The handshake's last flight leaves with the first message the handler sends, at once (not at
+  // the end of the turn: a drop(kNow) meanwhile would discard it), or at the end of this read.
+  connection->flush_at_once = !connection->outbox.empty();  // a resumption's went out before
   handler_.on_authenticated(connection->id, authentication);
   if (connection->state != Connection::State::kOpen) return;  // the handler closed it
   handler_.on_open(connection->id, connection->identity);
@@ -726,11 +765,24 @@ void TlsServer::send(ConnectionId id, const wire::Envelope& message) {
          Ending::kNow);
     return;
   }
-  flush(connection);
+  // One write for every message this io turn sends the connection (Task and TaskData, a commit
+  // group's answers): the flush runs once the current handler is done. A post from the io
+  // thread costs no system call; each loopback send costs the receiver's TCP path.
+  if (connection->flush_at_once) {
+    flush(connection);
+    return;
+  }
+  if (connection->flush_posted) return;
+  connection->flush_posted = true;
+  asio::post(io_, [this, connection] {
+    connection->flush_posted = false;
+    if (connection->state == Connection::State::kOpen) flush(connection);
+  });
 }
 
 void TlsServer::flush(const ConnectionPtr& connection) {
   if (connection->write_in_flight || connection->outbox.empty()) return;
+  connection->flush_at_once = false;
   connection->writing.swap(connection->outbox);
   connection->write_in_flight = true;
   asio::async_write(

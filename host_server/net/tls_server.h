@@ -271,8 +271,11 @@ class TlsServer {
 
   void accept();
   void purge_sessions();
-  void admit(asio::ip::tcp::socket socket);
+  void admit(asio::ip::tcp::socket socket, const asio::ip::tcp::endpoint& peer);
   void read(const ConnectionPtr& connection);
+  // The socket is readable: takes what it holds, then waits again.
+  void on_readable(const ConnectionPtr& connection);
+  void end_of_reads(const ConnectionPtr& connection, const asio::error_code& error);
   void on_read(const ConnectionPtr& connection, size_t bytes);
   // Asks admit_peer for a full handshake's key pair: true to go on; false when the connection
   // was dropped.
@@ -306,8 +309,9 @@ class TlsServer {
   TlsServerConfig config_;
   FrameHandler& handler_;
   asio::ip::tcp::acceptor acceptor_;
-  asio::steady_timer accept_retry_;  // after an accept that failed for want of descriptors
-  asio::steady_timer purge_timer_;   // forgets expired sessions
+  asio::ip::tcp::endpoint accepted_peer_;  // the peer of the accept in progress
+  asio::steady_timer accept_retry_;        // after an accept that failed for want of descriptors
+  asio::steady_timer purge_timer_;         // forgets expired sessions
   mbedtls_entropy_context entropy_;
   mbedtls_ctr_drbg_context drbg_;
   mbedtls_ssl_config ssl_config_;
