@@ -117,9 +117,29 @@ std::string hex_word(uint64_t word) {  // 16 digits, most significant first
   return encode_hex(bytes, sizeof(bytes));
 }
 
+// The time a task's round completed, as its stored "completed <unix s>" transition says (the last
+// one; none: nothing).
+std::optional<uint64_t> completion_time(Store& store, uint32_t task_id) {
+  std::optional<uint64_t> out;
+  const std::string word = "completed ";
+  for (const StoredEvent& event : store.events(task_id)) {
+    if (event.kind != EventKind::kTransition) continue;
+    const std::string text(event.payload.begin(), event.payload.end());
+    if (text.compare(0, word.size(), word) != 0) continue;
+    const std::string digits = text.substr(word.size());
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos ||
+        digits.size() > 19) {
+      continue;
+    }
+    out = std::stoull(digits);
+  }
+  return out;
+}
+
 // A plan as the rounds run it; `definition` is what the store keeps for the task. A chained plan
 // (TaskPlan::next_stage) gets a follow-up that plans the next task from this one's stored result,
-// opening at the next task's stored opening time when the store holds it (a restart), else now;
+// opening at the next task's stored opening time when the store holds it (a restart), else at
+// the time this task's stored "completed" transition names (the same on every node), else now;
 // its stored definition names the declaration, the task it follows and its TaskData, so a
 // restarted server that derived other TaskData would be refused by the store.
 TaskSpec spec_of(const TaskPlan& plan, const json& definition, Store& store,
@@ -197,7 +217,9 @@ TaskSpec spec_of(const TaskPlan& plan, const json& definition, Store& store,
     Store* s = &store;
     spec.follow_up = [next_stage, this_id, next_id, declaration, s, forward_tagg, ca_public_key](
                          const std::string& result, uint64_t now) {
-      uint64_t opened = now;
+      // Not this process's clock: every node (and every restart) derives the same time from the
+      // store, so each plans the same definition (docs/scale_out.md, failure case 10).
+      uint64_t opened = completion_time(*s, this_id).value_or(now);
       const std::optional<json> stored = stored_definition(*s, next_id);
       if (stored && stored->contains("opened_unix_seconds")) {
         opened = stored->at("opened_unix_seconds").get<uint64_t>();
@@ -270,6 +292,35 @@ std::vector<TaskSpec> plan_declared_tasks(const ServerConfig& config, Store& sto
     }
   }
   return specs;
+}
+
+std::vector<TaskSpec> declare_tasks(const ServerConfig& config, Store& store,
+                                    uint64_t now_unix_seconds, const TaggForward& forward_tagg) {
+  std::vector<TaskSpec> specs = plan_declared_tasks(config, store, now_unix_seconds, forward_tagg);
+  bool adopted = false;
+  for (const TaskSpec& spec : specs) {
+    const uint32_t id = spec.task.task_id;
+    try {
+      store.put_task(id, spec.definition_json);  // insert-if-absent; the same again: nothing
+    } catch (const std::invalid_argument&) {
+      const json mine = json::parse(spec.definition_json);
+      const std::optional<json> other = stored_definition(store, id);
+      const bool only_opened_differs =
+          other && other->is_object() && mine.contains("declaration") &&
+          other->value("declaration", json()) == mine.at("declaration") &&
+          other->contains("opened_unix_seconds") &&
+          other->at("opened_unix_seconds").is_number_unsigned() && other->size() == mine.size();
+      if (!only_opened_differs) {
+        throw std::invalid_argument("task " + std::to_string(id) +
+                                    ": the store holds another declaration of this task id (a "
+                                    "task id names one task forever): " +
+                                    (other ? other->dump() : std::string("none")));
+      }
+      adopted = true;  // another node declared it first, a moment earlier or later
+    }
+  }
+  // Planned again: each adopted task now opens at its stored time, as on a restart.
+  return adopted ? plan_declared_tasks(config, store, now_unix_seconds, forward_tagg) : specs;
 }
 
 namespace {
@@ -504,7 +555,17 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
   // one that comes while the store is checked reloads the credentials once the server listens.
   asio::signal_set reloads(io, SIGHUP);
   log_store_check(log, config.store_path);
-  std::unique_ptr<Store> backend = open_store(config.store_path, collector_store_options(config));
+  StoreOpenOptions store_options;
+  store_options.sqlite = collector_store_options(config);
+  store_options.outage_seconds = config.store_outage_seconds;
+  // A lost PostgreSQL is waited for (store/postgres_store.h): said in the log when a call finds
+  // it gone and when it is back. Called on the thread that made the call (io or store writer).
+  store_options.on_outage = [&log, &config](bool reachable, const std::string& detail) {
+    log_line(log, {{"event", reachable ? "store_reachable" : "store_unreachable"},
+                   {"detail", detail},
+                   {"store_outage_seconds", config.store_outage_seconds}});
+  };
+  std::unique_ptr<Store> backend = open_store(config.store_path, store_options);
   std::vector<std::string> warnings = start_warnings(config);
   // The rounds' writes of device messages commit on the store's writer thread while the io
   // thread answers the next message; every answer waits in `gate` until the writes before it
@@ -533,7 +594,7 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
     TaggForwarder* f = forwarder.get();
     forward_tagg = [f](ExactAggregate aggregate) { f->submit(std::move(aggregate)); };
   }
-  std::vector<TaskSpec> specs = plan_declared_tasks(config, store, unix_seconds(), forward_tagg);
+  std::vector<TaskSpec> specs = declare_tasks(config, store, unix_seconds(), forward_tagg);
 
   net::TlsServerConfig tls = listener_config(config);
   tls.await_check_in = true;  // a device's first message must be a ClientHello the rounds take

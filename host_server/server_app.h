@@ -29,15 +29,26 @@ namespace host {
 // Plans every declared task; a task already in the store keeps its stored opening time (and a
 // changed declaration for a stored task id is refused by the store). A chained task (heterogeneity)
 // gets its follow-up (TaskSpec::follow_up): planned from its stored result, stored as
-// {declaration, follows, task_data, opened_unix_seconds}. Refused (std::invalid_argument): a
-// follow-up id that is declared as a task, shared by two chains, or held by the store for
-// another task.
-// A TAGG task's aggregate goes to `forward_tagg` (the TAgg forwarder, host_server/tagg/) instead
-// of an estimator; without one, a declared TAGG task is refused (std::invalid_argument).
+// {declaration, follows, task_data, opened_unix_seconds}, opening at the time of the first task's
+// stored "completed" transition (the same on every server), or at its stored opening time. Refused
+// (std::invalid_argument): a follow-up id that is declared as a task, shared by two chains, or held
+// by the store for another task. A TAGG task's aggregate goes to `forward_tagg` (the TAgg
+// forwarder, host_server/tagg/) instead of an estimator; without one, a declared TAGG task is
+// refused (std::invalid_argument).
 using TaggForward = std::function<void(ExactAggregate aggregate)>;
 std::vector<TaskSpec> plan_declared_tasks(const ServerConfig& config, Store& store,
                                           uint64_t now_unix_seconds,
                                           const TaggForward& forward_tagg = nullptr);
+// plan_declared_tasks, then each planned task declared in the store (Store::put_task, insert-if-
+// absent) before any round opens. Several servers started at once on one empty store each plan
+// with their own `now`: a task another one declared first, with the same declaration and only
+// another opened_unix_seconds, is adopted — everything is planned again from the stored opening
+// times, so every server runs the same definition (docs/scale_out.md, failure case 10). A stored
+// task with another declaration is refused: std::invalid_argument naming the task id and the
+// stored definition. Errors otherwise: plan_declared_tasks's and the store's.
+std::vector<TaskSpec> declare_tasks(const ServerConfig& config, Store& store,
+                                    uint64_t now_unix_seconds,
+                                    const TaggForward& forward_tagg = nullptr);
 
 // The collector's store options: Durability::kStepsSurvivePowerLoss (every step committed with
 // synchronous=FULL) when a declared task is trust "dist" — a DIST round's U2/U3 sent to some

@@ -202,6 +202,7 @@ ServerConfig read_server_config(const std::string& path) {
   refuse_unknown_fields(file,
                         {"listen",
                          "store",
+                         "store_outage_seconds",
                          "credentials",
                          "fleet_secret",
                          "handshake_timeout_ms",
@@ -403,6 +404,10 @@ ServerConfig read_server_config(const std::string& path) {
   if (file.contains("tls_session_cache_entries")) {
     config.tls_session_cache_entries =
         whole(file["tls_session_cache_entries"], "tls_session_cache_entries", 0, 1u << 24);
+  }
+  if (file.contains("store_outage_seconds")) {
+    config.store_outage_seconds = static_cast<uint32_t>(
+        whole(file["store_outage_seconds"], "store_outage_seconds", 0, 86400));
   }
   if (file.contains("tls_session_lifetime_seconds")) {
     // RFC 5246 §F.1.4: a session is resumed for at most 24 hours.

@@ -70,6 +70,9 @@
 //                 outcome — is kept open for the round's longest wait, max(admission, phase
 //                 time-out) + 10 s, whatever idle_timeout_ms; the server raises its descriptor
 //                 limit towards max_connections + 64)
+//   store_outage_seconds 300: how long a store call waits for a lost PostgreSQL (restarted, cut
+//                 off) before the server stops (store/postgres_store.h), 0 to 86400; answers that
+//                 need a write stay held meanwhile. No effect on a SQLite store
 //   tls_session_cache_entries 16384, tls_session_lifetime_seconds 3600: TLS session resumption
 //                 (net/tls_session_cache.h): a device that connects again within the lifetime
 //                 (counted from its last full handshake, at most 86400) resumes its session with
@@ -159,6 +162,7 @@ struct ServerConfig {
   std::string address = "127.0.0.1";
   uint16_t port = 0;
   std::string store_path = "fedstat-server.db";
+  uint32_t store_outage_seconds = 300;
   std::string credentials_path;  // or
   std::optional<std::array<uint8_t, 32>> fleet_secret;
   // The fleet CA's public key (SEC1 uncompressed), from the ca_public_key file: DIST tasks run

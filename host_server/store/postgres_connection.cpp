@@ -42,8 +42,14 @@ void PostgresConnection::connect(const std::string& operation) {
     const std::string message = one_line(PQerrorMessage(conn_));
     PQfinish(conn_);  // the constructor may be what throws: no destructor would free it
     conn_ = nullptr;
-    refuse(operation, "cannot connect: " + message);
+    // Not a refusal: PostgreSQL may be restarting; the store decides how long to wait for it.
+    throw PostgresConnectionLost(
+        "fedstat store " + label_ + ": " + operation + ": cannot connect: " + message, false);
   }
+  // PostgreSQL's notices ("terminating connection due to immediate shutdown") would go to stderr
+  // unformatted, amid the server's JSON log lines; what matters of them comes as errors anyway.
+  PQsetNoticeProcessor(
+      conn_, [](void*, const char*) {}, nullptr);
   for (const std::string& sql : setup_) exec(sql, operation);
   for (const auto& [name, sql] : prepared_) {
     check(PQprepare(conn_, name.c_str(), sql.c_str(), 0, nullptr), operation, false);
@@ -163,6 +169,11 @@ std::vector<PgResult> PostgresConnection::run_pipelined(
   if (first_error) check(first_error.release(), operation, false);  // throws
   if (out.size() != executions.size()) refuse(operation, "a pipelined statement gave no result");
   return out;
+}
+
+void PostgresConnection::drop() {
+  if (conn_ != nullptr) PQfinish(conn_);
+  conn_ = nullptr;
 }
 
 void PostgresConnection::rollback_quietly() {

@@ -58,7 +58,8 @@ class PostgresConnection {
 
   const std::string& label() const { return label_; }
   bool lost() const { return conn_ == nullptr || PQstatus(conn_) != CONNECTION_OK; }
-  // Drops the connection and connects again; std::runtime_error when that fails.
+  // Drops the connection and connects again; PostgresConnectionLost when PostgreSQL cannot be
+  // reached, std::runtime_error when a setup statement is refused.
   void reconnect(const std::string& operation);
   // Statements prepared after every connect, by name.
   void add_prepared(const std::string& name, const std::string& sql);
@@ -76,6 +77,8 @@ class PostgresConnection {
   std::vector<PgResult> run_pipelined(const std::string& name,
                                       const std::vector<std::vector<PgParam>>& executions,
                                       const std::string& operation);
+  // Closes the connection (lost() is then true; the next reconnect opens a new one).
+  void drop();
   // Rolls back an open transaction, ignoring errors (a lost connection has none open).
   void rollback_quietly();
 

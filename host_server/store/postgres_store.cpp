@@ -1,10 +1,13 @@
 #include "host_server/store/postgres_store.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <limits>
 #include <set>
 #include <stdexcept>
+#include <thread>
+#include <type_traits>
 #include <utility>
 
 #include "host_server/store/event_checks.h"
@@ -57,8 +60,14 @@ class PostgresStore final : public Store {
                              "SELECT task_id, definition, state FROM tasks ORDER BY task_id");
     connection_.add_prepared("update_state",
                              "UPDATE tasks SET state = $1::text WHERE task_id = $2::bigint");
-    connection_.add_prepared(
-        "append_lock", "SELECT pg_advisory_xact_lock(" + std::to_string(kPostgresAppendLock) + ")");
+    // The append's transaction id, asked for before COMMIT: a COMMIT that gets no answer is then
+    // resolved by asking PostgreSQL for that transaction's status (postgres_store.h).
+    connection_.add_prepared("append_begin",
+                             options_.serialise_appends
+                                 ? "SELECT pg_current_xact_id()::text, pg_advisory_xact_lock(" +
+                                       std::to_string(kPostgresAppendLock) + ")"
+                                 : std::string("SELECT pg_current_xact_id()::text"));
+    connection_.add_prepared("xact_status", "SELECT pg_xact_status($1::xid8)");
     connection_.add_prepared(
         "insert_event",
         "INSERT INTO events(task_id, client_id, kind, payload) "
@@ -73,7 +82,7 @@ class PostgresStore final : public Store {
   }
 
   void put_task(uint32_t task_id, const std::string& definition) override {
-    call("put_task", Retry::kIdempotent, [&] {
+    call("put_task", [&] {
       PostgresTransaction transaction(connection_, "put_task");
       connection_.run(
           "insert_task",
@@ -90,7 +99,7 @@ class PostgresStore final : public Store {
   }
 
   std::vector<StoredTask> tasks() override {
-    return call("tasks", Retry::kIdempotent, [&] {
+    return call("tasks", [&] {
       const PgResult rows = connection_.run("all_tasks", {}, "tasks");
       std::vector<StoredTask> out;
       for (int row = 0; row < PQntuples(rows.get()); ++row) {
@@ -105,7 +114,7 @@ class PostgresStore final : public Store {
   }
 
   void set_task_state(uint32_t task_id, const std::string& state) override {
-    call("set_task_state", Retry::kIdempotent, [&] {
+    call("set_task_state", [&] {
       const PgResult updated = connection_.run(
           "update_state", {PgParam::text(state), PgParam::int64(task_id)}, "set_task_state");
       if (std::string(PQcmdTuples(updated.get())) == "0") {
@@ -116,10 +125,17 @@ class PostgresStore final : public Store {
 
   uint64_t append_events(const std::vector<NewEvent>& events) override {
     check_event_batch(events);
-    return call("append_events", Retry::kOnlyUncommitted, [&] {
+    // A batch whose COMMIT got no answer: its transaction id and its last sequence number.
+    std::optional<std::pair<std::string, uint64_t>> in_doubt;
+    return call("append_events", [&]() -> uint64_t {
+      if (in_doubt) {
+        if (committed(in_doubt->first)) return in_doubt->second;
+        in_doubt.reset();  // rolled back: appended again below, once
+      }
       PostgresTransaction transaction(connection_, "append_events");
-      // Serialises appends across connections until this one commits (postgres_store.h).
-      if (options_.serialise_appends) connection_.run("append_lock", {}, "append_events");
+      // The transaction id; serialises appends across connections until this one commits.
+      const PgResult begun = connection_.run("append_begin", {}, "append_events");
+      const std::string xact = text_at(begun, 0, 0);
       std::set<uint32_t> known;
       for (const NewEvent& event : events) {
         if (known.insert(event.task_id).second) require_task("append_events", event.task_id);
@@ -135,13 +151,25 @@ class PostgresStore final : public Store {
       const std::vector<PgResult> inserted =
           connection_.run_pipelined("insert_event", rows, "append_events");
       const uint64_t last = std::stoull(text_at(inserted.back(), 0, 0));
-      transaction.commit();
+      try {
+        transaction.commit();
+        if (lost_answers_ > 0) {  // test only: the COMMIT's answer lost after it committed
+          --lost_answers_;
+          connection_.drop();
+          throw PostgresConnectionLost(
+              "fedstat store " + connection_.label() + ": append_events: connection lost (test)",
+              true);
+        }
+      } catch (const PostgresConnectionLost& lost) {
+        if (lost.commit_unknown()) in_doubt.emplace(xact, last);
+        throw;
+      }
       return last;
     });
   }
 
   std::vector<StoredEvent> events(uint32_t task_id) override {
-    return call("events", Retry::kIdempotent, [&] {
+    return call("events", [&] {
       PostgresTransaction transaction(connection_, "events");
       require_task("events", task_id);
       const PgResult rows = connection_.run("task_events", {PgParam::int64(task_id)}, "events",
@@ -170,7 +198,7 @@ class PostgresStore final : public Store {
   }
 
   void put_result(uint32_t task_id, const std::string& result_json) override {
-    call("put_result", Retry::kIdempotent, [&] {
+    call("put_result", [&] {
       PostgresTransaction transaction(connection_, "put_result");
       require_task("put_result", task_id);
       // Whoever inserts first publishes; every other caller compares with what it published.
@@ -187,7 +215,7 @@ class PostgresStore final : public Store {
   }
 
   std::optional<std::string> result(uint32_t task_id) override {
-    return call("result", Retry::kIdempotent, [&] {
+    return call("result", [&] {
       PostgresTransaction transaction(connection_, "result");
       require_task("result", task_id);
       const PgResult stored = connection_.run("task_result", {PgParam::int64(task_id)}, "result");
@@ -199,35 +227,76 @@ class PostgresStore final : public Store {
   }
 
   std::string integrity_check() override {
-    return call("integrity_check", Retry::kIdempotent,
-                [&] { return check_postgres_schema_integrity(connection_); });
+    return call("integrity_check", [&] { return check_postgres_schema_integrity(connection_); });
   }
 
  private:
-  enum class Retry {
-    kIdempotent,       // running it again after a lost COMMIT changes nothing
-    kOnlyUncommitted,  // run again only when the lost transaction certainly did not commit
-  };
-
-  // Runs `body`, reconnecting once when the connection is (or goes) away (postgres_store.h).
+  // Runs `body` until it completes, through connections lost on the way: each failed attempt
+  // drops the connection and reconnects — at once after the first, then after a pause (50 ms
+  // doubling up to 2 s); past the outage limit it throws (postgres_store.h). `body` runs again
+  // whole, so it must be safe to: idempotent, or resolving its own doubt first (append_events).
   template <typename Body>
-  auto call(const std::string& operation, Retry retry, Body&& body) -> decltype(body()) {
-    bool reconnected = false;
-    if (connection_.lost()) {
-      connection_.reconnect(operation);
-      reconnected = true;
+  auto call(const std::string& operation, Body&& body) -> decltype(body()) {
+    using Out = decltype(body());
+    if constexpr (std::is_void_v<Out>) {
+      retrying(operation, [&] { body(); });
+    } else {
+      std::optional<Out> out;
+      retrying(operation, [&] { out.emplace(body()); });
+      return std::move(*out);
     }
-    try {
-      return body();
-    } catch (const PostgresConnectionLost& lost) {
-      if (reconnected) throw;
-      if (lost.commit_unknown() && retry == Retry::kOnlyUncommitted) {
-        throw std::runtime_error(std::string(lost.what()) +
-                                 " (during COMMIT: whether it committed is unknown)");
+  }
+
+  template <typename Attempt>
+  void retrying(const std::string& operation, Attempt&& attempt) {
+    using Clock = std::chrono::steady_clock;
+    std::optional<Clock::time_point> outage_began;
+    std::chrono::milliseconds pause(50);
+    for (;;) {
+      try {
+        if (connection_.lost()) connection_.reconnect(operation);
+        attempt();
+        if (outage_began && options_.on_outage) {
+          options_.on_outage(true, operation + ": PostgreSQL reachable again");
+        }
+        return;
+      } catch (const PostgresConnectionLost& lost) {
+        connection_.drop();
+        const Clock::time_point now = Clock::now();
+        if (!outage_began) {  // the first loss: reconnected and run again at once
+          outage_began = now;
+          if (options_.on_outage) options_.on_outage(false, lost.what());
+          continue;
+        }
+        const auto waited = now - *outage_began;
+        if (waited >= options_.outage_limit) {
+          throw std::runtime_error(
+              std::string(lost.what()) + " (PostgreSQL unreachable for " +
+              std::to_string(std::chrono::duration_cast<std::chrono::seconds>(waited).count()) +
+              " s, the store's outage limit: store_outage_seconds)");
+        }
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(options_.outage_limit - waited);
+        std::this_thread::sleep_for(std::min(pause, left));
+        pause = std::min(pause * 2, std::chrono::milliseconds(2000));
       }
-      connection_.reconnect(operation);
     }
-    return body();
+  }
+
+  // Whether the transaction `xact` committed: PostgreSQL's own record (pg_xact_status). Still in
+  // progress (a connection cut with the old backend not yet gone): asked again after a pause.
+  bool committed(const std::string& xact) {
+    const PgResult status = connection_.run("xact_status", {PgParam::text(xact)}, "append_events");
+    if (PQgetisnull(status.get(), 0, 0)) {
+      connection_.refuse("append_events", "the status of transaction " + xact +
+                                              " (whose COMMIT got no answer) is no longer known");
+    }
+    const std::string word = text_at(status, 0, 0);
+    if (word == "committed") return true;
+    if (word == "aborted") return false;
+    throw PostgresConnectionLost("fedstat store " + connection_.label() +
+                                     ": append_events: transaction " + xact + " still " + word,
+                                 false);
   }
 
   void require_task(const std::string& operation, uint32_t task_id) {
@@ -263,6 +332,7 @@ class PostgresStore final : public Store {
 
   PostgresConnection connection_;
   PostgresStoreOptions options_;
+  int lost_answers_ = options_.lose_committed_append_answers;
 };
 
 }  // namespace

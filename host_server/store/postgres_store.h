@@ -29,11 +29,19 @@
 // no task id lies outside 32 bits (a read of the events table: linear in its size); otherwise the
 // lines name each finding.
 //
-// A lost connection (PostgreSQL restarted, a network cut): each call reconnects once and runs
-// again when its transaction certainly did not commit (the connection was lost before COMMIT was
-// sent) or when running it again changes nothing (put_task, set_task_state, put_result and the
-// reads are idempotent); an append_events whose COMMIT got no answer throws — whether it committed
-// is unknown, and appending again could store its events twice. A failed reconnect throws.
+// A lost connection (PostgreSQL restarted, a network cut): a call rides the outage out. Each
+// attempt that loses the connection (or cannot connect) drops it and connects again — at once
+// after the first loss, then after a pause (50 ms, doubling up to 2 s) — until
+// PostgresStoreOptions::outage_limit has passed since the first loss; then it throws
+// std::runtime_error naming the limit (the server stops, as before). A call runs again whole:
+// put_task, set_task_state, put_result and the reads change nothing when run twice, and an
+// append_events whose transaction was lost before COMMIT was sent certainly rolled back. An
+// append_events whose COMMIT got no answer is resolved, not guessed: each append first asks for its
+// transaction id (pg_current_xact_id()), and after reconnecting the store asks PostgreSQL whether
+// that transaction committed (pg_xact_status): committed — the call returns the batch's last
+// sequence number, appending nothing again; aborted — the batch is appended once more; still in
+// progress (the old backend not yet gone) — asked again after the next pause. So every append that
+// returned is stored exactly once. The caller's thread waits meanwhile.
 //
 // Errors: std::runtime_error "fedstat store <conninfo, password redacted>: <operation>:
 // <PostgreSQL's message>" (and the std::invalid_argument / std::logic_error store.h names).
@@ -42,7 +50,9 @@
 #ifndef FEDSTAT_HOST_STORE_POSTGRES_STORE_H_
 #define FEDSTAT_HOST_STORE_POSTGRES_STORE_H_
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -57,9 +67,21 @@ inline constexpr int kPostgresStoreSchemaVersion = 1;
 inline constexpr int64_t kPostgresAppendLock = 0x6664737400000001;
 inline constexpr int64_t kPostgresSchemaLock = 0x6664737400000002;
 
+// How long a call waits for PostgreSQL by default (the server's store_outage_seconds).
+inline constexpr uint32_t kDefaultStoreOutageSeconds = 300;
+
 struct PostgresStoreOptions {
   // Test-only switch: false leaves out the append lock (the ordering test shows what breaks).
   bool serialise_appends = true;
+  // How long one call waits for a lost PostgreSQL before it throws (0: it reconnects once, at
+  // once, and throws if that fails).
+  std::chrono::milliseconds outage_limit{std::chrono::seconds(kDefaultStoreOutageSeconds)};
+  // Called on the calling thread when a call finds PostgreSQL gone (reachable false, the error)
+  // and when that call then succeeds (true). May be empty.
+  std::function<void(bool reachable, const std::string& detail)> on_outage;
+  // Test-only: the answers of this many append COMMITs are lost after they committed (the
+  // connection closed, the call told "connection lost during COMMIT").
+  int lose_committed_append_answers = 0;
 };
 
 // Connects with `conninfo` (a libpq URI "postgresql://…" or key=value string) and opens the store.

@@ -18,10 +18,21 @@ bool postgresql_store_available() {
 }
 
 std::unique_ptr<Store> open_store(const std::string& spec, const SqliteStoreOptions& sqlite) {
+  StoreOpenOptions options;
+  options.sqlite = sqlite;
+  return open_store(spec, options);
+}
+
+std::unique_ptr<Store> open_store(const std::string& spec, const StoreOpenOptions& options) {
   const StoreSpec parsed = parse_store_spec(spec);
-  if (parsed.backend == StoreBackend::kSqlite) return open_sqlite_store(parsed.location, sqlite);
+  if (parsed.backend == StoreBackend::kSqlite) {
+    return open_sqlite_store(parsed.location, options.sqlite);
+  }
 #ifdef FEDSTAT_WITH_POSTGRESQL
-  return open_postgres_store(parsed.location);
+  PostgresStoreOptions postgres;
+  postgres.outage_limit = std::chrono::seconds(options.outage_seconds);
+  postgres.on_outage = options.on_outage;
+  return open_postgres_store(parsed.location, postgres);
 #else
   throw std::invalid_argument("store \"" + redacted_store_spec(spec) +
                               "\": this fedstat-server was built without PostgreSQL (libpq-dev)");

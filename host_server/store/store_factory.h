@@ -6,6 +6,8 @@
 #ifndef FEDSTAT_HOST_STORE_STORE_FACTORY_H_
 #define FEDSTAT_HOST_STORE_STORE_FACTORY_H_
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -19,7 +21,16 @@ namespace host {
 // True when this build can open a postgresql:// store.
 bool postgresql_store_available();
 
+// `outage_seconds`: how long a PostgreSQL store's call waits for a lost database
+// (PostgresStoreOptions::outage_limit); `on_outage` its report of an outage (may be empty).
+struct StoreOpenOptions {
+  SqliteStoreOptions sqlite;
+  uint32_t outage_seconds = 300;
+  std::function<void(bool reachable, const std::string& detail)> on_outage;
+};
+
 std::unique_ptr<Store> open_store(const std::string& spec, const SqliteStoreOptions& sqlite = {});
+std::unique_ptr<Store> open_store(const std::string& spec, const StoreOpenOptions& options);
 
 }  // namespace host
 }  // namespace fedstat

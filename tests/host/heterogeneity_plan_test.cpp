@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -507,6 +508,104 @@ TEST(HeterogeneityChain, AFollowUpIdNamesOneTaskOnly) {
   // Held by the store for another task.
   store.put_task(kStage2, R"({"declaration":{"id":22}})");
   EXPECT_THROW(plan_declared_tasks(config_with(d), store, kT0), std::invalid_argument);
+}
+
+// Several servers on one store (docs/scale_out.md, failure case 10): each plans stage 2 when it
+// sees stage 1 completed, with its own clock. The follow-up's opening time comes from stage 1's
+// stored "completed" transition, so a server planning it later — before the first one's
+// declaration reached the store — plans the same definition. (With each server's `now`, as
+// before, the definitions differ and the second put_task is refused.)
+TEST(ColdStart, AFollowUpPlannedLaterByAnotherServerIsTheSameDefinition) {
+  FakeStore store;
+  FakeOutbox out(store);
+  const ServerConfig config = config_with(declaration("none"));
+  Coordinator c(store, out, plan_declared_tasks(config, store, kT0), kT0);
+  std::vector<TrustedDevice> devices = three_devices();
+  run_stage(c, out, devices, 1, kStage1);
+  ASSERT_EQ(c.task_state(kStage1), "completed");
+  std::string first;
+  for (const StoredTask& t : store.tasks()) {
+    if (t.task_id == kStage2) first = t.definition;
+  }
+  ASSERT_FALSE(first.empty()) << "stage 2 was not declared";
+  // Another server's view: stage 1 as stored, stage 2 not yet declared.
+  FakeStore other;
+  for (const StoredTask& t : store.tasks()) {
+    if (t.task_id == kStage1) other.put_task(kStage1, t.definition);
+  }
+  for (const StoredEvent& e : store.events(kStage1)) {
+    NewEvent copy;
+    copy.task_id = e.task_id;
+    copy.client_id = e.client_id;
+    copy.kind = e.kind;
+    copy.payload = e.payload;
+    other.append_event(copy);
+  }
+  other.put_result(kStage1, *store.result(kStage1));
+  for (const uint64_t later : {kT0 + 100, kT0 + 5000}) {
+    const std::vector<TaskSpec> specs = plan_declared_tasks(config, other, later);
+    ASSERT_TRUE(specs.at(0).follow_up);
+    const TaskSpec next = specs[0].follow_up(*other.result(kStage1), later);
+    EXPECT_EQ(next.definition_json, first) << "planned at " << later;
+  }
+}
+
+// A store on which another server declares its definition just before this one's first put_task:
+// the race of servers started at once, made deterministic.
+class RaceLosingStore : public FakeStore {
+ public:
+  std::function<void()> before_first_put;
+  void put_task(uint32_t task_id, const std::string& definition) override {
+    if (before_first_put) {
+      const std::function<void()> other = std::move(before_first_put);
+      before_first_put = nullptr;
+      other();
+    }
+    FakeStore::put_task(task_id, definition);
+  }
+};
+
+// Servers started at once on one empty store each plan with their own `now`. Before, the later
+// one's Coordinator was refused by the store (a task id names one task forever). declare_tasks
+// declares before any round opens and adopts the stored definition when only the opening time
+// differs (planned again at the stored time); a different declaration is refused by name.
+TEST(ColdStart, AServerLosingTheDeclarationRaceAdoptsTheStoredOpeningTimeAndStarts) {
+  const json d = declaration("none");
+  const ServerConfig config = config_with(d);
+  FakeStore scratch;
+  const std::vector<TaskSpec> winner = declare_tasks(config, scratch, kT0);  // the other server
+  {
+    FakeStore store;  // what happened before: planned on the empty store, then the other declared
+    const std::vector<TaskSpec> late = plan_declared_tasks(config, store, kT0 + 7);
+    store.put_task(kStage1, winner.at(0).definition_json);
+    FakeOutbox out(store);
+    EXPECT_THROW(Coordinator(store, out, late, kT0 + 7), std::invalid_argument);
+  }
+  RaceLosingStore shared;
+  shared.before_first_put = [&] {
+    shared.FakeStore::put_task(kStage1, winner.at(0).definition_json);
+  };
+  const std::vector<TaskSpec> mine = declare_tasks(config, shared, kT0 + 7);
+  ASSERT_EQ(mine.size(), 1u);
+  EXPECT_EQ(mine[0].definition_json, winner[0].definition_json);
+  EXPECT_EQ(json::parse(mine[0].definition_json)["opened_unix_seconds"], kT0);
+  FakeOutbox out(shared);
+  Coordinator second(shared, out, mine, kT0 + 7);  // starts: the store holds its definition
+  EXPECT_EQ(second.task_state(kStage1), "open");
+  // Another declaration of the same id is refused by name, not adopted.
+  json changed = d;
+  changed["min_clients"] = 2;
+  RaceLosingStore other;
+  other.before_first_put = [&] {
+    other.FakeStore::put_task(kStage1, winner.at(0).definition_json);
+  };
+  try {
+    declare_tasks(config_with(changed), other, kT0 + 9);
+    FAIL() << "a different declaration of a stored task id was adopted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("another declaration of this task id"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
