@@ -23,10 +23,12 @@
 //   p50/p99 ack ms             per device: its last Report chunk sent → the Ack of the whole report
 // Not measured: the warm-up (each returning device's first, full TLS handshake) and the server's
 // start-up. The task: kl trusted (300 rounds, ≤ 301 words, 5 chunks) by default, or data_shift
-// none (a 5 × 512 sketch, 40 chunks); min_clients = max_clients = devices, so the round closes as
-// the last report is stored. The run fails (exit 1) unless every device's report was acknowledged.
-// On a shared machine the wall rates are bounds, the CPU figures are the measure: the load average
-// is printed before and after.
+// none (a 5 × 512 sketch, 40 chunks). A trusted or none task takes at most 1024 devices
+// (task_plan.h), so the fleet reports into ⌈devices / round_size⌉ tasks (--round-size, 1000 by
+// default), each min_clients = max_clients = its share, all open at once: the server offers a
+// device the first with room, and each round closes as its last report is stored. The run fails
+// (exit 1) unless every device's report was acknowledged. On a shared machine the wall rates are
+// bounds, the CPU figures are the measure: the load average is printed before and after.
 //
 // N nodes: --nodes N starts N servers on the same store and spreads the devices over their
 // endpoints by the seed (ScaleFleet). Several nodes on one store are not built yet
@@ -44,6 +46,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "host_server/estimate/client_emulation.h"
@@ -71,6 +74,7 @@ struct Options {
   std::string kind = "kl";
   std::string trust;  // default: trusted for kl, none for data_shift
   size_t workers = 64;
+  uint32_t round_size = 1000;  // devices a task takes (≤ 1024 outside DIST: task_plan.h)
   uint32_t nodes = 1;
   bool returning = true;
   uint64_t seed = 17;
@@ -87,7 +91,7 @@ std::vector<std::string> split(const std::string& text) {
   std::fprintf(stderr,
                "fedstat_scale_bench: %s\nusage: fedstat_scale_bench [--devices N[,N...]] "
                "[--stores sqlite,postgresql] [--kind kl|data_shift] [--trust trusted|none] "
-               "[--workers W] [--nodes N] [--new] [--seed S]\n",
+               "[--workers W] [--round-size R] [--nodes N] [--new] [--seed S]\n",
                why.c_str());
   std::exit(2);
 }
@@ -114,6 +118,8 @@ Options parse(int argc, char** argv) {
         o.trust = value;
       } else if (flag == "--workers") {
         o.workers = std::stoul(value);
+      } else if (flag == "--round-size") {
+        o.round_size = static_cast<uint32_t>(std::stoul(value));
       } else if (flag == "--nodes") {
         o.nodes = static_cast<uint32_t>(std::stoul(value));
       } else if (flag == "--seed") {
@@ -137,6 +143,9 @@ Options parse(int argc, char** argv) {
     if (s != "sqlite" && s != "postgresql") usage("--stores: sqlite and/or postgresql");
   }
   if (o.workers < 1 || o.workers > 4000) usage("--workers: 1 to 4000");
+  if (o.round_size < 2 || o.round_size > 1024) {
+    usage("--round-size: 2 to 1024 (a trusted or none task takes at most 1024 devices)");
+  }
   if (o.nodes < 1) usage("--nodes: at least 1");
   if (o.nodes > 1) {
     usage("--nodes " + std::to_string(o.nodes) +
@@ -146,9 +155,9 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-// The task: min = max = devices, every time-out well beyond the run.
-json declaration(const Options& o, uint32_t devices) {
-  json task{{"id", 1},
+// Task `id`, a round of `devices`: min = max = devices, every time-out well beyond the run.
+json declaration(const Options& o, uint32_t id, uint32_t devices) {
+  json task{{"id", id},
             {"min_clients", devices},
             {"max_clients", devices},
             {"deadline_seconds", 3600},
@@ -235,17 +244,28 @@ Figures run_one(const Options& o, const std::string& store, uint32_t devices) {
     for (int i = 0; i < 300; ++i) items << i + 15 << " " << std::max(1L, scale / (i + 1)) << "\n";
     for (int i = 0; i < 320; ++i) reference << i << " " << std::max(1, 100000 / (i + 1)) << "\n";
   }
-  const json task = declaration(o, devices);
-  const host::TaskPlan plan = host::plan_task(task, dir.string(), 0, 0);
+  // The fleet's rounds: K = ⌈devices / round_size⌉ tasks (ids 1..K) of sizes differing by at most
+  // one, all open from the start; the server offers a device the first task with room
+  // (Coordinator), so the workers fill round 1, then round 2, ...
+  const uint32_t rounds = (devices + o.round_size - 1) / o.round_size;
+  json tasks = json::array();
+  for (uint32_t k = 0; k < rounds; ++k) {
+    const uint32_t size = devices / rounds + (k < devices % rounds ? 1 : 0);
+    if (size < 2) throw std::runtime_error("a round of fewer than 2 devices");
+    tasks.push_back(declaration(o, k + 1, size));
+  }
   host::SeededBits split_bits(o.seed, 11);
   host::EmulatedClients fleet_data = host::split_across_clients(
       host::read_item_counts((dir / "items.txt").string()), devices, split_bits.bits());
-  size_t client_memory = 0;
-  for (const auto& device : fleet_data) {
-    client_memory = std::max(
-        client_memory, host::value_or_throw(client::Client::memory_bytes(
-                                                plan.task, host::local_size(plan.task, *device)),
-                                            "the Client's memory"));
+  size_t client_memory = 0;  // the most any device needs in any round (two sizes at most)
+  for (const json& round : {tasks.front(), tasks.back()}) {
+    const host::TaskPlan plan = host::plan_task(round, dir.string(), 0, 0);
+    for (const auto& device : fleet_data) {
+      client_memory = std::max(
+          client_memory, host::value_or_throw(client::Client::memory_bytes(
+                                                  plan.task, host::local_size(plan.task, *device)),
+                                              "the Client's memory"));
+    }
   }
   std::array<uint8_t, 32> secret{};
   secret.fill(0x5a);
@@ -263,7 +283,7 @@ Figures run_one(const Options& o, const std::string& store, uint32_t devices) {
                     {"check_ins_per_minute", 0},
                     {"tls_session_cache_entries", devices + 1024},
                     {"max_connections", std::max<size_t>(4096, 2 * o.workers)},
-                    {"tasks", json::array({task})}};
+                    {"tasks", tasks}};
   std::ofstream(dir / "server.json") << config.dump();
   std::vector<std::unique_ptr<testing::ServerProcess>> nodes;
   std::vector<std::string> endpoints;
@@ -321,6 +341,25 @@ Figures run_one(const Options& o, const std::string& store, uint32_t devices) {
     throw std::runtime_error(std::to_string(devices - result.resumed) +
                              " returning devices did not resume their TLS session");
   }
+  // Every round must have completed (each node logs "task K: completed"): the server takes a
+  // round's last report, then estimates and publishes; waited for up to 120 s, not timed.
+  const auto completed_rounds = [&] {
+    uint32_t completed = 0;
+    for (uint32_t n = 0; n < o.nodes; ++n) {
+      std::ifstream log(dir / ("server-" + std::to_string(n) + ".log"));
+      for (std::string line; std::getline(log, line);) {
+        if (line.find(": completed") != std::string::npos) ++completed;
+      }
+    }
+    return completed;
+  };
+  for (int i = 0; i < 1200 && completed_rounds() < rounds; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (completed_rounds() != rounds) {
+    throw std::runtime_error(std::to_string(completed_rounds()) + " of " + std::to_string(rounds) +
+                             " rounds completed");
+  }
   for (auto& node : nodes) node->stop();
 
   Figures f;
@@ -360,10 +399,10 @@ int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
   testing::raise_descriptor_limit(static_cast<rlim_t>(o.workers) * 2 + 256);
   std::printf(
-      "Scale: %s %s, %s devices sharing %zu worker threads, %u node(s), seed %llu; "
-      "load average %s\n",
-      o.kind.c_str(), o.trust.c_str(), o.returning ? "returning" : "new", o.workers, o.nodes,
-      static_cast<unsigned long long>(o.seed), bench::load_average().c_str());
+      "Scale: %s %s, %s devices sharing %zu worker threads, rounds of %u devices, %u node(s), "
+      "seed %llu; load average %s\n",
+      o.kind.c_str(), o.trust.c_str(), o.returning ? "returning" : "new", o.workers, o.round_size,
+      o.nodes, static_cast<unsigned long long>(o.seed), bench::load_average().c_str());
   int failures = 0;
   for (uint32_t devices : o.devices) {
     Figures baseline;  // the SQLite run, when it ran first
