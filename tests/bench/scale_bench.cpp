@@ -78,6 +78,7 @@ struct Options {
   uint32_t nodes = 1;
   bool returning = true;
   uint64_t seed = 17;
+  std::string postgres_dir;  // the cluster's directory (default: a fresh one under /tmp)
 };
 
 std::vector<std::string> split(const std::string& text) {
@@ -91,7 +92,8 @@ std::vector<std::string> split(const std::string& text) {
   std::fprintf(stderr,
                "fedstat_scale_bench: %s\nusage: fedstat_scale_bench [--devices N[,N...]] "
                "[--stores sqlite,postgresql] [--kind kl|data_shift] [--trust trusted|none] "
-               "[--workers W] [--round-size R] [--nodes N] [--new] [--seed S]\n",
+               "[--workers W] [--round-size R] [--nodes N] [--new] [--seed S] "
+               "[--postgres-dir DIR]\n",
                why.c_str());
   std::exit(2);
 }
@@ -122,6 +124,8 @@ Options parse(int argc, char** argv) {
         o.round_size = static_cast<uint32_t>(std::stoul(value));
       } else if (flag == "--nodes") {
         o.nodes = static_cast<uint32_t>(std::stoul(value));
+      } else if (flag == "--postgres-dir") {
+        o.postgres_dir = value;
       } else if (flag == "--seed") {
         o.seed = std::stoull(value);
       } else {
@@ -187,11 +191,15 @@ fs::path fresh_directory(const std::string& parent, const std::string& stem) {
   return pattern;
 }
 
-// A throw-away PostgreSQL cluster (tests/store/postgres_cluster.sh), stopped and removed at the
-// end of its scope however the run ends.
+// A throw-away PostgreSQL cluster (tests/store/postgres_cluster.sh) in `dir` (empty: a fresh
+// directory under /tmp), stopped and removed at the end of its scope however the run ends — but
+// for a kill: the smoke test's fixture then stops the one in its fixed directory.
 class Cluster {
  public:
-  Cluster() : dir_(fresh_directory("/tmp", "fedstat-scale-pg")) { script("start", " 54329"); }
+  explicit Cluster(const std::string& dir)
+      : dir_(dir.empty() ? fresh_directory("/tmp", "fedstat-scale-pg") : fs::path(dir)) {
+    script("start", " 54329");
+  }
   ~Cluster() {
     try {
       script("stop", "");
@@ -273,7 +281,7 @@ Figures run_one(const Options& o, const std::string& store, uint32_t devices) {
   std::unique_ptr<Cluster> cluster;
   std::string store_spec = (dir / "server.db").string();
   if (store == "postgresql") {
-    cluster = std::make_unique<Cluster>();
+    cluster = std::make_unique<Cluster>(o.postgres_dir);
     store_spec = cluster->uri();
   }
   const json config{{"listen", "127.0.0.1:0"},
@@ -360,7 +368,11 @@ Figures run_one(const Options& o, const std::string& store, uint32_t devices) {
     throw std::runtime_error(std::to_string(completed_rounds()) + " of " + std::to_string(rounds) +
                              " rounds completed");
   }
-  for (auto& node : nodes) node->stop();
+  for (auto& node : nodes) {
+    node->stop();
+    // A nonzero exit (an ASan or LeakSanitizer report in the smoke test's build) fails the run.
+    if (!node->exited_cleanly()) throw std::runtime_error("a server did not exit cleanly");
+  }
 
   Figures f;
   f.ran = true;

@@ -46,7 +46,7 @@ struct FleetOptions {
   uint64_t seed = 17;       // the devices' randomness (SeededStream(seed, id)) and endpoint draw
   size_t memory_bytes = 0;  // what each Client is given (the most any device needs)
   size_t workers = 64;      // threads the devices share
-  uint32_t receive_timeout_ms = 600000;
+  uint32_t receive_timeout_ms = 60000;  // a device waits this long for any answer
   uint8_t report_window = 1;
 };
 
