@@ -1,13 +1,13 @@
 // The scale benchmark (issue 43 item 5, one node today, N nodes later): a fleet of 10^4–10^5
 // lightweight emulated devices (scale_fleet.h: real Clients over real TLS-PSK, sharing worker
-// threads, each reporting once) reports into one task of fedstat-server child processes (the built
-// binary), whose store is SQLite and then a throw-away PostgreSQL 15 cluster — the SQLite run is
-// the baseline, run first in the same process, and every PostgreSQL figure is also printed as a
-// ratio against it.
+// threads, each reporting once) reports to fedstat-server child processes (the built binary),
+// whose store is SQLite and then a throw-away PostgreSQL 15 cluster — the SQLite run is the
+// baseline, run first in the same process, and the PostgreSQL figures are also printed as ratios
+// against it.
 //
-//   fedstat_scale_bench [--devices 10000[,100000]] [--stores sqlite,postgresql] [--kind
-//   kl|data_shift]
-//                       [--trust trusted|none] [--workers 64] [--nodes 1] [--new] [--seed 17]
+//   fedstat_scale_bench [--devices 10000[,100000]] [--stores sqlite,postgresql]
+//       [--kind kl|data_shift] [--trust trusted|none] [--workers 64] [--round-size 1000]
+//       [--nodes 1] [--new] [--seed 17] [--postgres-dir DIR]
 //
 // A plain program, not Google Benchmark: one configuration is one fleet run of minutes (one
 // iteration; repeating it costs a fleet of handshakes each time), the PostgreSQL one needs a
@@ -27,8 +27,10 @@
 // (task_plan.h), so the fleet reports into ⌈devices / round_size⌉ tasks (--round-size, 1000 by
 // default), each min_clients = max_clients = its share, all open at once: the server offers a
 // device the first with room, and each round closes as its last report is stored. The run fails
-// (exit 1) unless every device's report was acknowledged. On a shared machine the wall rates are
-// bounds, the CPU figures are the measure: the load average is printed before and after.
+// (exit 1) unless every device's report was acknowledged, every returning device resumed its
+// TLS session, every round completed (the server's log) and every server exited cleanly. On a
+// shared machine the wall rates are bounds, the CPU figures are the measure: the load average is
+// printed before and after.
 //
 // N nodes: --nodes N starts N servers on the same store and spreads the devices over their
 // endpoints by the seed (ScaleFleet). Several nodes on one store are not built yet
