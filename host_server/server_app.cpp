@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 
@@ -49,7 +50,19 @@ uint64_t unix_seconds() {
 
 void log_line(std::ostream& log, json fields) {
   fields["time"] = unix_seconds();
-  log << fields.dump() << std::endl;
+  const std::string line = fields.dump();
+  // The store's writer thread logs too (a PostgreSQL outage): one whole line at a time.
+  static std::mutex one_line_at_a_time;
+  const std::lock_guard<std::mutex> lock(one_line_at_a_time);
+  log << line << std::endl;
+}
+
+void log_standby(std::ostream& log) {
+  log_line(log, {{"event", "store_standby"},
+                 {"detail",
+                  "another fedstat-server of this role serves this PostgreSQL database: waiting "
+                  "until it stops, then serving (several serving nodes on one database are not "
+                  "built yet: docs/scale_out.md)"}});
 }
 
 net::TlsServerConfig listener_config(const ServerConfig& config) {
@@ -558,6 +571,8 @@ int serve(const ServerConfig& config, const std::string& port_file, std::ostream
   StoreOpenOptions store_options;
   store_options.sqlite = collector_store_options(config);
   store_options.outage_seconds = config.store_outage_seconds;
+  store_options.serving = ServingRole::kCollector;
+  store_options.on_standby = [&log] { log_standby(log); };
   // A lost PostgreSQL is waited for (store/postgres_store.h): said in the log when a call finds
   // it gone and when it is back. Called on the thread that made the call (io or store writer).
   store_options.on_outage = [&log, &config](bool reachable, const std::string& detail) {

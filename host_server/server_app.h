@@ -83,7 +83,9 @@ void log_store_check(std::ostream& log, const std::string& store_path);
 
 uint64_t unix_seconds();
 // One JSON log line with the time added.
-void log_line(std::ostream& log, nlohmann::json fields);
+void log_line(std::ostream& log, nlohmann::json fields);  // one JSON line; any thread
+// The line a server that waits as a standby for the store's serving lock writes (store_factory.h).
+void log_standby(std::ostream& log);
 // The TLS listener's address, port, time-outs and connection cap from the config (its
 // lookup_psk is the serving mode's to set).
 net::TlsServerConfig listener_config(const ServerConfig& config);

@@ -79,6 +79,7 @@ class PostgresStore final : public Store {
     connection_.add_prepared("insert_result",
                              "INSERT INTO results(task_id, json) VALUES ($1::bigint, $2::text) "
                              "ON CONFLICT (task_id) DO NOTHING");
+    if (options_.serving_lock != 0) take_serving_lock();
   }
 
   void put_task(uint32_t task_id, const std::string& definition) override {
@@ -253,8 +254,12 @@ class PostgresStore final : public Store {
     std::optional<Clock::time_point> outage_began;
     std::chrono::milliseconds pause(50);
     for (;;) {
+      if (!taken_over_.empty()) throw std::runtime_error(taken_over_);  // for good
       try {
-        if (connection_.lost()) connection_.reconnect(operation);
+        if (connection_.lost()) {
+          connection_.reconnect(operation);
+          if (serving_) keep_serving_lock(operation);
+        }
         attempt();
         if (outage_began && options_.on_outage) {
           options_.on_outage(true, operation + ": PostgreSQL reachable again");
@@ -280,6 +285,39 @@ class PostgresStore final : public Store {
         std::this_thread::sleep_for(std::min(pause, left));
         pause = std::min(pause * 2, std::chrono::milliseconds(2000));
       }
+    }
+  }
+
+  std::string serving_lock_sql(const char* function) const {
+    return std::string("SELECT ") + function + "(" + std::to_string(options_.serving_lock) + ")";
+  }
+
+  // At open: the serving lock, waiting as a standby while another session holds it
+  // (PostgresStoreOptions::serving_lock).
+  void take_serving_lock() {
+    bool said_standby = false;
+    retrying("open", [&] {
+      const PgResult taken = connection_.exec(serving_lock_sql("pg_try_advisory_lock"), "open");
+      if (text_at(taken, 0, 0) == "t") {
+        serving_ = true;
+        return;
+      }
+      if (!said_standby && options_.on_standby) options_.on_standby();
+      said_standby = true;
+      connection_.exec(serving_lock_sql("pg_advisory_lock"), "open");  // until the holder ends
+      serving_ = true;
+    });
+  }
+
+  // After a reconnect: the lock again, at once, or this process no longer serves the database.
+  void keep_serving_lock(const std::string& operation) {
+    const PgResult taken = connection_.exec(serving_lock_sql("pg_try_advisory_lock"), operation);
+    if (text_at(taken, 0, 0) != "t") {
+      connection_.drop();
+      taken_over_ = "fedstat store " + connection_.label() + ": " + operation +
+                    ": another fedstat-server took over this database while PostgreSQL was "
+                    "unreachable; this one stops";
+      throw std::runtime_error(taken_over_);
     }
   }
 
@@ -333,6 +371,8 @@ class PostgresStore final : public Store {
   PostgresConnection connection_;
   PostgresStoreOptions options_;
   int lost_answers_ = options_.lose_committed_append_answers;
+  bool serving_ = false;    // the serving lock is held (PostgresStoreOptions::serving_lock)
+  std::string taken_over_;  // not empty: another process took the serving lock; every call throws
 };
 
 }  // namespace

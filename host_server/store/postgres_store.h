@@ -66,6 +66,10 @@ inline constexpr int kPostgresStoreSchemaVersion = 1;
 // The advisory lock keys (pg_advisory_xact_lock): appends, and schema creation. "fdst" + 1, 2.
 inline constexpr int64_t kPostgresAppendLock = 0x6664737400000001;
 inline constexpr int64_t kPostgresSchemaLock = 0x6664737400000002;
+// The session-level advisory locks a serving process holds for its lifetime (serving_lock): one
+// fedstat-server collector, and one TAgg, per database. "fdst" + 3, 4.
+inline constexpr int64_t kPostgresCollectorServingLock = 0x6664737400000003;
+inline constexpr int64_t kPostgresTaggServingLock = 0x6664737400000004;
 
 // How long a call waits for PostgreSQL by default (the server's store_outage_seconds).
 inline constexpr uint32_t kDefaultStoreOutageSeconds = 300;
@@ -82,6 +86,16 @@ struct PostgresStoreOptions {
   // Test-only: the answers of this many append COMMITs are lost after they committed (the
   // connection closed, the call told "connection lost during COMMIT").
   int lose_committed_append_answers = 0;
+  // Non-zero: the key of a session-level advisory lock the store takes at open and holds while its
+  // connection lives, so that one process at a time serves the database (several serving nodes
+  // are not built yet: docs/scale_out.md). Held by another session: on_standby is called and the
+  // open waits until that session ends (its process stopped or was killed: PostgreSQL ends the
+  // session and releases the lock), then goes on — a standby that takes over. After a lost
+  // connection the store takes the lock again before anything else; held by another session by
+  // then (a standby took over during the outage), every later call throws std::runtime_error
+  // "... another fedstat-server took over this database ...": the process must stop.
+  int64_t serving_lock = 0;
+  std::function<void()> on_standby;
 };
 
 // Connects with `conninfo` (a libpq URI "postgresql://…" or key=value string) and opens the store.

@@ -32,6 +32,10 @@ std::unique_ptr<Store> open_store(const std::string& spec, const StoreOpenOption
   PostgresStoreOptions postgres;
   postgres.outage_limit = std::chrono::seconds(options.outage_seconds);
   postgres.on_outage = options.on_outage;
+  postgres.serving_lock = options.serving == ServingRole::kCollector ? kPostgresCollectorServingLock
+                          : options.serving == ServingRole::kTagg    ? kPostgresTaggServingLock
+                                                                     : 0;
+  postgres.on_standby = options.on_standby;
   return open_postgres_store(parsed.location, postgres);
 #else
   throw std::invalid_argument("store \"" + redacted_store_spec(spec) +

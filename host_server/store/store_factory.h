@@ -23,10 +23,17 @@ bool postgresql_store_available();
 
 // `outage_seconds`: how long a PostgreSQL store's call waits for a lost database
 // (PostgresStoreOptions::outage_limit); `on_outage` its report of an outage (may be empty).
+// Who serves the store (PostgreSQL): one collector and one TAgg a database at a time; a second
+// process of the same role waits as a standby until the first stops (postgres_store.h,
+// serving_lock). kNone (the `tasks` / `results` commands, tools): no lock. SQLite: no effect.
+enum class ServingRole { kNone, kCollector, kTagg };
+
 struct StoreOpenOptions {
   SqliteStoreOptions sqlite;
   uint32_t outage_seconds = 300;
   std::function<void(bool reachable, const std::string& detail)> on_outage;
+  ServingRole serving = ServingRole::kNone;
+  std::function<void()> on_standby;  // a standby waits (called once, on the opening thread)
 };
 
 std::unique_ptr<Store> open_store(const std::string& spec, const SqliteStoreOptions& sqlite = {});

@@ -74,7 +74,11 @@ int serve_tagg(const ServerConfig& config, const std::string& port_file, std::os
   SqliteStoreOptions durable;
   durable.durability = Durability::kSurvivesPowerLoss;
   log_store_check(log, config.store_path);
-  std::unique_ptr<Store> store = open_store(config.store_path, durable);
+  StoreOpenOptions store_options;
+  store_options.sqlite = durable;
+  store_options.serving = ServingRole::kTagg;
+  store_options.on_standby = [&log] { log_standby(log); };
+  std::unique_ptr<Store> store = open_store(config.store_path, store_options);
   std::vector<std::string> warnings = start_warnings(config);  // collectors' keys, the store
   for (const std::string& warning : warnings) {
     log_line(log, {{"event", "warning"}, {"detail", warning}});

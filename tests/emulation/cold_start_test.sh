@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Emulation: three fedstat-server processes started at once on one empty PostgreSQL database
 # (docs/scale_out.md, failure case 10). Each creates or checks the schema and declares the same
-# task with its own clock; all three must start, declare one definition between them, and stay up.
-# Started just before a second boundary, so that their clocks' seconds differ: before, the
-# servers whose opening time differed from the stored one were refused by the store ("a task id
-# names one task forever") and exited. Then one of them serves a round to CLIENTS devices (the
-# multi-node round protocol is later work: the other two only hold the task open) and the result
-# equals the in-process one; the other two are still up.
+# task with its own clock; all three must start and declare one definition between them. Started
+# just before a second boundary, so that their clocks' seconds differ: before, the servers whose
+# opening time differed from the stored one were refused by the store ("a task id names one task
+# forever") and exited. Several serving nodes are not built yet, so exactly one serves (it holds
+# the store's serving lock) and the other two wait as standbys ("store_standby"), alive and not
+# listening — before the lock, all three opened the round, and the three "open" transitions they
+# stored made every later replay of the task fail. The one serving serves a round to CLIENTS
+# devices (the result equals the in-process one), is killed with kill -9, and a standby takes over:
+# it listens, its replay of the stored round succeeds, it publishes the same result, and the store
+# holds one "open".
 #   cold_start_test.sh SERVER SIM WORKDIR [CLIENTS]
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
@@ -43,30 +47,62 @@ for i in 1 2 3; do
 done
 sim_pid=
 trap 'kill -9 ${pids[*]} $sim_pid 2>/dev/null || true; stop_round_store' EXIT
-for i in 1 2 3; do
+
+# serving_and_standbys: the index of the one server that listens once each of the live servers
+# either listens or said store_standby (polled, bounded above by 60 s); fails otherwise.
+serving_and_standbys() {
+  local i ready listening
   for _ in $(seq 600); do
-    [ -s port$i ] && break
-    kill -0 ${pids[$((i - 1))]} 2>/dev/null ||
-      { echo "server $i exited at start"; cat server$i.log; exit 1; }
-    sleep 0.1  # polling the port file, bounded above
+    ready=0 listening=()
+    for i in 1 2 3; do
+      [ -n "${pids[$((i - 1))]}" ] || continue
+      kill -0 ${pids[$((i - 1))]} 2>/dev/null ||
+        { echo "server $i exited" >&2; cat server$i.log >&2; return 1; }
+      if [ -s port$i ]; then
+        ready=$((ready + 1)) listening+=($i)
+      elif grep -q '"event":"store_standby"' server$i.log; then
+        ready=$((ready + 1))
+      fi
+    done
+    if [ "$ready" = "$live" ] && [ ${#listening[@]} -ge 1 ]; then
+      [ ${#listening[@]} = 1 ] || { echo "servers ${listening[*]} all listen" >&2; return 1; }
+      echo "${listening[0]}"
+      return 0
+    fi
+    sleep 0.1  # polling the port files and logs, bounded above
   done
-  [ -s port$i ] || { echo "server $i did not listen within 60 s"; cat server$i.log; exit 1; }
-done
-echo "all three servers listen"
+  echo "not one server listening and the others standing by within 60 s" >&2
+  tail -n 3 server1.log server2.log server3.log >&2
+  return 1
+}
+live=3
+active=$(serving_and_standbys)
+echo "server $active serves; the other two stand by"
 store_query "SELECT task_id, definition FROM tasks" >tasks.txt
 [ "$(wc -l <tasks.txt)" = 1 ] || { echo "not one task stored:"; cat tasks.txt; exit 1; }
-grep -h '"event":"listening"' server1.log server2.log server3.log | wc -l | grep -qx 3
 
-"$sim" --server 127.0.0.1:$(cat port1) --clients "$clients" --task task.json --data data \
+"$sim" --server 127.0.0.1:$(cat port$active) --clients "$clients" --task task.json --data data \
   --accept-trust none --fleet-secret "$FLEET_SECRET" --seed 23 --noise-seed 9 --state state \
   --json >sim.json &
 sim_pid=$!
 wait $sim_pid
-for i in 1 2 3; do
-  kill -0 ${pids[$((i - 1))]} 2>/dev/null || { echo "server $i exited"; cat server$i.log; exit 1; }
-done
 "$server" results 5 --config server.json --json >result.json
-kill -TERM ${pids[*]} && wait ${pids[*]} || true
+
+# The serving one dies; a standby takes the lock, replays the stored round and serves.
+kill -9 ${pids[$((active - 1))]}
+wait ${pids[$((active - 1))]} 2>/dev/null || true
+pids[$((active - 1))]=""
+live=2
+successor=$(serving_and_standbys)
+echo "server $successor took over"
+grep -q '"event":"listening"' server$successor.log
+"$server" results 5 --config server.json --json >result_after.json
+cmp result.json result_after.json || { echo "the result changed after the take-over"; exit 1; }
+opens=$(store_query "SELECT count(*) FROM events WHERE kind = 2 AND convert_from(payload, 'UTF8') LIKE 'open %'")
+[ "$opens" = 1 ] || { echo "the store holds $opens \"open\" transitions, not 1"; exit 1; }
+remaining=()
+for p in "${pids[@]}"; do [ -n "$p" ] && remaining+=("$p"); done
+kill -TERM "${remaining[@]}" && wait "${remaining[@]}" || true
 trap stop_round_store EXIT
 python3 - "$clients" <<'PY'
 import json, sys
@@ -77,7 +113,7 @@ print('stored opening time', definition['opened_unix_seconds'], 'outcomes', sim[
 assert sim['outcomes'] == {'completed': clients}, sim['outcomes']
 assert result['contributors'] == clients, result
 assert result['sum_sha256'] == sim['expected']['sum_sha256'], 'aggregate differs'
-print('three servers started at once on one empty database: all started and stayed up; '
-      'the round served by one equals the in-process result')
+print('three servers started at once on one empty database: one served, two stood by; after '
+      'kill -9 a standby took over and replayed the round; the result equals the in-process one')
 PY
-for i in 1 2 3; do grep -q '"event":"stopped"' server$i.log; done
+grep -q '"event":"stopped"' server$successor.log

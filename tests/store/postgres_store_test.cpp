@@ -334,6 +334,66 @@ TEST(PostgresStoreRestart, AppendsInFlightRideOutACrashExactlyOnceInCommitOrder)
   EXPECT_EQ(store->integrity_check(), "ok");
 }
 
+// One serving process a database (PostgresStoreOptions::serving_lock): a second store opened with
+// the same lock calls on_standby and does not return from its open until the first store's session
+// has ended; then it serves (appends). Without the lock both open at once: the second's open
+// returns while the first is alive and `first_closed` is still false.
+TEST_F(PostgresStoreTest, ASecondServingStoreWaitsAsStandbyUntilTheFirstEnds) {
+  PostgresStoreOptions serving;
+  serving.serving_lock = kPostgresCollectorServingLock;
+  std::unique_ptr<Store> first = open_postgres_store(conninfo_, serving);
+  first->put_task(1, "{}");
+  std::atomic<bool> first_closed{false};
+  std::promise<void> standby;
+  PostgresStoreOptions second_options = serving;
+  second_options.on_standby = [&standby] { standby.set_value(); };
+  std::future<bool> second_opened_after_first_closed = std::async(std::launch::async, [&] {
+    std::unique_ptr<Store> second = open_postgres_store(conninfo_, second_options);
+    const bool after = first_closed.load();
+    second->append_event(message(1, 7, 7));
+    return after;
+  });
+  // The second is waiting for the lock once on_standby ran (bounded: a store that takes no lock
+  // never calls it, and the test fails below instead of hanging).
+  EXPECT_EQ(standby.get_future().wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  first->append_event(message(1, 5, 5));  // the first still serves meanwhile
+  first_closed = true;
+  first.reset();  // its session ends: the lock is free
+  EXPECT_TRUE(second_opened_after_first_closed.get());
+  RawConnection raw(conninfo_);
+  EXPECT_EQ(raw.exec("SELECT count(*) FROM events"), "2");
+}
+
+// The serving store's connection is cut and, before it reconnects, another session takes the
+// serving lock (a standby took over during an outage): the store's next call throws "took over",
+// and so does every call after it, even once the lock is free again — the process must stop, not
+// serve beside the one that took over. Without keep_serving_lock the append succeeds.
+TEST_F(PostgresStoreTest, AServingStoreWhoseLockWasTakenDuringAnOutageStopsForGood) {
+  PostgresStoreOptions serving;
+  serving.serving_lock = kPostgresCollectorServingLock;
+  serving.outage_limit = std::chrono::seconds(5);
+  std::unique_ptr<Store> store = open_postgres_store(conninfo_, serving);
+  store->put_task(1, "{}");
+  {
+    RawConnection other(conninfo_);
+    other.exec(
+        "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND "
+        "granted AND objid = " +
+        std::to_string(kPostgresCollectorServingLock & 0xffffffff));
+    // The lock is released when the terminated backend exits: take it as soon as it is free.
+    other.exec("SELECT pg_advisory_lock(" + std::to_string(kPostgresCollectorServingLock) + ")");
+    try {
+      store->append_event(message(1, 5, 5));
+      ADD_FAILURE() << "a store whose serving lock was taken appended";
+    } catch (const std::runtime_error& error) {
+      EXPECT_NE(std::string(error.what()).find("took over"), std::string::npos) << error.what();
+    }
+  }  // the other session ends: the lock is free again
+  EXPECT_THROW(store->append_event(message(1, 6, 6)), std::runtime_error);
+  RawConnection raw(conninfo_);
+  EXPECT_EQ(raw.exec("SELECT count(*) FROM events"), "0");
+}
+
 TEST_F(PostgresStoreTest, ReopeningKeepsEverything) {
   uint64_t last = 0;
   {
