@@ -44,9 +44,19 @@ class PostgresStore final : public Store {
     connection_.add_setup("SET synchronous_commit = on");
     connection_.add_setup("SET client_min_messages = warning");
     connection_.add_setup("SET default_transaction_isolation = 'read committed'");
-    const PgResult sync = connection_.exec("SHOW synchronous_commit", "open");
-    if (PQntuples(sync.get()) != 1 || text_at(sync, 0, 0) != "on") {
-      connection_.refuse("open", "synchronous_commit is not on");
+    // A role's or database's time-outs would cancel a standby's wait for the serving lock, or end
+    // the serving session while it idles (a spurious take-over): none for this session.
+    connection_.add_setup("SET statement_timeout = 0");
+    connection_.add_setup("SET lock_timeout = 0");
+    connection_.add_setup("SET idle_in_transaction_session_timeout = 0");
+    connection_.add_setup("SET idle_session_timeout = 0");
+    for (const char* setting : {"synchronous_commit", "fsync"}) {
+      const PgResult shown = connection_.exec(std::string("SHOW ") + setting, "open");
+      if (PQntuples(shown.get()) != 1 || text_at(shown, 0, 0) != "on") {
+        connection_.refuse("open", std::string(setting) +
+                                       " is not on: a committed message could be lost, and "
+                                       "fedstat acknowledges only what is durable");
+      }
     }
     create_or_check_postgres_schema(connection_);
     connection_.add_prepared("task_definition",
@@ -64,10 +74,18 @@ class PostgresStore final : public Store {
     // resolved by asking PostgreSQL for that transaction's status (postgres_store.h).
     connection_.add_prepared("append_begin",
                              options_.serialise_appends
-                                 ? "SELECT pg_current_xact_id()::text, pg_advisory_xact_lock(" +
+                                 ? "SELECT pg_current_xact_id()::text, pg_backend_pid(), "
+                                   "pg_advisory_xact_lock(" +
                                        std::to_string(kPostgresAppendLock) + ")"
-                                 : std::string("SELECT pg_current_xact_id()::text"));
-    connection_.add_prepared("xact_status", "SELECT pg_xact_status($1::xid8)");
+                                 : std::string("SELECT pg_current_xact_id()::text, "
+                                               "pg_backend_pid()"));
+    connection_.add_prepared("event_exists", "SELECT 1 FROM events WHERE sequence = $1::bigint");
+    // An id beyond the next one to be assigned ("in the future": PostgreSQL crashed before the id
+    // reached its WAL, so the transaction wrote no commit record) never committed; pg_xact_status
+    // would raise an error for it.
+    connection_.add_prepared("xact_status",
+                             "SELECT CASE WHEN $1::xid8 >= pg_snapshot_xmax(pg_current_snapshot()) "
+                             "THEN 'never assigned' ELSE pg_xact_status($1::xid8) END");
     connection_.add_prepared(
         "insert_event",
         "INSERT INTO events(task_id, client_id, kind, payload) "
@@ -130,13 +148,25 @@ class PostgresStore final : public Store {
     std::optional<std::pair<std::string, uint64_t>> in_doubt;
     return call("append_events", [&]() -> uint64_t {
       if (in_doubt) {
-        if (committed(in_doubt->first)) return in_doubt->second;
+        if (committed(in_doubt->first)) {
+          require_committed_event(in_doubt->second, "append_events");
+          last_committed_ = in_doubt->second;
+          return in_doubt->second;
+        }
         in_doubt.reset();  // rolled back: appended again below, once
       }
       PostgresTransaction transaction(connection_, "append_events");
       // The transaction id; serialises appends across connections until this one commits.
       const PgResult begun = connection_.run("append_begin", {}, "append_events");
       const std::string xact = text_at(begun, 0, 0);
+      if (serving_ && text_at(begun, 0, 1) != serving_pid_) {
+        // Not the session that holds the serving lock, with no reconnect between: something
+        // between this process and PostgreSQL hands its statements to other sessions.
+        connection_.refuse("append_events",
+                           "the store's PostgreSQL session changed under it (a connection pooler "
+                           "in transaction mode?): fedstat-server needs a session of its own, "
+                           "which holds its serving lock");
+      }
       std::set<uint32_t> known;
       for (const NewEvent& event : events) {
         if (known.insert(event.task_id).second) require_task("append_events", event.task_id);
@@ -165,6 +195,7 @@ class PostgresStore final : public Store {
         if (lost.commit_unknown()) in_doubt.emplace(xact, last);
         throw;
       }
+      last_committed_ = last;
       return last;
     });
   }
@@ -254,11 +285,12 @@ class PostgresStore final : public Store {
     std::optional<Clock::time_point> outage_began;
     std::chrono::milliseconds pause(50);
     for (;;) {
-      if (!taken_over_.empty()) throw std::runtime_error(taken_over_);  // for good
+      if (!stopped_because_.empty()) throw std::runtime_error(stopped_because_);  // for good
       try {
         if (connection_.lost()) {
           connection_.reconnect(operation);
           if (serving_) keep_serving_lock(operation);
+          if (last_committed_ != 0) require_committed_event(last_committed_, operation);
         }
         attempt();
         if (outage_began && options_.on_outage) {
@@ -298,26 +330,77 @@ class PostgresStore final : public Store {
     bool said_standby = false;
     retrying("open", [&] {
       const PgResult taken = connection_.exec(serving_lock_sql("pg_try_advisory_lock"), "open");
-      if (text_at(taken, 0, 0) == "t") {
-        serving_ = true;
-        return;
+      if (text_at(taken, 0, 0) != "t") {
+        if (!said_standby && options_.on_standby) options_.on_standby();
+        said_standby = true;
+        connection_.exec(serving_lock_sql("pg_advisory_lock"), "open");  // until the holder ends
+        // The server that served meanwhile may have been newer: its schema is checked again.
+        create_or_check_postgres_schema(connection_);
       }
-      if (!said_standby && options_.on_standby) options_.on_standby();
-      said_standby = true;
-      connection_.exec(serving_lock_sql("pg_advisory_lock"), "open");  // until the holder ends
+      serving_pid_ = backend_pid("open");
       serving_ = true;
     });
+  }
+
+  std::string backend_pid(const std::string& operation) {
+    return text_at(connection_.exec("SELECT pg_backend_pid()", operation), 0, 0);
+  }
+
+  // After a reconnect, PostgreSQL must still hold the last event this store committed: a failover
+  // to a replica that had not received it (asynchronous replication) or a restored backup would
+  // otherwise go unnoticed — the rounds in memory, and the devices they answered, would have acted
+  // on a history the store no longer holds, and a restart would replay another (a secure-
+  // aggregation round could then announce a second U3). Stops the process: no retry.
+  void require_committed_event(uint64_t sequence, const std::string& operation) {
+    const PgResult found = connection_.run(
+        "event_exists", {PgParam::int64(static_cast<int64_t>(sequence))}, operation);
+    if (PQntuples(found.get()) == 0) {
+      stopped_because_ =
+          "fedstat store " + connection_.label() + ": " + operation +
+          ": PostgreSQL no longer holds event " + std::to_string(sequence) +
+          ", which this server committed (a failover to a replica that had not received "
+          "it, or a restored backup?): this server stops; use synchronous replication";
+      throw std::runtime_error(stopped_because_);
+    }
   }
 
   // After a reconnect: the lock again, at once, or this process no longer serves the database.
   void keep_serving_lock(const std::string& operation) {
     const PgResult taken = connection_.exec(serving_lock_sql("pg_try_advisory_lock"), operation);
-    if (text_at(taken, 0, 0) != "t") {
+    if (text_at(taken, 0, 0) == "t") {
+      serving_pid_ = backend_pid(operation);
+      return;
+    }
+    const uint64_t key = static_cast<uint64_t>(options_.serving_lock);
+    const PgResult holders = connection_.exec(
+        "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1 AND "
+        "classid = " +
+            std::to_string(key >> 32) + " AND objid = " + std::to_string(key & 0xffffffffu) +
+            " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+        operation);
+    const std::string holder = PQntuples(holders.get()) == 1 ? text_at(holders, 0, 0) : "";
+    if (holder.empty() || holder == serving_pid_) {
+      // Released meanwhile, or still held by this process's own previous session (its connection
+      // was cut but its backend has not noticed yet — a COMMIT in doubt is exactly that case): that
+      // session is ended (its transaction, if still open, rolls back and is resolved as aborted)
+      // and the lock taken again after the next pause.
+      if (!holder.empty()) {
+        connection_.exec("SELECT pg_terminate_backend(" + holder + ")", operation);
+      }
+      throw PostgresConnectionLost(
+          "fedstat store " + connection_.label() + ": " + operation +
+              (holder.empty() ? std::string(": the serving lock was released meanwhile")
+                              : ": the serving lock is still held by this server's previous "
+                                "session (pid " +
+                                    holder + "); ended it"),
+          false);
+    }
+    {
       connection_.drop();
-      taken_over_ = "fedstat store " + connection_.label() + ": " + operation +
-                    ": another fedstat-server took over this database while PostgreSQL was "
-                    "unreachable; this one stops";
-      throw std::runtime_error(taken_over_);
+      stopped_because_ = "fedstat store " + connection_.label() + ": " + operation +
+                         ": another fedstat-server took over this database while PostgreSQL was "
+                         "unreachable; this one stops";
+      throw std::runtime_error(stopped_because_);
     }
   }
 
@@ -331,7 +414,7 @@ class PostgresStore final : public Store {
     }
     const std::string word = text_at(status, 0, 0);
     if (word == "committed") return true;
-    if (word == "aborted") return false;
+    if (word == "aborted" || word == "never assigned") return false;
     throw PostgresConnectionLost("fedstat store " + connection_.label() +
                                      ": append_events: transaction " + xact + " still " + word,
                                  false);
@@ -371,8 +454,12 @@ class PostgresStore final : public Store {
   PostgresConnection connection_;
   PostgresStoreOptions options_;
   int lost_answers_ = options_.lose_committed_append_answers;
-  bool serving_ = false;    // the serving lock is held (PostgresStoreOptions::serving_lock)
-  std::string taken_over_;  // not empty: another process took the serving lock; every call throws
+  bool serving_ = false;         // the serving lock is held (PostgresStoreOptions::serving_lock)
+  std::string serving_pid_;      // the backend (session) that holds the serving lock
+  uint64_t last_committed_ = 0;  // the last sequence this store committed (0: none yet)
+  // Not empty: the store stopped for good (another process took the serving lock, or PostgreSQL
+  // lost an event this store committed); every call throws it.
+  std::string stopped_because_;
 };
 
 }  // namespace

@@ -9,8 +9,9 @@
 // serialise on an advisory lock.
 //
 // Durability: every transaction commits with synchronous_commit = on (set for the session and
-// checked at open), so a call returns — and the server acknowledges — only once PostgreSQL has
-// flushed its commit record: every trust model gets what SQLite's kSurvivesPowerLoss gives.
+// checked at open, as fsync = on is), so a call returns — and the server acknowledges — only once
+// PostgreSQL has flushed its commit record: every trust model gets what SQLite's
+// kSurvivesPowerLoss gives. The session's statement, lock and idle time-outs are set to none.
 //
 // Sequence in commit order. An identity column alone is not enough once several connections
 // (several server nodes) append: transaction A may take 6, B take 7 and commit first, and a reader
@@ -41,7 +42,11 @@
 // that transaction committed (pg_xact_status): committed — the call returns the batch's last
 // sequence number, appending nothing again; aborted — the batch is appended once more; still in
 // progress (the old backend not yet gone) — asked again after the next pause. So every append that
-// returned is stored exactly once. The caller's thread waits meanwhile.
+// returned is stored exactly once. The caller's thread waits meanwhile. After every reconnect the
+// store checks that PostgreSQL still holds the last event it committed; if not (a failover to an
+// asynchronous replica that had not received it, a restored backup), it stops for good — every
+// later call throws "… no longer holds event N …" — rather than serve on a history the devices
+// it answered never saw. Use synchronous replication for a standby meant for failover.
 //
 // Errors: std::runtime_error "fedstat store <conninfo, password redacted>: <operation>:
 // <PostgreSQL's message>" (and the std::invalid_argument / std::logic_error store.h names).
@@ -93,7 +98,11 @@ struct PostgresStoreOptions {
   // session and releases the lock), then goes on — a standby that takes over. After a lost
   // connection the store takes the lock again before anything else; held by another session by
   // then (a standby took over during the outage), every later call throws std::runtime_error
-  // "... another fedstat-server took over this database ...": the process must stop.
+  // "... another fedstat-server took over this database ...": the process must stop. Still held
+  // by this store's own previous session (its connection cut, its backend not yet gone: a COMMIT
+  // in doubt), that session is ended (pg_terminate_backend) and the lock taken after a pause. An
+  // append run in another session than the one holding the lock (a connection pooler in
+  // transaction mode) is refused: the server needs a session of its own.
   int64_t serving_lock = 0;
   std::function<void()> on_standby;
 };

@@ -285,6 +285,54 @@ TEST_F(PostgresStoreTest, AnAppendWhoseCommitAnswerWasLostIsFoundCommittedAndNot
   EXPECT_EQ(store->events(1).size(), 3u);
 }
 
+// The same with the serving lock held, three times: each reconnect takes the lock back and the
+// store serves on. (Whether the previous session still holds the lock at that moment — its
+// backend not yet gone — is a race this test does not control: keep_serving_lock ends such a
+// session rather than stopping as if another server took over; this test shows the path works,
+// not that race.)
+TEST_F(PostgresStoreTest, AServingStoreResolvesALostCommitAnswerAndKeepsServing) {
+  PostgresStoreOptions options;
+  options.serving_lock = kPostgresCollectorServingLock;
+  options.lose_committed_append_answers = 3;
+  options.outage_limit = std::chrono::seconds(30);
+  std::unique_ptr<Store> store = open_postgres_store(conninfo_, options);
+  store->put_task(1, "t");
+  for (uint8_t i = 0; i < 3; ++i) store->append_event(message(1, 30 + i, i));
+  store->append_event(message(1, 40, 9));
+  EXPECT_EQ(store->events(1).size(), 4u);
+}
+
+// PostgreSQL comes back without an event this store committed (as after a failover to a replica
+// that had not received it): the store's next call, which reconnects, stops the process for good
+// instead of serving on a history the devices never saw. Without require_committed_event the
+// append succeeds.
+TEST_F(PostgresStoreTest, AStoreWhoseCommittedEventVanishedStopsForGood) {
+  PostgresStoreOptions options;
+  options.serving_lock = kPostgresCollectorServingLock;
+  options.outage_limit = std::chrono::seconds(5);
+  std::unique_ptr<Store> store = open_postgres_store(conninfo_, options);
+  store->put_task(1, "t");
+  const uint64_t sequence = store->append_event(message(1, 5, 5));
+  {
+    RawConnection other(conninfo_);
+    other.exec("DELETE FROM events WHERE sequence = " + std::to_string(sequence));
+    other.exec(
+        "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND "
+        "granted AND objid = " +
+        std::to_string(kPostgresCollectorServingLock & 0xffffffff));
+  }
+  try {
+    store->append_event(message(1, 6, 6));
+    ADD_FAILURE() << "a store that lost a committed event appended";
+  } catch (const std::runtime_error& error) {
+    EXPECT_NE(std::string(error.what()).find("no longer holds event"), std::string::npos)
+        << error.what();
+  }
+  EXPECT_THROW(store->events(1), std::runtime_error);
+  RawConnection raw(conninfo_);
+  EXPECT_EQ(raw.exec("SELECT count(*) FROM events"), "0");
+}
+
 // PostgreSQL crashes (pg_ctl stop -m immediate) and comes back while a writer appends one event
 // per call as fast as it can: every call returns (the store waits the outage out), every returned
 // sequence is stored exactly once, with its own event, and the stored order is the call order.
