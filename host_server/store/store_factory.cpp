@@ -9,14 +9,6 @@
 namespace fedstat {
 namespace host {
 
-bool postgresql_store_available() {
-#ifdef FEDSTAT_WITH_POSTGRESQL
-  return true;
-#else
-  return false;
-#endif
-}
-
 std::unique_ptr<Store> open_store(const std::string& spec, const SqliteStoreOptions& sqlite) {
   StoreOpenOptions options;
   options.sqlite = sqlite;

@@ -18,9 +18,6 @@
 namespace fedstat {
 namespace host {
 
-// True when this build can open a postgresql:// store.
-bool postgresql_store_available();
-
 // `outage_seconds`: how long a PostgreSQL store's call waits for a lost database
 // (PostgresStoreOptions::outage_limit); `on_outage` its report of an outage (may be empty).
 // Who serves the store (PostgreSQL): one collector and one TAgg a database at a time; a second

@@ -93,5 +93,13 @@ std::string redacted_store_spec(const std::string& spec) {
   return redact_password_parameters(out);
 }
 
+bool postgresql_store_available() {
+#ifdef FEDSTAT_WITH_POSTGRESQL
+  return true;
+#else
+  return false;
+#endif
+}
+
 }  // namespace host
 }  // namespace fedstat

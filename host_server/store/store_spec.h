@@ -30,6 +30,9 @@ StoreSpec parse_store_spec(const std::string& spec);
 // unchanged.
 std::string redacted_store_spec(const std::string& spec);
 
+// True when this build can open a postgresql:// store (compiled with FEDSTAT_WITH_POSTGRESQL).
+bool postgresql_store_available();
+
 }  // namespace host
 }  // namespace fedstat
 
