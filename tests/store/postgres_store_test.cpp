@@ -318,7 +318,8 @@ TEST_F(PostgresStoreTest, AStoreWhoseCommittedEventVanishedStopsForGood) {
     other.exec("DELETE FROM events WHERE sequence = " + std::to_string(sequence));
     other.exec(
         "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND "
-        "granted AND objid = " +
+        "granted AND database = (SELECT oid FROM pg_database WHERE datname = "
+        "current_database()) AND objid = " +
         std::to_string(kPostgresCollectorServingLock & 0xffffffff));
   }
   try {
@@ -426,7 +427,8 @@ TEST_F(PostgresStoreTest, AServingStoreWhoseLockWasTakenDuringAnOutageStopsForGo
     RawConnection other(conninfo_);
     other.exec(
         "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND "
-        "granted AND objid = " +
+        "granted AND database = (SELECT oid FROM pg_database WHERE datname = "
+        "current_database()) AND objid = " +
         std::to_string(kPostgresCollectorServingLock & 0xffffffff));
     // The lock is released when the terminated backend exits: take it as soon as it is free.
     other.exec("SELECT pg_advisory_lock(" + std::to_string(kPostgresCollectorServingLock) + ")");
