@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "host_server/store/backend_helpers.h"
 #include "host_server/store/postgres_store.h"
 
 namespace fedstat {
@@ -42,16 +43,6 @@ std::vector<std::string> table_names(PostgresConnection& connection) {
   for (int row = 0; row < PQntuples(rows.get()); ++row)
     names.push_back(PQgetvalue(rows.get(), row, 0));
   return names;
-}
-
-bool contains(const std::vector<std::string>& names, const std::string& name) {
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
-
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& name : names) out += (out.empty() ? "" : ", ") + name;
-  return out;
 }
 
 // The stored schema version, or -1 when the row is missing.

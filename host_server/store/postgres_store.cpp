@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "host_server/store/backend_helpers.h"
 #include "host_server/store/event_checks.h"
 #include "host_server/store/postgres_connection.h"
 #include "host_server/store/postgres_schema.h"
@@ -18,13 +19,6 @@
 namespace fedstat {
 namespace host {
 namespace {
-
-// bigint columns are signed 64-bit: a client id is stored as the same 64 bits.
-int64_t to_column(uint64_t value) {
-  int64_t out;
-  std::memcpy(&out, &value, sizeof out);
-  return out;
-}
 
 uint64_t big_endian(const char* bytes, int length) {
   uint64_t out = 0;

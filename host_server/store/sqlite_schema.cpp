@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "host_server/store/backend_helpers.h"
 #include "host_server/store/sqlite_store.h"
 
 namespace fedstat {
@@ -46,16 +47,6 @@ int64_t single_integer(SqliteConnection& connection, const char* sql) {
     connection.refuse(kOperation, std::string("\"") + sql + "\" gave no integer");
   }
   return select.column_int64(0);
-}
-
-bool contains(const std::vector<std::string>& names, const std::string& name) {
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
-
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& name : names) out += (out.empty() ? "" : ", ") + name;
-  return out;
 }
 
 void check_schema(SqliteConnection& connection, const std::vector<std::string>& names) {

@@ -6,6 +6,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "host_server/store/backend_helpers.h"
 #include "host_server/store/event_checks.h"
 #include "host_server/store/sqlite_handle.h"
 #include "host_server/store/sqlite_schema.h"
@@ -13,19 +14,6 @@
 namespace fedstat {
 namespace host {
 namespace {
-
-// SQLite integers are signed 64-bit: a client id is stored as the same 64 bits.
-int64_t to_column(uint64_t value) {
-  int64_t out;
-  std::memcpy(&out, &value, sizeof out);
-  return out;
-}
-
-uint64_t from_column(int64_t value) {
-  uint64_t out;
-  std::memcpy(&out, &value, sizeof out);
-  return out;
-}
 
 std::string single_text(SqliteStatement& statement, const std::string& operation) {
   std::string out;
